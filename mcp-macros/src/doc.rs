@@ -1,0 +1,96 @@
+//! Descriptions from doc comments.
+
+use proc_macro2::TokenStream;
+use quote::quote;
+use syn::{Attribute, Expr, ExprLit, Lit, Meta};
+
+/// The doc comment of an item: either plain text known now, or an expression to evaluate
+/// (`#[doc = include_str!("...")]`).
+pub enum Doc {
+    Text(String),
+    Expr(TokenStream),
+}
+
+/// Collects `///` lines (and `#[doc = ...]`) into one description: common leading space
+/// removed, surrounding blank lines trimmed, paragraphs kept.
+pub fn extract(attrs: &[Attribute]) -> Option<Doc> {
+    let mut parts: Vec<Result<String, Expr>> = Vec::new();
+    for attr in attrs {
+        if !attr.path().is_ident("doc") {
+            continue;
+        }
+        if let Meta::NameValue(nv) = &attr.meta {
+            match &nv.value {
+                Expr::Lit(ExprLit {
+                    lit: Lit::Str(s), ..
+                }) => parts.push(Ok(s.value())),
+                other => parts.push(Err(other.clone())),
+            }
+        }
+    }
+    if parts.is_empty() {
+        return None;
+    }
+    if parts.iter().all(Result::is_ok) {
+        let lines: Vec<String> = parts.into_iter().map(Result::unwrap_or_default).collect();
+        let text = normalize(&lines);
+        return (!text.is_empty()).then_some(Doc::Text(text));
+    }
+    let pieces = parts.into_iter().map(|p| match p {
+        Ok(s) => quote!(#s),
+        Err(e) => quote!(#e),
+    });
+    Some(Doc::Expr(quote!(::core::concat!(#(#pieces, "\n"),*))))
+}
+
+fn normalize(lines: &[String]) -> String {
+    let lines: Vec<&str> = lines.iter().flat_map(|l| l.lines()).collect();
+    let indent = lines
+        .iter()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| l.len() - l.trim_start().len())
+        .min()
+        .unwrap_or(0);
+    let body: Vec<&str> = lines
+        .iter()
+        .map(|l| {
+            if l.len() >= indent {
+                l[indent..].trim_end()
+            } else {
+                l.trim()
+            }
+        })
+        .collect();
+    body.join("\n").trim().to_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use syn::parse_quote;
+
+    #[test]
+    fn doc_lines_are_joined() {
+        let f: syn::ItemFn = parse_quote! {
+            /// Adds two numbers.
+            ///
+            /// Second paragraph.
+            fn f() {}
+        };
+        let Some(Doc::Text(t)) = extract(&f.attrs) else {
+            panic!()
+        };
+        assert_eq!(t, "Adds two numbers.\n\nSecond paragraph.");
+    }
+
+    #[test]
+    fn include_str_becomes_an_expression() {
+        let f: syn::ItemFn = parse_quote! {
+            #[doc = include_str!("x.md")]
+            fn f() {}
+        };
+        assert!(matches!(extract(&f.attrs), Some(Doc::Expr(_))));
+        let f: syn::ItemFn = parse_quote! { fn f() {} };
+        assert!(extract(&f.attrs).is_none());
+    }
+}

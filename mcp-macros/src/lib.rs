@@ -1,0 +1,27 @@
+//! Procedural macros of `mcp-runtime`. Use them through `mcp_runtime` (`#[mcp_runtime::tool]`,
+//! `#[mcp_runtime::server]`); this crate's output only makes sense with it.
+//!
+//! Each macro runs the same pipeline: parse (`attr`, darling) → model (`model`, the
+//! validated description) → check (`check`, rules across items) → expand (`expand`).
+//! Errors are accumulated and each is spanned at the offending token; the user's item is
+//! always emitted so that only our errors show.
+
+mod attr;
+mod check;
+mod doc;
+mod expand;
+mod model;
+
+use proc_macro::TokenStream;
+
+/// Turns an `async fn` into an MCP tool. See `mcp_runtime::tool` for the options.
+#[proc_macro_attribute]
+pub fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
+    expand::tool::expand(args.into(), item.into()).into()
+}
+
+/// Serves the `#[tool]` methods of an `impl` block. See `mcp_runtime::server`.
+#[proc_macro_attribute]
+pub fn server(args: TokenStream, item: TokenStream) -> TokenStream {
+    expand::server::expand(args.into(), item.into()).into()
+}

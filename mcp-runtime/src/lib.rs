@@ -1,0 +1,105 @@
+//! # mcp-runtime
+//!
+//! Write MCP servers (protocol revision **2026-07-28**) as plain `async fn`s.
+//!
+//! ```no_run
+//! use mcp_runtime::{tool, tools, Server};
+//!
+//! /// Adds two numbers.
+//! #[tool]
+//! async fn add(a: i64, b: i64) -> String {
+//!     (a + b).to_string()
+//! }
+//!
+//! #[tokio::main]
+//! async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//!     let server = Server::builder("calculator", "1.0.0").tools(tools![add]).build()?;
+//!     server.serve_stdio().await?;
+//!     Ok(())
+//! }
+//! ```
+//!
+//! - [`macro@tool`] turns an `async fn` into a tool: parameters become the input schema,
+//!   the doc comment the description. [`macro@server`] does the same for the methods of
+//!   an `impl` block, so tools share state.
+//! - [`Server`] validates every request and dispatches it; it is transport-agnostic.
+//! - Transports: [`Server::serve_stdio`] (newline-delimited JSON), and Streamable HTTP
+//!   with [`Server::serve_http`] or [`Server::router`] to mount into an axum app.
+
+pub mod protocol;
+mod schema;
+mod server;
+pub mod telemetry;
+mod transport;
+
+pub use mcp_macros::{server, tool};
+pub use protocol::{
+    CacheHints, CacheScope, CallToolResult, ClientCapabilities, Content, LogLevel, RequestId,
+    RpcError,
+};
+pub use server::{
+    BuildError, Context, DEFAULT_LIST_CACHE, DEFAULT_PAGE_SIZE, DEFAULT_REQUEST_TIMEOUT,
+    FromToolCall, Icon, IntoToolResult, Json, Logger, Param, Progress, Provider, Server,
+    ServerBuilder, ServerInfo, Signature, State, ToolAnnotations, ToolCall, ToolDef, ToolError,
+    TraceContext, valid_tool_name,
+};
+#[cfg(feature = "http")]
+pub use transport::http::{HttpConfig, HttpServer};
+
+/// Collects `#[tool]` functions into tool definitions for [`ServerBuilder::tools`].
+///
+/// ```
+/// use mcp_runtime::{tool, tools};
+///
+/// /// Says hello.
+/// #[tool]
+/// async fn hello() -> &'static str {
+///     "hello"
+/// }
+///
+/// let defs = tools![hello];
+/// assert_eq!(defs[0].name(), "hello");
+/// ```
+#[macro_export]
+macro_rules! tools {
+    ($($($segment:ident)::+),* $(,)?) => {
+        [$($($segment)::+ :: __mcp_tool()),*]
+    };
+}
+
+pub(crate) fn base64_encode(bytes: &[u8]) -> String {
+    use base64::Engine;
+    base64::engine::general_purpose::STANDARD.encode(bytes)
+}
+
+/// What the macros expand to. Not a public API: it changes without notice.
+#[doc(hidden)]
+pub mod __private {
+    pub use crate::protocol::{CacheHints, CacheScope};
+    pub use crate::server::{FromToolCall, Param, Signature, ToolCall, ToolDef, ToolError};
+    pub use crate::server::{Icon, IntoToolResult, Provider, ToolAnnotations};
+    pub use core::option::Option::{self, None, Some};
+    pub use core::result::Result::{self, Err, Ok};
+    pub use serde_json;
+    pub use std::sync::Arc;
+    pub use std::vec::Vec;
+
+    /// Caching hints from `#[tool(ttl_ms = .., cache_scope = "..")]`; what is left out
+    /// comes from the server default.
+    pub fn cache_hints(ttl_ms: Option<u64>, private: Option<bool>) -> CacheHints {
+        let d = crate::DEFAULT_LIST_CACHE;
+        CacheHints::new(
+            ttl_ms.unwrap_or(d.ttl_ms),
+            match private {
+                Some(true) => CacheScope::Private,
+                Some(false) => CacheScope::Public,
+                None => d.scope,
+            },
+        )
+    }
+
+    /// Parses JSON text the macro already validated at compile time.
+    pub fn json(text: &str) -> serde_json::Value {
+        serde_json::from_str(text).unwrap_or(serde_json::Value::Null)
+    }
+}

@@ -1,0 +1,273 @@
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+/// Who a message or an annotation is meant for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    User,
+    Assistant,
+}
+
+/// Optional hints on content: audience, priority (0..=1), last modification (ISO 8601).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Annotations {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub audience: Option<Vec<Role>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub priority: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_modified: Option<String>,
+}
+
+/// `{type: "text", text}`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TextContent {
+    pub text: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub annotations: Option<Annotations>,
+    #[serde(rename = "_meta", skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Map<String, Value>>,
+}
+
+/// `{type: "image", data (base64), mimeType}`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ImageContent {
+    pub data: String,
+    pub mime_type: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub annotations: Option<Annotations>,
+    #[serde(rename = "_meta", skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Map<String, Value>>,
+}
+
+/// `{type: "audio", data (base64), mimeType}`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AudioContent {
+    pub data: String,
+    pub mime_type: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub annotations: Option<Annotations>,
+    #[serde(rename = "_meta", skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Map<String, Value>>,
+}
+
+/// `{type: "resource_link", uri, name, …}`: a pointer to a resource the client may read.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ResourceLink {
+    pub uri: String,
+    pub name: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mime_type: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub size: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub annotations: Option<Annotations>,
+    #[serde(rename = "_meta", skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Map<String, Value>>,
+}
+
+/// Text contents of a resource.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TextResourceContents {
+    pub uri: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mime_type: Option<String>,
+    pub text: String,
+    #[serde(rename = "_meta", skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Map<String, Value>>,
+}
+
+/// Binary contents of a resource (`blob` is base64).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BlobResourceContents {
+    pub uri: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mime_type: Option<String>,
+    pub blob: String,
+    #[serde(rename = "_meta", skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Map<String, Value>>,
+}
+
+/// Text or binary contents of a resource.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum ResourceContents {
+    Text(TextResourceContents),
+    Blob(BlobResourceContents),
+}
+
+/// `{type: "resource", resource}`: a resource embedded in a result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EmbeddedResource {
+    pub resource: ResourceContents,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub annotations: Option<Annotations>,
+    #[serde(rename = "_meta", skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Map<String, Value>>,
+}
+
+/// One content block of a tool result or a prompt message.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Content {
+    Text(TextContent),
+    Image(ImageContent),
+    Audio(AudioContent),
+    ResourceLink(ResourceLink),
+    Resource(EmbeddedResource),
+}
+
+impl Content {
+    /// A text block.
+    pub fn text(text: impl Into<String>) -> Content {
+        Content::Text(TextContent {
+            text: text.into(),
+            annotations: None,
+            meta: None,
+        })
+    }
+
+    /// An image block from raw bytes (base64-encoded here).
+    pub fn image(bytes: impl AsRef<[u8]>, mime_type: impl Into<String>) -> Content {
+        Content::Image(ImageContent {
+            data: crate::base64_encode(bytes.as_ref()),
+            mime_type: mime_type.into(),
+            annotations: None,
+            meta: None,
+        })
+    }
+
+    /// An audio block from raw bytes (base64-encoded here).
+    pub fn audio(bytes: impl AsRef<[u8]>, mime_type: impl Into<String>) -> Content {
+        Content::Audio(AudioContent {
+            data: crate::base64_encode(bytes.as_ref()),
+            mime_type: mime_type.into(),
+            annotations: None,
+            meta: None,
+        })
+    }
+
+    /// An embedded text resource.
+    pub fn embedded_text(
+        uri: impl Into<String>,
+        mime_type: impl Into<String>,
+        text: impl Into<String>,
+    ) -> Content {
+        Content::Resource(EmbeddedResource {
+            resource: ResourceContents::Text(TextResourceContents {
+                uri: uri.into(),
+                mime_type: Some(mime_type.into()),
+                text: text.into(),
+                meta: None,
+            }),
+            annotations: None,
+            meta: None,
+        })
+    }
+
+    /// An embedded binary resource from raw bytes (base64-encoded here).
+    pub fn embedded_blob(
+        uri: impl Into<String>,
+        mime_type: impl Into<String>,
+        bytes: impl AsRef<[u8]>,
+    ) -> Content {
+        Content::Resource(EmbeddedResource {
+            resource: ResourceContents::Blob(BlobResourceContents {
+                uri: uri.into(),
+                mime_type: Some(mime_type.into()),
+                blob: crate::base64_encode(bytes.as_ref()),
+                meta: None,
+            }),
+            annotations: None,
+            meta: None,
+        })
+    }
+
+    /// A link to a resource.
+    pub fn resource_link(uri: impl Into<String>, name: impl Into<String>) -> Content {
+        Content::ResourceLink(ResourceLink {
+            uri: uri.into(),
+            name: name.into(),
+            title: None,
+            description: None,
+            mime_type: None,
+            size: None,
+            annotations: None,
+            meta: None,
+        })
+    }
+}
+
+/// The result of `tools/call` (without the envelope fields the server adds: `resultType`
+/// and the server's `_meta`).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CallToolResult {
+    pub content: Vec<Content>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub structured_content: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub is_error: Option<bool>,
+    #[serde(rename = "_meta", skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Map<String, Value>>,
+}
+
+impl CallToolResult {
+    /// A successful result with these blocks.
+    pub fn success(content: Vec<Content>) -> Self {
+        CallToolResult {
+            content,
+            ..Default::default()
+        }
+    }
+
+    /// A tool execution error (`isError: true`) with one text block.
+    pub fn error(message: impl Into<String>) -> Self {
+        CallToolResult {
+            content: vec![Content::text(message)],
+            is_error: Some(true),
+            ..Default::default()
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn content_blocks_have_the_wire_shape() {
+        let v = serde_json::to_value(vec![
+            Content::text("hi"),
+            Content::image(b"\x89PNG", "image/png"),
+            Content::embedded_text("test://x", "text/plain", "body"),
+            Content::resource_link("test://y", "y"),
+        ])
+        .unwrap();
+        assert_eq!(v[0], json!({"type": "text", "text": "hi"}));
+        assert_eq!(
+            v[1],
+            json!({"type": "image", "data": "iVBORw==", "mimeType": "image/png"})
+        );
+        assert_eq!(
+            v[2],
+            json!({"type": "resource", "resource": {"uri": "test://x", "mimeType": "text/plain", "text": "body"}})
+        );
+        assert_eq!(
+            v[3],
+            json!({"type": "resource_link", "uri": "test://y", "name": "y"})
+        );
+    }
+}

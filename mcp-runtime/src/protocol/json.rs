@@ -1,0 +1,124 @@
+//! Strict JSON parsing for messages from the peer.
+//!
+//! One value per message, strict UTF-8, depth at most 128 (serde_json's limit), and no
+//! duplicate member names anywhere: `serde_json::Value` would silently keep the last one,
+//! while an intermediary may have read the first, so duplicates are refused outright.
+
+use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde_json::{Map, Number, Value};
+use std::fmt;
+
+/// Why a message could not be parsed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ParseError(String);
+
+impl fmt::Display for ParseError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for ParseError {}
+
+/// Parses one JSON message, refusing duplicate member names and trailing data.
+pub fn parse_strict(bytes: &[u8]) -> Result<Value, ParseError> {
+    let mut de = serde_json::Deserializer::from_slice(bytes);
+    let v = Strict::deserialize(&mut de).map_err(|e| ParseError(e.to_string()))?;
+    de.end().map_err(|e| ParseError(e.to_string()))?;
+    Ok(v.0)
+}
+
+struct Strict(Value);
+
+impl<'de> Deserialize<'de> for Strict {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(StrictVisitor).map(Strict)
+    }
+}
+
+struct StrictVisitor;
+
+impl<'de> Visitor<'de> for StrictVisitor {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a JSON value")
+    }
+    fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
+        Ok(Value::Bool(v))
+    }
+    fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
+        Ok(Value::Number(v.into()))
+    }
+    fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
+        Ok(Value::Number(v.into()))
+    }
+    fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
+        Ok(Number::from_f64(v).map_or(Value::Null, Value::Number))
+    }
+    fn visit_str<E>(self, v: &str) -> Result<Value, E> {
+        Ok(Value::String(v.to_owned()))
+    }
+    fn visit_string<E>(self, v: String) -> Result<Value, E> {
+        Ok(Value::String(v))
+    }
+    fn visit_unit<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+    fn visit_none<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+        Strict::deserialize(d).map(|s| s.0)
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let mut out = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(64));
+        while let Some(Strict(v)) = seq.next_element()? {
+            out.push(v);
+        }
+        Ok(Value::Array(out))
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let mut out = Map::new();
+        while let Some(key) = map.next_key::<String>()? {
+            if out.contains_key(&key) {
+                return Err(de::Error::custom(format_args!(
+                    "duplicate member name {}",
+                    super::error::reflect(&key)
+                )));
+            }
+            let Strict(v) = map.next_value()?;
+            out.insert(key, v);
+        }
+        Ok(Value::Object(out))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn accepts_ordinary_messages() {
+        let v = parse_strict(br#"{"a":[1,-2,3.5,"x",null,true,{"b":{}}]}"#).unwrap();
+        assert_eq!(v, json!({"a":[1,-2,3.5,"x",null,true,{"b":{}}]}));
+    }
+
+    #[test]
+    fn rejects_duplicates_at_any_depth() {
+        assert!(parse_strict(br#"{"a":1,"a":2}"#).is_err());
+        let e = parse_strict(br#"{"p":{"args":{"x":1,"x":1}}}"#).unwrap_err();
+        assert!(e.to_string().contains("duplicate member name"), "{e}");
+    }
+
+    #[test]
+    fn rejects_trailing_data_bad_utf8_and_deep_nesting() {
+        assert!(parse_strict(br#"{} {}"#).is_err());
+        assert!(parse_strict(b"{\"a\":\"\xff\"}").is_err());
+        let deep = format!("{}{}", "[".repeat(200), "]".repeat(200));
+        assert!(parse_strict(deep.as_bytes()).is_err());
+        let ok = format!("{}{}", "[".repeat(100), "]".repeat(100));
+        assert!(parse_strict(ok.as_bytes()).is_ok());
+    }
+}

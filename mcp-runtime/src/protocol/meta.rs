@@ -1,0 +1,246 @@
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Number, Value};
+use std::fmt;
+
+/// A JSON-RPC request id: a string or an integer, echoed token for token.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum RequestId {
+    /// A string id.
+    String(String),
+    /// An integer id (kept as the exact number that was sent).
+    Number(Number),
+}
+
+impl RequestId {
+    /// Reads an id from the wire. Fractional, exponent or out-of-range numbers, `null` and
+    /// other JSON types are rejected.
+    pub fn from_value(v: &Value) -> Option<RequestId> {
+        match v {
+            Value::String(s) => Some(RequestId::String(s.clone())),
+            Value::Number(n) if n.is_i64() || n.is_u64() => Some(RequestId::Number(n.clone())),
+            _ => None,
+        }
+    }
+
+    /// The id as a JSON value.
+    pub fn to_value(&self) -> Value {
+        match self {
+            RequestId::String(s) => Value::String(s.clone()),
+            RequestId::Number(n) => Value::Number(n.clone()),
+        }
+    }
+}
+
+impl fmt::Display for RequestId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RequestId::String(s) => write!(f, "{s:?}"),
+            RequestId::Number(n) => write!(f, "{n}"),
+        }
+    }
+}
+
+/// The capabilities a client declared on *this* request (`_meta` `clientCapabilities`).
+///
+/// Nothing is remembered between requests: an empty object means no optional capability.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ClientCapabilities(Map<String, Value>);
+
+impl ClientCapabilities {
+    pub(crate) fn from_map(map: Map<String, Value>) -> Self {
+        ClientCapabilities(map)
+    }
+
+    /// Whether the client declared a capability, given as a path such as `"sampling"`,
+    /// `"elicitation"` or `"elicitation.url"`.
+    ///
+    /// For elicitation, `{}` means form mode only, so `elicitation.form` is true when
+    /// `elicitation` is declared without sub-keys.
+    pub fn has(&self, path: &str) -> bool {
+        let mut parts = path.split('.');
+        let Some(first) = parts.next() else {
+            return false;
+        };
+        let Some(mut cur) = self.0.get(first) else {
+            return false;
+        };
+        if !cur.is_object() {
+            return false;
+        }
+        for (i, part) in parts.enumerate() {
+            match cur.get(part) {
+                Some(v) if v.is_object() => cur = v,
+                _ => {
+                    // `elicitation: {}` means form mode.
+                    return first == "elicitation"
+                        && i == 0
+                        && part == "form"
+                        && cur
+                            .as_object()
+                            .is_some_and(|o| !o.contains_key("url") && !o.contains_key("form"));
+                }
+            }
+        }
+        true
+    }
+
+    /// The raw object.
+    pub fn as_map(&self) -> &Map<String, Value> {
+        &self.0
+    }
+}
+
+/// Log levels of `notifications/message`, in RFC 5424 order (lowest first).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LogLevel {
+    Debug,
+    Info,
+    Notice,
+    Warning,
+    Error,
+    Critical,
+    Alert,
+    Emergency,
+}
+
+impl LogLevel {
+    /// Parses the wire name.
+    pub fn parse(s: &str) -> Option<LogLevel> {
+        Some(match s {
+            "debug" => LogLevel::Debug,
+            "info" => LogLevel::Info,
+            "notice" => LogLevel::Notice,
+            "warning" => LogLevel::Warning,
+            "error" => LogLevel::Error,
+            "critical" => LogLevel::Critical,
+            "alert" => LogLevel::Alert,
+            "emergency" => LogLevel::Emergency,
+            _ => return None,
+        })
+    }
+
+    /// The wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LogLevel::Debug => "debug",
+            LogLevel::Info => "info",
+            LogLevel::Notice => "notice",
+            LogLevel::Warning => "warning",
+            LogLevel::Error => "error",
+            LogLevel::Critical => "critical",
+            LogLevel::Alert => "alert",
+            LogLevel::Emergency => "emergency",
+        }
+    }
+}
+
+/// `cacheScope` of a cacheable result.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CacheScope {
+    /// The same for every caller; shared caches may keep it.
+    Public,
+    /// Depends on the caller; only the caller may keep it.
+    Private,
+}
+
+impl CacheScope {
+    /// The wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CacheScope::Public => "public",
+            CacheScope::Private => "private",
+        }
+    }
+
+    /// Parses the wire name.
+    pub fn parse(s: &str) -> Option<CacheScope> {
+        match s {
+            "public" => Some(CacheScope::Public),
+            "private" => Some(CacheScope::Private),
+            _ => None,
+        }
+    }
+}
+
+/// Caching hints (`ttlMs`, `cacheScope`) of a cacheable result.
+///
+/// A hint is advice to the client, never access control.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct CacheHints {
+    /// How long the result stays fresh, in milliseconds (`0`: stale at once).
+    pub ttl_ms: u64,
+    /// Who may reuse it.
+    pub scope: CacheScope,
+}
+
+impl CacheHints {
+    /// Hints with the given TTL and scope.
+    pub const fn new(ttl_ms: u64, scope: CacheScope) -> Self {
+        CacheHints { ttl_ms, scope }
+    }
+
+    /// Combines the hints of several items into the hints of a list holding them: the
+    /// shortest TTL and the most restrictive scope.
+    pub fn combine(self, other: CacheHints) -> CacheHints {
+        CacheHints {
+            ttl_ms: self.ttl_ms.min(other.ttl_ms),
+            scope: self.scope.max(other.scope),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn caps(v: Value) -> ClientCapabilities {
+        ClientCapabilities::from_map(v.as_object().unwrap().clone())
+    }
+
+    #[test]
+    fn capability_paths() {
+        let c = caps(json!({"sampling": {}, "elicitation": {}}));
+        assert!(c.has("sampling"));
+        assert!(c.has("elicitation"));
+        assert!(c.has("elicitation.form"));
+        assert!(!c.has("elicitation.url"));
+        assert!(!c.has("roots"));
+        let c = caps(json!({"elicitation": {"url": {}}}));
+        assert!(c.has("elicitation.url"));
+        assert!(!c.has("elicitation.form"));
+        assert!(!caps(json!({"sampling": true})).has("sampling"));
+    }
+
+    #[test]
+    fn ids_keep_their_type() {
+        assert_eq!(
+            RequestId::from_value(&json!(7)).unwrap().to_value(),
+            json!(7)
+        );
+        assert_eq!(
+            RequestId::from_value(&json!("7")).unwrap().to_value(),
+            json!("7")
+        );
+        assert_eq!(
+            RequestId::from_value(&json!(9007199254740993u64))
+                .unwrap()
+                .to_value(),
+            json!(9007199254740993u64)
+        );
+        assert!(RequestId::from_value(&json!(1.5)).is_none());
+        assert!(RequestId::from_value(&Value::Null).is_none());
+        assert!(RequestId::from_value(&json!([1])).is_none());
+    }
+
+    #[test]
+    fn hints_combine_to_the_most_restrictive() {
+        let a = CacheHints::new(1000, CacheScope::Public);
+        let b = CacheHints::new(500, CacheScope::Private);
+        assert_eq!(a.combine(b), CacheHints::new(500, CacheScope::Private));
+        assert!(LogLevel::Warning > LogLevel::Info);
+    }
+}

@@ -1,0 +1,67 @@
+//! The 2026-07-28 wire: JSON-RPC envelope, `_meta` keys, errors, content and results.
+//!
+//! This layer is serde only: it knows nothing of tokio, axum or the registry.
+
+mod content;
+mod error;
+pub mod json;
+mod meta;
+
+pub use content::{
+    Annotations, AudioContent, BlobResourceContents, CallToolResult, Content, EmbeddedResource,
+    ImageContent, ResourceContents, ResourceLink, Role, TextContent, TextResourceContents,
+};
+pub(crate) use error::reflect;
+pub use error::{ErrorCode, RpcError};
+pub use meta::{CacheHints, CacheScope, ClientCapabilities, LogLevel, RequestId};
+
+/// The protocol revision this crate implements.
+pub const PROTOCOL_VERSION: &str = "2026-07-28";
+
+/// Every revision this server answers. Listed in `server/discover` and in `-32022` errors.
+pub const SUPPORTED_VERSIONS: &[&str] = &[PROTOCOL_VERSION];
+
+/// Reserved `_meta` keys and other fixed names of the wire.
+pub mod keys {
+    /// Request `_meta`: the protocol revision of this request (required).
+    pub const PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
+    /// Request `_meta`: the client's capabilities for this request (required).
+    pub const CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
+    /// Request `_meta`: the client's name and version (optional).
+    pub const CLIENT_INFO: &str = "io.modelcontextprotocol/clientInfo";
+    /// Request `_meta`: the lowest log level the client wants on this request's stream.
+    pub const LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
+    /// Result `_meta`: the server's name and version.
+    pub const SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
+    /// Notification `_meta` on listen streams: the listen request's id.
+    pub const SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
+    /// Request `_meta`: token the server echoes in `notifications/progress`.
+    pub const PROGRESS_TOKEN: &str = "progressToken";
+    /// Request `_meta`: W3C trace context.
+    pub const TRACEPARENT: &str = "traceparent";
+    /// Request `_meta`: W3C trace state.
+    pub const TRACESTATE: &str = "tracestate";
+}
+
+/// Method names of the 2026-07-28 revision.
+pub mod methods {
+    pub const DISCOVER: &str = "server/discover";
+    pub const TOOLS_LIST: &str = "tools/list";
+    pub const TOOLS_CALL: &str = "tools/call";
+    pub const PROMPTS_GET: &str = "prompts/get";
+    pub const RESOURCES_READ: &str = "resources/read";
+    pub const NOTIFICATION_CANCELLED: &str = "notifications/cancelled";
+    pub const NOTIFICATION_PROGRESS: &str = "notifications/progress";
+    pub const NOTIFICATION_MESSAGE: &str = "notifications/message";
+    /// Methods of earlier revisions that no longer exist; they get `-32601`.
+    pub const REMOVED: &[&str] = &[
+        "initialize",
+        "notifications/initialized",
+        "ping",
+        "logging/setLevel",
+        "resources/subscribe",
+        "resources/unsubscribe",
+        "tasks/list",
+        "tasks/result",
+    ];
+}

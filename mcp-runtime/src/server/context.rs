@@ -1,0 +1,413 @@
+//! What a handler can learn about its request, and the extractors that hand it over.
+
+use crate::protocol::{ClientCapabilities, LogLevel, RequestId, methods};
+use serde::Serialize;
+use serde_json::{Map, Value, json};
+use std::any::{Any, TypeId};
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::{Arc, Mutex};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+/// Where request-scoped notifications (progress, log messages) go: the request's own
+/// stream. Each item is one serialized JSON-RPC notification.
+#[derive(Clone, Default)]
+pub(crate) struct NotificationSink(Option<mpsc::Sender<String>>);
+
+impl NotificationSink {
+    /// A sink that discards everything (the transport cannot stream for this request).
+    pub(crate) fn disabled() -> Self {
+        NotificationSink(None)
+    }
+
+    /// A sink feeding this channel.
+    pub(crate) fn new(tx: mpsc::Sender<String>) -> Self {
+        NotificationSink(Some(tx))
+    }
+
+    pub(crate) fn is_enabled(&self) -> bool {
+        self.0.as_ref().is_some_and(|tx| !tx.is_closed())
+    }
+
+    /// Sends without waiting. A full buffer drops the notification: delivery of progress
+    /// and log messages is best effort, and a slow reader must not grow memory.
+    fn send(&self, method: &str, params: Value) -> bool {
+        let Some(tx) = &self.0 else { return false };
+        let msg = json!({ "jsonrpc": "2.0", "method": method, "params": params });
+        match tx.try_send(msg.to_string()) {
+            Ok(()) => true,
+            Err(e) => {
+                tracing::debug!(method, "notification dropped: {e}");
+                false
+            }
+        }
+    }
+}
+
+/// Values shared by every handler of a server (`State<T>`), keyed by type.
+#[derive(Default, Clone)]
+pub(crate) struct Extensions(HashMap<TypeId, Arc<dyn Any + Send + Sync>>);
+
+impl Extensions {
+    pub(crate) fn insert<T: Send + Sync + 'static>(&mut self, value: T) {
+        self.0.insert(TypeId::of::<T>(), Arc::new(value));
+    }
+    pub(crate) fn get<T: Send + Sync + 'static>(&self) -> Option<Arc<T>> {
+        self.0
+            .get(&TypeId::of::<T>())
+            .and_then(|v| Arc::clone(v).downcast::<T>().ok())
+    }
+    pub(crate) fn contains(&self, id: TypeId) -> bool {
+        self.0.contains_key(&id)
+    }
+}
+
+/// W3C trace context carried in the request's `_meta` (`traceparent`, `tracestate`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TraceContext {
+    /// 32 lowercase hex digits.
+    pub trace_id: String,
+    /// 16 lowercase hex digits: the caller's span.
+    pub parent_id: String,
+    /// The trace flags byte (bit 0: sampled).
+    pub flags: u8,
+    /// `tracestate`, if it was sent.
+    pub state: Option<String>,
+}
+
+impl TraceContext {
+    /// Parses a `traceparent` value (`00-<trace-id>-<parent-id>-<flags>`), rejecting
+    /// malformed or all-zero ids as the W3C Trace Context spec requires.
+    pub fn parse(traceparent: &str, tracestate: Option<&str>) -> Option<TraceContext> {
+        let parts: Vec<&str> = traceparent.trim().split('-').collect();
+        let [version, trace_id, parent_id, flags] = parts[..] else {
+            return None;
+        };
+        let hex = |s: &str, n: usize| {
+            s.len() == n
+                && s.bytes()
+                    .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+        };
+        if !hex(version, 2) || version == "ff" || !hex(trace_id, 32) || !hex(parent_id, 16) {
+            return None;
+        }
+        if !hex(flags, 2)
+            || trace_id.bytes().all(|b| b == b'0')
+            || parent_id.bytes().all(|b| b == b'0')
+        {
+            return None;
+        }
+        Some(TraceContext {
+            trace_id: trace_id.to_owned(),
+            parent_id: parent_id.to_owned(),
+            flags: u8::from_str_radix(flags, 16).ok()?,
+            state: tracestate.map(str::to_owned),
+        })
+    }
+}
+
+/// Everything the server knows about one request. Built fresh for every request: nothing
+/// is carried from one request to the next.
+pub(crate) struct RequestState {
+    pub(crate) id: RequestId,
+    pub(crate) method: &'static str,
+    pub(crate) name: Option<String>,
+    pub(crate) protocol_version: String,
+    pub(crate) capabilities: ClientCapabilities,
+    pub(crate) client_info: Option<Value>,
+    pub(crate) meta: Map<String, Value>,
+    pub(crate) progress_token: Option<Value>,
+    pub(crate) log_level: Option<LogLevel>,
+    pub(crate) trace: Option<TraceContext>,
+    pub(crate) cancel: CancellationToken,
+    pub(crate) sink: NotificationSink,
+    pub(crate) extensions: Arc<Extensions>,
+    pub(crate) last_progress: Mutex<Option<f64>>,
+}
+
+/// The request a handler is serving: id, client capabilities, `_meta`, cancellation.
+///
+/// Take it as a tool parameter (`cx: Context`); it is not part of the input schema.
+///
+/// ```
+/// use mcp_runtime::{tool, Context};
+///
+/// /// Tells whether the client can answer sampling requests.
+/// #[tool]
+/// async fn can_sample(cx: Context) -> String {
+///     format!("sampling: {}", cx.client_capabilities().has("sampling"))
+/// }
+/// ```
+#[derive(Clone)]
+pub struct Context(pub(crate) Arc<RequestState>);
+
+impl Context {
+    /// The JSON-RPC id of the request.
+    pub fn request_id(&self) -> &RequestId {
+        &self.0.id
+    }
+    /// The method being served, such as `tools/call`.
+    pub fn method(&self) -> &str {
+        self.0.method
+    }
+    /// The tool, prompt or resource this request targets, if any.
+    pub fn target(&self) -> Option<&str> {
+        self.0.name.as_deref()
+    }
+    /// The protocol version the client asked for on this request.
+    pub fn protocol_version(&self) -> &str {
+        &self.0.protocol_version
+    }
+    /// The capabilities the client declared on this request.
+    pub fn client_capabilities(&self) -> &ClientCapabilities {
+        &self.0.capabilities
+    }
+    /// `clientInfo` as sent (optional; never a basis for security decisions).
+    pub fn client_info(&self) -> Option<&Value> {
+        self.0.client_info.as_ref()
+    }
+    /// The whole request `_meta`.
+    pub fn meta(&self) -> &Map<String, Value> {
+        &self.0.meta
+    }
+    /// The W3C trace context the client sent, if it was well formed.
+    pub fn trace_context(&self) -> Option<&TraceContext> {
+        self.0.trace.as_ref()
+    }
+    /// Fires when the client cancels the request (closed HTTP stream, or
+    /// `notifications/cancelled` on stdio). The handler's future is dropped at the same
+    /// time; the token is for work the handler spawned elsewhere.
+    pub fn cancellation(&self) -> CancellationToken {
+        self.0.cancel.clone()
+    }
+    /// Fails with `-32021` unless the client declared the capability on this request.
+    ///
+    /// `path` is a dotted capability path such as `"sampling"` or `"elicitation.url"`.
+    pub fn require_capability(&self, path: &str) -> Result<(), crate::ToolError> {
+        if self.0.capabilities.has(path) {
+            return Ok(());
+        }
+        let mut required = json!({});
+        let mut cur = &mut required;
+        for part in path.split('.') {
+            cur = cur
+                .as_object_mut()
+                .expect("built as objects")
+                .entry(part)
+                .or_insert_with(|| json!({}));
+        }
+        Err(crate::ToolError::missing_capability(
+            format!("This request needs the client capability `{path}`"),
+            required,
+        ))
+    }
+    /// A progress reporter for this request.
+    pub fn progress(&self) -> Progress {
+        Progress(Arc::clone(&self.0))
+    }
+    /// A logger for this request.
+    pub fn logger(&self) -> Logger {
+        Logger(Arc::clone(&self.0))
+    }
+}
+
+impl fmt::Debug for Context {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Context")
+            .field("id", &self.0.id)
+            .field("method", &self.0.method)
+            .field("target", &self.0.name)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Reports progress of the current request as `notifications/progress`.
+///
+/// Notifications are sent only when the request's `_meta` carried a `progressToken`, only
+/// on the request's own stream, and only while the request runs. `progress` must grow with
+/// every report; a report that does not grow is dropped (the spec requires strictly
+/// increasing values).
+///
+/// ```
+/// use mcp_runtime::{tool, Progress};
+///
+/// /// Counts to three, reporting each step.
+/// #[tool]
+/// async fn count(progress: Progress) -> String {
+///     for i in 1..=3 {
+///         progress.report(i as f64, Some(3.0), Some(&format!("step {i}")));
+///     }
+///     "done".into()
+/// }
+/// ```
+#[derive(Clone)]
+pub struct Progress(pub(crate) Arc<RequestState>);
+
+impl Progress {
+    /// Whether reports go anywhere (the client sent a `progressToken` and the transport can
+    /// stream to it).
+    pub fn is_enabled(&self) -> bool {
+        self.0.progress_token.is_some() && self.0.sink.is_enabled()
+    }
+
+    /// Sends `progress` (of `total`, if known) with an optional message. Returns whether
+    /// the notification was queued.
+    pub fn report(&self, progress: f64, total: Option<f64>, message: Option<&str>) -> bool {
+        let Some(token) = &self.0.progress_token else {
+            return false;
+        };
+        if !progress.is_finite() {
+            return false;
+        }
+        {
+            let mut last = self
+                .0
+                .last_progress
+                .lock()
+                .unwrap_or_else(|e| e.into_inner());
+            if last.is_some_and(|l| progress <= l) {
+                tracing::debug!(progress, "progress report dropped: not increasing");
+                return false;
+            }
+            *last = Some(progress);
+        }
+        let mut params = Map::new();
+        params.insert("progressToken".into(), token.clone());
+        params.insert("progress".into(), json!(progress));
+        if let Some(total) = total.filter(|t| t.is_finite()) {
+            params.insert("total".into(), json!(total));
+        }
+        if let Some(message) = message {
+            params.insert("message".into(), json!(message));
+        }
+        self.0
+            .sink
+            .send(methods::NOTIFICATION_PROGRESS, Value::Object(params))
+    }
+}
+
+/// Sends `notifications/message` log entries on the current request's stream.
+///
+/// Entries are sent only when the request's `_meta` set
+/// `io.modelcontextprotocol/logLevel`, and only at or above that level. (Logging is
+/// deprecated in 2026-07-28; prefer `tracing`, which goes to stderr.) A server with a tool
+/// that takes a `Logger` advertises the `logging` capability.
+#[derive(Clone)]
+pub struct Logger(pub(crate) Arc<RequestState>);
+
+impl Logger {
+    /// Whether entries at `level` would be sent.
+    pub fn enabled(&self, level: LogLevel) -> bool {
+        self.0.log_level.is_some_and(|min| level >= min) && self.0.sink.is_enabled()
+    }
+
+    /// Logs `data` (any JSON) at `level`, with an optional logger name.
+    pub fn log(&self, level: LogLevel, logger: Option<&str>, data: impl Serialize) -> bool {
+        if !self.enabled(level) {
+            return false;
+        }
+        let data = serde_json::to_value(data).unwrap_or(Value::Null);
+        let mut params = Map::new();
+        params.insert("level".into(), json!(level.as_str()));
+        if let Some(logger) = logger {
+            params.insert("logger".into(), json!(logger));
+        }
+        params.insert("data".into(), data);
+        self.0
+            .sink
+            .send(methods::NOTIFICATION_MESSAGE, Value::Object(params))
+    }
+    /// Logs at `debug`.
+    pub fn debug(&self, data: impl Serialize) -> bool {
+        self.log(LogLevel::Debug, None, data)
+    }
+    /// Logs at `info`.
+    pub fn info(&self, data: impl Serialize) -> bool {
+        self.log(LogLevel::Info, None, data)
+    }
+    /// Logs at `warning`.
+    pub fn warning(&self, data: impl Serialize) -> bool {
+        self.log(LogLevel::Warning, None, data)
+    }
+    /// Logs at `error`.
+    pub fn error(&self, data: impl Serialize) -> bool {
+        self.log(LogLevel::Error, None, data)
+    }
+}
+
+/// Shared state given to the server builder with [`ServerBuilder::state`], handed to free
+/// function tools by type.
+///
+/// ```
+/// use mcp_runtime::{tool, State};
+///
+/// struct Greeting(String);
+///
+/// /// Greets someone with the configured greeting.
+/// #[tool]
+/// async fn greet(greeting: State<Greeting>, name: String) -> String {
+///     format!("{} {name}", greeting.0)
+/// }
+///
+/// let server = mcp_runtime::Server::builder("demo", "1.0")
+///     .state(Greeting("Hello".into()))
+///     .tools(mcp_runtime::tools![greet])
+///     .build()
+///     .unwrap();
+/// # drop(server);
+/// ```
+///
+/// [`ServerBuilder::state`]: crate::ServerBuilder::state
+pub struct State<T>(pub Arc<T>);
+
+impl<T> Clone for State<T> {
+    fn clone(&self) -> Self {
+        State(Arc::clone(&self.0))
+    }
+}
+
+impl<T> std::ops::Deref for State<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        &self.0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn traceparent_is_validated() {
+        let t = TraceContext::parse(
+            "00-0af7651916cd43dd8448eb211c80319c-00f067aa0ba902b7-01",
+            Some("k=v"),
+        )
+        .unwrap();
+        assert_eq!(t.trace_id, "0af7651916cd43dd8448eb211c80319c");
+        assert_eq!(t.flags, 1);
+        assert!(
+            TraceContext::parse(
+                "00-00000000000000000000000000000000-00f067aa0ba902b7-01",
+                None
+            )
+            .is_none()
+        );
+        assert!(
+            TraceContext::parse(
+                "00-0AF7651916CD43DD8448EB211C80319C-00f067aa0ba902b7-01",
+                None
+            )
+            .is_none()
+        );
+        assert!(
+            TraceContext::parse(
+                "ff-0af7651916cd43dd8448eb211c80319c-00f067aa0ba902b7-01",
+                None
+            )
+            .is_none()
+        );
+        assert!(TraceContext::parse("garbage", None).is_none());
+    }
+}

@@ -1,0 +1,660 @@
+//! Streamable HTTP (2026-07-28): one POST endpoint; JSON responses, or SSE when the request
+//! streams notifications; header, Host/Origin, size and media-type rules.
+
+use crate::protocol::{RpcError, json::parse_strict};
+use crate::server::{NotificationSink, Prepared, Reply, Server, TransportGuard};
+use axum::Router;
+use axum::body::{Body, Bytes};
+use axum::extract::{Request, State};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::post;
+use base64::Engine;
+use futures_util::StreamExt;
+use http_body_util::BodyExt;
+use std::convert::Infallible;
+use std::future::Future;
+use std::io;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::net::{TcpListener, ToSocketAddrs};
+use tokio::sync::mpsc;
+
+/// Default request body limit (4 MiB).
+pub const DEFAULT_BODY_LIMIT: usize = 4 * 1024 * 1024;
+
+/// How long open connections may finish after shutdown begins.
+pub const DEFAULT_DRAIN: Duration = Duration::from_secs(30);
+
+/// Settings of the HTTP transport.
+#[derive(Debug, Clone)]
+pub struct HttpConfig {
+    path: String,
+    allowed_hosts: Option<Vec<String>>,
+    allowed_origins: Vec<String>,
+    body_limit: usize,
+    header_read_timeout: Duration,
+    drain: Duration,
+}
+
+impl Default for HttpConfig {
+    fn default() -> Self {
+        HttpConfig {
+            path: "/mcp".into(),
+            allowed_hosts: Some(Vec::new()),
+            allowed_origins: Vec::new(),
+            body_limit: DEFAULT_BODY_LIMIT,
+            header_read_timeout: Duration::from_secs(10),
+            drain: DEFAULT_DRAIN,
+        }
+    }
+}
+
+/// A server with its HTTP settings: mount it with [`HttpServer::into_router`] or run it
+/// with [`HttpServer::serve`].
+///
+/// By default the endpoint is `/mcp`, only loopback `Host` values are accepted (DNS
+/// rebinding protection) and only loopback `Origin`s; requests without `Origin` (non-browser
+/// clients) pass.
+///
+/// ```no_run
+/// # async fn run(server: mcp_runtime::Server) -> std::io::Result<()> {
+/// let listener = tokio::net::TcpListener::bind("127.0.0.1:8080").await?;
+/// server
+///     .http()
+///     .path("/mcp")
+///     .allow_origin("https://app.example.com")
+///     .serve(listener, async { tokio::signal::ctrl_c().await.ok(); })
+///     .await
+/// # }
+/// ```
+#[derive(Clone)]
+pub struct HttpServer {
+    server: Server,
+    config: HttpConfig,
+}
+
+impl Server {
+    /// HTTP settings for this server (see [`HttpServer`]).
+    pub fn http(self) -> HttpServer {
+        HttpServer {
+            server: self,
+            config: HttpConfig::default(),
+        }
+    }
+
+    /// An axum [`Router`] serving this server at `/mcp` with default settings, to nest
+    /// into an existing app (with your own tower layers).
+    pub fn router(&self) -> Router {
+        self.clone().http().into_router()
+    }
+
+    /// Binds `addr` and serves at `/mcp` until SIGINT/SIGTERM, then drains.
+    pub async fn serve_http(self, addr: impl ToSocketAddrs) -> io::Result<()> {
+        crate::telemetry::init();
+        let listener = TcpListener::bind(addr).await?;
+        self.http()
+            .serve(listener, crate::transport::shutdown_signal())
+            .await
+    }
+}
+
+impl HttpServer {
+    /// The endpoint path (default `/mcp`).
+    pub fn path(mut self, path: impl Into<String>) -> Self {
+        let mut p = path.into();
+        if !p.starts_with('/') {
+            p.insert(0, '/');
+        }
+        self.config.path = p;
+        self
+    }
+    /// Also accepts this `Host` (a host name, with or without port). Loopback names are
+    /// always accepted.
+    pub fn allow_host(mut self, host: impl Into<String>) -> Self {
+        if let Some(h) = &mut self.config.allowed_hosts {
+            h.push(host.into().to_ascii_lowercase());
+        }
+        self
+    }
+    /// Accepts any `Host` (turns DNS rebinding protection off: only for servers behind a
+    /// proxy that checks it).
+    pub fn allow_any_host(mut self) -> Self {
+        self.config.allowed_hosts = None;
+        self
+    }
+    /// Also accepts this `Origin` (`scheme://host[:port]`). Loopback origins are always
+    /// accepted.
+    pub fn allow_origin(mut self, origin: impl Into<String>) -> Self {
+        self.config
+            .allowed_origins
+            .push(origin.into().trim_end_matches('/').to_ascii_lowercase());
+        self
+    }
+    /// The largest accepted request body (default [`DEFAULT_BODY_LIMIT`]).
+    pub fn body_limit(mut self, bytes: usize) -> Self {
+        self.config.body_limit = bytes;
+        self
+    }
+    /// How long open connections may finish after shutdown begins (default
+    /// [`DEFAULT_DRAIN`]).
+    pub fn drain_timeout(mut self, d: Duration) -> Self {
+        self.config.drain = d;
+        self
+    }
+
+    /// The axum router: POST on the path; GET and DELETE get 405.
+    pub fn into_router(self) -> Router {
+        let path = self.config.path.clone();
+        let shared = Arc::new(self);
+        Router::new()
+            .route(
+                &path,
+                post(handle_post)
+                    .get(handle_not_allowed)
+                    .delete(handle_not_allowed),
+            )
+            .with_state(shared)
+    }
+
+    /// Serves connections from `listener` until `shutdown` completes, then stops accepting
+    /// and gives open connections the drain timeout to finish.
+    ///
+    /// Connections get a header read timeout (10 s), which `axum::serve` does not set.
+    pub async fn serve(
+        self,
+        listener: TcpListener,
+        shutdown: impl Future<Output = ()>,
+    ) -> io::Result<()> {
+        use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+        use hyper_util::server::graceful::GracefulShutdown;
+        use hyper_util::service::TowerToHyperService;
+
+        let local = listener.local_addr()?;
+        let drain = self.config.drain;
+        let header_timeout = self.config.header_read_timeout;
+        let router = self.into_router();
+        let graceful = GracefulShutdown::new();
+        let mut builder = hyper::server::conn::http1::Builder::new();
+        builder
+            .timer(TokioTimer::new())
+            .header_read_timeout(header_timeout)
+            .keep_alive(true);
+        let _ = TokioExecutor::new();
+        tracing::info!("serving MCP on http://{local}/mcp");
+        tokio::pin!(shutdown);
+        loop {
+            let (stream, peer): (tokio::net::TcpStream, SocketAddr) = tokio::select! {
+                accepted = listener.accept() => match accepted {
+                    Ok(a) => a,
+                    Err(e) => {
+                        // Out of descriptors and the like: back off instead of spinning.
+                        tracing::warn!("accept failed: {e}");
+                        tokio::time::sleep(Duration::from_millis(50)).await;
+                        continue;
+                    }
+                },
+                () = &mut shutdown => break,
+            };
+            let _ = stream.set_nodelay(true);
+            let service = TowerToHyperService::new(router.clone());
+            let conn = builder.serve_connection(TokioIo::new(stream), service);
+            let conn = graceful.watch(conn);
+            tokio::spawn(async move {
+                if let Err(e) = conn.await {
+                    tracing::debug!(%peer, "connection ended: {e}");
+                }
+            });
+        }
+        drop(listener);
+        tracing::info!("shutting down; draining open connections");
+        if tokio::time::timeout(drain, graceful.shutdown())
+            .await
+            .is_err()
+        {
+            tracing::warn!("connections still open after {drain:?}; closing");
+        }
+        Ok(())
+    }
+}
+
+fn rpc_error_response(status: StatusCode, err: &RpcError) -> Response {
+    let body = crate::server::error_body(err);
+    (status, [(header::CONTENT_TYPE, "application/json")], body).into_response()
+}
+
+fn json_reply(r: Reply) -> Response {
+    let status = StatusCode::from_u16(r.status).unwrap_or(StatusCode::OK);
+    (status, [(header::CONTENT_TYPE, "application/json")], r.body).into_response()
+}
+
+async fn handle_not_allowed(State(s): State<Arc<HttpServer>>, req: Request) -> Response {
+    if let Err(r) = check_host_origin(&s.config, &req) {
+        return r;
+    }
+    (
+        StatusCode::METHOD_NOT_ALLOWED,
+        [(header::ALLOW, "POST")],
+        "this MCP endpoint accepts POST only",
+    )
+        .into_response()
+}
+
+/// DNS rebinding protection: `Host` must be allowed (loopback by default), and `Origin`,
+/// when present, must be allowed too. Failures are 403.
+fn check_host_origin(cfg: &HttpConfig, req: &Request) -> Result<(), Response> {
+    let forbidden = |msg: &str| {
+        Err(rpc_error_response(
+            StatusCode::FORBIDDEN,
+            &RpcError::invalid_request(format!("forbidden: {msg}")),
+        ))
+    };
+    if let Some(allowed) = &cfg.allowed_hosts {
+        let hosts = req.headers().get_all(header::HOST);
+        let mut iter = hosts.iter();
+        let host = match (req.uri().authority(), iter.next(), iter.next()) {
+            (Some(a), _, _) => a.as_str().to_owned(),
+            (None, Some(h), None) => match h.to_str() {
+                Ok(h) => h.to_owned(),
+                Err(_) => return forbidden("malformed Host header"),
+            },
+            (None, Some(_), Some(_)) => return forbidden("repeated Host header"),
+            (None, None, _) => return forbidden("missing Host header"),
+        };
+        let host = host.to_ascii_lowercase();
+        let name = host_name(&host);
+        if !is_loopback_name(name) && !allowed.iter().any(|a| a == &host || a == name) {
+            return forbidden("Host is not allowed");
+        }
+    }
+    let origins = req.headers().get_all(header::ORIGIN);
+    let mut iter = origins.iter();
+    match (iter.next(), iter.next()) {
+        (None, _) => Ok(()),
+        (Some(_), Some(_)) => forbidden("repeated Origin header"),
+        (Some(o), None) => {
+            let Ok(o) = o.to_str() else {
+                return forbidden("malformed Origin");
+            };
+            let o = o.trim().trim_end_matches('/').to_ascii_lowercase();
+            let Some(rest) = o
+                .strip_prefix("http://")
+                .or_else(|| o.strip_prefix("https://"))
+            else {
+                return forbidden("Origin is not allowed");
+            };
+            if rest.contains(['/', '@', '?', '#']) {
+                return forbidden("malformed Origin");
+            }
+            if is_loopback_name(host_name(rest)) || cfg.allowed_origins.iter().any(|a| *a == o) {
+                Ok(())
+            } else {
+                forbidden("Origin is not allowed")
+            }
+        }
+    }
+}
+
+/// `host[:port]` → `host` (keeps IPv6 brackets).
+fn host_name(authority: &str) -> &str {
+    if let Some(end) = authority.find(']') {
+        return &authority[..=end];
+    }
+    authority.split(':').next().unwrap_or(authority)
+}
+
+fn is_loopback_name(name: &str) -> bool {
+    matches!(name, "localhost" | "127.0.0.1" | "[::1]")
+}
+
+/// `application/json`, parameters allowed, compared on the parsed media type.
+fn is_json_content_type(headers: &HeaderMap) -> bool {
+    let mut values = headers.get_all(header::CONTENT_TYPE).iter();
+    let (Some(v), None) = (values.next(), values.next()) else {
+        return false;
+    };
+    let Ok(v) = v.to_str() else { return false };
+    v.split(';')
+        .next()
+        .is_some_and(|t| t.trim().eq_ignore_ascii_case("application/json"))
+}
+
+/// Which response media types the client accepts: (json, sse). No `Accept` means JSON.
+fn accepted(headers: &HeaderMap) -> (bool, bool) {
+    let mut any = false;
+    let (mut json, mut sse) = (false, false);
+    for v in headers.get_all(header::ACCEPT) {
+        let Ok(v) = v.to_str() else { continue };
+        for item in v.split(',') {
+            any = true;
+            let mut parts = item.split(';');
+            let ty = parts.next().unwrap_or("").trim().to_ascii_lowercase();
+            let refused = parts.any(|p| {
+                let p = p.trim().replace(' ', "");
+                p == "q=0" || p == "q=0.0" || p == "q=0.00" || p == "q=0.000"
+            });
+            if refused {
+                continue;
+            }
+            match ty.as_str() {
+                "*/*" => {
+                    json = true;
+                    sse = true;
+                }
+                "application/*" | "application/json" => json = true,
+                "text/*" | "text/event-stream" => sse = true,
+                _ => {}
+            }
+        }
+    }
+    if !any { (true, false) } else { (json, sse) }
+}
+
+/// The request headers the 2026-07-28 HTTP binding mirrors from the body.
+struct HeaderGuard<'a>(&'a HeaderMap);
+
+const VERSION_HEADER: &str = "mcp-protocol-version";
+const METHOD_HEADER: &str = "mcp-method";
+const NAME_HEADER: &str = "mcp-name";
+
+impl HeaderGuard<'_> {
+    /// The single value of a header, OWS-trimmed. `Err` for a repeated or non-text header.
+    fn single(&self, name: &str, display: &str) -> Result<Option<String>, RpcError> {
+        let mut values = self.0.get_all(name).iter();
+        match (values.next(), values.next()) {
+            (None, _) => Ok(None),
+            (Some(_), Some(_)) => Err(RpcError::header_mismatch(format!(
+                "repeated {display} header"
+            ))),
+            (Some(v), None) => {
+                if v.as_bytes()
+                    .iter()
+                    .any(|&b| (b < 0x20 && b != b'\t') || b >= 0x7f)
+                {
+                    return Err(RpcError::header_mismatch(format!(
+                        "{display} header has invalid characters"
+                    )));
+                }
+                let s = v.to_str().map_err(|_| {
+                    RpcError::header_mismatch(format!("{display} header has invalid characters"))
+                })?;
+                Ok(Some(s.trim_matches([' ', '\t']).to_owned()))
+            }
+        }
+    }
+}
+
+/// Decodes the `=?base64?…?=` form of `Mcp-Name` and `Mcp-Param-*` values. Values without
+/// both exact markers are literal; bad Base64 or non-UTF-8 content is an error.
+pub(crate) fn decode_header_value(v: &str) -> Result<String, ()> {
+    match v
+        .strip_prefix("=?base64?")
+        .and_then(|r| r.strip_suffix("?="))
+    {
+        Some(b64) => {
+            let bytes = base64::engine::general_purpose::STANDARD
+                .decode(b64)
+                .map_err(|_| ())?;
+            String::from_utf8(bytes).map_err(|_| ())
+        }
+        None => Ok(v.to_owned()),
+    }
+}
+
+impl TransportGuard for HeaderGuard<'_> {
+    fn check_method(&self, method: &str) -> Result<(), RpcError> {
+        if self
+            .single(VERSION_HEADER, "MCP-Protocol-Version")?
+            .is_none()
+        {
+            return Err(RpcError::header_mismatch(
+                "missing MCP-Protocol-Version header",
+            ));
+        }
+        match self.single(METHOD_HEADER, "Mcp-Method")? {
+            None => Err(RpcError::header_mismatch("missing Mcp-Method header")),
+            Some(m) if m == method => Ok(()),
+            Some(m) => Err(RpcError::header_mismatch(format!(
+                "Mcp-Method header {} does not match the body method {}",
+                crate::protocol::reflect(&m),
+                crate::protocol::reflect(method)
+            ))),
+        }
+    }
+
+    fn check_version(&self, version: &str) -> Result<(), RpcError> {
+        match self.single(VERSION_HEADER, "MCP-Protocol-Version")? {
+            Some(v) if v == version => Ok(()),
+            Some(v) => Err(RpcError::header_mismatch(format!(
+                "MCP-Protocol-Version header {} does not match _meta protocolVersion {}",
+                crate::protocol::reflect(&v),
+                crate::protocol::reflect(version)
+            ))),
+            None => Err(RpcError::header_mismatch(
+                "missing MCP-Protocol-Version header",
+            )),
+        }
+    }
+
+    fn check_name(&self, expected: &str) -> Result<(), RpcError> {
+        let Some(raw) = self.single(NAME_HEADER, "Mcp-Name")? else {
+            return Err(RpcError::header_mismatch("missing Mcp-Name header"));
+        };
+        let value = decode_header_value(&raw)
+            .map_err(|()| RpcError::header_mismatch("Mcp-Name header has invalid Base64"))?;
+        if value == expected {
+            Ok(())
+        } else {
+            Err(RpcError::header_mismatch(format!(
+                "Mcp-Name header {} does not match the body {}",
+                crate::protocol::reflect(&value),
+                crate::protocol::reflect(expected)
+            )))
+        }
+    }
+}
+
+async fn handle_post(State(s): State<Arc<HttpServer>>, req: Request) -> Response {
+    if let Err(r) = check_host_origin(&s.config, &req) {
+        return r;
+    }
+    debug_assert_eq!(req.method(), Method::POST);
+    let (parts, body) = req.into_parts();
+    if !is_json_content_type(&parts.headers) {
+        return (
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "Content-Type must be application/json",
+        )
+            .into_response();
+    }
+    if parts
+        .headers
+        .get_all(header::CONTENT_ENCODING)
+        .iter()
+        .any(|v| !v.as_bytes().eq_ignore_ascii_case(b"identity"))
+    {
+        return (
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "request Content-Encoding is not supported",
+        )
+            .into_response();
+    }
+    let (accepts_json, accepts_sse) = accepted(&parts.headers);
+    if !accepts_json && !accepts_sse {
+        return (
+            StatusCode::NOT_ACCEPTABLE,
+            "Accept must allow application/json or text/event-stream",
+        )
+            .into_response();
+    }
+    let limit = s.config.body_limit;
+    let declared = parts
+        .headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|n| n > limit as u64) {
+        return (StatusCode::PAYLOAD_TOO_LARGE, "request body too large").into_response();
+    }
+    let bytes: Bytes = match http_body_util::Limited::new(body, limit).collect().await {
+        Ok(c) => c.to_bytes(),
+        Err(e) => {
+            if e.downcast_ref::<http_body_util::LengthLimitError>()
+                .is_some()
+            {
+                return (StatusCode::PAYLOAD_TOO_LARGE, "request body too large").into_response();
+            }
+            return (StatusCode::BAD_REQUEST, "could not read the request body").into_response();
+        }
+    };
+    let msg = match parse_strict(&bytes) {
+        Ok(v) => v,
+        Err(e) => return rpc_error_response(StatusCode::BAD_REQUEST, &RpcError::parse_error(e)),
+    };
+
+    let (sink, rx) = if accepts_sse {
+        let (tx, rx) = mpsc::channel(64);
+        (NotificationSink::new(tx), Some(rx))
+    } else {
+        (NotificationSink::disabled(), None)
+    };
+    let job = match s.server.prepare(msg, &HeaderGuard(&parts.headers), sink) {
+        Prepared::Reply(r) => return json_reply(r),
+        Prepared::Notification { .. } => return StatusCode::ACCEPTED.into_response(),
+        Prepared::Call(job) => job,
+    };
+    let mut fut = Box::pin(job.run());
+    let Some(mut rx) = rx else {
+        return json_reply(fut.await);
+    };
+    // JSON unless the handler streams: the first notification switches to SSE.
+    let first = if accepts_json {
+        tokio::select! {
+            biased;
+            reply = &mut fut => return json_reply(reply),
+            note = rx.recv() => note,
+        }
+    } else {
+        None
+    };
+    sse_response(first, fut, rx)
+}
+
+fn sse_frame(json: &str) -> Result<Bytes, Infallible> {
+    Ok(Bytes::from(format!("data: {json}\n\n")))
+}
+
+/// Streams the request's notifications, then its response, then ends the stream.
+fn sse_response<F>(
+    first: Option<String>,
+    fut: std::pin::Pin<Box<F>>,
+    rx: mpsc::Receiver<String>,
+) -> Response
+where
+    F: Future<Output = Reply> + Send + 'static,
+{
+    struct St<F: Future> {
+        pending: Option<String>,
+        fut: Option<std::pin::Pin<Box<F>>>,
+        rx: mpsc::Receiver<String>,
+        reply: Option<String>,
+    }
+    let st = St {
+        pending: first,
+        fut: Some(fut),
+        rx,
+        reply: None,
+    };
+    let stream = futures_util::stream::unfold(Some(st), |st| async move {
+        let mut st = st?;
+        if let Some(p) = st.pending.take() {
+            return Some((sse_frame(&p), Some(st)));
+        }
+        if st.fut.is_none() {
+            // The handler finished: flush what it queued, then the response.
+            if let Ok(n) = st.rx.try_recv() {
+                return Some((sse_frame(&n), Some(st)));
+            }
+            let reply = st.reply.take()?;
+            return Some((sse_frame(&reply), None));
+        }
+        let fut = st.fut.as_mut()?;
+        tokio::select! {
+            biased;
+            note = st.rx.recv() => match note {
+                Some(n) => Some((sse_frame(&n), Some(st))),
+                None => {
+                    let reply = fut.as_mut().await;
+                    Some((sse_frame(&reply.body), None))
+                }
+            },
+            reply = fut.as_mut() => {
+                st.fut = None;
+                st.rx.close();
+                st.reply = Some(reply.body);
+                if let Ok(n) = st.rx.try_recv() {
+                    return Some((sse_frame(&n), Some(st)));
+                }
+                let reply = st.reply.take()?;
+                Some((sse_frame(&reply), None))
+            }
+        }
+    });
+    let mut resp = Response::new(Body::from_stream(stream.boxed()));
+    let h = resp.headers_mut();
+    h.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/event-stream"),
+    );
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    h.insert("x-accel-buffering", HeaderValue::from_static("no"));
+    resp
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn base64_sentinel() {
+        assert_eq!(
+            decode_header_value("=?base64?WsO8cmljaA==?=").unwrap(),
+            "Zürich"
+        );
+        assert!(decode_header_value("=?base64?SGVsbG8?=").is_err());
+        assert!(decode_header_value("=?base64?SGVs!!!bG8=?=").is_err());
+        assert_eq!(
+            decode_header_value("=?base64?SGVsbG8=").unwrap(),
+            "=?base64?SGVsbG8="
+        );
+        assert_eq!(
+            decode_header_value("=?BASE64?SGVsbG8=?=").unwrap(),
+            "=?BASE64?SGVsbG8=?="
+        );
+        assert_eq!(decode_header_value("plain").unwrap(), "plain");
+    }
+
+    #[test]
+    fn accept_header() {
+        let h = |v: &str| {
+            let mut m = HeaderMap::new();
+            m.insert(header::ACCEPT, v.parse().unwrap());
+            accepted(&m)
+        };
+        assert_eq!(h("application/json, text/event-stream"), (true, true));
+        assert_eq!(h("text/event-stream"), (false, true));
+        assert_eq!(h("*/*"), (true, true));
+        assert_eq!(h("text/html"), (false, false));
+        assert_eq!(h("application/json;q=0, text/event-stream"), (false, true));
+        assert_eq!(accepted(&HeaderMap::new()), (true, false));
+    }
+
+    #[test]
+    fn hosts() {
+        assert_eq!(host_name("127.0.0.1:3000"), "127.0.0.1");
+        assert_eq!(host_name("[::1]:80"), "[::1]");
+        assert!(is_loopback_name(host_name("localhost:1")));
+        assert!(!is_loopback_name(host_name("localhost.evil.com")));
+    }
+}

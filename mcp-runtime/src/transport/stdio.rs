@@ -1,0 +1,253 @@
+//! stdio: one JSON-RPC message per line on stdin/stdout; logs go to stderr.
+
+use crate::protocol::{RequestId, RpcError, json::parse_strict, methods};
+use crate::server::{NoGuard, NotificationSink, Prepared, Server};
+use serde_json::Value;
+use std::collections::HashMap;
+use std::future::Future;
+use std::io;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::sync::mpsc;
+use tokio::task::{AbortHandle, JoinSet};
+
+/// Longest accepted line (4 MiB). A longer line is discarded up to its newline and answered
+/// with `-32700`; the stream stays in sync.
+pub const MAX_LINE: usize = 4 * 1024 * 1024;
+
+/// How long in-flight requests may finish after stdin closes.
+pub const EOF_DRAIN: Duration = Duration::from_secs(5);
+
+enum Line {
+    Message(Vec<u8>),
+    TooLong,
+    Eof,
+}
+
+/// Reads one line of at most `max` bytes (newline excluded). On overflow, skips to the next
+/// newline without buffering the rest.
+async fn read_line<R: AsyncBufRead + Unpin>(r: &mut R, max: usize) -> io::Result<Line> {
+    let mut buf = Vec::new();
+    let mut overflow = false;
+    loop {
+        let chunk = r.fill_buf().await?;
+        if chunk.is_empty() {
+            // EOF: a partial last line is still a message.
+            return Ok(if overflow {
+                Line::TooLong
+            } else if buf.is_empty() {
+                Line::Eof
+            } else {
+                Line::Message(buf)
+            });
+        }
+        let (take, done) = match memchr(chunk) {
+            Some(i) => (i, true),
+            None => (chunk.len(), false),
+        };
+        if !overflow {
+            if buf.len() + take > max {
+                overflow = true;
+                buf = Vec::new();
+            } else {
+                buf.extend_from_slice(&chunk[..take]);
+            }
+        }
+        r.consume(if done { take + 1 } else { take });
+        if done {
+            return Ok(if overflow {
+                Line::TooLong
+            } else {
+                Line::Message(buf)
+            });
+        }
+    }
+}
+
+fn memchr(b: &[u8]) -> Option<usize> {
+    b.iter().position(|&c| c == b'\n')
+}
+
+impl Server {
+    /// Serves on stdin/stdout until stdin closes or the process gets SIGINT/SIGTERM.
+    ///
+    /// Installs the stderr logger ([`crate::telemetry::init`]) if none is set.
+    pub async fn serve_stdio(self) -> io::Result<()> {
+        crate::telemetry::init();
+        tracing::info!(server = %self.info().name, "serving MCP on stdio");
+        self.serve_io(
+            tokio::io::stdin(),
+            tokio::io::stdout(),
+            crate::transport::shutdown_signal(),
+        )
+        .await
+    }
+
+    /// Serves newline-delimited JSON-RPC over any byte stream (a pipe, a socket), until
+    /// the reader ends or `shutdown` completes. Requests run concurrently; on the end of
+    /// input, in-flight requests get [`EOF_DRAIN`] to finish.
+    pub async fn serve_io<R, W>(
+        self,
+        reader: R,
+        writer: W,
+        shutdown: impl Future<Output = ()>,
+    ) -> io::Result<()>
+    where
+        R: AsyncRead + Unpin,
+        W: AsyncWrite + Unpin + Send + 'static,
+    {
+        let (tx, rx) = mpsc::channel::<String>(1024);
+        let writer_task = tokio::spawn(write_lines(writer, rx));
+        let mut reader = BufReader::with_capacity(64 * 1024, reader);
+        let in_flight: Arc<Mutex<HashMap<RequestId, AbortHandle>>> = Arc::default();
+        let mut tasks = JoinSet::new();
+        tokio::pin!(shutdown);
+
+        loop {
+            let line = tokio::select! {
+                line = read_line(&mut reader, MAX_LINE) => line,
+                () = &mut shutdown => break,
+            };
+            // Reap finished tasks so the set does not grow.
+            while tasks.try_join_next().is_some() {}
+            let bytes = match line {
+                Ok(Line::Message(b)) => b,
+                Ok(Line::TooLong) => {
+                    let e = RpcError::parse_error(format!("line longer than {MAX_LINE} bytes"));
+                    let _ = tx.send(crate::server::error_body(&e)).await;
+                    continue;
+                }
+                Ok(Line::Eof) => break,
+                Err(e) => {
+                    tracing::warn!("stdin read failed: {e}");
+                    break;
+                }
+            };
+            let trimmed = bytes.strip_suffix(b"\r").unwrap_or(&bytes);
+            if trimmed.iter().all(u8::is_ascii_whitespace) {
+                continue;
+            }
+            let msg = match parse_strict(trimmed) {
+                Ok(v) => v,
+                Err(e) => {
+                    let _ = tx
+                        .send(crate::server::error_body(&RpcError::parse_error(e)))
+                        .await;
+                    continue;
+                }
+            };
+            match self.prepare(msg, &NoGuard, NotificationSink::new(tx.clone())) {
+                Prepared::Reply(r) => {
+                    if tx.send(r.body).await.is_err() {
+                        break;
+                    }
+                }
+                Prepared::Notification { method, params } => {
+                    if method == methods::NOTIFICATION_CANCELLED {
+                        cancel(&in_flight, params.as_ref());
+                    }
+                }
+                Prepared::Call(job) => {
+                    let id = job.id().clone();
+                    let tx = tx.clone();
+                    let map = Arc::clone(&in_flight);
+                    let mut guard = in_flight.lock().unwrap_or_else(|e| e.into_inner());
+                    let task_id = id.clone();
+                    let handle = tasks.spawn(async move {
+                        let reply = job.run().await;
+                        // Once removed from the map, a late cancel is ignored and the
+                        // reply is committed.
+                        map.lock()
+                            .unwrap_or_else(|e| e.into_inner())
+                            .remove(&task_id);
+                        let _ = tx.send(reply.body).await;
+                    });
+                    guard.insert(id, handle);
+                }
+            }
+        }
+
+        // End of input: let in-flight requests finish, then flush.
+        let drain = async { while tasks.join_next().await.is_some() {} };
+        if tokio::time::timeout(EOF_DRAIN, drain).await.is_err() {
+            tracing::warn!("in-flight requests did not finish in {EOF_DRAIN:?}; cancelling them");
+            tasks.shutdown().await;
+        }
+        drop(tx);
+        match writer_task.await {
+            Ok(r) => r,
+            Err(e) => Err(io::Error::other(e)),
+        }
+    }
+}
+
+/// `notifications/cancelled {requestId}`: drop the request's future. Unknown, finished or
+/// malformed cancels are ignored.
+fn cancel(in_flight: &Mutex<HashMap<RequestId, AbortHandle>>, params: Option<&Value>) {
+    let Some(id) = params
+        .and_then(|p| p.get("requestId"))
+        .and_then(RequestId::from_value)
+    else {
+        return;
+    };
+    if let Some(h) = in_flight
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .remove(&id)
+    {
+        tracing::debug!(%id, "request cancelled by the client");
+        h.abort();
+    }
+}
+
+async fn write_lines<W: AsyncWrite + Unpin>(
+    w: W,
+    mut rx: mpsc::Receiver<String>,
+) -> io::Result<()> {
+    let mut w = tokio::io::BufWriter::new(w);
+    while let Some(line) = rx.recv().await {
+        let mut line = line;
+        line.push('\n');
+        let r = async {
+            w.write_all(line.as_bytes()).await?;
+            // Batch whatever is already queued, then flush.
+            while let Ok(mut more) = rx.try_recv() {
+                more.push('\n');
+                w.write_all(more.as_bytes()).await?;
+            }
+            w.flush().await
+        }
+        .await;
+        if let Err(e) = r {
+            // The reader of stdout is gone (EPIPE): stop quietly.
+            tracing::debug!("stdout closed: {e}");
+            return Ok(());
+        }
+    }
+    w.flush().await.or(Ok(()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn long_lines_are_skipped_and_the_stream_resyncs() {
+        let input = format!("{}\n{{\"a\":1}}\r\nlast", "x".repeat(100));
+        let mut r = BufReader::with_capacity(8, input.as_bytes());
+        assert!(matches!(
+            read_line(&mut r, 50).await.unwrap(),
+            Line::TooLong
+        ));
+        let Line::Message(m) = read_line(&mut r, 50).await.unwrap() else {
+            panic!()
+        };
+        assert_eq!(m, b"{\"a\":1}\r");
+        let Line::Message(m) = read_line(&mut r, 50).await.unwrap() else {
+            panic!()
+        };
+        assert_eq!(m, b"last");
+        assert!(matches!(read_line(&mut r, 50).await.unwrap(), Line::Eof));
+    }
+}
