@@ -53,11 +53,14 @@ const MAX_REFLECTED: usize = 128;
 
 /// Shortens text that came from the peer before it is reflected in an error message.
 pub(crate) fn reflect(s: &str) -> String {
-    let mut out: String = s
-        .chars()
-        .take(MAX_REFLECTED)
-        .flat_map(|c| c.escape_debug())
-        .collect();
+    let mut out = String::new();
+    for c in s.chars().take(MAX_REFLECTED) {
+        if c.is_control() {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
     if s.chars().count() > MAX_REFLECTED {
         out.push('…');
     }

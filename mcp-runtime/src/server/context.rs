@@ -342,16 +342,18 @@ impl Logger {
 /// ```
 /// use mcp_runtime::{tool, State};
 ///
-/// struct Greeting(String);
+/// struct Config {
+///     greeting: String,
+/// }
 ///
 /// /// Greets someone with the configured greeting.
 /// #[tool]
-/// async fn greet(greeting: State<Greeting>, name: String) -> String {
-///     format!("{} {name}", greeting.0)
+/// async fn greet(config: State<Config>, name: String) -> String {
+///     format!("{} {name}", config.greeting)
 /// }
 ///
 /// let server = mcp_runtime::Server::builder("demo", "1.0")
-///     .state(Greeting("Hello".into()))
+///     .state(Config { greeting: "Hello".into() })
 ///     .tools(mcp_runtime::tools![greet])
 ///     .build()
 ///     .unwrap();

@@ -529,16 +529,18 @@ async fn handle_post(State(s): State<Arc<HttpServer>>, req: Request) -> Response
         return json_reply(fut.await);
     };
     // JSON unless the handler streams: the first notification switches to SSE.
-    let first = if accepts_json {
-        tokio::select! {
-            biased;
-            reply = &mut fut => return json_reply(reply),
-            note = rx.recv() => note,
-        }
-    } else {
-        None
-    };
-    sse_response(first, fut, rx)
+    if !accepts_json {
+        return sse_response(None, Some(fut), rx, None);
+    }
+    tokio::select! {
+        biased;
+        note = rx.recv() => sse_response(note, Some(fut), rx, None),
+        reply = &mut fut => match rx.try_recv() {
+            // It finished, but queued notifications first: they go before the response.
+            Ok(first) => sse_response(Some(first), None::<std::pin::Pin<Box<std::future::Ready<Reply>>>>, rx, Some(reply.body)),
+            Err(_) => json_reply(reply),
+        },
+    }
 }
 
 fn sse_frame(json: &str) -> Result<Bytes, Infallible> {
@@ -548,8 +550,9 @@ fn sse_frame(json: &str) -> Result<Bytes, Infallible> {
 /// Streams the request's notifications, then its response, then ends the stream.
 fn sse_response<F>(
     first: Option<String>,
-    fut: std::pin::Pin<Box<F>>,
-    rx: mpsc::Receiver<String>,
+    fut: Option<std::pin::Pin<Box<F>>>,
+    mut rx: mpsc::Receiver<String>,
+    reply: Option<String>,
 ) -> Response
 where
     F: Future<Output = Reply> + Send + 'static,
@@ -560,11 +563,14 @@ where
         rx: mpsc::Receiver<String>,
         reply: Option<String>,
     }
+    if fut.is_none() {
+        rx.close();
+    }
     let st = St {
         pending: first,
-        fut: Some(fut),
+        fut,
         rx,
-        reply: None,
+        reply,
     };
     let stream = futures_util::stream::unfold(Some(st), |st| async move {
         let mut st = st?;

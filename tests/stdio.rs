@@ -1,0 +1,249 @@
+//! stdio over a real child process: framing, concurrency, cancellation, EOF.
+
+mod common;
+
+use common::*;
+use serde_json::{Value, json};
+use std::io::{BufRead, BufReader, Write};
+use std::process::{ChildStdin, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+struct Stdio_ {
+    child: ChildGuard,
+    stdin: Option<ChildStdin>,
+    lines: mpsc::Receiver<String>,
+}
+
+impl Stdio_ {
+    fn spawn(example_name: &str, args: &[&str]) -> Self {
+        let mut child = Command::new(example(example_name))
+            .args(args)
+            .env("RUST_LOG", "debug")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn");
+        let stdin = child.stdin.take();
+        let stdout = child.stdout.take().unwrap();
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        Stdio_ {
+            child: ChildGuard(child),
+            stdin,
+            lines: rx,
+        }
+    }
+
+    fn conformance() -> Self {
+        Self::spawn("conformance", &["--stdio"])
+    }
+
+    fn send_raw(&mut self, bytes: &[u8]) {
+        let stdin = self.stdin.as_mut().unwrap();
+        stdin.write_all(bytes).unwrap();
+        stdin.flush().unwrap();
+    }
+
+    fn send(&mut self, v: &Value) {
+        self.send_raw(format!("{v}\n").as_bytes());
+    }
+
+    /// The next stdout line, which must be one JSON-RPC message.
+    fn recv(&self) -> Value {
+        let line = self
+            .lines
+            .recv_timeout(Duration::from_secs(10))
+            .expect("a line on stdout");
+        let v: Value = serde_json::from_str(&line)
+            .unwrap_or_else(|e| panic!("stdout is not JSON ({e}): {line}"));
+        assert_eq!(v["jsonrpc"], "2.0", "{v}");
+        assert!(
+            !(v.get("method").is_some() && v.get("id").is_some()),
+            "the server sent a request: {v}"
+        );
+        v
+    }
+
+    fn nothing_within(&self, d: Duration) -> bool {
+        self.lines.recv_timeout(d).is_err()
+    }
+}
+
+fn call(id: Value, name: &str) -> Value {
+    request(id, "tools/call", json!({"name": name}))
+}
+
+#[test]
+fn discover_first_and_only_json_on_stdout() {
+    let mut s = Stdio_::conformance();
+    s.send(&request(json!(1), "server/discover", json!({})));
+    let v = s.recv();
+    assert_eq!(v["id"], 1);
+    assert_eq!(v["result"]["supportedVersions"], json!(["2026-07-28"]));
+    // RUST_LOG=debug wrote logs, but only to stderr: the next stdout line is the answer.
+    s.send(&request(json!(2), "tools/list", json!({})));
+    assert_eq!(s.recv()["id"], 2);
+}
+
+#[test]
+fn framing_errors_keep_the_stream_in_sync() {
+    let mut s = Stdio_::conformance();
+    s.send_raw(b"this is not json\n");
+    let v = s.recv();
+    assert_eq!(v["error"]["code"], -32700);
+    assert!(v.get("id").is_none());
+    // Blank lines are ignored; CRLF is accepted.
+    s.send_raw(b"\n   \n");
+    s.send_raw(format!("{}\r\n", request(json!(3), "server/discover", json!({}))).as_bytes());
+    assert_eq!(s.recv()["id"], 3);
+    // A line over the 4 MiB cap is discarded and answered with -32700.
+    let mut big = vec![b'x'; 5 * 1024 * 1024];
+    big.push(b'\n');
+    s.send_raw(&big);
+    let v = s.recv();
+    assert_eq!(v["error"]["code"], -32700);
+    s.send(&request(json!(4), "server/discover", json!({})));
+    assert_eq!(s.recv()["id"], 4);
+    // Notifications get no answer.
+    s.send(&json!({"jsonrpc": "2.0", "method": "notifications/unknown"}));
+    s.send(&json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 999}}));
+    assert!(s.nothing_within(Duration::from_millis(300)));
+    // Batches are refused.
+    s.send(&json!([request(json!(5), "server/discover", json!({}))]));
+    assert_eq!(s.recv()["error"]["code"], -32600);
+}
+
+#[test]
+fn requests_run_concurrently() {
+    let mut s = Stdio_::conformance();
+    // The progress tool takes ~100 ms; the simple one answers at once.
+    s.send(&call(json!("slow"), "test_tool_with_progress"));
+    s.send(&call(json!("fast"), "test_simple_text"));
+    assert_eq!(s.recv()["id"], "fast");
+    assert_eq!(s.recv()["id"], "slow");
+}
+
+#[test]
+fn progress_goes_on_stdout_before_the_response() {
+    let mut s = Stdio_::conformance();
+    let mut body = call(json!(9), "test_tool_with_progress");
+    body["params"]["_meta"]["progressToken"] = json!("p");
+    s.send(&body);
+    let mut seen = Vec::new();
+    loop {
+        let v = s.recv();
+        if v.get("id").is_some() {
+            assert_eq!(v["id"], 9);
+            break;
+        }
+        assert_eq!(v["method"], "notifications/progress");
+        assert_eq!(v["params"]["progressToken"], "p");
+        seen.push(v["params"]["progress"].as_f64().unwrap());
+    }
+    assert_eq!(seen, [0.0, 50.0, 100.0]);
+}
+
+#[test]
+fn cancelled_requests_get_no_response() {
+    let mut s = Stdio_::conformance();
+    s.send(&call(json!(41), "test_tool_with_progress"));
+    s.send(&json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 41, "reason": "user"}}));
+    s.send(&call(json!(42), "test_simple_text"));
+    assert_eq!(s.recv()["id"], 42);
+    assert!(
+        s.nothing_within(Duration::from_millis(500)),
+        "no response after cancellation"
+    );
+}
+
+#[test]
+fn errors_and_capabilities_per_request() {
+    let mut s = Stdio_::conformance();
+    s.send(&call(json!(1), "test_missing_capability"));
+    let v = s.recv();
+    assert_eq!(v["error"]["code"], -32021);
+    assert_eq!(
+        v["error"]["data"]["requiredCapabilities"],
+        json!({"sampling": {}})
+    );
+    let mut body = call(json!(2), "test_missing_capability");
+    body["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"] = json!({"sampling": {}});
+    s.send(&body);
+    assert_eq!(s.recv()["result"]["content"][0]["text"], "Success");
+    s.send(&call(json!(3), "test_error_handling"));
+    assert_eq!(s.recv()["result"]["isError"], true);
+    s.send(&request(json!(4), "initialize", json!({})));
+    assert_eq!(s.recv()["error"]["code"], -32601);
+}
+
+#[test]
+fn exits_cleanly_on_eof() {
+    let mut s = Stdio_::conformance();
+    s.send(&call(json!(1), "test_tool_with_progress"));
+    drop(s.stdin.take());
+    // The in-flight request still completes, then the process exits 0.
+    assert_eq!(s.recv()["id"], 1);
+    let start = Instant::now();
+    let status = loop {
+        if let Some(st) = s.child.0.try_wait().unwrap() {
+            break st;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(5),
+            "did not exit after EOF"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert!(status.success());
+}
+
+#[test]
+fn tools_list_is_identical_across_restarts() {
+    let get = || {
+        let mut s = Stdio_::conformance();
+        s.send(&request(json!(1), "tools/list", json!({})));
+        let line = s.lines.recv_timeout(Duration::from_secs(10)).unwrap();
+        line
+    };
+    assert_eq!(get(), get());
+}
+
+#[test]
+fn the_notes_example_works_over_stdio_and_http() {
+    let mut s = Stdio_::spawn("notes", &[]);
+    s.send(&request(
+        json!(1),
+        "tools/call",
+        json!({"name": "add_note", "arguments": {"title": "t", "body": "b", "tags": ["x"]}}),
+    ));
+    assert_eq!(s.recv()["result"]["content"][0]["text"], "saved note 1");
+    s.send(&request(
+        json!(2),
+        "tools/call",
+        json!({"name": "list_notes", "arguments": {"tag": "x"}}),
+    ));
+    assert_eq!(
+        s.recv()["result"]["structuredContent"],
+        json!([{"id": 1, "title": "t", "tags": ["x"]}])
+    );
+
+    let (_child, addr) = spawn_http_example("notes", &["--http", "127.0.0.1:0"]);
+    let r = post(
+        addr,
+        &request(
+            json!(1),
+            "tools/call",
+            json!({"name": "get_note", "arguments": {"id": 7}}),
+        ),
+    );
+    assert_eq!(r.json()["result"]["isError"], true);
+}
