@@ -211,8 +211,7 @@ fn tools_list_is_identical_across_restarts() {
     let get = || {
         let mut s = Stdio_::conformance();
         s.send(&request(json!(1), "tools/list", json!({})));
-        let line = s.lines.recv_timeout(Duration::from_secs(10)).unwrap();
-        line
+        s.lines.recv_timeout(Duration::from_secs(10)).unwrap()
     };
     assert_eq!(get(), get());
 }

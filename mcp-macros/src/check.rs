@@ -31,12 +31,14 @@ pub fn tool_name(name: &str) -> Result<(), String> {
 /// Parameter types that cannot work, caught early with a clear message.
 pub fn param_type(ty: &Type) -> Option<darling::Error> {
     match ty {
-        Type::Reference(r) => Some(darling::Error::custom(
+        Type::Reference(r) => Some(crate::errors::spanned(
+            r,
             "a tool parameter must be an owned type\n\n= help: arguments are decoded from JSON for every call; use `String` instead of `&str`, `Vec<T>` instead of `&[T]`",
-        ).with_span(&r.and_token)),
-        Type::ImplTrait(t) => Some(darling::Error::custom(
+        )),
+        Type::ImplTrait(t) => Some(crate::errors::spanned(
+            t,
             "a tool parameter cannot be `impl Trait`\n\n= help: name a concrete type; it decides the input schema",
-        ).with_span(t)),
+        )),
         _ => None,
     }
 }

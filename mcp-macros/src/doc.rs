@@ -44,7 +44,7 @@ pub fn extract(attrs: &[Attribute]) -> Option<Doc> {
 }
 
 fn normalize(lines: &[String]) -> String {
-    let lines: Vec<&str> = lines.iter().flat_map(|l| l.lines()).collect();
+    let lines: Vec<&str> = lines.iter().flat_map(|l| l.split('\n')).collect();
     let indent = lines
         .iter()
         .filter(|l| !l.trim().is_empty())

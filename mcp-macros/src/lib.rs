@@ -9,6 +9,7 @@
 mod attr;
 mod check;
 mod doc;
+mod errors;
 mod expand;
 mod model;
 

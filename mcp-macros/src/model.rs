@@ -78,6 +78,8 @@ pub struct ToolFn {
     pub cache: Option<Cache>,
     pub receiver: Receiver,
     pub params: Vec<Param>,
+    /// The declared return type (or the name, without one): errors about it land here.
+    pub return_span: Span,
 }
 
 /// Where the function sits, which decides what receivers are allowed.
@@ -109,21 +111,25 @@ impl ToolFn {
         if sig.asyncness.is_none() {
             fail(
                 errors,
-                darling::Error::custom(
+                crate::errors::spanned(
+                    &sig.fn_token,
                     "`#[tool]` functions must be `async`\n\n= help: write `async fn` here",
-                )
-                .with_span(&sig.fn_token),
+                ),
             );
         }
         if !sig.generics.params.is_empty() {
-            fail(errors, darling::Error::custom(
-                "a tool cannot be generic\n\n= help: its parameter types decide its input schema, so they must be concrete",
-            ).with_span(&sig.generics));
+            fail(
+                errors,
+                crate::errors::spanned(
+                    &sig.generics.params,
+                    "a tool cannot be generic\n\n= help: its parameter types decide its input schema, so they must be concrete",
+                ),
+            );
         }
         if let Some(v) = &sig.variadic {
             fail(
                 errors,
-                darling::Error::custom("a tool cannot be variadic").with_span(v),
+                crate::errors::spanned(v, "a tool cannot be variadic"),
             );
         }
 
@@ -162,13 +168,21 @@ impl ToolFn {
             match input {
                 FnArg::Receiver(r) => {
                     if site == Site::Free {
-                        fail(errors, darling::Error::custom(
-                            "`#[tool]` on a method needs `#[mcp_runtime::server]` on its `impl` block\n\n= help: put `#[mcp_runtime::server]` above `impl ...`",
-                        ).with_span(&r.self_token));
+                        fail(
+                            errors,
+                            crate::errors::spanned(
+                                &r.self_token,
+                                "`#[tool]` on a method needs `#[mcp_runtime::server]` on its `impl` block\n\n= help: put `#[mcp_runtime::server]` above `impl ...`",
+                            ),
+                        );
                     } else if !matches!(r.kind, syn::ReceiverKind::Reference(_, _, None)) {
-                        fail(errors, darling::Error::custom(
-                            "a tool method must take `&self`\n\n= help: tools run concurrently, so they share the server by reference; use interior mutability (a `Mutex`, an atomic) for state that changes",
-                        ).with_span(&*r));
+                        fail(
+                            errors,
+                            crate::errors::spanned(
+                                &r.self_token,
+                                "a tool method must take `&self`\n\n= help: tools run concurrently, so they share the server by reference; use interior mutability (a `Mutex`, an atomic) for state that changes",
+                            ),
+                        );
                     } else {
                         receiver = Receiver::Ref;
                     }
@@ -180,9 +194,13 @@ impl ToolFn {
                             pi.ident.clone()
                         }
                         other => {
-                            fail(errors, darling::Error::custom(
-                                "unsupported parameter pattern\n\n= help: bind the parameter to a name, such as `city: String`; the name is the argument's key in the input schema",
-                            ).with_span(other));
+                            fail(
+                                errors,
+                                crate::errors::spanned(
+                                    other,
+                                    "unsupported parameter pattern\n\n= help: bind the parameter to a name, such as `city: String`; the name is the argument's key in the input schema",
+                                ),
+                            );
                             continue;
                         }
                     };
@@ -272,6 +290,11 @@ impl ToolFn {
             open_world_hint: a.open_world_hint,
         });
 
+        let return_span = match &sig.output {
+            syn::ReturnType::Type(_, ty) => ty.span(),
+            syn::ReturnType::Default => ident.span(),
+        };
+
         if !ok {
             return None;
         }
@@ -287,6 +310,7 @@ impl ToolFn {
             cache,
             receiver,
             params,
+            return_span,
         })
     }
 }
@@ -303,12 +327,10 @@ fn take_arg_attr(
             return true;
         }
         if seen.is_some() {
-            errors.push(
-                darling::Error::custom(
-                    "duplicate `#[arg]` attribute\n\n= help: put all options in one `#[arg(...)]`",
-                )
-                .with_span(a),
-            );
+            errors.push(crate::errors::spanned(
+                a,
+                "duplicate `#[arg]` attribute\n\n= help: put all options in one `#[arg(...)]`",
+            ));
             return false;
         }
         seen = Some(a.span());

@@ -98,6 +98,15 @@ pub mod __private {
         )
     }
 
+    /// Boxes a tool's future, requiring it to be `Send` (the error is reported at the
+    /// tool's name).
+    pub fn boxed<F, T>(future: F) -> futures_util::future::BoxFuture<'static, T>
+    where
+        F: core::future::Future<Output = T> + Send + 'static,
+    {
+        Box::pin(future)
+    }
+
     /// Parses JSON text the macro already validated at compile time.
     pub fn json(text: &str) -> serde_json::Value {
         serde_json::from_str(text).unwrap_or(serde_json::Value::Null)

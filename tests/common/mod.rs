@@ -168,10 +168,7 @@ pub fn parse_response(buf: &[u8]) -> Response {
 
 fn dechunk(mut b: &[u8]) -> Vec<u8> {
     let mut out = Vec::new();
-    loop {
-        let Some(i) = b.windows(2).position(|w| w == b"\r\n") else {
-            break;
-        };
+    while let Some(i) = b.windows(2).position(|w| w == b"\r\n") {
         let size = usize::from_str_radix(std::str::from_utf8(&b[..i]).unwrap().trim(), 16).unwrap();
         b = &b[i + 2..];
         if size == 0 {

@@ -56,7 +56,3 @@ pub struct ArgArgs {
     /// The parameter's description in `inputSchema`.
     pub description: Option<String>,
 }
-
-/// `#[server]` takes no options today.
-#[derive(Debug, Default, FromMeta)]
-pub struct ServerArgs {}

@@ -50,13 +50,18 @@ pub fn tool_def(tool: &ToolFn, in_impl: bool) -> TokenStream {
             quote!(__this.#ident(#(#args),*).await),
         ),
     };
-    let handler = quote_spanned! {ident.span()=>
+    // `boxed` requires the future to be `Send`; spanned at the function's name, that is
+    // where a non-`Send` future is reported.
+    let boxed = quote_spanned! {ident.span()=>
+        ::mcp_runtime::__private::boxed(async move {
+            #(#extracts)*
+            ::mcp_runtime::__private::Result::<_, ::mcp_runtime::__private::ToolError>::Ok(#call)
+        })
+    };
+    let handler = quote! {
         move |#call_arg: #p::ToolCall| {
             #capture_inner
-            async move {
-                #(#extracts)*
-                #p::Result::<_, #p::ToolError>::Ok(#call)
-            }
+            #boxed
         }
     };
 
@@ -121,12 +126,17 @@ pub fn tool_def(tool: &ToolFn, in_impl: bool) -> TokenStream {
         builder.push(quote!(.cache(#p::cache_hints(#ttl, #private))));
     }
 
+    // `ToolDef::new` requires the return type to convert into a result; spanned at the
+    // return type, that is where a wrong one is reported.
+    let new = quote_spanned! {tool.return_span=>
+        ::mcp_runtime::__private::ToolDef::new(#name, __signature, #handler)
+    };
     quote! {{
         const __PARAMS: &[#p::Param] = &[#(#params),*];
         let mut __signature = #p::Signature::new();
         #(#describes)*
         #capture_outer
-        #p::ToolDef::new(#name, __signature, #handler)
+        #new
             #(#builder)*
     }}
 }

@@ -1,7 +1,7 @@
 //! `#[server]` on an inherent `impl`: the impl, with `#[tool]` attributes removed, plus an
 //! `impl Provider` listing one `ToolDef` per tool method.
 
-use crate::attr::{ServerArgs, ToolArgs};
+use crate::attr::ToolArgs;
 use crate::check;
 use crate::model::{Site, ToolFn};
 use darling::FromMeta;
@@ -37,21 +37,23 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
         }
     };
     let mut errors = darling::Error::accumulator();
-    match NestedMeta::parse_meta_list(args) {
-        Ok(list) => {
-            errors.handle(ServerArgs::from_list(&list));
-        }
-        Err(e) => errors.push(e.into()),
+    if let Some(first) = args.clone().into_iter().next() {
+        errors.push(darling::Error::from(syn::Error::new(
+            first.span(),
+            "`#[server]` takes no options\n\n= help: put options on each method's `#[tool(...)]`",
+        )));
     }
     if let Some((path, _)) = &imp.trait_ {
-        errors.push(darling::Error::custom(
+        errors.push(crate::errors::spanned(
+            path,
             "`#[server]` goes on an inherent `impl` block, not a trait impl\n\n= help: write `impl MyServer { ... }`",
-        ).with_span(path));
+        ));
     }
     if !imp.generics.params.is_empty() {
-        errors.push(darling::Error::custom(
+        errors.push(crate::errors::spanned(
+            &imp.generics.params,
             "a `#[server]` type cannot be generic\n\n= help: wrap the generic value in a concrete type",
-        ).with_span(&imp.generics));
+        ));
     }
 
     let mut tools = Vec::new();
@@ -91,9 +93,10 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
         }
     }
     if !saw_tool {
-        errors.push(darling::Error::custom(
+        errors.push(crate::errors::spanned(
+            &imp.self_ty,
             "this `#[server]` impl has no `#[tool]` methods\n\n= help: mark the methods to serve with `#[tool]`",
-        ).with_span(&imp.self_ty));
+        ));
     }
     check::unique_names(&tools, &mut errors);
 

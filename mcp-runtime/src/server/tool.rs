@@ -152,6 +152,7 @@ pub trait FromToolCall: Sized + Send {
     fn from_tool_call(call: &mut ToolCall, param: &Param) -> Result<Self, ToolError>;
 }
 
+#[diagnostic::do_not_recommend]
 impl<T: DeserializeOwned + JsonSchema + Send> FromToolCall for T {
     fn describe(param: &Param, signature: &mut Signature) {
         signature.add_argument::<T>(param);

@@ -230,8 +230,8 @@ fn json_reply(r: Reply) -> Response {
 }
 
 async fn handle_not_allowed(State(s): State<Arc<HttpServer>>, req: Request) -> Response {
-    if let Err(r) = check_host_origin(&s.config, &req) {
-        return r;
+    if let Err(why) = check_host_origin(&s.config, &req) {
+        return forbidden(why);
     }
     (
         StatusCode::METHOD_NOT_ALLOWED,
@@ -243,13 +243,7 @@ async fn handle_not_allowed(State(s): State<Arc<HttpServer>>, req: Request) -> R
 
 /// DNS rebinding protection: `Host` must be allowed (loopback by default), and `Origin`,
 /// when present, must be allowed too. Failures are 403.
-fn check_host_origin(cfg: &HttpConfig, req: &Request) -> Result<(), Response> {
-    let forbidden = |msg: &str| {
-        Err(rpc_error_response(
-            StatusCode::FORBIDDEN,
-            &RpcError::invalid_request(format!("forbidden: {msg}")),
-        ))
-    };
+fn check_host_origin(cfg: &HttpConfig, req: &Request) -> Result<(), &'static str> {
     if let Some(allowed) = &cfg.allowed_hosts {
         let hosts = req.headers().get_all(header::HOST);
         let mut iter = hosts.iter();
@@ -257,43 +251,51 @@ fn check_host_origin(cfg: &HttpConfig, req: &Request) -> Result<(), Response> {
             (Some(a), _, _) => a.as_str().to_owned(),
             (None, Some(h), None) => match h.to_str() {
                 Ok(h) => h.to_owned(),
-                Err(_) => return forbidden("malformed Host header"),
+                Err(_) => return Err("malformed Host header"),
             },
-            (None, Some(_), Some(_)) => return forbidden("repeated Host header"),
-            (None, None, _) => return forbidden("missing Host header"),
+            (None, Some(_), Some(_)) => return Err("repeated Host header"),
+            (None, None, _) => return Err("missing Host header"),
         };
         let host = host.to_ascii_lowercase();
         let name = host_name(&host);
         if !is_loopback_name(name) && !allowed.iter().any(|a| a == &host || a == name) {
-            return forbidden("Host is not allowed");
+            return Err("Host is not allowed");
         }
     }
     let origins = req.headers().get_all(header::ORIGIN);
     let mut iter = origins.iter();
     match (iter.next(), iter.next()) {
         (None, _) => Ok(()),
-        (Some(_), Some(_)) => forbidden("repeated Origin header"),
+        (Some(_), Some(_)) => Err("repeated Origin header"),
         (Some(o), None) => {
             let Ok(o) = o.to_str() else {
-                return forbidden("malformed Origin");
+                return Err("malformed Origin");
             };
             let o = o.trim().trim_end_matches('/').to_ascii_lowercase();
             let Some(rest) = o
                 .strip_prefix("http://")
                 .or_else(|| o.strip_prefix("https://"))
             else {
-                return forbidden("Origin is not allowed");
+                return Err("Origin is not allowed");
             };
             if rest.contains(['/', '@', '?', '#']) {
-                return forbidden("malformed Origin");
+                return Err("malformed Origin");
             }
-            if is_loopback_name(host_name(rest)) || cfg.allowed_origins.iter().any(|a| *a == o) {
+            if is_loopback_name(host_name(rest)) || cfg.allowed_origins.contains(&o) {
                 Ok(())
             } else {
-                forbidden("Origin is not allowed")
+                Err("Origin is not allowed")
             }
         }
     }
+}
+
+/// The 403 answer to a failed Host/Origin check.
+fn forbidden(why: &str) -> Response {
+    rpc_error_response(
+        StatusCode::FORBIDDEN,
+        &RpcError::invalid_request(format!("forbidden: {why}")),
+    )
 }
 
 /// `host[:port]` → `host` (keeps IPv6 brackets).
@@ -456,8 +458,8 @@ impl TransportGuard for HeaderGuard<'_> {
 }
 
 async fn handle_post(State(s): State<Arc<HttpServer>>, req: Request) -> Response {
-    if let Err(r) = check_host_origin(&s.config, &req) {
-        return r;
+    if let Err(why) = check_host_origin(&s.config, &req) {
+        return forbidden(why);
     }
     debug_assert_eq!(req.method(), Method::POST);
     let (parts, body) = req.into_parts();
