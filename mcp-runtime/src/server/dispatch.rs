@@ -288,6 +288,25 @@ impl Server {
             }
         };
 
+        let trace = match (meta.get(keys::TRACEPARENT), meta.get(keys::TRACESTATE)) {
+            (Some(Value::String(p)), state) => TraceContext::parse(p, state.and_then(Value::as_str)),
+            _ => None,
+        };
+        // One span per request, continuing the client's W3C trace when it sent one.
+        let span = tracing::info_span!(
+            "mcp.request",
+            method = %reflect(&method),
+            id = %id,
+            name = tracing::field::Empty,
+            trace_id = tracing::field::Empty,
+            parent_span_id = tracing::field::Empty,
+        );
+        if let Some(t) = &trace {
+            span.record("trace_id", t.trace_id.as_str());
+            span.record("parent_span_id", t.parent_id.as_str());
+        }
+        let _entered = span.enter();
+
         let inner = &self.inner;
         let has_tools = !inner.tools.is_empty();
         match method.as_str() {
@@ -377,11 +396,11 @@ impl Server {
                     arguments,
                     request,
                     server: Arc::clone(inner),
-                    span,
+                    span: span.clone(),
                 })
             }
             _ => {
-                tracing::debug!(method = %reflect(&method), %id, "method not found");
+                tracing::debug!("method not found");
                 rule_error(Some(&id), RpcError::method_not_found(&method))
             }
         }

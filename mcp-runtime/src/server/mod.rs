@@ -4,6 +4,8 @@ mod context;
 mod dispatch;
 mod result;
 mod tool;
+#[allow(dead_code)]
+pub mod uri_template;
 
 pub use context::{Context, Logger, Progress, State, TraceContext};
 pub use result::{IntoToolResult, Json, ToolError};
