@@ -112,3 +112,8 @@ pub mod __private {
         serde_json::from_str(text).unwrap_or(serde_json::Value::Null)
     }
 }
+
+/// The README's examples, compiled as doctests so they cannot rot.
+#[doc = include_str!("../../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;
