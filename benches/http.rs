@@ -1,33 +1,32 @@
-//! HTTP benchmark: `mcp-runtime` against the floor, a minimal raw axum + serde_json
-//! JSON-RPC handler, both measured in the same run over real HTTP on 127.0.0.1.
+//! HTTP benchmark: `mcp-runtime` ("ours") against the floor, a minimal raw axum +
+//! serde_json JSON-RPC handler ("raw"), both measured in the same run over real HTTP/1.1
+//! on 127.0.0.1. Numbers are printed, never asserted; the exit status is non-zero only
+//! when a server fails to answer correctly.
 //!
-//! `cargo bench --bench http` runs each server in a child process (this binary re-executed
-//! with `--serve ours|raw`), so the server's CPU time can be read from `/proc/<pid>/stat`
-//! without the load generator's. The load generator is closed-loop: C workers, each with
-//! one keep-alive HTTP/1.1 connection, send a request, wait for the response, repeat.
-//! Each phase warms up for `BENCH_WARMUP` seconds (default 0.5), then measures for
-//! `BENCH_SECS` seconds (default 3). Numbers are printed, never asserted; the exit status
-//! is non-zero only when a server fails to answer correctly.
+//! Each server runs in a child process (this binary re-executed with `--serve ours|raw`,
+//! both on a default multi-thread tokio runtime), so its CPU time (user + sys, from
+//! `/proc/<pid>/stat`) excludes the load generator's. The load generator is closed-loop:
+//! C workers, each with one keep-alive connection, send a request, wait for the response,
+//! repeat. Each row measures `BENCH_SECS` seconds (default 3) per server, split into
+//! `BENCH_ROUNDS` (default 3) rounds that alternate between the servers, each after
+//! `BENCH_WARMUP` seconds (default 0.5) of warm-up, so background load hits both alike.
+//! Servers and load generator share the machine's cores: compare ratios, not absolutes.
 //!
-//! Both servers and the load generator share the machine's cores, so absolute numbers
-//! depend on the machine; the ratios are what to compare.
-//!
-//! The baseline ("raw") parses the body into a `serde_json::Value` with axum's `Json`
-//! extractor, matches `method`, and answers: `tools/call` with the sum of
-//! `params.arguments.a` and `.b` (no other validation, whatever the tool name), and
-//! `tools/list` by cloning and serializing a fixed `Value` per request (the result our
-//! server returned, so both payloads are identical), as a naive raw server would.
+//! The raw server parses the body into a `serde_json::Value` with axum's `Json` extractor
+//! and matches `method`: `tools/call` answers the sum of `params.arguments.a` and `.b`
+//! (whatever the tool name; no other validation, no headers checked), and `tools/list`
+//! clones and serializes a fixed `Value` per request, as a naive raw server would. That
+//! `Value` is the result our server returned, so both `tools/list` payloads are identical.
 
-use axum::extract::State;
 use axum::serve::ListenerExt;
-use axum::{Json, Router, routing::post};
+use axum::{Json, Router, extract::State, routing::post};
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper::{Request, StatusCode, header};
 use hyper_util::rt::TokioIo;
 use mcp_runtime::{Server, ToolError, tool, tools};
 use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Read};
@@ -54,10 +53,7 @@ async fn echo(text: String) -> String {
 
 /// Greets someone by name.
 #[tool]
-async fn greet(
-    name: String,
-    #[arg(description = "End with an exclamation mark")] excited: Option<bool>,
-) -> String {
+async fn greet(name: String, #[arg(description = "Shout it")] excited: Option<bool>) -> String {
     let end = if excited == Some(true) { "!" } else { "." };
     format!("Hello, {name}{end}")
 }
@@ -71,10 +67,8 @@ async fn sum(values: Vec<f64>) -> String {
 /// Divides `a` by `b`; fails when `b` is zero.
 #[tool]
 async fn divide(a: f64, b: f64) -> Result<String, ToolError> {
-    if b == 0.0 {
-        return Err(ToolError::new("division by zero"));
-    }
-    Ok((a / b).to_string())
+    let q = (b != 0.0).then(|| (a / b).to_string());
+    q.ok_or_else(|| ToolError::new("division by zero"))
 }
 
 #[derive(Deserialize, JsonSchema)]
@@ -87,10 +81,8 @@ enum Units {
 /// Reports the current weather of a city.
 #[tool]
 async fn weather(city: String, units: Option<Units>) -> String {
-    match units {
-        Some(Units::Fahrenheit) => format!("{city}: 68°F, sunny"),
-        _ => format!("{city}: 20°C, sunny"),
-    }
+    let f = matches!(units, Some(Units::Fahrenheit));
+    format!("{city}: {}, sunny", if f { "68°F" } else { "20°C" })
 }
 
 /// A full-text query.
@@ -108,34 +100,21 @@ struct Query {
 /// Searches the documents.
 #[tool]
 async fn search(query: Query) -> String {
-    let n = query.limit.unwrap_or(10);
-    format!(
-        "no hits for {:?} ({n} max, tags {:?})",
-        query.text, query.tags
-    )
+    let Query { text, limit, tags } = query;
+    format!("no hits for {text:?} (limit {limit:?}, tags {tags:?})")
 }
 
-/// Counts tagged items.
+/// Totals the counts of tagged items.
 #[tool]
 async fn tag_counts(counts: BTreeMap<String, u32>) -> String {
     counts.values().sum::<u32>().to_string()
 }
 
-#[derive(Serialize, JsonSchema)]
-struct Stats {
-    count: usize,
-    min: i64,
-    max: i64,
-}
-
-/// Basic statistics of a list of integers.
+/// Sorts a list of integers.
 #[tool]
-async fn stats(values: Vec<i64>) -> mcp_runtime::Json<Stats> {
-    mcp_runtime::Json(Stats {
-        count: values.len(),
-        min: values.iter().copied().min().unwrap_or(0),
-        max: values.iter().copied().max().unwrap_or(0),
-    })
+async fn sort(mut values: Vec<i64>) -> mcp_runtime::Json<Vec<i64>> {
+    values.sort_unstable();
+    mcp_runtime::Json(values)
 }
 
 /// Returns the server's time.
@@ -150,7 +129,14 @@ const TOOL_COUNT: usize = 10;
 const TOOLS_LIST_ENV: &str = "BENCH_TOOLS_LIST";
 
 // ---------------------------------------------------------------------------------------
-// Server side (child processes).
+// Servers (child processes).
+
+/// Both servers and the load generator: multi-thread runtime, default worker count.
+fn runtime() -> std::io::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+}
 
 /// Serves `kind` on an ephemeral port and prints the port on stdout. Exits when stdin
 /// closes, so a child never outlives the benchmark.
@@ -159,17 +145,13 @@ fn serve(kind: &str) -> std::io::Result<()> {
         let _ = std::io::stdin().read_to_end(&mut Vec::new());
         std::process::exit(0);
     });
-    // Both servers: multi-thread runtime, default worker count.
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()?;
-    rt.block_on(async {
+    runtime()?.block_on(async {
         let listener = TcpListener::bind(("127.0.0.1", 0)).await?;
         println!("{}", listener.local_addr()?.port());
         match kind {
             "ours" => {
                 let tools = tools![
-                    add, echo, greet, sum, divide, weather, search, tag_counts, stats, now
+                    add, echo, greet, sum, divide, weather, search, tag_counts, sort, now
                 ];
                 let server = Server::builder("bench", "1.0").tools(tools).build();
                 let server = server.map_err(std::io::Error::other)?;
@@ -178,12 +160,10 @@ fn serve(kind: &str) -> std::io::Result<()> {
             "raw" => {
                 let list = std::env::var(TOOLS_LIST_ENV).map_err(std::io::Error::other)?;
                 let list: Value = serde_json::from_str(&list)?;
-                let app = Router::new()
-                    .route("/mcp", post(raw_handler))
-                    .with_state(Arc::new(list));
-                // Our transport sets TCP_NODELAY; so does the baseline.
+                let app = Router::new().route("/mcp", post(raw_handler));
+                // Our transport sets TCP_NODELAY on accepted connections; so does this.
                 let listener = listener.tap_io(|s| drop(s.set_nodelay(true)));
-                axum::serve(listener, app).await
+                axum::serve(listener, app.with_state(Arc::new(list))).await
             }
             _ => Err(std::io::Error::other(format!("unknown server {kind:?}"))),
         }
@@ -192,79 +172,148 @@ fn serve(kind: &str) -> std::io::Result<()> {
 
 /// The baseline: no validation beyond reading what it needs.
 async fn raw_handler(State(list): State<Arc<Value>>, Json(req): Json<Value>) -> Json<Value> {
-    let id = req["id"].clone();
-    let result = match req["method"].as_str() {
+    let (key, value) = match req["method"].as_str() {
         Some("tools/call") => {
             let args = &req["params"]["arguments"];
             let sum = args["a"].as_i64().unwrap_or(0) + args["b"].as_i64().unwrap_or(0);
-            json!({ "content": [{ "type": "text", "text": sum.to_string() }] })
+            let text = sum.to_string();
+            (
+                "result",
+                json!({ "content": [{ "type": "text", "text": text }] }),
+            )
         }
-        Some("tools/list") => Value::clone(&list),
-        _ => {
-            let error = json!({ "code": -32601, "message": "Method not found" });
-            return Json(json!({ "jsonrpc": "2.0", "id": id, "error": error }));
-        }
+        Some("tools/list") => ("result", Value::clone(&list)),
+        _ => (
+            "error",
+            json!({ "code": -32601, "message": "Method not found" }),
+        ),
     };
-    Json(json!({ "jsonrpc": "2.0", "id": id, "result": result }))
+    // Not `json!({ .., "result": value })`, which would deep-copy `value` once more.
+    let mut reply = json!({ "jsonrpc": "2.0", "id": req["id"] });
+    reply[key] = value;
+    Json(reply)
+}
+
+/// A server child process, killed when dropped.
+struct ServerProcess {
+    name: &'static str,
+    port: u16,
+    child: Child,
+}
+
+impl ServerProcess {
+    fn spawn(name: &'static str, env: &[(&str, &str)]) -> Result<ServerProcess, String> {
+        let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+        let mut cmd = Command::new(exe);
+        cmd.args(["--serve", name]).envs(env.iter().copied());
+        let child = cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).spawn();
+        let mut child = child.map_err(|e| format!("spawn {name}: {e}"))?;
+        let mut line = String::new();
+        let _ = BufReader::new(child.stdout.take().expect("piped")).read_line(&mut line);
+        let port = line.trim().parse().unwrap_or(0);
+        let server = ServerProcess { name, port, child };
+        if port == 0 {
+            return Err(format!("the {name} server did not start"));
+        }
+        Ok(server)
+    }
+
+    /// The server's CPU time so far (user + system, all threads), in clock ticks.
+    fn cpu_ticks(&self) -> u64 {
+        let stat = std::fs::read_to_string(format!("/proc/{}/stat", self.child.id()));
+        let stat = stat.unwrap_or_default();
+        // After `(comm)` come fields 3 (state), 4, ...: utime is field 14, stime 15.
+        let rest = stat.rsplit_once(')').map_or("", |r| r.1);
+        let field = |n: usize| rest.split_whitespace().nth(n - 3)?.parse::<u64>().ok();
+        field(14).unwrap_or(0) + field(15).unwrap_or(0)
+    }
+}
+
+impl Drop for ServerProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Microseconds per clock tick (`getconf CLK_TCK`, which is 100 on Linux).
+fn tick_us() -> f64 {
+    let out = Command::new("getconf").arg("CLK_TCK").output().ok();
+    let tck = out.and_then(|o| String::from_utf8(o.stdout).ok()?.trim().parse().ok());
+    1e6 / tck.unwrap_or(100.0)
 }
 
 // ---------------------------------------------------------------------------------------
 // Load generator (parent process).
 
-const META: &str = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#;
+/// The `_meta` every 2026-07-28 request carries.
+macro_rules! meta {
+    () => {
+        r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#
+    };
+}
 
 /// One kind of request, sent identically (headers and body) to both servers.
-#[derive(Clone, Copy, PartialEq)]
-enum Call {
-    Add,
-    List,
+#[derive(Clone, Copy)]
+struct Call {
+    method: &'static str,
+    /// `Mcp-Name` (tools/call only).
+    name: Option<&'static str>,
+    body: &'static str,
+    /// What a correct response body contains.
+    expected: &'static str,
 }
+
+/// `tools/call` of `add(2, 3)`.
+const ADD: Call = Call {
+    method: "tools/call",
+    name: Some("add"),
+    body: concat!(
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":"#,
+        r#"{"name":"add","arguments":{"a":2,"b":3},"#,
+        meta!(),
+        "}}"
+    ),
+    expected: r#""text":"5""#,
+};
+
+/// `tools/list` (its only page).
+const LIST: Call = Call {
+    method: "tools/list",
+    name: None,
+    body: concat!(
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"#,
+        meta!(),
+        "}}"
+    ),
+    expected: r#""name":"add""#,
+};
 
 impl Call {
     fn request(self, port: u16) -> Request<Full<Bytes>> {
-        let (method, body) = match self {
-            Call::Add => (
-                "tools/call",
-                format!(
-                    r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"add","arguments":{{"a":2,"b":3}},{META}}}}}"#
-                ),
-            ),
-            Call::List => (
-                "tools/list",
-                format!(r#"{{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{{{META}}}}}"#),
-            ),
-        };
         let mut req = Request::post("/mcp")
             .header(header::HOST, format!("127.0.0.1:{port}"))
             .header(header::CONTENT_TYPE, "application/json")
             .header(header::ACCEPT, "application/json, text/event-stream")
             .header("mcp-protocol-version", "2026-07-28")
-            .header("mcp-method", method);
-        if let Call::Add = self {
-            req = req.header("mcp-name", "add");
+            .header("mcp-method", self.method);
+        if let Some(name) = self.name {
+            req = req.header("mcp-name", name);
         }
-        req.body(Full::new(Bytes::from(body)))
-            .expect("a valid request")
-    }
-
-    /// What a correct response body contains.
-    fn expected(self) -> &'static str {
-        match self {
-            Call::Add => r#""text":"5""#,
-            Call::List => r#""name":"add""#,
-        }
+        let req = req.body(Full::new(Bytes::from_static(self.body.as_bytes())));
+        req.expect("a valid request")
     }
 }
 
 type Sender = hyper::client::conn::http1::SendRequest<Full<Bytes>>;
 
+/// Opens one keep-alive HTTP/1.1 connection.
 async fn connect(port: u16) -> Result<Sender, String> {
     let stream = TcpStream::connect(("127.0.0.1", port)).await;
     let stream = stream.map_err(|e| format!("connect: {e}"))?;
     stream.set_nodelay(true).map_err(|e| e.to_string())?;
-    let (tx, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
-        .await
-        .map_err(|e| format!("handshake: {e}"))?;
+    let handshake = hyper::client::conn::http1::handshake(TokioIo::new(stream)).await;
+    let (tx, conn) = handshake.map_err(|e| format!("handshake: {e}"))?;
     tokio::spawn(conn);
     Ok(tx)
 }
@@ -278,192 +327,134 @@ async fn send(tx: &mut Sender, port: u16, call: Call, check: bool) -> Result<Byt
     let body = resp.into_body().collect().await;
     let body = body.map_err(|e| format!("body: {e}"))?.to_bytes();
     let text = String::from_utf8_lossy(&body);
-    if status != StatusCode::OK || (check && !text.contains(call.expected())) {
+    if status != StatusCode::OK || (check && !text.contains(call.expected)) {
         return Err(format!("unexpected response: {status} {text}"));
     }
     Ok(body)
 }
 
-/// A server child process, killed when dropped.
-struct ServerProcess {
-    name: &'static str,
-    port: u16,
-    child: Child,
-}
-
-impl Drop for ServerProcess {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl ServerProcess {
-    fn spawn(name: &'static str, env: &[(&str, &str)]) -> Result<ServerProcess, String> {
-        let exe = std::env::current_exe().map_err(|e| e.to_string())?;
-        let mut cmd = Command::new(exe);
-        cmd.args(["--serve", name]).envs(env.iter().copied());
-        let child = cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).spawn();
-        let mut child = child.map_err(|e| format!("spawn {name}: {e}"))?;
-        let mut line = String::new();
-        let stdout = child.stdout.take().expect("piped");
-        let _ = BufReader::new(stdout).read_line(&mut line);
-        let port = line.trim().parse().ok();
-        let mut server = ServerProcess {
-            name,
-            port: 0,
-            child,
-        };
-        server.port = port.ok_or_else(|| format!("{name} server did not start"))?;
-        Ok(server)
-    }
-
-    /// Server CPU time so far (user + system, all threads), in clock ticks.
-    fn cpu_ticks(&self) -> u64 {
-        let stat = std::fs::read_to_string(format!("/proc/{}/stat", self.child.id()));
-        let stat = stat.unwrap_or_default();
-        // Fields after `(comm)`: state is field 3, utime 14 and stime 15.
-        let rest = stat.rsplit_once(')').map_or("", |r| r.1);
-        let fields: Vec<u64> = rest
-            .split_whitespace()
-            .skip(1)
-            .map(|f| f.parse().unwrap_or(0))
-            .collect();
-        fields.get(11).unwrap_or(&0) + fields.get(12).unwrap_or(&0)
-    }
-}
-
-/// Clock ticks per second (`getconf CLK_TCK`; 100 on Linux if that fails).
-fn clock_ticks() -> f64 {
-    let out = Command::new("getconf").arg("CLK_TCK").output();
-    let out = out.ok().and_then(|o| String::from_utf8(o.stdout).ok());
-    out.and_then(|s| s.trim().parse().ok()).unwrap_or(100.0)
-}
-
-/// The result of one load phase.
-struct Phase {
-    rps: f64,
-    p50: Duration,
-    p99: Duration,
-    /// Server CPU per request, µs.
-    cpu_us: f64,
-    requests: u64,
+/// Measurements of one server in one row, merged over rounds.
+#[derive(Default)]
+struct Sample {
+    /// Latency of each request started in a measured window (sorted once complete).
+    nanos: Vec<u64>,
+    /// Total length of the measured windows.
+    secs: f64,
+    /// Server CPU time during the measured windows.
     cpu_ticks: u64,
 }
 
-struct Settings {
-    warmup: Duration,
-    measure: Duration,
-    tick_us: f64,
+impl Sample {
+    fn rps(&self) -> f64 {
+        self.nanos.len() as f64 / self.secs
+    }
+    fn pct(&self, p: usize) -> Duration {
+        Duration::from_nanos(self.nanos[(self.nanos.len() * p / 100).min(self.nanos.len() - 1)])
+    }
+    fn show(&self, tick_us: f64) -> String {
+        let (p50, p99) = (self.pct(50).as_micros(), self.pct(99).as_micros());
+        let (rps, cpu) = (self.rps(), cpu_us([self], tick_us));
+        format!("{rps:>6.0} req/s  p50 {p50:>5}µs  p99 {p99:>5}µs  cpu {cpu:>4.1}µs/req")
+    }
 }
 
-/// Runs `concurrency` closed-loop workers against `server` and measures after warm-up.
+/// Server CPU per request (µs) over `samples`, weighted by their requests.
+fn cpu_us<'a>(samples: impl IntoIterator<Item = &'a Sample>, tick_us: f64) -> f64 {
+    let totals = samples.into_iter().map(|s| (s.cpu_ticks, s.nanos.len()));
+    let (ticks, n) = totals.fold((0, 0), |(t, n), (dt, dn)| (t + dt, n + dn));
+    ticks as f64 * tick_us / n as f64
+}
+
+/// Runs `concurrency` closed-loop workers against `server` for `warmup + measure` and
+/// adds what happened after the warm-up to `into`.
 async fn phase(
-    s: &Settings,
     server: &ServerProcess,
-    call: Call,
-    concurrency: usize,
-) -> Result<Phase, String> {
-    let start = Instant::now() + s.warmup;
-    let until = start + s.measure;
-    let port = server.port;
-    let workers: Vec<_> = (0..concurrency)
-        .map(|_| {
-            tokio::spawn(async move {
-                let mut tx = connect(port).await?;
-                let mut nanos = Vec::new();
-                let mut first = true;
-                loop {
-                    let t = Instant::now();
-                    if t >= until {
-                        return Ok::<_, String>(nanos);
-                    }
-                    send(&mut tx, port, call, first).await?;
-                    first = false;
-                    if t >= start {
-                        nanos.push(t.elapsed().as_nanos() as u64);
-                    }
-                }
-            })
-        })
-        .collect();
+    (call, concurrency): (Call, usize),
+    (warmup, measure): (Duration, Duration),
+    into: &mut Sample,
+) -> Result<(), String> {
+    let (port, start) = (server.port, Instant::now() + warmup);
+    let until = start + measure;
+    let worker = move || async move {
+        let (mut tx, mut nanos) = (connect(port).await?, Vec::new());
+        // The first response of each worker has its body checked; all have their status.
+        send(&mut tx, port, call, true).await?;
+        loop {
+            let t = Instant::now();
+            if t >= until {
+                return Ok::<_, String>(nanos);
+            }
+            send(&mut tx, port, call, false).await?;
+            if t >= start {
+                nanos.push(t.elapsed().as_nanos() as u64);
+            }
+        }
+    };
+    let workers: Vec<_> = (0..concurrency).map(|_| tokio::spawn(worker())).collect();
     tokio::time::sleep_until(start.into()).await;
     let cpu0 = server.cpu_ticks();
-    let mut all = Vec::new();
     let mut errors = Vec::new();
     for w in workers {
-        match w.await {
-            Ok(Ok(nanos)) => all.extend(nanos),
-            Ok(Err(e)) => errors.push(e),
-            Err(e) => errors.push(e.to_string()),
+        match w.await.map_err(|e| e.to_string()).and_then(|r| r) {
+            Ok(nanos) => into.nanos.extend(nanos),
+            Err(e) => errors.push(e),
         }
     }
-    let elapsed = start.elapsed().as_secs_f64();
-    let cpu = server.cpu_ticks() - cpu0;
-    if !errors.is_empty() || all.is_empty() {
-        let first = errors
-            .first()
-            .map_or("no requests completed", String::as_str);
-        return Err(format!(
-            "{}: {} worker(s) failed: {first}",
+    into.secs += start.elapsed().as_secs_f64();
+    into.cpu_ticks += server.cpu_ticks() - cpu0;
+    match errors.first() {
+        None => Ok(()),
+        Some(e) => Err(format!(
+            "{}: {} worker(s) failed: {e}",
             server.name,
             errors.len()
-        ));
+        )),
     }
-    all.sort_unstable();
-    let pct = |p: usize| Duration::from_nanos(all[(all.len() * p / 100).min(all.len() - 1)]);
-    let requests = all.len() as u64;
-    Ok(Phase {
-        rps: requests as f64 / elapsed,
-        p50: pct(50),
-        p99: pct(99),
-        cpu_us: cpu as f64 * s.tick_us / requests as f64,
-        requests,
-        cpu_ticks: cpu,
-    })
 }
 
-fn us(d: Duration) -> String {
-    format!("{}µs", d.as_micros())
+/// One row of the report: a request kind and concurrency, both servers.
+struct Row {
+    name: String,
+    /// Throughput and p99 latency, ours / raw.
+    tput: f64,
+    p99: f64,
+    ours: Sample,
+    raw: Sample,
 }
 
-fn row(p: &Phase) -> String {
-    format!(
-        "{:>7.0} req/s  p50 {:>6}  p99 {:>7}  cpu {:>5.1}µs/req",
-        p.rps,
-        us(p.p50),
-        us(p.p99),
-        p.cpu_us
-    )
-}
-
-/// `≥`/`≤` target check, as text.
-fn target(label: &str, value: f64, goal: f64, at_least: bool) -> String {
-    let met = if at_least {
-        value >= goal
-    } else {
-        value <= goal
-    };
-    let op = if at_least { "≥" } else { "≤" };
-    let verdict = if met { "met" } else { "NOT met" };
-    format!("  {label:<32} {op}{goal:.2}x  got {value:.2}x  {verdict}")
+impl Row {
+    fn new(name: String, mut ours: Sample, mut raw: Sample) -> Row {
+        ours.nanos.sort_unstable();
+        raw.nanos.sort_unstable();
+        let tput = ours.rps() / raw.rps();
+        let p99 = ours.pct(99).as_secs_f64() / raw.pct(99).as_secs_f64();
+        Row {
+            name,
+            tput,
+            p99,
+            ours,
+            raw,
+        }
+    }
 }
 
 async fn bench() -> Result<(), String> {
-    let secs = |var: &str, default: f64| {
+    let env = |var: &str, default: f64| {
         let v = std::env::var(var).ok().and_then(|v| v.parse::<f64>().ok());
-        Duration::from_secs_f64(v.unwrap_or(default).max(0.1))
+        v.unwrap_or(default)
     };
-    let s = Settings {
-        warmup: secs("BENCH_WARMUP", 0.5),
-        measure: secs("BENCH_SECS", 3.0),
-        tick_us: 1e6 / clock_ticks(),
-    };
+    let secs = env("BENCH_SECS", 3.0).max(0.1);
+    let rounds = env("BENCH_ROUNDS", 3.0).max(1.0) as u32;
+    let warmup = env("BENCH_WARMUP", 0.5).max(0.0);
+    let window = (
+        Duration::from_secs_f64(warmup),
+        Duration::from_secs_f64(secs / f64::from(rounds)),
+    );
+    let tick_us = tick_us();
 
-    // Start ours, check it, and give its tools/list result to the raw server.
+    // Start ours, check its tool list, and hand that list to the raw server.
     let ours = ServerProcess::spawn("ours", &[])?;
-    let mut tx = connect(ours.port).await?;
-    let list = send(&mut tx, ours.port, Call::List, true).await?;
+    let list = send(&mut connect(ours.port).await?, ours.port, LIST, true).await?;
     let list: Value = serde_json::from_slice(&list).map_err(|e| e.to_string())?;
     let tools = list["result"]["tools"].as_array().map_or(0, Vec::len);
     if tools != TOOL_COUNT {
@@ -471,113 +462,94 @@ async fn bench() -> Result<(), String> {
             "ours: tools/list has {tools} tools, not {TOOL_COUNT}"
         ));
     }
-    let result = list["result"].to_string();
-    let raw = ServerProcess::spawn("raw", &[(TOOLS_LIST_ENV, &result)])?;
-    let mut sizes = Vec::new();
-    for server in [&ours, &raw] {
-        let mut tx = connect(server.port).await?;
-        for call in [Call::Add, Call::List] {
-            let body = send(&mut tx, server.port, call, true).await;
-            sizes.push(body.map_err(|e| format!("{}: {e}", server.name))?.len());
+    let raw = ServerProcess::spawn("raw", &[(TOOLS_LIST_ENV, &list["result"].to_string())])?;
+    let mut bytes = Vec::new();
+    for call in [ADD, LIST] {
+        for s in [&ours, &raw] {
+            let body = send(&mut connect(s.port).await?, s.port, call, true).await;
+            bytes.push(body.map_err(|e| format!("{}: {e}", s.name))?.len());
         }
     }
 
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     println!(
-        "mcp-runtime vs raw axum + serde_json over HTTP/1.1 on 127.0.0.1 \
-         ({cores} cores shared by both servers and the load generator; {:.1}s warm-up, {:.1}s per phase)",
-        s.warmup.as_secs_f64(),
-        s.measure.as_secs_f64()
-    );
-    println!(
-        "response bytes: tools/call ours {} raw {}; tools/list ours {} raw {}\n",
-        sizes[0], sizes[2], sizes[1], sizes[3]
+        "mcp-runtime (ours) vs raw axum + serde_json (raw), HTTP/1.1 on 127.0.0.1; {cores} cores \
+         shared by both servers and the load generator.\nEach row: {secs}s measured per server \
+         in {rounds} alternating rounds, each after {warmup}s warm-up; cpu = server user+sys.\n\
+         Response bytes: tools/call ours {} raw {}; tools/list ours {} raw {}.\n",
+        bytes[0], bytes[1], bytes[2], bytes[3]
     );
 
-    let plan = [
-        ("tools/call", Call::Add, 1),
-        ("tools/call", Call::Add, 16),
-        ("tools/call", Call::Add, 128),
-        ("tools/list", Call::List, 16),
+    let mut rows = Vec::new();
+    for (call, c) in [(ADD, 1), (ADD, 16), (ADD, 128), (LIST, 16)] {
+        let (mut ours_s, mut raw_s) = (Sample::default(), Sample::default());
+        for round in 0..rounds {
+            // Alternate who goes first, too.
+            let mut order = [(&ours, &mut ours_s), (&raw, &mut raw_s)];
+            if round % 2 == 1 {
+                order.reverse();
+            }
+            for (server, sample) in order {
+                phase(server, (call, c), window, sample).await?;
+            }
+        }
+        let row = Row::new(format!("{} c={c}", call.method), ours_s, raw_s);
+        println!(
+            "{:<16} ours {} | raw {} | throughput {:.2}x  p99 {:.2}x",
+            row.name,
+            row.ours.show(tick_us),
+            row.raw.show(tick_us),
+            row.tput,
+            row.p99
+        );
+        rows.push(row);
+    }
+
+    // Server CPU per request over all rows of a method.
+    for (label, rows) in [
+        ("tools/call (all c)", &rows[..3]),
+        ("tools/list", &rows[3..]),
+    ] {
+        let a = cpu_us(rows.iter().map(|r| &r.ours), tick_us);
+        let b = cpu_us(rows.iter().map(|r| &r.raw), tick_us);
+        let ratio = a / b;
+        println!("server CPU per request, {label:<18}  ours {a:.1}µs, raw {b:.1}µs ({ratio:.2}x)");
+    }
+
+    // Throughput (ours/raw) must reach its goal; p99 (ours/raw) must stay within its goal.
+    println!("\nTargets (for reference; not asserted):");
+    let targets = [
+        (1, "throughput", 0.85),
+        (1, "p99", 1.5),
+        (2, "throughput", 0.85),
+        (2, "p99", 1.5),
+        (3, "throughput", 0.9),
     ];
-    let mut results = Vec::new();
-    for (label, call, c) in plan {
-        let a = phase(&s, &ours, call, c).await?;
-        let b = phase(&s, &raw, call, c).await?;
-        println!(
-            "{label}  c={c:<4} ours {} | raw {} | throughput {:.2}x  p99 {:.2}x",
-            row(&a),
-            row(&b),
-            a.rps / b.rps,
-            a.p99.as_secs_f64() / b.p99.as_secs_f64()
-        );
-        results.push((call, c, a, b));
-    }
-
-    // Server CPU per request over all phases of each method.
-    for (label, kind) in [("tools/call", Call::Add), ("tools/list", Call::List)] {
-        let (mut ours_t, mut ours_n, mut raw_t, mut raw_n) = (0, 0, 0, 0);
-        for (call, _, a, b) in &results {
-            if *call == kind {
-                (ours_t, ours_n) = (ours_t + a.cpu_ticks, ours_n + a.requests);
-                (raw_t, raw_n) = (raw_t + b.cpu_ticks, raw_n + b.requests);
-            }
-        }
-        let ours_us = ours_t as f64 * s.tick_us / ours_n as f64;
-        let raw_us = raw_t as f64 * s.tick_us / raw_n as f64;
-        println!(
-            "server CPU per request, {label}: ours {ours_us:.1}µs, raw {raw_us:.1}µs ({:.2}x)",
-            ours_us / raw_us
-        );
-    }
-
-    println!("\ntargets (for reference; not asserted):");
-    for (call, c, a, b) in &results {
-        let (tput, p99) = (a.rps / b.rps, a.p99.as_secs_f64() / b.p99.as_secs_f64());
-        match (call, c) {
-            (Call::Add, 16 | 128) => {
-                println!(
-                    "{}",
-                    target(&format!("tools/call c={c} throughput"), tput, 0.85, true)
-                );
-                println!(
-                    "{}",
-                    target(&format!("tools/call c={c} p99"), p99, 1.5, false)
-                );
-            }
-            (Call::List, _) => {
-                println!(
-                    "{}",
-                    target(&format!("tools/list c={c} throughput"), tput, 0.9, true)
-                );
-            }
-            _ => {}
-        }
+    for (row, what, goal) in targets {
+        let r = &rows[row];
+        let (op, got, met) = match what {
+            "p99" => ("≤", r.p99, r.p99 <= goal),
+            _ => ("≥", r.tput, r.tput >= goal),
+        };
+        let verdict = if met { "met" } else { "NOT met" };
+        let name = format!("{} {what}", r.name);
+        println!("  {name:<27} {op}{goal:.2}x  got {got:.2}x  {verdict}");
     }
     Ok(())
 }
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().collect();
-    if let Some(i) = args.iter().position(|a| a == "--serve") {
-        let kind = args.get(i + 1).map_or("", String::as_str);
-        return match serve(kind) {
-            Ok(()) => ExitCode::SUCCESS,
-            Err(e) => {
-                eprintln!("--serve {kind}: {e}");
-                ExitCode::FAILURE
-            }
-        };
-    }
-    // The load generator: its own multi-thread runtime, default worker count.
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .expect("a tokio runtime");
-    match rt.block_on(bench()) {
+    let result = match args.iter().position(|a| a == "--serve") {
+        Some(i) => serve(args.get(i + 1).map_or("", String::as_str)).map_err(|e| e.to_string()),
+        None => runtime()
+            .map_err(|e| e.to_string())
+            .and_then(|rt| rt.block_on(bench())),
+    };
+    match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("benchmark failed: {e}");
+            eprintln!("http bench: {e}");
             ExitCode::FAILURE
         }
     }

@@ -6,7 +6,10 @@
 //! Tool names and texts follow the suite's reference fixture exactly: the suite matches
 //! on them. Later issues add their fixtures (resources, prompts, MRTR, headers, listen).
 
-use mcp_runtime::{Content, Context, Logger, Progress, Server, ToolError, tool, tools};
+use mcp_runtime::{
+    Content, Context, Logger, Progress, PromptMessage, ResourceContents, Server, ToolError, prompt,
+    prompts, resource, resources, tool, tools,
+};
 use std::time::Duration;
 
 const PNG: &[u8] = include_bytes!("assets/pixel.png");
@@ -109,6 +112,113 @@ async fn test_streaming_elicitation(progress: Progress) -> &'static str {
     "Streaming test completed."
 }
 
+// ---------------------------------------------------------------- resources
+
+/// A static text resource.
+#[resource(
+    "test://static-text",
+    name = "static-text",
+    title = "Static text",
+    mime_type = "text/plain"
+)]
+async fn static_text() -> &'static str {
+    "This is the content of the static text resource."
+}
+
+/// A static binary resource (a 1x1 PNG).
+#[resource(
+    "test://static-binary",
+    name = "static-binary",
+    title = "Static binary",
+    mime_type = "image/png"
+)]
+async fn static_binary() -> &'static [u8] {
+    PNG
+}
+
+/// A resource template: the data of one id.
+#[resource(
+    "test://template/{id}/data",
+    name = "template",
+    title = "Template",
+    mime_type = "application/json"
+)]
+async fn template(id: String) -> String {
+    serde_json::json!({ "id": id, "templateTest": true, "data": format!("Data for ID: {id}") })
+        .to_string()
+}
+
+/// A resource whose updates clients can watch.
+#[resource(
+    "test://watched-resource",
+    name = "watched-resource",
+    title = "Watched resource",
+    mime_type = "text/plain"
+)]
+async fn watched_resource() -> &'static str {
+    "Watched resource content"
+}
+
+/// A static resource served statelessly.
+#[resource(
+    "test://stateless-static-text",
+    name = "Stateless Static Text",
+    mime_type = "text/plain"
+)]
+async fn stateless_static_text() -> &'static str {
+    "Static text content from the stateless draft path."
+}
+
+// ---------------------------------------------------------------- prompts
+
+/// A simple prompt without arguments.
+#[prompt]
+async fn test_simple_prompt() -> &'static str {
+    "This is a simple prompt for testing."
+}
+
+/// A prompt with two required arguments.
+#[prompt]
+async fn test_prompt_with_arguments(
+    #[arg(description = "First test argument", complete = complete_arg1)] arg1: String,
+    #[arg(description = "Second test argument")] arg2: String,
+) -> String {
+    format!("Prompt with arguments: arg1='{arg1}', arg2='{arg2}'")
+}
+
+/// Suggestions for `arg1`: the known values that start with what was typed.
+async fn complete_arg1(partial: String) -> Vec<String> {
+    ["test", "testValue1", "testing", "other"]
+        .into_iter()
+        .filter(|v| v.starts_with(&partial))
+        .map(String::from)
+        .collect()
+}
+
+/// A prompt that embeds a resource.
+#[prompt]
+async fn test_prompt_with_embedded_resource(
+    #[arg(name = "resourceUri", description = "URI of the resource to embed")] resource_uri: String,
+) -> Vec<PromptMessage> {
+    vec![
+        PromptMessage::user(Content::embedded(ResourceContents::text(
+            resource_uri,
+            "text/plain",
+            "Embedded resource content for testing.",
+        ))),
+        PromptMessage::user("Please process the embedded resource above."),
+    ]
+}
+
+/// A prompt with an image.
+#[prompt]
+async fn test_prompt_with_image() -> Vec<PromptMessage> {
+    vec![
+        PromptMessage::user(Content::image(PNG, "image/png")),
+        PromptMessage::user("Please analyze the image above."),
+    ]
+}
+
 fn server() -> Server {
     Server::builder("mcp-runtime-conformance", env!("CARGO_PKG_VERSION"))
         .instructions("Fixture server for the MCP conformance suite.")
@@ -124,6 +234,19 @@ fn server() -> Server {
             test_error_handling,
             test_missing_capability,
             test_streaming_elicitation,
+        ])
+        .resources(resources![
+            static_text,
+            static_binary,
+            template,
+            watched_resource,
+            stateless_static_text,
+        ])
+        .prompts(prompts![
+            test_simple_prompt,
+            test_prompt_with_arguments,
+            test_prompt_with_embedded_resource,
+            test_prompt_with_image,
         ])
         .build()
         .unwrap_or_else(|e| {

@@ -1,7 +1,7 @@
 //! Rules on names and values, as plain functions (unit-tested), and rules across the
 //! tools of one `impl`.
 
-use crate::model::ToolFn;
+use crate::model::{Common, ResourceFn};
 use darling::error::Accumulator;
 use syn::Type;
 
@@ -113,16 +113,38 @@ pub fn icon_src(src: &str) -> Result<(), String> {
     }
 }
 
-/// Tool names are unique within one `impl`.
-pub fn unique_names(tools: &[ToolFn], errors: &mut Accumulator) {
-    for (i, t) in tools.iter().enumerate() {
-        if let Some(first) = tools[..i].iter().find(|o| o.name == t.name) {
+/// Names are unique within one `impl` (per kind).
+pub fn unique_names(kind: &str, items: &[&Common], errors: &mut Accumulator) {
+    for (i, t) in items.iter().enumerate() {
+        if let Some(first) = items[..i].iter().find(|o| o.name == t.name) {
             errors.push(
                 darling::Error::custom(format!(
-                    "duplicate tool name `{}`\n\n= note: `{}` already uses this name\n= help: give one of them `#[tool(name = \"...\")]`",
+                    "duplicate {kind} name `{}`\n\n= note: `{}` already uses this name\n= help: give one of them `#[{kind}(name = \"...\")]`",
                     t.name, first.ident
                 ))
                 .with_span(&t.name_span),
+            );
+        }
+    }
+}
+
+/// Resource URIs and templates of one `impl` cannot match the same URI.
+pub fn distinct_resources(items: &[&ResourceFn], errors: &mut Accumulator) {
+    // A fixed URI that a template also matches is fine: the fixed one is served.
+    let collide = |a: &ResourceFn, b: &ResourceFn| {
+        a.uri == b.uri
+            || (!a.template.is_static()
+                && !b.template.is_static()
+                && a.template.overlaps(&b.template))
+    };
+    for (i, r) in items.iter().enumerate() {
+        if let Some(first) = items[..i].iter().find(|o| collide(o, r)) {
+            errors.push(
+                darling::Error::custom(format!(
+                    "resources `{}` and `{}` can match the same URI\n\n= note: `{}` declares the first one\n= help: make their fixed parts differ",
+                    first.uri, r.uri, first.common.ident
+                ))
+                .with_span(&r.uri_span),
             );
         }
     }

@@ -21,7 +21,21 @@ pub fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
     expand::tool::expand(args.into(), item.into()).into()
 }
 
-/// Serves the `#[tool]` methods of an `impl` block. See `mcp_runtime::server`.
+/// Turns an `async fn` into an MCP resource or resource template. See
+/// `mcp_runtime::resource`.
+#[proc_macro_attribute]
+pub fn resource(args: TokenStream, item: TokenStream) -> TokenStream {
+    expand::resource::expand(args.into(), item.into()).into()
+}
+
+/// Turns an `async fn` into an MCP prompt. See `mcp_runtime::prompt`.
+#[proc_macro_attribute]
+pub fn prompt(args: TokenStream, item: TokenStream) -> TokenStream {
+    expand::prompt::expand(args.into(), item.into()).into()
+}
+
+/// Serves the `#[tool]`, `#[resource]` and `#[prompt]` methods of an `impl` block. See
+/// `mcp_runtime::server`.
 #[proc_macro_attribute]
 pub fn server(args: TokenStream, item: TokenStream) -> TokenStream {
     expand::server::expand(args.into(), item.into()).into()

@@ -32,16 +32,20 @@ mod server;
 pub mod telemetry;
 mod transport;
 
-pub use mcp_macros::{server, tool};
+pub use mcp_macros::{prompt, resource, server, tool};
+pub use protocol::{Annotations, ResourceContents, Role};
 pub use protocol::{
     CacheHints, CacheScope, CallToolResult, ClientCapabilities, Content, LogLevel, RequestId,
     RpcError,
 };
 pub use server::{
-    BuildError, Context, DEFAULT_LIST_CACHE, DEFAULT_PAGE_SIZE, DEFAULT_REQUEST_TIMEOUT,
-    FromToolCall, Icon, IntoToolResult, Json, Logger, Param, Progress, Provider, Server,
+    BuildError, Context, DEFAULT_LIST_CACHE, DEFAULT_PAGE_SIZE, DEFAULT_READ_CACHE,
+    DEFAULT_REQUEST_TIMEOUT, FromPromptCall, FromRequest, FromToolCall, GetPromptResult, Icon,
+    IntoCompleter, IntoContents, IntoPromptResult, IntoResourceList, IntoToolResult, Json,
+    KnownArguments, Logger, MAX_COMPLETIONS, Param, Progress, PromptCall, PromptDef, PromptMessage,
+    PromptSignature, Provider, Requirements, Resource, ResourceCall, ResourceDef, SafePath, Server,
     ServerBuilder, ServerInfo, Signature, State, ToolAnnotations, ToolCall, ToolDef, ToolError,
-    TraceContext, valid_tool_name,
+    TraceContext, UriTemplate, valid_tool_name,
 };
 #[cfg(feature = "http")]
 pub use transport::http::{HttpConfig, HttpServer};
@@ -67,6 +71,23 @@ macro_rules! tools {
     };
 }
 
+/// Collects `#[resource]` functions into resource definitions for
+/// [`ServerBuilder::resources`].
+#[macro_export]
+macro_rules! resources {
+    ($($($segment:ident)::+),* $(,)?) => {
+        [$($($segment)::+ :: __mcp_resource()),*]
+    };
+}
+
+/// Collects `#[prompt]` functions into prompt definitions for [`ServerBuilder::prompts`].
+#[macro_export]
+macro_rules! prompts {
+    ($($($segment:ident)::+),* $(,)?) => {
+        [$($($segment)::+ :: __mcp_prompt()),*]
+    };
+}
+
 pub(crate) fn base64_encode(bytes: &[u8]) -> String {
     use base64::Engine;
     base64::engine::general_purpose::STANDARD.encode(bytes)
@@ -75,7 +96,12 @@ pub(crate) fn base64_encode(bytes: &[u8]) -> String {
 /// What the macros expand to. Not a public API: it changes without notice.
 #[doc(hidden)]
 pub mod __private {
+    pub use crate::protocol::{Annotations, Role};
     pub use crate::protocol::{CacheHints, CacheScope};
+    pub use crate::server::{
+        FromPromptCall, FromRequest, PromptCall, PromptDef, PromptSignature, Requirements,
+        ResourceCall, ResourceDef,
+    };
     pub use crate::server::{FromToolCall, Param, Signature, ToolCall, ToolDef, ToolError};
     pub use crate::server::{Icon, IntoToolResult, Provider, ToolAnnotations};
     pub use core::option::Option::{self, None, Some};

@@ -23,6 +23,10 @@ fn ui() {
     let t = trybuild::TestCases::new();
     t.pass("ui/tool/pass/*.rs");
     t.pass("ui/server/pass/*.rs");
+    t.pass("ui/resource/pass/*.rs");
+    t.pass("ui/prompt/pass/*.rs");
     t.compile_fail("ui/tool/fail/*.rs");
     t.compile_fail("ui/server/fail/*.rs");
+    t.compile_fail("ui/resource/fail/*.rs");
+    t.compile_fail("ui/prompt/fail/*.rs");
 }

@@ -49,10 +49,54 @@ pub struct IconArgs {
     pub theme: Option<SpannedValue<String>>,
 }
 
-/// `#[arg(...)]` on a tool parameter.
+/// `#[arg(...)]` on a parameter.
 #[derive(Debug, Default, FromMeta)]
 #[darling(default)]
 pub struct ArgArgs {
-    /// The parameter's description in `inputSchema`.
+    /// The argument's key, when it differs from the parameter's name (`resourceUri`).
+    pub name: Option<SpannedValue<String>>,
+    /// The parameter's description (`inputSchema`, prompt argument).
     pub description: Option<String>,
+    /// A completer for a prompt argument or a template variable.
+    pub complete: Option<syn::Path>,
+}
+
+/// `#[resource("uri", ...)]` options after the URI.
+#[derive(Debug, Default, FromMeta)]
+#[darling(default)]
+pub struct ResourceArgs {
+    pub name: Option<SpannedValue<String>>,
+    pub title: Option<String>,
+    pub description: Option<SpannedValue<String>>,
+    pub mime_type: Option<String>,
+    pub size: Option<u64>,
+    #[darling(multiple)]
+    pub icon: Vec<SpannedValue<IconArgs>>,
+    pub annotations: Option<ResourceAnnotationArgs>,
+    pub meta: Option<SpannedValue<String>>,
+    pub ttl_ms: Option<u64>,
+    pub cache_scope: Option<SpannedValue<String>>,
+    /// A function listing the resources a template can produce.
+    pub list: Option<syn::Path>,
+}
+
+/// `annotations(audience(user, assistant), priority = 0.5, last_modified = "...")`.
+#[derive(Debug, Default, FromMeta)]
+#[darling(default)]
+pub struct ResourceAnnotationArgs {
+    pub audience: Option<darling::util::PathList>,
+    pub priority: Option<SpannedValue<f64>>,
+    pub last_modified: Option<SpannedValue<String>>,
+}
+
+/// `#[prompt(...)]` options.
+#[derive(Debug, Default, FromMeta)]
+#[darling(default)]
+pub struct PromptArgs {
+    pub name: Option<SpannedValue<String>>,
+    pub title: Option<String>,
+    pub description: Option<SpannedValue<String>>,
+    #[darling(multiple)]
+    pub icon: Vec<SpannedValue<IconArgs>>,
+    pub meta: Option<SpannedValue<String>>,
 }

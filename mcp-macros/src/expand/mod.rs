@@ -1,23 +1,66 @@
 //! Model → tokens. Generated code calls `::mcp_runtime::__private` and nothing else.
 
+pub mod prompt;
+pub mod resource;
 pub mod server;
 pub mod tool;
 
 use crate::doc::Doc;
-use crate::model::{Receiver, ToolFn};
+use crate::model::{Cache, Common, Receiver};
 use proc_macro2::TokenStream;
 use quote::{quote, quote_spanned};
 
-/// The expression building one `ToolDef`.
-///
-/// For a free function the call is `name(args)`; for a method it goes through `__this`, an
-/// `Arc` of the server value captured by the handler.
-pub fn tool_def(tool: &ToolFn, in_impl: bool) -> TokenStream {
-    let p = quote!(::mcp_runtime::__private);
-    let name = &tool.name;
-    let ident = &tool.ident;
+/// `::mcp_runtime::__private`.
+fn private() -> TokenStream {
+    quote!(::mcp_runtime::__private)
+}
 
-    let params = tool.params.iter().map(|param| {
+/// How the generated handler calls the user's function: directly (free function), through
+/// `Self::` (associated function) or through `__this`, an `Arc` of the server value.
+struct Call {
+    capture_outer: TokenStream,
+    capture_inner: TokenStream,
+    call: TokenStream,
+}
+
+fn call(common: &Common, in_impl: bool) -> Call {
+    let p = private();
+    let ident = &common.ident;
+    let args = common.params.iter().map(|param| &param.ident);
+    match (in_impl, common.receiver) {
+        (false, _) => Call {
+            capture_outer: quote!(),
+            capture_inner: quote!(),
+            call: quote!(#ident(#(#args),*).await),
+        },
+        (true, Receiver::None) => Call {
+            capture_outer: quote!(),
+            capture_inner: quote!(),
+            call: quote!(Self::#ident(#(#args),*).await),
+        },
+        (true, Receiver::Ref) => Call {
+            capture_outer: quote!(let __this = #p::Arc::clone(this);),
+            capture_inner: quote!(let __this = #p::Arc::clone(&__this);),
+            call: quote!(__this.#ident(#(#args),*).await),
+        },
+    }
+}
+
+/// `boxed(async move { <extract>; Ok(<call>) })`, spanned at the function's name so a
+/// non-`Send` future is reported there.
+fn boxed_body(common: &Common, extracts: &[TokenStream], call: &TokenStream) -> TokenStream {
+    quote_spanned! {common.ident.span()=>
+        ::mcp_runtime::__private::boxed(async move {
+            #(#extracts)*
+            ::mcp_runtime::__private::Result::<_, ::mcp_runtime::__private::ToolError>::Ok(#call)
+        })
+    }
+}
+
+/// The `Param` constants of the parameters.
+fn param_consts(common: &Common) -> TokenStream {
+    let p = private();
+    let params = common.params.iter().map(|param| {
         let n = &param.name;
         let d = match &param.description {
             Some(d) => quote!(#p::Some(#d)),
@@ -25,54 +68,111 @@ pub fn tool_def(tool: &ToolFn, in_impl: bool) -> TokenStream {
         };
         quote!(#p::Param { name: #n, description: #d })
     });
-    let describes = tool.params.iter().enumerate().map(|(i, param)| {
+    quote!(const __PARAMS: &[#p::Param] = &[#(#params),*];)
+}
+
+/// The builder calls shared by every kind: description, title, icons, `_meta`.
+fn common_builder(common: &Common) -> Vec<TokenStream> {
+    let p = private();
+    let mut builder = Vec::new();
+    if let Some(description) = &common.description {
+        let d = match description {
+            Doc::Text(t) => quote!(#t),
+            Doc::Expr(e) => e.clone(),
+        };
+        builder.push(quote!(.description(#d)));
+    }
+    if let Some(t) = &common.title {
+        builder.push(quote!(.title(#t)));
+    }
+    for icon in &common.icons {
+        let src = &icon.src;
+        let mut b = quote!(#p::Icon::new(#src));
+        if let Some(m) = &icon.mime_type {
+            b = quote!(#b.mime_type(#m));
+        }
+        for s in &icon.sizes {
+            b = quote!(#b.size(#s));
+        }
+        if let Some(t) = &icon.theme {
+            b = quote!(#b.theme(#t));
+        }
+        builder.push(quote!(.icon(#b)));
+    }
+    for (k, v) in &common.meta {
+        builder.push(quote!(.meta(#k, #p::json(#v))));
+    }
+    builder
+}
+
+fn cache_builder(cache: &Option<Cache>) -> Option<TokenStream> {
+    let p = private();
+    cache.as_ref().map(|c| {
+        let ttl = match c.ttl_ms {
+            Some(t) => quote!(#p::Some(#t)),
+            None => quote!(#p::None),
+        };
+        let private = match c.private {
+            Some(b) => quote!(#p::Some(#b)),
+            None => quote!(#p::None),
+        };
+        quote!(.cache(#p::cache_hints(#ttl, #private)))
+    })
+}
+
+/// `.completer("arg", path)` for each completed parameter, spanned at the path so a
+/// completer with the wrong signature is reported there.
+fn completers(common: &Common) -> Vec<TokenStream> {
+    common
+        .params
+        .iter()
+        .filter_map(|param| {
+            let path = param.complete.as_ref()?;
+            let n = &param.name;
+            Some(quote_spanned!(syn::spanned::Spanned::span(path)=> .completer(#n, #path)))
+        })
+        .collect()
+}
+
+/// The expression building one `ToolDef`.
+pub fn tool_def(tool: &crate::model::ToolFn, in_impl: bool) -> TokenStream {
+    let p = private();
+    let common = &tool.common;
+    let name = &common.name;
+    let consts = param_consts(common);
+    let describes = common.params.iter().enumerate().map(|(i, param)| {
         let ty = &param.ty;
-        quote_spanned!(param.ty_span()=> <#ty as #p::FromToolCall>::describe(&__PARAMS[#i], &mut __signature);)
+        quote_spanned!(param.ty_span=> <#ty as #p::FromToolCall>::describe(&__PARAMS[#i], &mut __signature);)
     });
-    let extracts = tool.params.iter().enumerate().map(|(i, param)| {
-        let ty = &param.ty;
-        let id = &param.ident;
-        quote!(let #id = <#ty as #p::FromToolCall>::from_tool_call(&mut __call, &__PARAMS[#i])?;)
-    });
-    let args = tool.params.iter().map(|param| &param.ident);
-    let call_arg = if tool.params.is_empty() {
+    let extracts: Vec<TokenStream> = common
+        .params
+        .iter()
+        .enumerate()
+        .map(|(i, param)| {
+            let ty = &param.ty;
+            let id = &param.ident;
+            quote!(let #id = <#ty as #p::FromToolCall>::from_tool_call(&mut __call, &__PARAMS[#i])?;)
+        })
+        .collect();
+    let Call {
+        capture_outer,
+        capture_inner,
+        call,
+    } = call(common, in_impl);
+    let call_arg = if common.params.is_empty() {
         quote!(_)
     } else {
         quote!(mut __call)
     };
-
-    let (capture_outer, capture_inner, call) = match (in_impl, tool.receiver) {
-        (false, _) => (quote!(), quote!(), quote!(#ident(#(#args),*).await)),
-        (true, Receiver::None) => (quote!(), quote!(), quote!(Self::#ident(#(#args),*).await)),
-        (true, Receiver::Ref) => (
-            quote!(let __this = #p::Arc::clone(this);),
-            quote!(let __this = #p::Arc::clone(&__this);),
-            quote!(__this.#ident(#(#args),*).await),
-        ),
-    };
-    // `boxed` requires the future to be `Send`; spanned at the function's name, that is
-    // where a non-`Send` future is reported.
-    let boxed = quote_spanned! {ident.span()=>
-        ::mcp_runtime::__private::boxed(async move {
-            #(#extracts)*
-            ::mcp_runtime::__private::Result::<_, ::mcp_runtime::__private::ToolError>::Ok(#call)
-        })
-    };
+    let body = boxed_body(common, &extracts, &call);
     let handler = quote! {
         move |#call_arg: #p::ToolCall| {
             #capture_inner
-            #boxed
+            #body
         }
     };
 
-    let description = match &tool.description {
-        Doc::Text(t) => quote!(#t),
-        Doc::Expr(e) => e.clone(),
-    };
-    let mut builder = vec![quote!(.description(#description))];
-    if let Some(t) = &tool.title {
-        builder.push(quote!(.title(#t)));
-    }
+    let mut builder = common_builder(common);
     if let Some(a) = &tool.annotations {
         let opt_str = |v: &Option<String>| match v {
             Some(s) => quote!(#p::Some(::std::string::String::from(#s))),
@@ -97,46 +197,80 @@ pub fn tool_def(tool: &ToolFn, in_impl: bool) -> TokenStream {
             open_world_hint: #ow,
         })));
     }
-    for icon in &tool.icons {
-        let src = &icon.src;
-        let mut b = quote!(#p::Icon::new(#src));
-        if let Some(m) = &icon.mime_type {
-            b = quote!(#b.mime_type(#m));
-        }
-        for s in &icon.sizes {
-            b = quote!(#b.size(#s));
-        }
-        if let Some(t) = &icon.theme {
-            b = quote!(#b.theme(#t));
-        }
-        builder.push(quote!(.icon(#b)));
-    }
-    for (k, v) in &tool.meta {
-        builder.push(quote!(.meta(#k, #p::json(#v))));
-    }
-    if let Some(c) = &tool.cache {
-        let ttl = match c.ttl_ms {
-            Some(t) => quote!(#p::Some(#t)),
-            None => quote!(#p::None),
-        };
-        let private = match c.private {
-            Some(b) => quote!(#p::Some(#b)),
-            None => quote!(#p::None),
-        };
-        builder.push(quote!(.cache(#p::cache_hints(#ttl, #private))));
-    }
+    builder.extend(cache_builder(&tool.cache));
 
     // `ToolDef::new` requires the return type to convert into a result; spanned at the
     // return type, that is where a wrong one is reported.
-    let new = quote_spanned! {tool.return_span=>
+    let new = quote_spanned! {common.return_span=>
         ::mcp_runtime::__private::ToolDef::new(#name, __signature, #handler)
     };
     quote! {{
-        const __PARAMS: &[#p::Param] = &[#(#params),*];
+        #consts
         let mut __signature = #p::Signature::new();
         #(#describes)*
         #capture_outer
         #new
             #(#builder)*
     }}
+}
+
+/// The hidden companion of a free function: a struct of the same name (type namespace)
+/// whose associated function builds the definition.
+pub fn companion(
+    func: &syn::ItemFn,
+    method: &str,
+    ret: TokenStream,
+    body: TokenStream,
+) -> TokenStream {
+    let vis = &func.vis;
+    let ident = &func.sig.ident;
+    let method = syn::Ident::new(method, proc_macro2::Span::call_site());
+    quote! {
+        #[doc(hidden)]
+        #[allow(non_camel_case_types, dead_code)]
+        #vis struct #ident {}
+
+        #[automatically_derived]
+        #[allow(dead_code)]
+        impl #ident {
+            #[doc(hidden)]
+            pub fn #method() -> #ret {
+                #body
+            }
+        }
+    }
+}
+
+/// The item was not a function (or does not parse): give the tokens back with one error.
+fn not_a_function(item: TokenStream, e: syn::Error, kind: &str) -> TokenStream {
+    let e = syn::Error::new(
+        e.span(),
+        format!("{e}\n\n= note: `#[{kind}]` goes on an `async fn`"),
+    )
+    .to_compile_error();
+    quote!(#item #e)
+}
+
+/// The function plus its companion; on errors, the function, a stub companion (so only our
+/// errors show) and the errors.
+fn finish(
+    func: syn::ItemFn,
+    errors: darling::error::Accumulator,
+    def: Option<TokenStream>,
+    method: &str,
+    ret: TokenStream,
+) -> TokenStream {
+    let is_method = func.sig.receiver().is_some();
+    match (errors.finish(), def) {
+        (Ok(()), Some(def)) => {
+            let companion = companion(&func, method, ret, def);
+            quote!(#func #companion)
+        }
+        (result, _) => {
+            let errors = result.err().map(darling::Error::write_errors);
+            let stub =
+                (!is_method).then(|| companion(&func, method, ret, quote!(::core::unreachable!())));
+            quote!(#func #stub #errors)
+        }
+    }
 }

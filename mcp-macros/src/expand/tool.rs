@@ -1,6 +1,5 @@
 //! `#[tool]` on a free function: the function, unchanged, plus a hidden companion struct of
-//! the same name (type namespace) whose `__mcp_tool()` builds the definition. `tools![f]`
-//! calls it.
+//! the same name whose `__mcp_tool()` builds the definition. `tools![f]` calls it.
 
 use crate::attr::ToolArgs;
 use crate::model::{Site, ToolFn};
@@ -12,15 +11,7 @@ use quote::quote;
 pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
     let mut func: syn::ItemFn = match syn::parse2(item.clone()) {
         Ok(f) => f,
-        // Not a function (or mid-edit code): give the tokens back with one error.
-        Err(e) => {
-            let e = syn::Error::new(
-                e.span(),
-                format!("{e}\n\n= note: `#[tool]` goes on an `async fn`"),
-            );
-            let e = e.to_compile_error();
-            return quote!(#item #e);
-        }
+        Err(e) => return super::not_a_function(item, e, "tool"),
     };
     let mut errors = darling::Error::accumulator();
     let args = match NestedMeta::parse_meta_list(args) {
@@ -38,38 +29,12 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
         Site::Free,
         &mut errors,
     );
-    let is_method = func.sig.receiver().is_some();
-
-    match (errors.finish(), model) {
-        (Ok(()), Some(tool)) => {
-            let def = super::tool_def(&tool, false);
-            let companion = companion(&func, quote!(#def));
-            quote!(#func #companion)
-        }
-        (result, _) => {
-            let errors = result.err().map(darling::Error::write_errors);
-            // Emit the function and a stub companion so that only our errors show.
-            let stub = (!is_method).then(|| companion(&func, quote!(::core::unreachable!())));
-            quote!(#func #stub #errors)
-        }
-    }
-}
-
-fn companion(func: &syn::ItemFn, body: TokenStream) -> TokenStream {
-    let vis = &func.vis;
-    let ident = &func.sig.ident;
-    quote! {
-        #[doc(hidden)]
-        #[allow(non_camel_case_types, dead_code)]
-        #vis struct #ident {}
-
-        #[automatically_derived]
-        #[allow(dead_code)]
-        impl #ident {
-            #[doc(hidden)]
-            pub fn __mcp_tool() -> ::mcp_runtime::__private::ToolDef {
-                #body
-            }
-        }
-    }
+    let ret = quote!(::mcp_runtime::__private::ToolDef);
+    super::finish(
+        func,
+        errors,
+        model.map(|m| super::tool_def(&m, false)),
+        "__mcp_tool",
+        ret,
+    )
 }

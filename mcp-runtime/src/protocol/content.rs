@@ -194,6 +194,15 @@ impl Content {
         })
     }
 
+    /// An embedded resource.
+    pub fn embedded(resource: ResourceContents) -> Content {
+        Content::Resource(EmbeddedResource {
+            resource,
+            annotations: None,
+            meta: None,
+        })
+    }
+
     /// A link to a resource.
     pub fn resource_link(uri: impl Into<String>, name: impl Into<String>) -> Content {
         Content::ResourceLink(ResourceLink {

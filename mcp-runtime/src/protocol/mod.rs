@@ -48,8 +48,12 @@ pub mod methods {
     pub const DISCOVER: &str = "server/discover";
     pub const TOOLS_LIST: &str = "tools/list";
     pub const TOOLS_CALL: &str = "tools/call";
+    pub const PROMPTS_LIST: &str = "prompts/list";
     pub const PROMPTS_GET: &str = "prompts/get";
+    pub const RESOURCES_LIST: &str = "resources/list";
+    pub const RESOURCES_TEMPLATES_LIST: &str = "resources/templates/list";
     pub const RESOURCES_READ: &str = "resources/read";
+    pub const COMPLETE: &str = "completion/complete";
     pub const NOTIFICATION_CANCELLED: &str = "notifications/cancelled";
     pub const NOTIFICATION_PROGRESS: &str = "notifications/progress";
     pub const NOTIFICATION_MESSAGE: &str = "notifications/message";

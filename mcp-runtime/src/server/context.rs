@@ -361,7 +361,14 @@ impl Logger {
 /// ```
 ///
 /// [`ServerBuilder::state`]: crate::ServerBuilder::state
-pub struct State<T>(pub Arc<T>);
+pub struct State<T>(pub(crate) Arc<T>);
+
+impl<T> State<T> {
+    /// The shared value's `Arc` (to move it into a spawned task).
+    pub fn arc(&self) -> Arc<T> {
+        Arc::clone(&self.0)
+    }
+}
 
 impl<T> Clone for State<T> {
     fn clone(&self) -> Self {

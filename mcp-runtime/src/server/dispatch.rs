@@ -1,19 +1,25 @@
 //! One place for the request rules: envelope, `_meta`, versions, method dispatch, and the
 //! order in which they are checked.
 
-use super::context::{NotificationSink, RequestState, TraceContext};
-use super::result::ToolErrorKind;
+use super::completion::{KnownArguments, MAX_COMPLETIONS};
+use super::context::{Context, NotificationSink, RequestState, TraceContext};
+use super::prompt::PromptCall;
+use super::resource::ResourceCall;
+use super::result::{ToolError, ToolErrorKind};
 use super::tool::ToolCall;
-use super::{Server, ServerInner, ToolEntry};
+use super::{Server, ServerInner};
 use crate::protocol::{
     CallToolResult, ClientCapabilities, ErrorCode, LogLevel, RequestId, RpcError,
     SUPPORTED_VERSIONS, keys, methods, reflect,
 };
 use futures_util::FutureExt;
+use futures_util::future::BoxFuture;
 use serde::Serialize;
 use serde::ser::SerializeMap;
+use serde_json::json;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
+use std::collections::BTreeMap;
 use std::panic::AssertUnwindSafe;
 use std::sync::{Arc, Mutex};
 use tokio_util::sync::CancellationToken;
@@ -61,7 +67,7 @@ pub(crate) enum Prepared {
         params: Option<Value>,
     },
     /// A tool call to run.
-    Call(ToolCallJob),
+    Call(Job),
 }
 
 /// HTTP status for an error produced by the request rules.
@@ -289,7 +295,9 @@ impl Server {
         };
 
         let trace = match (meta.get(keys::TRACEPARENT), meta.get(keys::TRACESTATE)) {
-            (Some(Value::String(p)), state) => TraceContext::parse(p, state.and_then(Value::as_str)),
+            (Some(Value::String(p)), state) => {
+                TraceContext::parse(p, state.and_then(Value::as_str))
+            }
             _ => None,
         };
         // One span per request, continuing the client's W3C trace when it sent one.
@@ -307,182 +315,574 @@ impl Server {
         }
         let _entered = span.enter();
 
+        let parts = RequestParts {
+            id,
+            version,
+            capabilities,
+            meta,
+            progress_token,
+            log_level,
+            trace,
+            sink,
+            span: span.clone(),
+        };
         let inner = &self.inner;
-        let has_tools = !inner.tools.is_empty();
+        let id = &parts.id;
         match method.as_str() {
-            methods::DISCOVER => Prepared::Reply(result_reply(&id, &inner.discover)),
-            methods::TOOLS_LIST if has_tools => {
-                let cursor = match params.get("cursor") {
-                    None | Some(Value::Null) => None,
-                    Some(Value::String(c)) => Some(c.as_str()),
-                    Some(_) => {
-                        return rule_error(
-                            Some(&id),
-                            RpcError::invalid_params("`cursor` must be a string"),
-                        );
-                    }
-                };
-                match inner.tool_list.page(cursor) {
-                    Some(page) => Prepared::Reply(result_reply(&id, &page)),
-                    None => rule_error(Some(&id), RpcError::invalid_params("invalid cursor")),
+            methods::DISCOVER => Prepared::Reply(result_reply(id, &inner.discover)),
+            methods::TOOLS_LIST if !inner.tools.is_empty() => {
+                list_page(id, &params, &inner.tool_list)
+            }
+            methods::TOOLS_CALL if !inner.tools.is_empty() => {
+                self.prepare_tool_call(parts, params, guard)
+            }
+            methods::PROMPTS_LIST if !inner.prompts.is_empty() => {
+                list_page(id, &params, &inner.prompt_list)
+            }
+            methods::PROMPTS_GET if !inner.prompts.is_empty() => {
+                self.prepare_prompt(parts, params, guard)
+            }
+            methods::RESOURCES_LIST if inner.has_resources() => {
+                if inner.listers.is_empty() {
+                    list_page(id, &params, &inner.resource_list)
+                } else {
+                    self.prepare_dynamic_list(parts, params)
                 }
             }
-            methods::TOOLS_CALL if has_tools => {
-                let name = match params.remove("name") {
-                    Some(Value::String(n)) => n,
-                    _ => {
-                        return rule_error(
-                            Some(&id),
-                            RpcError::invalid_params("`params.name` must be a string"),
-                        );
-                    }
-                };
-                if let Err(e) = guard.check_name(&name) {
-                    return rule_error(Some(&id), e);
-                }
-                let arguments = match params.remove("arguments") {
-                    None => Map::new(),
-                    Some(Value::Object(a)) => a,
-                    Some(_) => {
-                        return rule_error(
-                            Some(&id),
-                            RpcError::invalid_params("`params.arguments` must be an object"),
-                        );
-                    }
-                };
-                let Some(tool) = inner.tools.get(&name) else {
-                    return rule_error(
-                        Some(&id),
-                        RpcError::invalid_params(format!("Unknown tool: {}", reflect(&name))),
-                    );
-                };
-                let trace = match (meta.get(keys::TRACEPARENT), meta.get(keys::TRACESTATE)) {
-                    (Some(Value::String(p)), state) => {
-                        TraceContext::parse(p, state.and_then(Value::as_str))
-                    }
-                    _ => None,
-                };
-                let span = tracing::info_span!(
-                    "mcp.request",
-                    method = methods::TOOLS_CALL,
-                    name = %name,
-                    id = %id,
-                    trace_id = tracing::field::Empty,
-                    parent_span_id = tracing::field::Empty,
-                );
-                if let Some(t) = &trace {
-                    span.record("trace_id", t.trace_id.as_str());
-                    span.record("parent_span_id", t.parent_id.as_str());
-                }
-                let client_info = meta.get(keys::CLIENT_INFO).cloned();
-                let request = Arc::new(RequestState {
-                    id: id.clone(),
-                    method: methods::TOOLS_CALL,
-                    name: Some(name),
-                    protocol_version: version,
-                    capabilities,
-                    client_info,
-                    meta,
-                    progress_token,
-                    log_level,
-                    trace,
-                    cancel: CancellationToken::new(),
-                    sink,
-                    extensions: Arc::clone(&inner.extensions),
-                    last_progress: Mutex::new(None),
-                });
-                Prepared::Call(ToolCallJob {
-                    tool: Arc::clone(tool),
-                    arguments,
-                    request,
-                    server: Arc::clone(inner),
-                    span: span.clone(),
-                })
+            methods::RESOURCES_TEMPLATES_LIST if inner.has_resources() => {
+                list_page(id, &params, &inner.template_list)
             }
+            methods::RESOURCES_READ if inner.has_resources() => {
+                self.prepare_read(parts, params, guard)
+            }
+            methods::COMPLETE if inner.has_completions => self.prepare_complete(parts, params),
             _ => {
                 tracing::debug!("method not found");
-                rule_error(Some(&id), RpcError::method_not_found(&method))
+                rule_error(Some(id), RpcError::method_not_found(&method))
             }
         }
     }
-}
 
-/// A validated `tools/call`, ready to run.
-pub(crate) struct ToolCallJob {
-    tool: Arc<ToolEntry>,
-    arguments: Map<String, Value>,
-    request: Arc<RequestState>,
-    server: Arc<ServerInner>,
-    span: Span,
-}
-
-impl ToolCallJob {
-    /// The request id.
-    pub(crate) fn id(&self) -> &RequestId {
-        &self.request.id
-    }
-
-    /// Runs the tool: validates the arguments, calls the handler (catching panics and
-    /// enforcing the request timeout) and serializes the response.
-    pub(crate) async fn run(self) -> Reply {
-        let ToolCallJob {
-            tool,
-            arguments,
-            request,
-            server,
-            span,
-        } = self;
-        let id = request.id.clone();
-        let cancel_on_drop = request.cancel.clone().drop_guard();
-        let work = async {
-            if let Err(msg) = tool.validator.validate(&arguments) {
+    fn prepare_tool_call(
+        &self,
+        parts: RequestParts,
+        mut params: Map<String, Value>,
+        guard: &dyn TransportGuard,
+    ) -> Prepared {
+        let id = parts.id.clone();
+        let name = match params.remove("name") {
+            Some(Value::String(n)) => n,
+            _ => {
+                return rule_error(
+                    Some(&id),
+                    RpcError::invalid_params("`params.name` must be a string"),
+                );
+            }
+        };
+        if let Err(e) = guard.check_name(&name) {
+            return rule_error(Some(&id), e);
+        }
+        let arguments = match params.remove("arguments") {
+            None => Map::new(),
+            Some(Value::Object(a)) => a,
+            Some(_) => {
+                return rule_error(
+                    Some(&id),
+                    RpcError::invalid_params("`params.arguments` must be an object"),
+                );
+            }
+        };
+        let Some(tool) = self.inner.tools.get(&name) else {
+            return rule_error(
+                Some(&id),
+                RpcError::invalid_params(format!("Unknown tool: {}", reflect(&name))),
+            );
+        };
+        let tool = Arc::clone(tool);
+        let server = Arc::clone(&self.inner);
+        let span = parts.span.clone();
+        let request = parts.into_state(methods::TOOLS_CALL, Some(name), &self.inner);
+        let fut = async move {
+            let cancel_on_drop = request.cancel.clone().drop_guard();
+            let id = request.id.clone();
+            let reply = if let Err(msg) = tool.validator.validate(&arguments) {
                 tracing::debug!(%msg, "invalid arguments");
                 let r = CallToolResult::error(format!(
                     "Invalid arguments for tool `{}`: {msg}",
                     tool.def.name
                 ));
-                return Ok(r);
-            }
-            let call = ToolCall { arguments, request };
-            let handler = Arc::clone(&tool.def.handler);
-            let fut = match std::panic::catch_unwind(AssertUnwindSafe(move || handler(call))) {
-                Ok(f) => f,
-                Err(_) => return Err(RpcError::internal("Internal error: the tool panicked")),
-            };
-            match tokio::time::timeout(server.request_timeout, AssertUnwindSafe(fut).catch_unwind())
-                .await
-            {
-                Err(_) => {
-                    tracing::warn!("request timed out");
-                    Err(RpcError::internal("Internal error: the request timed out"))
-                }
-                Ok(Err(_)) => {
-                    tracing::error!("tool panicked");
-                    Err(RpcError::internal("Internal error: the tool panicked"))
-                }
-                Ok(Ok(Ok(result))) => Ok(result),
-                Ok(Ok(Err(e))) => match e.0 {
-                    ToolErrorKind::Execution(content) => {
+                tool_result_reply(&id, &r, server.result_meta.as_deref())
+            } else {
+                let handler = Arc::clone(&tool.def.handler);
+                let call = ToolCall { arguments, request };
+                match guarded(server.request_timeout, move || handler(call)).await {
+                    Ok(Ok(r)) => tool_result_reply(&id, &r, server.result_meta.as_deref()),
+                    Ok(Err(ToolError(ToolErrorKind::Execution(content)))) => {
                         tracing::debug!("tool returned an error");
-                        Ok(CallToolResult {
+                        let r = CallToolResult {
                             content,
                             is_error: Some(true),
                             ..Default::default()
-                        })
+                        };
+                        tool_result_reply(&id, &r, server.result_meta.as_deref())
                     }
-                    ToolErrorKind::Protocol(e) => Err(e),
-                },
+                    Ok(Err(ToolError(ToolErrorKind::Protocol(e)))) | Err(e) => {
+                        error_with_status(&id, &e)
+                    }
+                }
+            };
+            cancel_on_drop.disarm();
+            reply
+        };
+        Prepared::Call(Job {
+            id,
+            fut: Box::pin(fut.instrument(span)),
+        })
+    }
+
+    fn prepare_prompt(
+        &self,
+        parts: RequestParts,
+        mut params: Map<String, Value>,
+        guard: &dyn TransportGuard,
+    ) -> Prepared {
+        let id = parts.id.clone();
+        let name = match params.remove("name") {
+            Some(Value::String(n)) => n,
+            _ => {
+                return rule_error(
+                    Some(&id),
+                    RpcError::invalid_params("`params.name` must be a string"),
+                );
             }
         };
-        let outcome = work.instrument(span).await;
-        cancel_on_drop.disarm();
-        match outcome {
-            Ok(result) => tool_result_reply(&id, &result, server.result_meta.as_deref()),
-            Err(e) => {
-                let status = status_of(&e);
-                error_reply(Some(&id), &e, status)
-            }
+        if let Err(e) = guard.check_name(&name) {
+            return rule_error(Some(&id), e);
         }
+        let arguments = match string_map(params.remove("arguments")) {
+            Ok(a) => a,
+            Err(e) => {
+                return rule_error(
+                    Some(&id),
+                    RpcError::invalid_params(format!("`params.arguments` {e}")),
+                );
+            }
+        };
+        let Some(prompt) = self.inner.prompts.get(&name) else {
+            return rule_error(
+                Some(&id),
+                RpcError::invalid_params(format!("Unknown prompt: {}", reflect(&name))),
+            );
+        };
+        if let Some((missing, _, _)) = prompt
+            .arguments
+            .iter()
+            .find(|(n, _, required)| *required && !arguments.contains_key(n))
+        {
+            return rule_error(
+                Some(&id),
+                RpcError::invalid_params(format!(
+                    "missing required argument `{missing}` for prompt `{name}`"
+                )),
+            );
+        }
+        let handler = Arc::clone(&prompt.handler);
+        let server = Arc::clone(&self.inner);
+        let span = parts.span.clone();
+        let request = parts.into_state(methods::PROMPTS_GET, Some(name), &self.inner);
+        let fut = async move {
+            let cancel_on_drop = request.cancel.clone().drop_guard();
+            let id = request.id.clone();
+            let call = PromptCall { arguments, request };
+            let reply = match guarded(server.request_timeout, move || handler(call)).await {
+                Ok(Ok(r)) => {
+                    let mut map = Map::new();
+                    if let Some(d) = r.description {
+                        map.insert("description".into(), Value::String(d));
+                    }
+                    map.insert(
+                        "messages".into(),
+                        serde_json::to_value(&r.messages).unwrap_or(Value::Null),
+                    );
+                    result_reply(&id, &server.complete_result(map))
+                }
+                Ok(Err(e)) => error_with_status(&id, &handler_error(e)),
+                Err(e) => error_with_status(&id, &e),
+            };
+            cancel_on_drop.disarm();
+            reply
+        };
+        Prepared::Call(Job {
+            id,
+            fut: Box::pin(fut.instrument(span)),
+        })
+    }
+
+    fn prepare_read(
+        &self,
+        parts: RequestParts,
+        mut params: Map<String, Value>,
+        guard: &dyn TransportGuard,
+    ) -> Prepared {
+        let id = parts.id.clone();
+        let uri = match params.remove("uri") {
+            Some(Value::String(u)) => u,
+            _ => {
+                return rule_error(
+                    Some(&id),
+                    RpcError::invalid_params("`params.uri` must be a string"),
+                );
+            }
+        };
+        if let Err(e) = guard.check_name(&uri) {
+            return rule_error(Some(&id), e);
+        }
+        let Some((entry, variables)) = self.inner.find_resource(&uri) else {
+            tracing::debug!("resource not found");
+            return rule_error(Some(&id), not_found(&uri));
+        };
+        let server = Arc::clone(&self.inner);
+        let span = parts.span.clone();
+        let request = parts.into_state(methods::RESOURCES_READ, Some(uri.clone()), &self.inner);
+        let fut = async move {
+            let cancel_on_drop = request.cancel.clone().drop_guard();
+            let id = request.id.clone();
+            let handler = Arc::clone(&entry.def.handler);
+            let call = ResourceCall {
+                uri,
+                mime_type: entry.def.mime_type.as_deref().map(Arc::from),
+                variables,
+                request,
+            };
+            let reply = match guarded(server.request_timeout, move || handler(call)).await {
+                Ok(Ok(contents)) => {
+                    let hints = entry.def.cache.unwrap_or(server.read_cache);
+                    let mut map = Map::new();
+                    map.insert(
+                        "contents".into(),
+                        serde_json::to_value(&contents).unwrap_or(Value::Null),
+                    );
+                    map.insert("ttlMs".into(), json!(hints.ttl_ms));
+                    map.insert("cacheScope".into(), json!(hints.scope.as_str()));
+                    result_reply(&id, &server.complete_result(map))
+                }
+                Ok(Err(e)) => error_with_status(&id, &handler_error(e)),
+                Err(e) => error_with_status(&id, &e),
+            };
+            cancel_on_drop.disarm();
+            reply
+        };
+        Prepared::Call(Job {
+            id,
+            fut: Box::pin(fut.instrument(span)),
+        })
+    }
+
+    /// `resources/list` when templates have list functions: the static part is fixed, the
+    /// rest is asked for on every request, then sorted and paged by URI.
+    fn prepare_dynamic_list(&self, parts: RequestParts, params: Map<String, Value>) -> Prepared {
+        let id = parts.id.clone();
+        let cursor = match params.get("cursor") {
+            None | Some(Value::Null) => None,
+            Some(Value::String(c)) => match super::decode_cursor(c) {
+                Some(after) => Some(after),
+                None => return rule_error(Some(&id), RpcError::invalid_params("invalid cursor")),
+            },
+            Some(_) => {
+                return rule_error(
+                    Some(&id),
+                    RpcError::invalid_params("`cursor` must be a string"),
+                );
+            }
+        };
+        let server = Arc::clone(&self.inner);
+        let span = parts.span.clone();
+        let request = parts.into_state(methods::RESOURCES_LIST, None, &self.inner);
+        let fut = async move {
+            let id = request.id.clone();
+            let listers: Vec<_> = server
+                .listers
+                .iter()
+                .map(|l| {
+                    let l = Arc::clone(l);
+                    let cx = Context(Arc::clone(&request));
+                    guarded(server.request_timeout, move || l(cx))
+                })
+                .collect();
+            let mut entries: BTreeMap<String, Value> = server.static_resources.clone();
+            for r in futures_util::future::join_all(listers).await {
+                match r {
+                    Ok(Ok(list)) => {
+                        for res in list {
+                            if let Ok(v) = serde_json::to_value(&res) {
+                                entries.entry(res.uri.clone()).or_insert(v);
+                            }
+                        }
+                    }
+                    Ok(Err(e)) => return error_with_status(&id, &handler_error(e)),
+                    Err(e) => return error_with_status(&id, &e),
+                }
+            }
+            let start = cursor
+                .as_deref()
+                .map_or(std::ops::Bound::Unbounded, std::ops::Bound::Excluded);
+            let mut page: Vec<(String, Value)> = entries
+                .range::<str, _>((start, std::ops::Bound::Unbounded))
+                .take(server.page_size + 1)
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect();
+            let more = page.len() > server.page_size;
+            page.truncate(server.page_size);
+            let mut map = Map::new();
+            if more && let Some((last, _)) = page.last() {
+                map.insert("nextCursor".into(), json!(super::encode_cursor(last)));
+            }
+            map.insert(
+                "resources".into(),
+                Value::Array(page.into_iter().map(|(_, v)| v).collect()),
+            );
+            map.insert("ttlMs".into(), json!(server.resource_list.hints.ttl_ms));
+            map.insert(
+                "cacheScope".into(),
+                json!(server.resource_list.hints.scope.as_str()),
+            );
+            result_reply(&id, &server.complete_result(map))
+        };
+        Prepared::Call(Job {
+            id,
+            fut: Box::pin(fut.instrument(span)),
+        })
+    }
+
+    fn prepare_complete(&self, parts: RequestParts, params: Map<String, Value>) -> Prepared {
+        let id = parts.id.clone();
+        let bad = |m: &str| rule_error(Some(&id), RpcError::invalid_params(m.to_owned()));
+        let Some(reference) = params.get("ref").and_then(Value::as_object) else {
+            return bad("`params.ref` must be an object");
+        };
+        let (Some(arg_name), Some(value)) = (
+            params
+                .get("argument")
+                .and_then(|a| a.get("name"))
+                .and_then(Value::as_str),
+            params
+                .get("argument")
+                .and_then(|a| a.get("value"))
+                .and_then(Value::as_str),
+        ) else {
+            return bad("`params.argument` must have string `name` and `value`");
+        };
+        let known = match string_map(
+            params
+                .get("context")
+                .and_then(|c| c.get("arguments"))
+                .cloned(),
+        ) {
+            Ok(k) => k,
+            Err(e) => return bad(&format!("`context.arguments` {e}")),
+        };
+        let inner = &self.inner;
+        let completer = match reference.get("type").and_then(Value::as_str) {
+            Some("ref/prompt") => {
+                let name = reference
+                    .get("name")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default();
+                let Some(p) = inner.prompts.get(name) else {
+                    return bad(&format!("Unknown prompt: {}", reflect(name)));
+                };
+                if !p.arguments.iter().any(|(n, _, _)| n == arg_name) {
+                    return bad(&format!(
+                        "prompt `{name}` has no argument `{}`",
+                        reflect(arg_name)
+                    ));
+                }
+                p.completers.get(arg_name).cloned()
+            }
+            Some("ref/resource") => {
+                let uri = reference
+                    .get("uri")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default();
+                let Some(t) = inner.resource_by_uri(uri) else {
+                    return bad(&format!("Unknown resource template: {}", reflect(uri)));
+                };
+                if !t.variables.iter().any(|v| v == arg_name) {
+                    return bad(&format!(
+                        "template `{uri}` has no variable `{}`",
+                        reflect(arg_name)
+                    ));
+                }
+                t.def.completers.get(arg_name).cloned()
+            }
+            _ => return bad("`ref.type` must be \"ref/prompt\" or \"ref/resource\""),
+        };
+        let server = Arc::clone(&self.inner);
+        let span = parts.span.clone();
+        let value = value.to_owned();
+        let fut = async move {
+            let values = match completer {
+                None => Vec::new(),
+                Some(c) => match guarded(server.request_timeout, move || {
+                    let f = c(value, KnownArguments(known));
+                    Box::pin(async move { Ok::<_, ToolError>(f.await) }) as BoxFuture<'static, _>
+                })
+                .await
+                {
+                    Ok(Ok(v)) => v,
+                    Ok(Err(e)) => return error_with_status(&id, &handler_error(e)),
+                    Err(e) => return error_with_status(&id, &e),
+                },
+            };
+            let total = values.len();
+            let mut values = values;
+            values.truncate(MAX_COMPLETIONS);
+            let mut map = Map::new();
+            map.insert(
+                "completion".into(),
+                json!({ "values": values, "total": total, "hasMore": total > MAX_COMPLETIONS }),
+            );
+            result_reply(&id, &server.complete_result(map))
+        };
+        Prepared::Call(Job {
+            id: parts.id,
+            fut: Box::pin(fut.instrument(span)),
+        })
+    }
+}
+
+/// A `params` member that must be a map of strings (prompt arguments, completion context).
+fn string_map(v: Option<Value>) -> Result<BTreeMap<String, String>, &'static str> {
+    match v {
+        None | Some(Value::Null) => Ok(BTreeMap::new()),
+        Some(Value::Object(m)) => m
+            .into_iter()
+            .map(|(k, v)| match v {
+                Value::String(s) => Ok((k, s)),
+                _ => Err("must map names to strings"),
+            })
+            .collect(),
+        Some(_) => Err("must be an object"),
+    }
+}
+
+/// `-32602` with `data.uri`: never an empty `contents`.
+fn not_found(uri: &str) -> RpcError {
+    RpcError::invalid_params(format!("Resource not found: {}", reflect(uri)))
+        .with_data(json!({ "uri": uri }))
+}
+
+/// A handler's error outside tools: execution errors become `-32603` with their message.
+fn handler_error(e: ToolError) -> RpcError {
+    match e.0 {
+        ToolErrorKind::Protocol(e) => e,
+        exec @ ToolErrorKind::Execution(_) => RpcError::internal(ToolError(exec).to_string()),
+    }
+}
+
+fn error_with_status(id: &RequestId, e: &RpcError) -> Reply {
+    error_reply(Some(id), e, status_of(e))
+}
+
+/// The answer of a list method from its precomputed pages.
+fn list_page(id: &RequestId, params: &Map<String, Value>, pages: &super::ListPages) -> Prepared {
+    let cursor = match params.get("cursor") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(c)) => Some(c.as_str()),
+        Some(_) => {
+            return rule_error(
+                Some(id),
+                RpcError::invalid_params("`cursor` must be a string"),
+            );
+        }
+    };
+    match pages.page(cursor) {
+        Some(page) => Prepared::Reply(result_reply(id, &page)),
+        None => rule_error(Some(id), RpcError::invalid_params("invalid cursor")),
+    }
+}
+
+/// Runs a handler: catches panics (`-32603`, and the server keeps serving) and enforces
+/// the request timeout (`-32603`). The inner result is the handler's own.
+async fn guarded<T, F>(
+    timeout: std::time::Duration,
+    make: F,
+) -> Result<Result<T, ToolError>, RpcError>
+where
+    F: FnOnce() -> BoxFuture<'static, Result<T, ToolError>>,
+{
+    let fut = std::panic::catch_unwind(AssertUnwindSafe(make))
+        .map_err(|_| RpcError::internal("Internal error: the handler panicked"))?;
+    match tokio::time::timeout(timeout, AssertUnwindSafe(fut).catch_unwind()).await {
+        Err(_) => {
+            tracing::warn!("request timed out");
+            Err(RpcError::internal("Internal error: the request timed out"))
+        }
+        Ok(Err(_)) => {
+            tracing::error!("handler panicked");
+            Err(RpcError::internal("Internal error: the handler panicked"))
+        }
+        Ok(Ok(r)) => Ok(r),
+    }
+}
+
+/// What was read from a request before it is dispatched.
+struct RequestParts {
+    id: RequestId,
+    version: String,
+    capabilities: ClientCapabilities,
+    meta: Map<String, Value>,
+    progress_token: Option<Value>,
+    log_level: Option<LogLevel>,
+    trace: Option<TraceContext>,
+    sink: NotificationSink,
+    span: Span,
+}
+
+impl RequestParts {
+    fn into_state(
+        self,
+        method: &'static str,
+        name: Option<String>,
+        server: &ServerInner,
+    ) -> Arc<RequestState> {
+        if let Some(n) = &name {
+            self.span.record("name", reflect(n).as_str());
+        }
+        Arc::new(RequestState {
+            client_info: self.meta.get(keys::CLIENT_INFO).cloned(),
+            id: self.id,
+            method,
+            name,
+            protocol_version: self.version,
+            capabilities: self.capabilities,
+            meta: self.meta,
+            progress_token: self.progress_token,
+            log_level: self.log_level,
+            trace: self.trace,
+            cancel: CancellationToken::new(),
+            sink: self.sink,
+            extensions: Arc::clone(&server.extensions),
+            last_progress: Mutex::new(None),
+        })
+    }
+}
+
+/// A request to run: its future produces the response.
+pub(crate) struct Job {
+    id: RequestId,
+    fut: BoxFuture<'static, Reply>,
+}
+
+impl Job {
+    /// The request id.
+    pub(crate) fn id(&self) -> &RequestId {
+        &self.id
+    }
+
+    /// Runs the request. Dropping the future cancels it.
+    pub(crate) async fn run(self) -> Reply {
+        self.fut.await
     }
 }
 

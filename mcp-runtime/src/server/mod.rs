@@ -1,20 +1,31 @@
 //! The transport-agnostic server: registry, dispatch, request context, caching, paging.
 
+mod completion;
 mod context;
 mod dispatch;
+mod extract;
+mod plain;
+mod prompt;
+mod resource;
 mod result;
 mod tool;
-#[allow(dead_code)]
-pub mod uri_template;
 
 pub use context::{Context, Logger, Progress, State, TraceContext};
+pub use extract::{FromRequest, Requirements};
 pub use result::{IntoToolResult, Json, ToolError};
 pub use tool::{
     FromToolCall, Icon, Param, Signature, ToolAnnotations, ToolCall, ToolDef, valid_tool_name,
 };
 
+pub use completion::{IntoCompleter, KnownArguments, MAX_COMPLETIONS};
 pub(crate) use context::NotificationSink;
 pub(crate) use dispatch::{NoGuard, Prepared, Reply, TransportGuard};
+pub use mcp_uri_template::UriTemplate;
+pub use prompt::{
+    FromPromptCall, GetPromptResult, IntoPromptResult, PromptCall, PromptDef, PromptMessage,
+    PromptSignature,
+};
+pub use resource::{IntoContents, IntoResourceList, Resource, ResourceCall, ResourceDef, SafePath};
 
 /// A serialized error response without an id (the id could not be read).
 pub(crate) fn error_body(e: &crate::protocol::RpcError) -> String {
@@ -23,6 +34,7 @@ pub(crate) fn error_body(e: &crate::protocol::RpcError) -> String {
 
 use crate::protocol::{CacheHints, CacheScope, PROTOCOL_VERSION, SUPPORTED_VERSIONS, keys};
 use crate::schema::ArgumentValidator;
+
 use context::Extensions;
 use serde::Serialize;
 use serde_json::value::RawValue;
@@ -52,11 +64,27 @@ pub struct ServerInfo {
 /// block, so the tools share the value's state (a pool, a client).
 pub trait Provider: Send + Sync + 'static {
     /// The tools, each holding a handle to `this`.
-    fn tools(this: &Arc<Self>) -> Vec<ToolDef>;
+    fn tools(this: &Arc<Self>) -> Vec<ToolDef> {
+        let _ = this;
+        Vec::new()
+    }
+    /// The resources and resource templates.
+    fn resources(this: &Arc<Self>) -> Vec<ResourceDef> {
+        let _ = this;
+        Vec::new()
+    }
+    /// The prompts.
+    fn prompts(this: &Arc<Self>) -> Vec<PromptDef> {
+        let _ = this;
+        Vec::new()
+    }
 }
 
 /// Default caching hints of `server/discover` and of list results: five minutes, public.
 pub const DEFAULT_LIST_CACHE: CacheHints = CacheHints::new(300_000, CacheScope::Public);
+
+/// Default caching hints of `resources/read`: stale at once, private.
+pub const DEFAULT_READ_CACHE: CacheHints = CacheHints::new(0, CacheScope::Private);
 
 /// Default number of items in one page of a list result.
 pub const DEFAULT_PAGE_SIZE: usize = 100;
@@ -86,8 +114,11 @@ pub struct ServerBuilder {
     info: ServerInfo,
     instructions: Option<String>,
     tools: Vec<ToolDef>,
+    resources: Vec<ResourceDef>,
+    prompts: Vec<PromptDef>,
     extensions: Extensions,
     page_size: usize,
+    read_cache: CacheHints,
     list_cache: CacheHints,
     discover_cache: CacheHints,
     server_info_in_meta: bool,
@@ -131,10 +162,39 @@ impl ServerBuilder {
         self.tools.extend(tools);
         self
     }
-    /// Adds the tools of a `#[mcp_runtime::server]` impl block; they share `provider`.
+    /// Adds one resource or resource template.
+    pub fn resource(mut self, resource: ResourceDef) -> Self {
+        self.resources.push(resource);
+        self
+    }
+    /// Adds resources, for example `resources![config, file]`.
+    pub fn resources(mut self, resources: impl IntoIterator<Item = ResourceDef>) -> Self {
+        self.resources.extend(resources);
+        self
+    }
+    /// Adds one prompt.
+    pub fn prompt(mut self, prompt: PromptDef) -> Self {
+        self.prompts.push(prompt);
+        self
+    }
+    /// Adds prompts, for example `prompts![review, summarize]`.
+    pub fn prompts(mut self, prompts: impl IntoIterator<Item = PromptDef>) -> Self {
+        self.prompts.extend(prompts);
+        self
+    }
+    /// Adds the tools, resources and prompts of a `#[mcp_runtime::server]` impl block;
+    /// they share `provider`.
     pub fn provider<P: Provider>(mut self, provider: P) -> Self {
         let this = Arc::new(provider);
         self.tools.extend(P::tools(&this));
+        self.resources.extend(P::resources(&this));
+        self.prompts.extend(P::prompts(&this));
+        self
+    }
+    /// Default caching hints of `resources/read` results (default [`DEFAULT_READ_CACHE`]);
+    /// a resource's own hints take precedence.
+    pub fn read_cache(mut self, hints: CacheHints) -> Self {
+        self.read_cache = hints;
         self
     }
     /// Shares `value` with every free-function tool taking a `State<T>` parameter.
@@ -188,7 +248,7 @@ impl ServerBuilder {
                     def.name
                 ));
             }
-            for (id, ty) in &def.required_state {
+            for (id, ty) in &def.requirements.required_state {
                 if !self.extensions.contains(*id) {
                     errors.push(format!(
                         "tool `{}` takes `State<{ty}>`, but the builder has no state of that type; add it with `.state(...)`",
@@ -225,6 +285,99 @@ impl ServerBuilder {
                 );
             }
         }
+        let check_state = |what: &str, name: &str, req: &Requirements, errors: &mut Vec<String>| {
+            for (id, ty) in &req.required_state {
+                if !self.extensions.contains(*id) {
+                    errors.push(format!(
+                        "{what} `{name}` takes `State<{ty}>`, but the builder has no state of that type; add it with `.state(...)`"
+                    ));
+                }
+            }
+        };
+
+        let mut prompts: BTreeMap<String, Arc<PromptDef>> = BTreeMap::new();
+        for def in self.prompts {
+            if def.name.is_empty() {
+                errors.push("a prompt name cannot be empty".into());
+            }
+            check_state("prompt", &def.name, &def.requirements, &mut errors);
+            for arg in def.completers.keys() {
+                if !def.arguments.iter().any(|(n, _, _)| n == arg) {
+                    errors.push(format!("prompt `{}` has a completer for `{arg}`, which is not one of its arguments", def.name));
+                }
+            }
+            if prompts.contains_key(&def.name) {
+                errors.push(format!(
+                    "two prompts are named `{}`; prompt names must be unique",
+                    def.name
+                ));
+                continue;
+            }
+            prompts.insert(def.name.clone(), Arc::new(def));
+        }
+
+        let mut static_resources: BTreeMap<String, Arc<ResourceEntry>> = BTreeMap::new();
+        let mut templates: Vec<Arc<ResourceEntry>> = Vec::new();
+        for def in self.resources {
+            check_state("resource", &def.uri, &def.requirements, &mut errors);
+            if let Some(p) = def.annotations.as_ref().and_then(|a| a.priority)
+                && !(0.0..=1.0).contains(&p)
+            {
+                errors.push(format!(
+                    "resource `{}`: annotation priority {p} is outside 0..=1",
+                    def.uri
+                ));
+            }
+            let template = match UriTemplate::parse(&def.uri) {
+                Ok(t) => t,
+                Err(e) => {
+                    errors.push(format!("resource `{}`: invalid URI template: {e}", def.uri));
+                    continue;
+                }
+            };
+            let variables: Vec<String> = template
+                .variables()
+                .into_iter()
+                .map(|(v, _)| v.to_owned())
+                .collect();
+            for var in def.completers.keys() {
+                if !variables.contains(var) {
+                    errors.push(format!("resource `{}` has a completer for `{var}`, which is not a variable of its template", def.uri));
+                }
+            }
+            if template.is_static() {
+                if def.lister.is_some() {
+                    errors.push(format!("resource `{}` has a list function, but only templates can list what they produce", def.uri));
+                }
+                if static_resources.contains_key(&def.uri) {
+                    errors.push(format!("two resources have the URI `{}`", def.uri));
+                    continue;
+                }
+                static_resources.insert(
+                    def.uri.clone(),
+                    Arc::new(ResourceEntry {
+                        def,
+                        template,
+                        variables,
+                    }),
+                );
+            } else {
+                if let Some(other) = templates.iter().find(|t| t.template.overlaps(&template)) {
+                    errors.push(format!(
+                        "resource templates `{}` and `{}` can match the same URI; make their fixed parts differ",
+                        other.def.uri, def.uri
+                    ));
+                    continue;
+                }
+                templates.push(Arc::new(ResourceEntry {
+                    def,
+                    template,
+                    variables,
+                }));
+            }
+        }
+        templates.sort_by(|a, b| a.def.uri.cmp(&b.def.uri));
+
         if !errors.is_empty() {
             return Err(BuildError(errors));
         }
@@ -237,10 +390,26 @@ impl ServerBuilder {
             .as_ref()
             .map(|m| RawValue::from_string(m.to_string()).expect("valid JSON"));
 
-        let uses_logging = tools.values().any(|t| t.def.uses_logging);
+        let uses_logging = tools.values().any(|t| t.def.requirements.uses_logging)
+            || prompts.values().any(|p| p.requirements.uses_logging)
+            || static_resources
+                .values()
+                .chain(&templates)
+                .any(|r| r.def.requirements.uses_logging);
+        let has_completions = prompts.values().any(|p| !p.completers.is_empty())
+            || templates.iter().any(|t| !t.def.completers.is_empty());
         let mut capabilities = Map::new();
         if !tools.is_empty() {
             capabilities.insert("tools".into(), json!({}));
+        }
+        if !prompts.is_empty() {
+            capabilities.insert("prompts".into(), json!({}));
+        }
+        if !static_resources.is_empty() || !templates.is_empty() {
+            capabilities.insert("resources".into(), json!({}));
+        }
+        if has_completions {
+            capabilities.insert("completions".into(), json!({}));
         }
         if uses_logging {
             capabilities.insert("logging".into(), json!({}));
@@ -273,12 +442,68 @@ impl ServerBuilder {
             meta_value.as_ref(),
         );
 
+        let prompt_list = ListPages::build(
+            "prompts",
+            prompts
+                .values()
+                .map(|p| (p.name.clone(), p.to_json(), None))
+                .collect(),
+            self.page_size,
+            self.list_cache,
+            meta_value.as_ref(),
+        );
+        let listers: Vec<resource::Lister> = templates
+            .iter()
+            .filter_map(|t| t.def.lister.clone())
+            .collect();
+        // A list with dynamic entries is private unless every template says otherwise.
+        let lister_hints = templates
+            .iter()
+            .filter(|t| t.def.lister.is_some())
+            .map(|t| t.def.cache.unwrap_or(self.read_cache));
+        let resource_list = ListPages::build_with_hints(
+            "resources",
+            static_resources
+                .values()
+                .map(|r| (r.def.uri.clone(), r.def.to_json(false), r.def.cache))
+                .collect(),
+            self.page_size,
+            lister_hints.fold(self.list_cache, CacheHints::combine),
+            meta_value.as_ref(),
+        );
+        let template_list = ListPages::build(
+            "resourceTemplates",
+            templates
+                .iter()
+                .map(|t| (t.def.uri.clone(), t.def.to_json(true), t.def.cache))
+                .collect(),
+            self.page_size,
+            self.list_cache,
+            meta_value.as_ref(),
+        );
+        let static_json = static_resources
+            .values()
+            .map(|r| (r.def.uri.clone(), r.def.to_json(false)))
+            .collect();
+
         Ok(Server {
             inner: Arc::new(ServerInner {
                 info: self.info,
                 discover: Value::Object(discover).to_string(),
                 tools,
                 tool_list,
+                prompts,
+                prompt_list,
+                static_resources: static_json,
+                statics: static_resources,
+                templates,
+                resource_list,
+                template_list,
+                listers,
+                has_completions,
+                read_cache: self.read_cache,
+                page_size: self.page_size,
+                server_meta: meta_value.clone(),
                 extensions: Arc::new(self.extensions),
                 result_meta,
                 request_timeout: self.request_timeout,
@@ -315,14 +540,65 @@ pub(crate) struct ListPages {
     page_size: usize,
     items: Vec<Value>,
     key: &'static str,
-    hints: CacheHints,
+    pub(crate) hints: CacheHints,
     meta: Option<Value>,
     /// Result JSON of each page, by index of its first item.
     pages: BTreeMap<usize, String>,
 }
 
+impl ServerInner {
+    pub(crate) fn has_resources(&self) -> bool {
+        !self.statics.is_empty() || !self.templates.is_empty()
+    }
+
+    /// The resource serving `uri`: a fixed resource with that URI, else the first template
+    /// (in template order) that matches, with the variables it bound.
+    pub(crate) fn find_resource(
+        &self,
+        uri: &str,
+    ) -> Option<(Arc<ResourceEntry>, BTreeMap<String, String>)> {
+        if let Some(r) = self.statics.get(uri) {
+            return Some((Arc::clone(r), BTreeMap::new()));
+        }
+        self.templates
+            .iter()
+            .find_map(|t| t.template.matches(uri).map(|vars| (Arc::clone(t), vars)))
+    }
+
+    /// The resource or template whose URI (template text) is exactly `uri`.
+    pub(crate) fn resource_by_uri(&self, uri: &str) -> Option<&Arc<ResourceEntry>> {
+        self.statics
+            .get(uri)
+            .or_else(|| self.templates.iter().find(|t| t.def.uri == uri))
+    }
+
+    /// A result object with `resultType` and the server's `_meta` added, serialized.
+    pub(crate) fn complete_result(&self, mut map: Map<String, Value>) -> String {
+        map.insert("resultType".into(), json!("complete"));
+        if let Some(Value::Object(server)) = &self.server_meta {
+            let meta = map.entry("_meta").or_insert_with(|| json!({}));
+            if let Some(meta) = meta.as_object_mut() {
+                for (k, v) in server {
+                    meta.insert(k.clone(), v.clone());
+                }
+            }
+        }
+        Value::Object(map).to_string()
+    }
+}
+
 impl ListPages {
     fn build(
+        key: &'static str,
+        entries: Vec<(String, Value, Option<CacheHints>)>,
+        page_size: usize,
+        default: CacheHints,
+        meta: Option<&Value>,
+    ) -> ListPages {
+        Self::build_with_hints(key, entries, page_size, default, meta)
+    }
+
+    fn build_with_hints(
         key: &'static str,
         entries: Vec<(String, Value, Option<CacheHints>)>,
         page_size: usize,
@@ -397,12 +673,12 @@ const CURSOR_PREFIX: &str = "after:";
 
 /// Cursors name the last item of the previous page, so they stay valid across restarts,
 /// across instances and when items are added or removed.
-fn encode_cursor(last: &str) -> String {
+pub(crate) fn encode_cursor(last: &str) -> String {
     use base64::Engine;
     base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(format!("{CURSOR_PREFIX}{last}"))
 }
 
-fn decode_cursor(cursor: &str) -> Option<String> {
+pub(crate) fn decode_cursor(cursor: &str) -> Option<String> {
     use base64::Engine;
     let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
         .decode(cursor)
@@ -411,11 +687,31 @@ fn decode_cursor(cursor: &str) -> Option<String> {
     s.strip_prefix(CURSOR_PREFIX).map(str::to_owned)
 }
 
+pub(crate) struct ResourceEntry {
+    pub(crate) def: ResourceDef,
+    pub(crate) template: UriTemplate,
+    pub(crate) variables: Vec<String>,
+}
+
 pub(crate) struct ServerInner {
     pub(crate) info: ServerInfo,
     pub(crate) discover: String,
     pub(crate) tools: BTreeMap<String, Arc<ToolEntry>>,
     pub(crate) tool_list: ListPages,
+    pub(crate) prompts: BTreeMap<String, Arc<PromptDef>>,
+    pub(crate) prompt_list: ListPages,
+    /// `resources/list` entries of the fixed resources, by URI.
+    pub(crate) static_resources: BTreeMap<String, Value>,
+    pub(crate) statics: BTreeMap<String, Arc<ResourceEntry>>,
+    /// Templates, sorted by template text.
+    pub(crate) templates: Vec<Arc<ResourceEntry>>,
+    pub(crate) resource_list: ListPages,
+    pub(crate) template_list: ListPages,
+    pub(crate) listers: Vec<resource::Lister>,
+    pub(crate) has_completions: bool,
+    pub(crate) read_cache: CacheHints,
+    pub(crate) page_size: usize,
+    pub(crate) server_meta: Option<Value>,
     pub(crate) extensions: Arc<Extensions>,
     pub(crate) result_meta: Option<Box<RawValue>>,
     pub(crate) request_timeout: Duration,
@@ -444,8 +740,11 @@ impl Server {
             },
             instructions: None,
             tools: Vec::new(),
+            resources: Vec::new(),
+            prompts: Vec::new(),
             extensions: Extensions::default(),
             page_size: DEFAULT_PAGE_SIZE,
+            read_cache: DEFAULT_READ_CACHE,
             list_cache: DEFAULT_LIST_CACHE,
             discover_cache: DEFAULT_LIST_CACHE,
             server_info_in_meta: true,

@@ -58,6 +58,19 @@ impl ToolError {
         )))
     }
 
+    /// The resource at `uri` does not exist: `-32602` with `data.uri` (from a resource
+    /// handler; never an empty `contents`).
+    pub fn resource_not_found(uri: impl Into<String>) -> Self {
+        let uri = uri.into();
+        ToolError(ToolErrorKind::Protocol(
+            RpcError::invalid_params(format!(
+                "Resource not found: {}",
+                crate::protocol::reflect(&uri)
+            ))
+            .with_data(serde_json::json!({ "uri": uri })),
+        ))
+    }
+
     /// A JSON-RPC error of the caller's choosing.
     pub fn protocol(error: RpcError) -> Self {
         ToolError(ToolErrorKind::Protocol(error))

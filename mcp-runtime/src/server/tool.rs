@@ -1,6 +1,7 @@
 //! Tool definitions: parameters (arguments and extractors), schemas, handlers.
 
 use super::context::{Context, Logger, Progress, RequestState, State};
+use super::extract::{FromRequest, Requirements};
 use super::result::{IntoToolResult, ToolError};
 use crate::protocol::{CacheHints, CallToolResult};
 use futures_util::future::BoxFuture;
@@ -8,7 +9,6 @@ use schemars::{JsonSchema, SchemaGenerator};
 use serde::Serialize;
 use serde::de::{self, DeserializeOwned, Deserializer, Visitor};
 use serde_json::{Map, Value, json};
-use std::any::TypeId;
 use std::future::Future;
 use std::sync::Arc;
 
@@ -44,8 +44,7 @@ pub struct Signature {
     generator: SchemaGenerator,
     properties: Map<String, Value>,
     required: Vec<String>,
-    pub(crate) uses_logging: bool,
-    pub(crate) required_state: Vec<(TypeId, &'static str)>,
+    pub(crate) requirements: Requirements,
 }
 
 impl Default for Signature {
@@ -61,8 +60,7 @@ impl Signature {
             generator: crate::schema::generator(),
             properties: Map::new(),
             required: Vec::new(),
-            uses_logging: false,
-            required_state: Vec::new(),
+            requirements: Requirements::default(),
         }
     }
 
@@ -79,17 +77,9 @@ impl Signature {
         }
     }
 
-    /// Records that the tool may send `notifications/message` (the server then advertises
-    /// the `logging` capability).
-    pub fn uses_logging(&mut self) {
-        self.uses_logging = true;
-    }
-
-    /// Records that the tool needs shared state of type `T` (checked when the server is
-    /// built).
-    pub fn requires_state<T: 'static>(&mut self) {
-        self.required_state
-            .push((TypeId::of::<T>(), std::any::type_name::<T>()));
+    /// What the tool's extractors need from the server.
+    pub fn requirements(&mut self) -> &mut Requirements {
+        &mut self.requirements
     }
 
     /// The `inputSchema`: an object with one property per argument.
@@ -112,7 +102,7 @@ impl Signature {
 }
 
 /// A deserializer for an argument the client left out: only `Option`-like types accept it.
-struct Missing;
+pub(crate) struct Missing;
 
 impl<'de> Deserializer<'de> for Missing {
     type Error = de::value::Error;
@@ -167,42 +157,25 @@ impl<T: DeserializeOwned + JsonSchema + Send> FromToolCall for T {
     }
 }
 
-impl FromToolCall for Context {
-    fn describe(_: &Param, _: &mut Signature) {}
-    fn from_tool_call(call: &mut ToolCall, _: &Param) -> Result<Self, ToolError> {
-        Ok(call.context())
-    }
+/// Extractors are tool parameters too.
+macro_rules! extractor_params {
+    ($($(#[$g:meta])* [$($gen:tt)*] $ty:ty;)*) => {$(
+        impl<$($gen)*> FromToolCall for $ty {
+            fn describe(_: &Param, signature: &mut Signature) {
+                <$ty as FromRequest>::requirements(&mut signature.requirements);
+            }
+            fn from_tool_call(call: &mut ToolCall, _: &Param) -> Result<Self, ToolError> {
+                <$ty as FromRequest>::from_request(&call.context())
+            }
+        }
+    )*};
 }
 
-impl FromToolCall for Progress {
-    fn describe(_: &Param, _: &mut Signature) {}
-    fn from_tool_call(call: &mut ToolCall, _: &Param) -> Result<Self, ToolError> {
-        Ok(Progress(Arc::clone(&call.request)))
-    }
-}
-
-impl FromToolCall for Logger {
-    fn describe(_: &Param, signature: &mut Signature) {
-        signature.uses_logging();
-    }
-    fn from_tool_call(call: &mut ToolCall, _: &Param) -> Result<Self, ToolError> {
-        Ok(Logger(Arc::clone(&call.request)))
-    }
-}
-
-impl<T: Send + Sync + 'static> FromToolCall for State<T> {
-    fn describe(_: &Param, signature: &mut Signature) {
-        signature.requires_state::<T>();
-    }
-    fn from_tool_call(call: &mut ToolCall, _: &Param) -> Result<Self, ToolError> {
-        call.request
-            .extensions
-            .get::<T>()
-            .map(State)
-            .ok_or_else(|| {
-                ToolError::protocol(crate::protocol::RpcError::internal("server state missing"))
-            })
-    }
+extractor_params! {
+    [] Context;
+    [] Progress;
+    [] Logger;
+    [T: Send + Sync + 'static] State<T>;
 }
 
 pub(crate) type Handler =
@@ -277,8 +250,7 @@ pub struct ToolDef {
     pub(crate) cache: Option<CacheHints>,
     pub(crate) input_schema: Value,
     pub(crate) output_schema: Option<Value>,
-    pub(crate) uses_logging: bool,
-    pub(crate) required_state: Vec<(TypeId, &'static str)>,
+    pub(crate) requirements: Requirements,
     pub(crate) handler: Handler,
 }
 
@@ -307,8 +279,7 @@ impl ToolDef {
             cache: None,
             input_schema: signature.input_schema(),
             output_schema: R::output_schema(),
-            uses_logging: signature.uses_logging,
-            required_state: std::mem::take(&mut signature.required_state),
+            requirements: std::mem::take(&mut signature.requirements),
             handler,
         }
     }

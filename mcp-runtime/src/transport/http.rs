@@ -536,7 +536,7 @@ async fn handle_post(State(s): State<Arc<HttpServer>>, req: Request) -> Response
     }
     tokio::select! {
         biased;
-        note = rx.recv() => sse_response(note, Some(fut), rx, None),
+        Some(note) = rx.recv() => sse_response(Some(note), Some(fut), rx, None),
         reply = &mut fut => match rx.try_recv() {
             // It finished, but queued notifications first: they go before the response.
             Ok(first) => sse_response(Some(first), None::<std::pin::Pin<Box<std::future::Ready<Reply>>>>, rx, Some(reply.body)),

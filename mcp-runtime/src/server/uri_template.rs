@@ -1,1 +1,0 @@
-//! RFC 6570 URI templates (levels 1–3): parsing, matching, overlap detection.

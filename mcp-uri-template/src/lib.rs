@@ -1,0 +1,883 @@
+//! RFC 6570 URI templates (levels 1–3): parsing, matching, overlap detection.
+//!
+//! MCP servers list resource templates such as `file:///{+path}`; on
+//! `resources/read` the server finds the template a concrete URI matches and
+//! binds its variables. Matching is the inverse of RFC 6570 expansion, made
+//! deterministic and linear-time (no regex, no backtracking):
+//!
+//! * the URI is scanned once, left to right; literals compare byte-for-byte;
+//! * an expression ends where the template's next part begins: at the first
+//!   occurrence of the next literal (or, when that literal ends the template,
+//!   at the URI's suffix), at the leading character of the next expression
+//!   (`?`, `#`, `/`, …), or at the end of the URI;
+//! * the delimited text must be something the expression could expand to;
+//!   values are then percent-decoded exactly once (`+` stays `+`).
+//!
+//! Every variable must be present except those of `?`/`&` expressions.
+//! Security: `{var}`, `{.var}`, `{/var}` and `{;var}` values must stay one
+//! path segment after decoding (no `/`, `\`, NUL, and not `.` or `..`); no
+//! value may contain NUL. `{+path}` values may contain `/` and `..`: traversal
+//! checks for them belong to the framework's safe-path type.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+/// URIs longer than this many bytes never match any template.
+pub const MAX_URI_LEN: usize = 8 * 1024;
+
+/// A parsed RFC 6570 URI template (levels 1–3).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UriTemplate {
+    text: String,
+    parts: Vec<Part>,
+}
+
+/// Why a template was refused by [`UriTemplate::parse`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TemplateError {
+    message: String,
+}
+
+/// The operator of a template expression (RFC 6570 §2.2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Operator {
+    /// `{var}`: a single path-safe value.
+    Simple,
+    /// `{+var}`: a value that may contain reserved characters such as `/`.
+    Reserved,
+    /// `{#var}`: `#` followed by a reserved value.
+    Fragment,
+    /// `{.var}`: `.`-prefixed values.
+    Label,
+    /// `{/var}`: `/`-prefixed path segments.
+    Path,
+    /// `{;var}`: `;name=value` path parameters.
+    PathParam,
+    /// `{?var}`: a query of optional `name=value` pairs.
+    Query,
+    /// `{&var}`: the continuation of a query.
+    QueryContinuation,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Part {
+    Literal(String),
+    Expr(Expr),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Expr {
+    op: Operator,
+    vars: Vec<String>,
+}
+
+impl Operator {
+    fn from_char(c: char) -> Option<Self> {
+        Some(match c {
+            '+' => Self::Reserved,
+            '#' => Self::Fragment,
+            '.' => Self::Label,
+            '/' => Self::Path,
+            ';' => Self::PathParam,
+            '?' => Self::Query,
+            '&' => Self::QueryContinuation,
+            _ => return None,
+        })
+    }
+
+    /// The character a non-empty expansion starts with.
+    fn lead(self) -> Option<u8> {
+        match self {
+            Self::Simple | Self::Reserved => None,
+            Self::Fragment => Some(b'#'),
+            Self::Label => Some(b'.'),
+            Self::Path => Some(b'/'),
+            Self::PathParam => Some(b';'),
+            Self::Query => Some(b'?'),
+            Self::QueryContinuation => Some(b'&'),
+        }
+    }
+
+    /// Whether text matched by this expression may contain byte `b` raw.
+    fn can_emit(self, b: u8) -> bool {
+        b == b'%'
+            || is_unreserved(b)
+            || match self {
+                Self::Simple => b == b',',
+                Self::Label => false,
+                Self::Path => b == b'/',
+                Self::PathParam => b == b';' || b == b'=',
+                Self::Reserved | Self::Fragment => is_reserved(b),
+                Self::Query | Self::QueryContinuation => is_query_char(b),
+            }
+    }
+}
+
+impl Expr {
+    /// A lower bound on the length of the text this expression (with the `&`
+    /// expressions grouped after it) can match.
+    fn min_len(&self) -> usize {
+        let n = self.vars.len();
+        match self.op {
+            Operator::Simple | Operator::Reserved => 2 * n - 1,
+            Operator::Fragment | Operator::Label | Operator::Path => 2 * n,
+            Operator::PathParam => self.vars.iter().map(|v| 1 + v.len()).sum(),
+            Operator::Query | Operator::QueryContinuation => 0,
+        }
+    }
+
+    /// Binds the variables of a non-query expression from its matched text.
+    fn bind(&self, text: &str, out: &mut BTreeMap<String, String>) -> Option<()> {
+        let (prefix, sep) = match self.op {
+            Operator::Simple | Operator::Reserved => ("", ','),
+            Operator::Fragment => ("#", ','),
+            Operator::Label => (".", '.'),
+            Operator::Path => ("/", '/'),
+            Operator::PathParam => (";", ';'),
+            Operator::Query | Operator::QueryContinuation => unreachable!("bound by bind_query"),
+        };
+        // The last variable takes the remainder; validation rejects a
+        // remainder holding a separator that its value may not contain.
+        let pieces: Vec<&str> = text
+            .strip_prefix(prefix)?
+            .splitn(self.vars.len(), sep)
+            .collect();
+        if pieces.len() != self.vars.len() {
+            return None;
+        }
+        for (name, raw) in self.vars.iter().zip(pieces) {
+            let value = match self.op {
+                Operator::Reserved | Operator::Fragment => reserved_value(raw)?,
+                Operator::PathParam => match raw.strip_prefix(name.as_str())? {
+                    "" | "=" => String::new(), // `;a` is an empty value
+                    rest => segment_value(rest.strip_prefix('=')?)?,
+                },
+                _ => segment_value(raw)?,
+            };
+            out.insert(name.clone(), value);
+        }
+        Some(())
+    }
+}
+
+/// Binds the variables of a `?` expression and the `&` expressions following
+/// it (or of a lone `&` expression), which share one query.
+fn bind_query(group: &[Part], text: &str, out: &mut BTreeMap<String, String>) -> Option<()> {
+    if text.is_empty() {
+        return Some(()); // every query variable is optional
+    }
+    let first = exprs(group).next()?;
+    let lead = if first.op == Operator::Query {
+        '?'
+    } else {
+        '&'
+    };
+    let body = text.strip_prefix(lead)?;
+    if !valid_chars(body, is_query_char) {
+        return None;
+    }
+    for pair in body.split('&').filter(|p| !p.is_empty()) {
+        let (key, raw) = pair.split_once('=').unwrap_or((pair, ""));
+        if exprs(group).any(|e| e.vars.iter().any(|v| v == key)) {
+            let value = decode(raw).filter(|v| !v.contains('\0'))?;
+            if out.insert(key.to_owned(), value).is_some() {
+                return None; // a repeated key is ambiguous
+            }
+        }
+    }
+    Some(())
+}
+
+impl UriTemplate {
+    /// Parses a level 1–3 template; see the module docs for what is refused.
+    pub fn parse(template: &str) -> Result<UriTemplate, TemplateError> {
+        if template.is_empty() {
+            return Err(TemplateError::new("empty template".into()));
+        }
+        let mut parts: Vec<Part> = Vec::new();
+        let mut open: Option<usize> = None; // byte offset of the current `{`
+        let mut lit_start = 0;
+        for (i, c) in template.char_indices() {
+            match (open, c) {
+                (None, '{') => {
+                    if lit_start < i {
+                        parts.push(Part::Literal(template[lit_start..i].to_owned()));
+                    }
+                    open = Some(i);
+                }
+                (None, '}') => return Err(TemplateError::at("unmatched `}`", i)),
+                (None, ' ') => return Err(TemplateError::at("space in literal", i)),
+                (None, c) if c.is_control() => {
+                    return Err(TemplateError::at("control character in literal", i));
+                }
+                (None, '%') if !is_pct_at(template.as_bytes(), i) => {
+                    return Err(TemplateError::at("invalid percent-encoding in literal", i));
+                }
+                (Some(_), '{') => return Err(TemplateError::at("nested `{`", i)),
+                (Some(start), '}') => {
+                    let expr = parse_expr(&template[start + 1..i], start)?;
+                    check_expr(&parts, &expr, start)?;
+                    parts.push(Part::Expr(expr));
+                    open = None;
+                    lit_start = i + 1;
+                }
+                _ => {}
+            }
+        }
+        if let Some(start) = open {
+            return Err(TemplateError::at("unclosed `{`", start));
+        }
+        if lit_start < template.len() {
+            parts.push(Part::Literal(template[lit_start..].to_owned()));
+        }
+        Ok(UriTemplate {
+            text: template.to_owned(),
+            parts,
+        })
+    }
+
+    /// The template text, as given to [`UriTemplate::parse`].
+    pub fn as_str(&self) -> &str {
+        &self.text
+    }
+
+    /// Variable names in order of appearance, with the operator of their expression.
+    pub fn variables(&self) -> Vec<(&str, Operator)> {
+        self.exprs()
+            .flat_map(|e| e.vars.iter().map(move |v| (v.as_str(), e.op)))
+            .collect()
+    }
+
+    /// True when the template has no expressions (a plain URI).
+    pub fn is_static(&self) -> bool {
+        self.exprs().next().is_none()
+    }
+
+    /// Matches a concrete URI; returns the variables it binds, percent-decoded exactly once.
+    /// Variables of `?`/`&` expressions that are absent from the URI are absent from the map.
+    /// URIs longer than [`MAX_URI_LEN`] never match.
+    pub fn matches(&self, uri: &str) -> Option<BTreeMap<String, String>> {
+        if uri.len() > MAX_URI_LEN {
+            return None;
+        }
+        let mut out = BTreeMap::new();
+        let (mut pos, mut i) = (0, 0);
+        while let Some(part) = self.parts.get(i) {
+            match part {
+                Part::Literal(lit) => {
+                    if !uri[pos..].starts_with(lit.as_str()) {
+                        return None;
+                    }
+                    pos += lit.len();
+                    i += 1;
+                }
+                Part::Expr(e) => {
+                    let j = self.group_end(i);
+                    let end = self.expr_end(uri, pos, pos + e.min_len(), j)?;
+                    match e.op {
+                        Operator::Query | Operator::QueryContinuation => {
+                            bind_query(&self.parts[i..j], &uri[pos..end], &mut out)?
+                        }
+                        _ => e.bind(&uri[pos..end], &mut out)?,
+                    }
+                    pos = end;
+                    i = j;
+                }
+            }
+        }
+        (pos == uri.len()).then_some(out)
+    }
+
+    /// Whether some URI could match both templates (used to refuse ambiguous registrations).
+    /// Conservative: may say true for a pair that can't actually collide, never false for a
+    /// pair that can.
+    pub fn overlaps(&self, other: &UriTemplate) -> bool {
+        match (self.is_static(), other.is_static()) {
+            (true, true) => return self.text == other.text,
+            (true, false) => return other.matches(&self.text).is_some(),
+            (false, true) => return self.matches(&other.text).is_some(),
+            (false, false) => {}
+        }
+        // Every match starts with the literal prefix and ends with the literal suffix.
+        let (p1, p2) = (self.prefix(), other.prefix());
+        let (s1, s2) = (self.suffix(), other.suffix());
+        if !(p1.starts_with(p2) || p2.starts_with(p1)) || !(s1.ends_with(s2) || s2.ends_with(s1)) {
+            return false;
+        }
+        // Between the common prefix and suffix, each template's remaining
+        // literal bytes must appear; the other template must be able to
+        // produce them there (e.g. `{id}` never yields the `/` of `{id}/data`).
+        let (k, m) = (p1.len().min(p2.len()), s1.len().min(s2.len()));
+        self.fits_in(other, k, m) && other.fits_in(self, k, m)
+    }
+
+    fn exprs(&self) -> impl Iterator<Item = &Expr> {
+        exprs(&self.parts)
+    }
+
+    /// The literal before the first expression.
+    fn prefix(&self) -> &str {
+        match self.parts.first() {
+            Some(Part::Literal(l)) => l,
+            _ => "",
+        }
+    }
+
+    /// The literal after the last expression.
+    fn suffix(&self) -> &str {
+        match self.parts.last() {
+            Some(Part::Literal(l)) if !self.is_static() => l,
+            _ => "",
+        }
+    }
+
+    /// The index of the part after the expression at `i`: a `?` (or lone
+    /// `&`) expression absorbs the `&` expressions right after it.
+    fn group_end(&self, i: usize) -> usize {
+        let op = |p: &Part| match p {
+            Part::Expr(e) => Some(e.op),
+            Part::Literal(_) => None,
+        };
+        let mut j = i + 1;
+        if matches!(
+            op(&self.parts[i]),
+            Some(Operator::Query | Operator::QueryContinuation)
+        ) {
+            while self.parts.get(j).and_then(op) == Some(Operator::QueryContinuation) {
+                j += 1;
+            }
+        }
+        j
+    }
+
+    /// The end of the expression group starting at `pos` and followed by part
+    /// `next`; `from` is its earliest possible end (`pos` plus a minimum length).
+    fn expr_end(&self, uri: &str, pos: usize, from: usize, next: usize) -> Option<usize> {
+        if from > uri.len() {
+            return None;
+        }
+        match self.parts.get(next) {
+            None => Some(uri.len()),
+            // The template's final literal is anchored at the end of the URI.
+            Some(Part::Literal(lit)) if next + 1 == self.parts.len() => {
+                let end = uri.len().checked_sub(lit.len()).filter(|&e| e >= from)?;
+                uri.ends_with(lit.as_str()).then_some(end)
+            }
+            Some(Part::Literal(lit)) => {
+                let mut from = from;
+                while !uri.is_char_boundary(from) {
+                    from += 1;
+                }
+                uri[from..].find(lit.as_str()).map(|k| from + k)
+            }
+            // Adjacent expressions: parse guarantees the next one has a
+            // leading character this one cannot contain (or stops at).
+            Some(Part::Expr(n)) => {
+                let lead = n.op.lead()?;
+                let found = uri.as_bytes()[pos..].iter().position(|&b| b == lead);
+                Some(found.map_or(uri.len(), |k| pos + k))
+            }
+        }
+    }
+
+    /// Whether every byte `self` must place between byte `k` and `m` bytes
+    /// before the end (literals, leading characters) could be produced there
+    /// by `other`.
+    fn fits_in(&self, other: &UriTemplate, k: usize, m: usize) -> bool {
+        let mut alphabet = [false; 256];
+        other.middle_literals(k, m, |b| alphabet[b as usize] = true);
+        for e in other.exprs() {
+            (0..=255u8)
+                .filter(|&b| e.op.can_emit(b))
+                .for_each(|b| alphabet[b as usize] = true);
+        }
+        let mut fits = true;
+        self.middle_literals(k, m, |b| fits &= alphabet[b as usize]);
+        // Non-query expressions with a leading character always emit it.
+        let leads = self
+            .exprs()
+            .filter(|e| e.min_len() > 0)
+            .filter_map(|e| e.op.lead());
+        leads.for_each(|b| fits &= alphabet[b as usize]);
+        fits
+    }
+
+    /// Calls `f` on every literal byte except the first `k` and last `m`
+    /// (only for templates with expressions, so prefix and suffix are distinct).
+    fn middle_literals(&self, k: usize, m: usize, mut f: impl FnMut(u8)) {
+        let last = self.parts.len() - 1;
+        for (i, part) in self.parts.iter().enumerate() {
+            if let Part::Literal(l) = part {
+                let start = if i == 0 { k } else { 0 };
+                let end = if i == last { l.len() - m } else { l.len() };
+                l.as_bytes()[start..end].iter().for_each(|&b| f(b));
+            }
+        }
+    }
+}
+
+fn exprs(parts: &[Part]) -> impl Iterator<Item = &Expr> {
+    parts.iter().filter_map(|p| match p {
+        Part::Expr(e) => Some(e),
+        Part::Literal(_) => None,
+    })
+}
+
+/// Parses the inside of `{…}` found at byte `at`.
+fn parse_expr(body: &str, at: usize) -> Result<Expr, TemplateError> {
+    let first = body
+        .chars()
+        .next()
+        .ok_or_else(|| TemplateError::at("empty expression", at))?;
+    if matches!(first, '=' | ',' | '!' | '@' | '|') {
+        let msg = format!("operator `{first}` at byte {at} is reserved by RFC 6570, not supported");
+        return Err(TemplateError::new(msg));
+    }
+    let op = Operator::from_char(first).unwrap_or(Operator::Simple);
+    let list = if op == Operator::Simple {
+        body
+    } else {
+        &body[1..]
+    };
+    let mut vars = Vec::new();
+    for name in list.split(',') {
+        if let Some(k) = name.find([':', '*']) {
+            let m = &name[k..k + 1];
+            let msg = format!(
+                "level-4 modifier `{m}` at byte {at} is not supported \
+                 (no prefix `:N` or explode `*`)"
+            );
+            return Err(TemplateError::new(msg));
+        }
+        if name.is_empty() {
+            return Err(TemplateError::at("empty variable name", at));
+        }
+        if !is_varname(name) {
+            return Err(TemplateError::at(
+                &format!("invalid variable name `{name}`"),
+                at,
+            ));
+        }
+        vars.push(name.to_owned());
+    }
+    Ok(Expr { op, vars })
+}
+
+/// Refuses duplicate names and adjacent expressions that can't be delimited.
+fn check_expr(parts: &[Part], expr: &Expr, at: usize) -> Result<(), TemplateError> {
+    for (i, name) in expr.vars.iter().enumerate() {
+        let mut earlier = exprs(parts).flat_map(|e| &e.vars).chain(&expr.vars[..i]);
+        if earlier.any(|v| v == name) {
+            return Err(TemplateError::at(
+                &format!("duplicate variable `{name}`"),
+                at,
+            ));
+        }
+    }
+    let Some(Part::Expr(prev)) = parts.last() else {
+        return Ok(());
+    };
+    let ok = match expr.op.lead() {
+        None => false, // `{a}{b}`: nothing tells where `a` ends
+        Some(lead) => {
+            !prev.op.can_emit(lead)
+                || (prev.op == Operator::Reserved && matches!(lead, b'?' | b'#'))
+                || (matches!(prev.op, Operator::Query | Operator::QueryContinuation)
+                    && expr.op == Operator::QueryContinuation)
+        }
+    };
+    if ok {
+        return Ok(());
+    }
+    Err(TemplateError::new(format!(
+        "ambiguous expression at byte {at}: it directly follows another expression; \
+         put a literal between them"
+    )))
+}
+
+/// RFC 6570 varname: varchar *( ["."] varchar ), varchar = ALPHA / DIGIT / "_" / pct-encoded.
+fn is_varname(name: &str) -> bool {
+    let b = name.as_bytes();
+    let (mut i, mut after_dot) = (0, true);
+    while i < b.len() {
+        match b[i] {
+            b'.' if !after_dot => after_dot = true,
+            b'%' if is_pct_at(b, i) => (after_dot, i) = (false, i + 2),
+            c if c.is_ascii_alphanumeric() || c == b'_' => after_dot = false,
+            _ => return false,
+        }
+        i += 1;
+    }
+    !after_dot
+}
+
+fn is_pct_at(b: &[u8], i: usize) -> bool {
+    b.get(i + 1..i + 3)
+        .is_some_and(|h| h.iter().all(u8::is_ascii_hexdigit))
+}
+
+fn is_unreserved(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~')
+}
+
+/// gen-delims and sub-delims (RFC 3986 §2.2).
+fn is_reserved(b: u8) -> bool {
+    b":/?#[]@!$&'()*+,;=".contains(&b)
+}
+
+/// Raw characters accepted inside a query (`&` separates pairs; `#` ends it).
+fn is_query_char(b: u8) -> bool {
+    is_unreserved(b) || (is_reserved(b) && b != b'#')
+}
+
+/// Whether `s` consists of bytes accepted by `allowed` and valid `%XX` triplets.
+fn valid_chars(s: &str, allowed: fn(u8) -> bool) -> bool {
+    let b = s.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'%' if is_pct_at(b, i) => i += 3,
+            c if c != b'%' && allowed(c) => i += 1,
+            _ => return false,
+        }
+    }
+    true
+}
+
+/// Percent-decodes once; `None` on a bad triplet or invalid UTF-8.
+fn decode(s: &str) -> Option<String> {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'%' {
+            let hex = |d: u8| (d as char).to_digit(16);
+            let (hi, lo) = (hex(*b.get(i + 1)?)?, hex(*b.get(i + 2)?)?);
+            out.push((hi * 16 + lo) as u8);
+            i += 3;
+        } else {
+            out.push(b[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).ok()
+}
+
+/// A non-empty simple value that decodes to exactly one safe path segment.
+fn segment_value(raw: &str) -> Option<String> {
+    if raw.is_empty() || !valid_chars(raw, is_unreserved) {
+        return None;
+    }
+    let v = decode(raw)?;
+    let unsafe_ = v == "." || v == ".." || v.contains(['/', '\\', '\0']);
+    (!unsafe_).then_some(v)
+}
+
+/// A non-empty reserved value; may contain `/` but not NUL.
+fn reserved_value(raw: &str) -> Option<String> {
+    if raw.is_empty() || !valid_chars(raw, |b| is_unreserved(b) || is_reserved(b)) {
+        return None;
+    }
+    decode(raw).filter(|v| !v.contains('\0'))
+}
+
+impl TemplateError {
+    fn new(message: String) -> Self {
+        TemplateError { message }
+    }
+
+    fn at(what: &str, byte: usize) -> Self {
+        Self::new(format!("{what} at byte {byte}"))
+    }
+}
+
+impl fmt::Display for TemplateError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for TemplateError {}
+
+impl fmt::Display for UriTemplate {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn t(s: &str) -> UriTemplate {
+        UriTemplate::parse(s).unwrap()
+    }
+
+    /// The bindings of a match, as sorted `(name, value)` pairs.
+    fn m(tpl: &str, uri: &str) -> Option<Vec<(String, String)>> {
+        t(tpl).matches(uri).map(|b| b.into_iter().collect())
+    }
+
+    fn one(name: &str, value: &str) -> Option<Vec<(String, String)>> {
+        Some(vec![(name.into(), value.into())])
+    }
+
+    fn err(s: &str) -> String {
+        UriTemplate::parse(s).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn accessors() {
+        let tpl = t("a://x/{id}{?q,limit}");
+        assert_eq!(tpl.as_str(), "a://x/{id}{?q,limit}");
+        assert_eq!(tpl.to_string(), "a://x/{id}{?q,limit}");
+        let vars = [
+            ("id", Operator::Simple),
+            ("q", Operator::Query),
+            ("limit", Operator::Query),
+        ];
+        assert_eq!(tpl.variables(), vars);
+        assert!(!tpl.is_static());
+        assert!(t("a://x/y").is_static());
+        assert!(t("a://x/y").variables().is_empty());
+    }
+
+    #[test]
+    fn simple_is_one_safe_segment() {
+        let tpl = "test://template/{id}/data";
+        assert_eq!(m(tpl, "test://template/123/data"), one("id", "123"));
+        assert_eq!(
+            m(tpl, "test://template/abc%20def/data"),
+            one("id", "abc def")
+        );
+        assert_eq!(m(tpl, "test://template/a+b~c/data"), None); // `+` is reserved
+        assert_eq!(m(tpl, "test://template/a%2Bb/data"), one("id", "a+b")); // not a space
+        assert_eq!(m(tpl, "test://template/%2541/data"), one("id", "%41")); // decoded exactly once
+        for bad in [
+            "a%2Fb", "%2e%2e", "%2E", "..", ".", "", "a/b", "a%5Cb", "%00", "a%zz", "a%2", "%ff",
+            "a b", "é",
+        ] {
+            let uri = format!("test://template/{bad}/data");
+            assert_eq!(m(tpl, &uri), None, "{uri}");
+        }
+        assert_eq!(m(tpl, "test://template/1/data/"), None); // anchored at the end
+        assert_eq!(m(tpl, "Test://template/1/data"), None); // literals compare exactly
+        assert_eq!(m("x://{a,b}", "x://1024,768").unwrap().len(), 2);
+        assert_eq!(m("x://{a,b}", "x://1024"), None); // every variable is required
+    }
+
+    #[test]
+    fn reserved_may_contain_slashes() {
+        let tpl = "file:///{+path}";
+        assert_eq!(m(tpl, "file:///a/b/c.txt"), one("path", "a/b/c.txt"));
+        assert_eq!(m(tpl, "file:///%2e%2e/x"), one("path", "../x")); // checked elsewhere
+        assert_eq!(m(tpl, "file:///a%00b"), None);
+        assert_eq!(m(tpl, "file:///"), None);
+        assert_eq!(m(tpl, "file:///a b"), None);
+        assert_eq!(m("x://{+a}/meta", "x://p/q/meta"), one("a", "p/q"));
+        // Followed by a query: the reserved value stops at the first `?`.
+        let got = m("file:///{+path}{?rev}", "file:///a/b?rev=3").unwrap();
+        assert_eq!(
+            got,
+            [("path".into(), "a/b".into()), ("rev".into(), "3".into())]
+        );
+        assert_eq!(
+            m("file:///{+path}{?rev}", "file:///a/b"),
+            one("path", "a/b")
+        );
+        assert_eq!(m("x://{#f}", "x://#a/b?c"), one("f", "a/b?c"));
+        assert_eq!(m("x://{#f}", "x://#"), None);
+    }
+
+    #[test]
+    fn query_pairs() {
+        let tpl = "search://q{?q,limit}";
+        assert_eq!(m(tpl, "search://q"), Some(vec![]));
+        assert_eq!(m(tpl, "search://q?q=rust"), one("q", "rust"));
+        let got = m(tpl, "search://q?limit=5&q=a%26b").unwrap();
+        assert_eq!(
+            got,
+            [("limit".into(), "5".into()), ("q".into(), "a&b".into())]
+        );
+        assert_eq!(m(tpl, "search://q?q=1&q=2"), None);
+        assert_eq!(m(tpl, "search://q?other=1"), Some(vec![]));
+        assert_eq!(m(tpl, "search://q?other=1&other=2&q=x"), one("q", "x"));
+        assert_eq!(m(tpl, "search://q?q="), one("q", ""));
+        assert_eq!(m(tpl, "search://q?q"), one("q", ""));
+        assert_eq!(m(tpl, "search://q?q=a+b/c"), one("q", "a+b/c"));
+        assert_eq!(m(tpl, "search://q?q=%00"), None);
+        assert_eq!(m(tpl, "search://q?q=%zz"), None);
+        assert_eq!(m(tpl, "search://q?q=a#frag"), None);
+        assert_eq!(m(tpl, "search://qq=1"), None);
+        // `?` and `&` expressions share one query, in any order.
+        let got = m("s://q{?a}{&b}", "s://q?b=2&a=1").unwrap();
+        assert_eq!(got, [("a".into(), "1".into()), ("b".into(), "2".into())]);
+        assert_eq!(m("s://q?fixed=1{&x}", "s://q?fixed=1&x=2"), one("x", "2"));
+        assert_eq!(m("s://q?fixed=1{&x}", "s://q?fixed=1"), Some(vec![]));
+        assert_eq!(m("s://{id}{?q}{#f}", "s://1?q=2#3").unwrap().len(), 3);
+    }
+
+    #[test]
+    fn path_label_and_params() {
+        let got = m("x://r{/a,b}", "x://r/x/y").unwrap();
+        assert_eq!(got, [("a".into(), "x".into()), ("b".into(), "y".into())]);
+        for bad in [
+            "x://r/x",
+            "x://r/x/y/z",
+            "x://r/x/",
+            "x://r//y",
+            "x://r/x/%2e%2e",
+            "x://r",
+        ] {
+            assert_eq!(m("x://r{/a,b}", bad), None, "{bad}");
+        }
+        assert_eq!(m("x://{id}{/sub}", "x://1/2").unwrap().len(), 2);
+
+        let got = m("x://r{;x,y}", "x://r;x=1;y=2").unwrap();
+        assert_eq!(got, [("x".into(), "1".into()), ("y".into(), "2".into())]);
+        let got = m("x://r{;x,y}", "x://r;x;y=2").unwrap();
+        assert_eq!(got, [("x".into(), "".into()), ("y".into(), "2".into())]);
+        for bad in [
+            "x://r;y=2;x=1",
+            "x://r;x=1",
+            "x://r;xx=1;y=2",
+            "x://r;x=1;y=%2F",
+        ] {
+            assert_eq!(m("x://r{;x,y}", bad), None, "{bad}");
+        }
+
+        assert_eq!(m("file://doc{.ext}", "file://doc.txt"), one("ext", "txt"));
+        assert_eq!(
+            m("file://doc{.ext}", "file://doc.tar.gz"),
+            one("ext", "tar.gz")
+        );
+        assert_eq!(m("file://doc{.ext}", "file://doc.."), None); // value `.`
+        assert_eq!(m("file://doc{.ext}", "file://doc"), None);
+    }
+
+    #[test]
+    fn literal_delimits_expressions() {
+        // The final literal is anchored at the end; middle literals match leftmost.
+        assert_eq!(
+            m("file:///{name}.txt", "file:///a.b.txt"),
+            one("name", "a.b")
+        );
+        let got = m("x://{a}-{b}", "x://1-2-3").unwrap();
+        assert_eq!(got, [("a".into(), "1".into()), ("b".into(), "2-3".into())]);
+        let got = m("x://{a}-{b}", "x://--x").unwrap();
+        assert_eq!(got, [("a".into(), "-".into()), ("b".into(), "x".into())]);
+        assert_eq!(m("x://é/{id}", "x://é/1"), one("id", "1"));
+        assert_eq!(m("file:///{name}.txt", "file:///é.txt"), None);
+        assert_eq!(m("x://{a}é{b}", "x://éé1"), None);
+        assert_eq!(m("a://b", "a://b"), Some(vec![]));
+        assert_eq!(m("a://b", "a://bc"), None);
+    }
+
+    #[test]
+    fn parse_errors() {
+        assert_eq!(err("a://{id"), "unclosed `{` at byte 4");
+        assert_eq!(err("test://tmpl/{id"), "unclosed `{` at byte 12");
+        assert_eq!(err("a://{a{b}}"), "nested `{` at byte 6");
+        assert_eq!(err("a://}"), "unmatched `}` at byte 4");
+        assert_eq!(err("a://{}"), "empty expression at byte 4");
+        assert_eq!(err(""), "empty template");
+        assert_eq!(err("a://{a,}"), "empty variable name at byte 4");
+        assert_eq!(
+            err("a://{a}{b}").split(':').next(),
+            Some("ambiguous expression at byte 7")
+        );
+        assert!(err("a://{a:3}").starts_with("level-4 modifier `:` at byte 4 is not supported"));
+        assert!(err("a://{?}").contains("empty variable name"));
+        assert!(err("a://{,a}").contains("operator `,`"));
+        assert!(err("a://{=a}").contains("reserved by RFC 6570"));
+        for bad in ["{a-b}", "{.a.}", "{a..b}", "{.a}", "{a b}", "{%zz}"] {
+            let tpl = format!("a://x/{bad}");
+            if bad == "{.a}" {
+                t(&tpl); // `.` here is the label operator: fine
+                continue;
+            }
+            assert!(err(&tpl).contains("invalid variable name"), "{tpl}");
+        }
+        t("a://{a.b_c%20}");
+        assert!(err("a://{a}/{a}").contains("duplicate variable `a`"));
+        assert!(err("a://{a,a}").contains("duplicate"));
+        assert!(err("a://{a:3}").contains("level-4"));
+        assert!(err("a://{a*}").contains("level-4"));
+        assert!(err("a://{/a*}").contains("not supported"));
+        assert_eq!(err("a://x y"), "space in literal at byte 5");
+        assert!(err("a://x\ty").contains("control character"));
+        assert!(err("a://x%zz").contains("percent-encoding"));
+    }
+
+    #[test]
+    fn adjacent_expressions() {
+        for bad in [
+            "{a}{b}", "{a}{+b}", "{+a}{b}", "{/a}{b}", "{a}{.b}", "{/a}{/b}", "{+a}{/b}",
+            "{?a}{?b}", "{&a}{?b}", "{#a}{?b}", "{;a}{;b}", "{?a}{/b}",
+        ] {
+            assert!(err(&format!("x://{bad}")).contains("ambiguous"), "{bad}");
+        }
+        for ok in [
+            "{a}{/b}",
+            "{+a}{?q}",
+            "{+a}{#f}",
+            "{?a}{&b}{&c}",
+            "{/a}{?q}",
+            "{a}{;p}",
+            "{?q}{#f}",
+        ] {
+            t(&format!("x://{ok}"));
+        }
+    }
+
+    #[test]
+    fn length_cap_and_pathological_inputs() {
+        let long = format!("file:///{}", "a".repeat(MAX_URI_LEN));
+        assert_eq!(t("file:///{+path}").matches(&long), None);
+        let fits = format!("file:///{}", "a".repeat(MAX_URI_LEN - 8));
+        assert!(t("file:///{+path}").matches(&fits).is_some());
+
+        // Many expressions against a long run of one character: must just return.
+        let uri = format!("t://{}", "x".repeat(MAX_URI_LEN - 4));
+        let many = |sep: &str, op: &str| {
+            let body: Vec<String> = (0..60).map(|i| format!("{{{op}v{i}}}")).collect();
+            format!("t://{}", body.join(sep))
+        };
+        for tpl in [
+            many("x", ""),
+            many("x", "+"),
+            many("xx", ""),
+            many("/", ""),
+            many("-", ""),
+        ] {
+            let _ = t(&tpl).matches(&uri);
+        }
+        let _ = t("t://{a}x{+b}{?c}").matches(&uri);
+        let _ = t("t://{a}{/b}{;c}{?d}{&e}{#f}").matches(&uri);
+    }
+
+    #[test]
+    fn overlaps() {
+        let o = |a: &str, b: &str| {
+            let (a, b) = (t(a), t(b));
+            assert_eq!(a.overlaps(&b), b.overlaps(&a), "symmetric");
+            a.overlaps(&b)
+        };
+        assert!(o("a://x", "a://x"));
+        assert!(!o("a://x", "a://y"));
+        assert!(o("a://x/1", "a://x/{id}"));
+        assert!(!o("a://x/1/2", "a://x/{id}"));
+        assert!(!o("a://x/{id}", "a://y/{id}"));
+        assert!(o("a://x/{id}", "a://x/{+path}"));
+        assert!(o("a://x/{id}", "a://x/{name}"));
+        assert!(!o("a://x/{id}/data", "a://x/{id}/meta"));
+        assert!(!o("a://x/{id}", "a://x/{id}/data"));
+        assert!(o("a://x/{+p}", "a://x/{id}/data"));
+        assert!(o("a://{host}/x", "a://y{+rest}"));
+        assert!(!o("a://{host}/x", "a://y{rest}")); // `{rest}` never yields `/`
+        assert!(!o("a://x/{id}.json", "a://x/{id}.xml"));
+        assert!(o("file:///{+path}", "file:///{name}.txt"));
+        assert!(o("s://q{?q}", "s://q{?limit}"));
+        assert!(!o("s://{a}", "s://{b}{/c}"));
+    }
+}

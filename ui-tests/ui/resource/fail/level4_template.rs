@@ -1,0 +1,9 @@
+use mcp_runtime::resource;
+
+/// Files.
+#[resource("file:///{path*}")]
+async fn file(path: String) -> String {
+    path
+}
+
+fn main() {}

@@ -1,0 +1,69 @@
+use mcp_runtime::{
+    Context, Json, KnownArguments, Resource, ResourceContents, SafePath, Server, State, ToolError,
+    resource, resources,
+};
+
+struct Root(std::path::PathBuf);
+
+#[derive(serde::Deserialize, serde::Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+enum Unit {
+    Metric,
+    Imperial,
+}
+
+/// The configuration.
+#[resource(
+    "config://app",
+    title = "App config",
+    mime_type = "application/json",
+    size = 2,
+    icon(src = "https://example.com/c.png"),
+    annotations(audience(user, assistant), priority = 0.5, last_modified = "2026-07-28T10:00:00Z"),
+    meta = r#"{"com.example/owner": "ops"}"#,
+    ttl_ms = 60000,
+    cache_scope = "public"
+)]
+async fn config() -> &'static str {
+    "{}"
+}
+
+async fn list_files() -> Vec<Resource> {
+    vec![Resource::new("file:///a.txt", "a.txt")]
+}
+
+async fn complete_path(partial: String, known: KnownArguments) -> Vec<String> {
+    let _ = known.get("other");
+    vec![format!("{partial}.txt")]
+}
+
+/// A file under the root.
+#[resource("file:///{+path}", name = "file", mime_type = "text/plain", list = list_files)]
+async fn file(#[arg(complete = complete_path)] path: SafePath, root: State<Root>) -> Result<Vec<u8>, ToolError> {
+    Ok(std::fs::read(path.under(&root.0))?)
+}
+
+/// Weather in a city.
+#[resource("weather://{city}/forecast{?days,unit}")]
+async fn forecast(city: String, days: Option<u8>, unit: Option<Unit>, cx: Context) -> Json<serde_json::Value> {
+    let _ = cx.request_id();
+    Json(serde_json::json!({"city": city, "days": days, "unit": unit}))
+}
+
+/// Several contents.
+#[resource("bundle://{id}")]
+async fn bundle(id: u32) -> Vec<ResourceContents> {
+    vec![
+        ResourceContents::text(format!("bundle://{id}/a"), "text/plain", "a"),
+        ResourceContents::blob(format!("bundle://{id}/b"), "application/octet-stream", [1, 2]),
+    ]
+}
+
+fn main() {
+    let server = Server::builder("t", "1")
+        .state(Root(std::env::temp_dir()))
+        .resources(resources![config, file, forecast, bundle])
+        .build()
+        .unwrap();
+    drop(server);
+}
