@@ -1,7 +1,7 @@
 //! JSON Schema generation (schemars, 2020-12) and argument validation, compiled once.
 
 use schemars::{JsonSchema, SchemaGenerator, generate::SchemaSettings};
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 /// A generator for 2020-12 schemas with local `#/$defs/...` references.
 pub(crate) fn generator() -> SchemaGenerator {
@@ -31,14 +31,12 @@ impl ArgumentValidator {
     }
 
     /// Checks the arguments. On failure, a message naming each offending field.
-    pub(crate) fn validate(&self, args: &Map<String, Value>) -> Result<(), String> {
-        // The validator wants a `Value`; build one without cloning the arguments when valid.
-        let instance = Value::Object(args.clone());
-        if self.0.is_valid(&instance) {
+    pub(crate) fn validate(&self, instance: &Value) -> Result<(), String> {
+        if self.0.is_valid(instance) {
             return Ok(());
         }
         let mut msgs = Vec::new();
-        for err in self.0.iter_errors(&instance).take(8) {
+        for err in self.0.iter_errors(instance).take(8) {
             let path = err.instance_path().to_string();
             let msg = crate::protocol::reflect(&err.to_string());
             if path.is_empty() {
@@ -68,7 +66,7 @@ mod tests {
             "additionalProperties": false
         }))
         .unwrap();
-        let args = |v: Value| v.as_object().unwrap().clone();
+        let args = |v: Value| v;
         assert!(v.validate(&args(json!({"a": 1, "b": "x"}))).is_ok());
         let e = v
             .validate(&args(json!({"a": "one", "b": "x"})))

@@ -133,7 +133,7 @@ impl Server {
         &self,
         msg: Value,
         guard: &dyn TransportGuard,
-        sink: NotificationSink,
+        streams: Streams,
     ) -> Prepared {
         let mut obj = match msg {
             Value::Object(o) => o,
@@ -315,7 +315,18 @@ impl Server {
         }
         let _entered = span.enter();
 
+        // A notification channel only when this request can produce notifications.
+        let (sink, notifications) = match streams {
+            Streams::None => (NotificationSink::disabled(), None),
+            Streams::Shared(tx) => (NotificationSink::new(tx), None),
+            Streams::OnDemand if progress_token.is_some() || log_level.is_some() => {
+                let (tx, rx) = tokio::sync::mpsc::channel(64);
+                (NotificationSink::new(tx), Some(rx))
+            }
+            Streams::OnDemand => (NotificationSink::disabled(), None),
+        };
         let parts = RequestParts {
+            notifications,
             id,
             version,
             capabilities,
@@ -365,7 +376,7 @@ impl Server {
 
     fn prepare_tool_call(
         &self,
-        parts: RequestParts,
+        mut parts: RequestParts,
         mut params: Map<String, Value>,
         guard: &dyn TransportGuard,
     ) -> Prepared {
@@ -401,10 +412,12 @@ impl Server {
         let tool = Arc::clone(tool);
         let server = Arc::clone(&self.inner);
         let span = parts.span.clone();
+        let notifications = parts.notifications.take();
         let request = parts.into_state(methods::TOOLS_CALL, Some(name), &self.inner);
         let fut = async move {
             let cancel_on_drop = request.cancel.clone().drop_guard();
             let id = request.id.clone();
+            let arguments = Value::Object(arguments);
             let reply = if let Err(msg) = tool.validator.validate(&arguments) {
                 tracing::debug!(%msg, "invalid arguments");
                 let r = CallToolResult::error(format!(
@@ -414,6 +427,10 @@ impl Server {
                 tool_result_reply(&id, &r, server.result_meta.as_deref())
             } else {
                 let handler = Arc::clone(&tool.def.handler);
+                let arguments = match arguments {
+                    Value::Object(a) => a,
+                    _ => Map::new(),
+                };
                 let call = ToolCall { arguments, request };
                 match guarded(server.request_timeout, move || handler(call)).await {
                     Ok(Ok(r)) => tool_result_reply(&id, &r, server.result_meta.as_deref()),
@@ -437,12 +454,13 @@ impl Server {
         Prepared::Call(Job {
             id,
             fut: Box::pin(fut.instrument(span)),
+            notifications,
         })
     }
 
     fn prepare_prompt(
         &self,
-        parts: RequestParts,
+        mut parts: RequestParts,
         mut params: Map<String, Value>,
         guard: &dyn TransportGuard,
     ) -> Prepared {
@@ -489,6 +507,7 @@ impl Server {
         let handler = Arc::clone(&prompt.handler);
         let server = Arc::clone(&self.inner);
         let span = parts.span.clone();
+        let notifications = parts.notifications.take();
         let request = parts.into_state(methods::PROMPTS_GET, Some(name), &self.inner);
         let fut = async move {
             let cancel_on_drop = request.cancel.clone().drop_guard();
@@ -515,12 +534,13 @@ impl Server {
         Prepared::Call(Job {
             id,
             fut: Box::pin(fut.instrument(span)),
+            notifications,
         })
     }
 
     fn prepare_read(
         &self,
-        parts: RequestParts,
+        mut parts: RequestParts,
         mut params: Map<String, Value>,
         guard: &dyn TransportGuard,
     ) -> Prepared {
@@ -543,6 +563,7 @@ impl Server {
         };
         let server = Arc::clone(&self.inner);
         let span = parts.span.clone();
+        let notifications = parts.notifications.take();
         let request = parts.into_state(methods::RESOURCES_READ, Some(uri.clone()), &self.inner);
         let fut = async move {
             let cancel_on_drop = request.cancel.clone().drop_guard();
@@ -575,12 +596,17 @@ impl Server {
         Prepared::Call(Job {
             id,
             fut: Box::pin(fut.instrument(span)),
+            notifications,
         })
     }
 
     /// `resources/list` when templates have list functions: the static part is fixed, the
     /// rest is asked for on every request, then sorted and paged by URI.
-    fn prepare_dynamic_list(&self, parts: RequestParts, params: Map<String, Value>) -> Prepared {
+    fn prepare_dynamic_list(
+        &self,
+        mut parts: RequestParts,
+        params: Map<String, Value>,
+    ) -> Prepared {
         let id = parts.id.clone();
         let cursor = match params.get("cursor") {
             None | Some(Value::Null) => None,
@@ -597,6 +623,7 @@ impl Server {
         };
         let server = Arc::clone(&self.inner);
         let span = parts.span.clone();
+        let notifications = parts.notifications.take();
         let request = parts.into_state(methods::RESOURCES_LIST, None, &self.inner);
         let fut = async move {
             let id = request.id.clone();
@@ -651,6 +678,7 @@ impl Server {
         Prepared::Call(Job {
             id,
             fut: Box::pin(fut.instrument(span)),
+            notifications,
         })
     }
 
@@ -747,6 +775,7 @@ impl Server {
         Prepared::Call(Job {
             id: parts.id,
             fut: Box::pin(fut.instrument(span)),
+            notifications: None,
         })
     }
 }
@@ -828,6 +857,7 @@ where
 
 /// What was read from a request before it is dispatched.
 struct RequestParts {
+    notifications: Option<tokio::sync::mpsc::Receiver<String>>,
     id: RequestId,
     version: String,
     capabilities: ClientCapabilities,
@@ -872,9 +902,26 @@ impl RequestParts {
 pub(crate) struct Job {
     id: RequestId,
     fut: BoxFuture<'static, Reply>,
+    notifications: Option<tokio::sync::mpsc::Receiver<String>>,
+}
+
+/// How a transport takes request-scoped notifications (progress, log messages).
+pub(crate) enum Streams {
+    /// It cannot stream them: they are dropped.
+    None,
+    /// Into one shared channel (stdio: everything goes to stdout).
+    Shared(tokio::sync::mpsc::Sender<String>),
+    /// Into a channel of the request's own, made only when the request asked for
+    /// notifications (a `progressToken` or a log level); see [`Job::take_notifications`].
+    OnDemand,
 }
 
 impl Job {
+    /// The request's own notification channel, for [`Streams::OnDemand`].
+    pub(crate) fn take_notifications(&mut self) -> Option<tokio::sync::mpsc::Receiver<String>> {
+        self.notifications.take()
+    }
+
     /// The request id.
     pub(crate) fn id(&self) -> &RequestId {
         &self.id
@@ -919,12 +966,8 @@ fn tool_result_reply(id: &RequestId, r: &CallToolResult, server_meta: Option<&Ra
                 }
             }
             if let Some(server) = self.server {
-                // `server` is the whole `{"io.modelcontextprotocol/serverInfo": {...}}`.
-                let inner: Map<String, Value> =
-                    serde_json::from_str(server.get()).map_err(serde::ser::Error::custom)?;
-                for (k, v) in &inner {
-                    m.serialize_entry(k, v)?;
-                }
+                // `server` is the serverInfo object, serialized once when the server was built.
+                m.serialize_entry(keys::SERVER_INFO, server)?;
             }
             m.end()
         }

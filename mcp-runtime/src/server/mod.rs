@@ -18,8 +18,7 @@ pub use tool::{
 };
 
 pub use completion::{IntoCompleter, KnownArguments, MAX_COMPLETIONS};
-pub(crate) use context::NotificationSink;
-pub(crate) use dispatch::{NoGuard, Prepared, Reply, TransportGuard};
+pub(crate) use dispatch::{NoGuard, Prepared, Reply, Streams, TransportGuard};
 pub use mcp_uri_template::UriTemplate;
 pub use prompt::{
     FromPromptCall, GetPromptResult, IntoPromptResult, PromptCall, PromptDef, PromptMessage,
@@ -385,10 +384,10 @@ impl ServerBuilder {
         let server_info = serde_json::to_value(&self.info).expect("serializable");
         let meta_value = self
             .server_info_in_meta
-            .then(|| json!({ keys::SERVER_INFO: server_info }));
-        let result_meta = meta_value
-            .as_ref()
-            .map(|m| RawValue::from_string(m.to_string()).expect("valid JSON"));
+            .then(|| json!({ keys::SERVER_INFO: server_info.clone() }));
+        let result_meta = self
+            .server_info_in_meta
+            .then(|| RawValue::from_string(server_info.to_string()).expect("valid JSON"));
 
         let uses_logging = tools.values().any(|t| t.def.requirements.uses_logging)
             || prompts.values().any(|p| p.requirements.uses_logging)

@@ -2,7 +2,7 @@
 //! streams notifications; header, Host/Origin, size and media-type rules.
 
 use crate::protocol::{RpcError, json::parse_strict};
-use crate::server::{NotificationSink, Prepared, Reply, Server, TransportGuard};
+use crate::server::{Prepared, Reply, Server, Streams, TransportGuard};
 use axum::Router;
 use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};
@@ -248,17 +248,20 @@ fn check_host_origin(cfg: &HttpConfig, req: &Request) -> Result<(), &'static str
         let hosts = req.headers().get_all(header::HOST);
         let mut iter = hosts.iter();
         let host = match (req.uri().authority(), iter.next(), iter.next()) {
-            (Some(a), _, _) => a.as_str().to_owned(),
+            (Some(a), _, _) => a.as_str(),
             (None, Some(h), None) => match h.to_str() {
-                Ok(h) => h.to_owned(),
+                Ok(h) => h,
                 Err(_) => return Err("malformed Host header"),
             },
             (None, Some(_), Some(_)) => return Err("repeated Host header"),
             (None, None, _) => return Err("missing Host header"),
         };
-        let host = host.to_ascii_lowercase();
-        let name = host_name(&host);
-        if !is_loopback_name(name) && !allowed.iter().any(|a| a == &host || a == name) {
+        let name = host_name(host);
+        if !is_loopback_name(name)
+            && !allowed
+                .iter()
+                .any(|a| a.eq_ignore_ascii_case(host) || a.eq_ignore_ascii_case(name))
+        {
             return Err("Host is not allowed");
         }
     }
@@ -307,7 +310,9 @@ fn host_name(authority: &str) -> &str {
 }
 
 fn is_loopback_name(name: &str) -> bool {
-    matches!(name, "localhost" | "127.0.0.1" | "[::1]")
+    ["localhost", "127.0.0.1", "[::1]"]
+        .iter()
+        .any(|l| l.eq_ignore_ascii_case(name))
 }
 
 /// `application/json`, parameters allowed, compared on the parsed media type.
@@ -331,22 +336,25 @@ fn accepted(headers: &HeaderMap) -> (bool, bool) {
         for item in v.split(',') {
             any = true;
             let mut parts = item.split(';');
-            let ty = parts.next().unwrap_or("").trim().to_ascii_lowercase();
+            let ty = parts.next().unwrap_or("").trim();
             let refused = parts.any(|p| {
-                let p = p.trim().replace(' ', "");
-                p == "q=0" || p == "q=0.0" || p == "q=0.00" || p == "q=0.000"
+                let p = p.trim();
+                p.strip_prefix("q=")
+                    .or_else(|| p.strip_prefix("Q="))
+                    .and_then(|q| q.trim().parse::<f32>().ok())
+                    .is_some_and(|q| q == 0.0)
             });
             if refused {
                 continue;
             }
-            match ty.as_str() {
-                "*/*" => {
-                    json = true;
-                    sse = true;
-                }
-                "application/*" | "application/json" => json = true,
-                "text/*" | "text/event-stream" => sse = true,
-                _ => {}
+            let is = |t: &str| ty.eq_ignore_ascii_case(t);
+            if is("*/*") {
+                json = true;
+                sse = true;
+            } else if is("application/*") || is("application/json") {
+                json = true;
+            } else if is("text/*") || is("text/event-stream") {
+                sse = true;
             }
         }
     }
@@ -360,9 +368,14 @@ const VERSION_HEADER: &str = "mcp-protocol-version";
 const METHOD_HEADER: &str = "mcp-method";
 const NAME_HEADER: &str = "mcp-name";
 
-impl HeaderGuard<'_> {
-    /// The single value of a header, OWS-trimmed. `Err` for a repeated or non-text header.
-    fn single(&self, name: &str, display: &str) -> Result<Option<String>, RpcError> {
+impl<'a> HeaderGuard<'a> {
+    fn new(headers: &'a HeaderMap) -> Self {
+        HeaderGuard(headers)
+    }
+
+    /// The single value of a header, OWS-trimmed. `Err` for a repeated header or one with
+    /// characters outside visible ASCII, space and tab.
+    fn single(&self, name: &str, display: &str) -> Result<Option<&'a str>, RpcError> {
         let mut values = self.0.get_all(name).iter();
         match (values.next(), values.next()) {
             (None, _) => Ok(None),
@@ -370,18 +383,15 @@ impl HeaderGuard<'_> {
                 "repeated {display} header"
             ))),
             (Some(v), None) => {
-                if v.as_bytes()
-                    .iter()
-                    .any(|&b| (b < 0x20 && b != b'\t') || b >= 0x7f)
-                {
+                let bytes = v.as_bytes();
+                if bytes.iter().any(|&b| (b < 0x20 && b != b'\t') || b >= 0x7f) {
                     return Err(RpcError::header_mismatch(format!(
                         "{display} header has invalid characters"
                     )));
                 }
-                let s = v.to_str().map_err(|_| {
-                    RpcError::header_mismatch(format!("{display} header has invalid characters"))
-                })?;
-                Ok(Some(s.trim_matches([' ', '\t']).to_owned()))
+                // Visible ASCII only, so this cannot fail.
+                let s = std::str::from_utf8(bytes).unwrap_or_default();
+                Ok(Some(s.trim_matches([' ', '\t'])))
             }
         }
     }
@@ -389,7 +399,7 @@ impl HeaderGuard<'_> {
 
 /// Decodes the `=?base64?…?=` form of `Mcp-Name` and `Mcp-Param-*` values. Values without
 /// both exact markers are literal; bad Base64 or non-UTF-8 content is an error.
-pub(crate) fn decode_header_value(v: &str) -> Result<String, ()> {
+pub(crate) fn decode_header_value(v: &str) -> Result<std::borrow::Cow<'_, str>, ()> {
     match v
         .strip_prefix("=?base64?")
         .and_then(|r| r.strip_suffix("?="))
@@ -398,9 +408,11 @@ pub(crate) fn decode_header_value(v: &str) -> Result<String, ()> {
             let bytes = base64::engine::general_purpose::STANDARD
                 .decode(b64)
                 .map_err(|_| ())?;
-            String::from_utf8(bytes).map_err(|_| ())
+            String::from_utf8(bytes)
+                .map(std::borrow::Cow::Owned)
+                .map_err(|_| ())
         }
-        None => Ok(v.to_owned()),
+        None => Ok(std::borrow::Cow::Borrowed(v)),
     }
 }
 
@@ -419,7 +431,7 @@ impl TransportGuard for HeaderGuard<'_> {
             Some(m) if m == method => Ok(()),
             Some(m) => Err(RpcError::header_mismatch(format!(
                 "Mcp-Method header {} does not match the body method {}",
-                crate::protocol::reflect(&m),
+                crate::protocol::reflect(m),
                 crate::protocol::reflect(method)
             ))),
         }
@@ -430,7 +442,7 @@ impl TransportGuard for HeaderGuard<'_> {
             Some(v) if v == version => Ok(()),
             Some(v) => Err(RpcError::header_mismatch(format!(
                 "MCP-Protocol-Version header {} does not match _meta protocolVersion {}",
-                crate::protocol::reflect(&v),
+                crate::protocol::reflect(v),
                 crate::protocol::reflect(version)
             ))),
             None => Err(RpcError::header_mismatch(
@@ -443,7 +455,7 @@ impl TransportGuard for HeaderGuard<'_> {
         let Some(raw) = self.single(NAME_HEADER, "Mcp-Name")? else {
             return Err(RpcError::header_mismatch("missing Mcp-Name header"));
         };
-        let value = decode_header_value(&raw)
+        let value = decode_header_value(raw)
             .map_err(|()| RpcError::header_mismatch("Mcp-Name header has invalid Base64"))?;
         if value == expected {
             Ok(())
@@ -515,21 +527,23 @@ async fn handle_post(State(s): State<Arc<HttpServer>>, req: Request) -> Response
         Err(e) => return rpc_error_response(StatusCode::BAD_REQUEST, &RpcError::parse_error(e)),
     };
 
-    let (sink, rx) = if accepts_sse {
-        let (tx, rx) = mpsc::channel(64);
-        (NotificationSink::new(tx), Some(rx))
+    let streams = if accepts_sse {
+        Streams::OnDemand
     } else {
-        (NotificationSink::disabled(), None)
+        Streams::None
     };
-    let job = match s.server.prepare(msg, &HeaderGuard(&parts.headers), sink) {
+    let mut job = match s
+        .server
+        .prepare(msg, &HeaderGuard::new(&parts.headers), streams)
+    {
         Prepared::Reply(r) => return json_reply(r),
         Prepared::Notification { .. } => return StatusCode::ACCEPTED.into_response(),
         Prepared::Call(job) => job,
     };
-    let mut fut = Box::pin(job.run());
-    let Some(mut rx) = rx else {
-        return json_reply(fut.await);
+    let Some(mut rx) = job.take_notifications() else {
+        return json_reply(job.run().await);
     };
+    let mut fut = Box::pin(job.run());
     // JSON unless the handler streams: the first notification switches to SSE.
     if !accepts_json {
         return sse_response(None, Some(fut), rx, None);

@@ -1,7 +1,7 @@
 //! stdio: one JSON-RPC message per line on stdin/stdout; logs go to stderr.
 
 use crate::protocol::{RequestId, RpcError, json::parse_strict, methods};
-use crate::server::{NoGuard, NotificationSink, Prepared, Server};
+use crate::server::{NoGuard, Prepared, Server, Streams};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::future::Future;
@@ -137,7 +137,7 @@ impl Server {
                     continue;
                 }
             };
-            match self.prepare(msg, &NoGuard, NotificationSink::new(tx.clone())) {
+            match self.prepare(msg, &NoGuard, Streams::Shared(tx.clone())) {
                 Prepared::Reply(r) => {
                     if tx.send(r.body).await.is_err() {
                         break;
