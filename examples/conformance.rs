@@ -7,8 +7,8 @@
 //! on them. Later issues add their fixtures (resources, prompts, MRTR, headers, listen).
 
 use mcp_runtime::{
-    Content, Context, Logger, Progress, PromptMessage, ResourceContents, Server, ToolError, prompt,
-    prompts, resource, resources, tool, tools,
+    Arguments, Content, Context, Logger, Progress, PromptMessage, ResourceContents, Server,
+    ToolError, prompt, prompts, resource, resources, tool, tools,
 };
 use std::time::Duration;
 
@@ -110,6 +110,46 @@ async fn test_missing_capability(cx: Context) -> Result<&'static str, ToolError>
 async fn test_streaming_elicitation(progress: Progress) -> &'static str {
     progress.report(1.0, Some(1.0), Some("working"));
     "Streaming test completed."
+}
+
+/// Takes a JSON Schema 2020-12 input schema, served exactly as written, and echoes the
+/// arguments.
+#[tool(input_schema = r##"{
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "type": "object",
+    "$defs": {
+        "address": {
+            "$anchor": "addressDef",
+            "type": "object",
+            "properties": { "street": { "type": "string" }, "city": { "type": "string" } }
+        }
+    },
+    "properties": {
+        "name": { "type": "string" },
+        "address": { "$ref": "#/$defs/address" },
+        "contactMethod": { "type": "string", "enum": ["phone", "email"] },
+        "phone": { "type": "string" },
+        "email": { "type": "string" }
+    },
+    "allOf": [{ "anyOf": [{ "required": ["phone"] }, { "required": ["email"] }] }],
+    "if": { "properties": { "contactMethod": { "const": "phone" } }, "required": ["contactMethod"] },
+    "then": { "required": ["phone"] },
+    "else": { "required": ["email"] },
+    "additionalProperties": false
+}"##)]
+async fn json_schema_2020_12_tool(args: Arguments) -> String {
+    serde_json::Value::Object(args.0).to_string()
+}
+
+/// Routes a query by region; `region` is mirrored into the `Mcp-Param-Region` header.
+#[tool]
+async fn test_x_mcp_header(
+    #[arg(header = "Region", description = "Region to query")] region: String,
+    #[arg(header = "Priority")] priority: Option<i32>,
+    #[arg(header = "Verbose")] verbose: Option<bool>,
+    query: Option<String>,
+) -> String {
+    format!("region={region} priority={priority:?} verbose={verbose:?} query={query:?}")
 }
 
 // ---------------------------------------------------------------- resources
@@ -234,6 +274,8 @@ fn server() -> Server {
             test_error_handling,
             test_missing_capability,
             test_streaming_elicitation,
+            json_schema_2020_12_tool,
+            test_x_mcp_header,
         ])
         .resources(resources![
             static_text,

@@ -113,6 +113,54 @@ pub fn icon_src(src: &str) -> Result<(), String> {
     }
 }
 
+/// `x-mcp-header` values: RFC 9110 tokens, unique regardless of case within one tool.
+pub fn headers(params: &[crate::model::Param], errors: &mut crate::model::Errors<'_>) {
+    let mut seen: Vec<&str> = Vec::new();
+    for p in params {
+        let Some((name, span)) = &p.header else {
+            continue;
+        };
+        if let Err(msg) = header_name(name) {
+            errors.push(darling::Error::custom(msg).with_span(span));
+        } else if let Some(first) = seen.iter().find(|s| s.eq_ignore_ascii_case(name)) {
+            errors.push(darling::Error::custom(format!(
+                "header `{name}` is already used by this tool (as `{first}`)\n\n= help: header names are compared without case; give each parameter its own"
+            )).with_span(span));
+        }
+        seen.push(name);
+    }
+}
+
+/// An RFC 9110 token (`1*tchar`).
+pub fn header_name(name: &str) -> Result<(), String> {
+    if name.is_empty() {
+        return Err("a header name cannot be empty".into());
+    }
+    if let Some(c) = name
+        .chars()
+        .find(|c| !(c.is_ascii_alphanumeric() || "!#$%&'*+-.^_`|~".contains(*c)))
+    {
+        return Err(format!(
+            "header name `{}` contains `{}`\n\n= help: use an HTTP token: letters, digits and !#$%&'*+-.^_`|~ (the header is `Mcp-Param-{{name}}`)",
+            name.escape_debug(),
+            c.escape_debug()
+        ));
+    }
+    Ok(())
+}
+
+/// A hand-written `inputSchema`: a JSON object with `"type": "object"` at its root.
+pub fn input_schema(text: &str) -> Result<(), String> {
+    let v: serde_json::Value =
+        serde_json::from_str(text).map_err(|e| format!("`input_schema` is not valid JSON: {e}"))?;
+    if v.get("type").and_then(serde_json::Value::as_str) != Some("object") {
+        return Err(
+            "`input_schema` must be a JSON object with \"type\": \"object\" at its root".into(),
+        );
+    }
+    Ok(())
+}
+
 /// Names are unique within one `impl` (per kind).
 pub fn unique_names(kind: &str, items: &[&Common], errors: &mut Accumulator) {
     for (i, t) in items.iter().enumerate() {
@@ -163,6 +211,18 @@ mod tests {
         assert!(tool_name(&"x".repeat(65)).is_err());
         assert!(tool_name(&"x".repeat(64)).is_ok());
         assert!(tool_name("ünïcode").is_err());
+    }
+
+    #[test]
+    fn header_names() {
+        assert!(header_name("Region").is_ok());
+        assert!(header_name("X-Trace_1.v2").is_ok());
+        for bad in ["", "My Region", "Region:Primary", "Région", "Region\t1"] {
+            assert!(header_name(bad).is_err(), "{bad}");
+        }
+        assert!(input_schema(r#"{"type":"object"}"#).is_ok());
+        assert!(input_schema(r#"{"type":"array"}"#).is_err());
+        assert!(input_schema("{").is_err());
     }
 
     #[test]

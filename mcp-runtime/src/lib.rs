@@ -39,13 +39,13 @@ pub use protocol::{
     RpcError,
 };
 pub use server::{
-    BuildError, Context, DEFAULT_LIST_CACHE, DEFAULT_PAGE_SIZE, DEFAULT_READ_CACHE,
-    DEFAULT_REQUEST_TIMEOUT, FromPromptCall, FromRequest, FromToolCall, GetPromptResult, Icon,
-    IntoCompleter, IntoContents, IntoPromptResult, IntoResourceList, IntoToolResult, Json,
-    KnownArguments, Logger, MAX_COMPLETIONS, Param, Progress, PromptCall, PromptDef, PromptMessage,
-    PromptSignature, Provider, Requirements, Resource, ResourceCall, ResourceDef, SafePath, Server,
-    ServerBuilder, ServerInfo, Signature, State, ToolAnnotations, ToolCall, ToolDef, ToolError,
-    TraceContext, UriTemplate, valid_tool_name,
+    Arguments, BuildError, Context, DEFAULT_LIST_CACHE, DEFAULT_PAGE_SIZE, DEFAULT_READ_CACHE,
+    DEFAULT_REQUEST_TIMEOUT, FromPromptCall, FromRequest, FromToolCall, GetPromptResult,
+    HeaderValue, Icon, IntoCompleter, IntoContents, IntoPromptResult, IntoResourceList,
+    IntoToolResult, Json, KnownArguments, Logger, MAX_COMPLETIONS, Param, Progress, PromptCall,
+    PromptDef, PromptMessage, PromptSignature, Provider, Requirements, Resource, ResourceCall,
+    ResourceDef, SafePath, Server, ServerBuilder, ServerInfo, Signature, State, ToolAnnotations,
+    ToolCall, ToolDef, ToolError, TraceContext, UriTemplate, valid_tool_name,
 };
 #[cfg(feature = "http")]
 pub use transport::http::{HttpConfig, HttpServer};
@@ -123,6 +123,10 @@ pub mod __private {
             },
         )
     }
+
+    /// Checks at compile time that a header-mirrored parameter has a type that can be
+    /// mirrored (the error is reported at the type).
+    pub fn assert_header_value<T: crate::HeaderValue>() {}
 
     /// Boxes a tool's future, requiring it to be `Send` (the error is reported at the
     /// tool's name).

@@ -24,6 +24,10 @@ pub struct ToolArgs {
     pub ttl_ms: Option<u64>,
     /// Caching hint: `"public"` or `"private"`.
     pub cache_scope: Option<SpannedValue<String>>,
+    /// A hand-written `inputSchema` (JSON text), served as given.
+    pub input_schema: Option<SpannedValue<String>>,
+    /// Inline the argument types' schemas instead of `$ref`s into `$defs`.
+    pub inline_refs: darling::util::Flag,
 }
 
 /// `annotations(...)` inside `#[tool]`.
@@ -59,6 +63,8 @@ pub struct ArgArgs {
     pub description: Option<String>,
     /// A completer for a prompt argument or a template variable.
     pub complete: Option<syn::Path>,
+    /// `x-mcp-header`: mirror this tool argument into `Mcp-Param-{header}`.
+    pub header: Option<SpannedValue<String>>,
 }
 
 /// `#[resource("uri", ...)]` options after the URI.

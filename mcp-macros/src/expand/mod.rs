@@ -66,7 +66,11 @@ fn param_consts(common: &Common) -> TokenStream {
             Some(d) => quote!(#p::Some(#d)),
             None => quote!(#p::None),
         };
-        quote!(#p::Param { name: #n, description: #d })
+        let h = match &param.header {
+            Some((h, _)) => quote!(#p::Some(#h)),
+            None => quote!(#p::None),
+        };
+        quote!(#p::Param { name: #n, description: #d, header: #h })
     });
     quote!(const __PARAMS: &[#p::Param] = &[#(#params),*];)
 }
@@ -142,8 +146,17 @@ pub fn tool_def(tool: &crate::model::ToolFn, in_impl: bool) -> TokenStream {
     let consts = param_consts(common);
     let describes = common.params.iter().enumerate().map(|(i, param)| {
         let ty = &param.ty;
-        quote_spanned!(param.ty_span=> <#ty as #p::FromToolCall>::describe(&__PARAMS[#i], &mut __signature);)
+        // A mirrored parameter must have a type a header can carry; checked at the type.
+        let header_check = param
+            .header
+            .as_ref()
+            .map(|_| quote_spanned!(param.ty_span=> #p::assert_header_value::<#ty>();));
+        quote_spanned! {param.ty_span=>
+            #header_check
+            <#ty as #p::FromToolCall>::describe(&__PARAMS[#i], &mut __signature);
+        }
     });
+    let inline_refs = tool.inline_refs.then(|| quote!(__signature.inline_refs();));
     let extracts: Vec<TokenStream> = common
         .params
         .iter()
@@ -198,6 +211,9 @@ pub fn tool_def(tool: &crate::model::ToolFn, in_impl: bool) -> TokenStream {
         })));
     }
     builder.extend(cache_builder(&tool.cache));
+    if let Some(schema) = &tool.input_schema {
+        builder.push(quote!(.input_schema_json(#schema)));
+    }
 
     // `ToolDef::new` requires the return type to convert into a result; spanned at the
     // return type, that is where a wrong one is reported.
@@ -207,6 +223,7 @@ pub fn tool_def(tool: &crate::model::ToolFn, in_impl: bool) -> TokenStream {
     quote! {{
         #consts
         let mut __signature = #p::Signature::new();
+        #inline_refs
         #(#describes)*
         #capture_outer
         #new

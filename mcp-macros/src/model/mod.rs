@@ -50,6 +50,8 @@ pub struct Param {
     pub description: Option<String>,
     /// `#[arg(complete = path)]`, with the span of the path.
     pub complete: Option<syn::Path>,
+    /// `#[arg(header = "Region")]`, with the span of the value.
+    pub header: Option<(String, Span)>,
 }
 
 /// A resolved icon.
@@ -97,6 +99,9 @@ pub struct ToolFn {
     pub common: Common,
     pub annotations: Option<Annotations>,
     pub cache: Option<Cache>,
+    /// A hand-written `inputSchema` (JSON text).
+    pub input_schema: Option<String>,
+    pub inline_refs: bool,
 }
 
 /// Collects errors and remembers whether any occurred.
@@ -213,8 +218,10 @@ impl Common {
                         errors.push(e);
                         continue;
                     }
-                    let (rename, description, complete) =
-                        arg.map_or((None, None, None), |a| (a.name, a.description, a.complete));
+                    let (rename, description, complete, header) = arg
+                        .map_or((None, None, None, None), |a| {
+                            (a.name, a.description, a.complete, a.header)
+                        });
                     let name = match rename {
                         Some(n) if n.is_empty() => {
                             errors.push(
@@ -233,6 +240,7 @@ impl Common {
                         ty: (*pt.ty).clone(),
                         description,
                         complete,
+                        header: header.map(|h| ((*h).clone(), h.span())),
                     });
                 }
             }
@@ -292,6 +300,20 @@ impl Common {
             receiver,
             params,
             return_span,
+        }
+    }
+}
+
+/// `#[arg(header)]` is for tool arguments only.
+pub fn no_headers(kind: &str, params: &[Param], errors: &mut Errors<'_>) {
+    for p in params {
+        if let Some((_, span)) = &p.header {
+            errors.push(
+                darling::Error::custom(format!(
+                    "`header` applies to tool arguments, not to {kind} parameters"
+                ))
+                .with_span(span),
+            );
         }
     }
 }
@@ -359,6 +381,17 @@ impl ToolFn {
                 ));
             }
         }
+        check::headers(&common.params, &mut errors);
+        let input_schema = args
+            .input_schema
+            .as_ref()
+            .and_then(|s| match check::input_schema(s) {
+                Ok(()) => Some((**s).clone()),
+                Err(msg) => {
+                    errors.push(darling::Error::custom(msg).with_span(&s.span()));
+                    None
+                }
+            });
         let cache = cache(args.ttl_ms, args.cache_scope.as_ref(), &mut errors);
         let annotations = args.annotations.map(|a| Annotations {
             title: a.title,
@@ -374,6 +407,8 @@ impl ToolFn {
             common,
             annotations,
             cache,
+            input_schema,
+            inline_refs: args.inline_refs.is_present(),
         })
     }
 }

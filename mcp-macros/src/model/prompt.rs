@@ -47,6 +47,7 @@ impl PromptFn {
             prompt_name,
             &mut errors,
         );
+        super::no_headers("prompt", &common.params, &mut errors);
         errors.ok.then_some(PromptFn { common })
     }
 }

@@ -74,6 +74,7 @@ impl ResourceFn {
             any_name,
             &mut errors,
         );
+        super::no_headers("resource", &common.params, &mut errors);
         let uri_text = uri.value();
         let template = match UriTemplate::parse(&uri_text) {
             Ok(t) => t,

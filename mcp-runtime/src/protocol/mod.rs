@@ -4,6 +4,7 @@
 
 mod content;
 mod error;
+pub mod headers;
 pub mod json;
 mod meta;
 

@@ -15,6 +15,42 @@ pub(crate) fn root_schema_for<T: JsonSchema + ?Sized>() -> Value {
     generator().into_root_schema_for::<T>().to_value()
 }
 
+/// The deepest schema (objects and arrays nested) accepted for validation.
+pub const MAX_SCHEMA_DEPTH: usize = 64;
+
+fn depth(v: &Value) -> usize {
+    match v {
+        Value::Object(m) => 1 + m.values().map(depth).max().unwrap_or(0),
+        Value::Array(a) => 1 + a.iter().map(depth).max().unwrap_or(0),
+        _ => 0,
+    }
+}
+
+/// Removes insignificant whitespace from JSON text, keeping everything else (key order
+/// included) byte for byte. The text must be valid JSON.
+pub(crate) fn minify(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let (mut in_string, mut escaped) = (false, false);
+    for c in text.chars() {
+        if in_string {
+            out.push(c);
+            if escaped {
+                escaped = false;
+            } else if c == '\\' {
+                escaped = true;
+            } else if c == '"' {
+                in_string = false;
+            }
+        } else if c == '"' {
+            in_string = true;
+            out.push(c);
+        } else if !c.is_ascii_whitespace() {
+            out.push(c);
+        }
+    }
+    out
+}
+
 /// A compiled validator for a tool's `inputSchema`.
 pub(crate) struct ArgumentValidator(jsonschema::Validator);
 
@@ -22,9 +58,23 @@ impl ArgumentValidator {
     /// Compiles `schema` (2020-12 unless it names another dialect). Remote references are
     /// never fetched: this crate builds jsonschema without its HTTP and file resolvers, so
     /// a schema with an unresolvable `$ref` is refused here.
+    ///
+    /// Patterns run on the linear-time `regex` engine (no backtracking, so a hostile
+    /// argument cannot make one slow), with a size cap; schemas nested deeper than
+    /// [`MAX_SCHEMA_DEPTH`] are refused.
     pub(crate) fn compile(schema: &Value) -> Result<Self, String> {
+        if depth(schema) > MAX_SCHEMA_DEPTH {
+            return Err(format!(
+                "the schema nests deeper than {MAX_SCHEMA_DEPTH} levels"
+            ));
+        }
         jsonschema::options()
             .with_draft(jsonschema::Draft::Draft202012)
+            .with_pattern_options(
+                jsonschema::PatternOptions::regex()
+                    .size_limit(1 << 20)
+                    .dfa_size_limit(1 << 20),
+            )
             .build(schema)
             .map(ArgumentValidator)
             .map_err(|e| e.to_string())
@@ -78,6 +128,24 @@ mod tests {
             .validate(&args(json!({"a": 1, "b": "x", "c": 2})))
             .unwrap_err();
         assert!(e.contains('c'), "{e}");
+    }
+
+    #[test]
+    fn minify_keeps_order_and_strings() {
+        assert_eq!(
+            minify("{ \"b\" : [1, 2],\n \"a\": \"x y \\\" z\" }"),
+            r#"{"b":[1,2],"a":"x y \" z"}"#
+        );
+    }
+
+    #[test]
+    fn deep_schemas_are_refused() {
+        let mut s = json!({"type": "object"});
+        for _ in 0..70 {
+            s = json!({"allOf": [s]});
+        }
+        let err = ArgumentValidator::compile(&s).err().unwrap_or_default();
+        assert!(err.contains("deeper"), "{err}");
     }
 
     #[test]

@@ -8,6 +8,7 @@ use super::resource::ResourceCall;
 use super::result::{ToolError, ToolErrorKind};
 use super::tool::ToolCall;
 use super::{Server, ServerInner};
+use crate::protocol::headers::HeaderParam;
 use crate::protocol::{
     CallToolResult, ClientCapabilities, ErrorCode, LogLevel, RequestId, RpcError,
     SUPPORTED_VERSIONS, keys, methods, reflect,
@@ -41,6 +42,12 @@ pub(crate) trait TransportGuard {
     /// `Mcp-Name` equals `expected` (the tool or prompt name, or the resource URI).
     fn check_name(&self, expected: &str) -> Result<(), RpcError> {
         let _ = expected;
+        Ok(())
+    }
+    /// The `Mcp-Param-{name}` header of an `x-mcp-header` parameter agrees with `value`
+    /// (the argument, when the call has one).
+    fn check_param(&self, param: &HeaderParam, value: Option<&Value>) -> Result<(), RpcError> {
+        let _ = (param, value);
         Ok(())
     }
 }
@@ -393,7 +400,7 @@ impl Server {
         if let Err(e) = guard.check_name(&name) {
             return rule_error(Some(&id), e);
         }
-        let arguments = match params.remove("arguments") {
+        let mut arguments = match params.remove("arguments") {
             None => Map::new(),
             Some(Value::Object(a)) => a,
             Some(_) => {
@@ -409,6 +416,19 @@ impl Server {
                 RpcError::invalid_params(format!("Unknown tool: {}", reflect(&name))),
             );
         };
+        if !tool.headers.is_empty() {
+            let args = Value::Object(arguments);
+            for param in &tool.headers {
+                let value = param.value(&args).filter(|v| !v.is_null());
+                if let Err(e) = guard.check_param(param, value) {
+                    return rule_error(Some(&id), e);
+                }
+            }
+            arguments = match args {
+                Value::Object(a) => a,
+                _ => Map::new(),
+            };
+        }
         let tool = Arc::clone(tool);
         let server = Arc::clone(&self.inner);
         let span = parts.span.clone();

@@ -14,7 +14,8 @@ pub use context::{Context, Logger, Progress, State, TraceContext};
 pub use extract::{FromRequest, Requirements};
 pub use result::{IntoToolResult, Json, ToolError};
 pub use tool::{
-    FromToolCall, Icon, Param, Signature, ToolAnnotations, ToolCall, ToolDef, valid_tool_name,
+    Arguments, FromToolCall, HeaderValue, Icon, Param, Signature, ToolAnnotations, ToolCall,
+    ToolDef, valid_tool_name,
 };
 
 pub use completion::{IntoCompleter, KnownArguments, MAX_COMPLETIONS};
@@ -241,7 +242,12 @@ impl ServerBuilder {
                     def.name
                 ));
             }
-            if def.input_schema.get("type") != Some(&json!("object")) {
+            if let Some(e) = def.input_schema.get("$invalid") {
+                errors.push(format!(
+                    "tool `{}`: the hand-written inputSchema is not valid JSON: {e}",
+                    def.name
+                ));
+            } else if def.input_schema.get("type") != Some(&json!("object")) {
                 errors.push(format!(
                     "tool `{}`: inputSchema must have \"type\": \"object\" at its root",
                     def.name
@@ -265,6 +271,13 @@ impl ServerBuilder {
                     None
                 }
             };
+            let headers = match crate::protocol::headers::header_params(&def.input_schema) {
+                Ok(h) => h,
+                Err(es) => {
+                    errors.extend(es.into_iter().map(|e| format!("tool `{}`: {e}", def.name)));
+                    Vec::new()
+                }
+            };
             let json = def.to_json();
             let name = def.name.clone();
             if tools.contains_key(&name) {
@@ -280,6 +293,7 @@ impl ServerBuilder {
                         def,
                         validator,
                         json,
+                        headers,
                     }),
                 );
             }
@@ -445,7 +459,7 @@ impl ServerBuilder {
             "prompts",
             prompts
                 .values()
-                .map(|p| (p.name.clone(), p.to_json(), None))
+                .map(|p| (p.name.clone(), p.to_json().to_string(), None))
                 .collect(),
             self.page_size,
             self.list_cache,
@@ -464,7 +478,13 @@ impl ServerBuilder {
             "resources",
             static_resources
                 .values()
-                .map(|r| (r.def.uri.clone(), r.def.to_json(false), r.def.cache))
+                .map(|r| {
+                    (
+                        r.def.uri.clone(),
+                        r.def.to_json(false).to_string(),
+                        r.def.cache,
+                    )
+                })
                 .collect(),
             self.page_size,
             lister_hints.fold(self.list_cache, CacheHints::combine),
@@ -474,7 +494,13 @@ impl ServerBuilder {
             "resourceTemplates",
             templates
                 .iter()
-                .map(|t| (t.def.uri.clone(), t.def.to_json(true), t.def.cache))
+                .map(|t| {
+                    (
+                        t.def.uri.clone(),
+                        t.def.to_json(true).to_string(),
+                        t.def.cache,
+                    )
+                })
                 .collect(),
             self.page_size,
             self.list_cache,
@@ -530,14 +556,18 @@ impl std::error::Error for BuildError {}
 pub(crate) struct ToolEntry {
     pub(crate) def: ToolDef,
     pub(crate) validator: ArgumentValidator,
-    pub(crate) json: Value,
+    /// The definition as listed (JSON text).
+    pub(crate) json: String,
+    /// Its `x-mcp-header` parameters.
+    pub(crate) headers: Vec<crate::protocol::headers::HeaderParam>,
 }
 
 /// The precomputed pages of one list method.
 pub(crate) struct ListPages {
     names: Vec<String>,
     page_size: usize,
-    items: Vec<Value>,
+    /// Each item as JSON text.
+    items: Vec<String>,
     key: &'static str,
     pub(crate) hints: CacheHints,
     meta: Option<Value>,
@@ -589,7 +619,7 @@ impl ServerInner {
 impl ListPages {
     fn build(
         key: &'static str,
-        entries: Vec<(String, Value, Option<CacheHints>)>,
+        entries: Vec<(String, String, Option<CacheHints>)>,
         page_size: usize,
         default: CacheHints,
         meta: Option<&Value>,
@@ -599,7 +629,7 @@ impl ListPages {
 
     fn build_with_hints(
         key: &'static str,
-        entries: Vec<(String, Value, Option<CacheHints>)>,
+        entries: Vec<(String, String, Option<CacheHints>)>,
         page_size: usize,
         default: CacheHints,
         meta: Option<&Value>,
@@ -631,24 +661,29 @@ impl ListPages {
 
     fn render(&self, start: usize) -> String {
         let end = (start + self.page_size).min(self.items.len());
-        let mut r = Map::new();
-        r.insert(
-            self.key.into(),
-            Value::Array(self.items[start.min(end)..end].to_vec()),
+        // Items are JSON text already (a hand-written schema stays as given), so the page
+        // is assembled as text, keys in a fixed order.
+        let mut out = format!(
+            "{{\"{}\":[{}]",
+            self.key,
+            self.items[start.min(end)..end].join(",")
         );
         if end < self.items.len() {
-            r.insert(
-                "nextCursor".into(),
-                json!(encode_cursor(&self.names[end - 1])),
-            );
+            out.push_str(&format!(
+                ",\"nextCursor\":{}",
+                json!(encode_cursor(&self.names[end - 1]))
+            ));
         }
-        r.insert("resultType".into(), json!("complete"));
-        r.insert("ttlMs".into(), json!(self.hints.ttl_ms));
-        r.insert("cacheScope".into(), json!(self.hints.scope.as_str()));
+        out.push_str(&format!(
+            ",\"resultType\":\"complete\",\"ttlMs\":{},\"cacheScope\":\"{}\"",
+            self.hints.ttl_ms,
+            self.hints.scope.as_str()
+        ));
         if let Some(m) = &self.meta {
-            r.insert("_meta".into(), m.clone());
+            out.push_str(&format!(",\"_meta\":{m}"));
         }
-        Value::Object(r).to_string()
+        out.push('}');
+        out
     }
 
     /// The page after `cursor` (or the first page). `None` for a cursor this server did

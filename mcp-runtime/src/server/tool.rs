@@ -19,6 +19,8 @@ pub struct Param {
     pub name: &'static str,
     /// `#[arg(description = "...")]`, if given.
     pub description: Option<&'static str>,
+    /// `#[arg(header = "Region")]`: mirrored into the `Mcp-Param-Region` HTTP header.
+    pub header: Option<&'static str>,
 }
 
 /// The arguments and request of one `tools/call`, handed to each parameter in turn.
@@ -68,13 +70,29 @@ impl Signature {
     /// unless `T` can be made from a missing value (`Option<_>`).
     pub fn add_argument<T: DeserializeOwned + JsonSchema>(&mut self, param: &Param) {
         let mut schema = self.generator.subschema_for::<T>().to_value();
-        if let (Some(desc), Some(obj)) = (param.description, schema.as_object_mut()) {
-            obj.insert("description".into(), json!(desc));
+        if let Some(obj) = schema.as_object_mut() {
+            if let Some(desc) = param.description {
+                obj.insert("description".into(), json!(desc));
+            }
+            if let Some(header) = param.header {
+                obj.insert("x-mcp-header".into(), json!(header));
+            }
         }
         self.properties.insert(param.name.to_owned(), schema);
         if T::deserialize(Missing).is_err() {
             self.required.push(param.name.to_owned());
         }
+    }
+
+    /// Inlines the schemas of argument types instead of referencing them through `$defs`
+    /// (for clients that cannot resolve `$ref`). Call it before adding arguments.
+    pub fn inline_refs(&mut self) {
+        self.generator = schemars::generate::SchemaSettings::draft2020_12()
+            .with(|s| {
+                s.meta_schema = None;
+                s.inline_subschemas = true;
+            })
+            .into_generator();
     }
 
     /// What the tool's extractors need from the server.
@@ -178,6 +196,36 @@ extractor_params! {
     [T: Send + Sync + 'static] State<T>;
 }
 
+/// All the arguments of the call, as sent (those not taken by other parameters). Useful
+/// with a hand-written `inputSchema`.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Arguments(pub Map<String, Value>);
+
+impl FromToolCall for Arguments {
+    fn describe(_: &Param, _: &mut Signature) {}
+    fn from_tool_call(call: &mut ToolCall, _: &Param) -> Result<Self, ToolError> {
+        Ok(Arguments(std::mem::take(&mut call.arguments)))
+    }
+}
+
+/// A type a parameter mirrored into an HTTP header (`#[arg(header = "...")]`) can have:
+/// text, booleans and integers that stay within ±(2^53−1).
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be mirrored into an `Mcp-Param-*` header",
+    label = "not a string, boolean or small integer",
+    note = "`x-mcp-header` applies to strings, booleans and integers of at most 32 bits (so values stay within ±(2^53−1)); not to floats, arrays or objects"
+)]
+pub trait HeaderValue {}
+impl HeaderValue for String {}
+impl HeaderValue for bool {}
+impl HeaderValue for i8 {}
+impl HeaderValue for i16 {}
+impl HeaderValue for i32 {}
+impl HeaderValue for u8 {}
+impl HeaderValue for u16 {}
+impl HeaderValue for u32 {}
+impl<T: HeaderValue> HeaderValue for Option<T> {}
+
 pub(crate) type Handler =
     Arc<dyn Fn(ToolCall) -> BoxFuture<'static, Result<CallToolResult, ToolError>> + Send + Sync>;
 
@@ -249,6 +297,8 @@ pub struct ToolDef {
     pub(crate) meta: Option<Map<String, Value>>,
     pub(crate) cache: Option<CacheHints>,
     pub(crate) input_schema: Value,
+    /// A hand-written `inputSchema`, minified but otherwise as given.
+    pub(crate) input_schema_text: Option<String>,
     pub(crate) output_schema: Option<Value>,
     pub(crate) requirements: Requirements,
     pub(crate) handler: Handler,
@@ -278,6 +328,7 @@ impl ToolDef {
             meta: None,
             cache: None,
             input_schema: signature.input_schema(),
+            input_schema_text: None,
             output_schema: R::output_schema(),
             requirements: std::mem::take(&mut signature.requirements),
             handler,
@@ -287,6 +338,10 @@ impl ToolDef {
     /// The tool's name.
     pub fn name(&self) -> &str {
         &self.name
+    }
+    /// The `inputSchema` (generated or hand-written).
+    pub fn input_schema_value(&self) -> &Value {
+        &self.input_schema
     }
     /// Sets the human-readable title.
     pub fn title(mut self, title: impl Into<String>) -> Self {
@@ -321,36 +376,68 @@ impl ToolDef {
         self.cache = Some(hints);
         self
     }
-    /// Replaces the generated `inputSchema` with a hand-written one, served as given.
+    /// Replaces the generated `inputSchema` with a hand-written one.
     pub fn input_schema(mut self, schema: Value) -> Self {
+        self.input_schema_text = Some(schema.to_string());
         self.input_schema = schema;
         self
     }
 
-    /// The definition as `tools/list` shows it.
-    pub(crate) fn to_json(&self) -> Value {
-        let mut t = Map::new();
-        t.insert("name".into(), json!(self.name));
-        if let Some(title) = &self.title {
-            t.insert("title".into(), json!(title));
+    /// Replaces the generated `inputSchema` with hand-written JSON text, served as given
+    /// (key order and all; only insignificant whitespace is removed). Any JSON Schema
+    /// 2020-12 keyword may appear. Invalid JSON is reported when the server is built.
+    pub fn input_schema_json(mut self, text: &str) -> Self {
+        match serde_json::from_str::<Value>(text) {
+            Ok(v) => {
+                self.input_schema = v;
+                self.input_schema_text = Some(crate::schema::minify(text));
+            }
+            Err(e) => {
+                self.input_schema = json!({ "$invalid": e.to_string() });
+                self.input_schema_text = None;
+            }
         }
-        if let Some(d) = &self.description {
-            t.insert("description".into(), json!(d));
+        self
+    }
+
+    /// The definition as `tools/list` shows it, as JSON text (a hand-written
+    /// `inputSchema` is embedded as given).
+    pub(crate) fn to_json(&self) -> String {
+        #[derive(Serialize)]
+        #[serde(rename_all = "camelCase")]
+        struct Wire<'a> {
+            name: &'a str,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            title: Option<&'a str>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            description: Option<&'a str>,
+            input_schema: &'a serde_json::value::RawValue,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            output_schema: Option<&'a Value>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            annotations: Option<&'a ToolAnnotations>,
+            #[serde(skip_serializing_if = "<[Icon]>::is_empty")]
+            icons: &'a [Icon],
+            #[serde(rename = "_meta", skip_serializing_if = "Option::is_none")]
+            meta: Option<&'a Map<String, Value>>,
         }
-        t.insert("inputSchema".into(), self.input_schema.clone());
-        if let Some(o) = &self.output_schema {
-            t.insert("outputSchema".into(), o.clone());
-        }
-        if let Some(a) = &self.annotations {
-            t.insert("annotations".into(), json!(a));
-        }
-        if !self.icons.is_empty() {
-            t.insert("icons".into(), json!(self.icons));
-        }
-        if let Some(m) = &self.meta {
-            t.insert("_meta".into(), Value::Object(m.clone()));
-        }
-        Value::Object(t)
+        let schema_text = self
+            .input_schema_text
+            .clone()
+            .unwrap_or_else(|| self.input_schema.to_string());
+        let raw =
+            serde_json::value::RawValue::from_string(schema_text).expect("schema text is JSON");
+        serde_json::to_string(&Wire {
+            name: &self.name,
+            title: self.title.as_deref(),
+            description: self.description.as_deref(),
+            input_schema: &raw,
+            output_schema: self.output_schema.as_ref(),
+            annotations: self.annotations.as_ref(),
+            icons: &self.icons,
+            meta: self.meta.as_ref(),
+        })
+        .expect("tool definitions serialize")
     }
 }
 
@@ -382,6 +469,7 @@ mod tests {
             &Param {
                 name: "city",
                 description: Some("City name"),
+                header: Some("City"),
             },
             &mut sig,
         );
@@ -389,6 +477,7 @@ mod tests {
             &Param {
                 name: "days",
                 description: None,
+                header: None,
             },
             &mut sig,
         );
@@ -396,12 +485,14 @@ mod tests {
             &Param {
                 name: "p",
                 description: None,
+                header: None,
             },
             &mut sig,
         );
         let s = sig.input_schema();
         assert_eq!(s["required"], json!(["city"]));
         assert_eq!(s["properties"]["city"]["description"], "City name");
+        assert_eq!(s["properties"]["city"]["x-mcp-header"], "City");
         assert!(s["properties"].get("p").is_none());
         assert_eq!(s["additionalProperties"], false);
     }

@@ -9,7 +9,6 @@ use axum::extract::{Request, State};
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
-use base64::Engine;
 use futures_util::StreamExt;
 use http_body_util::BodyExt;
 use std::convert::Infallible;
@@ -397,24 +396,8 @@ impl<'a> HeaderGuard<'a> {
     }
 }
 
-/// Decodes the `=?base64?…?=` form of `Mcp-Name` and `Mcp-Param-*` values. Values without
-/// both exact markers are literal; bad Base64 or non-UTF-8 content is an error.
-pub(crate) fn decode_header_value(v: &str) -> Result<std::borrow::Cow<'_, str>, ()> {
-    match v
-        .strip_prefix("=?base64?")
-        .and_then(|r| r.strip_suffix("?="))
-    {
-        Some(b64) => {
-            let bytes = base64::engine::general_purpose::STANDARD
-                .decode(b64)
-                .map_err(|_| ())?;
-            String::from_utf8(bytes)
-                .map(std::borrow::Cow::Owned)
-                .map_err(|_| ())
-        }
-        None => Ok(std::borrow::Cow::Borrowed(v)),
-    }
-}
+use crate::protocol::headers::{self, HeaderParam, decode_header_value};
+use serde_json::Value;
 
 impl TransportGuard for HeaderGuard<'_> {
     fn check_method(&self, method: &str) -> Result<(), RpcError> {
@@ -451,12 +434,28 @@ impl TransportGuard for HeaderGuard<'_> {
         }
     }
 
+    fn check_param(&self, param: &HeaderParam, value: Option<&Value>) -> Result<(), RpcError> {
+        let header = format!("mcp-param-{}", param.name.to_ascii_lowercase());
+        let display = format!("Mcp-Param-{}", param.name);
+        match (self.single(&header, &display)?, value) {
+            (None, None) => Ok(()),
+            (None, Some(_)) => Err(RpcError::header_mismatch(format!(
+                "missing {display} header: the tool mirrors this argument into it"
+            ))),
+            (Some(_), None) => Err(RpcError::header_mismatch(format!(
+                "{display} header sent, but the argument it mirrors is absent or null"
+            ))),
+            (Some(raw), Some(v)) => headers::header_matches(raw, param.kind, v)
+                .map_err(|why| RpcError::header_mismatch(format!("{display} header {why}"))),
+        }
+    }
+
     fn check_name(&self, expected: &str) -> Result<(), RpcError> {
         let Some(raw) = self.single(NAME_HEADER, "Mcp-Name")? else {
             return Err(RpcError::header_mismatch("missing Mcp-Name header"));
         };
         let value = decode_header_value(raw)
-            .map_err(|()| RpcError::header_mismatch("Mcp-Name header has invalid Base64"))?;
+            .ok_or_else(|| RpcError::header_mismatch("Mcp-Name header has invalid Base64"))?;
         if value == expected {
             Ok(())
         } else {
@@ -644,8 +643,8 @@ mod tests {
             decode_header_value("=?base64?WsO8cmljaA==?=").unwrap(),
             "Zürich"
         );
-        assert!(decode_header_value("=?base64?SGVsbG8?=").is_err());
-        assert!(decode_header_value("=?base64?SGVs!!!bG8=?=").is_err());
+        assert!(decode_header_value("=?base64?SGVsbG8?=").is_none());
+        assert!(decode_header_value("=?base64?SGVs!!!bG8=?=").is_none());
         assert_eq!(
             decode_header_value("=?base64?SGVsbG8=").unwrap(),
             "=?base64?SGVsbG8="
