@@ -246,3 +246,45 @@ fn the_notes_example_works_over_stdio_and_http() {
     );
     assert_eq!(r.json()["result"]["isError"], true);
 }
+
+#[test]
+fn resources_prompts_and_completion_over_stdio() {
+    let mut s = Stdio_::conformance();
+    s.send(&request(
+        json!(1),
+        "resources/read",
+        json!({"uri": "test://template/42/data"}),
+    ));
+    let v = s.recv();
+    let text: Value =
+        serde_json::from_str(v["result"]["contents"][0]["text"].as_str().unwrap()).unwrap();
+    assert_eq!(text["id"], "42");
+    assert_eq!(v["result"]["cacheScope"], "private");
+    s.send(&request(
+        json!(2),
+        "resources/read",
+        json!({"uri": "test://nope"}),
+    ));
+    let v = s.recv();
+    assert_eq!(v["error"]["code"], -32602);
+    assert_eq!(v["error"]["data"]["uri"], "test://nope");
+    s.send(&request(
+        json!(3),
+        "prompts/get",
+        json!({"name": "test_prompt_with_arguments", "arguments": {"arg1": "a", "arg2": "b"}}),
+    ));
+    assert_eq!(
+        s.recv()["result"]["messages"][0]["content"]["text"],
+        "Prompt with arguments: arg1='a', arg2='b'"
+    );
+    s.send(&request(json!(4), "completion/complete", json!({"ref": {"type": "ref/prompt", "name": "test_prompt_with_arguments"}, "argument": {"name": "arg1", "value": "test"}})));
+    assert_eq!(
+        s.recv()["result"]["completion"]["values"],
+        json!(["test", "testValue1", "testing"])
+    );
+    s.send(&request(json!(5), "resources/templates/list", json!({})));
+    assert_eq!(
+        s.recv()["result"]["resourceTemplates"][0]["uriTemplate"],
+        "test://template/{id}/data"
+    );
+}

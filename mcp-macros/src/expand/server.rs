@@ -47,7 +47,16 @@ fn attr_tokens(
         Meta::Path(_) => Some(TokenStream::new()),
         Meta::List(list) => Some(list.tokens.clone()),
         Meta::NameValue(nv) => {
-            errors.push(spanned(nv, "expected `#[name]` or `#[name(...)]`"));
+            let name = nv
+                .path
+                .segments
+                .last()
+                .map(|s| s.ident.to_string())
+                .unwrap_or_default();
+            errors.push(spanned(
+                nv,
+                format!("expected `#[{name}]` or `#[{name}(...)]`"),
+            ));
             None
         }
     }

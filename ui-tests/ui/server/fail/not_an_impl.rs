@@ -1,0 +1,6 @@
+use mcp_runtime::server;
+
+#[server]
+struct Calc;
+
+fn main() {}
