@@ -152,6 +152,33 @@ async fn test_x_mcp_header(
     format!("region={region} priority={priority:?} verbose={verbose:?} query={query:?}")
 }
 
+/// Announces that the tool list changed, on the listen streams that asked for it.
+#[tool]
+async fn test_trigger_tool_change(cx: Context) -> &'static str {
+    if let Some(server) = cx.server() {
+        server.notify(mcp_runtime::Change::ToolsListChanged);
+    }
+    "Mutation triggered"
+}
+
+/// Announces that the prompt list changed, on the listen streams that asked for it.
+#[tool]
+async fn test_trigger_prompt_change(cx: Context) -> &'static str {
+    if let Some(server) = cx.server() {
+        server.notify(mcp_runtime::Change::PromptsListChanged);
+    }
+    "Mutation triggered"
+}
+
+/// Announces that `test://watched-resource` changed.
+#[tool]
+async fn test_trigger_resource_update(cx: Context) -> &'static str {
+    if let Some(server) = cx.server() {
+        server.notify_resource_updated("test://watched-resource");
+    }
+    "Mutation triggered"
+}
+
 // ---------------------------------------------------------------- resources
 
 /// A static text resource.
@@ -276,6 +303,9 @@ fn server() -> Server {
             test_streaming_elicitation,
             json_schema_2020_12_tool,
             test_x_mcp_header,
+            test_trigger_tool_change,
+            test_trigger_prompt_change,
+            test_trigger_resource_update,
         ])
         .resources(resources![
             static_text,

@@ -155,7 +155,10 @@ fn discover_tells_the_truth() {
     let res = &v["result"];
     assert_eq!(res["resultType"], "complete");
     assert_eq!(res["supportedVersions"], json!(["2026-07-28"]));
-    assert_eq!(res["capabilities"], json!({"tools": {}, "logging": {}}));
+    assert_eq!(
+        res["capabilities"],
+        json!({"tools": {"listChanged": true}, "logging": {}})
+    );
     assert_eq!(res["ttlMs"], 300000);
     assert_eq!(res["cacheScope"], "public");
     assert_eq!(

@@ -156,7 +156,7 @@ fn capabilities_follow_what_exists() {
     let v = post(addr(), &request(json!(1), "server/discover", json!({}))).json();
     assert_eq!(
         v["result"]["capabilities"],
-        json!({"resources": {}, "prompts": {}, "completions": {}})
+        json!({"resources": {"subscribe": true, "listChanged": true}, "prompts": {"listChanged": true}, "completions": {}})
     );
     // No tools here: tools/list is not a method of this server.
     assert_eq!(

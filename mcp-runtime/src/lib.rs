@@ -39,13 +39,14 @@ pub use protocol::{
     RpcError,
 };
 pub use server::{
-    Arguments, BuildError, Context, DEFAULT_LIST_CACHE, DEFAULT_PAGE_SIZE, DEFAULT_READ_CACHE,
-    DEFAULT_REQUEST_TIMEOUT, FromPromptCall, FromRequest, FromToolCall, GetPromptResult,
-    HeaderValue, Icon, IntoCompleter, IntoContents, IntoPromptResult, IntoResourceList,
-    IntoToolResult, Json, KnownArguments, Logger, MAX_COMPLETIONS, Param, Progress, PromptCall,
-    PromptDef, PromptMessage, PromptSignature, Provider, Requirements, Resource, ResourceCall,
-    ResourceDef, SafePath, Server, ServerBuilder, ServerInfo, Signature, State, ToolAnnotations,
-    ToolCall, ToolDef, ToolError, TraceContext, UriTemplate, valid_tool_name,
+    Arguments, BuildError, Change, Context, DEFAULT_LIST_CACHE, DEFAULT_MAX_SUBSCRIPTIONS,
+    DEFAULT_PAGE_SIZE, DEFAULT_READ_CACHE, DEFAULT_REQUEST_TIMEOUT, FromPromptCall, FromRequest,
+    FromToolCall, GetPromptResult, HeaderValue, Icon, IntoCompleter, IntoContents,
+    IntoPromptResult, IntoResourceList, IntoToolResult, Json, KnownArguments, LocalBus, Logger,
+    MAX_COMPLETIONS, NotificationBus, Param, Progress, PromptCall, PromptDef, PromptMessage,
+    PromptSignature, Provider, Requirements, Resource, ResourceCall, ResourceDef, SafePath, Server,
+    ServerBuilder, ServerInfo, Signature, State, ToolAnnotations, ToolCall, ToolDef, ToolError,
+    TraceContext, UriTemplate, valid_tool_name,
 };
 #[cfg(feature = "http")]
 pub use transport::http::{HttpConfig, HttpServer};

@@ -55,6 +55,7 @@ pub mod methods {
     pub const RESOURCES_TEMPLATES_LIST: &str = "resources/templates/list";
     pub const RESOURCES_READ: &str = "resources/read";
     pub const COMPLETE: &str = "completion/complete";
+    pub const LISTEN: &str = "subscriptions/listen";
     pub const NOTIFICATION_CANCELLED: &str = "notifications/cancelled";
     pub const NOTIFICATION_PROGRESS: &str = "notifications/progress";
     pub const NOTIFICATION_MESSAGE: &str = "notifications/message";

@@ -123,6 +123,7 @@ pub(crate) struct RequestState {
     pub(crate) cancel: CancellationToken,
     pub(crate) sink: NotificationSink,
     pub(crate) extensions: Arc<Extensions>,
+    pub(crate) server: std::sync::Weak<super::ServerInner>,
     pub(crate) last_progress: Mutex<Option<f64>>,
 }
 
@@ -202,6 +203,15 @@ impl Context {
             required,
         ))
     }
+    /// The server serving this request, to change what it serves or announce changes
+    /// ([`Server::add_tool`], [`Server::notify`], ...). `None` once it has shut down.
+    ///
+    /// [`Server::add_tool`]: crate::Server::add_tool
+    /// [`Server::notify`]: crate::Server::notify
+    pub fn server(&self) -> Option<crate::Server> {
+        self.0.server.upgrade().map(|inner| crate::Server { inner })
+    }
+
     /// A progress reporter for this request.
     pub fn progress(&self) -> Progress {
         Progress(Arc::clone(&self.0))

@@ -73,8 +73,10 @@ pub(crate) enum Prepared {
         method: String,
         params: Option<Value>,
     },
-    /// A tool call to run.
+    /// A request to run.
     Call(Job),
+    /// A `subscriptions/listen` stream to serve until the client leaves.
+    Listen(super::listen::Listen),
 }
 
 /// HTTP status for an error produced by the request rules.
@@ -345,35 +347,37 @@ impl Server {
             span: span.clone(),
         };
         let inner = &self.inner;
+        let catalog = inner.catalog();
         let id = &parts.id;
         match method.as_str() {
-            methods::DISCOVER => Prepared::Reply(result_reply(id, &inner.discover)),
-            methods::TOOLS_LIST if !inner.tools.is_empty() => {
-                list_page(id, &params, &inner.tool_list)
+            methods::DISCOVER => Prepared::Reply(result_reply(id, &catalog.discover)),
+            methods::TOOLS_LIST if !catalog.tools.is_empty() => {
+                list_page(id, &params, &catalog.tool_list)
             }
-            methods::TOOLS_CALL if !inner.tools.is_empty() => {
+            methods::TOOLS_CALL if !catalog.tools.is_empty() => {
                 self.prepare_tool_call(parts, params, guard)
             }
-            methods::PROMPTS_LIST if !inner.prompts.is_empty() => {
-                list_page(id, &params, &inner.prompt_list)
+            methods::PROMPTS_LIST if !catalog.prompts.is_empty() => {
+                list_page(id, &params, &catalog.prompt_list)
             }
-            methods::PROMPTS_GET if !inner.prompts.is_empty() => {
+            methods::PROMPTS_GET if !catalog.prompts.is_empty() => {
                 self.prepare_prompt(parts, params, guard)
             }
-            methods::RESOURCES_LIST if inner.has_resources() => {
-                if inner.listers.is_empty() {
-                    list_page(id, &params, &inner.resource_list)
+            methods::RESOURCES_LIST if catalog.has_resources() => {
+                if catalog.listers.is_empty() {
+                    list_page(id, &params, &catalog.resource_list)
                 } else {
                     self.prepare_dynamic_list(parts, params)
                 }
             }
-            methods::RESOURCES_TEMPLATES_LIST if inner.has_resources() => {
-                list_page(id, &params, &inner.template_list)
+            methods::RESOURCES_TEMPLATES_LIST if catalog.has_resources() => {
+                list_page(id, &params, &catalog.template_list)
             }
-            methods::RESOURCES_READ if inner.has_resources() => {
+            methods::RESOURCES_READ if catalog.has_resources() => {
                 self.prepare_read(parts, params, guard)
             }
-            methods::COMPLETE if inner.has_completions => self.prepare_complete(parts, params),
+            methods::COMPLETE if catalog.has_completions => self.prepare_complete(parts, params),
+            methods::LISTEN => self.prepare_listen(parts, params, &catalog),
             _ => {
                 tracing::debug!("method not found");
                 rule_error(Some(id), RpcError::method_not_found(&method))
@@ -410,7 +414,8 @@ impl Server {
                 );
             }
         };
-        let Some(tool) = self.inner.tools.get(&name) else {
+        let catalog = self.inner.catalog();
+        let Some(tool) = catalog.tools.get(&name) else {
             return rule_error(
                 Some(&id),
                 RpcError::invalid_params(format!("Unknown tool: {}", reflect(&name))),
@@ -506,7 +511,8 @@ impl Server {
                 );
             }
         };
-        let Some(prompt) = self.inner.prompts.get(&name) else {
+        let catalog = self.inner.catalog();
+        let Some(prompt) = catalog.prompts.get(&name) else {
             return rule_error(
                 Some(&id),
                 RpcError::invalid_params(format!("Unknown prompt: {}", reflect(&name))),
@@ -577,7 +583,7 @@ impl Server {
         if let Err(e) = guard.check_name(&uri) {
             return rule_error(Some(&id), e);
         }
-        let Some((entry, variables)) = self.inner.find_resource(&uri) else {
+        let Some((entry, variables)) = self.inner.catalog().find_resource(&uri) else {
             tracing::debug!("resource not found");
             return rule_error(Some(&id), not_found(&uri));
         };
@@ -597,7 +603,7 @@ impl Server {
             };
             let reply = match guarded(server.request_timeout, move || handler(call)).await {
                 Ok(Ok(contents)) => {
-                    let hints = entry.def.cache.unwrap_or(server.read_cache);
+                    let hints = entry.def.cache.unwrap_or(server.settings.read_cache);
                     let mut map = Map::new();
                     map.insert(
                         "contents".into(),
@@ -630,7 +636,7 @@ impl Server {
         let id = parts.id.clone();
         let cursor = match params.get("cursor") {
             None | Some(Value::Null) => None,
-            Some(Value::String(c)) => match super::decode_cursor(c) {
+            Some(Value::String(c)) => match super::catalog::decode_cursor(c) {
                 Some(after) => Some(after),
                 None => return rule_error(Some(&id), RpcError::invalid_params("invalid cursor")),
             },
@@ -642,12 +648,13 @@ impl Server {
             }
         };
         let server = Arc::clone(&self.inner);
+        let catalog = server.catalog();
         let span = parts.span.clone();
         let notifications = parts.notifications.take();
         let request = parts.into_state(methods::RESOURCES_LIST, None, &self.inner);
         let fut = async move {
             let id = request.id.clone();
-            let listers: Vec<_> = server
+            let listers: Vec<_> = catalog
                 .listers
                 .iter()
                 .map(|l| {
@@ -656,7 +663,7 @@ impl Server {
                     guarded(server.request_timeout, move || l(cx))
                 })
                 .collect();
-            let mut entries: BTreeMap<String, Value> = server.static_resources.clone();
+            let mut entries: BTreeMap<String, Value> = catalog.static_resources.clone();
             for r in futures_util::future::join_all(listers).await {
                 match r {
                     Ok(Ok(list)) => {
@@ -675,23 +682,26 @@ impl Server {
                 .map_or(std::ops::Bound::Unbounded, std::ops::Bound::Excluded);
             let mut page: Vec<(String, Value)> = entries
                 .range::<str, _>((start, std::ops::Bound::Unbounded))
-                .take(server.page_size + 1)
+                .take(server.settings.page_size + 1)
                 .map(|(k, v)| (k.clone(), v.clone()))
                 .collect();
-            let more = page.len() > server.page_size;
-            page.truncate(server.page_size);
+            let more = page.len() > server.settings.page_size;
+            page.truncate(server.settings.page_size);
             let mut map = Map::new();
             if more && let Some((last, _)) = page.last() {
-                map.insert("nextCursor".into(), json!(super::encode_cursor(last)));
+                map.insert(
+                    "nextCursor".into(),
+                    json!(super::catalog::encode_cursor(last)),
+                );
             }
             map.insert(
                 "resources".into(),
                 Value::Array(page.into_iter().map(|(_, v)| v).collect()),
             );
-            map.insert("ttlMs".into(), json!(server.resource_list.hints.ttl_ms));
+            map.insert("ttlMs".into(), json!(catalog.resource_list.hints.ttl_ms));
             map.insert(
                 "cacheScope".into(),
-                json!(server.resource_list.hints.scope.as_str()),
+                json!(catalog.resource_list.hints.scope.as_str()),
             );
             result_reply(&id, &server.complete_result(map))
         };
@@ -699,6 +709,62 @@ impl Server {
             id,
             fut: Box::pin(fut.instrument(span)),
             notifications,
+        })
+    }
+
+    /// `subscriptions/listen`: agrees to the subset of the filter this server can honour
+    /// (list changes of kinds it has, updates of URIs that resolve now).
+    fn prepare_listen(
+        &self,
+        parts: RequestParts,
+        params: Map<String, Value>,
+        catalog: &super::catalog::Catalog,
+    ) -> Prepared {
+        let id = parts.id;
+        let asked = match super::listen::Filter::parse(params.get("notifications")) {
+            Ok(f) => f,
+            Err(e) => return rule_error(Some(&id), RpcError::invalid_params(e)),
+        };
+        let filter = super::listen::Filter {
+            tools: asked.tools && !catalog.tools.is_empty(),
+            prompts: asked.prompts && !catalog.prompts.is_empty(),
+            resources: asked.resources && catalog.has_resources(),
+            uris: asked
+                .uris
+                .into_iter()
+                .filter(|u| catalog.find_resource(u).is_some())
+                .collect(),
+        };
+        let Some(live) =
+            super::listen::LiveGuard::acquire(&self.inner.live, self.inner.max_subscriptions)
+        else {
+            tracing::warn!("too many open subscriptions");
+            return Prepared::Reply(error_reply(
+                Some(&id),
+                &RpcError::internal("Too many open subscriptions; try again later"),
+                503,
+            ));
+        };
+        let sub_meta = json!({ keys::SUBSCRIPTION_ID: id.to_value() });
+        let ack = json!({
+            "jsonrpc": "2.0",
+            "method": "notifications/subscriptions/acknowledged",
+            "params": { "notifications": filter.to_json(), "_meta": sub_meta },
+        })
+        .to_string();
+        let mut close = Map::new();
+        close.insert("_meta".into(), sub_meta);
+        let close = result_reply(&id, &self.inner.complete_result(close)).body;
+        tracing::debug!("subscription opened");
+        Prepared::Listen(super::listen::Listen {
+            id,
+            ack: Some(ack),
+            filter,
+            changes: self.inner.bus.subscribe(),
+            stop: self.inner.shutdown.child_token(),
+            transport_stop: None,
+            close: Some(close),
+            _live: live,
         })
     }
 
@@ -729,14 +795,14 @@ impl Server {
             Ok(k) => k,
             Err(e) => return bad(&format!("`context.arguments` {e}")),
         };
-        let inner = &self.inner;
+        let catalog = self.inner.catalog();
         let completer = match reference.get("type").and_then(Value::as_str) {
             Some("ref/prompt") => {
                 let name = reference
                     .get("name")
                     .and_then(Value::as_str)
                     .unwrap_or_default();
-                let Some(p) = inner.prompts.get(name) else {
+                let Some(p) = catalog.prompts.get(name) else {
                     return bad(&format!("Unknown prompt: {}", reflect(name)));
                 };
                 if !p.arguments.iter().any(|(n, _, _)| n == arg_name) {
@@ -752,7 +818,7 @@ impl Server {
                     .get("uri")
                     .and_then(Value::as_str)
                     .unwrap_or_default();
-                let Some(t) = inner.resource_by_uri(uri) else {
+                let Some(t) = catalog.resource_by_uri(uri) else {
                     return bad(&format!("Unknown resource template: {}", reflect(uri)));
                 };
                 if !t.variables.iter().any(|v| v == arg_name) {
@@ -834,7 +900,11 @@ fn error_with_status(id: &RequestId, e: &RpcError) -> Reply {
 }
 
 /// The answer of a list method from its precomputed pages.
-fn list_page(id: &RequestId, params: &Map<String, Value>, pages: &super::ListPages) -> Prepared {
+fn list_page(
+    id: &RequestId,
+    params: &Map<String, Value>,
+    pages: &super::catalog::ListPages,
+) -> Prepared {
     let cursor = match params.get("cursor") {
         None | Some(Value::Null) => None,
         Some(Value::String(c)) => Some(c.as_str()),
@@ -913,6 +983,7 @@ impl RequestParts {
             cancel: CancellationToken::new(),
             sink: self.sink,
             extensions: Arc::clone(&server.extensions),
+            server: server.weak_self(),
             last_progress: Mutex::new(None),
         })
     }

@@ -1,9 +1,11 @@
 //! The transport-agnostic server: registry, dispatch, request context, caching, paging.
 
+mod catalog;
 mod completion;
 mod context;
 mod dispatch;
 mod extract;
+mod listen;
 mod plain;
 mod prompt;
 mod resource;
@@ -12,6 +14,7 @@ mod tool;
 
 pub use context::{Context, Logger, Progress, State, TraceContext};
 pub use extract::{FromRequest, Requirements};
+pub use listen::{Change, LocalBus, NotificationBus};
 pub use result::{IntoToolResult, Json, ToolError};
 pub use tool::{
     Arguments, FromToolCall, HeaderValue, Icon, Param, Signature, ToolAnnotations, ToolCall,
@@ -20,6 +23,7 @@ pub use tool::{
 
 pub use completion::{IntoCompleter, KnownArguments, MAX_COMPLETIONS};
 pub(crate) use dispatch::{NoGuard, Prepared, Reply, Streams, TransportGuard};
+pub(crate) use listen::Listen;
 pub use mcp_uri_template::UriTemplate;
 pub use prompt::{
     FromPromptCall, GetPromptResult, IntoPromptResult, PromptCall, PromptDef, PromptMessage,
@@ -32,14 +36,12 @@ pub(crate) fn error_body(e: &crate::protocol::RpcError) -> String {
     dispatch::error_reply(None, e, 400).body
 }
 
-use crate::protocol::{CacheHints, CacheScope, PROTOCOL_VERSION, SUPPORTED_VERSIONS, keys};
-use crate::schema::ArgumentValidator;
+use crate::protocol::{CacheHints, CacheScope, PROTOCOL_VERSION, keys};
 
 use context::Extensions;
 use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
-use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
@@ -89,6 +91,9 @@ pub const DEFAULT_READ_CACHE: CacheHints = CacheHints::new(0, CacheScope::Privat
 /// Default number of items in one page of a list result.
 pub const DEFAULT_PAGE_SIZE: usize = 100;
 
+/// Default cap on open `subscriptions/listen` streams.
+pub const DEFAULT_MAX_SUBSCRIPTIONS: usize = 1024;
+
 /// Default time a request may run before it is cancelled with `-32603`.
 pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(300);
 
@@ -123,6 +128,8 @@ pub struct ServerBuilder {
     discover_cache: CacheHints,
     server_info_in_meta: bool,
     request_timeout: Duration,
+    bus: Option<Arc<dyn NotificationBus>>,
+    max_subscriptions: usize,
 }
 
 impl ServerBuilder {
@@ -230,308 +237,91 @@ impl ServerBuilder {
         self
     }
 
+    /// The bus carrying changes to listen streams (default: [`LocalBus`], in-process).
+    pub fn notification_bus(mut self, bus: impl NotificationBus) -> Self {
+        self.bus = Some(Arc::new(bus));
+        self
+    }
+    /// The most `subscriptions/listen` streams open at once (default
+    /// [`DEFAULT_MAX_SUBSCRIPTIONS`]); past it, a listen request gets an error (HTTP 503).
+    pub fn max_subscriptions(mut self, n: usize) -> Self {
+        self.max_subscriptions = n;
+        self
+    }
+
     /// Checks the definitions and precomputes everything that does not change per request
     /// (discover result, list pages, compiled argument validators).
     pub fn build(self) -> Result<Server, BuildError> {
         let mut errors = Vec::new();
-        let mut tools: BTreeMap<String, Arc<ToolEntry>> = BTreeMap::new();
-        for def in self.tools {
-            if !valid_tool_name(&def.name) {
-                errors.push(format!(
-                    "tool name `{}` is invalid: use 1 to 64 characters from [A-Za-z0-9_.-]",
-                    def.name
-                ));
-            }
-            if let Some(e) = def.input_schema.get("$invalid") {
-                errors.push(format!(
-                    "tool `{}`: the hand-written inputSchema is not valid JSON: {e}",
-                    def.name
-                ));
-            } else if def.input_schema.get("type") != Some(&json!("object")) {
-                errors.push(format!(
-                    "tool `{}`: inputSchema must have \"type\": \"object\" at its root",
-                    def.name
-                ));
-            }
-            for (id, ty) in &def.requirements.required_state {
-                if !self.extensions.contains(*id) {
-                    errors.push(format!(
-                        "tool `{}` takes `State<{ty}>`, but the builder has no state of that type; add it with `.state(...)`",
-                        def.name
-                    ));
-                }
-            }
-            let validator = match ArgumentValidator::compile(&def.input_schema) {
-                Ok(v) => Some(v),
-                Err(e) => {
-                    errors.push(format!(
-                        "tool `{}`: inputSchema does not compile: {e}",
-                        def.name
-                    ));
-                    None
-                }
-            };
-            let headers = match crate::protocol::headers::header_params(&def.input_schema) {
-                Ok(h) => h,
-                Err(es) => {
-                    errors.extend(es.into_iter().map(|e| format!("tool `{}`: {e}", def.name)));
-                    Vec::new()
-                }
-            };
-            let json = def.to_json();
-            let name = def.name.clone();
-            if tools.contains_key(&name) {
-                errors.push(format!(
-                    "two tools are named `{name}`; tool names must be unique"
-                ));
-                continue;
-            }
-            if let Some(validator) = validator {
-                tools.insert(
-                    name,
-                    Arc::new(ToolEntry {
-                        def,
-                        validator,
-                        json,
-                        headers,
-                    }),
-                );
-            }
-        }
-        let check_state = |what: &str, name: &str, req: &Requirements, errors: &mut Vec<String>| {
-            for (id, ty) in &req.required_state {
-                if !self.extensions.contains(*id) {
-                    errors.push(format!(
-                        "{what} `{name}` takes `State<{ty}>`, but the builder has no state of that type; add it with `.state(...)`"
-                    ));
-                }
-            }
-        };
-
-        let mut prompts: BTreeMap<String, Arc<PromptDef>> = BTreeMap::new();
-        for def in self.prompts {
-            if def.name.is_empty() {
-                errors.push("a prompt name cannot be empty".into());
-            }
-            check_state("prompt", &def.name, &def.requirements, &mut errors);
-            for arg in def.completers.keys() {
-                if !def.arguments.iter().any(|(n, _, _)| n == arg) {
-                    errors.push(format!("prompt `{}` has a completer for `{arg}`, which is not one of its arguments", def.name));
-                }
-            }
-            if prompts.contains_key(&def.name) {
-                errors.push(format!(
-                    "two prompts are named `{}`; prompt names must be unique",
-                    def.name
-                ));
-                continue;
-            }
-            prompts.insert(def.name.clone(), Arc::new(def));
-        }
-
-        let mut static_resources: BTreeMap<String, Arc<ResourceEntry>> = BTreeMap::new();
-        let mut templates: Vec<Arc<ResourceEntry>> = Vec::new();
-        for def in self.resources {
-            check_state("resource", &def.uri, &def.requirements, &mut errors);
-            if let Some(p) = def.annotations.as_ref().and_then(|a| a.priority)
-                && !(0.0..=1.0).contains(&p)
-            {
-                errors.push(format!(
-                    "resource `{}`: annotation priority {p} is outside 0..=1",
-                    def.uri
-                ));
-            }
-            let template = match UriTemplate::parse(&def.uri) {
-                Ok(t) => t,
-                Err(e) => {
-                    errors.push(format!("resource `{}`: invalid URI template: {e}", def.uri));
-                    continue;
-                }
-            };
-            let variables: Vec<String> = template
-                .variables()
-                .into_iter()
-                .map(|(v, _)| v.to_owned())
-                .collect();
-            for var in def.completers.keys() {
-                if !variables.contains(var) {
-                    errors.push(format!("resource `{}` has a completer for `{var}`, which is not a variable of its template", def.uri));
-                }
-            }
-            if template.is_static() {
-                if def.lister.is_some() {
-                    errors.push(format!("resource `{}` has a list function, but only templates can list what they produce", def.uri));
-                }
-                if static_resources.contains_key(&def.uri) {
-                    errors.push(format!("two resources have the URI `{}`", def.uri));
-                    continue;
-                }
-                static_resources.insert(
-                    def.uri.clone(),
-                    Arc::new(ResourceEntry {
-                        def,
-                        template,
-                        variables,
-                    }),
-                );
-            } else {
-                if let Some(other) = templates.iter().find(|t| t.template.overlaps(&template)) {
-                    errors.push(format!(
-                        "resource templates `{}` and `{}` can match the same URI; make their fixed parts differ",
-                        other.def.uri, def.uri
-                    ));
-                    continue;
-                }
-                templates.push(Arc::new(ResourceEntry {
-                    def,
-                    template,
-                    variables,
-                }));
-            }
-        }
-        templates.sort_by(|a, b| a.def.uri.cmp(&b.def.uri));
-
-        if !errors.is_empty() {
-            return Err(BuildError(errors));
-        }
+        let ext = &self.extensions;
+        let tools: Vec<Arc<catalog::ToolEntry>> = self
+            .tools
+            .into_iter()
+            .filter_map(|d| {
+                catalog::compile_tool(d, ext)
+                    .map_err(|e| errors.extend(e))
+                    .ok()
+                    .map(Arc::new)
+            })
+            .collect();
+        let prompts: Vec<Arc<PromptDef>> = self
+            .prompts
+            .into_iter()
+            .filter_map(|d| {
+                catalog::check_prompt(d, ext)
+                    .map_err(|e| errors.extend(e))
+                    .ok()
+                    .map(Arc::new)
+            })
+            .collect();
+        let resources: Vec<Arc<catalog::ResourceEntry>> = self
+            .resources
+            .into_iter()
+            .filter_map(|d| {
+                catalog::compile_resource(d, ext)
+                    .map_err(|e| errors.extend(e))
+                    .ok()
+                    .map(Arc::new)
+            })
+            .collect();
 
         let server_info = serde_json::to_value(&self.info).expect("serializable");
-        let meta_value = self
-            .server_info_in_meta
-            .then(|| json!({ keys::SERVER_INFO: server_info.clone() }));
+        let settings = catalog::Settings {
+            page_size: self.page_size,
+            list_cache: self.list_cache,
+            discover_cache: self.discover_cache,
+            read_cache: self.read_cache,
+            instructions: self.instructions,
+            meta_value: self
+                .server_info_in_meta
+                .then(|| json!({ keys::SERVER_INFO: server_info.clone() })),
+        };
+        let catalog = match catalog::Catalog::assemble(tools, prompts, resources, &settings) {
+            Ok(c) if errors.is_empty() => c,
+            Ok(_) => return Err(BuildError(errors)),
+            Err(e) => {
+                errors.extend(e);
+                return Err(BuildError(errors));
+            }
+        };
         let result_meta = self
             .server_info_in_meta
             .then(|| RawValue::from_string(server_info.to_string()).expect("valid JSON"));
-
-        let uses_logging = tools.values().any(|t| t.def.requirements.uses_logging)
-            || prompts.values().any(|p| p.requirements.uses_logging)
-            || static_resources
-                .values()
-                .chain(&templates)
-                .any(|r| r.def.requirements.uses_logging);
-        let has_completions = prompts.values().any(|p| !p.completers.is_empty())
-            || templates.iter().any(|t| !t.def.completers.is_empty());
-        let mut capabilities = Map::new();
-        if !tools.is_empty() {
-            capabilities.insert("tools".into(), json!({}));
-        }
-        if !prompts.is_empty() {
-            capabilities.insert("prompts".into(), json!({}));
-        }
-        if !static_resources.is_empty() || !templates.is_empty() {
-            capabilities.insert("resources".into(), json!({}));
-        }
-        if has_completions {
-            capabilities.insert("completions".into(), json!({}));
-        }
-        if uses_logging {
-            capabilities.insert("logging".into(), json!({}));
-        }
-
-        let mut discover = Map::new();
-        discover.insert("resultType".into(), json!("complete"));
-        discover.insert("supportedVersions".into(), json!(SUPPORTED_VERSIONS));
-        discover.insert("capabilities".into(), Value::Object(capabilities));
-        if let Some(i) = &self.instructions {
-            discover.insert("instructions".into(), json!(i));
-        }
-        discover.insert("ttlMs".into(), json!(self.discover_cache.ttl_ms));
-        discover.insert(
-            "cacheScope".into(),
-            json!(self.discover_cache.scope.as_str()),
-        );
-        if let Some(m) = &meta_value {
-            discover.insert("_meta".into(), m.clone());
-        }
-
-        let tool_list = ListPages::build(
-            "tools",
-            tools
-                .values()
-                .map(|t| (t.def.name.clone(), t.json.clone(), t.def.cache))
-                .collect(),
-            self.page_size,
-            self.list_cache,
-            meta_value.as_ref(),
-        );
-
-        let prompt_list = ListPages::build(
-            "prompts",
-            prompts
-                .values()
-                .map(|p| (p.name.clone(), p.to_json().to_string(), None))
-                .collect(),
-            self.page_size,
-            self.list_cache,
-            meta_value.as_ref(),
-        );
-        let listers: Vec<resource::Lister> = templates
-            .iter()
-            .filter_map(|t| t.def.lister.clone())
-            .collect();
-        // A list with dynamic entries is private unless every template says otherwise.
-        let lister_hints = templates
-            .iter()
-            .filter(|t| t.def.lister.is_some())
-            .map(|t| t.def.cache.unwrap_or(self.read_cache));
-        let resource_list = ListPages::build_with_hints(
-            "resources",
-            static_resources
-                .values()
-                .map(|r| {
-                    (
-                        r.def.uri.clone(),
-                        r.def.to_json(false).to_string(),
-                        r.def.cache,
-                    )
-                })
-                .collect(),
-            self.page_size,
-            lister_hints.fold(self.list_cache, CacheHints::combine),
-            meta_value.as_ref(),
-        );
-        let template_list = ListPages::build(
-            "resourceTemplates",
-            templates
-                .iter()
-                .map(|t| {
-                    (
-                        t.def.uri.clone(),
-                        t.def.to_json(true).to_string(),
-                        t.def.cache,
-                    )
-                })
-                .collect(),
-            self.page_size,
-            self.list_cache,
-            meta_value.as_ref(),
-        );
-        let static_json = static_resources
-            .values()
-            .map(|r| (r.def.uri.clone(), r.def.to_json(false)))
-            .collect();
-
         Ok(Server {
-            inner: Arc::new(ServerInner {
+            inner: Arc::new_cyclic(|this| ServerInner {
+                this: this.clone(),
                 info: self.info,
-                discover: Value::Object(discover).to_string(),
-                tools,
-                tool_list,
-                prompts,
-                prompt_list,
-                static_resources: static_json,
-                statics: static_resources,
-                templates,
-                resource_list,
-                template_list,
-                listers,
-                has_completions,
-                read_cache: self.read_cache,
-                page_size: self.page_size,
-                server_meta: meta_value.clone(),
+                server_meta: settings.meta_value.clone(),
+                settings,
+                catalog: std::sync::RwLock::new(Arc::new(catalog)),
                 extensions: Arc::new(self.extensions),
                 result_meta,
                 request_timeout: self.request_timeout,
+                bus: self.bus.unwrap_or_else(|| Arc::new(LocalBus::default())),
+                live: Arc::new(std::sync::atomic::AtomicUsize::new(0)),
+                max_subscriptions: self.max_subscriptions,
+                shutdown: tokio_util::sync::CancellationToken::new(),
+                changes: std::sync::Mutex::new(()),
             }),
         })
     }
@@ -553,52 +343,35 @@ impl fmt::Display for BuildError {
 
 impl std::error::Error for BuildError {}
 
-pub(crate) struct ToolEntry {
-    pub(crate) def: ToolDef,
-    pub(crate) validator: ArgumentValidator,
-    /// The definition as listed (JSON text).
-    pub(crate) json: String,
-    /// Its `x-mcp-header` parameters.
-    pub(crate) headers: Vec<crate::protocol::headers::HeaderParam>,
-}
-
-/// The precomputed pages of one list method.
-pub(crate) struct ListPages {
-    names: Vec<String>,
-    page_size: usize,
-    /// Each item as JSON text.
-    items: Vec<String>,
-    key: &'static str,
-    pub(crate) hints: CacheHints,
-    meta: Option<Value>,
-    /// Result JSON of each page, by index of its first item.
-    pages: BTreeMap<usize, String>,
+pub(crate) struct ServerInner {
+    pub(crate) info: ServerInfo,
+    pub(crate) settings: catalog::Settings,
+    /// What is served now; replaced as a whole when the set changes.
+    pub(crate) catalog: std::sync::RwLock<Arc<catalog::Catalog>>,
+    pub(crate) server_meta: Option<Value>,
+    pub(crate) extensions: Arc<Extensions>,
+    pub(crate) result_meta: Option<Box<RawValue>>,
+    pub(crate) request_timeout: Duration,
+    pub(crate) bus: Arc<dyn NotificationBus>,
+    /// Open listen streams.
+    pub(crate) live: Arc<std::sync::atomic::AtomicUsize>,
+    pub(crate) max_subscriptions: usize,
+    /// Cancelled when the server shuts down: listen streams end gracefully.
+    pub(crate) shutdown: tokio_util::sync::CancellationToken,
+    /// Serializes catalog changes (each rebuilds from the current catalog).
+    pub(crate) changes: std::sync::Mutex<()>,
+    pub(crate) this: std::sync::Weak<ServerInner>,
 }
 
 impl ServerInner {
-    pub(crate) fn has_resources(&self) -> bool {
-        !self.statics.is_empty() || !self.templates.is_empty()
+    /// A weak handle to this server, for request contexts (no cycle through handlers).
+    pub(crate) fn weak_self(&self) -> std::sync::Weak<ServerInner> {
+        self.this.clone()
     }
 
-    /// The resource serving `uri`: a fixed resource with that URI, else the first template
-    /// (in template order) that matches, with the variables it bound.
-    pub(crate) fn find_resource(
-        &self,
-        uri: &str,
-    ) -> Option<(Arc<ResourceEntry>, BTreeMap<String, String>)> {
-        if let Some(r) = self.statics.get(uri) {
-            return Some((Arc::clone(r), BTreeMap::new()));
-        }
-        self.templates
-            .iter()
-            .find_map(|t| t.template.matches(uri).map(|vars| (Arc::clone(t), vars)))
-    }
-
-    /// The resource or template whose URI (template text) is exactly `uri`.
-    pub(crate) fn resource_by_uri(&self, uri: &str) -> Option<&Arc<ResourceEntry>> {
-        self.statics
-            .get(uri)
-            .or_else(|| self.templates.iter().find(|t| t.def.uri == uri))
+    /// The current catalog (a cheap `Arc` clone).
+    pub(crate) fn catalog(&self) -> Arc<catalog::Catalog> {
+        Arc::clone(&self.catalog.read().unwrap_or_else(|e| e.into_inner()))
     }
 
     /// A result object with `resultType` and the server's `_meta` added, serialized.
@@ -614,141 +387,6 @@ impl ServerInner {
         }
         Value::Object(map).to_string()
     }
-}
-
-impl ListPages {
-    fn build(
-        key: &'static str,
-        entries: Vec<(String, String, Option<CacheHints>)>,
-        page_size: usize,
-        default: CacheHints,
-        meta: Option<&Value>,
-    ) -> ListPages {
-        Self::build_with_hints(key, entries, page_size, default, meta)
-    }
-
-    fn build_with_hints(
-        key: &'static str,
-        entries: Vec<(String, String, Option<CacheHints>)>,
-        page_size: usize,
-        default: CacheHints,
-        meta: Option<&Value>,
-    ) -> ListPages {
-        let hints = entries
-            .iter()
-            .filter_map(|e| e.2)
-            .fold(default, CacheHints::combine);
-        let mut list = ListPages {
-            names: entries.iter().map(|e| e.0.clone()).collect(),
-            page_size,
-            items: entries.into_iter().map(|e| e.1).collect(),
-            key,
-            hints,
-            meta: meta.cloned(),
-            pages: BTreeMap::new(),
-        };
-        let mut start = 0;
-        loop {
-            let page = list.render(start);
-            list.pages.insert(start, page);
-            start += page_size;
-            if start >= list.items.len() {
-                break;
-            }
-        }
-        list
-    }
-
-    fn render(&self, start: usize) -> String {
-        let end = (start + self.page_size).min(self.items.len());
-        // Items are JSON text already (a hand-written schema stays as given), so the page
-        // is assembled as text, keys in a fixed order.
-        let mut out = format!(
-            "{{\"{}\":[{}]",
-            self.key,
-            self.items[start.min(end)..end].join(",")
-        );
-        if end < self.items.len() {
-            out.push_str(&format!(
-                ",\"nextCursor\":{}",
-                json!(encode_cursor(&self.names[end - 1]))
-            ));
-        }
-        out.push_str(&format!(
-            ",\"resultType\":\"complete\",\"ttlMs\":{},\"cacheScope\":\"{}\"",
-            self.hints.ttl_ms,
-            self.hints.scope.as_str()
-        ));
-        if let Some(m) = &self.meta {
-            out.push_str(&format!(",\"_meta\":{m}"));
-        }
-        out.push('}');
-        out
-    }
-
-    /// The page after `cursor` (or the first page). `None` for a cursor this server did
-    /// not make.
-    pub(crate) fn page(&self, cursor: Option<&str>) -> Option<std::borrow::Cow<'_, str>> {
-        let start = match cursor {
-            None => 0,
-            Some(c) => {
-                let after = decode_cursor(c)?;
-                self.names.partition_point(|n| n.as_str() <= after.as_str())
-            }
-        };
-        Some(match self.pages.get(&start) {
-            Some(p) => std::borrow::Cow::Borrowed(p.as_str()),
-            None => std::borrow::Cow::Owned(self.render(start)),
-        })
-    }
-}
-
-const CURSOR_PREFIX: &str = "after:";
-
-/// Cursors name the last item of the previous page, so they stay valid across restarts,
-/// across instances and when items are added or removed.
-pub(crate) fn encode_cursor(last: &str) -> String {
-    use base64::Engine;
-    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(format!("{CURSOR_PREFIX}{last}"))
-}
-
-pub(crate) fn decode_cursor(cursor: &str) -> Option<String> {
-    use base64::Engine;
-    let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
-        .decode(cursor)
-        .ok()?;
-    let s = String::from_utf8(bytes).ok()?;
-    s.strip_prefix(CURSOR_PREFIX).map(str::to_owned)
-}
-
-pub(crate) struct ResourceEntry {
-    pub(crate) def: ResourceDef,
-    pub(crate) template: UriTemplate,
-    pub(crate) variables: Vec<String>,
-}
-
-pub(crate) struct ServerInner {
-    pub(crate) info: ServerInfo,
-    pub(crate) discover: String,
-    pub(crate) tools: BTreeMap<String, Arc<ToolEntry>>,
-    pub(crate) tool_list: ListPages,
-    pub(crate) prompts: BTreeMap<String, Arc<PromptDef>>,
-    pub(crate) prompt_list: ListPages,
-    /// `resources/list` entries of the fixed resources, by URI.
-    pub(crate) static_resources: BTreeMap<String, Value>,
-    pub(crate) statics: BTreeMap<String, Arc<ResourceEntry>>,
-    /// Templates, sorted by template text.
-    pub(crate) templates: Vec<Arc<ResourceEntry>>,
-    pub(crate) resource_list: ListPages,
-    pub(crate) template_list: ListPages,
-    pub(crate) listers: Vec<resource::Lister>,
-    pub(crate) has_completions: bool,
-    pub(crate) read_cache: CacheHints,
-    pub(crate) page_size: usize,
-    pub(crate) server_meta: Option<Value>,
-    pub(crate) extensions: Arc<Extensions>,
-    pub(crate) result_meta: Option<Box<RawValue>>,
-    pub(crate) request_timeout: Duration,
 }
 
 /// A built MCP server, independent of any transport. Cheap to clone.
@@ -783,6 +421,8 @@ impl Server {
             discover_cache: DEFAULT_LIST_CACHE,
             server_info_in_meta: true,
             request_timeout: DEFAULT_REQUEST_TIMEOUT,
+            bus: None,
+            max_subscriptions: DEFAULT_MAX_SUBSCRIPTIONS,
         }
     }
 
@@ -792,8 +432,128 @@ impl Server {
     }
 
     /// The names of the tools, in `tools/list` order.
-    pub fn tool_names(&self) -> impl Iterator<Item = &str> {
-        self.inner.tools.keys().map(String::as_str)
+    pub fn tool_names(&self) -> Vec<String> {
+        self.inner.catalog().tools.keys().cloned().collect()
+    }
+
+    /// Announces a change to every listen stream that asked for it.
+    pub fn notify(&self, change: Change) {
+        self.inner.bus.publish(change);
+    }
+
+    /// Announces that the contents of the resource at `uri` changed.
+    pub fn notify_resource_updated(&self, uri: impl Into<String>) {
+        self.notify(Change::ResourceUpdated(uri.into()));
+    }
+
+    /// The number of open `subscriptions/listen` streams.
+    pub fn live_subscriptions(&self) -> usize {
+        self.inner.live.load(std::sync::atomic::Ordering::Acquire)
+    }
+
+    /// Ends every open listen stream gracefully (each gets its listen result). The
+    /// HTTP and stdio transports call this when they shut down.
+    pub fn close_subscriptions(&self) {
+        self.inner.shutdown.cancel();
+    }
+
+    /// Adds a tool while serving (for example when a plugin loads); listeners that asked
+    /// for `toolsListChanged` are told. A tool with the same name is replaced.
+    pub fn add_tool(&self, tool: ToolDef) -> Result<(), BuildError> {
+        let entry =
+            Arc::new(catalog::compile_tool(tool, &self.inner.extensions).map_err(BuildError)?);
+        self.change(Change::ToolsListChanged, |tools, _, _| {
+            tools.retain(|t| t.def.name != entry.def.name);
+            tools.push(entry);
+            true
+        })
+        .map(drop)
+    }
+
+    /// Removes a tool while serving; `false` if there was none by that name.
+    pub fn remove_tool(&self, name: &str) -> bool {
+        self.change(Change::ToolsListChanged, |tools, _, _| {
+            let before = tools.len();
+            tools.retain(|t| t.def.name != name);
+            tools.len() != before
+        })
+        .unwrap_or(false)
+    }
+
+    /// Adds (or replaces) a prompt while serving.
+    pub fn add_prompt(&self, prompt: PromptDef) -> Result<(), BuildError> {
+        let entry =
+            Arc::new(catalog::check_prompt(prompt, &self.inner.extensions).map_err(BuildError)?);
+        self.change(Change::PromptsListChanged, |_, prompts, _| {
+            prompts.retain(|p| p.name != entry.name);
+            prompts.push(entry);
+            true
+        })
+        .map(drop)
+    }
+
+    /// Removes a prompt while serving; `false` if there was none by that name.
+    pub fn remove_prompt(&self, name: &str) -> bool {
+        self.change(Change::PromptsListChanged, |_, prompts, _| {
+            let before = prompts.len();
+            prompts.retain(|p| p.name != name);
+            prompts.len() != before
+        })
+        .unwrap_or(false)
+    }
+
+    /// Adds (or replaces) a resource or template while serving.
+    pub fn add_resource(&self, resource: ResourceDef) -> Result<(), BuildError> {
+        let entry = Arc::new(
+            catalog::compile_resource(resource, &self.inner.extensions).map_err(BuildError)?,
+        );
+        self.change(Change::ResourcesListChanged, |_, _, resources| {
+            resources.retain(|r| r.def.uri != entry.def.uri);
+            resources.push(entry);
+            true
+        })
+        .map(drop)
+    }
+
+    /// Removes a resource or template (by its URI or template text) while serving.
+    pub fn remove_resource(&self, uri: &str) -> bool {
+        self.change(Change::ResourcesListChanged, |_, _, resources| {
+            let before = resources.len();
+            resources.retain(|r| r.def.uri != uri);
+            resources.len() != before
+        })
+        .unwrap_or(false)
+    }
+
+    /// Rebuilds the catalog with `edit` applied, swaps it in, and announces `change`.
+    /// `edit` says whether it changed anything; `Ok(false)` when it did not.
+    fn change(
+        &self,
+        change: Change,
+        edit: impl FnOnce(
+            &mut Vec<Arc<catalog::ToolEntry>>,
+            &mut Vec<Arc<PromptDef>>,
+            &mut Vec<Arc<catalog::ResourceEntry>>,
+        ) -> bool,
+    ) -> Result<bool, BuildError> {
+        let _serial = self.inner.changes.lock().unwrap_or_else(|e| e.into_inner());
+        let catalog::Entries {
+            mut tools,
+            mut prompts,
+            mut resources,
+        } = self.inner.catalog().entries();
+        if !edit(&mut tools, &mut prompts, &mut resources) {
+            return Ok(false);
+        }
+        let next = catalog::Catalog::assemble(tools, prompts, resources, &self.inner.settings)
+            .map_err(BuildError)?;
+        *self
+            .inner
+            .catalog
+            .write()
+            .unwrap_or_else(|e| e.into_inner()) = Arc::new(next);
+        self.notify(change);
+        Ok(true)
     }
 
     /// The protocol version this server speaks.
@@ -806,20 +566,7 @@ impl fmt::Debug for Server {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Server")
             .field("info", &self.inner.info)
-            .field("tools", &self.inner.tools.keys().collect::<Vec<_>>())
+            .field("tools", &self.tool_names())
             .finish()
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn cursors_round_trip_and_reject_foreign_values() {
-        let c = encode_cursor("weather");
-        assert_eq!(decode_cursor(&c).as_deref(), Some("weather"));
-        assert!(decode_cursor("garbage!").is_none());
-        assert!(decode_cursor("Zm9v").is_none());
     }
 }

@@ -23,6 +23,9 @@ use tokio::sync::mpsc;
 /// Default request body limit (4 MiB).
 pub const DEFAULT_BODY_LIMIT: usize = 4 * 1024 * 1024;
 
+/// How often an idle listen stream gets an SSE comment line.
+pub const DEFAULT_KEEP_ALIVE: Duration = Duration::from_secs(15);
+
 /// How long open connections may finish after shutdown begins.
 pub const DEFAULT_DRAIN: Duration = Duration::from_secs(30);
 
@@ -35,6 +38,7 @@ pub struct HttpConfig {
     body_limit: usize,
     header_read_timeout: Duration,
     drain: Duration,
+    keep_alive: Duration,
 }
 
 impl Default for HttpConfig {
@@ -46,6 +50,7 @@ impl Default for HttpConfig {
             body_limit: DEFAULT_BODY_LIMIT,
             header_read_timeout: Duration::from_secs(10),
             drain: DEFAULT_DRAIN,
+            keep_alive: DEFAULT_KEEP_ALIVE,
         }
     }
 }
@@ -143,6 +148,13 @@ impl HttpServer {
         self
     }
 
+    /// How often an idle `subscriptions/listen` stream gets an SSE comment line (default
+    /// [`DEFAULT_KEEP_ALIVE`]).
+    pub fn keep_alive(mut self, every: Duration) -> Self {
+        self.config.keep_alive = every;
+        self
+    }
+
     /// The axum router: POST on the path; GET and DELETE get 405.
     pub fn into_router(self) -> Router {
         let path = self.config.path.clone();
@@ -172,6 +184,7 @@ impl HttpServer {
 
         let local = listener.local_addr()?;
         let drain = self.config.drain;
+        let server = self.server.clone();
         let header_timeout = self.config.header_read_timeout;
         let router = self.into_router();
         let graceful = GracefulShutdown::new();
@@ -208,6 +221,8 @@ impl HttpServer {
         }
         drop(listener);
         tracing::info!("shutting down; draining open connections");
+        // Listen streams end with their result, so their connections can close.
+        server.close_subscriptions();
         if tokio::time::timeout(drain, graceful.shutdown())
             .await
             .is_err()
@@ -537,6 +552,16 @@ async fn handle_post(State(s): State<Arc<HttpServer>>, req: Request) -> Response
     {
         Prepared::Reply(r) => return json_reply(r),
         Prepared::Notification { .. } => return StatusCode::ACCEPTED.into_response(),
+        Prepared::Listen(listen) if accepts_sse => {
+            return listen_response(listen, s.config.keep_alive);
+        }
+        Prepared::Listen(_) => {
+            return (
+                StatusCode::NOT_ACCEPTABLE,
+                "subscriptions/listen answers with text/event-stream; add it to Accept",
+            )
+                .into_response();
+        }
         Prepared::Call(job) => job,
     };
     let Some(mut rx) = job.take_notifications() else {
@@ -560,6 +585,32 @@ async fn handle_post(State(s): State<Arc<HttpServer>>, req: Request) -> Response
 
 fn sse_frame(json: &str) -> Result<Bytes, Infallible> {
     Ok(Bytes::from(format!("data: {json}\n\n")))
+}
+
+fn sse_headers(resp: &mut Response) {
+    let h = resp.headers_mut();
+    h.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/event-stream"),
+    );
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    h.insert("x-accel-buffering", HeaderValue::from_static("no"));
+}
+
+/// A `subscriptions/listen` stream: the acknowledgement, then notifications, with a
+/// comment line as keep-alive when idle. It ends with the listen result when the server
+/// shuts down; when the client leaves, dropping the body ends the subscription.
+fn listen_response(listen: crate::server::Listen, keep_alive: Duration) -> Response {
+    let stream = futures_util::stream::unfold(listen, move |mut l| async move {
+        match tokio::time::timeout(keep_alive, l.next()).await {
+            Ok(Some(msg)) => Some((sse_frame(&msg), l)),
+            Ok(None) => None,
+            Err(_) => Some((Ok(Bytes::from_static(b":\n\n")), l)),
+        }
+    });
+    let mut resp = Response::new(Body::from_stream(stream.boxed()));
+    sse_headers(&mut resp);
+    resp
 }
 
 /// Streams the request's notifications, then its response, then ends the stream.
@@ -623,13 +674,7 @@ where
         }
     });
     let mut resp = Response::new(Body::from_stream(stream.boxed()));
-    let h = resp.headers_mut();
-    h.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("text/event-stream"),
-    );
-    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
-    h.insert("x-accel-buffering", HeaderValue::from_static("no"));
+    sse_headers(&mut resp);
     resp
 }
 

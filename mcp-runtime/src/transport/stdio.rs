@@ -102,6 +102,7 @@ impl Server {
         let mut reader = BufReader::with_capacity(64 * 1024, reader);
         let in_flight: Arc<Mutex<HashMap<RequestId, AbortHandle>>> = Arc::default();
         let mut tasks = JoinSet::new();
+        let end_of_input = tokio_util::sync::CancellationToken::new();
         tokio::pin!(shutdown);
 
         loop {
@@ -148,6 +149,27 @@ impl Server {
                         cancel(&in_flight, params.as_ref());
                     }
                 }
+                Prepared::Listen(mut listen) => {
+                    // Several subscriptions can share the connection; each ends on
+                    // `notifications/cancelled` naming it, or gracefully at the end of input.
+                    listen.stop_with(end_of_input.clone());
+                    let id = listen.id().clone();
+                    let tx = tx.clone();
+                    let map = Arc::clone(&in_flight);
+                    let mut guard = in_flight.lock().unwrap_or_else(|e| e.into_inner());
+                    let task_id = id.clone();
+                    let handle = tasks.spawn(async move {
+                        while let Some(msg) = listen.next().await {
+                            if tx.send(msg).await.is_err() {
+                                break;
+                            }
+                        }
+                        map.lock()
+                            .unwrap_or_else(|e| e.into_inner())
+                            .remove(&task_id);
+                    });
+                    guard.insert(id, handle);
+                }
                 Prepared::Call(job) => {
                     let id = job.id().clone();
                     let tx = tx.clone();
@@ -168,7 +190,9 @@ impl Server {
             }
         }
 
-        // End of input: let in-flight requests finish, then flush.
+        // End of input: subscriptions end with their result; in-flight requests finish;
+        // then flush.
+        end_of_input.cancel();
         let drain = async { while tasks.join_next().await.is_some() {} };
         if tokio::time::timeout(EOF_DRAIN, drain).await.is_err() {
             tracing::warn!("in-flight requests did not finish in {EOF_DRAIN:?}; cancelling them");

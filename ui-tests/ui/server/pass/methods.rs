@@ -37,6 +37,6 @@ fn main() {
     let c = Counter::default();
     c.reset();
     let server = Server::builder("t", "1").provider(c).build().unwrap();
-    let names: Vec<&str> = server.tool_names().collect();
+    let names = server.tool_names();
     assert_eq!(names, ["bump", "read", "version"]);
 }

@@ -65,7 +65,7 @@ fn main() {
         .tools(tools![every_option, blocks, nothing, nested::inner])
         .build()
         .unwrap();
-    let names: Vec<&str> = server.tool_names().collect();
+    let names = server.tool_names();
     assert_eq!(names, ["blocks", "every-option.v1", "inner", "nothing"]);
     // The function is still an ordinary function.
     let _future = blocks();
