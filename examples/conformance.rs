@@ -7,7 +7,7 @@
 //! on them. Later issues add their fixtures (resources, prompts, MRTR, headers, listen).
 
 use mcp_runtime::{
-    Arguments, Content, Context, Logger, Progress, PromptMessage, ResourceContents, Server,
+    Arguments, Content, Context, Input, Logger, Progress, PromptMessage, ResourceContents, Server,
     ToolError, prompt, prompts, resource, resources, tool, tools,
 };
 use std::time::Duration;
@@ -179,6 +179,152 @@ async fn test_trigger_resource_update(cx: Context) -> &'static str {
     "Mutation triggered"
 }
 
+// ---------------------------------------------------------------- input required (MRTR)
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct UserName {
+    /// Your name
+    name: String,
+}
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct Confirm {
+    /// Confirm the action
+    ok: bool,
+}
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct Color {
+    /// Your favourite color
+    color: String,
+}
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct UserContext {
+    /// Context for the prompt
+    context: String,
+}
+
+fn question(text: &str) -> serde_json::Value {
+    serde_json::json!({
+        "messages": [{ "role": "user", "content": { "type": "text", "text": text } }],
+        "maxTokens": 100
+    })
+}
+
+fn sampled_text(v: &serde_json::Value) -> String {
+    v["content"]["text"].as_str().unwrap_or_default().to_owned()
+}
+
+/// Asks the user's name (elicitation), then greets them.
+#[tool]
+async fn test_input_required_result_elicitation(input: Input) -> Result<String, ToolError> {
+    let user: UserName = input
+        .elicit("user_name", "What is your name?")
+        .await?
+        .accepted()?;
+    Ok(format!("Hello, {}!", user.name))
+}
+
+/// Asks the client's model a question (sampling).
+#[tool]
+async fn test_input_required_result_sampling(input: Input) -> Result<String, ToolError> {
+    let answer = input
+        .sample("sample_request", question("What is the capital of France?"))
+        .await?;
+    Ok(format!("The model said: {}", sampled_text(&answer)))
+}
+
+/// Asks the client for its roots.
+#[tool]
+async fn test_input_required_result_list_roots(input: Input) -> Result<String, ToolError> {
+    let roots = input.roots("roots_request").await?;
+    Ok(format!("Found {} root(s)", roots.len()))
+}
+
+/// Asks for a confirmation, carrying state between rounds.
+#[tool]
+async fn test_input_required_result_request_state(input: Input) -> Result<String, ToolError> {
+    let token = input.step("token", async { "state-ok".to_owned() }).await?;
+    let confirm: Confirm = input.elicit("confirm", "Proceed?").await?.accepted()?;
+    Ok(format!("{token}: confirmed={}", confirm.ok))
+}
+
+/// Asks three kinds of input in one round.
+#[tool]
+async fn test_input_required_result_multiple_inputs(input: Input) -> Result<String, ToolError> {
+    let (name, greeting, roots) = tokio::join!(
+        input.elicit::<UserName>("user_name", "What is your name?"),
+        input.sample("greeting", question("Write a short greeting.")),
+        input.roots("client_roots"),
+    );
+    let (name, greeting, roots) = (name?.accepted()?, greeting?, roots?);
+    Ok(format!(
+        "{} / {} / {} root(s)",
+        name.name,
+        sampled_text(&greeting),
+        roots.len()
+    ))
+}
+
+/// Asks in two rounds: the second question depends on the first answer.
+#[tool]
+async fn test_input_required_result_multi_round(input: Input) -> Result<String, ToolError> {
+    let user: UserName = input
+        .elicit("step1", "What is your name?")
+        .await?
+        .accepted()?;
+    let color: Color = input
+        .elicit(
+            "step2",
+            format!("{}, what is your favourite color?", user.name),
+        )
+        .await?
+        .accepted()?;
+    Ok(format!("{} likes {}", user.name, color.color))
+}
+
+/// Carries an integrity-protected state; a tampered state is refused.
+#[tool]
+async fn test_input_required_result_tampered_state(input: Input) -> Result<String, ToolError> {
+    let confirm: Confirm = input.elicit("confirm", "Proceed?").await?.accepted()?;
+    Ok(format!("confirmed={}", confirm.ok))
+}
+
+/// Asks only for what this request's client capabilities allow.
+#[tool]
+async fn test_input_required_result_capabilities(
+    cx: Context,
+    input: Input,
+) -> Result<String, ToolError> {
+    let caps = cx.client_capabilities();
+    if caps.has("elicitation") {
+        let user: UserName = input
+            .elicit("user_input", "What is your name?")
+            .await?
+            .accepted()?;
+        Ok(format!("Hello, {}!", user.name))
+    } else if caps.has("sampling") {
+        let answer = input.sample("sample_input", question("Say hello.")).await?;
+        Ok(format!("The model said: {}", sampled_text(&answer)))
+    } else {
+        Err(ToolError::missing_capability(
+            "This tool needs elicitation or sampling",
+            serde_json::json!({ "elicitation": {} }),
+        ))
+    }
+}
+
+/// A prompt that asks the user for context first.
+#[prompt]
+async fn test_input_required_result_prompt(input: Input) -> Result<String, ToolError> {
+    let context: UserContext = input
+        .elicit("user_context", "What context should the prompt use?")
+        .await?
+        .accepted()?;
+    Ok(format!("Prompt with context: {}", context.context))
+}
+
 // ---------------------------------------------------------------- resources
 
 /// A static text resource.
@@ -289,6 +435,8 @@ async fn test_prompt_with_image() -> Vec<PromptMessage> {
 fn server() -> Server {
     Server::builder("mcp-runtime-conformance", env!("CARGO_PKG_VERSION"))
         .instructions("Fixture server for the MCP conformance suite.")
+        // One process serves the suite; multi-instance deployments set MCP_REQUEST_STATE_KEYS.
+        .single_instance()
         .tools(tools![
             test_simple_text,
             test_image_content,
@@ -306,6 +454,14 @@ fn server() -> Server {
             test_trigger_tool_change,
             test_trigger_prompt_change,
             test_trigger_resource_update,
+            test_input_required_result_elicitation,
+            test_input_required_result_sampling,
+            test_input_required_result_list_roots,
+            test_input_required_result_request_state,
+            test_input_required_result_multiple_inputs,
+            test_input_required_result_multi_round,
+            test_input_required_result_tampered_state,
+            test_input_required_result_capabilities,
         ])
         .resources(resources![
             static_text,
@@ -319,6 +475,7 @@ fn server() -> Server {
             test_prompt_with_arguments,
             test_prompt_with_embedded_resource,
             test_prompt_with_image,
+            test_input_required_result_prompt,
         ])
         .build()
         .unwrap_or_else(|e| {

@@ -26,6 +26,7 @@
 //! - Transports: [`Server::serve_stdio`] (newline-delimited JSON), and Streamable HTTP
 //!   with [`Server::serve_http`] or [`Server::router`] to mount into an axum app.
 
+pub mod mrtr;
 pub mod protocol;
 mod schema;
 mod server;
@@ -33,6 +34,8 @@ pub mod telemetry;
 mod transport;
 
 pub use mcp_macros::{prompt, resource, server, tool};
+pub use mrtr::state::KeyRing;
+pub use mrtr::{Elicited, Input};
 pub use protocol::{Annotations, ResourceContents, Role};
 pub use protocol::{
     CacheHints, CacheScope, CallToolResult, ClientCapabilities, Content, LogLevel, RequestId,

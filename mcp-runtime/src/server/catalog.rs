@@ -189,6 +189,8 @@ pub(crate) struct Catalog {
     pub(crate) template_list: ListPages,
     pub(crate) listers: Vec<resource::Lister>,
     pub(crate) has_completions: bool,
+    /// Some handler asks for input (multi round-trip requests).
+    pub(crate) uses_input: bool,
 }
 
 impl Catalog {
@@ -255,6 +257,12 @@ impl Catalog {
                 .values()
                 .chain(&templates)
                 .any(|r| r.def.requirements.uses_logging);
+        let uses_input = tools.values().any(|t| t.def.requirements.uses_input)
+            || prompts.values().any(|p| p.requirements.uses_input)
+            || statics
+                .values()
+                .chain(&templates)
+                .any(|r| r.def.requirements.uses_input);
         let has_completions = prompts.values().any(|p| !p.completers.is_empty())
             || templates.iter().any(|t| !t.def.completers.is_empty());
         // Changes are announced on `subscriptions/listen` streams, so `listChanged` (and
@@ -370,6 +378,7 @@ impl Catalog {
             template_list,
             listers,
             has_completions,
+            uses_input,
         })
     }
 

@@ -124,6 +124,8 @@ pub(crate) struct RequestState {
     pub(crate) sink: NotificationSink,
     pub(crate) extensions: Arc<Extensions>,
     pub(crate) server: std::sync::Weak<super::ServerInner>,
+    /// Inputs of a multi round-trip request (for handlers that ask).
+    pub(crate) input: Option<Arc<Mutex<crate::mrtr::InputState>>>,
     pub(crate) last_progress: Mutex<Option<f64>>,
 }
 

@@ -335,6 +335,7 @@ impl Server {
             Streams::OnDemand => (NotificationSink::disabled(), None),
         };
         let parts = RequestParts {
+            input: None,
             notifications,
             id,
             version,
@@ -435,6 +436,20 @@ impl Server {
             };
         }
         let tool = Arc::clone(tool);
+        let binding = Binding {
+            method: methods::TOOLS_CALL,
+            target: name.clone(),
+            digest: if tool.def.requirements.uses_input {
+                crate::mrtr::state::digest(&Value::Object(arguments.clone()))
+            } else {
+                String::new()
+            },
+        };
+        if tool.def.requirements.uses_input
+            && let Err(e) = self.input_for(&mut parts, &mut params, &binding)
+        {
+            return rule_error(Some(&id), e);
+        }
         let server = Arc::clone(&self.inner);
         let span = parts.span.clone();
         let notifications = parts.notifications.take();
@@ -456,9 +471,15 @@ impl Server {
                     Value::Object(a) => a,
                     _ => Map::new(),
                 };
-                let call = ToolCall { arguments, request };
+                let call = ToolCall {
+                    arguments,
+                    request: Arc::clone(&request),
+                };
                 match guarded(server.request_timeout, move || handler(call)).await {
                     Ok(Ok(r)) => tool_result_reply(&id, &r, server.result_meta.as_deref()),
+                    Ok(Err(ToolError(ToolErrorKind::InputRequired))) => {
+                        input_required_reply(&server, &id, &request, &binding)
+                    }
                     Ok(Err(ToolError(ToolErrorKind::Execution(content)))) => {
                         tracing::debug!("tool returned an error");
                         let r = CallToolResult {
@@ -531,6 +552,19 @@ impl Server {
             );
         }
         let handler = Arc::clone(&prompt.handler);
+        let uses_input = prompt.requirements.uses_input;
+        let binding = Binding {
+            method: methods::PROMPTS_GET,
+            target: name.clone(),
+            digest: if uses_input {
+                crate::mrtr::state::digest(&serde_json::to_value(&arguments).unwrap_or(Value::Null))
+            } else {
+                String::new()
+            },
+        };
+        if uses_input && let Err(e) = self.input_for(&mut parts, &mut params, &binding) {
+            return rule_error(Some(&id), e);
+        }
         let server = Arc::clone(&self.inner);
         let span = parts.span.clone();
         let notifications = parts.notifications.take();
@@ -538,8 +572,14 @@ impl Server {
         let fut = async move {
             let cancel_on_drop = request.cancel.clone().drop_guard();
             let id = request.id.clone();
-            let call = PromptCall { arguments, request };
+            let call = PromptCall {
+                arguments,
+                request: Arc::clone(&request),
+            };
             let reply = match guarded(server.request_timeout, move || handler(call)).await {
+                Ok(Err(ToolError(ToolErrorKind::InputRequired))) => {
+                    input_required_reply(&server, &id, &request, &binding)
+                }
                 Ok(Ok(r)) => {
                     let mut map = Map::new();
                     if let Some(d) = r.description {
@@ -587,6 +627,16 @@ impl Server {
             tracing::debug!("resource not found");
             return rule_error(Some(&id), not_found(&uri));
         };
+        let binding = Binding {
+            method: methods::RESOURCES_READ,
+            target: uri.clone(),
+            digest: String::new(),
+        };
+        if entry.def.requirements.uses_input
+            && let Err(e) = self.input_for(&mut parts, &mut params, &binding)
+        {
+            return rule_error(Some(&id), e);
+        }
         let server = Arc::clone(&self.inner);
         let span = parts.span.clone();
         let notifications = parts.notifications.take();
@@ -599,9 +649,12 @@ impl Server {
                 uri,
                 mime_type: entry.def.mime_type.as_deref().map(Arc::from),
                 variables,
-                request,
+                request: Arc::clone(&request),
             };
             let reply = match guarded(server.request_timeout, move || handler(call)).await {
+                Ok(Err(ToolError(ToolErrorKind::InputRequired))) => {
+                    input_required_reply(&server, &id, &request, &binding)
+                }
                 Ok(Ok(contents)) => {
                     let hints = entry.def.cache.unwrap_or(server.settings.read_cache);
                     let mut map = Map::new();
@@ -890,6 +943,9 @@ fn not_found(uri: &str) -> RpcError {
 /// A handler's error outside tools: execution errors become `-32603` with their message.
 fn handler_error(e: ToolError) -> RpcError {
     match e.0 {
+        ToolErrorKind::InputRequired => {
+            RpcError::internal("Internal error: input asked for outside a multi-round request")
+        }
         ToolErrorKind::Protocol(e) => e,
         exec @ ToolErrorKind::Execution(_) => RpcError::internal(ToolError(exec).to_string()),
     }
@@ -947,6 +1003,7 @@ where
 
 /// What was read from a request before it is dispatched.
 struct RequestParts {
+    input: Option<Arc<Mutex<crate::mrtr::InputState>>>,
     notifications: Option<tokio::sync::mpsc::Receiver<String>>,
     id: RequestId,
     version: String,
@@ -984,9 +1041,146 @@ impl RequestParts {
             sink: self.sink,
             extensions: Arc::clone(&server.extensions),
             server: server.weak_self(),
+            input: self.input,
             last_progress: Mutex::new(None),
         })
     }
+}
+
+/// The binding of a multi-round request: method, target and a digest of its arguments.
+struct Binding {
+    method: &'static str,
+    target: String,
+    digest: String,
+}
+
+impl Server {
+    /// For a handler that may ask for input: reads `inputResponses` and verifies
+    /// `requestState`. A retry with answers but no state starts again at round one; a state
+    /// that fails any check is one generic `-32602`.
+    fn input_for(
+        &self,
+        parts: &mut RequestParts,
+        params: &mut Map<String, Value>,
+        binding: &Binding,
+    ) -> Result<(), RpcError> {
+        use crate::mrtr::state::now;
+        let responses = match params.remove("inputResponses") {
+            None => Map::new(),
+            Some(Value::Object(m)) if m.len() <= MAX_INPUT_RESPONSES => m,
+            Some(Value::Object(_)) => {
+                return Err(RpcError::invalid_params(format!(
+                    "`inputResponses` has more than {MAX_INPUT_RESPONSES} entries"
+                )));
+            }
+            Some(_) => {
+                return Err(RpcError::invalid_params(
+                    "`inputResponses` must be an object",
+                ));
+            }
+        };
+        let mut state = crate::mrtr::InputState {
+            answers: BTreeMap::new(),
+            steps: BTreeMap::new(),
+            responses: Map::new(),
+            pending: BTreeMap::new(),
+            capabilities: parts.capabilities.clone(),
+            round: 1,
+        };
+        match params.remove("requestState") {
+            None => {}
+            Some(Value::String(s)) => {
+                let sealed = self
+                    .inner
+                    .keys
+                    .open(&s)
+                    .filter(|p| {
+                        p.exp >= now()
+                            && p.m == binding.method
+                            && p.t == binding.target
+                            && p.a == binding.digest
+                            && p.s == "local"
+                    })
+                    .ok_or_else(|| RpcError::invalid_params("Invalid or expired requestState"))?;
+                state.responses = responses
+                    .into_iter()
+                    .filter(|(k, _)| sealed.p.contains(k))
+                    .collect();
+                state.answers = sealed.ans;
+                state.steps = sealed.st;
+                state.round = sealed.r + 1;
+            }
+            Some(_) => return Err(RpcError::invalid_params("`requestState` must be a string")),
+        }
+        parts.input = Some(Arc::new(Mutex::new(state)));
+        Ok(())
+    }
+}
+
+/// Most entries accepted in `inputResponses`.
+const MAX_INPUT_RESPONSES: usize = 64;
+
+/// The `input_required` answer of a round: what to ask, and the sealed state to send back.
+fn input_required_reply(
+    server: &ServerInner,
+    id: &RequestId,
+    request: &RequestState,
+    binding: &Binding,
+) -> Reply {
+    let Some(input) = &request.input else {
+        return error_with_status(
+            id,
+            &RpcError::internal("Internal error: input asked for outside a multi-round request"),
+        );
+    };
+    let st = input.lock().unwrap_or_else(|e| e.into_inner());
+    if st.pending.is_empty() {
+        return error_with_status(
+            id,
+            &RpcError::internal("Internal error: the handler ended the round without asking"),
+        );
+    }
+    if st.round >= server.max_rounds {
+        return error_with_status(
+            id,
+            &RpcError::internal(format!(
+                "Internal error: the request did not complete within {} rounds",
+                server.max_rounds
+            )),
+        );
+    }
+    let sealed = crate::mrtr::state::Sealed {
+        exp: crate::mrtr::state::now() + server.state_ttl.as_secs(),
+        m: binding.method.to_owned(),
+        t: binding.target.clone(),
+        a: binding.digest.clone(),
+        s: "local".to_owned(),
+        r: st.round,
+        ans: st.answers.clone(),
+        st: st.steps.clone(),
+        p: st.pending.keys().cloned().collect(),
+    };
+    let state = match server.keys.seal(&sealed) {
+        Ok(s) => s,
+        Err(e) => {
+            return error_with_status(id, &RpcError::internal(format!("Internal error: {e}")));
+        }
+    };
+    let mut map = Map::new();
+    map.insert(
+        "inputRequests".into(),
+        Value::Object(st.pending.clone().into_iter().collect()),
+    );
+    map.insert("requestState".into(), Value::String(state));
+    let mut body = server.complete_result(map);
+    // `complete_result` stamps "complete"; this is an interim result.
+    body = body.replacen(
+        "\"resultType\":\"complete\"",
+        "\"resultType\":\"input_required\"",
+        1,
+    );
+    tracing::debug!(round = st.round, "input required");
+    result_reply(id, &body)
 }
 
 /// A request to run: its future produces the response.

@@ -10,6 +10,7 @@ use std::sync::Arc;
 #[derive(Debug, Default, Clone)]
 pub struct Requirements {
     pub(crate) uses_logging: bool,
+    pub(crate) uses_input: bool,
     pub(crate) required_state: Vec<(TypeId, &'static str)>,
 }
 
@@ -17,6 +18,10 @@ impl Requirements {
     /// The handler may send `notifications/message` (the server then advertises `logging`).
     pub fn uses_logging(&mut self) {
         self.uses_logging = true;
+    }
+    /// The handler may ask the client for input (multi round-trip requests).
+    pub fn uses_input(&mut self) {
+        self.uses_input = true;
     }
     /// The handler needs shared state of type `T` (given with `ServerBuilder::state`).
     pub fn requires_state<T: 'static>(&mut self) {
@@ -30,7 +35,7 @@ impl Requirements {
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not an extractor",
     label = "not an extractor",
-    note = "extractors are `Context`, `Progress`, `Logger` and `State<T>`; a resource parameter that is not an extractor must be named after a variable of the URI template (`{{id}}` → `id: u64`)"
+    note = "extractors are `Context`, `Progress`, `Logger`, `Input` and `State<T>`; a resource parameter that is not an extractor must be named after a variable of the URI template (`{{id}}` → `id: u64`)"
 )]
 pub trait FromRequest: Sized + Send {
     /// Records what the extractor needs from the server.
@@ -69,6 +74,19 @@ impl<T: Send + Sync + 'static> FromRequest for State<T> {
     fn from_request(cx: &Context) -> Result<Self, ToolError> {
         cx.0.extensions.get::<T>().map(State).ok_or_else(|| {
             ToolError::protocol(crate::protocol::RpcError::internal("server state missing"))
+        })
+    }
+}
+
+impl FromRequest for crate::mrtr::Input {
+    fn requirements(requirements: &mut Requirements) {
+        requirements.uses_input();
+    }
+    fn from_request(cx: &Context) -> Result<Self, ToolError> {
+        cx.0.input.clone().map(crate::mrtr::Input).ok_or_else(|| {
+            ToolError::protocol(crate::protocol::RpcError::internal(
+                "input can only be asked for in tools/call, prompts/get and resources/read",
+            ))
         })
     }
 }

@@ -15,6 +15,7 @@ mod tool;
 pub use context::{Context, Logger, Progress, State, TraceContext};
 pub use extract::{FromRequest, Requirements};
 pub use listen::{Change, LocalBus, NotificationBus};
+pub(crate) use result::ToolErrorKind;
 pub use result::{IntoToolResult, Json, ToolError};
 pub use tool::{
     Arguments, FromToolCall, HeaderValue, Icon, Param, Signature, ToolAnnotations, ToolCall,
@@ -94,6 +95,9 @@ pub const DEFAULT_PAGE_SIZE: usize = 100;
 /// Default cap on open `subscriptions/listen` streams.
 pub const DEFAULT_MAX_SUBSCRIPTIONS: usize = 1024;
 
+/// Default cap on the rounds of one multi round-trip request.
+pub const DEFAULT_MAX_ROUNDS: u32 = 10;
+
 /// Default time a request may run before it is cancelled with `-32603`.
 pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(300);
 
@@ -130,6 +134,10 @@ pub struct ServerBuilder {
     request_timeout: Duration,
     bus: Option<Arc<dyn NotificationBus>>,
     max_subscriptions: usize,
+    keys: Option<crate::mrtr::state::KeyRing>,
+    state_ttl: Duration,
+    max_rounds: u32,
+    single_instance: bool,
 }
 
 impl ServerBuilder {
@@ -249,6 +257,34 @@ impl ServerBuilder {
         self
     }
 
+    /// The keys that seal `requestState` for multi round-trip requests. By default they
+    /// come from `MCP_REQUEST_STATE_KEYS` (see [`KeyRing::from_env`]), else a random key of
+    /// this process, which the HTTP transport refuses unless [`single_instance`] is set:
+    /// with several instances, the next round may land on another one.
+    ///
+    /// [`KeyRing::from_env`]: crate::KeyRing::from_env
+    /// [`single_instance`]: ServerBuilder::single_instance
+    pub fn request_state_keys(mut self, keys: crate::KeyRing) -> Self {
+        self.keys = Some(keys);
+        self
+    }
+    /// Declares that this server runs as one instance, so a per-process state key is fine.
+    pub fn single_instance(mut self) -> Self {
+        self.single_instance = true;
+        self
+    }
+    /// How long a `requestState` stays valid (default 10 minutes).
+    pub fn request_state_ttl(mut self, ttl: Duration) -> Self {
+        self.state_ttl = ttl;
+        self
+    }
+    /// The most rounds one multi round-trip request may take (default
+    /// [`DEFAULT_MAX_ROUNDS`]).
+    pub fn max_rounds(mut self, n: u32) -> Self {
+        self.max_rounds = n.max(1);
+        self
+    }
+
     /// Checks the definitions and precomputes everything that does not change per request
     /// (discover result, list pages, compiled argument validators).
     pub fn build(self) -> Result<Server, BuildError> {
@@ -304,6 +340,14 @@ impl ServerBuilder {
                 return Err(BuildError(errors));
             }
         };
+        let keys = match self.keys {
+            Some(k) => k,
+            None => match crate::mrtr::state::KeyRing::from_env() {
+                Ok(Some(k)) => k,
+                Ok(None) => crate::mrtr::state::KeyRing::ephemeral(),
+                Err(e) => return Err(BuildError(vec![e])),
+            },
+        };
         let result_meta = self
             .server_info_in_meta
             .then(|| RawValue::from_string(server_info.to_string()).expect("valid JSON"));
@@ -322,6 +366,10 @@ impl ServerBuilder {
                 max_subscriptions: self.max_subscriptions,
                 shutdown: tokio_util::sync::CancellationToken::new(),
                 changes: std::sync::Mutex::new(()),
+                keys,
+                state_ttl: self.state_ttl,
+                max_rounds: self.max_rounds,
+                single_instance: self.single_instance,
             }),
         })
     }
@@ -360,6 +408,12 @@ pub(crate) struct ServerInner {
     pub(crate) shutdown: tokio_util::sync::CancellationToken,
     /// Serializes catalog changes (each rebuilds from the current catalog).
     pub(crate) changes: std::sync::Mutex<()>,
+    /// Seals `requestState`.
+    pub(crate) keys: crate::mrtr::state::KeyRing,
+    pub(crate) state_ttl: Duration,
+    pub(crate) max_rounds: u32,
+    /// Declared single-instance: an ephemeral key is fine on HTTP.
+    pub(crate) single_instance: bool,
     pub(crate) this: std::sync::Weak<ServerInner>,
 }
 
@@ -423,6 +477,10 @@ impl Server {
             request_timeout: DEFAULT_REQUEST_TIMEOUT,
             bus: None,
             max_subscriptions: DEFAULT_MAX_SUBSCRIPTIONS,
+            keys: None,
+            state_ttl: crate::mrtr::state::DEFAULT_STATE_TTL,
+            max_rounds: DEFAULT_MAX_ROUNDS,
+            single_instance: false,
         }
     }
 
@@ -554,6 +612,19 @@ impl Server {
             .unwrap_or_else(|e| e.into_inner()) = Arc::new(next);
         self.notify(change);
         Ok(true)
+    }
+
+    /// `Err` when the server would serve multi round-trip requests over a network with a
+    /// per-process state key (see [`ServerBuilder::single_instance`]).
+    pub(crate) fn check_multi_instance(&self) -> Result<(), String> {
+        let uses_input = self.inner.catalog().uses_input;
+        if uses_input && self.inner.keys.is_ephemeral() && !self.inner.single_instance {
+            return Err(format!(
+                "this server asks for input (multi round-trip requests) but has no shared requestState key: set {} or call `.request_state_keys(..)`, or declare `.single_instance()` if only one instance serves it",
+                crate::mrtr::state::KEYS_ENV
+            ));
+        }
+        Ok(())
     }
 
     /// The protocol version this server speaks.

@@ -134,7 +134,7 @@ impl PromptSignature {
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be a prompt parameter",
     label = "not an argument or an extractor",
-    note = "prompt arguments are strings parsed into any `serde::Deserialize` type; extractors are `Context`, `Progress`, `Logger` and `State<T>`"
+    note = "prompt arguments are strings parsed into any `serde::Deserialize` type; extractors are `Context`, `Progress`, `Logger`, `Input` and `State<T>`"
 )]
 pub trait FromPromptCall: Sized + Send {
     /// Adds what this parameter contributes to the prompt's definition.
@@ -178,6 +178,7 @@ macro_rules! prompt_extractors {
 }
 
 prompt_extractors! {
+    [] crate::mrtr::Input;
     [] Context;
     [] Progress;
     [] Logger;

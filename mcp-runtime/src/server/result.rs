@@ -35,6 +35,8 @@ pub(crate) enum ToolErrorKind {
     Execution(Vec<Content>),
     /// A JSON-RPC error.
     Protocol(RpcError),
+    /// The handler asked for input: the round ends with `input_required`.
+    InputRequired,
 }
 
 impl ToolError {
@@ -87,6 +89,7 @@ impl fmt::Debug for ToolError {
         match &self.0 {
             ToolErrorKind::Execution(c) => f.debug_tuple("Execution").field(c).finish(),
             ToolErrorKind::Protocol(e) => f.debug_tuple("Protocol").field(e).finish(),
+            ToolErrorKind::InputRequired => f.write_str("InputRequired"),
         }
     }
 }
@@ -108,6 +111,7 @@ impl fmt::Display for ToolError {
                 Ok(())
             }
             ToolErrorKind::Protocol(e) => fmt::Display::fmt(e, f),
+            ToolErrorKind::InputRequired => f.write_str("input required from the client"),
         }
     }
 }

@@ -150,7 +150,7 @@ impl<'de> Deserializer<'de> for Missing {
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be a tool parameter",
     label = "not an argument or an extractor",
-    note = "an argument type implements `serde::Deserialize` and `schemars::JsonSchema`; an extractor (`Context`, `Progress`, `Logger`, `State<T>`) implements `FromToolCall`"
+    note = "an argument type implements `serde::Deserialize` and `schemars::JsonSchema`; an extractor (`Context`, `Progress`, `Logger`, `Input`, `State<T>`) implements `FromToolCall`"
 )]
 pub trait FromToolCall: Sized + Send {
     /// Adds what this parameter contributes to the tool's definition.
@@ -190,6 +190,7 @@ macro_rules! extractor_params {
 }
 
 extractor_params! {
+    [] crate::mrtr::Input;
     [] Context;
     [] Progress;
     [] Logger;

@@ -182,6 +182,9 @@ impl HttpServer {
         use hyper_util::server::graceful::GracefulShutdown;
         use hyper_util::service::TowerToHyperService;
 
+        self.server
+            .check_multi_instance()
+            .map_err(io::Error::other)?;
         let local = listener.local_addr()?;
         let drain = self.config.drain;
         let server = self.server.clone();

@@ -1,0 +1,307 @@
+//! The sealed `requestState`: what a multi-round request carries from one round to the
+//! next, encrypted and authenticated (XChaCha20-Poly1305) with a rotating key ring, and
+//! bound to the request it belongs to.
+
+use base64::Engine;
+use chacha20poly1305::aead::{Aead, KeyInit, Payload};
+use chacha20poly1305::{XChaCha20Poly1305, XNonce};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+use std::collections::BTreeMap;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+/// The longest `requestState` accepted (and produced): 64 KiB.
+pub const MAX_STATE_LEN: usize = 64 * 1024;
+
+/// Default lifetime of a `requestState`.
+pub const DEFAULT_STATE_TTL: Duration = Duration::from_secs(600);
+
+/// The environment variable [`KeyRing::from_env`] reads: `kid=base64url,kid2=base64url`,
+/// the first key active, the others still accepted (for rotation).
+pub const KEYS_ENV: &str = "MCP_REQUEST_STATE_KEYS";
+
+/// Keys that seal and open `requestState`. One key is active (new states use it); the
+/// others are still accepted, so keys rotate without breaking flows in flight:
+/// `{k1}` → `{k1 active, k2}` → `{k2 active, k1}` → `{k2}`.
+#[derive(Clone)]
+pub struct KeyRing {
+    keys: Vec<(String, [u8; 32])>,
+    ephemeral: bool,
+}
+
+impl std::fmt::Debug for KeyRing {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let kids: Vec<&str> = self.keys.iter().map(|(k, _)| k.as_str()).collect();
+        f.debug_struct("KeyRing")
+            .field("kids", &kids)
+            .field("ephemeral", &self.ephemeral)
+            .finish()
+    }
+}
+
+impl KeyRing {
+    /// A ring whose first key is active. Each key is at least 32 bytes of secret material;
+    /// key ids are short tokens (`[A-Za-z0-9_-]`).
+    pub fn new<I, K, M>(keys: I) -> Result<KeyRing, String>
+    where
+        I: IntoIterator<Item = (K, M)>,
+        K: Into<String>,
+        M: AsRef<[u8]>,
+    {
+        let mut ring = Vec::new();
+        for (kid, material) in keys {
+            let kid = kid.into();
+            if kid.is_empty()
+                || !kid
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+            {
+                return Err(format!(
+                    "key id `{kid}` must be made of letters, digits, `_` and `-`"
+                ));
+            }
+            let material = material.as_ref();
+            if material.len() < 32 {
+                return Err(format!(
+                    "key `{kid}` has {} bytes; use at least 32",
+                    material.len()
+                ));
+            }
+            let mut h = Sha256::new();
+            h.update(b"mcp-runtime requestState v1\0");
+            h.update(material);
+            ring.push((kid, h.finalize().into()));
+        }
+        if ring.is_empty() {
+            return Err("a key ring needs at least one key".into());
+        }
+        Ok(KeyRing {
+            keys: ring,
+            ephemeral: false,
+        })
+    }
+
+    /// A random key for this process only: states do not survive a restart or reach
+    /// another instance.
+    pub fn ephemeral() -> KeyRing {
+        let mut key = [0u8; 32];
+        getrandom::fill(&mut key).expect("the OS random source works");
+        let mut ring = KeyRing::new([("ephemeral", key)]).expect("valid key");
+        ring.ephemeral = true;
+        ring
+    }
+
+    /// Reads [`KEYS_ENV`]; `Ok(None)` when it is not set.
+    pub fn from_env() -> Result<Option<KeyRing>, String> {
+        let Ok(spec) = std::env::var(KEYS_ENV) else {
+            return Ok(None);
+        };
+        let mut keys = Vec::new();
+        for item in spec.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+            let (kid, b64) = item
+                .split_once('=')
+                .ok_or_else(|| format!("{KEYS_ENV}: expected kid=base64url, got `{item}`"))?;
+            let material = base64::engine::general_purpose::URL_SAFE_NO_PAD
+                .decode(b64.trim_end_matches('='))
+                .map_err(|_| format!("{KEYS_ENV}: key `{kid}` is not base64url"))?;
+            keys.push((kid.to_owned(), material));
+        }
+        KeyRing::new(keys)
+            .map(Some)
+            .map_err(|e| format!("{KEYS_ENV}: {e}"))
+    }
+
+    /// Whether this is a per-process random key.
+    pub fn is_ephemeral(&self) -> bool {
+        self.ephemeral
+    }
+
+    pub(crate) fn seal(&self, payload: &Sealed) -> Result<String, String> {
+        let (kid, key) = &self.keys[0];
+        let aad = format!("v1.{kid}");
+        let mut nonce = [0u8; 24];
+        getrandom::fill(&mut nonce).map_err(|e| e.to_string())?;
+        let plain = serde_json::to_vec(payload).map_err(|e| e.to_string())?;
+        let cipher = XChaCha20Poly1305::new(key.into());
+        let ct = cipher
+            .encrypt(
+                XNonce::from_slice(&nonce),
+                Payload {
+                    msg: &plain,
+                    aad: aad.as_bytes(),
+                },
+            )
+            .map_err(|_| "sealing failed".to_owned())?;
+        let mut blob = nonce.to_vec();
+        blob.extend_from_slice(&ct);
+        let state = format!(
+            "{aad}.{}",
+            base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(blob)
+        );
+        if state.len() > MAX_STATE_LEN {
+            return Err(format!(
+                "the request state would be {} bytes (the cap is {MAX_STATE_LEN})",
+                state.len()
+            ));
+        }
+        Ok(state)
+    }
+
+    /// Opens a state. Every failure is the same `None`: callers answer with one generic
+    /// error that says nothing an attacker could use.
+    pub(crate) fn open(&self, state: &str) -> Option<Sealed> {
+        if state.len() > MAX_STATE_LEN {
+            return None;
+        }
+        let mut parts = state.splitn(3, '.');
+        let (version, kid, body) = (parts.next()?, parts.next()?, parts.next()?);
+        if version != "v1" {
+            return None;
+        }
+        let (_, key) = self.keys.iter().find(|(k, _)| k == kid)?;
+        let blob = base64::engine::general_purpose::URL_SAFE_NO_PAD
+            .decode(body)
+            .ok()?;
+        if blob.len() < 24 {
+            return None;
+        }
+        let (nonce, ct) = blob.split_at(24);
+        let aad = format!("v1.{kid}");
+        let plain = XChaCha20Poly1305::new(key.into())
+            .decrypt(
+                XNonce::from_slice(nonce),
+                Payload {
+                    msg: ct,
+                    aad: aad.as_bytes(),
+                },
+            )
+            .ok()?;
+        serde_json::from_slice(&plain).ok()
+    }
+}
+
+/// What a `requestState` holds.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub(crate) struct Sealed {
+    /// Expiry, seconds since the Unix epoch.
+    pub(crate) exp: u64,
+    /// The method, target (tool/prompt name or URI), argument digest and principal it is
+    /// bound to.
+    pub(crate) m: String,
+    pub(crate) t: String,
+    pub(crate) a: String,
+    pub(crate) s: String,
+    /// How many rounds came before.
+    pub(crate) r: u32,
+    /// Answers received so far, by key.
+    pub(crate) ans: BTreeMap<String, Value>,
+    /// Results of steps already run, by key.
+    pub(crate) st: BTreeMap<String, Value>,
+    /// The keys asked in the last round (answers to other keys are ignored).
+    pub(crate) p: Vec<String>,
+}
+
+pub(crate) fn now() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
+/// SHA-256 of the canonical JSON (sorted keys, no whitespace) of `v`, in hex: equal for
+/// a retry whose arguments only differ in key order or spacing.
+pub(crate) fn digest(v: &Value) -> String {
+    fn canon(v: &Value, out: &mut String) {
+        match v {
+            Value::Object(m) => {
+                let sorted: BTreeMap<&String, &Value> = m.iter().collect();
+                out.push('{');
+                for (i, (k, v)) in sorted.into_iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    out.push_str(&Value::String(k.clone()).to_string());
+                    out.push(':');
+                    canon(v, out);
+                }
+                out.push('}');
+            }
+            Value::Array(a) => {
+                out.push('[');
+                for (i, v) in a.iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    canon(v, out);
+                }
+                out.push(']');
+            }
+            other => out.push_str(&other.to_string()),
+        }
+    }
+    let mut s = String::new();
+    canon(v, &mut s);
+    Sha256::digest(s.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn payload() -> Sealed {
+        Sealed {
+            exp: now() + 60,
+            m: "tools/call".into(),
+            t: "x".into(),
+            a: digest(&json!({"b": 1, "a": [2]})),
+            s: "local".into(),
+            r: 1,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn seal_and_open_round_trip_and_tampering_fails() {
+        let ring = KeyRing::new([("k1", [7u8; 32])]).unwrap();
+        let s = ring.seal(&payload()).unwrap();
+        assert!(s.starts_with("v1.k1."));
+        assert_eq!(ring.open(&s).unwrap(), payload_eq(&ring.open(&s).unwrap()));
+        let mut bad = s.clone();
+        bad.push_str("-TAMPERED");
+        assert!(ring.open(&bad).is_none());
+        let flipped = format!("{}A{}", &s[..s.len() - 5], &s[s.len() - 4..]);
+        assert!(ring.open(&flipped).is_none() || flipped == s);
+        assert!(ring.open(&s.replace("v1.k1.", "v1.k2.")).is_none());
+        assert!(ring.open("garbage").is_none());
+        assert!(ring.open(&"x".repeat(MAX_STATE_LEN + 1)).is_none());
+    }
+
+    fn payload_eq(p: &Sealed) -> Sealed {
+        p.clone()
+    }
+
+    #[test]
+    fn rotation_keeps_old_states_valid() {
+        let old = KeyRing::new([("k1", [1u8; 32])]).unwrap();
+        let s = old.seal(&payload()).unwrap();
+        let rotated = KeyRing::new([("k2", [2u8; 32]), ("k1", [1u8; 32])]).unwrap();
+        assert!(rotated.open(&s).is_some());
+        assert!(rotated.seal(&payload()).unwrap().starts_with("v1.k2."));
+        let retired = KeyRing::new([("k2", [2u8; 32])]).unwrap();
+        assert!(retired.open(&s).is_none());
+        assert!(KeyRing::new([("k", [0u8; 8])]).is_err());
+    }
+
+    #[test]
+    fn digests_are_canonical() {
+        assert_eq!(
+            digest(&json!({"a": 1, "b": [1, {"y": 2, "x": 1}]})),
+            digest(&json!({"b": [1, {"x": 1, "y": 2}], "a": 1}))
+        );
+        assert_ne!(digest(&json!({"a": 1})), digest(&json!({"a": 2})));
+    }
+}

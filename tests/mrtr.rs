@@ -1,0 +1,407 @@
+//! Multi round-trip requests over real HTTP: rounds, recorded steps, sealed state,
+//! capabilities, validation, and two instances sharing a key.
+
+mod common;
+
+use common::*;
+use mcp_runtime::{Input, KeyRing, Server, ToolError, tool, tools};
+use serde_json::{Value, json};
+use std::net::SocketAddr;
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct Login {
+    /// GitHub login
+    login: String,
+}
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct Repo {
+    /// Which repository
+    repo: String,
+}
+
+/// Looks things up, asks, works, asks again.
+#[tool]
+async fn pick_repo(team: String, input: Input) -> Result<String, ToolError> {
+    let members = input
+        .step("members", async {
+            vec!["ada".to_owned(), "alan".to_owned()]
+        })
+        .await?;
+    let who: Login = input
+        .elicit("login", format!("Which of {members:?} in {team} are you?"))
+        .await?
+        .accepted()?;
+    let repos = input
+        .step("repos", async { vec![format!("{}/engine", who.login)] })
+        .await?;
+    let pick: Repo = input
+        .elicit("repo", format!("Pick one of {repos:?}"))
+        .await?
+        .accepted()?;
+    Ok(format!(
+        "{} picked {} (round {})",
+        who.login,
+        pick.repo,
+        input.round()
+    ))
+}
+
+/// Needs URL-mode elicitation.
+#[tool]
+async fn needs_url(input: Input) -> Result<String, ToolError> {
+    input
+        .elicit_url("auth", "Sign in", "https://example.com/auth")
+        .await?
+        .accepted()?;
+    Ok("signed in".into())
+}
+
+fn server() -> Server {
+    Server::builder("mrtr-test", "1.0")
+        .request_state_keys(KeyRing::new([("k1", [9u8; 32])]).unwrap())
+        .tools(tools![pick_repo, needs_url])
+        .build()
+        .unwrap()
+}
+
+fn addr() -> SocketAddr {
+    static ADDR: OnceLock<SocketAddr> = OnceLock::new();
+    *ADDR.get_or_init(|| serve_in_background(server().http()))
+}
+
+fn elicitation_caps() -> Value {
+    json!({"elicitation": {}})
+}
+
+fn call(args: Value, state: Option<&str>, responses: Option<Value>, caps: Value) -> (u16, Value) {
+    let mut params = json!({"name": "pick_repo", "arguments": args});
+    if let Some(s) = state {
+        params["requestState"] = json!(s);
+    }
+    if let Some(r) = responses {
+        params["inputResponses"] = r;
+    }
+    let mut body = request(json!(1), "tools/call", params);
+    body["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"] = caps;
+    let r = post(addr(), &body);
+    (r.status, r.json())
+}
+
+fn accept(content: Value) -> Value {
+    json!({"action": "accept", "content": content})
+}
+
+#[test]
+fn three_rounds_and_each_step_runs_once() {
+    let args = json!({"team": "core"});
+    let (status, r1) = call(args.clone(), None, None, elicitation_caps());
+    assert_eq!(status, 200);
+    let res = &r1["result"];
+    assert_eq!(res["resultType"], "input_required");
+    assert!(
+        res.get("ttlMs").is_none(),
+        "no caching hints on input_required"
+    );
+    let req = &res["inputRequests"]["login"];
+    assert_eq!(req["method"], "elicitation/create");
+    assert_eq!(
+        req["params"]["requestedSchema"]["properties"]["login"]["type"],
+        "string"
+    );
+    assert!(req.get("id").is_none() && req.get("jsonrpc").is_none());
+    let s1 = res["requestState"].as_str().unwrap().to_owned();
+    assert!(s1.starts_with("v1.k1."));
+    assert!(!s1.contains("ada"), "the state is encrypted");
+
+    // Round 2: the answer, with keys in another order (the digest is canonical).
+    let (_, r2) = call(
+        json!({"team": "core"}),
+        Some(&s1),
+        Some(json!({"login": accept(json!({"login": "ada"})), "unknown": 1})),
+        elicitation_caps(),
+    );
+    let res = &r2["result"];
+    assert_eq!(res["resultType"], "input_required");
+    assert!(
+        res["inputRequests"]["repo"]["params"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("ada/engine")
+    );
+    let s2 = res["requestState"].as_str().unwrap().to_owned();
+    assert_ne!(s1, s2);
+
+    let (_, r3) = call(
+        args,
+        Some(&s2),
+        Some(json!({"repo": accept(json!({"repo": "ada/engine"}))})),
+        elicitation_caps(),
+    );
+    assert_eq!(r3["result"]["resultType"], "complete", "{r3}");
+    assert_eq!(
+        r3["result"]["content"][0]["text"],
+        "ada picked ada/engine (round 3)"
+    );
+}
+
+/// Used by one test only, so the counts are its own.
+static BEFORE_FIRST: AtomicUsize = AtomicUsize::new(0);
+static BEFORE_SECOND: AtomicUsize = AtomicUsize::new(0);
+
+/// The same flow, counting its side effects.
+#[tool]
+async fn counted(input: Input) -> Result<String, ToolError> {
+    input
+        .step("a", async { BEFORE_FIRST.fetch_add(1, Ordering::SeqCst) })
+        .await?;
+    let who: Login = input.elicit("login", "Who are you?").await?.accepted()?;
+    input
+        .step("b", async { BEFORE_SECOND.fetch_add(1, Ordering::SeqCst) })
+        .await?;
+    let pick: Repo = input
+        .elicit("repo", "Which repository?")
+        .await?
+        .accepted()?;
+    Ok(format!("{} {}", who.login, pick.repo))
+}
+
+#[test]
+fn the_side_effect_before_the_second_question_runs_exactly_once() {
+    let server = Server::builder("counted", "1.0")
+        .request_state_keys(KeyRing::new([("k", [4u8; 32])]).unwrap())
+        .tools(tools![counted])
+        .build()
+        .unwrap();
+    let a = serve_in_background(server.http());
+    let run = |state: Option<&str>, responses: Option<Value>| {
+        let mut params = json!({"name": "counted"});
+        if let Some(s) = state {
+            params["requestState"] = json!(s);
+        }
+        if let Some(r) = responses {
+            params["inputResponses"] = r;
+        }
+        let mut body = request(json!(1), "tools/call", params);
+        body["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"] = elicitation_caps();
+        post(a, &body).json()["result"].clone()
+    };
+    let r1 = run(None, None);
+    let r2 = run(
+        r1["requestState"].as_str(),
+        Some(json!({"login": accept(json!({"login": "alan"}))})),
+    );
+    let r3 = run(
+        r2["requestState"].as_str(),
+        Some(json!({"repo": accept(json!({"repo": "x"}))})),
+    );
+    assert_eq!(r3["content"][0]["text"], "alan x", "{r3}");
+    // Three rounds; the work before each question ran exactly once.
+    assert_eq!(BEFORE_FIRST.load(Ordering::SeqCst), 1);
+    assert_eq!(BEFORE_SECOND.load(Ordering::SeqCst), 1);
+}
+
+#[test]
+fn a_bad_state_is_one_generic_error() {
+    let args = json!({"team": "core"});
+    let (_, r1) = call(args.clone(), None, None, elicitation_caps());
+    let s1 = r1["result"]["requestState"].as_str().unwrap().to_owned();
+    let answer = || Some(json!({"login": accept(json!({"login": "ada"}))}));
+    let mut messages = Vec::new();
+    for (state, args) in [
+        (format!("{s1}-TAMPERED"), args.clone()),
+        (s1[..s1.len() - 10].to_owned(), args.clone()),
+        (s1.replace("v1.k1.", "v1.k9."), args.clone()),
+        (s1.clone(), json!({"team": "other"})),
+        ("not-a-state".to_owned(), args.clone()),
+    ] {
+        let (_, v) = call(args, Some(&state), answer(), elicitation_caps());
+        assert_eq!(v["error"]["code"], -32602, "{v}");
+        messages.push(v["error"]["message"].as_str().unwrap().to_owned());
+    }
+    assert!(messages.windows(2).all(|w| w[0] == w[1]), "{messages:?}");
+
+    // Another server's key.
+    let other = Server::builder("x", "1")
+        .request_state_keys(KeyRing::new([("k1", [1u8; 32])]).unwrap())
+        .tools(tools![pick_repo])
+        .build()
+        .unwrap();
+    let b = serve_in_background(other.http());
+    let mut body = request(
+        json!(1),
+        "tools/call",
+        json!({"name": "pick_repo", "arguments": args, "requestState": s1, "inputResponses": answer()}),
+    );
+    body["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"] = elicitation_caps();
+    assert_eq!(post(b, &body).json()["error"]["code"], -32602);
+}
+
+#[test]
+fn answers_without_state_start_over_and_never_complete() {
+    let (_, v) = call(
+        json!({"team": "core"}),
+        None,
+        Some(json!({"login": accept(json!({"login": "ada"}))})),
+        elicitation_caps(),
+    );
+    assert_eq!(v["result"]["resultType"], "input_required");
+    assert!(v["result"]["inputRequests"].get("login").is_some());
+}
+
+#[test]
+fn bad_answers_are_asked_again_and_bad_shapes_are_errors() {
+    let args = json!({"team": "core"});
+    let (_, r1) = call(args.clone(), None, None, elicitation_caps());
+    let s1 = r1["result"]["requestState"].as_str().unwrap().to_owned();
+    for bad in [
+        json!(12345),
+        json!({"action": "accept", "content": {"login": 5}}),
+        json!({"action": "maybe"}),
+    ] {
+        let (_, v) = call(
+            args.clone(),
+            Some(&s1),
+            Some(json!({"login": bad})),
+            elicitation_caps(),
+        );
+        assert_eq!(v["result"]["resultType"], "input_required", "{v}");
+        assert!(
+            v["result"]["inputRequests"]["login"]["params"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("not valid")
+        );
+    }
+    let (_, v) = call(
+        args.clone(),
+        Some(&s1),
+        Some(Value::Null),
+        elicitation_caps(),
+    );
+    assert_eq!(v["error"]["code"], -32602);
+    // Decline is an answer: the handler sees it (here: an isError result).
+    let (_, v) = call(
+        args,
+        Some(&s1),
+        Some(json!({"login": {"action": "decline"}})),
+        elicitation_caps(),
+    );
+    assert_eq!(v["result"]["isError"], true);
+    assert!(
+        v["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("declined")
+    );
+}
+
+#[test]
+fn undeclared_capabilities_are_minus_32021() {
+    let (status, v) = call(json!({"team": "core"}), None, None, json!({}));
+    assert_eq!(status, 400);
+    assert_eq!(v["error"]["code"], -32021);
+    assert_eq!(
+        v["error"]["data"]["requiredCapabilities"],
+        json!({"elicitation": {}})
+    );
+    // Form-only elicitation does not cover URL mode.
+    let mut body = request(json!(1), "tools/call", json!({"name": "needs_url"}));
+    body["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"] = elicitation_caps();
+    let r = post(addr(), &body);
+    assert_eq!(
+        r.json()["error"]["data"]["requiredCapabilities"],
+        json!({"elicitation": {"url": {}}})
+    );
+}
+
+#[test]
+fn expired_states_are_refused() {
+    let server = Server::builder("x", "1")
+        .request_state_keys(KeyRing::new([("k1", [3u8; 32])]).unwrap())
+        .request_state_ttl(Duration::ZERO)
+        .tools(tools![pick_repo])
+        .build()
+        .unwrap();
+    let a = serve_in_background(server.http());
+    let mut body = request(
+        json!(1),
+        "tools/call",
+        json!({"name": "pick_repo", "arguments": {"team": "t"}}),
+    );
+    body["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"] = elicitation_caps();
+    let s = post(a, &body).json()["result"]["requestState"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    std::thread::sleep(Duration::from_millis(1100));
+    body["params"]["requestState"] = json!(s);
+    body["params"]["inputResponses"] = json!({"login": accept(json!({"login": "ada"}))});
+    assert_eq!(post(a, &body).json()["error"]["code"], -32602);
+}
+
+#[tokio::test]
+async fn http_refuses_an_ephemeral_key_unless_single_instance() {
+    let server = Server::builder("x", "1")
+        .tools(tools![pick_repo])
+        .build()
+        .unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let err = server
+        .http()
+        .serve(listener, std::future::pending())
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("MCP_REQUEST_STATE_KEYS"), "{err}");
+}
+
+#[test]
+fn two_instances_sharing_a_key_complete_a_flow_together() {
+    let key = "shared=AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8gISIj";
+    let spawn = || {
+        let mut child = std::process::Command::new(example("conformance"))
+            .env("PORT", "0")
+            .env("MCP_REQUEST_STATE_KEYS", key)
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        use std::io::BufRead;
+        let stderr = child.stderr.take().unwrap();
+        let mut lines = std::io::BufReader::new(stderr).lines();
+        let addr: SocketAddr = loop {
+            let line = lines.next().expect("listening").unwrap();
+            if let Some(rest) = line.split("http://").nth(1) {
+                break rest.split('/').next().unwrap().parse().unwrap();
+            }
+        };
+        std::thread::spawn(move || for _ in lines {});
+        (ChildGuard(child), addr)
+    };
+    let ((_a, a), (_b, b)) = (spawn(), spawn());
+    let mut body = request(
+        json!(1),
+        "tools/call",
+        json!({"name": "test_input_required_result_multi_round"}),
+    );
+    body["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"] = elicitation_caps();
+    let r1 = post(a, &body).json();
+    assert!(
+        r1["result"]["requestState"]
+            .as_str()
+            .unwrap()
+            .starts_with("v1.shared.")
+    );
+    body["params"]["requestState"] = r1["result"]["requestState"].clone();
+    body["params"]["inputResponses"] = json!({"step1": accept(json!({"name": "Ada"}))});
+    let r2 = post(b, &body).json();
+    assert_eq!(r2["result"]["resultType"], "input_required", "{r2}");
+    body["params"]["requestState"] = r2["result"]["requestState"].clone();
+    body["params"]["inputResponses"] = json!({"step2": accept(json!({"color": "green"}))});
+    let r3 = post(a, &body).json();
+    assert_eq!(r3["result"]["content"][0]["text"], "Ada likes green");
+}
