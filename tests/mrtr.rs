@@ -405,3 +405,128 @@ fn two_instances_sharing_a_key_complete_a_flow_together() {
     let r3 = post(a, &body).json();
     assert_eq!(r3["result"]["content"][0]["text"], "Ada likes green");
 }
+
+#[derive(serde::Deserialize, schemars::JsonSchema, mcp_runtime::Form)]
+#[serde(rename_all = "lowercase")]
+enum Env {
+    Staging,
+    Production,
+}
+
+#[derive(serde::Deserialize, schemars::JsonSchema, mcp_runtime::Form)]
+struct Target {
+    /// Where to deploy
+    env: Env,
+    #[allow(dead_code)]
+    note: Option<String>,
+}
+
+#[derive(serde::Deserialize, schemars::JsonSchema, mcp_runtime::Form)]
+struct Sure {
+    ok: bool,
+}
+
+static DEPLOY_BODY_RUNS: AtomicUsize = AtomicUsize::new(0);
+
+/// Deploys a service after asking where, and whether, in one round.
+#[tool]
+#[mcp_runtime::needs_input]
+async fn deploy(
+    service: String,
+    #[input(elicit = "Deploy {service}: where to?")] target: Target,
+    #[input(elicit = "Really deploy {service}?")] sure: mcp_runtime::Elicited<Sure>,
+) -> Result<String, ToolError> {
+    DEPLOY_BODY_RUNS.fetch_add(1, Ordering::SeqCst);
+    let env = match target.env {
+        Env::Staging => "staging",
+        Env::Production => "production",
+    };
+    Ok(match sure {
+        mcp_runtime::Elicited::Accept(Sure { ok: true }) => format!("deployed {service} to {env}"),
+        _ => format!("{service} stays where it is"),
+    })
+}
+
+#[test]
+fn declared_inputs_are_asked_together_and_the_body_runs_once() {
+    let server = Server::builder("deploy", "1.0")
+        .request_state_keys(KeyRing::new([("k", [5u8; 32])]).unwrap())
+        .tools(tools![deploy])
+        .build()
+        .unwrap();
+    let a = serve_in_background(server.http());
+    let list = post(a, &request(json!(1), "tools/list", json!({}))).json();
+    let schema = &list["result"]["tools"][0]["inputSchema"];
+    assert_eq!(
+        schema["required"],
+        json!(["service"]),
+        "inputs are not arguments: {schema}"
+    );
+    assert!(schema["properties"].get("target").is_none());
+
+    let run = |state: Option<&str>, responses: Option<Value>| {
+        let mut params = json!({"name": "deploy", "arguments": {"service": "api"}});
+        if let Some(s) = state {
+            params["requestState"] = json!(s);
+        }
+        if let Some(r) = responses {
+            params["inputResponses"] = r;
+        }
+        let mut body = request(json!(1), "tools/call", params);
+        body["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"] = elicitation_caps();
+        post(a, &body).json()["result"].clone()
+    };
+    let r1 = run(None, None);
+    let asks = r1["inputRequests"].as_object().unwrap();
+    assert_eq!(
+        asks.keys().collect::<Vec<_>>(),
+        ["sure", "target"],
+        "both in one round"
+    );
+    assert_eq!(asks["target"]["params"]["message"], "Deploy api: where to?");
+    assert_eq!(
+        asks["target"]["params"]["requestedSchema"]["properties"]["env"]["enum"],
+        json!(["staging", "production"])
+    );
+    assert_eq!(
+        DEPLOY_BODY_RUNS.load(Ordering::SeqCst),
+        0,
+        "the body waits for every input"
+    );
+    let s = r1["requestState"].as_str().unwrap().to_owned();
+
+    // Only one answer: asked again for the other, body still not run.
+    let r2 = run(
+        Some(&s),
+        Some(json!({"target": accept(json!({"env": "staging"}))})),
+    );
+    assert_eq!(
+        r2["inputRequests"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .collect::<Vec<_>>(),
+        ["sure"]
+    );
+    assert_eq!(DEPLOY_BODY_RUNS.load(Ordering::SeqCst), 0);
+    let r3 = run(
+        r2["requestState"].as_str(),
+        Some(json!({"sure": accept(json!({"ok": true}))})),
+    );
+    assert_eq!(r3["content"][0]["text"], "deployed api to staging");
+    assert_eq!(DEPLOY_BODY_RUNS.load(Ordering::SeqCst), 1);
+
+    // A typed decline reaches the body; a plain `T` declined is an error result.
+    let r = run(
+        Some(&s),
+        Some(
+            json!({"target": accept(json!({"env": "production"})), "sure": {"action": "decline"}}),
+        ),
+    );
+    assert_eq!(r["content"][0]["text"], "api stays where it is");
+    let r = run(
+        Some(&s),
+        Some(json!({"target": {"action": "cancel"}, "sure": accept(json!({"ok": true}))})),
+    );
+    assert_eq!(r["isError"], true);
+}

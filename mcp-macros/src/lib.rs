@@ -34,6 +34,22 @@ pub fn prompt(args: TokenStream, item: TokenStream) -> TokenStream {
     expand::prompt::expand(args.into(), item.into()).into()
 }
 
+/// Declares that a tool, prompt or resource asks the client for input: its `#[input(...)]`
+/// parameters are filled by asking. Written below `#[tool]`, `#[prompt]` or `#[resource]`,
+/// which read it; on its own it is an error.
+#[proc_macro_attribute]
+pub fn needs_input(_args: TokenStream, item: TokenStream) -> TokenStream {
+    expand::needs_input_alone(item.into()).into()
+}
+
+/// Derives `mcp_runtime::ElicitForm` for a struct whose fields are text, numbers,
+/// booleans or string enums (checked field by field at compile time), or
+/// `mcp_runtime::FormField` for a unit-only enum.
+#[proc_macro_derive(Form)]
+pub fn derive_form(item: TokenStream) -> TokenStream {
+    expand::form::expand(item.into()).into()
+}
+
 /// Serves the `#[tool]`, `#[resource]` and `#[prompt]` methods of an `impl` block. See
 /// `mcp_runtime::server`.
 #[proc_macro_attribute]

@@ -33,9 +33,9 @@ mod server;
 pub mod telemetry;
 mod transport;
 
-pub use mcp_macros::{prompt, resource, server, tool};
+pub use mcp_macros::{Form, needs_input, prompt, resource, server, tool};
 pub use mrtr::state::KeyRing;
-pub use mrtr::{Elicited, Input};
+pub use mrtr::{ElicitForm, ElicitParam, Elicited, FormField, Input};
 pub use protocol::{Annotations, ResourceContents, Role};
 pub use protocol::{
     CacheHints, CacheScope, CallToolResult, ClientCapabilities, Content, LogLevel, RequestId,
@@ -100,7 +100,12 @@ pub(crate) fn base64_encode(bytes: &[u8]) -> String {
 /// What the macros expand to. Not a public API: it changes without notice.
 #[doc(hidden)]
 pub mod __private {
+    pub use crate::mrtr::{ElicitForm, ElicitParam, FormField, Input, sampling_request};
     pub use crate::protocol::{Annotations, Role};
+    pub use futures_util::join;
+
+    /// Checks at compile time that a form field's type is allowed (reported at the type).
+    pub fn assert_form_field<T: FormField>() {}
     pub use crate::protocol::{CacheHints, CacheScope};
     pub use crate::server::{
         FromPromptCall, FromRequest, PromptCall, PromptDef, PromptSignature, Requirements,

@@ -29,4 +29,6 @@ fn ui() {
     t.compile_fail("ui/server/fail/*.rs");
     t.compile_fail("ui/resource/fail/*.rs");
     t.compile_fail("ui/prompt/fail/*.rs");
+    t.pass("ui/needs_input/pass/*.rs");
+    t.compile_fail("ui/needs_input/fail/*.rs");
 }

@@ -106,3 +106,23 @@ pub struct PromptArgs {
     pub icon: Vec<SpannedValue<IconArgs>>,
     pub meta: Option<SpannedValue<String>>,
 }
+
+/// `#[input(...)]` on a parameter of a `#[needs_input]` function: what to ask the client.
+#[derive(Debug, Default, FromMeta)]
+#[darling(default)]
+pub struct InputArgs {
+    /// A form elicitation with this message (`{name}` inserts an argument).
+    pub elicit: Option<SpannedValue<String>>,
+    /// A URL-mode elicitation to this URL (with `message`).
+    pub url: Option<SpannedValue<String>>,
+    /// The message of a URL-mode elicitation.
+    pub message: Option<String>,
+    /// A sampling request with this prompt (deprecated in 2026-07-28).
+    pub sample: Option<SpannedValue<String>>,
+    /// `maxTokens` of the sampling request (default 256).
+    pub max_tokens: Option<u32>,
+    /// The client's roots (deprecated in 2026-07-28).
+    pub roots: darling::util::Flag,
+    /// The key in `inputRequests` (default: the parameter's name).
+    pub key: Option<SpannedValue<String>>,
+}

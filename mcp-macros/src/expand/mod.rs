@@ -1,5 +1,6 @@
 //! Model → tokens. Generated code calls `::mcp_runtime::__private` and nothing else.
 
+pub mod form;
 pub mod prompt;
 pub mod resource;
 pub mod server;
@@ -28,10 +29,12 @@ fn call(common: &Common, in_impl: bool) -> Call {
     let ident = &common.ident;
     let args = common.params.iter().map(|param| &param.ident);
     match (in_impl, common.receiver) {
+        // Called through `__mcp_fn`, bound before the parameters are (see `boxed_body`), so
+        // a parameter named like the function cannot shadow it.
         (false, _) => Call {
             capture_outer: quote!(),
             capture_inner: quote!(),
-            call: quote!(#ident(#(#args),*).await),
+            call: quote!(__mcp_fn(#(#args),*).await),
         },
         (true, Receiver::None) => Call {
             capture_outer: quote!(),
@@ -48,12 +51,59 @@ fn call(common: &Common, in_impl: bool) -> Call {
 
 /// `boxed(async move { <extract>; Ok(<call>) })`, spanned at the function's name so a
 /// non-`Send` future is reported there.
-fn boxed_body(common: &Common, extracts: &[TokenStream], call: &TokenStream) -> TokenStream {
+fn boxed_body(
+    common: &Common,
+    extracts: &[TokenStream],
+    call: &TokenStream,
+    free: bool,
+) -> TokenStream {
+    let ident = &common.ident;
+    let bind_fn = free.then(|| quote!(let __mcp_fn = #ident;));
     quote_spanned! {common.ident.span()=>
         ::mcp_runtime::__private::boxed(async move {
+            #bind_fn
             #(#extracts)*
             ::mcp_runtime::__private::Result::<_, ::mcp_runtime::__private::ToolError>::Ok(#call)
         })
+    }
+}
+
+/// The statements that fill `#[input]` parameters: all inputs are asked together (one
+/// round), then each is unwrapped. Empty when there are none.
+fn input_stmts(common: &Common) -> TokenStream {
+    use crate::model::InputKind;
+    let p = private();
+    let inputs: Vec<&crate::model::Param> =
+        common.params.iter().filter(|p| p.input.is_some()).collect();
+    if inputs.is_empty() {
+        return quote!();
+    }
+    let futs: Vec<TokenStream> = inputs
+        .iter()
+        .map(|param| {
+            let spec = param.input.as_ref().expect("filtered");
+            let key = &spec.key;
+            let ty = &param.ty;
+            match &spec.kind {
+                InputKind::Elicit { message } => quote_spanned! {param.ty_span=>
+                    <#ty as #p::ElicitParam>::elicit(&__input, #key, ::std::format!(#message))
+                },
+                InputKind::Url { url, message } => quote! {
+                    __input.elicit_url(#key, ::std::format!(#message), #url)
+                },
+                InputKind::Sample { text, max_tokens } => quote! {
+                    __input.sample(#key, #p::sampling_request(&::std::format!(#text), #max_tokens))
+                },
+                InputKind::Roots => quote!(__input.roots(#key)),
+            }
+        })
+        .collect();
+    let idents: Vec<&syn::Ident> = inputs.iter().map(|p| &p.ident).collect();
+    let tys: Vec<&syn::Type> = inputs.iter().map(|p| &p.ty).collect();
+    quote! {
+        let __input = __call.input()?;
+        let (#(#idents,)*) = #p::join!(#(#futs),*);
+        #(let #idents: #tys = #idents?;)*
     }
 }
 
@@ -144,29 +194,41 @@ pub fn tool_def(tool: &crate::model::ToolFn, in_impl: bool) -> TokenStream {
     let common = &tool.common;
     let name = &common.name;
     let consts = param_consts(common);
-    let describes = common.params.iter().enumerate().map(|(i, param)| {
-        let ty = &param.ty;
-        // A mirrored parameter must have a type a header can carry; checked at the type.
-        let header_check = param
-            .header
-            .as_ref()
-            .map(|_| quote_spanned!(param.ty_span=> #p::assert_header_value::<#ty>();));
-        quote_spanned! {param.ty_span=>
-            #header_check
-            <#ty as #p::FromToolCall>::describe(&__PARAMS[#i], &mut __signature);
-        }
-    });
-    let inline_refs = tool.inline_refs.then(|| quote!(__signature.inline_refs();));
-    let extracts: Vec<TokenStream> = common
+    let describes = common
         .params
         .iter()
         .enumerate()
+        .filter(|(_, p)| p.input.is_none())
+        .map(|(i, param)| {
+            let ty = &param.ty;
+            // A mirrored parameter must have a type a header can carry; checked at the type.
+            let header_check = param
+                .header
+                .as_ref()
+                .map(|_| quote_spanned!(param.ty_span=> #p::assert_header_value::<#ty>();));
+            quote_spanned! {param.ty_span=>
+                #header_check
+                <#ty as #p::FromToolCall>::describe(&__PARAMS[#i], &mut __signature);
+            }
+        });
+    let inline_refs = tool.inline_refs.then(|| quote!(__signature.inline_refs();));
+    let mut extracts: Vec<TokenStream> = common
+        .params
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| p.input.is_none())
         .map(|(i, param)| {
             let ty = &param.ty;
             let id = &param.ident;
             quote!(let #id = <#ty as #p::FromToolCall>::from_tool_call(&mut __call, &__PARAMS[#i])?;)
         })
         .collect();
+    extracts.push(input_stmts(common));
+    let uses_input = common
+        .params
+        .iter()
+        .any(|p| p.input.is_some())
+        .then(|| quote!(__signature.requirements().uses_input();));
     let Call {
         capture_outer,
         capture_inner,
@@ -177,7 +239,7 @@ pub fn tool_def(tool: &crate::model::ToolFn, in_impl: bool) -> TokenStream {
     } else {
         quote!(mut __call)
     };
-    let body = boxed_body(common, &extracts, &call);
+    let body = boxed_body(common, &extracts, &call, !in_impl);
     let handler = quote! {
         move |#call_arg: #p::ToolCall| {
             #capture_inner
@@ -224,6 +286,7 @@ pub fn tool_def(tool: &crate::model::ToolFn, in_impl: bool) -> TokenStream {
         #consts
         let mut __signature = #p::Signature::new();
         #inline_refs
+        #uses_input
         #(#describes)*
         #capture_outer
         #new
@@ -290,4 +353,14 @@ fn finish(
             quote!(#func #stub #errors)
         }
     }
+}
+
+/// `#[needs_input]` that no `#[tool]`, `#[prompt]` or `#[resource]` above it consumed.
+pub fn needs_input_alone(item: TokenStream) -> TokenStream {
+    let e = syn::Error::new(
+        proc_macro2::Span::call_site(),
+        "`#[needs_input]` goes below `#[tool]`, `#[prompt]` or `#[resource]`\n\n= help: only `tools/call`, `prompts/get` and `resources/read` can ask the client for input; write the attribute after the `#[tool]` (or `#[prompt]`, `#[resource]`) line",
+    )
+    .to_compile_error();
+    quote!(#item #e)
 }

@@ -13,6 +13,7 @@ pub fn model(
     attrs: &[syn::Attribute],
     sig: &mut syn::Signature,
     site: Site,
+    needs_input: bool,
     errors: &mut darling::error::Accumulator,
 ) -> Option<PromptFn> {
     let options = match NestedMeta::parse_meta_list(args) {
@@ -22,7 +23,14 @@ pub fn model(
             None
         }
     };
-    PromptFn::build(options.unwrap_or_default(), attrs, sig, site, errors)
+    PromptFn::build(
+        options.unwrap_or_default(),
+        attrs,
+        sig,
+        site,
+        needs_input,
+        errors,
+    )
 }
 
 pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
@@ -31,8 +39,16 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
         Err(e) => return super::not_a_function(item, e, "prompt"),
     };
     let mut errors = darling::Error::accumulator();
+    let needs_input = crate::model::take_needs_input(&mut func.attrs);
     let attrs = func.attrs.clone();
-    let model = model(args, &attrs, &mut func.sig, Site::Free, &mut errors);
+    let model = model(
+        args,
+        &attrs,
+        &mut func.sig,
+        Site::Free,
+        needs_input,
+        &mut errors,
+    );
     let ret = quote!(::mcp_runtime::__private::PromptDef);
     super::finish(
         func,
@@ -49,20 +65,27 @@ pub fn prompt_def(prompt: &PromptFn, in_impl: bool) -> TokenStream {
     let common = &prompt.common;
     let name = &common.name;
     let consts = super::param_consts(common);
-    let describes = common.params.iter().enumerate().map(|(i, param)| {
+    let describes = common.params.iter().enumerate().filter(|(_, p)| p.input.is_none()).map(|(i, param)| {
         let ty = &param.ty;
         quote_spanned!(param.ty_span=> <#ty as #p::FromPromptCall>::describe(&__PARAMS[#i], &mut __signature);)
     });
-    let extracts: Vec<TokenStream> = common
+    let mut extracts: Vec<TokenStream> = common
         .params
         .iter()
         .enumerate()
+        .filter(|(_, p)| p.input.is_none())
         .map(|(i, param)| {
             let ty = &param.ty;
             let id = &param.ident;
             quote!(let #id = <#ty as #p::FromPromptCall>::from_prompt_call(&mut __call, &__PARAMS[#i])?;)
         })
         .collect();
+    extracts.push(super::input_stmts(common));
+    let uses_input = common
+        .params
+        .iter()
+        .any(|p| p.input.is_some())
+        .then(|| quote!(__signature.requirements().uses_input();));
     let super::Call {
         capture_outer,
         capture_inner,
@@ -73,7 +96,7 @@ pub fn prompt_def(prompt: &PromptFn, in_impl: bool) -> TokenStream {
     } else {
         quote!(mut __call)
     };
-    let body = super::boxed_body(common, &extracts, &call);
+    let body = super::boxed_body(common, &extracts, &call, !in_impl);
     let handler = quote! {
         move |#call_arg: #p::PromptCall| {
             #capture_inner
@@ -88,6 +111,7 @@ pub fn prompt_def(prompt: &PromptFn, in_impl: bool) -> TokenStream {
     quote! {{
         #consts
         let mut __signature = #p::PromptSignature::new();
+        #uses_input
         #(#describes)*
         #capture_outer
         #new

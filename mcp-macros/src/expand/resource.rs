@@ -37,6 +37,7 @@ pub fn model(
     attrs: &[syn::Attribute],
     sig: &mut syn::Signature,
     site: Site,
+    needs_input: bool,
     errors: &mut darling::error::Accumulator,
 ) -> Option<ResourceFn> {
     let (uri, rest) = match split_args(args) {
@@ -53,7 +54,15 @@ pub fn model(
             None
         }
     };
-    ResourceFn::build(&uri, options.unwrap_or_default(), attrs, sig, site, errors)
+    ResourceFn::build(
+        &uri,
+        options.unwrap_or_default(),
+        attrs,
+        sig,
+        site,
+        needs_input,
+        errors,
+    )
 }
 
 pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
@@ -62,8 +71,16 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
         Err(e) => return super::not_a_function(item, e, "resource"),
     };
     let mut errors = darling::Error::accumulator();
+    let needs_input = crate::model::take_needs_input(&mut func.attrs);
     let attrs = func.attrs.clone();
-    let model = model(args, &attrs, &mut func.sig, Site::Free, &mut errors);
+    let model = model(
+        args,
+        &attrs,
+        &mut func.sig,
+        Site::Free,
+        needs_input,
+        &mut errors,
+    );
     let ret = quote!(::mcp_runtime::__private::ResourceDef);
     super::finish(
         func,
@@ -99,9 +116,17 @@ pub fn resource_def(r: &ResourceFn, in_impl: bool) -> TokenStream {
                 ParamKind::Extractor => {
                     quote_spanned!(param.ty_span=> let #id = __call.extract::<#ty>()?;)
                 }
+                ParamKind::Input => quote!(),
             }
         })
         .collect();
+    let mut extracts = extracts;
+    extracts.push(super::input_stmts(common));
+    let uses_input = common
+        .params
+        .iter()
+        .any(|p| p.input.is_some())
+        .then(|| quote!(__requirements.uses_input();));
     let super::Call {
         capture_outer,
         capture_inner,
@@ -112,7 +137,7 @@ pub fn resource_def(r: &ResourceFn, in_impl: bool) -> TokenStream {
     } else {
         quote!(mut __call)
     };
-    let body = super::boxed_body(common, &extracts, &call);
+    let body = super::boxed_body(common, &extracts, &call, !in_impl);
     let handler = quote! {
         move |#call_arg: #p::ResourceCall| {
             #capture_inner
@@ -160,6 +185,7 @@ pub fn resource_def(r: &ResourceFn, in_impl: bool) -> TokenStream {
     };
     quote! {{
         let mut __requirements = #p::Requirements::default();
+        #uses_input
         #(#requirements)*
         #capture_outer
         #new

@@ -103,6 +103,7 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
         let Some(tokens) = attr_tokens(&attr, &mut errors) else {
             continue;
         };
+        let needs_input = crate::model::take_needs_input(&mut method.attrs);
         let attrs = method.attrs.clone();
         match kind {
             Kind::Tool => {
@@ -118,6 +119,7 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
                     &attrs,
                     &mut method.sig,
                     Site::Method,
+                    needs_input,
                     &mut errors,
                 ) {
                     tools.push(t);
@@ -129,15 +131,21 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
                     &attrs,
                     &mut method.sig,
                     Site::Method,
+                    needs_input,
                     &mut errors,
                 ) {
                     resources.push(r);
                 }
             }
             Kind::Prompt => {
-                if let Some(p) =
-                    super::prompt::model(tokens, &attrs, &mut method.sig, Site::Method, &mut errors)
-                {
+                if let Some(p) = super::prompt::model(
+                    tokens,
+                    &attrs,
+                    &mut method.sig,
+                    Site::Method,
+                    needs_input,
+                    &mut errors,
+                ) {
                     prompts.push(p);
                 }
             }

@@ -21,12 +21,14 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
             None
         }
     };
+    let needs_input = crate::model::take_needs_input(&mut func.attrs);
     let attrs = func.attrs.clone();
     let model = ToolFn::build(
         args.unwrap_or_default(),
         &attrs,
         &mut func.sig,
         Site::Free,
+        needs_input,
         &mut errors,
     );
     let ret = quote!(::mcp_runtime::__private::ToolDef);

@@ -7,7 +7,7 @@ mod resource;
 pub use prompt::PromptFn;
 pub use resource::{ParamKind, ResourceFn};
 
-use crate::attr::{ArgArgs, IconArgs, ToolArgs};
+use crate::attr::{ArgArgs, IconArgs, InputArgs, ToolArgs};
 use crate::check;
 use crate::doc::{self, Doc};
 use crate::errors::spanned;
@@ -52,6 +52,25 @@ pub struct Param {
     pub complete: Option<syn::Path>,
     /// `#[arg(header = "Region")]`, with the span of the value.
     pub header: Option<(String, Span)>,
+    /// `#[input(...)]`: filled by asking the client, not from the arguments.
+    pub input: Option<InputSpec>,
+}
+
+/// What a declared input asks.
+#[derive(Debug, Clone, PartialEq)]
+pub enum InputKind {
+    Elicit { message: String },
+    Url { url: String, message: String },
+    Sample { text: String, max_tokens: u32 },
+    Roots,
+}
+
+/// A declared input: its key in `inputRequests` and what it asks.
+#[derive(Debug, Clone)]
+pub struct InputSpec {
+    pub key: String,
+    pub key_span: Span,
+    pub kind: InputKind,
 }
 
 /// A resolved icon.
@@ -126,6 +145,8 @@ pub struct CommonArgs<'a> {
     pub description_required: bool,
     pub icons: &'a [SpannedValue<IconArgs>],
     pub meta: Option<&'a SpannedValue<String>>,
+    /// `#[needs_input]` was on the function.
+    pub needs_input: bool,
 }
 
 impl Common {
@@ -185,6 +206,7 @@ impl Common {
 
         let mut receiver = Receiver::None;
         let mut params = Vec::new();
+        let mut had_input_attr = false;
         for input in sig.inputs.iter_mut() {
             match input {
                 FnArg::Receiver(r) => {
@@ -202,6 +224,16 @@ impl Common {
                 }
                 FnArg::Typed(pt) => {
                     let arg = take_arg_attr(&mut pt.attrs, errors);
+                    had_input_attr |= pt.attrs.iter().any(|a| a.path().is_ident("input"));
+                    let input = take_input_attr(&mut pt.attrs, errors);
+                    if let (Some(_), Some((_, span))) = (&arg, &input) {
+                        errors.push(darling::Error::custom("a parameter filled by `#[input]` is not an argument, so it takes no `#[arg]`").with_span(span));
+                    }
+                    if let (Some((_, span)), false) = (&input, args.needs_input) {
+                        errors.push(darling::Error::custom(
+                            "`#[input]` needs `#[needs_input]` on the function\n\n= help: add `#[needs_input]` below the `#[tool]`, `#[prompt]` or `#[resource]` attribute",
+                        ).with_span(span));
+                    }
                     let ident = match &*pt.pat {
                         Pat::Ident(pi) if pi.by_ref.is_none() && pi.subpat.is_none() => {
                             pi.ident.clone()
@@ -241,6 +273,7 @@ impl Common {
                         description,
                         complete,
                         header: header.map(|h| ((*h).clone(), h.span())),
+                        input: input.map(|(spec, _)| spec),
                     });
                 }
             }
@@ -284,6 +317,31 @@ impl Common {
             });
         }
 
+        for p in &mut params {
+            if let Some(spec) = &mut p.input
+                && spec.key.is_empty()
+            {
+                spec.key = p.name.clone();
+            }
+        }
+        if args.needs_input {
+            let inputs: Vec<&InputSpec> = params.iter().filter_map(|p| p.input.as_ref()).collect();
+            if inputs.is_empty() && !had_input_attr {
+                errors.push(spanned(
+                    &ident,
+                    "`#[needs_input]` but no parameter is an input\n\n= help: mark the parameters to ask for with `#[input(elicit = \"...\")]` (or `url`, `sample`, `roots`)",
+                ));
+            }
+            for (i, spec) in inputs.iter().enumerate() {
+                if inputs[..i].iter().any(|o| o.key == spec.key) {
+                    errors.push(darling::Error::custom(format!(
+                        "duplicate input key `{}`\n\n= help: each input needs its own key in `inputRequests`",
+                        spec.key
+                    )).with_span(&spec.key_span));
+                }
+            }
+        }
+
         let return_span = match &sig.output {
             syn::ReturnType::Type(_, ty) => ty.span(),
             syn::ReturnType::Default => ident.span(),
@@ -302,6 +360,25 @@ impl Common {
             return_span,
         }
     }
+}
+
+/// Removes `#[needs_input]` (or `#[mcp_runtime::needs_input]`) from an item's attributes;
+/// whether it was there.
+pub fn take_needs_input(attrs: &mut Vec<syn::Attribute>) -> bool {
+    let before = attrs.len();
+    attrs.retain(|a| {
+        let segs: Vec<String> = a
+            .path()
+            .segments
+            .iter()
+            .map(|s| s.ident.to_string())
+            .collect();
+        !matches!(
+            segs.iter().map(String::as_str).collect::<Vec<_>>()[..],
+            ["needs_input"] | ["mcp_runtime", "needs_input"]
+        )
+    });
+    attrs.len() != before
 }
 
 /// `#[arg(header)]` is for tool arguments only.
@@ -354,6 +431,7 @@ impl ToolFn {
         attrs: &[syn::Attribute],
         sig: &mut Signature,
         site: Site,
+        needs_input: bool,
         acc: &mut Accumulator,
     ) -> Option<ToolFn> {
         let mut errors = Errors { acc, ok: true };
@@ -366,6 +444,7 @@ impl ToolFn {
                 description_required: true,
                 icons: &args.icon,
                 meta: args.meta.as_ref(),
+                needs_input,
             },
             attrs,
             sig,
@@ -413,6 +492,69 @@ impl ToolFn {
     }
 }
 
+/// Removes `#[input(...)]` from a parameter and resolves it (key defaults later to the
+/// parameter's name, so it is filled in by the caller when empty).
+fn take_input_attr(
+    attrs: &mut Vec<syn::Attribute>,
+    errors: &mut Errors<'_>,
+) -> Option<(InputSpec, Span)> {
+    let pos = attrs.iter().position(|a| a.path().is_ident("input"))?;
+    let attr = attrs.remove(pos);
+    let span = attr.span();
+    let args = match InputArgs::from_meta(&attr.meta) {
+        Ok(a) => a,
+        Err(e) => {
+            errors.push(e);
+            return None;
+        }
+    };
+    let mut kinds = Vec::new();
+    if let Some(m) = &args.elicit {
+        kinds.push(InputKind::Elicit {
+            message: (**m).clone(),
+        });
+    }
+    if let Some(u) = &args.url {
+        kinds.push(InputKind::Url {
+            url: (**u).clone(),
+            message: args.message.clone().unwrap_or_default(),
+        });
+    }
+    if let Some(s) = &args.sample {
+        kinds.push(InputKind::Sample {
+            text: (**s).clone(),
+            max_tokens: args.max_tokens.unwrap_or(256),
+        });
+    }
+    if args.roots.is_present() {
+        kinds.push(InputKind::Roots);
+    }
+    if kinds.len() != 1 {
+        errors.push(spanned(
+            &attr,
+            "`#[input]` asks exactly one thing\n\n= help: write one of `elicit = \"message\"`, `url = \"https://...\", message = \"...\"`, `sample = \"prompt\"` or `roots`",
+        ));
+        return None;
+    }
+    if let Some(InputKind::Url { message, .. }) = kinds.first()
+        && message.is_empty()
+    {
+        errors.push(spanned(&attr, "a URL elicitation needs a `message` too"));
+    }
+    let (key, key_span) = match &args.key {
+        Some(k) => ((**k).clone(), k.span()),
+        None => (String::new(), span),
+    };
+    Some((
+        InputSpec {
+            key,
+            key_span,
+            kind: kinds.remove(0),
+        },
+        span,
+    ))
+}
+
 /// Removes `#[arg(...)]` from a parameter and returns its options.
 fn take_arg_attr(attrs: &mut Vec<syn::Attribute>, errors: &mut Errors<'_>) -> Option<ArgArgs> {
     let mut out = None;
@@ -450,7 +592,7 @@ mod tests {
     fn build(f: syn::ItemFn, args: ToolArgs, site: Site) -> (Option<ToolFn>, usize) {
         let mut f = f;
         let mut errors = darling::Error::accumulator();
-        let m = ToolFn::build(args, &f.attrs.clone(), &mut f.sig, site, &mut errors);
+        let m = ToolFn::build(args, &f.attrs.clone(), &mut f.sig, site, false, &mut errors);
         let n = errors.into_inner().len();
         (m, n)
     }

@@ -28,6 +28,7 @@ impl PromptFn {
         attrs: &[syn::Attribute],
         sig: &mut Signature,
         site: Site,
+        needs_input: bool,
         acc: &mut Accumulator,
     ) -> Option<PromptFn> {
         let mut errors = Errors { acc, ok: true };
@@ -40,6 +41,7 @@ impl PromptFn {
                 description_required: true,
                 icons: &args.icon,
                 meta: args.meta.as_ref(),
+                needs_input,
             },
             attrs,
             sig,

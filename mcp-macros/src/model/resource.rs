@@ -16,6 +16,8 @@ pub enum ParamKind {
     Variable,
     /// An extractor (`Context`, `State<T>`, ...).
     Extractor,
+    /// Asked of the client (`#[input]`).
+    Input,
 }
 
 /// Resolved resource annotations.
@@ -55,6 +57,7 @@ impl ResourceFn {
         attrs: &[syn::Attribute],
         sig: &mut Signature,
         site: Site,
+        needs_input: bool,
         acc: &mut Accumulator,
     ) -> Option<ResourceFn> {
         let mut errors = Errors { acc, ok: true };
@@ -67,6 +70,7 @@ impl ResourceFn {
                 description_required: false,
                 icons: &args.icon,
                 meta: args.meta.as_ref(),
+                needs_input,
             },
             attrs,
             sig,
@@ -98,12 +102,10 @@ impl ResourceFn {
         let kinds: Vec<ParamKind> = common
             .params
             .iter()
-            .map(|p| {
-                if variables.contains(&p.name) {
-                    ParamKind::Variable
-                } else {
-                    ParamKind::Extractor
-                }
+            .map(|p| match (&p.input, variables.contains(&p.name)) {
+                (Some(_), _) => ParamKind::Input,
+                (None, true) => ParamKind::Variable,
+                (None, false) => ParamKind::Extractor,
             })
             .collect();
         for (p, k) in common.params.iter().zip(&kinds) {
@@ -210,6 +212,7 @@ mod tests {
             &f.attrs.clone(),
             &mut f.sig,
             Site::Free,
+            false,
             &mut acc,
         );
         (m, acc.into_inner().len())

@@ -136,7 +136,7 @@ impl Input {
         message: impl Into<String>,
     ) -> Result<Elicited<T>, ToolError> {
         self.require("elicitation", json!({ "elicitation": {} }))?;
-        let schema = crate::schema::root_schema_for::<T>();
+        let schema = crate::schema::inline_schema_for::<T>();
         let mut requested = schema.clone();
         if let Some(o) = requested.as_object_mut() {
             o.remove("$schema");
@@ -264,4 +264,75 @@ impl Input {
     pub fn round(&self) -> u32 {
         self.lock().round
     }
+}
+
+/// A Rust type an elicitation form can be made from: a flat object whose fields are text,
+/// numbers, booleans or string enums (the spec allows nothing nested). Derive it:
+/// `#[derive(serde::Deserialize, schemars::JsonSchema, mcp_runtime::Form)]`; the derive
+/// checks every field at compile time.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not an elicitation form",
+    label = "not a form",
+    note = "add `#[derive(mcp_runtime::Form)]` to a struct whose fields are text, numbers, booleans or string enums"
+)]
+pub trait ElicitForm: DeserializeOwned + JsonSchema + Send {}
+
+/// A type a form field can have: text, numbers, booleans, string enums
+/// (`#[derive(Form)]` on a unit-only enum), and `Option` of these.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be a field of an elicitation form",
+    label = "not a primitive",
+    note = "forms are flat: a field is text, a number, a boolean, a string enum (`#[derive(Form)]` on a unit-only enum) or an `Option` of these"
+)]
+pub trait FormField {}
+
+macro_rules! form_fields {
+    ($($t:ty),*) => {$(impl FormField for $t {})*};
+}
+form_fields!(String, bool, i8, i16, i32, i64, u8, u16, u32, u64, f32, f64);
+impl<T: FormField> FormField for Option<T> {}
+
+/// A parameter filled by a declared elicitation (`#[input(elicit = "...")]`): `T` (a
+/// decline or cancel becomes an `isError` result) or [`Elicited<T>`] (the handler decides).
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot receive an elicitation",
+    label = "not a form",
+    note = "an elicited parameter is a form type `T: Form` (decline becomes an error result) or `Elicited<T>` (you handle decline and cancel)"
+)]
+pub trait ElicitParam: Sized + Send {
+    /// Asks (or takes the answer) under `key`.
+    fn elicit<'a>(
+        input: &'a Input,
+        key: &'static str,
+        message: String,
+    ) -> futures_util::future::BoxFuture<'a, Result<Self, ToolError>>;
+}
+
+#[diagnostic::do_not_recommend]
+impl<T: ElicitForm + 'static> ElicitParam for T {
+    fn elicit<'a>(
+        input: &'a Input,
+        key: &'static str,
+        message: String,
+    ) -> futures_util::future::BoxFuture<'a, Result<Self, ToolError>> {
+        Box::pin(async move { input.elicit::<T>(key, message).await?.accepted() })
+    }
+}
+
+impl<T: ElicitForm + 'static> ElicitParam for Elicited<T> {
+    fn elicit<'a>(
+        input: &'a Input,
+        key: &'static str,
+        message: String,
+    ) -> futures_util::future::BoxFuture<'a, Result<Self, ToolError>> {
+        Box::pin(input.elicit::<T>(key, message))
+    }
+}
+
+/// `sampling/createMessage` params for a one-question prompt.
+pub fn sampling_request(text: &str, max_tokens: u32) -> Value {
+    json!({
+        "messages": [{ "role": "user", "content": { "type": "text", "text": text } }],
+        "maxTokens": max_tokens,
+    })
 }

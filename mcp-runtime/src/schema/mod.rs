@@ -51,6 +51,19 @@ pub(crate) fn minify(text: &str) -> String {
     out
 }
 
+/// The schema of `T` with every subschema inlined (no `$ref`): elicitation forms must be
+/// flat, self-contained objects.
+pub(crate) fn inline_schema_for<T: JsonSchema + ?Sized>() -> Value {
+    SchemaSettings::draft2020_12()
+        .with(|s| {
+            s.meta_schema = None;
+            s.inline_subschemas = true;
+        })
+        .into_generator()
+        .into_root_schema_for::<T>()
+        .to_value()
+}
+
 /// A compiled validator for a tool's `inputSchema`.
 pub(crate) struct ArgumentValidator(jsonschema::Validator);
 

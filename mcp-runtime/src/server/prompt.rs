@@ -102,6 +102,13 @@ pub struct PromptCall {
     pub(crate) request: Arc<RequestState>,
 }
 
+impl PromptCall {
+    /// The request's [`Input`](crate::Input), to ask the client for more.
+    pub fn input(&self) -> Result<crate::Input, ToolError> {
+        <crate::Input as FromRequest>::from_request(&Context(Arc::clone(&self.request)))
+    }
+}
+
 /// What a prompt's parameters add to its definition: its `arguments` list.
 #[derive(Default)]
 pub struct PromptSignature {

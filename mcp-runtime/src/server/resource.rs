@@ -77,6 +77,10 @@ impl ResourceCall {
     pub fn uri(&self) -> &str {
         &self.uri
     }
+    /// The request's [`Input`](crate::Input), to ask the client for more.
+    pub fn input(&self) -> Result<crate::Input, ToolError> {
+        self.extract::<crate::Input>()
+    }
     /// Produces an extractor parameter.
     pub fn extract<T: FromRequest>(&self) -> Result<T, ToolError> {
         T::from_request(&Context(Arc::clone(&self.request)))

@@ -34,6 +34,10 @@ impl ToolCall {
     pub fn context(&self) -> Context {
         Context(Arc::clone(&self.request))
     }
+    /// The request's [`Input`](crate::Input), to ask the client for more.
+    pub fn input(&self) -> Result<crate::Input, ToolError> {
+        <crate::Input as FromRequest>::from_request(&self.context())
+    }
     /// Takes the argument `name` out of the call (it can be taken once).
     pub fn take_argument(&mut self, name: &str) -> Option<Value> {
         self.arguments.remove(name)
