@@ -7,8 +7,8 @@
 //! on them. Later issues add their fixtures (resources, prompts, MRTR, headers, listen).
 
 use mcp_runtime::{
-    Arguments, Content, Context, Input, Logger, Progress, PromptMessage, ResourceContents, Server,
-    ToolError, prompt, prompts, resource, resources, tool, tools,
+    Arguments, Content, Context, Form, Input, Logger, Progress, PromptMessage, ResourceContents,
+    Server, ToolError, prompt, prompts, resource, resources, tool, tools,
 };
 use std::time::Duration;
 
@@ -181,35 +181,28 @@ async fn test_trigger_resource_update(cx: Context) -> &'static str {
 
 // ---------------------------------------------------------------- input required (MRTR)
 
-#[derive(serde::Deserialize, schemars::JsonSchema)]
+#[derive(serde::Deserialize, schemars::JsonSchema, Form)]
 struct UserName {
     /// Your name
     name: String,
 }
 
-#[derive(serde::Deserialize, schemars::JsonSchema)]
+#[derive(serde::Deserialize, schemars::JsonSchema, Form)]
 struct Confirm {
     /// Confirm the action
     ok: bool,
 }
 
-#[derive(serde::Deserialize, schemars::JsonSchema)]
+#[derive(serde::Deserialize, schemars::JsonSchema, Form)]
 struct Color {
     /// Your favourite color
     color: String,
 }
 
-#[derive(serde::Deserialize, schemars::JsonSchema)]
+#[derive(serde::Deserialize, schemars::JsonSchema, Form)]
 struct UserContext {
     /// Context for the prompt
     context: String,
-}
-
-fn question(text: &str) -> serde_json::Value {
-    serde_json::json!({
-        "messages": [{ "role": "user", "content": { "type": "text", "text": text } }],
-        "maxTokens": 100
-    })
 }
 
 fn sampled_text(v: &serde_json::Value) -> String {
@@ -218,111 +211,111 @@ fn sampled_text(v: &serde_json::Value) -> String {
 
 /// Asks the user's name (elicitation), then greets them.
 #[tool]
-async fn test_input_required_result_elicitation(input: Input) -> Result<String, ToolError> {
-    let user: UserName = input
-        .elicit("user_name", "What is your name?")
-        .await?
-        .accepted()?;
-    Ok(format!("Hello, {}!", user.name))
+#[needs_input]
+async fn test_input_required_result_elicitation(
+    #[input(elicit = "What is your name?")] user_name: UserName,
+) -> String {
+    format!("Hello, {}!", user_name.name)
 }
 
 /// Asks the client's model a question (sampling).
 #[tool]
-async fn test_input_required_result_sampling(input: Input) -> Result<String, ToolError> {
-    let answer = input
-        .sample("sample_request", question("What is the capital of France?"))
-        .await?;
-    Ok(format!("The model said: {}", sampled_text(&answer)))
+#[needs_input]
+async fn test_input_required_result_sampling(
+    #[input(sample = "What is the capital of France?", max_tokens = 100)]
+    sample_request: serde_json::Value,
+) -> String {
+    format!("The model said: {}", sampled_text(&sample_request))
 }
 
 /// Asks the client for its roots.
 #[tool]
-async fn test_input_required_result_list_roots(input: Input) -> Result<String, ToolError> {
-    let roots = input.roots("roots_request").await?;
-    Ok(format!("Found {} root(s)", roots.len()))
+#[needs_input]
+async fn test_input_required_result_list_roots(
+    #[input(roots)] roots_request: Vec<serde_json::Value>,
+) -> String {
+    format!("Found {} root(s)", roots_request.len())
 }
 
-/// Asks for a confirmation, carrying state between rounds.
+/// Asks for a confirmation; a recorded step carries a token between rounds.
 #[tool]
-async fn test_input_required_result_request_state(input: Input) -> Result<String, ToolError> {
+#[needs_input]
+async fn test_input_required_result_request_state(
+    input: Input,
+    #[input(elicit = "Proceed?")] confirm: Confirm,
+) -> Result<String, ToolError> {
     let token = input.step("token", async { "state-ok".to_owned() }).await?;
-    let confirm: Confirm = input.elicit("confirm", "Proceed?").await?.accepted()?;
     Ok(format!("{token}: confirmed={}", confirm.ok))
 }
 
 /// Asks three kinds of input in one round.
 #[tool]
-async fn test_input_required_result_multiple_inputs(input: Input) -> Result<String, ToolError> {
-    let (name, greeting, roots) = tokio::join!(
-        input.elicit::<UserName>("user_name", "What is your name?"),
-        input.sample("greeting", question("Write a short greeting.")),
-        input.roots("client_roots"),
-    );
-    let (name, greeting, roots) = (name?.accepted()?, greeting?, roots?);
-    Ok(format!(
+#[needs_input]
+async fn test_input_required_result_multiple_inputs(
+    #[input(elicit = "What is your name?")] user_name: UserName,
+    #[input(sample = "Write a short greeting.", max_tokens = 100)] greeting: serde_json::Value,
+    #[input(roots)] client_roots: Vec<serde_json::Value>,
+) -> String {
+    format!(
         "{} / {} / {} root(s)",
-        name.name,
+        user_name.name,
         sampled_text(&greeting),
-        roots.len()
-    ))
+        client_roots.len()
+    )
 }
 
 /// Asks in two rounds: the second question depends on the first answer.
 #[tool]
-async fn test_input_required_result_multi_round(input: Input) -> Result<String, ToolError> {
-    let user: UserName = input
-        .elicit("step1", "What is your name?")
-        .await?
-        .accepted()?;
+#[needs_input]
+async fn test_input_required_result_multi_round(
+    input: Input,
+    #[input(elicit = "What is your name?")] step1: UserName,
+) -> Result<String, ToolError> {
     let color: Color = input
         .elicit(
             "step2",
-            format!("{}, what is your favourite color?", user.name),
+            format!("{}, what is your favourite color?", step1.name),
         )
         .await?
         .accepted()?;
-    Ok(format!("{} likes {}", user.name, color.color))
+    Ok(format!("{} likes {}", step1.name, color.color))
 }
 
 /// Carries an integrity-protected state; a tampered state is refused.
 #[tool]
-async fn test_input_required_result_tampered_state(input: Input) -> Result<String, ToolError> {
-    let confirm: Confirm = input.elicit("confirm", "Proceed?").await?.accepted()?;
-    Ok(format!("confirmed={}", confirm.ok))
+#[needs_input]
+async fn test_input_required_result_tampered_state(
+    #[input(elicit = "Proceed?")] confirm: Confirm,
+) -> String {
+    format!("confirmed={}", confirm.ok)
 }
 
-/// Asks only for what this request's client capabilities allow.
+/// Asks only for what this request's client capabilities allow: elicitation if declared,
+/// else sampling.
 #[tool]
 async fn test_input_required_result_capabilities(
     cx: Context,
     input: Input,
 ) -> Result<String, ToolError> {
-    let caps = cx.client_capabilities();
-    if caps.has("elicitation") {
+    if cx.client_capabilities().has("elicitation") {
         let user: UserName = input
             .elicit("user_input", "What is your name?")
             .await?
             .accepted()?;
-        Ok(format!("Hello, {}!", user.name))
-    } else if caps.has("sampling") {
-        let answer = input.sample("sample_input", question("Say hello.")).await?;
-        Ok(format!("The model said: {}", sampled_text(&answer)))
-    } else {
-        Err(ToolError::missing_capability(
-            "This tool needs elicitation or sampling",
-            serde_json::json!({ "elicitation": {} }),
-        ))
+        return Ok(format!("Hello, {}!", user.name));
     }
+    let request = mcp_runtime::mrtr::sampling_request("Say hello.", 100);
+    let answer = input.sample("sample_input", request).await?;
+    Ok(format!("The model said: {}", sampled_text(&answer)))
 }
 
 /// A prompt that asks the user for context first.
 #[prompt]
-async fn test_input_required_result_prompt(input: Input) -> Result<String, ToolError> {
-    let context: UserContext = input
-        .elicit("user_context", "What context should the prompt use?")
-        .await?
-        .accepted()?;
-    Ok(format!("Prompt with context: {}", context.context))
+#[needs_input]
+async fn test_input_required_result_prompt(
+    #[input(elicit = "What context should the prompt use?")] user_context: UserContext,
+) -> String {
+    format!("Prompt with context: {}", user_context.context)
 }
 
 // ---------------------------------------------------------------- resources

@@ -211,9 +211,16 @@ fn a_bad_state_is_one_generic_error() {
     let s1 = r1["result"]["requestState"].as_str().unwrap().to_owned();
     let answer = || Some(json!({"login": accept(json!({"login": "ada"}))}));
     let mut messages = Vec::new();
+    // One bit flipped in the middle of the sealed part.
+    let mut bytes = s1.clone().into_bytes();
+    let mid = bytes.len() - 20;
+    bytes[mid] = if bytes[mid] == b'A' { b'B' } else { b'A' };
+    let flipped = String::from_utf8(bytes).unwrap();
     for (state, args) in [
         (format!("{s1}-TAMPERED"), args.clone()),
+        (flipped, args.clone()),
         (s1[..s1.len() - 10].to_owned(), args.clone()),
+        (format!("v1.k1.{}", "A".repeat(70 * 1024)), args.clone()),
         (s1.replace("v1.k1.", "v1.k9."), args.clone()),
         (s1.clone(), json!({"team": "other"})),
         ("not-a-state".to_owned(), args.clone()),
@@ -223,6 +230,18 @@ fn a_bad_state_is_one_generic_error() {
         messages.push(v["error"]["message"].as_str().unwrap().to_owned());
     }
     assert!(messages.windows(2).all(|w| w[0] == w[1]), "{messages:?}");
+
+    // Replayed on another tool of the same server.
+    let mut body = request(
+        json!(1),
+        "tools/call",
+        json!({"name": "needs_url", "requestState": s1, "inputResponses": {"auth": {"action": "accept"}}}),
+    );
+    body["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"] =
+        json!({"elicitation": {"url": {}}});
+    let v = post(addr(), &body).json();
+    assert_eq!(v["error"]["code"], -32602, "{v}");
+    assert_eq!(v["error"]["message"], messages[0]);
 
     // Another server's key.
     let other = Server::builder("x", "1")

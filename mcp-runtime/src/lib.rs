@@ -22,6 +22,29 @@
 //! - [`macro@tool`] turns an `async fn` into a tool: parameters become the input schema,
 //!   the doc comment the description. [`macro@server`] does the same for the methods of
 //!   an `impl` block, so tools share state.
+//! - [`macro@resource`] and [`macro@prompt`] do the same for resources (fixed URIs and
+//!   RFC 6570 templates) and prompts.
+//! - [`macro@needs_input`] (below `#[tool]`) asks the client for `#[input(...)]` parameters
+//!   in a multi round-trip request; [`Input`] asks from straight-line code, with recorded
+//!   steps that run once across rounds:
+//!
+//! ```no_run
+//! use mcp_runtime::{Form, tool};
+//!
+//! #[derive(serde::Deserialize, schemars::JsonSchema, Form)]
+//! struct GitHub {
+//!     /// Your GitHub login
+//!     login: String,
+//! }
+//!
+//! /// Current weather for a location, personalised for the GitHub user.
+//! #[tool]
+//! #[needs_input]
+//! async fn get_weather(location: String, #[input(elicit = "Who is asking about {location}?")] user: GitHub) -> String {
+//!     format!("Sunny in {location}, @{}", user.login)
+//! }
+//! ```
+//!
 //! - [`Server`] validates every request and dispatches it; it is transport-agnostic.
 //! - Transports: [`Server::serve_stdio`] (newline-delimited JSON), and Streamable HTTP
 //!   with [`Server::serve_http`] or [`Server::router`] to mount into an axum app.

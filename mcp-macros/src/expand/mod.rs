@@ -78,6 +78,14 @@ fn input_stmts(common: &Common) -> TokenStream {
     if inputs.is_empty() {
         return quote!();
     }
+    // `format!` only when the text inserts arguments (`{name}`); clippy would flag the rest.
+    let text = |s: &str| {
+        if s.contains('{') {
+            quote!(::std::format!(#s))
+        } else {
+            quote!(::std::string::String::from(#s))
+        }
+    };
     let futs: Vec<TokenStream> = inputs
         .iter()
         .map(|param| {
@@ -85,21 +93,35 @@ fn input_stmts(common: &Common) -> TokenStream {
             let key = &spec.key;
             let ty = &param.ty;
             match &spec.kind {
-                InputKind::Elicit { message } => quote_spanned! {param.ty_span=>
-                    <#ty as #p::ElicitParam>::elicit(&__input, #key, ::std::format!(#message))
-                },
-                InputKind::Url { url, message } => quote! {
-                    __input.elicit_url(#key, ::std::format!(#message), #url)
-                },
-                InputKind::Sample { text, max_tokens } => quote! {
-                    __input.sample(#key, #p::sampling_request(&::std::format!(#text), #max_tokens))
-                },
+                InputKind::Elicit { message } => {
+                    let message = text(message);
+                    quote_spanned! {param.ty_span=>
+                        <#ty as #p::ElicitParam>::elicit(&__input, #key, #message)
+                    }
+                }
+                InputKind::Url { url, message } => {
+                    let message = text(message);
+                    quote!(__input.elicit_url(#key, #message, #url))
+                }
+                InputKind::Sample {
+                    text: prompt,
+                    max_tokens,
+                } => {
+                    let prompt = text(prompt);
+                    quote!(__input.sample(#key, #p::sampling_request(&#prompt, #max_tokens)))
+                }
                 InputKind::Roots => quote!(__input.roots(#key)),
             }
         })
         .collect();
     let idents: Vec<&syn::Ident> = inputs.iter().map(|p| &p.ident).collect();
     let tys: Vec<&syn::Type> = inputs.iter().map(|p| &p.ty).collect();
+    if let ([ident], [ty], [fut]) = (&idents[..], &tys[..], &futs[..]) {
+        return quote! {
+            let __input = __call.input()?;
+            let #ident: #ty = #fut.await?;
+        };
+    }
     quote! {
         let __input = __call.input()?;
         let (#(#idents,)*) = #p::join!(#(#futs),*);
