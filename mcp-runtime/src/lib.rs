@@ -54,6 +54,8 @@ pub mod protocol;
 mod schema;
 mod server;
 pub mod telemetry;
+#[cfg(feature = "testing")]
+pub mod testing;
 mod transport;
 
 pub use mcp_macros::{Form, needs_input, prompt, resource, server, tool};

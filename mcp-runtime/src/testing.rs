@@ -1,0 +1,410 @@
+//! Testing without a network: an in-process client that drives a [`Server`] through the
+//! real JSON serialization and request rules, scripted answers for multi round-trip
+//! requests, tampering helpers, and snapshots of the lists a server serves.
+//!
+//! ```
+//! use mcp_runtime::testing::TestClient;
+//! use mcp_runtime::{tool, tools, Server};
+//!
+//! /// Adds two numbers.
+//! #[tool]
+//! async fn add(a: i64, b: i64) -> String {
+//!     (a + b).to_string()
+//! }
+//!
+//! # tokio::runtime::Runtime::new().unwrap().block_on(async {
+//! let server = Server::builder("calc", "1.0").tools(tools![add]).build().unwrap();
+//! let client = TestClient::new(server);
+//! let out = client.call_tool("add", serde_json::json!({"a": 2, "b": 3})).await.unwrap();
+//! assert_eq!(out.text(), "5");
+//! # });
+//! ```
+
+use crate::protocol::json::parse_strict;
+use crate::protocol::{PROTOCOL_VERSION, RpcError, keys};
+use crate::server::{NoGuard, Prepared, Server, Streams};
+use serde_json::{Map, Value, json};
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// A JSON-RPC error answer, as the client saw it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ErrorReply {
+    /// The error code.
+    pub code: i64,
+    /// The message.
+    pub message: String,
+    /// The `data` member.
+    pub data: Option<Value>,
+}
+
+impl std::fmt::Display for ErrorReply {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} ({})", self.message, self.code)
+    }
+}
+
+impl std::error::Error for ErrorReply {}
+
+/// The final result of a request, with what happened on the way.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Outcome {
+    /// The `result` object.
+    pub result: Value,
+    /// How many rounds it took (1 without `input_required`).
+    pub rounds: u32,
+    /// Notifications sent on the request's stream (progress, log messages), in order.
+    pub notifications: Vec<Value>,
+}
+
+impl Outcome {
+    /// The text of the first text content block (tool results), or of the first message
+    /// (prompts), or of the first contents entry (resources).
+    pub fn text(&self) -> String {
+        let r = &self.result;
+        r["content"][0]["text"]
+            .as_str()
+            .or_else(|| r["messages"][0]["content"]["text"].as_str())
+            .or_else(|| r["contents"][0]["text"].as_str())
+            .unwrap_or_default()
+            .to_owned()
+    }
+    /// Whether a tool result has `isError: true`.
+    pub fn is_error(&self) -> bool {
+        self.result["isError"] == json!(true)
+    }
+}
+
+/// Scripted answers to `input_required`, by input key.
+#[derive(Debug, Clone, Default)]
+pub struct Answers(BTreeMap<String, Value>);
+
+impl Answers {
+    /// No answers.
+    pub fn new() -> Self {
+        Self::default()
+    }
+    /// Accepts a form elicitation under `key` with `content`.
+    pub fn accept(mut self, key: &str, content: Value) -> Self {
+        self.0.insert(
+            key.into(),
+            json!({ "action": "accept", "content": content }),
+        );
+        self
+    }
+    /// Declines the elicitation under `key`.
+    pub fn decline(mut self, key: &str) -> Self {
+        self.0.insert(key.into(), json!({ "action": "decline" }));
+        self
+    }
+    /// Cancels the elicitation under `key`.
+    pub fn cancel(mut self, key: &str) -> Self {
+        self.0.insert(key.into(), json!({ "action": "cancel" }));
+        self
+    }
+    /// Answers `key` with any response (a sampling result, roots, ...).
+    pub fn raw(mut self, key: &str, response: Value) -> Self {
+        self.0.insert(key.into(), response);
+        self
+    }
+}
+
+/// An in-process MCP client for tests: every request goes through JSON text and the same
+/// rules as stdio (no HTTP headers).
+pub struct TestClient {
+    server: Server,
+    capabilities: Value,
+    next_id: AtomicU64,
+    max_rounds: u32,
+}
+
+impl TestClient {
+    /// A client declaring the elicitation, sampling and roots capabilities.
+    pub fn new(server: Server) -> Self {
+        TestClient {
+            server,
+            capabilities: json!({ "elicitation": {}, "sampling": {}, "roots": {} }),
+            next_id: AtomicU64::new(1),
+            max_rounds: 10,
+        }
+    }
+
+    /// Declares these capabilities on every request instead.
+    pub fn with_capabilities(mut self, capabilities: Value) -> Self {
+        self.capabilities = capabilities;
+        self
+    }
+
+    /// The server under test.
+    pub fn server(&self) -> &Server {
+        &self.server
+    }
+
+    /// Sends one request (`_meta` added) and returns its result, the notifications sent
+    /// before it, or the error.
+    pub async fn request(
+        &self,
+        method: &str,
+        params: Value,
+    ) -> Result<(Value, Vec<Value>), ErrorReply> {
+        let mut params = match params {
+            Value::Object(m) => m,
+            _ => Map::new(),
+        };
+        let meta = params.entry("_meta").or_insert_with(|| json!({}));
+        if let Some(m) = meta.as_object_mut() {
+            m.entry(keys::PROTOCOL_VERSION)
+                .or_insert(json!(PROTOCOL_VERSION));
+            m.entry(keys::CLIENT_CAPABILITIES)
+                .or_insert(self.capabilities.clone());
+        }
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let text =
+            json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }).to_string();
+        let msg = parse_strict(text.as_bytes()).map_err(|e| ErrorReply {
+            code: -32700,
+            message: e.to_string(),
+            data: None,
+        })?;
+        let reply = match self.server.prepare(msg, &NoGuard, Streams::OnDemand) {
+            Prepared::Reply(r) => (r.body, Vec::new()),
+            Prepared::Notification { .. } => return Ok((Value::Null, Vec::new())),
+            Prepared::Listen(_) => {
+                return Err(ErrorReply {
+                    code: -32600,
+                    message: "use a transport to test subscriptions/listen".into(),
+                    data: None,
+                });
+            }
+            Prepared::Call(mut job) => {
+                let rx = job.take_notifications();
+                // Drain while the request runs, so a chatty handler never waits on a full
+                // channel; the channel closes when the handler's context is dropped.
+                let collect = async move {
+                    let mut notes = Vec::new();
+                    if let Some(mut rx) = rx {
+                        while let Some(n) = rx.recv().await {
+                            notes.push(serde_json::from_str(&n).unwrap_or(Value::Null));
+                        }
+                    }
+                    notes
+                };
+                let (reply, notes) = tokio::join!(job.run(), collect);
+                (reply.body, notes)
+            }
+        };
+        let v: Value = serde_json::from_str(&reply.0).map_err(|e| ErrorReply {
+            code: -32700,
+            message: e.to_string(),
+            data: None,
+        })?;
+        if let Some(e) = v.get("error") {
+            return Err(ErrorReply {
+                code: e["code"].as_i64().unwrap_or_default(),
+                message: e["message"].as_str().unwrap_or_default().to_owned(),
+                data: e.get("data").cloned(),
+            });
+        }
+        Ok((v["result"].clone(), reply.1))
+    }
+
+    /// Sends a request, answering `input_required` rounds from `answers` until the result
+    /// is complete (or a round asks for a key `answers` does not have: then that
+    /// `input_required` result is returned).
+    pub async fn request_answering(
+        &self,
+        method: &str,
+        params: Value,
+        answers: &Answers,
+    ) -> Result<Outcome, ErrorReply> {
+        let mut params = params;
+        let mut notifications = Vec::new();
+        for round in 1..=self.max_rounds {
+            let (result, notes) = self.request(method, params.clone()).await?;
+            notifications.extend(notes);
+            if result["resultType"] != "input_required" {
+                return Ok(Outcome {
+                    result,
+                    rounds: round,
+                    notifications,
+                });
+            }
+            let asked: Vec<String> = result["inputRequests"]
+                .as_object()
+                .map(|m| m.keys().cloned().collect())
+                .unwrap_or_default();
+            if asked.iter().any(|k| !answers.0.contains_key(k)) {
+                return Ok(Outcome {
+                    result,
+                    rounds: round,
+                    notifications,
+                });
+            }
+            let responses: Map<String, Value> = asked
+                .iter()
+                .map(|k| (k.clone(), answers.0[k].clone()))
+                .collect();
+            params["inputResponses"] = Value::Object(responses);
+            if let Some(s) = result.get("requestState") {
+                params["requestState"] = s.clone();
+            }
+        }
+        Err(ErrorReply {
+            code: -32603,
+            message: format!("no result within {} rounds", self.max_rounds),
+            data: None,
+        })
+    }
+
+    /// Calls a tool (no input answers).
+    pub async fn call_tool(&self, name: &str, arguments: Value) -> Result<Outcome, ErrorReply> {
+        self.call_tool_answering(name, arguments, &Answers::new())
+            .await
+    }
+
+    /// Calls a tool, answering its questions from `answers`.
+    pub async fn call_tool_answering(
+        &self,
+        name: &str,
+        arguments: Value,
+        answers: &Answers,
+    ) -> Result<Outcome, ErrorReply> {
+        self.request_answering(
+            "tools/call",
+            json!({ "name": name, "arguments": arguments }),
+            answers,
+        )
+        .await
+    }
+
+    /// Reads a resource.
+    pub async fn read_resource(&self, uri: &str) -> Result<Outcome, ErrorReply> {
+        self.request_answering("resources/read", json!({ "uri": uri }), &Answers::new())
+            .await
+    }
+
+    /// Gets a prompt with string arguments.
+    pub async fn get_prompt(&self, name: &str, arguments: Value) -> Result<Outcome, ErrorReply> {
+        self.request_answering(
+            "prompts/get",
+            json!({ "name": name, "arguments": arguments }),
+            &Answers::new(),
+        )
+        .await
+    }
+
+    /// Completes an argument of a prompt (`ref/prompt`) or a template variable (`ref/resource`).
+    pub async fn complete(
+        &self,
+        reference: Value,
+        argument: &str,
+        value: &str,
+    ) -> Result<Vec<String>, ErrorReply> {
+        let (r, _) = self
+            .request(
+                "completion/complete",
+                json!({ "ref": reference, "argument": { "name": argument, "value": value } }),
+            )
+            .await?;
+        Ok(r["completion"]["values"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|v| v.as_str().map(str::to_owned))
+            .collect())
+    }
+
+    /// Every entry of a list method (`tools/list`, ...), all pages.
+    pub async fn list_all(&self, method: &str, key: &str) -> Result<Vec<Value>, ErrorReply> {
+        let mut out = Vec::new();
+        let mut cursor: Option<Value> = None;
+        loop {
+            let params = match &cursor {
+                Some(c) => json!({ "cursor": c }),
+                None => json!({}),
+            };
+            let (r, _) = match self.request(method, params).await {
+                Ok(r) => r,
+                // A kind the server does not have lists as empty.
+                Err(e) if e.code == -32601 => return Ok(out),
+                Err(e) => return Err(e),
+            };
+            out.extend(r[key].as_array().cloned().unwrap_or_default());
+            match r.get("nextCursor") {
+                Some(c) => cursor = Some(c.clone()),
+                None => return Ok(out),
+            }
+        }
+    }
+}
+
+/// Changes a `requestState` so it no longer verifies (flips a character in its sealed part).
+pub fn tamper_state(state: &str) -> String {
+    let mut bytes = state.as_bytes().to_vec();
+    if let Some(b) = bytes.last_mut() {
+        *b = if *b == b'A' { b'B' } else { b'A' };
+    }
+    String::from_utf8(bytes).unwrap_or_default()
+}
+
+/// The `Mcp-Param-*` headers a conforming client sends for a call of `tool` (as listed)
+/// with `arguments`. See [`crate::protocol::headers::client_headers`].
+pub fn param_headers(tool: &Value, arguments: &Value) -> Vec<(String, String)> {
+    crate::protocol::headers::client_headers(tool, arguments)
+}
+
+/// The environment variable that accepts new snapshots: `MCP_UPDATE_SNAPSHOTS=1`.
+pub const UPDATE_SNAPSHOTS_ENV: &str = "MCP_UPDATE_SNAPSHOTS";
+
+/// Checks the server's `tools/list`, `prompts/list`, `resources/list` and
+/// `resources/templates/list` against the committed JSON file at `path` (pretty, stable).
+/// A missing file, or any difference, fails the test (printing the new JSON) unless
+/// `MCP_UPDATE_SNAPSHOTS=1`, which writes the file instead. Review the diff and commit.
+pub async fn assert_lists_snapshot(server: &Server, path: impl AsRef<Path>) {
+    let path = path.as_ref();
+    let current = lists_json(server).await;
+    let update = std::env::var(UPDATE_SNAPSHOTS_ENV).is_ok_and(|v| v == "1");
+    match std::fs::read_to_string(path) {
+        Ok(old) if old == current => {}
+        _ if update => {
+            if let Some(dir) = path.parent() {
+                std::fs::create_dir_all(dir).expect("create the snapshot folder");
+            }
+            std::fs::write(path, &current).expect("write the snapshot");
+        }
+        Ok(old) => panic!(
+            "the lists differ from the snapshot {}; if the change is intended, rerun with {UPDATE_SNAPSHOTS_ENV}=1 and commit.\n--- old\n{old}\n--- new\n{current}",
+            path.display()
+        ),
+        Err(_) => panic!(
+            "no snapshot at {}; rerun with {UPDATE_SNAPSHOTS_ENV}=1 to write it, review and commit.\n{current}",
+            path.display()
+        ),
+    }
+}
+
+/// The four lists of a server as one pretty JSON document (what snapshots and
+/// `cargo mcp schema` show).
+pub async fn lists_json(server: &Server) -> String {
+    let client = TestClient::new(server.clone());
+    let mut doc = Map::new();
+    for (method, key) in [
+        ("tools/list", "tools"),
+        ("prompts/list", "prompts"),
+        ("resources/list", "resources"),
+        ("resources/templates/list", "resourceTemplates"),
+    ] {
+        let items = client.list_all(method, key).await.unwrap_or_default();
+        doc.insert(key.to_owned(), Value::Array(items));
+    }
+    let mut s = serde_json::to_string_pretty(&Value::Object(doc)).unwrap_or_default();
+    s.push('\n');
+    s
+}
+
+impl From<ErrorReply> for RpcError {
+    fn from(e: ErrorReply) -> RpcError {
+        RpcError::internal(e.message)
+    }
+}

@@ -1,0 +1,231 @@
+//! The `mcp_runtime::testing` kit, used the way a user would: an in-process client,
+//! scripted answers for multi round-trip tools, tampering, and list snapshots.
+
+use mcp_runtime::testing::{Answers, TestClient, assert_lists_snapshot, lists_json, tamper_state};
+use mcp_runtime::{
+    Input, KeyRing, Progress, PromptMessage, Server, ToolError, prompt, prompts, resource,
+    resources, tool, tools,
+};
+use serde_json::json;
+
+#[derive(serde::Deserialize, schemars::JsonSchema, mcp_runtime::Form)]
+struct Login {
+    /// Your GitHub login
+    login: String,
+}
+
+/// Adds two numbers.
+#[tool]
+async fn add(a: i64, b: i64) -> String {
+    (a + b).to_string()
+}
+
+/// Fails on purpose.
+#[tool]
+async fn fail() -> Result<String, ToolError> {
+    Err(ToolError::new("nope"))
+}
+
+/// Counts to `n`, reporting progress.
+#[tool]
+async fn count(n: u32, progress: Progress) -> String {
+    for i in 1..=n {
+        progress.report(f64::from(i), Some(f64::from(n)), None);
+    }
+    format!("counted to {n}")
+}
+
+/// Greets whoever answers.
+#[tool]
+async fn greet(input: Input) -> Result<String, ToolError> {
+    let who: Login = input.elicit("login", "Who are you?").await?.accepted()?;
+    Ok(format!("hello @{}", who.login))
+}
+
+/// Asks two things in one round.
+#[tool]
+#[mcp_runtime::needs_input]
+async fn pair(
+    #[input(elicit = "First?")] first: Login,
+    #[input(elicit = "Second?")] second: Login,
+) -> String {
+    format!("{} & {}", first.login, second.login)
+}
+
+/// One note.
+#[resource("notes://{id}", mime_type = "text/markdown")]
+async fn note(id: u64) -> String {
+    format!("# Note {id}")
+}
+
+/// Writes a haiku about a topic.
+#[prompt]
+async fn haiku(topic: String) -> Vec<PromptMessage> {
+    vec![PromptMessage::user(format!("A haiku about {topic}"))]
+}
+
+fn server() -> Server {
+    Server::builder("kit", "1.0")
+        .request_state_keys(KeyRing::new([("k", [3u8; 32])]).unwrap())
+        .tools(tools![add, fail, count, greet, pair])
+        .resources(resources![note])
+        .prompts(prompts![haiku])
+        .build()
+        .unwrap()
+}
+
+#[tokio::test]
+async fn calls_tools_resources_and_prompts() {
+    let client = TestClient::new(server());
+    let out = client
+        .call_tool("add", json!({"a": 2, "b": 40}))
+        .await
+        .unwrap();
+    assert_eq!(out.text(), "42");
+    assert_eq!(out.rounds, 1);
+    assert!(!out.is_error());
+
+    let failed = client.call_tool("fail", json!({})).await.unwrap();
+    assert!(failed.is_error());
+    assert_eq!(failed.text(), "nope");
+
+    // Bad arguments are a tool error, an unknown tool a JSON-RPC error.
+    let bad = client.call_tool("add", json!({"a": "two"})).await.unwrap();
+    assert!(bad.is_error(), "{:?}", bad.result);
+    let err = client.call_tool("nope", json!({})).await.unwrap_err();
+    assert_eq!(err.code, -32602);
+
+    assert_eq!(
+        client.read_resource("notes://7").await.unwrap().text(),
+        "# Note 7"
+    );
+    let prompt = client
+        .get_prompt("haiku", json!({"topic": "rust"}))
+        .await
+        .unwrap();
+    assert_eq!(prompt.text(), "A haiku about rust");
+}
+
+#[tokio::test]
+async fn collects_the_notifications_of_a_request() {
+    let client = TestClient::new(server());
+    let (result, notes) = client
+        .request(
+            "tools/call",
+            json!({"name": "count", "arguments": {"n": 3}, "_meta": {"progressToken": "t"}}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(result["content"][0]["text"], "counted to 3");
+    let progress: Vec<_> = notes
+        .iter()
+        .map(|n| n["params"]["progress"].clone())
+        .collect();
+    assert_eq!(progress, [json!(1.0), json!(2.0), json!(3.0)]);
+    assert!(
+        notes
+            .iter()
+            .all(|n| n["method"] == "notifications/progress")
+    );
+}
+
+#[tokio::test]
+async fn answers_input_required_rounds_from_a_script() {
+    let client = TestClient::new(server());
+    let answers = Answers::new().accept("login", json!({"login": "ada"}));
+    let out = client
+        .call_tool_answering("greet", json!({}), &answers)
+        .await
+        .unwrap();
+    assert_eq!(out.text(), "hello @ada");
+    assert_eq!(out.rounds, 2);
+
+    // A missing answer stops at the question, which the test can inspect.
+    let asked = client.call_tool("greet", json!({})).await.unwrap();
+    assert_eq!(asked.result["resultType"], "input_required");
+    assert_eq!(
+        asked.result["inputRequests"]["login"]["params"]["message"],
+        "Who are you?"
+    );
+
+    // Declining is the tool's business: `accepted()` turns it into a tool error.
+    let declined = client
+        .call_tool_answering("greet", json!({}), &Answers::new().decline("login"))
+        .await
+        .unwrap();
+    assert!(declined.is_error());
+
+    // Both declared inputs in one round.
+    let both = Answers::new()
+        .accept("first", json!({"login": "a"}))
+        .accept("second", json!({"login": "b"}));
+    let out = client
+        .call_tool_answering("pair", json!({}), &both)
+        .await
+        .unwrap();
+    assert_eq!((out.text().as_str(), out.rounds), ("a & b", 2));
+}
+
+#[tokio::test]
+async fn a_tampered_state_is_refused() {
+    let client = TestClient::new(server());
+    let asked = client.call_tool("greet", json!({})).await.unwrap();
+    let state = asked.result["requestState"].as_str().unwrap();
+    let err = client
+        .request(
+            "tools/call",
+            json!({
+                "name": "greet",
+                "arguments": {},
+                "requestState": tamper_state(state),
+                "inputResponses": {"login": {"action": "accept", "content": {"login": "eve"}}},
+            }),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(err.code, -32602, "{err}");
+}
+
+#[tokio::test]
+async fn without_the_capability_the_client_is_refused() {
+    let client = TestClient::new(server()).with_capabilities(json!({}));
+    let err = client.call_tool("greet", json!({})).await.unwrap_err();
+    assert_eq!(err.code, -32021, "{err}");
+}
+
+#[tokio::test]
+async fn the_lists_match_the_committed_snapshot() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/snapshots/testing_kit_lists.json"
+    );
+    assert_lists_snapshot(&server(), path).await;
+}
+
+#[tokio::test]
+async fn a_changed_list_fails_the_snapshot() {
+    if std::env::var("MCP_UPDATE_SNAPSHOTS").is_ok() {
+        return; // updating accepts any change by design
+    }
+    let dir = std::env::temp_dir().join(format!("mcp-kit-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let stale = dir.join("stale.json");
+    let current = lists_json(&server()).await;
+    std::fs::write(
+        &stale,
+        current.replace("Adds two numbers.", "Adds numbers."),
+    )
+    .unwrap();
+    let changed = tokio::spawn(async move { assert_lists_snapshot(&server(), stale).await });
+    let missing = dir.join("missing.json");
+    let absent = tokio::spawn(async move { assert_lists_snapshot(&server(), missing).await });
+    assert!(
+        changed.await.unwrap_err().is_panic(),
+        "a changed description must fail"
+    );
+    assert!(
+        absent.await.unwrap_err().is_panic(),
+        "a missing snapshot must fail"
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}
