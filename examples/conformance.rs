@@ -425,7 +425,7 @@ async fn test_prompt_with_image() -> Vec<PromptMessage> {
     ]
 }
 
-fn server() -> Server {
+pub(crate) fn server() -> Server {
     Server::builder("mcp-runtime-conformance", env!("CARGO_PKG_VERSION"))
         .instructions("Fixture server for the MCP conformance suite.")
         // One process serves the suite; multi-instance deployments set MCP_REQUEST_STATE_KEYS.
