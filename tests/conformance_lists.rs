@@ -8,6 +8,9 @@ mod conformance;
 
 #[tokio::test]
 async fn the_conformance_lists_match_the_snapshot() {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/snapshots/conformance_lists.json");
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/snapshots/conformance_lists.json"
+    );
     mcp_runtime::testing::assert_lists_snapshot(&conformance::server(), path).await;
 }

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# .ci/template.sh - keeps the project template from rotting: builds cargo-mcp, runs
+# `cargo mcp new demo` in a temporary folder against this workspace's crates (path
+# dependencies), and runs the new project's own checks (fmt, clippy, tests) and
+# `cargo mcp schema` against its committed snapshot.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+root=$PWD
+target="${CARGO_TARGET_DIR:-$root/target}"
+
+cargo build -p cargo-mcp
+export PATH="$target/debug:$PATH"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+cd "$work"
+echo "+ cargo mcp new demo --runtime-path $root/mcp-runtime"
+cargo mcp new demo --runtime-path "$root/mcp-runtime"
+cd demo
+# Share the workspace's build of mcp-runtime and its dependencies.
+export CARGO_TARGET_DIR="$target/template"
+echo "+ cargo fmt --check"; cargo fmt --check
+echo "+ cargo clippy --all-targets -- -D warnings"; cargo clippy --all-targets -- -D warnings
+echo "+ cargo test"; cargo test
+echo "+ cargo mcp schema (against tests/snapshots/lists.json)"
+cargo build --quiet
+cargo mcp schema -- "$CARGO_TARGET_DIR/debug/demo" 2>/dev/null | diff -u tests/snapshots/lists.json -
+echo "template OK"

@@ -1,0 +1,202 @@
+//! `cargo mcp new`: the template, embedded at build time.
+
+use std::path::{Path, PathBuf};
+
+/// Every file of `template/` except `cargo-generate.toml` (a test checks none is missing).
+pub(crate) const FILES: &[(&str, &str)] = &[
+    ("Cargo.toml", include_str!("../../template/Cargo.toml")),
+    ("README.md", include_str!("../../template/README.md")),
+    (".gitignore", include_str!("../../template/.gitignore")),
+    (
+        ".github/workflows/ci.yml",
+        include_str!("../../template/.github/workflows/ci.yml"),
+    ),
+    ("src/lib.rs", include_str!("../../template/src/lib.rs")),
+    ("src/main.rs", include_str!("../../template/src/main.rs")),
+    (
+        "tests/server.rs",
+        include_str!("../../template/tests/server.rs"),
+    ),
+    (
+        "tests/snapshots/lists.json",
+        include_str!("../../template/tests/snapshots/lists.json"),
+    ),
+];
+
+/// Parses `NAME [--runtime-path DIR]` and writes the project into `./NAME`.
+pub(crate) fn run(args: &[String]) -> Result<(), String> {
+    let mut name = None;
+    let mut runtime_path = None;
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--runtime-path" => {
+                let p = it.next().ok_or("--runtime-path needs a folder")?;
+                runtime_path = Some(PathBuf::from(p));
+            }
+            flag if flag.starts_with('-') => return Err(format!("unknown option {flag}")),
+            n if name.is_none() => name = Some(n.to_owned()),
+            extra => return Err(format!("unexpected argument {extra}")),
+        }
+    }
+    let name = name.ok_or("cargo mcp new needs a project name")?;
+    let runtime = match runtime_path {
+        Some(p) => Some(
+            p.canonicalize()
+                .map_err(|e| format!("--runtime-path {}: {e}", p.display()))?,
+        ),
+        None => None,
+    };
+    let dir = Path::new(&name);
+    write_project(dir, &name, runtime.as_deref())?;
+    println!(
+        "created {name}: cd {name} && cargo test (tests), cargo run (serves stdio), cargo run -- --http 127.0.0.1:8080"
+    );
+    Ok(())
+}
+
+/// A valid package name: what `cargo new` accepts, minus reserved names.
+pub(crate) fn check_name(name: &str) -> Result<(), String> {
+    let first = name.chars().next().ok_or("the project name is empty")?;
+    if !first.is_ascii_alphabetic() {
+        return Err(format!("`{name}`: a project name starts with a letter"));
+    }
+    if let Some(c) = name
+        .chars()
+        .find(|c| !(c.is_ascii_alphanumeric() || *c == '-' || *c == '_'))
+    {
+        return Err(format!(
+            "`{name}`: `{c}` is not allowed in a project name (letters, digits, - and _)"
+        ));
+    }
+    if matches!(
+        name,
+        "test" | "std" | "core" | "alloc" | "proc_macro" | "mcp-runtime" | "mcp_runtime"
+    ) {
+        return Err(format!("`{name}` is reserved; pick another name"));
+    }
+    Ok(())
+}
+
+/// The template's text for a project: names filled in, and the runtime dependency pointed
+/// at a local checkout when asked.
+pub(crate) fn render(text: &str, name: &str, runtime: Option<&Path>) -> String {
+    let mut out = text
+        .replace("{{project-name}}", name)
+        .replace("{{crate_name}}", &name.replace('-', "_"));
+    if let Some(path) = runtime {
+        // TOML strings: a Windows path needs its backslashes escaped.
+        let path = path.display().to_string().replace('\\', "\\\\");
+        out = out
+            .replace(
+                "mcp-runtime = \"0.1\"",
+                &format!("mcp-runtime = {{ path = \"{path}\" }}"),
+            )
+            .replace(
+                "mcp-runtime = { version = \"0.1\",",
+                &format!("mcp-runtime = {{ path = \"{path}\","),
+            );
+    }
+    out
+}
+
+/// Writes every template file under `dir`, which must not exist yet.
+pub(crate) fn write_project(dir: &Path, name: &str, runtime: Option<&Path>) -> Result<(), String> {
+    check_name(name)?;
+    if dir.exists() {
+        return Err(format!("{} exists already; nothing written", dir.display()));
+    }
+    for (rel, text) in FILES {
+        let path = dir.join(rel);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).map_err(|e| format!("{}: {e}", parent.display()))?;
+        }
+        std::fs::write(&path, render(text, name, runtime))
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn walk(root: &Path, dir: &Path, out: &mut Vec<String>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                walk(root, &path, out);
+            } else {
+                let rel = path
+                    .strip_prefix(root)
+                    .unwrap()
+                    .to_string_lossy()
+                    .replace('\\', "/");
+                out.push(rel);
+            }
+        }
+    }
+
+    #[test]
+    fn every_template_file_is_embedded() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../template");
+        let mut on_disk = Vec::new();
+        walk(&root, &root, &mut on_disk);
+        on_disk.retain(|f| f != "cargo-generate.toml");
+        on_disk.sort();
+        let mut embedded: Vec<String> = FILES.iter().map(|(p, _)| (*p).to_owned()).collect();
+        embedded.sort();
+        assert_eq!(on_disk, embedded, "template/ and cargo-mcp's FILES differ");
+    }
+
+    #[test]
+    fn names_are_filled_in_and_checked() {
+        let toml = render(FILES[0].1, "my-server", None);
+        assert!(toml.contains("name = \"my-server\""));
+        assert!(!toml.contains("{{"));
+        let main = render(FILES[5].1, "my-server", None);
+        assert!(main.contains("my_server::server()"), "{main}");
+        for bad in ["", "1abc", "a b", "a/b", "../x", "test"] {
+            assert!(check_name(bad).is_err(), "{bad:?} accepted");
+        }
+        check_name("demo").unwrap();
+        check_name("my_server-2").unwrap();
+    }
+
+    #[test]
+    fn a_runtime_path_replaces_both_dependencies() {
+        let toml = render(FILES[0].1, "demo", Some(Path::new("/src/mcp-runtime")));
+        assert!(
+            toml.contains("mcp-runtime = { path = \"/src/mcp-runtime\" }"),
+            "{toml}"
+        );
+        assert!(
+            toml.contains(
+                "mcp-runtime = { path = \"/src/mcp-runtime\", features = [\"testing\"] }"
+            ),
+            "{toml}"
+        );
+        assert!(!toml.contains("\"0.1\""), "{toml}");
+    }
+
+    #[test]
+    fn refuses_an_existing_folder() {
+        let dir = std::env::temp_dir().join(format!("cargo-mcp-exists-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let err = write_project(&dir, "demo", None).unwrap_err();
+        assert!(err.contains("exists already"), "{err}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn writes_every_file_with_no_placeholder_left() {
+        let dir = std::env::temp_dir().join(format!("cargo-mcp-new-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        write_project(&dir, "demo-server", None).unwrap();
+        for (rel, _) in FILES {
+            let text = std::fs::read_to_string(dir.join(rel)).unwrap();
+            assert!(!text.contains("{{"), "{rel} keeps a placeholder");
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
