@@ -4,6 +4,8 @@ pub mod form;
 pub mod prompt;
 pub mod resource;
 pub mod server;
+#[cfg(test)]
+mod snapshots;
 pub mod tool;
 
 use crate::doc::Doc;

@@ -159,7 +159,7 @@ pub fn resource_def(r: &ResourceFn, in_impl: bool) -> TokenStream {
                 "user" => quote!(#p::Role::User),
                 _ => quote!(#p::Role::Assistant),
             });
-            quote!(#p::Some(::std::vec![#(#roles),*]))
+            quote!(#p::Some(::std::vec::Vec::from([#(#roles),*])))
         };
         let priority = match a.priority {
             Some(v) => quote!(#p::Some(#v)),

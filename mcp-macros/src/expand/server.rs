@@ -179,7 +179,7 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
                 quote! {
                     fn tools(this: &#p::Arc<Self>) -> #p::Vec<#p::ToolDef> {
                         let _ = this;
-                        ::std::vec![#(#tool_defs),*]
+                        ::std::vec::Vec::from([#(#tool_defs),*])
                     }
                 }
             });
@@ -187,7 +187,7 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
                 quote! {
                     fn resources(this: &#p::Arc<Self>) -> #p::Vec<#p::ResourceDef> {
                         let _ = this;
-                        ::std::vec![#(#resource_defs),*]
+                        ::std::vec::Vec::from([#(#resource_defs),*])
                     }
                 }
             });
@@ -195,7 +195,7 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
                 quote! {
                     fn prompts(this: &#p::Arc<Self>) -> #p::Vec<#p::PromptDef> {
                         let _ = this;
-                        ::std::vec![#(#prompt_defs),*]
+                        ::std::vec::Vec::from([#(#prompt_defs),*])
                     }
                 }
             });

@@ -1,0 +1,37 @@
+// The expansion of `forecast_resource` (mcp-macros/src/expand/snapshots.rs). Generated: do not edit;
+// MCP_UPDATE_SNAPSHOTS=1 cargo test -p mcp-macros rewrites it.
+
+/// Three-day forecast for a city.
+async fn forecast(city: String) -> String {
+    format!("{city}: sun, clouds, rain")
+}
+#[doc(hidden)]
+#[allow(non_camel_case_types, dead_code)]
+struct forecast {}
+#[automatically_derived]
+#[allow(dead_code)]
+impl forecast {
+    #[doc(hidden)]
+    pub fn __mcp_resource() -> ::mcp_runtime::__private::ResourceDef {
+        {
+            let mut __requirements = ::mcp_runtime::__private::Requirements::default();
+            ::mcp_runtime::__private::ResourceDef::new(
+                    "weather://{city}/forecast",
+                    "forecast",
+                    __requirements,
+                    move |mut __call: ::mcp_runtime::__private::ResourceCall| {
+                        ::mcp_runtime::__private::boxed(async move {
+                            let __mcp_fn = forecast;
+                            let city = __call.variable::<String>("city")?;
+                            ::mcp_runtime::__private::Result::<
+                                _,
+                                ::mcp_runtime::__private::ToolError,
+                            >::Ok(__mcp_fn(city).await)
+                        })
+                    },
+                )
+                .description("Three-day forecast for a city.")
+                .mime_type("text/plain")
+        }
+    }
+}
