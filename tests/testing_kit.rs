@@ -229,3 +229,63 @@ async fn a_changed_list_fails_the_snapshot() {
     );
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// Carts, kept in a store every instance shares (a database in production).
+#[derive(Clone, Default)]
+struct Carts(std::sync::Arc<std::sync::Mutex<std::collections::BTreeMap<String, Vec<String>>>>);
+
+/// Opens a cart and returns its handle: pass it to the other cart tools.
+#[tool]
+async fn open_cart(carts: mcp_runtime::State<Carts>) -> String {
+    let mut map = carts.0.lock().unwrap();
+    let id = format!("cart-{}", map.len() + 1);
+    map.insert(id.clone(), Vec::new());
+    id
+}
+
+/// Adds an item to a cart.
+#[tool]
+async fn add_to_cart(
+    carts: mcp_runtime::State<Carts>,
+    cart: String,
+    item: String,
+) -> Result<String, ToolError> {
+    let mut map = carts.0.lock().unwrap();
+    let items = map
+        .get_mut(&cart)
+        .ok_or_else(|| ToolError::new(format!("no cart {cart}: open one with open_cart")))?;
+    items.push(item);
+    Ok(items.join(", "))
+}
+
+/// State that spans calls travels as a handle in the arguments, so any instance can serve
+/// any call (no session, no sticky routing).
+#[tokio::test]
+async fn a_handle_argument_carries_state_across_instances() {
+    let store = Carts::default();
+    let instance = |store: Carts| {
+        TestClient::new(
+            Server::builder("shop", "1.0")
+                .state(store)
+                .tools(tools![open_cart, add_to_cart])
+                .build()
+                .unwrap(),
+        )
+    };
+    let (a, b) = (instance(store.clone()), instance(store));
+    let cart = a.call_tool("open_cart", json!({})).await.unwrap().text();
+    let add = |item: &str| json!({"cart": cart, "item": item});
+    let on_b = b.call_tool("add_to_cart", add("tea")).await.unwrap();
+    assert_eq!(on_b.text(), "tea");
+    let on_a = a.call_tool("add_to_cart", add("milk")).await.unwrap();
+    assert_eq!(on_a.text(), "tea, milk");
+    let unknown = a
+        .call_tool("add_to_cart", json!({"cart": "cart-99", "item": "x"}))
+        .await
+        .unwrap();
+    assert!(unknown.is_error());
+    // The handle is an ordinary argument: it is in the schema.
+    let tools = a.list_all("tools/list", "tools").await.unwrap();
+    assert_eq!(tools[0]["name"], "add_to_cart");
+    assert_eq!(tools[0]["inputSchema"]["required"], json!(["cart", "item"]));
+}
