@@ -49,6 +49,8 @@
 //! - Transports: [`Server::serve_stdio`] (newline-delimited JSON), and Streamable HTTP
 //!   with [`Server::serve_http`] or [`Server::router`] to mount into an axum app.
 
+#![warn(missing_docs)]
+
 pub mod mrtr;
 pub mod protocol;
 mod schema;
@@ -67,17 +69,19 @@ pub use protocol::{
     RpcError,
 };
 pub use server::{
-    Arguments, BuildError, Change, Context, DEFAULT_LIST_CACHE, DEFAULT_MAX_SUBSCRIPTIONS,
-    DEFAULT_PAGE_SIZE, DEFAULT_READ_CACHE, DEFAULT_REQUEST_TIMEOUT, FromPromptCall, FromRequest,
-    FromToolCall, GetPromptResult, HeaderValue, Icon, IntoCompleter, IntoContents,
-    IntoPromptResult, IntoResourceList, IntoToolResult, Json, KnownArguments, LocalBus, Logger,
-    MAX_COMPLETIONS, NotificationBus, Param, Progress, PromptCall, PromptDef, PromptMessage,
-    PromptSignature, Provider, Requirements, Resource, ResourceCall, ResourceDef, SafePath, Server,
-    ServerBuilder, ServerInfo, Signature, State, ToolAnnotations, ToolCall, ToolDef, ToolError,
-    TraceContext, UriTemplate, valid_tool_name,
+    Arguments, BuildError, Change, Context, DEFAULT_LIST_CACHE, DEFAULT_MAX_ROUNDS,
+    DEFAULT_MAX_SUBSCRIPTIONS, DEFAULT_PAGE_SIZE, DEFAULT_READ_CACHE, DEFAULT_REQUEST_TIMEOUT,
+    FromPromptCall, FromRequest, FromToolCall, GetPromptResult, HeaderValue, Icon, IntoCompleter,
+    IntoContents, IntoPromptResult, IntoResourceList, IntoToolResult, Json, KnownArguments,
+    LocalBus, Logger, MAX_COMPLETIONS, NotificationBus, Param, Progress, PromptCall, PromptDef,
+    PromptMessage, PromptSignature, Provider, Requirements, Resource, ResourceCall, ResourceDef,
+    SafePath, Server, ServerBuilder, ServerInfo, Signature, State, ToolAnnotations, ToolCall,
+    ToolDef, ToolError, TraceContext, UriTemplate, valid_tool_name,
 };
 #[cfg(feature = "http")]
-pub use transport::http::{HttpConfig, HttpServer};
+pub use transport::http::{
+    DEFAULT_BODY_LIMIT, DEFAULT_DRAIN, DEFAULT_KEEP_ALIVE, HttpConfig, HttpServer,
+};
 
 /// Collects `#[tool]` functions into tool definitions for [`ServerBuilder::tools`].
 ///

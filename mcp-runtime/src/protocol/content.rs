@@ -5,7 +5,9 @@ use serde_json::{Map, Value};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Role {
+    /// The human user.
     User,
+    /// The AI model (assistant).
     Assistant,
 }
 
@@ -13,10 +15,13 @@ pub enum Role {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Annotations {
+    /// Who the content is meant for (`audience`); any of `user` and `assistant`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub audience: Option<Vec<Role>>,
+    /// How important the content is (`priority`), from 0 (least) to 1 (most important).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub priority: Option<f64>,
+    /// When the content was last modified (`lastModified`), as an ISO 8601 timestamp.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub last_modified: Option<String>,
 }
@@ -24,9 +29,12 @@ pub struct Annotations {
 /// `{type: "text", text}`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TextContent {
+    /// The text of the block.
     pub text: String,
+    /// Optional hints on how the block is used or shown.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub annotations: Option<Annotations>,
+    /// Extra metadata (`_meta`) attached to the block.
     #[serde(rename = "_meta", skip_serializing_if = "Option::is_none")]
     pub meta: Option<Map<String, Value>>,
 }
@@ -35,10 +43,14 @@ pub struct TextContent {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ImageContent {
+    /// The base64-encoded image data.
     pub data: String,
+    /// The MIME type of the image data (`mimeType`), such as `image/png`.
     pub mime_type: String,
+    /// Optional hints on how the block is used or shown.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub annotations: Option<Annotations>,
+    /// Extra metadata (`_meta`) attached to the block.
     #[serde(rename = "_meta", skip_serializing_if = "Option::is_none")]
     pub meta: Option<Map<String, Value>>,
 }
@@ -47,10 +59,14 @@ pub struct ImageContent {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct AudioContent {
+    /// The base64-encoded audio data.
     pub data: String,
+    /// The MIME type of the audio data (`mimeType`), such as `audio/wav`.
     pub mime_type: String,
+    /// Optional hints on how the block is used or shown.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub annotations: Option<Annotations>,
+    /// Extra metadata (`_meta`) attached to the block.
     #[serde(rename = "_meta", skip_serializing_if = "Option::is_none")]
     pub meta: Option<Map<String, Value>>,
 }
@@ -59,18 +75,26 @@ pub struct AudioContent {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ResourceLink {
+    /// The URI of the linked resource.
     pub uri: String,
+    /// The programmatic name of the linked resource.
     pub name: String,
+    /// A human-readable title for display.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
+    /// A description of the linked resource.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
+    /// The MIME type of the linked resource (`mimeType`), if known.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub mime_type: Option<String>,
+    /// The size of the linked resource in bytes, if known.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub size: Option<u64>,
+    /// Optional hints on how the link is used or shown.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub annotations: Option<Annotations>,
+    /// Extra metadata (`_meta`) attached to the link.
     #[serde(rename = "_meta", skip_serializing_if = "Option::is_none")]
     pub meta: Option<Map<String, Value>>,
 }
@@ -79,10 +103,14 @@ pub struct ResourceLink {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct TextResourceContents {
+    /// The URI of the resource.
     pub uri: String,
+    /// The MIME type of the text (`mimeType`), if known.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub mime_type: Option<String>,
+    /// The text of the resource.
     pub text: String,
+    /// Extra metadata (`_meta`) attached to the contents.
     #[serde(rename = "_meta", skip_serializing_if = "Option::is_none")]
     pub meta: Option<Map<String, Value>>,
 }
@@ -91,10 +119,14 @@ pub struct TextResourceContents {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct BlobResourceContents {
+    /// The URI of the resource.
     pub uri: String,
+    /// The MIME type of the binary data (`mimeType`), if known.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub mime_type: Option<String>,
+    /// The base64-encoded binary data (`blob`).
     pub blob: String,
+    /// Extra metadata (`_meta`) attached to the contents.
     #[serde(rename = "_meta", skip_serializing_if = "Option::is_none")]
     pub meta: Option<Map<String, Value>>,
 }
@@ -103,16 +135,21 @@ pub struct BlobResourceContents {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum ResourceContents {
+    /// Text contents (`text`).
     Text(TextResourceContents),
+    /// Binary contents (`blob`).
     Blob(BlobResourceContents),
 }
 
 /// `{type: "resource", resource}`: a resource embedded in a result.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct EmbeddedResource {
+    /// The contents of the embedded resource.
     pub resource: ResourceContents,
+    /// Optional hints on how the block is used or shown.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub annotations: Option<Annotations>,
+    /// Extra metadata (`_meta`) attached to the block.
     #[serde(rename = "_meta", skip_serializing_if = "Option::is_none")]
     pub meta: Option<Map<String, Value>>,
 }
@@ -121,10 +158,15 @@ pub struct EmbeddedResource {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Content {
+    /// A text block (`type: "text"`).
     Text(TextContent),
+    /// An image block (`type: "image"`).
     Image(ImageContent),
+    /// An audio block (`type: "audio"`).
     Audio(AudioContent),
+    /// A link to a resource (`type: "resource_link"`).
     ResourceLink(ResourceLink),
+    /// An embedded resource (`type: "resource"`).
     Resource(EmbeddedResource),
 }
 
@@ -223,11 +265,15 @@ impl Content {
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CallToolResult {
+    /// The content blocks of the result.
     pub content: Vec<Content>,
+    /// The structured result (`structuredContent`), matching the tool's `outputSchema` if it has one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub structured_content: Option<Value>,
+    /// `Some(true)` when the tool failed (`isError`); the error is described in `content`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub is_error: Option<bool>,
+    /// Extra metadata (`_meta`) of the result.
     #[serde(rename = "_meta", skip_serializing_if = "Option::is_none")]
     pub meta: Option<Map<String, Value>>,
 }

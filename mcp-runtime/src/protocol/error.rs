@@ -12,13 +12,21 @@ use std::fmt;
 pub struct ErrorCode(i32);
 
 impl ErrorCode {
+    /// `-32700`: the message is not valid JSON.
     pub const PARSE_ERROR: ErrorCode = ErrorCode(-32700);
+    /// `-32600`: valid JSON, but not a valid JSON-RPC request.
     pub const INVALID_REQUEST: ErrorCode = ErrorCode(-32600);
+    /// `-32601`: the method is unknown, removed or not advertised.
     pub const METHOD_NOT_FOUND: ErrorCode = ErrorCode(-32601);
+    /// `-32602`: the params are invalid.
     pub const INVALID_PARAMS: ErrorCode = ErrorCode(-32602);
+    /// `-32603`: the server failed internally.
     pub const INTERNAL_ERROR: ErrorCode = ErrorCode(-32603);
+    /// `-32020`: an HTTP header disagrees with the body, is missing or is malformed.
     pub const HEADER_MISMATCH: ErrorCode = ErrorCode(-32020);
+    /// `-32021`: the request needs a client capability the client did not declare.
     pub const MISSING_REQUIRED_CLIENT_CAPABILITY: ErrorCode = ErrorCode(-32021);
+    /// `-32022`: the requested protocol version is not supported.
     pub const UNSUPPORTED_PROTOCOL_VERSION: ErrorCode = ErrorCode(-32022);
 
     /// An application-defined code. Returns `None` for codes inside the range JSON-RPC

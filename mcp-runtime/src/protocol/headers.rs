@@ -13,8 +13,11 @@ pub const MAX_SAFE_INTEGER: i64 = (1 << 53) - 1;
 /// What a mirrored parameter holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum HeaderKind {
+    /// A `string` property; compared exactly.
     String,
+    /// An `integer` property; compared by exact value, within ±(2^53−1).
     Integer,
+    /// A `boolean` property; the header is `true` or `false`.
     Boolean,
 }
 

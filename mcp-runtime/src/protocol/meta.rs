@@ -95,13 +95,21 @@ impl ClientCapabilities {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum LogLevel {
+    /// `debug`: detailed debugging information.
     Debug,
+    /// `info`: informational messages.
     Info,
+    /// `notice`: normal but significant events.
     Notice,
+    /// `warning`: warning conditions.
     Warning,
+    /// `error`: error conditions.
     Error,
+    /// `critical`: critical conditions.
     Critical,
+    /// `alert`: action must be taken immediately.
     Alert,
+    /// `emergency`: the system is unusable.
     Emergency,
 }
 

@@ -46,18 +46,31 @@ pub mod keys {
 
 /// Method names of the 2026-07-28 revision.
 pub mod methods {
+    /// `server/discover`: the server's supported versions and capabilities.
     pub const DISCOVER: &str = "server/discover";
+    /// `tools/list`: lists the tools.
     pub const TOOLS_LIST: &str = "tools/list";
+    /// `tools/call`: calls a tool.
     pub const TOOLS_CALL: &str = "tools/call";
+    /// `prompts/list`: lists the prompts.
     pub const PROMPTS_LIST: &str = "prompts/list";
+    /// `prompts/get`: renders a prompt.
     pub const PROMPTS_GET: &str = "prompts/get";
+    /// `resources/list`: lists the resources.
     pub const RESOURCES_LIST: &str = "resources/list";
+    /// `resources/templates/list`: lists the resource templates.
     pub const RESOURCES_TEMPLATES_LIST: &str = "resources/templates/list";
+    /// `resources/read`: reads a resource.
     pub const RESOURCES_READ: &str = "resources/read";
+    /// `completion/complete`: completes an argument of a prompt or resource template.
     pub const COMPLETE: &str = "completion/complete";
+    /// `subscriptions/listen`: opens a stream of notifications.
     pub const LISTEN: &str = "subscriptions/listen";
+    /// `notifications/cancelled`: the sender cancels a request it made.
     pub const NOTIFICATION_CANCELLED: &str = "notifications/cancelled";
+    /// `notifications/progress`: progress of a request that carried a `progressToken`.
     pub const NOTIFICATION_PROGRESS: &str = "notifications/progress";
+    /// `notifications/message`: a log message.
     pub const NOTIFICATION_MESSAGE: &str = "notifications/message";
     /// Methods of earlier revisions that no longer exist; they get `-32601`.
     pub const REMOVED: &[&str] = &[

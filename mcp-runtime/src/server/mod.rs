@@ -51,14 +51,20 @@ use std::time::Duration;
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ServerInfo {
+    /// The server's programmatic name.
     pub name: String,
+    /// The server's version.
     pub version: String,
+    /// A human-readable title for display.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
+    /// A description of the server.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
+    /// The server's website (`websiteUrl`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub website_url: Option<String>,
+    /// Icons for the server.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub icons: Vec<Icon>,
 }

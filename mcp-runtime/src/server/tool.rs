@@ -238,14 +238,19 @@ pub(crate) type Handler =
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ToolAnnotations {
+    /// A human-readable title for the tool.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
+    /// `readOnlyHint`: the tool does not modify its environment.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub read_only_hint: Option<bool>,
+    /// `destructiveHint`: the tool may perform destructive updates (meaningful when not read-only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub destructive_hint: Option<bool>,
+    /// `idempotentHint`: calling again with the same arguments has no further effect (meaningful when not read-only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub idempotent_hint: Option<bool>,
+    /// `openWorldHint`: the tool may interact with an open world of external entities.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub open_world_hint: Option<bool>,
 }
@@ -254,11 +259,15 @@ pub struct ToolAnnotations {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Icon {
+    /// The icon's URI (`https:` or `data:`).
     pub src: String,
+    /// The MIME type of the icon (`mimeType`), if given.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub mime_type: Option<String>,
+    /// The sizes the icon is available in, such as `"48x48"` or `"any"`.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub sizes: Vec<String>,
+    /// The theme the icon is for (`"light"` or `"dark"`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub theme: Option<String>,
 }

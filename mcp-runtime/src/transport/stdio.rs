@@ -86,7 +86,7 @@ impl Server {
 
     /// Serves newline-delimited JSON-RPC over any byte stream (a pipe, a socket), until
     /// the reader ends or `shutdown` completes. Requests run concurrently; on the end of
-    /// input, in-flight requests get [`EOF_DRAIN`] to finish.
+    /// input, in-flight requests get 5 seconds to finish.
     pub async fn serve_io<R, W>(
         self,
         reader: R,
