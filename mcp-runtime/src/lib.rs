@@ -60,7 +60,167 @@ pub mod telemetry;
 pub mod testing;
 mod transport;
 
-pub use mcp_macros::{Form, needs_input, prompt, resource, server, tool};
+/// Turns an `async fn` into an MCP tool; register it with [`tools!`].
+///
+/// The doc comment is the description (required). Parameters are *arguments*
+/// (`T: Deserialize + JsonSchema`; together they form the `inputSchema`; `Option<T>` is
+/// optional) or *extractors* that read the request: [`Context`], [`Progress`], [`Logger`],
+/// [`State`], [`Input`], or a type implementing [`FromToolCall`]. Return text, [`Content`],
+/// [`Json`] (structured output with an `outputSchema`), [`CallToolResult`], `()`, or a
+/// `Result` of these with [`ToolError`] (an `isError: true` result).
+///
+/// Options: `name`, `title`, `description`, `annotations(title, read_only_hint,
+/// destructive_hint, idempotent_hint, open_world_hint)`, `icon(src, mime_type, sizes,
+/// theme)` (repeatable), `meta = r#"{...}"#`, `ttl_ms`, `cache_scope`. On a parameter:
+/// `#[arg(name = "...", description = "...", header = "Region")]` (the last mirrors the
+/// argument in an `Mcp-Param-Region` HTTP header). With [`needs_input`] below it,
+/// `#[input(...)]` parameters are asked of the client. Every mistake is a compile error at
+/// the offending token.
+///
+/// ```
+/// use mcp_runtime::{Json, Server, ToolError, tool, tools};
+///
+/// /// Divides a by b.
+/// #[tool(annotations(read_only_hint = true))]
+/// async fn divide(#[arg(description = "The dividend")] a: f64, b: f64) -> Result<Json<f64>, ToolError> {
+///     if b == 0.0 {
+///         return Err(ToolError::new("division by zero"));
+///     }
+///     Ok(Json(a / b))
+/// }
+///
+/// let server = Server::builder("calc", "1.0").tools(tools![divide]).build().unwrap();
+/// assert_eq!(server.tool_names(), ["divide"]);
+/// ```
+pub use mcp_macros::tool;
+
+/// Turns an `async fn` into an MCP resource (a fixed URI, listed in `resources/list`) or
+/// resource template (RFC 6570 levels 1-3, listed in `resources/templates/list` and matched
+/// on `resources/read`); register it with [`resources!`].
+///
+/// Template variables bind to the parameters of the same name, parsed into their types
+/// ([`SafePath`] for paths). Options after the URI: `name`, `title`, `description`,
+/// `mime_type`, `size`, `icon(...)`, `annotations(audience(user, assistant), priority,
+/// last_modified)`, `meta`, `ttl_ms`, `cache_scope`, `list = f` (what a template can
+/// produce). `#[arg(complete = f)]` on a variable serves `completion/complete`. Return text,
+/// bytes, [`Json`], [`ResourceContents`], or a `Result` of these (`Err` is a JSON-RPC error).
+///
+/// ```
+/// use mcp_runtime::{Server, ToolError, resource, resources};
+///
+/// /// One note, by id.
+/// #[resource("notes://{id}", mime_type = "text/markdown")]
+/// async fn note(id: u64) -> Result<String, ToolError> {
+///     match id {
+///         42 => Ok("# The answer".into()),
+///         _ => Err(ToolError::resource_not_found(format!("notes://{id}"))),
+///     }
+/// }
+///
+/// let server = Server::builder("notes", "1.0").resources(resources![note]).build().unwrap();
+/// # drop(server);
+/// ```
+pub use mcp_macros::resource;
+
+/// Turns an `async fn` into an MCP prompt; register it with [`prompts!`].
+///
+/// Parameters are arguments (strings parsed into any `Deserialize` type, required unless
+/// `Option`; `#[arg(name = "...", description = "...", complete = f)]`) or extractors.
+/// Return [`PromptMessage`]s, one message, text, or a [`GetPromptResult`].
+///
+/// ```
+/// use mcp_runtime::{PromptMessage, Server, prompt, prompts};
+///
+/// /// Asks the model to review a file.
+/// #[prompt(title = "Review")]
+/// async fn review(#[arg(description = "Path of the file")] path: String, strict: Option<bool>) -> PromptMessage {
+///     PromptMessage::user(format!("Review {path} (strict: {})", strict.unwrap_or(false)))
+/// }
+///
+/// let server = Server::builder("review", "1.0").prompts(prompts![review]).build().unwrap();
+/// # drop(server);
+/// ```
+pub use mcp_macros::prompt;
+
+/// Serves the `#[tool]`, `#[resource]` and `#[prompt]` methods (`&self`) of an `impl`
+/// block, sharing the value's state; register the value with
+/// [`ServerBuilder::provider`]. Other methods of the block are left alone.
+///
+/// ```
+/// use mcp_runtime::{Server, server};
+/// use std::sync::atomic::{AtomicU64, Ordering};
+///
+/// #[derive(Default)]
+/// struct Counter(AtomicU64);
+///
+/// #[server]
+/// impl Counter {
+///     /// Adds one and returns the count.
+///     #[tool]
+///     async fn bump(&self) -> String {
+///         (self.0.fetch_add(1, Ordering::Relaxed) + 1).to_string()
+///     }
+/// }
+///
+/// let server = Server::builder("counter", "1.0").provider(Counter::default()).build().unwrap();
+/// assert_eq!(server.tool_names(), ["bump"]);
+/// ```
+pub use mcp_macros::server;
+
+/// Written below `#[tool]`, `#[prompt]` or `#[resource]`: the parameters marked
+/// `#[input(...)]` are asked of the client, all in one round of a multi round-trip request
+/// (`resultType: "input_required"`), and the body runs once, when every answer is there.
+///
+/// `#[input(elicit = "message with {placeholders}")]` asks for a form (a type deriving
+/// [`Form`]; [`Elicited<T>`](Elicited) to see decline and cancel),
+/// `#[input(url = "...", message = "...")]` for a URL-mode elicitation,
+/// `#[input(sample = "...", max_tokens = n)]` and `#[input(roots)]` for sampling and roots;
+/// `key = "..."` names the input (default: the parameter name). Written alone it is a
+/// compile error. Use it by path (`#[mcp_runtime::needs_input]`) or import it.
+///
+/// ```
+/// use mcp_runtime::{Form, Server, tool, tools};
+///
+/// #[derive(serde::Deserialize, schemars::JsonSchema, Form)]
+/// struct GitHub {
+///     /// Your GitHub login
+///     login: String,
+/// }
+///
+/// /// Current weather, personalised for the GitHub user.
+/// #[tool]
+/// #[mcp_runtime::needs_input]
+/// async fn get_weather(location: String, #[input(elicit = "Who is asking about {location}?")] user: GitHub) -> String {
+///     format!("Sunny in {location}, @{}", user.login)
+/// }
+///
+/// let server = Server::builder("weather", "1.0").tools(tools![get_weather]).build().unwrap();
+/// # drop(server);
+/// ```
+pub use mcp_macros::needs_input;
+
+/// Derives [`ElicitForm`] for a struct whose fields are text, numbers, booleans or string
+/// enums (or `Option` of these), checked field by field at compile time, so it can be asked
+/// of the user with `#[input(elicit = "...")]` or [`Input::elicit`]; on a unit-only enum,
+/// derives [`FormField`]. Field doc comments become the form's descriptions.
+///
+/// ```
+/// use mcp_runtime::{ElicitForm, Form};
+///
+/// #[derive(serde::Deserialize, schemars::JsonSchema, Form)]
+/// #[serde(rename_all = "lowercase")]
+/// enum Env { Staging, Production }
+///
+/// #[derive(serde::Deserialize, schemars::JsonSchema, Form)]
+/// struct Target {
+///     /// Where to deploy
+///     env: Env,
+///     note: Option<String>,
+/// }
+/// # fn check<T: ElicitForm>() {}
+/// # check::<Target>();
+/// ```
+pub use mcp_macros::Form;
 pub use mrtr::state::KeyRing;
 pub use mrtr::{ElicitForm, ElicitParam, Elicited, FormField, Input};
 pub use protocol::{Annotations, ResourceContents, Role};
