@@ -289,3 +289,57 @@ async fn a_handle_argument_carries_state_across_instances() {
     assert_eq!(tools[0]["name"], "add_to_cart");
     assert_eq!(tools[0]["inputSchema"]["required"], json!(["cart", "item"]));
 }
+
+/// Looks up the weather in a region.
+#[tool]
+async fn regional(#[arg(header = "Region")] region: String) -> String {
+    format!("sunny in {region}")
+}
+
+#[tokio::test]
+async fn header_rules_apply_to_headers_given_in_process() {
+    let client = TestClient::new(
+        Server::builder("hdr", "1.0")
+            .tools(tools![regional])
+            .build()
+            .unwrap(),
+    );
+    let params = json!({"name": "regional", "arguments": {"region": "eu-west"}});
+    let headers = client.standard_headers("tools/call", &params).await;
+    let names: Vec<&str> = headers.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "MCP-Protocol-Version",
+            "Mcp-Method",
+            "Mcp-Name",
+            "Mcp-Param-Region"
+        ]
+    );
+    let (ok, _) = client
+        .request_with_headers("tools/call", params.clone(), &headers)
+        .await
+        .unwrap();
+    assert_eq!(ok["content"][0]["text"], "sunny in eu-west");
+
+    // The mirrored argument disagrees with the body.
+    let mut tampered = headers.clone();
+    tampered[3].1 = "us-east".into();
+    let err = client
+        .request_with_headers("tools/call", params.clone(), &tampered)
+        .await
+        .unwrap_err();
+    assert_eq!(err.code, -32020, "{err}");
+
+    // A required header is missing.
+    let without_method: Vec<_> = headers
+        .iter()
+        .filter(|(n, _)| n != "Mcp-Method")
+        .cloned()
+        .collect();
+    let err = client
+        .request_with_headers("tools/call", params, &without_method)
+        .await
+        .unwrap_err();
+    assert_eq!(err.code, -32020, "{err}");
+}

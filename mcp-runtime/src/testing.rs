@@ -148,6 +148,83 @@ impl TestClient {
         method: &str,
         params: Value,
     ) -> Result<(Value, Vec<Value>), ErrorReply> {
+        let prepared = self.start(method, params, &NoGuard)?;
+        self.finish(prepared).await
+    }
+
+    /// The HTTP headers a conforming client sends with this request: `MCP-Protocol-Version`,
+    /// `Mcp-Method`, `Mcp-Name` and the tool's `Mcp-Param-*` headers. Change one and pass
+    /// them to [`TestClient::request_with_headers`] to test the header rules.
+    #[cfg(feature = "http")]
+    pub async fn standard_headers(&self, method: &str, params: &Value) -> Vec<(String, String)> {
+        let mut out = vec![
+            (
+                "MCP-Protocol-Version".to_owned(),
+                PROTOCOL_VERSION.to_owned(),
+            ),
+            ("Mcp-Method".to_owned(), method.to_owned()),
+        ];
+        let name = match method {
+            "tools/call" | "prompts/get" => params["name"].as_str(),
+            "resources/read" => params["uri"].as_str(),
+            _ => None,
+        };
+        if let Some(name) = name {
+            out.push(("Mcp-Name".to_owned(), name.to_owned()));
+        }
+        if method == "tools/call" {
+            let tools = self
+                .list_all("tools/list", "tools")
+                .await
+                .unwrap_or_default();
+            if let Some(tool) = tools.iter().find(|t| t["name"] == params["name"]) {
+                out.extend(param_headers(tool, &params["arguments"]));
+            }
+        }
+        out
+    }
+
+    /// Sends one request with these HTTP headers, checked by the same rules as the HTTP
+    /// transport (`-32020` for a header that disagrees with the body, is missing or
+    /// malformed). Header names are case-insensitive.
+    #[cfg(feature = "http")]
+    pub async fn request_with_headers(
+        &self,
+        method: &str,
+        params: Value,
+        headers: &[(String, String)],
+    ) -> Result<(Value, Vec<Value>), ErrorReply> {
+        let mut map = axum::http::HeaderMap::new();
+        for (name, value) in headers {
+            let name =
+                axum::http::HeaderName::from_bytes(name.as_bytes()).map_err(|e| ErrorReply {
+                    code: -32600,
+                    message: format!("header name {name:?}: {e}"),
+                    data: None,
+                })?;
+            let value =
+                axum::http::HeaderValue::from_bytes(value.as_bytes()).map_err(|e| ErrorReply {
+                    code: -32600,
+                    message: format!("header value {value:?}: {e}"),
+                    data: None,
+                })?;
+            map.append(name, value);
+        }
+        let prepared = self.start(
+            method,
+            params,
+            &crate::transport::http::HeaderGuard::new(&map),
+        )?;
+        self.finish(prepared).await
+    }
+
+    /// Applies the request rules (synchronously: the guard is not held across an await).
+    fn start(
+        &self,
+        method: &str,
+        params: Value,
+        guard: &dyn crate::server::TransportGuard,
+    ) -> Result<Prepared, ErrorReply> {
         let mut params = match params {
             Value::Object(m) => m,
             _ => Map::new(),
@@ -167,7 +244,12 @@ impl TestClient {
             message: e.to_string(),
             data: None,
         })?;
-        let reply = match self.server.prepare(msg, &NoGuard, Streams::OnDemand) {
+        Ok(self.server.prepare(msg, guard, Streams::OnDemand))
+    }
+
+    /// Runs what [`TestClient::start`] prepared and reads the answer.
+    async fn finish(&self, prepared: Prepared) -> Result<(Value, Vec<Value>), ErrorReply> {
+        let reply = match prepared {
             Prepared::Reply(r) => (r.body, Vec::new()),
             Prepared::Notification { .. } => return Ok((Value::Null, Vec::new())),
             Prepared::Listen(_) => {

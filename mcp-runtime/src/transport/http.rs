@@ -379,14 +379,14 @@ fn accepted(headers: &HeaderMap) -> (bool, bool) {
 }
 
 /// The request headers the 2026-07-28 HTTP binding mirrors from the body.
-struct HeaderGuard<'a>(&'a HeaderMap);
+pub(crate) struct HeaderGuard<'a>(&'a HeaderMap);
 
 const VERSION_HEADER: &str = "mcp-protocol-version";
 const METHOD_HEADER: &str = "mcp-method";
 const NAME_HEADER: &str = "mcp-name";
 
 impl<'a> HeaderGuard<'a> {
-    fn new(headers: &'a HeaderMap) -> Self {
+    pub(crate) fn new(headers: &'a HeaderMap) -> Self {
         HeaderGuard(headers)
     }
 
