@@ -60,8 +60,16 @@ async fn note(id: u64) -> String {
 
 /// Writes a haiku about a topic.
 #[prompt]
-async fn haiku(topic: String) -> Vec<PromptMessage> {
+async fn haiku(#[arg(complete = topics)] topic: String) -> Vec<PromptMessage> {
     vec![PromptMessage::user(format!("A haiku about {topic}"))]
+}
+
+async fn topics(partial: String) -> Vec<String> {
+    ["rain", "rivers", "snow"]
+        .into_iter()
+        .filter(|t| t.starts_with(&partial))
+        .map(String::from)
+        .collect()
 }
 
 fn server() -> Server {
@@ -104,6 +112,16 @@ async fn calls_tools_resources_and_prompts() {
         .await
         .unwrap();
     assert_eq!(prompt.text(), "A haiku about rust");
+
+    let values = client
+        .complete(
+            json!({"type": "ref/prompt", "name": "haiku"}),
+            "topic",
+            "ri",
+        )
+        .await
+        .unwrap();
+    assert_eq!(values, ["rivers"]);
 }
 
 #[tokio::test]
