@@ -172,6 +172,12 @@ async fn answers_input_required_rounds_from_a_script() {
         .await
         .unwrap();
     assert!(declined.is_error());
+    let cancelled = client
+        .call_tool_answering("greet", json!({}), &Answers::new().cancel("login"))
+        .await
+        .unwrap();
+    assert!(cancelled.is_error());
+    assert_eq!(cancelled.rounds, 2);
 
     // Both declared inputs in one round.
     let both = Answers::new()
@@ -187,21 +193,30 @@ async fn answers_input_required_rounds_from_a_script() {
 #[tokio::test]
 async fn a_tampered_state_is_refused() {
     let client = TestClient::new(server());
-    let asked = client.call_tool("greet", json!({})).await.unwrap();
-    let state = asked.result["requestState"].as_str().unwrap();
-    let err = client
-        .request(
-            "tools/call",
+    // Each state is sealed with a fresh nonce, so this tampers at many different bytes.
+    for _ in 0..20 {
+        let asked = client.call_tool("greet", json!({})).await.unwrap();
+        let state = asked.result["requestState"].as_str().unwrap();
+        let retry = |state: String| {
             json!({
                 "name": "greet",
                 "arguments": {},
-                "requestState": tamper_state(state),
+                "requestState": state,
                 "inputResponses": {"login": {"action": "accept", "content": {"login": "eve"}}},
-            }),
-        )
-        .await
-        .unwrap_err();
-    assert_eq!(err.code, -32602, "{err}");
+            })
+        };
+        let err = client
+            .request("tools/call", retry(tamper_state(state)))
+            .await
+            .unwrap_err();
+        assert_eq!(err.code, -32602, "{err}");
+        // The same retry with the state as sent completes.
+        let (ok, _) = client
+            .request("tools/call", retry(state.to_owned()))
+            .await
+            .unwrap();
+        assert_eq!(ok["content"][0]["text"], "hello @eve");
+    }
 }
 
 #[tokio::test]

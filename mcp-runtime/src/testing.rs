@@ -21,7 +21,7 @@
 //! ```
 
 use crate::protocol::json::parse_strict;
-use crate::protocol::{PROTOCOL_VERSION, RpcError, keys};
+use crate::protocol::{PROTOCOL_VERSION, keys};
 use crate::server::{NoGuard, Prepared, Server, Streams};
 use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
@@ -421,11 +421,13 @@ impl TestClient {
     }
 }
 
-/// Changes a `requestState` so it no longer verifies (flips a character in its sealed part).
+/// Changes a `requestState` so it no longer verifies: one character of its sealed part is
+/// replaced (away from the end, where base64 may carry unused bits).
 pub fn tamper_state(state: &str) -> String {
     let mut bytes = state.as_bytes().to_vec();
-    if let Some(b) = bytes.last_mut() {
-        *b = if *b == b'A' { b'B' } else { b'A' };
+    let at = bytes.len().saturating_sub(bytes.len() / 4 + 1);
+    if let Some(b) = bytes.get_mut(at) {
+        *b = if *b == b'A' { b'g' } else { b'A' };
     }
     String::from_utf8(bytes).unwrap_or_default()
 }
@@ -483,10 +485,4 @@ pub async fn lists_json(server: &Server) -> String {
     let mut s = serde_json::to_string_pretty(&Value::Object(doc)).unwrap_or_default();
     s.push('\n');
     s
-}
-
-impl From<ErrorReply> for RpcError {
-    fn from(e: ErrorReply) -> RpcError {
-        RpcError::internal(e.message)
-    }
 }
