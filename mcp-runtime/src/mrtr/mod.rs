@@ -21,6 +21,29 @@ use std::future::Future;
 use std::sync::{Arc, Mutex};
 
 /// What the client answered to an elicitation.
+///
+/// ```
+/// use mcp_runtime::{Elicited, Form, tool};
+///
+/// #[derive(serde::Deserialize, schemars::JsonSchema, Form)]
+/// struct Sure {
+///     ok: bool,
+/// }
+///
+/// /// Deploys a service after the user confirms.
+/// #[tool]
+/// #[mcp_runtime::needs_input]
+/// async fn deploy(service: String, #[input(elicit = "Really deploy {service}?")] sure: Elicited<Sure>) -> String {
+///     match sure {
+///         Elicited::Accept(Sure { ok: true }) => format!("deployed {service}"),
+///         Elicited::Accept(_) | Elicited::Decline => "not deployed".into(),
+///         Elicited::Cancel => "cancelled".into(),
+///     }
+/// }
+///
+/// assert_eq!(Elicited::Accept(3).accepted().unwrap(), 3);
+/// assert!(Elicited::<u8>::Decline.accepted().is_err());
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Elicited<T> {
     /// The user submitted the form.
@@ -270,6 +293,24 @@ impl Input {
 /// numbers, booleans or string enums (the spec allows nothing nested). Derive it:
 /// `#[derive(serde::Deserialize, schemars::JsonSchema, mcp_runtime::Form)]`; the derive
 /// checks every field at compile time.
+///
+/// ```
+/// use mcp_runtime::{Form, Input, ToolError, tool};
+///
+/// #[derive(serde::Deserialize, schemars::JsonSchema, Form)]
+/// struct Login {
+///     /// Your login
+///     login: String,
+///     remember: Option<bool>,
+/// }
+///
+/// /// Greets the user by login.
+/// #[tool]
+/// async fn greet(input: Input) -> Result<String, ToolError> {
+///     let user: Login = input.elicit("login", "Who are you?").await?.accepted()?;
+///     Ok(format!("hello {} (remembered: {:?})", user.login, user.remember))
+/// }
+/// ```
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not an elicitation form",
     label = "not a form",
@@ -279,6 +320,28 @@ pub trait ElicitForm: DeserializeOwned + JsonSchema + Send {}
 
 /// A type a form field can have: text, numbers, booleans, string enums
 /// (`#[derive(Form)]` on a unit-only enum), and `Option` of these.
+///
+/// ```
+/// use mcp_runtime::{Form, FormField};
+///
+/// #[derive(serde::Deserialize, schemars::JsonSchema, Form)]
+/// #[serde(rename_all = "lowercase")]
+/// enum Size {
+///     Small,
+///     Large,
+/// }
+///
+/// #[derive(serde::Deserialize, schemars::JsonSchema, Form)]
+/// struct Order {
+///     size: Size,
+///     quantity: u32,
+///     note: Option<String>,
+/// }
+///
+/// fn field<T: FormField>() {}
+/// field::<Size>();
+/// field::<Option<u32>>();
+/// ```
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be a field of an elicitation form",
     label = "not a primitive",
@@ -294,6 +357,19 @@ impl<T: FormField> FormField for Option<T> {}
 
 /// A parameter filled by a declared elicitation (`#[input(elicit = "...")]`): `T` (a
 /// decline or cancel becomes an `isError` result) or [`Elicited<T>`] (the handler decides).
+///
+/// ```
+/// use mcp_runtime::{ElicitParam, Elicited, Form};
+///
+/// #[derive(serde::Deserialize, schemars::JsonSchema, Form)]
+/// struct Approval {
+///     approved: bool,
+/// }
+///
+/// fn elicitable<T: ElicitParam>() {}
+/// elicitable::<Approval>(); // a decline becomes an error result
+/// elicitable::<Elicited<Approval>>(); // the handler sees decline and cancel
+/// ```
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot receive an elicitation",
     label = "not a form",

@@ -24,6 +24,16 @@ pub const KEYS_ENV: &str = "MCP_REQUEST_STATE_KEYS";
 /// Keys that seal and open `requestState`. One key is active (new states use it); the
 /// others are still accepted, so keys rotate without breaking flows in flight:
 /// `{k1}` → `{k1 active, k2}` → `{k2 active, k1}` → `{k2}`.
+///
+/// ```
+/// use mcp_runtime::{KeyRing, Server};
+///
+/// // At least 32 bytes of secret material per key (from a secret store in production).
+/// let ring = KeyRing::new([("k2", [7u8; 32]), ("k1", [9u8; 32])]).unwrap(); // k2 active, k1 accepted
+/// assert!(KeyRing::new([("short", [0u8; 8])]).is_err());
+/// let server = Server::builder("x", "1.0").request_state_keys(ring).build().unwrap();
+/// # drop(server);
+/// ```
 #[derive(Clone)]
 pub struct KeyRing {
     keys: Vec<(String, [u8; 32])>,

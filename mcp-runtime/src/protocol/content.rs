@@ -2,6 +2,14 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 /// Who a message or an annotation is meant for.
+///
+/// ```
+/// use mcp_runtime::{Annotations, Role};
+///
+/// assert_eq!(serde_json::to_value(Role::Assistant).unwrap(), "assistant");
+/// let for_the_user = Annotations { audience: Some(vec![Role::User]), ..Default::default() };
+/// # drop(for_the_user);
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Role {
@@ -12,6 +20,23 @@ pub enum Role {
 }
 
 /// Optional hints on content: audience, priority (0..=1), last modification (ISO 8601).
+///
+/// ```
+/// use mcp_runtime::{Annotations, Content, Role};
+///
+/// let annotations = Annotations {
+///     audience: Some(vec![Role::User]),
+///     priority: Some(0.9),
+///     last_modified: Some("2026-01-15T10:00:00Z".into()),
+/// };
+/// let mut block = Content::text("Only for you");
+/// if let Content::Text(text) = &mut block {
+///     text.annotations = Some(annotations);
+/// }
+/// let json = serde_json::to_value(&block).unwrap();
+/// assert_eq!(json["annotations"]["audience"], serde_json::json!(["user"]));
+/// assert_eq!(json["annotations"]["lastModified"], "2026-01-15T10:00:00Z");
+/// ```
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Annotations {
@@ -132,6 +157,25 @@ pub struct BlobResourceContents {
 }
 
 /// Text or binary contents of a resource.
+///
+/// ```
+/// use mcp_runtime::{ResourceContents, resource};
+///
+/// /// The logo, and a text description of it.
+/// #[resource("assets://logo", mime_type = "image/png")]
+/// async fn logo() -> Vec<ResourceContents> {
+///     vec![
+///         ResourceContents::blob("assets://logo", "image/png", [0x89, b'P', b'N', b'G']),
+///         ResourceContents::text("assets://logo", "text/plain", "A blue square."),
+///     ]
+/// }
+///
+/// let text = ResourceContents::text("notes://1", "text/markdown", "# One");
+/// assert_eq!(
+///     serde_json::to_value(&text).unwrap(),
+///     serde_json::json!({"uri": "notes://1", "mimeType": "text/markdown", "text": "# One"})
+/// );
+/// ```
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum ResourceContents {
@@ -155,6 +199,23 @@ pub struct EmbeddedResource {
 }
 
 /// One content block of a tool result or a prompt message.
+///
+/// ```
+/// use mcp_runtime::{Content, tool};
+///
+/// /// Shows this month's sales.
+/// #[tool]
+/// async fn sales() -> Vec<Content> {
+///     vec![
+///         Content::text("Sales by month:"),
+///         Content::image(b"\x89PNG...", "image/png"),
+///         Content::resource_link("reports://sales", "sales"),
+///     ]
+/// }
+///
+/// let json = serde_json::to_value(Content::text("hi")).unwrap();
+/// assert_eq!(json, serde_json::json!({"type": "text", "text": "hi"}));
+/// ```
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Content {
@@ -262,6 +323,26 @@ impl Content {
 
 /// The result of `tools/call` (without the envelope fields the server adds: `resultType`
 /// and the server's `_meta`).
+///
+/// ```
+/// use mcp_runtime::{CallToolResult, Content, tool};
+///
+/// /// Checks that a URL uses HTTPS.
+/// #[tool]
+/// async fn check(url: String) -> CallToolResult {
+///     if url.starts_with("https://") {
+///         CallToolResult::success(vec![Content::text("ok")])
+///     } else {
+///         CallToolResult::error("only https URLs are accepted")
+///     }
+/// }
+///
+/// let failed = CallToolResult::error("boom");
+/// assert_eq!(
+///     serde_json::to_value(&failed).unwrap(),
+///     serde_json::json!({"content": [{"type": "text", "text": "boom"}], "isError": true})
+/// );
+/// ```
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CallToolResult {

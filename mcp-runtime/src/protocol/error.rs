@@ -48,6 +48,23 @@ impl ErrorCode {
 /// A JSON-RPC error object: `{code, message, data?}`.
 ///
 /// `message` is kept to one sentence and at most 1 KiB; reflected input is truncated.
+///
+/// ```
+/// use mcp_runtime::protocol::ErrorCode;
+/// use mcp_runtime::{RpcError, ToolError};
+///
+/// let e = RpcError::invalid_params("`id` must be positive").with_data(serde_json::json!({"id": -1}));
+/// assert_eq!(e.code(), ErrorCode::INVALID_PARAMS);
+/// assert_eq!(
+///     serde_json::to_value(&e).unwrap(),
+///     serde_json::json!({"code": -32602, "message": "`id` must be positive", "data": {"id": -1}})
+/// );
+///
+/// // From a handler, an application error becomes a JSON-RPC error (not `isError`).
+/// let quota = ErrorCode::application(-31001).unwrap();
+/// let err = ToolError::protocol(RpcError::application(quota, "quota exceeded"));
+/// assert!(!err.is_execution_error());
+/// ```
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct RpcError {
     code: ErrorCode,

@@ -3,6 +3,16 @@ use serde_json::{Map, Number, Value};
 use std::fmt;
 
 /// A JSON-RPC request id: a string or an integer, echoed token for token.
+///
+/// ```
+/// use mcp_runtime::RequestId;
+/// use serde_json::json;
+///
+/// let id = RequestId::from_value(&json!(7)).unwrap();
+/// assert_eq!(id.to_value(), json!(7)); // echoed as sent: a number stays a number
+/// assert_eq!(RequestId::from_value(&json!("a")).unwrap().to_string(), "\"a\"");
+/// assert!(RequestId::from_value(&json!(1.5)).is_none());
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum RequestId {
@@ -44,6 +54,19 @@ impl fmt::Display for RequestId {
 /// The capabilities a client declared on *this* request (`_meta` `clientCapabilities`).
 ///
 /// Nothing is remembered between requests: an empty object means no optional capability.
+///
+/// ```
+/// use mcp_runtime::{ClientCapabilities, Context, tool};
+///
+/// /// Says how the client can be asked for input on this request.
+/// #[tool]
+/// async fn modes(cx: Context) -> String {
+///     let caps: &ClientCapabilities = cx.client_capabilities();
+///     format!("form: {}, url: {}", caps.has("elicitation.form"), caps.has("elicitation.url"))
+/// }
+///
+/// assert!(!ClientCapabilities::default().has("sampling"));
+/// ```
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ClientCapabilities(Map<String, Value>);
 
@@ -92,6 +115,14 @@ impl ClientCapabilities {
 }
 
 /// Log levels of `notifications/message`, in RFC 5424 order (lowest first).
+///
+/// ```
+/// use mcp_runtime::LogLevel;
+///
+/// assert!(LogLevel::Error > LogLevel::Warning);
+/// assert_eq!(LogLevel::parse("notice"), Some(LogLevel::Notice));
+/// assert_eq!(LogLevel::Critical.as_str(), "critical");
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum LogLevel {
@@ -145,6 +176,19 @@ impl LogLevel {
 }
 
 /// `cacheScope` of a cacheable result.
+///
+/// ```
+/// use mcp_runtime::{CacheScope, tool};
+///
+/// /// The caller's own quota: cacheable for a minute, by the caller only.
+/// #[tool(ttl_ms = 60000, cache_scope = "private")]
+/// async fn quota() -> &'static str {
+///     "42 calls left"
+/// }
+///
+/// assert_eq!(CacheScope::parse("private"), Some(CacheScope::Private));
+/// assert!(CacheScope::Private > CacheScope::Public); // more restrictive
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum CacheScope {
@@ -176,6 +220,16 @@ impl CacheScope {
 /// Caching hints (`ttlMs`, `cacheScope`) of a cacheable result.
 ///
 /// A hint is advice to the client, never access control.
+///
+/// ```
+/// use mcp_runtime::{CacheHints, CacheScope, Server};
+///
+/// let hints = CacheHints::new(60_000, CacheScope::Public);
+/// let combined = hints.combine(CacheHints::new(1_000, CacheScope::Private));
+/// assert_eq!(combined, CacheHints::new(1_000, CacheScope::Private));
+/// let server = Server::builder("x", "1.0").list_cache(hints).build().unwrap();
+/// # drop(server);
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct CacheHints {
     /// How long the result stays fresh, in milliseconds (`0`: stale at once).

@@ -11,6 +11,28 @@ pub const MAX_COMPLETIONS: usize = 100;
 
 /// The arguments (or template variables) the client already filled in
 /// (`context.arguments`).
+///
+/// ```
+/// use mcp_runtime::{KnownArguments, PromptMessage, Server, prompt, prompts};
+///
+/// /// Suggests files in the folder of the language chosen already.
+/// async fn files(partial: String, known: KnownArguments) -> Vec<String> {
+///     vec![format!("{}/{partial}", known.get("language").unwrap_or("any"))]
+/// }
+///
+/// /// Reviews a file.
+/// #[prompt]
+/// async fn review(language: String, #[arg(complete = files)] file: String) -> PromptMessage {
+///     PromptMessage::user(format!("Review {file} ({language})"))
+/// }
+///
+/// let server = Server::builder("x", "1.0").prompts(prompts![review]).build().unwrap();
+/// # drop(server);
+/// let known = KnownArguments([("language".to_owned(), "rust".to_owned())].into());
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// assert_eq!(files("ma".into(), known).await, ["rust/ma"]);
+/// # });
+/// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct KnownArguments(pub BTreeMap<String, String>);
 
@@ -26,6 +48,23 @@ pub(crate) type Completer =
 
 /// An async function that completes one argument: `async fn(partial: String) -> Vec<String>`
 /// or `async fn(partial: String, known: KnownArguments) -> Vec<String>`.
+///
+/// ```
+/// use mcp_runtime::{Server, ToolError, resource, resources};
+///
+/// async fn note_ids(partial: String) -> Vec<String> {
+///     ["1", "2", "10"].into_iter().filter(|i| i.starts_with(&partial)).map(String::from).collect()
+/// }
+///
+/// /// One note, by id.
+/// #[resource("notes://{id}")]
+/// async fn note(#[arg(complete = note_ids)] id: u64) -> Result<String, ToolError> {
+///     Ok(format!("note {id}"))
+/// }
+///
+/// let server = Server::builder("notes", "1.0").resources(resources![note]).build().unwrap();
+/// # drop(server);
+/// ```
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot complete an argument",
     note = "a completer is `async fn(partial: String) -> Vec<String>` or `async fn(partial: String, known: KnownArguments) -> Vec<String>`"

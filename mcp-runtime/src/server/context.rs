@@ -64,6 +64,22 @@ impl Extensions {
 }
 
 /// W3C trace context carried in the request's `_meta` (`traceparent`, `tracestate`).
+///
+/// ```
+/// use mcp_runtime::{Context, TraceContext, tool};
+///
+/// /// Tells the caller which trace it belongs to.
+/// #[tool]
+/// async fn whoami(cx: Context) -> String {
+///     cx.trace_context().map_or("untraced".into(), |t| t.trace_id.clone())
+/// }
+///
+/// let t = TraceContext::parse("00-0af7651916cd43dd8448eb211c80319c-00f067aa0ba902b7-01", None)
+///     .unwrap();
+/// assert_eq!(t.parent_id, "00f067aa0ba902b7");
+/// assert_eq!(t.flags & 1, 1); // sampled
+/// assert!(TraceContext::parse("garbage", None).is_none());
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TraceContext {
     /// 32 lowercase hex digits.
@@ -305,6 +321,23 @@ impl Progress {
 /// `io.modelcontextprotocol/logLevel`, and only at or above that level. (Logging is
 /// deprecated in 2026-07-28; prefer `tracing`, which goes to stderr.) A server with a tool
 /// that takes a `Logger` advertises the `logging` capability.
+///
+/// ```
+/// use mcp_runtime::{LogLevel, Logger, Server, tool, tools};
+///
+/// /// Imports a file, logging as it goes.
+/// #[tool]
+/// async fn import(log: Logger, path: String) -> String {
+///     log.info(format!("importing {path}"));
+///     if log.enabled(LogLevel::Debug) {
+///         log.log(LogLevel::Debug, Some("import"), serde_json::json!({ "path": path }));
+///     }
+///     "imported".into()
+/// }
+///
+/// let server = Server::builder("importer", "1.0").tools(tools![import]).build().unwrap();
+/// assert_eq!(server.tool_names(), ["import"]);
+/// ```
 #[derive(Clone)]
 pub struct Logger(pub(crate) Arc<RequestState>);
 

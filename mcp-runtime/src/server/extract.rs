@@ -7,6 +7,19 @@ use std::any::TypeId;
 use std::sync::Arc;
 
 /// What a handler's extractors need from the server, checked when it is built.
+///
+/// ```
+/// use mcp_runtime::{Server, Signature, ToolDef, ToolError};
+///
+/// struct Db;
+///
+/// let mut signature = Signature::new();
+/// signature.requirements().requires_state::<Db>();
+/// let count = ToolDef::new("count", signature, |_call| async { Ok::<_, ToolError>("0") })
+///     .description("Counts rows.");
+/// // Checked when the server is built: no `Db` was given with `.state(..)`.
+/// assert!(Server::builder("x", "1.0").tool(count).build().is_err());
+/// ```
 #[derive(Debug, Default, Clone)]
 pub struct Requirements {
     pub(crate) uses_logging: bool,
@@ -32,6 +45,37 @@ impl Requirements {
 
 /// A parameter that reads the request (not the arguments): [`Context`], [`Progress`],
 /// [`Logger`], [`State<T>`].
+///
+/// ```
+/// use mcp_runtime::{Context, FromRequest, Requirements, Server, State, ToolError};
+/// use mcp_runtime::{resource, resources};
+///
+/// struct Config {
+///     tenant: String,
+/// }
+///
+/// /// The tenant this server serves, read from the shared `Config`.
+/// struct Tenant(String);
+///
+/// impl FromRequest for Tenant {
+///     fn requirements(requirements: &mut Requirements) {
+///         requirements.requires_state::<Config>();
+///     }
+///     fn from_request(cx: &Context) -> Result<Self, ToolError> {
+///         Ok(Tenant(State::<Config>::from_request(cx)?.tenant.clone()))
+///     }
+/// }
+///
+/// /// The tenant's name.
+/// #[resource("tenant://name")]
+/// async fn tenant_name(tenant: Tenant) -> String {
+///     tenant.0
+/// }
+///
+/// let config = Config { tenant: "acme".into() };
+/// let server = Server::builder("x", "1.0").state(config).resources(resources![tenant_name]).build();
+/// assert!(server.is_ok());
+/// ```
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not an extractor",
     label = "not an extractor",

@@ -11,6 +11,23 @@ use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
 
 /// A change to what a server serves, announced on listen streams that asked for it.
+///
+/// ```
+/// use mcp_runtime::{Change, Context, Server, tool, tools};
+///
+/// /// Reloads the notes and tells listeners what changed.
+/// #[tool]
+/// async fn reload(cx: Context) -> &'static str {
+///     if let Some(server) = cx.server() {
+///         server.notify(Change::ResourceUpdated("notes://index".into()));
+///         server.notify(Change::ResourcesListChanged);
+///     }
+///     "reloaded"
+/// }
+///
+/// let server = Server::builder("notes", "1.0").tools(tools![reload]).build().unwrap();
+/// server.notify(Change::ToolsListChanged); // no listener yet: nobody is told
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Change {
     /// The set of tools changed (`notifications/tools/list_changed`).
@@ -30,6 +47,32 @@ pub enum Change {
 /// `NOTIFY`, ...) by implementing this trait, so a change made on one instance reaches
 /// listeners on all of them. Delivery is best effort, as the spec allows: a subscriber that
 /// falls behind loses changes rather than making the server buffer without bound.
+///
+/// ```
+/// use futures_util::stream::BoxStream;
+/// use mcp_runtime::{Change, LocalBus, NotificationBus, Server};
+/// use std::sync::Arc;
+/// use std::sync::atomic::{AtomicUsize, Ordering};
+///
+/// /// Counts what it carries; a real bus would forward to Redis, NATS, ...
+/// struct Counted(LocalBus, Arc<AtomicUsize>);
+///
+/// impl NotificationBus for Counted {
+///     fn publish(&self, change: Change) {
+///         self.1.fetch_add(1, Ordering::Relaxed);
+///         self.0.publish(change);
+///     }
+///     fn subscribe(&self) -> BoxStream<'static, Change> {
+///         self.0.subscribe()
+///     }
+/// }
+///
+/// let count = Arc::new(AtomicUsize::new(0));
+/// let bus = Counted(LocalBus::default(), Arc::clone(&count));
+/// let server = Server::builder("x", "1.0").notification_bus(bus).build().unwrap();
+/// server.notify_resource_updated("notes://1");
+/// assert_eq!(count.load(Ordering::Relaxed), 1);
+/// ```
 pub trait NotificationBus: Send + Sync + 'static {
     /// Announces a change.
     fn publish(&self, change: Change);
@@ -39,6 +82,22 @@ pub trait NotificationBus: Send + Sync + 'static {
 
 /// An in-process [`NotificationBus`] (a broadcast channel of bounded capacity: a listener
 /// more than `capacity` changes behind skips the ones it missed).
+///
+/// ```
+/// use futures_util::StreamExt;
+/// use mcp_runtime::{Change, LocalBus, NotificationBus, Server};
+///
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// let bus = LocalBus::new(16);
+/// let mut changes = bus.subscribe();
+/// bus.publish(Change::ResourceUpdated("notes://1".into()));
+/// assert_eq!(changes.next().await, Some(Change::ResourceUpdated("notes://1".into())));
+/// # });
+///
+/// // Servers use one by default; a bigger buffer for bursts of changes:
+/// let server = Server::builder("x", "1.0").notification_bus(LocalBus::new(1024)).build().unwrap();
+/// # drop(server);
+/// ```
 pub struct LocalBus(broadcast::Sender<Change>);
 
 impl LocalBus {

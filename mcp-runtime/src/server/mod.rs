@@ -25,6 +25,18 @@ pub use tool::{
 pub use completion::{IntoCompleter, KnownArguments, MAX_COMPLETIONS};
 pub(crate) use dispatch::{NoGuard, Prepared, Reply, Streams, TransportGuard};
 pub(crate) use listen::Listen;
+/// An RFC 6570 URI template (levels 1-3), as `#[resource]` templates are parsed and
+/// matched.
+///
+/// ```
+/// use mcp_runtime::UriTemplate;
+///
+/// let template = UriTemplate::parse("notes://{id}{?format}").unwrap();
+/// let vars = template.matches("notes://42?format=md").unwrap();
+/// assert_eq!(vars["id"], "42");
+/// assert_eq!(vars["format"], "md");
+/// assert!(template.matches("other://42").is_none());
+/// ```
 pub use mcp_uri_template::UriTemplate;
 pub use prompt::{
     FromPromptCall, GetPromptResult, IntoPromptResult, PromptCall, PromptDef, PromptMessage,
@@ -48,6 +60,15 @@ use std::sync::Arc;
 use std::time::Duration;
 
 /// The server's identity (`io.modelcontextprotocol/serverInfo`).
+///
+/// ```
+/// use mcp_runtime::Server;
+///
+/// let server = Server::builder("weather", "2.1.0").title("Weather").build().unwrap();
+/// let info = server.info();
+/// assert_eq!((info.name.as_str(), info.version.as_str()), ("weather", "2.1.0"));
+/// assert_eq!(info.title.as_deref(), Some("Weather"));
+/// ```
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ServerInfo {
@@ -71,6 +92,32 @@ pub struct ServerInfo {
 
 /// A type whose methods are tools: what `#[mcp_runtime::server]` implements for an `impl`
 /// block, so the tools share the value's state (a pool, a client).
+///
+/// `#[server]` writes the impl; by hand it looks like this:
+///
+/// ```
+/// use mcp_runtime::{Provider, Server, Signature, ToolDef, ToolError};
+/// use std::sync::Arc;
+///
+/// struct Greeter {
+///     greeting: String,
+/// }
+///
+/// impl Provider for Greeter {
+///     fn tools(this: &Arc<Self>) -> Vec<ToolDef> {
+///         let this = Arc::clone(this);
+///         let greet = ToolDef::new("greet", Signature::new(), move |_call| {
+///             let text = this.greeting.clone();
+///             async move { Ok::<_, ToolError>(text) }
+///         });
+///         vec![greet.description("Says the greeting.")]
+///     }
+/// }
+///
+/// let greeter = Greeter { greeting: "Hello!".into() };
+/// let server = Server::builder("greeter", "1.0").provider(greeter).build().unwrap();
+/// assert_eq!(server.tool_names(), ["greet"]);
+/// ```
 pub trait Provider: Send + Sync + 'static {
     /// The tools, each holding a handle to `this`.
     fn tools(this: &Arc<Self>) -> Vec<ToolDef> {
@@ -382,6 +429,21 @@ impl ServerBuilder {
 }
 
 /// Why a server could not be built: every problem found, one per line.
+///
+/// ```
+/// use mcp_runtime::{Server, tool, tools};
+///
+/// /// Says hi.
+/// #[tool]
+/// async fn hi() -> &'static str {
+///     "hi"
+/// }
+///
+/// // The same tool twice: two tools with one name.
+/// let err = Server::builder("x", "1.0").tools(tools![hi, hi]).build().unwrap_err();
+/// assert!(!err.0.is_empty());
+/// assert!(err.to_string().starts_with("the MCP server definition is invalid:"));
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BuildError(pub Vec<String>);
 
@@ -453,6 +515,39 @@ impl ServerInner {
 ///
 /// Serve it with [`Server::serve_stdio`], [`Server::serve_http`], or mount
 /// [`Server::router`] into an axum app.
+///
+/// ```
+/// use mcp_runtime::{Server, tool, tools};
+/// use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+///
+/// /// Adds two numbers.
+/// #[tool]
+/// async fn add(a: i64, b: i64) -> String {
+///     (a + b).to_string()
+/// }
+///
+/// let server = Server::builder("calc", "1.0").tools(tools![add]).build().unwrap();
+/// assert_eq!(server.tool_names(), ["add"]);
+///
+/// // Any byte stream is a transport; here, an in-memory pipe.
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// let (client, transport) = tokio::io::duplex(64 * 1024);
+/// let (read, write) = tokio::io::split(transport);
+/// tokio::spawn(server.serve_io(read, write, std::future::pending()));
+///
+/// let (read, mut write) = tokio::io::split(client);
+/// let meta = serde_json::json!({
+///     "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+///     "io.modelcontextprotocol/clientCapabilities": {},
+/// });
+/// let call = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+///     "params": {"name": "add", "arguments": {"a": 2, "b": 3}, "_meta": meta}});
+/// write.write_all(format!("{call}\n").as_bytes()).await.unwrap();
+/// let reply = BufReader::new(read).lines().next_line().await.unwrap().unwrap();
+/// let reply: serde_json::Value = serde_json::from_str(&reply).unwrap();
+/// assert_eq!(reply["result"]["content"][0]["text"], "5");
+/// # });
+/// ```
 #[derive(Clone)]
 pub struct Server {
     pub(crate) inner: Arc<ServerInner>,

@@ -15,6 +15,18 @@ use std::future::Future;
 use std::sync::Arc;
 
 /// One message of a prompt.
+///
+/// ```
+/// use mcp_runtime::{Content, PromptMessage, Role};
+///
+/// let question = PromptMessage::user("What changed in this diff?");
+/// let answer = PromptMessage::assistant(Content::text("Let me look."));
+/// assert_eq!(question.role, Role::User);
+/// assert_eq!(
+///     serde_json::to_value(&answer).unwrap(),
+///     serde_json::json!({"role": "assistant", "content": {"type": "text", "text": "Let me look."}})
+/// );
+/// ```
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct PromptMessage {
     /// `user` or `assistant`.
@@ -41,6 +53,22 @@ impl PromptMessage {
 }
 
 /// The result of `prompts/get`.
+///
+/// ```
+/// use mcp_runtime::{GetPromptResult, PromptMessage, Server, prompt, prompts};
+///
+/// /// Summarizes a topic.
+/// #[prompt]
+/// async fn summarize(topic: String) -> GetPromptResult {
+///     GetPromptResult {
+///         description: Some(format!("A summary of {topic}")),
+///         messages: vec![PromptMessage::user(format!("Summarize {topic} in three lines."))],
+///     }
+/// }
+///
+/// let server = Server::builder("x", "1.0").prompts(prompts![summarize]).build().unwrap();
+/// # drop(server);
+/// ```
 #[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct GetPromptResult {
     /// An optional description of this rendering of the prompt.
@@ -52,6 +80,26 @@ pub struct GetPromptResult {
 
 /// A value a prompt can return: messages (`Vec<PromptMessage>`, `PromptMessage`), text (one
 /// user message), [`GetPromptResult`], or a `Result` of these.
+///
+/// ```
+/// use mcp_runtime::{GetPromptResult, IntoPromptResult, PromptMessage, ToolError};
+///
+/// /// Question and answer pairs, replayed as a conversation.
+/// struct Conversation(Vec<(String, String)>);
+///
+/// impl IntoPromptResult for Conversation {
+///     fn into_prompt_result(self) -> Result<GetPromptResult, ToolError> {
+///         let messages = self.0.into_iter()
+///             .flat_map(|(q, a)| [PromptMessage::user(q), PromptMessage::assistant(a)])
+///             .collect();
+///         Ok(GetPromptResult { description: None, messages })
+///     }
+/// }
+///
+/// let result = Conversation(vec![("2 + 2?".into(), "4".into())]).into_prompt_result().unwrap();
+/// assert_eq!(result.messages.len(), 2);
+/// assert_eq!("Hi".into_prompt_result().unwrap().messages.len(), 1); // text: one user message
+/// ```
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be returned from a prompt",
     label = "this return type",
@@ -97,6 +145,17 @@ impl<T: IntoPromptResult, E: Into<ToolError> + Send> IntoPromptResult for Result
 }
 
 /// The arguments and request of one `prompts/get`.
+///
+/// ```
+/// use mcp_runtime::{PromptCall, PromptDef, PromptSignature, ToolError};
+///
+/// let def = PromptDef::new("greeting", PromptSignature::new(), |call: PromptCall| async move {
+///     // A prompt that may ask the client for input takes it from the call.
+///     let _input = call.input();
+///     Ok::<_, ToolError>("Say hello to the team.")
+/// });
+/// assert_eq!(def.name(), "greeting");
+/// ```
 pub struct PromptCall {
     pub(crate) arguments: BTreeMap<String, String>,
     pub(crate) request: Arc<RequestState>,
@@ -110,6 +169,16 @@ impl PromptCall {
 }
 
 /// What a prompt's parameters add to its definition: its `arguments` list.
+///
+/// ```
+/// use mcp_runtime::{Param, PromptDef, PromptSignature, ToolError};
+///
+/// let mut signature = PromptSignature::new();
+/// signature.add_argument::<String>(&Param { name: "topic", description: Some("The topic"), header: None });
+/// signature.add_argument::<Option<u32>>(&Param { name: "lines", description: None, header: None });
+/// let def = PromptDef::new("poem", signature, |_call| async { Ok::<_, ToolError>("Write a poem.") });
+/// assert_eq!(def.name(), "poem");
+/// ```
 #[derive(Default)]
 pub struct PromptSignature {
     arguments: Vec<(String, Option<String>, bool)>,
@@ -138,6 +207,20 @@ impl PromptSignature {
 
 /// A type a prompt function can take as a parameter: an argument (any `T: Deserialize`,
 /// parsed from the argument's string value; `Option<T>` is not required) or an extractor.
+///
+/// ```
+/// use mcp_runtime::{FromPromptCall, Param, PromptCall, PromptDef, PromptMessage, PromptSignature};
+/// use mcp_runtime::ToolError;
+///
+/// let topic = Param { name: "topic", description: Some("What to write about"), header: None };
+/// let mut signature = PromptSignature::new();
+/// <String as FromPromptCall>::describe(&topic, &mut signature);
+/// let haiku = PromptDef::new("haiku", signature, move |mut call: PromptCall| async move {
+///     let topic = String::from_prompt_call(&mut call, &topic)?;
+///     Ok::<_, ToolError>(PromptMessage::user(format!("Write a haiku about {topic}.")))
+/// });
+/// assert_eq!(haiku.name(), "haiku");
+/// ```
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be a prompt parameter",
     label = "not an argument or an extractor",
@@ -196,6 +279,26 @@ pub(crate) type PromptHandler =
     Arc<dyn Fn(PromptCall) -> BoxFuture<'static, Result<GetPromptResult, ToolError>> + Send + Sync>;
 
 /// A prompt: its definition (as listed by `prompts/list`) and its handler.
+///
+/// `#[prompt]` builds these; [`PromptDef::new`] builds one by hand.
+///
+/// ```
+/// use mcp_runtime::{PromptDef, PromptMessage, PromptSignature, Server, ToolError, prompt, prompts};
+///
+/// /// Asks for a code review.
+/// #[prompt]
+/// async fn review() -> PromptMessage {
+///     PromptMessage::user("Review my last commit.")
+/// }
+///
+/// let standup = PromptDef::new("standup", PromptSignature::new(), |_call| async {
+///     Ok::<_, ToolError>("Summarize what I did yesterday.")
+/// })
+/// .title("Stand-up")
+/// .description("Drafts a stand-up update.");
+/// let server = Server::builder("x", "1.0").prompts(prompts![review]).prompt(standup).build();
+/// assert!(server.is_ok());
+/// ```
 pub struct PromptDef {
     pub(crate) name: String,
     pub(crate) title: Option<String>,

@@ -19,6 +19,23 @@ use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
 
 /// A resource as `resources/list` shows it (also what a template's list function returns).
+///
+/// ```
+/// use mcp_runtime::{Resource, SafePath, Server, resource, resources};
+///
+/// async fn docs() -> Vec<Resource> {
+///     vec![Resource::new("file:///docs/intro.md", "intro.md").mime_type("text/markdown")]
+/// }
+///
+/// /// A document, by relative path.
+/// #[resource("file:///docs/{+path}", list = docs)]
+/// async fn doc(path: SafePath) -> String {
+///     format!("contents of {}", path.as_path().display())
+/// }
+///
+/// let server = Server::builder("docs", "1.0").resources(resources![doc]).build().unwrap();
+/// # drop(server);
+/// ```
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Resource {
@@ -65,6 +82,16 @@ impl Resource {
 }
 
 /// One `resources/read`: the URI, the template variables it bound, the request.
+///
+/// ```
+/// use mcp_runtime::{Requirements, ResourceCall, ResourceDef, ToolError};
+///
+/// let note = ResourceDef::new("notes://{id}", "note", Requirements::default(), |mut call: ResourceCall| async move {
+///     let id: u64 = call.variable("id")?;
+///     Ok::<_, ToolError>(format!("note {id} at {}", call.uri()))
+/// });
+/// assert_eq!(note.uri(), "notes://{id}");
+/// ```
 pub struct ResourceCall {
     pub(crate) uri: String,
     pub(crate) mime_type: Option<Arc<str>>,
@@ -158,6 +185,29 @@ impl<'de> Deserialize<'de> for SafePath {
 /// A value a resource can return: text (`String`, `&'static str`), bytes (`Vec<u8>`,
 /// sent as base64 `blob`), [`Json<T>`], [`ResourceContents`] or several of them, or a
 /// `Result` of these (`Err` becomes a JSON-RPC error).
+///
+/// ```
+/// use mcp_runtime::{IntoContents, ResourceContents, ToolError, resource};
+///
+/// /// Rows, served as CSV.
+/// struct Csv(Vec<Vec<String>>);
+///
+/// impl IntoContents for Csv {
+///     fn into_contents(self, uri: &str, _: Option<&str>) -> Result<Vec<ResourceContents>, ToolError> {
+///         let text: Vec<String> = self.0.iter().map(|row| row.join(",")).collect();
+///         Ok(vec![ResourceContents::text(uri, "text/csv", text.join("\n"))])
+///     }
+/// }
+///
+/// /// The first-quarter report.
+/// #[resource("reports://q1")]
+/// async fn q1() -> Csv {
+///     Csv(vec![vec!["month".into(), "sales".into()], vec!["jan".into(), "10".into()]])
+/// }
+///
+/// let contents = Csv(vec![vec!["a".into()]]).into_contents("reports://x", None).unwrap();
+/// assert_eq!(contents, [ResourceContents::text("reports://x", "text/csv", "a")]);
+/// ```
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be returned from a resource",
     label = "this return type",
@@ -279,6 +329,23 @@ impl ResourceContents {
 }
 
 /// What a template's list function returns: `Vec<Resource>` or a `Result` of it.
+///
+/// ```
+/// use mcp_runtime::{Resource, SafePath, Server, resource, resources};
+///
+/// async fn files() -> Result<Vec<Resource>, std::io::Error> {
+///     Ok(vec![Resource::new("file:///srv/a.txt", "a.txt")])
+/// }
+///
+/// /// A file under `/srv`.
+/// #[resource("file:///srv/{+path}", list = files)]
+/// async fn file(path: SafePath) -> String {
+///     path.as_path().display().to_string()
+/// }
+///
+/// let server = Server::builder("files", "1.0").resources(resources![file]).build().unwrap();
+/// # drop(server);
+/// ```
 pub trait IntoResourceList: Send {
     /// Converts the value.
     fn into_resource_list(self) -> Result<Vec<Resource>, ToolError>;
@@ -304,6 +371,21 @@ pub(crate) type Lister =
 
 /// A resource (fixed URI) or resource template (RFC 6570 URI template): its definition and
 /// its handler.
+///
+/// `#[resource]` builds these; [`ResourceDef::new`] builds one by hand.
+///
+/// ```
+/// use mcp_runtime::{Requirements, ResourceDef, Server, ToolError};
+///
+/// let motd = ResourceDef::new("motd://today", "motd", Requirements::default(), |_call| async {
+///     Ok::<_, ToolError>("Stay hydrated.")
+/// })
+/// .description("The message of the day.")
+/// .mime_type("text/plain");
+/// assert_eq!(motd.uri(), "motd://today");
+/// let server = Server::builder("x", "1.0").resource(motd).build().unwrap();
+/// # drop(server);
+/// ```
 pub struct ResourceDef {
     pub(crate) uri: String,
     pub(crate) name: String,

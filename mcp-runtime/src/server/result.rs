@@ -134,6 +134,29 @@ impl<E: std::error::Error + Send + Sync + 'static> From<E> for ToolError {
 /// Implemented for text (`String`, `&'static str`), content blocks ([`Content`],
 /// `Vec<Content>`), [`CallToolResult`], [`Json<T>`] (structured output), `()` and
 /// `Result<T, E>` where `E: Into<ToolError>` (an `Err` becomes `isError: true`).
+///
+/// ```
+/// use mcp_runtime::{CallToolResult, Content, IntoToolResult, ToolError, tool};
+///
+/// /// Rows, shown as a tab-separated table.
+/// struct Table(Vec<(String, u32)>);
+///
+/// impl IntoToolResult for Table {
+///     fn into_tool_result(self) -> Result<CallToolResult, ToolError> {
+///         let rows: Vec<String> = self.0.iter().map(|(k, v)| format!("{k}\t{v}")).collect();
+///         Ok(CallToolResult::success(vec![Content::text(rows.join("\n"))]))
+///     }
+/// }
+///
+/// /// Counts the words of the text.
+/// #[tool]
+/// async fn counts(text: String) -> Table {
+///     Table(vec![("words".into(), text.split_whitespace().count() as u32)])
+/// }
+///
+/// let result = Table(vec![("a".into(), 1)]).into_tool_result().unwrap();
+/// assert_eq!(result.content, [Content::text("a\t1")]);
+/// ```
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be returned from a tool",
     label = "this return type",

@@ -13,6 +13,14 @@ use std::future::Future;
 use std::sync::Arc;
 
 /// One parameter of a tool function, as the macro saw it.
+///
+/// ```
+/// use mcp_runtime::{Param, Signature};
+///
+/// let city = Param { name: "city", description: Some("City name"), header: Some("City") };
+/// let mut signature = Signature::new();
+/// signature.add_argument::<String>(&city);
+/// ```
 #[derive(Debug, Clone, Copy)]
 pub struct Param {
     /// The parameter's name: the argument's key in `arguments` and `inputSchema`.
@@ -24,6 +32,19 @@ pub struct Param {
 }
 
 /// The arguments and request of one `tools/call`, handed to each parameter in turn.
+///
+/// ```
+/// use mcp_runtime::{FromToolCall, Param, Signature, ToolCall, ToolDef, ToolError};
+///
+/// let text = Param { name: "text", description: None, header: None };
+/// let mut signature = Signature::new();
+/// <String as FromToolCall>::describe(&text, &mut signature);
+/// let echo = ToolDef::new("echo", signature, move |mut call: ToolCall| async move {
+///     let text = String::from_tool_call(&mut call, &text)?;
+///     Ok::<_, ToolError>(format!("{text} (request {})", call.context().request_id()))
+/// });
+/// assert_eq!(echo.name(), "echo");
+/// ```
 pub struct ToolCall {
     pub(crate) arguments: Map<String, Value>,
     pub(crate) request: Arc<RequestState>,
@@ -46,6 +67,16 @@ impl ToolCall {
 
 /// What a tool's parameters add to its definition: `inputSchema` properties, and what the
 /// server must provide (state, logging).
+///
+/// ```
+/// use mcp_runtime::{Param, Signature, ToolDef, ToolError};
+///
+/// let mut signature = Signature::new();
+/// signature.add_argument::<String>(&Param { name: "city", description: None, header: None });
+/// signature.add_argument::<Option<u8>>(&Param { name: "days", description: None, header: None });
+/// let forecast = ToolDef::new("forecast", signature, |_call| async { Ok::<_, ToolError>("sunny") });
+/// assert_eq!(forecast.input_schema_value()["required"], serde_json::json!(["city"]));
+/// ```
 pub struct Signature {
     generator: SchemaGenerator,
     properties: Map<String, Value>,
@@ -151,6 +182,30 @@ impl<'de> Deserializer<'de> for Missing {
 /// - **extractors**: [`Context`], [`Progress`], [`Logger`], [`State<T>`], or your own type
 ///   implementing this trait. They read the request, not the arguments, and add nothing to
 ///   the schema.
+///
+/// ```
+/// use mcp_runtime::{FromToolCall, Param, Server, Signature, ToolCall, ToolError, tool, tools};
+///
+/// /// The caller's trace id, or `none`.
+/// struct TraceId(String);
+///
+/// impl FromToolCall for TraceId {
+///     fn describe(_: &Param, _: &mut Signature) {} // adds nothing to `inputSchema`
+///     fn from_tool_call(call: &mut ToolCall, _: &Param) -> Result<Self, ToolError> {
+///         let trace = call.context().trace_context().map(|t| t.trace_id.clone());
+///         Ok(TraceId(trace.unwrap_or_else(|| "none".into())))
+///     }
+/// }
+///
+/// /// Echoes the caller's trace id.
+/// #[tool]
+/// async fn trace(id: TraceId) -> String {
+///     id.0
+/// }
+///
+/// let server = Server::builder("x", "1.0").tools(tools![trace]).build().unwrap();
+/// assert_eq!(server.tool_names(), ["trace"]);
+/// ```
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be a tool parameter",
     label = "not an argument or an extractor",
@@ -203,6 +258,20 @@ extractor_params! {
 
 /// All the arguments of the call, as sent (those not taken by other parameters). Useful
 /// with a hand-written `inputSchema`.
+///
+/// ```
+/// use mcp_runtime::{Arguments, Server, tool, tools};
+///
+/// /// Looks an airport up by its code.
+/// #[tool(input_schema = r#"{"type": "object", "properties": {"code": {"type": "string", "pattern": "^[A-Z]{3}$"}}, "required": ["code"]}"#)]
+/// async fn airport(args: Arguments) -> String {
+///     let code = args.0.get("code").and_then(|c| c.as_str()).unwrap_or_default();
+///     format!("airport {code}")
+/// }
+///
+/// let server = Server::builder("x", "1.0").tools(tools![airport]).build().unwrap();
+/// assert_eq!(server.tool_names(), ["airport"]);
+/// ```
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Arguments(pub Map<String, Value>);
 
@@ -215,6 +284,19 @@ impl FromToolCall for Arguments {
 
 /// A type a parameter mirrored into an HTTP header (`#[arg(header = "...")]`) can have:
 /// text, booleans and integers that stay within ±(2^53−1).
+///
+/// ```
+/// use mcp_runtime::{HeaderValue, tool};
+///
+/// /// Queries orders in a regional shard; gateways route on `Mcp-Param-Region`.
+/// #[tool]
+/// async fn query_orders(#[arg(header = "Region")] region: String, #[arg(header = "Limit")] limit: Option<u32>) -> String {
+///     format!("{region} {limit:?}")
+/// }
+///
+/// fn mirrorable<T: HeaderValue>() {}
+/// mirrorable::<Option<u32>>();
+/// ```
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be mirrored into an `Mcp-Param-*` header",
     label = "not a string, boolean or small integer",
@@ -235,6 +317,23 @@ pub(crate) type Handler =
     Arc<dyn Fn(ToolCall) -> BoxFuture<'static, Result<CallToolResult, ToolError>> + Send + Sync>;
 
 /// Behaviour hints for clients (`annotations` of a tool). Unset hints are left out.
+///
+/// ```
+/// use mcp_runtime::{Signature, ToolAnnotations, ToolDef, ToolError, tool};
+///
+/// /// Deletes a note.
+/// #[tool(annotations(destructive_hint = true, idempotent_hint = true))]
+/// async fn delete_note(id: u64) -> String {
+///     format!("deleted {id}")
+/// }
+///
+/// // By hand:
+/// let annotations = ToolAnnotations { read_only_hint: Some(true), ..Default::default() };
+/// assert_eq!(serde_json::to_value(&annotations).unwrap(), serde_json::json!({"readOnlyHint": true}));
+/// let stats = ToolDef::new("stats", Signature::new(), |_call| async { Ok::<_, ToolError>("42") })
+///     .annotations(annotations);
+/// # drop(stats);
+/// ```
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ToolAnnotations {
@@ -256,6 +355,15 @@ pub struct ToolAnnotations {
 }
 
 /// An icon for a tool, prompt, resource or the server (`https:` or `data:` URI).
+///
+/// ```
+/// use mcp_runtime::{Icon, Server};
+///
+/// let icon = Icon::new("https://example.com/logo.png").mime_type("image/png").size("48x48").theme("light");
+/// assert_eq!(serde_json::to_value(&icon).unwrap()["sizes"], serde_json::json!(["48x48"]));
+/// let server = Server::builder("x", "1.0").icon(icon).build().unwrap();
+/// assert_eq!(server.info().icons.len(), 1);
+/// ```
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Icon {
@@ -302,6 +410,21 @@ impl Icon {
 /// A tool: its definition (as listed by `tools/list`) and its handler.
 ///
 /// `#[tool]` builds these; [`ToolDef::new`] builds one by hand.
+///
+/// ```
+/// use mcp_runtime::{Server, Signature, ToolDef, ToolError, tool, tools};
+///
+/// /// Says hello.
+/// #[tool]
+/// async fn hello() -> &'static str {
+///     "hello"
+/// }
+///
+/// let ping = ToolDef::new("ping", Signature::new(), |_call| async { Ok::<_, ToolError>("pong") })
+///     .description("Answers pong.");
+/// let server = Server::builder("x", "1.0").tools(tools![hello]).tool(ping).build().unwrap();
+/// assert_eq!(server.tool_names(), ["hello", "ping"]);
+/// ```
 pub struct ToolDef {
     pub(crate) name: String,
     pub(crate) title: Option<String>,

@@ -30,6 +30,17 @@ pub const DEFAULT_KEEP_ALIVE: Duration = Duration::from_secs(15);
 pub const DEFAULT_DRAIN: Duration = Duration::from_secs(30);
 
 /// Settings of the HTTP transport.
+///
+/// Not built directly: the methods of [`HttpServer`] set it.
+///
+/// ```
+/// use mcp_runtime::{HttpConfig, Server};
+///
+/// assert!(format!("{:?}", HttpConfig::default()).contains("/mcp"));
+/// let server = Server::builder("x", "1.0").build().unwrap();
+/// let router = server.http().path("/api/mcp").body_limit(1 << 20).into_router();
+/// # drop(router);
+/// ```
 #[derive(Debug, Clone)]
 pub struct HttpConfig {
     path: String,
