@@ -79,6 +79,22 @@ pub(crate) enum Prepared {
     Listen(super::listen::Listen),
 }
 
+/// The request's target (`params.name` or `params.uri`), which the transport's `Mcp-Name`
+/// header must agree with.
+fn named_target(
+    params: &mut Map<String, Value>,
+    key: &str,
+    guard: &dyn TransportGuard,
+) -> Result<String, RpcError> {
+    let Some(Value::String(target)) = params.remove(key) else {
+        return Err(RpcError::invalid_params(format!(
+            "`params.{key}` must be a string"
+        )));
+    };
+    guard.check_name(&target)?;
+    Ok(target)
+}
+
 /// HTTP status for an error produced by the request rules.
 fn status_of(e: &RpcError) -> u16 {
     match e.code() {
@@ -393,18 +409,10 @@ impl Server {
         guard: &dyn TransportGuard,
     ) -> Prepared {
         let id = parts.id.clone();
-        let name = match params.remove("name") {
-            Some(Value::String(n)) => n,
-            _ => {
-                return rule_error(
-                    Some(&id),
-                    RpcError::invalid_params("`params.name` must be a string"),
-                );
-            }
+        let name = match named_target(&mut params, "name", guard) {
+            Ok(n) => n,
+            Err(e) => return rule_error(Some(&id), e),
         };
-        if let Err(e) = guard.check_name(&name) {
-            return rule_error(Some(&id), e);
-        }
         let mut arguments = match params.remove("arguments") {
             None => Map::new(),
             Some(Value::Object(a)) => a,
@@ -511,18 +519,10 @@ impl Server {
         guard: &dyn TransportGuard,
     ) -> Prepared {
         let id = parts.id.clone();
-        let name = match params.remove("name") {
-            Some(Value::String(n)) => n,
-            _ => {
-                return rule_error(
-                    Some(&id),
-                    RpcError::invalid_params("`params.name` must be a string"),
-                );
-            }
+        let name = match named_target(&mut params, "name", guard) {
+            Ok(n) => n,
+            Err(e) => return rule_error(Some(&id), e),
         };
-        if let Err(e) = guard.check_name(&name) {
-            return rule_error(Some(&id), e);
-        }
         let arguments = match string_map(params.remove("arguments")) {
             Ok(a) => a,
             Err(e) => {
@@ -611,18 +611,10 @@ impl Server {
         guard: &dyn TransportGuard,
     ) -> Prepared {
         let id = parts.id.clone();
-        let uri = match params.remove("uri") {
-            Some(Value::String(u)) => u,
-            _ => {
-                return rule_error(
-                    Some(&id),
-                    RpcError::invalid_params("`params.uri` must be a string"),
-                );
-            }
+        let uri = match named_target(&mut params, "uri", guard) {
+            Ok(n) => n,
+            Err(e) => return rule_error(Some(&id), e),
         };
-        if let Err(e) = guard.check_name(&uri) {
-            return rule_error(Some(&id), e);
-        }
         let Some((entry, variables)) = self.inner.catalog().find_resource(&uri) else {
             tracing::debug!("resource not found");
             return rule_error(Some(&id), not_found(&uri));
