@@ -462,11 +462,11 @@ impl Server {
         let span = parts.span.clone();
         let notifications = parts.notifications.take();
         let request = parts.into_state(methods::TOOLS_CALL, Some(name), &self.inner);
+        let cancel = request.cancel.clone();
         let fut = async move {
-            let cancel_on_drop = request.cancel.clone().drop_guard();
             let id = request.id.clone();
             let arguments = Value::Object(arguments);
-            let reply = if let Err(msg) = tool.validator.validate(&arguments) {
+            if let Err(msg) = tool.validator.validate(&arguments) {
                 tracing::debug!(%msg, "invalid arguments");
                 let r = CallToolResult::error(format!(
                     "Invalid arguments for tool `{}`: {msg}",
@@ -501,15 +501,9 @@ impl Server {
                         error_with_status(&id, &e)
                     }
                 }
-            };
-            cancel_on_drop.disarm();
-            reply
+            }
         };
-        Prepared::Call(Job {
-            id,
-            fut: Box::pin(fut.instrument(span)),
-            notifications,
-        })
+        Job::prepared(id, cancel, span, notifications, fut)
     }
 
     fn prepare_prompt(
@@ -569,14 +563,14 @@ impl Server {
         let span = parts.span.clone();
         let notifications = parts.notifications.take();
         let request = parts.into_state(methods::PROMPTS_GET, Some(name), &self.inner);
+        let cancel = request.cancel.clone();
         let fut = async move {
-            let cancel_on_drop = request.cancel.clone().drop_guard();
             let id = request.id.clone();
             let call = PromptCall {
                 arguments,
                 request: Arc::clone(&request),
             };
-            let reply = match guarded(server.request_timeout, move || handler(call)).await {
+            match guarded(server.request_timeout, move || handler(call)).await {
                 Ok(Err(ToolError(ToolErrorKind::InputRequired))) => {
                     input_required_reply(&server, &id, &request, &binding)
                 }
@@ -593,15 +587,9 @@ impl Server {
                 }
                 Ok(Err(e)) => error_with_status(&id, &handler_error(e)),
                 Err(e) => error_with_status(&id, &e),
-            };
-            cancel_on_drop.disarm();
-            reply
+            }
         };
-        Prepared::Call(Job {
-            id,
-            fut: Box::pin(fut.instrument(span)),
-            notifications,
-        })
+        Job::prepared(id, cancel, span, notifications, fut)
     }
 
     fn prepare_read(
@@ -633,8 +621,8 @@ impl Server {
         let span = parts.span.clone();
         let notifications = parts.notifications.take();
         let request = parts.into_state(methods::RESOURCES_READ, Some(uri.clone()), &self.inner);
+        let cancel = request.cancel.clone();
         let fut = async move {
-            let cancel_on_drop = request.cancel.clone().drop_guard();
             let id = request.id.clone();
             let handler = Arc::clone(&entry.def.handler);
             let call = ResourceCall {
@@ -643,7 +631,7 @@ impl Server {
                 variables,
                 request: Arc::clone(&request),
             };
-            let reply = match guarded(server.request_timeout, move || handler(call)).await {
+            match guarded(server.request_timeout, move || handler(call)).await {
                 Ok(Err(ToolError(ToolErrorKind::InputRequired))) => {
                     input_required_reply(&server, &id, &request, &binding)
                 }
@@ -660,15 +648,9 @@ impl Server {
                 }
                 Ok(Err(e)) => error_with_status(&id, &handler_error(e)),
                 Err(e) => error_with_status(&id, &e),
-            };
-            cancel_on_drop.disarm();
-            reply
+            }
         };
-        Prepared::Call(Job {
-            id,
-            fut: Box::pin(fut.instrument(span)),
-            notifications,
-        })
+        Job::prepared(id, cancel, span, notifications, fut)
     }
 
     /// `resources/list` when templates have list functions: the static part is fixed, the
@@ -697,6 +679,7 @@ impl Server {
         let span = parts.span.clone();
         let notifications = parts.notifications.take();
         let request = parts.into_state(methods::RESOURCES_LIST, None, &self.inner);
+        let cancel = request.cancel.clone();
         let fut = async move {
             let id = request.id.clone();
             let listers: Vec<_> = catalog
@@ -750,11 +733,7 @@ impl Server {
             );
             result_reply(&id, &server.complete_result(map))
         };
-        Prepared::Call(Job {
-            id,
-            fut: Box::pin(fut.instrument(span)),
-            notifications,
-        })
+        Job::prepared(id, cancel, span, notifications, fut)
     }
 
     /// `subscriptions/listen`: agrees to the subset of the filter this server can honour
@@ -1194,6 +1173,29 @@ pub(crate) enum Streams {
 }
 
 impl Job {
+    /// A request's work as a [`Prepared::Call`]: `body` runs under `span`, and if the job is
+    /// dropped before it finishes (client gone, cancelled, shutdown), `cancel` fires so the
+    /// handler's `Context::cancellation()` sees it.
+    fn prepared(
+        id: RequestId,
+        cancel: CancellationToken,
+        span: tracing::Span,
+        notifications: Option<tokio::sync::mpsc::Receiver<String>>,
+        body: impl Future<Output = Reply> + Send + 'static,
+    ) -> Prepared {
+        let fut = async move {
+            let cancel_on_drop = cancel.drop_guard();
+            let reply = body.await;
+            cancel_on_drop.disarm();
+            reply
+        };
+        Prepared::Call(Job {
+            id,
+            fut: Box::pin(fut.instrument(span)),
+            notifications,
+        })
+    }
+
     /// The request's own notification channel, for [`Streams::OnDemand`].
     pub(crate) fn take_notifications(&mut self) -> Option<tokio::sync::mpsc::Receiver<String>> {
         self.notifications.take()
