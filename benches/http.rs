@@ -24,7 +24,7 @@ use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper::{Request, StatusCode, header};
 use hyper_util::rt::TokioIo;
-use mcp_runtime::{Server, ToolError, tool, tools};
+use mcp_runtime::{Error, Server, tool, tools};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -66,9 +66,9 @@ async fn sum(values: Vec<f64>) -> String {
 
 /// Divides `a` by `b`; fails when `b` is zero.
 #[tool]
-async fn divide(a: f64, b: f64) -> Result<String, ToolError> {
+async fn divide(a: f64, b: f64) -> Result<String, Error> {
     let q = (b != 0.0).then(|| (a / b).to_string());
-    q.ok_or_else(|| ToolError::new("division by zero"))
+    q.ok_or_else(|| Error::new("division by zero"))
 }
 
 #[derive(Deserialize, JsonSchema)]

@@ -6,9 +6,10 @@
 //! Tool names and texts follow the suite's reference fixture exactly: the suite matches
 //! on them. Later issues add their fixtures (resources, prompts, MRTR, headers, listen).
 
+use mcp_runtime::config::RequestState;
 use mcp_runtime::{
-    Arguments, Content, Context, Form, Input, Logger, Progress, PromptMessage, ResourceContents,
-    Server, ToolError, prompt, prompts, resource, resources, tool, tools,
+    Arguments, Content, Context, Error, Form, Input, Logger, Progress, PromptMessage,
+    ResourceContents, Server, prompt, prompts, resource, resources, tool, tools,
 };
 use std::time::Duration;
 
@@ -92,15 +93,15 @@ async fn test_logging_tool(log: Logger) -> &'static str {
 
 /// Always fails with a tool execution error.
 #[tool]
-async fn test_error_handling() -> Result<String, ToolError> {
-    Err(ToolError::new(
+async fn test_error_handling() -> Result<String, Error> {
+    Err(Error::new(
         "This tool intentionally returns an error for testing",
     ))
 }
 
 /// Needs the client's `sampling` capability; without it the call fails with -32021.
 #[tool]
-async fn test_missing_capability(cx: Context) -> Result<&'static str, ToolError> {
+async fn test_missing_capability(cx: Context) -> Result<&'static str, Error> {
     cx.require_capability("sampling")?;
     Ok("Success")
 }
@@ -243,7 +244,7 @@ async fn test_input_required_result_list_roots(
 async fn test_input_required_result_request_state(
     input: Input,
     #[input(elicit = "Proceed?")] confirm: Confirm,
-) -> Result<String, ToolError> {
+) -> Result<String, Error> {
     let token = input.step("token", async { "state-ok".to_owned() }).await?;
     Ok(format!("{token}: confirmed={}", confirm.ok))
 }
@@ -270,7 +271,7 @@ async fn test_input_required_result_multiple_inputs(
 async fn test_input_required_result_multi_round(
     input: Input,
     #[input(elicit = "What is your name?")] step1: UserName,
-) -> Result<String, ToolError> {
+) -> Result<String, Error> {
     let color: Color = input
         .elicit(
             "step2",
@@ -296,7 +297,7 @@ async fn test_input_required_result_tampered_state(
 async fn test_input_required_result_capabilities(
     cx: Context,
     input: Input,
-) -> Result<String, ToolError> {
+) -> Result<String, Error> {
     if cx.client_capabilities().has("elicitation") {
         let user: UserName = input
             .elicit("user_input", "What is your name?")
@@ -429,7 +430,7 @@ pub(crate) fn server() -> Server {
     Server::builder("mcp-runtime-conformance", env!("CARGO_PKG_VERSION"))
         .instructions("Fixture server for the MCP conformance suite.")
         // One process serves the suite; multi-instance deployments set MCP_REQUEST_STATE_KEYS.
-        .single_instance()
+        .request_state(RequestState::single_instance())
         .tools(tools![
             test_simple_text,
             test_image_content,
@@ -479,6 +480,7 @@ pub(crate) fn server() -> Server {
 
 #[tokio::main]
 async fn main() -> std::io::Result<()> {
+    mcp_runtime::telemetry::init();
     let server = server();
     if std::env::args().any(|a| a == "--stdio") {
         return server.serve_stdio().await;

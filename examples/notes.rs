@@ -5,7 +5,7 @@
 //!
 //! The tools are methods of `Notes`, so they share its state.
 
-use mcp_runtime::{Json, Progress, Server, ToolError, server};
+use mcp_runtime::{Error, Json, Progress, Server, server};
 use schemars::JsonSchema;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -49,9 +49,9 @@ impl Notes {
         #[arg(description = "A short title")] title: String,
         #[arg(description = "The text of the note")] body: String,
         #[arg(description = "Optional tags, for filtering")] tags: Option<Vec<String>>,
-    ) -> Result<String, ToolError> {
+    ) -> Result<String, Error> {
         if title.trim().is_empty() {
-            return Err(ToolError::new("the title is empty"));
+            return Err(Error::new("the title is empty"));
         }
         let id = self.next_id.fetch_add(1, Ordering::Relaxed) + 1;
         let note = Note {
@@ -83,12 +83,12 @@ impl Notes {
 
     /// Returns one note.
     #[tool(annotations(read_only_hint = true))]
-    async fn get_note(&self, id: u64) -> Result<Json<Note>, ToolError> {
+    async fn get_note(&self, id: u64) -> Result<Json<Note>, Error> {
         self.lock()
             .get(&id)
             .cloned()
             .map(Json)
-            .ok_or_else(|| ToolError::new(format!("no note with id {id}")))
+            .ok_or_else(|| Error::new(format!("no note with id {id}")))
     }
 
     /// Finds notes whose title or text contains the query (case-insensitive), reporting
@@ -115,16 +115,17 @@ impl Notes {
 
     /// Deletes a note for good.
     #[tool(annotations(destructive_hint = true, idempotent_hint = true))]
-    async fn delete_note(&self, id: u64) -> Result<String, ToolError> {
+    async fn delete_note(&self, id: u64) -> Result<String, Error> {
         match self.lock().remove(&id) {
             Some(n) => Ok(format!("deleted note {id} ({})", n.title)),
-            None => Err(ToolError::new(format!("no note with id {id}"))),
+            None => Err(Error::new(format!("no note with id {id}"))),
         }
     }
 }
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    mcp_runtime::telemetry::init(); // logs to stderr: stdout carries the protocol
     let server = Server::builder("notes", env!("CARGO_PKG_VERSION"))
         .title("Notes")
         .instructions("Keeps short notes in memory. Use list_notes or search_notes to find ids.")

@@ -34,6 +34,7 @@ async fn weather_report(city: String) -> PromptMessage {
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    mcp_runtime::telemetry::init(); // logs to stderr: stdout carries the protocol
     let server = Server::builder("weather", "1.0")
         .tools(tools![get_weather])
         .resources(resources![forecast])

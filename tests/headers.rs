@@ -3,8 +3,9 @@
 mod common;
 
 use common::*;
+use mcp_runtime::def::ToolDef;
 use mcp_runtime::protocol::headers::client_headers;
-use mcp_runtime::{Arguments, Server, ToolDef, tool, tools};
+use mcp_runtime::{Arguments, Server, tool, tools};
 use serde_json::{Value, json};
 use std::net::SocketAddr;
 use std::sync::OnceLock;

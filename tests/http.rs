@@ -4,10 +4,8 @@
 mod common;
 
 use common::*;
-use mcp_runtime::{
-    CacheHints, CacheScope, Context, Json, LogLevel, Logger, Progress, Server, State, ToolError,
-    tool, tools,
-};
+use mcp_runtime::protocol::{CacheHints, CacheScope, LogLevel};
+use mcp_runtime::{Context, Error, Json, Logger, Progress, Server, State, tool, tools};
 use serde_json::{Value, json};
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -39,8 +37,8 @@ async fn add_structured(#[arg(description = "first")] a: i64, b: Option<i64>) ->
 
 /// Always fails.
 #[tool]
-async fn fails() -> Result<String, ToolError> {
-    Err(ToolError::new("it went wrong"))
+async fn fails() -> Result<String, Error> {
+    Err(Error::new("it went wrong"))
 }
 
 /// Panics.
@@ -112,8 +110,11 @@ fn addr() -> SocketAddr {
     *ADDR.get_or_init(|| {
         let server = Server::builder("http-test", "0.0.1")
             .state(Greeting { text: "Hello" })
-            .page_size(4)
-            .request_timeout(Duration::from_secs(3))
+            .limits(
+                mcp_runtime::config::Limits::default()
+                    .page_size(4)
+                    .request_timeout(Duration::from_secs(3)),
+            )
             .tools(tools![
                 add,
                 add_structured,

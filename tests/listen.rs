@@ -36,7 +36,7 @@ async fn other() -> &'static str {
 
 fn start(max: usize) -> (Server, SocketAddr) {
     let server = Server::builder("listen-test", "1.0")
-        .max_subscriptions(max)
+        .limits(mcp_runtime::config::Limits::default().max_subscriptions(max))
         .tools(tools![hi])
         .resources(mcp_runtime::resources![readme, other])
         .build()

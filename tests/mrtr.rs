@@ -4,7 +4,9 @@
 mod common;
 
 use common::*;
-use mcp_runtime::{Input, KeyRing, Server, ToolError, tool, tools};
+use mcp_runtime::config::RequestState;
+use mcp_runtime::mrtr::KeyRing;
+use mcp_runtime::{Error, Input, Server, tool, tools};
 use serde_json::{Value, json};
 use std::net::SocketAddr;
 use std::sync::OnceLock;
@@ -25,7 +27,7 @@ struct Repo {
 
 /// Looks things up, asks, works, asks again.
 #[tool]
-async fn pick_repo(team: String, input: Input) -> Result<String, ToolError> {
+async fn pick_repo(team: String, input: Input) -> Result<String, Error> {
     let members = input
         .step("members", async {
             vec!["ada".to_owned(), "alan".to_owned()]
@@ -52,7 +54,7 @@ async fn pick_repo(team: String, input: Input) -> Result<String, ToolError> {
 
 /// Needs URL-mode elicitation.
 #[tool]
-async fn needs_url(input: Input) -> Result<String, ToolError> {
+async fn needs_url(input: Input) -> Result<String, Error> {
     input
         .elicit_url("auth", "Sign in", "https://example.com/auth")
         .await?
@@ -62,7 +64,9 @@ async fn needs_url(input: Input) -> Result<String, ToolError> {
 
 fn server() -> Server {
     Server::builder("mrtr-test", "1.0")
-        .request_state_keys(KeyRing::new([("k1", [9u8; 32])]).unwrap())
+        .request_state(RequestState::keys(
+            KeyRing::new([("k1", [9u8; 32])]).unwrap(),
+        ))
         .tools(tools![pick_repo, needs_url])
         .build()
         .unwrap()
@@ -154,7 +158,7 @@ static BEFORE_SECOND: AtomicUsize = AtomicUsize::new(0);
 
 /// The same flow, counting its side effects.
 #[tool]
-async fn counted(input: Input) -> Result<String, ToolError> {
+async fn counted(input: Input) -> Result<String, Error> {
     input
         .step("a", async { BEFORE_FIRST.fetch_add(1, Ordering::SeqCst) })
         .await?;
@@ -172,7 +176,9 @@ async fn counted(input: Input) -> Result<String, ToolError> {
 #[test]
 fn the_side_effect_before_the_second_question_runs_exactly_once() {
     let server = Server::builder("counted", "1.0")
-        .request_state_keys(KeyRing::new([("k", [4u8; 32])]).unwrap())
+        .request_state(RequestState::keys(
+            KeyRing::new([("k", [4u8; 32])]).unwrap(),
+        ))
         .tools(tools![counted])
         .build()
         .unwrap();
@@ -245,7 +251,9 @@ fn a_bad_state_is_one_generic_error() {
 
     // Another server's key.
     let other = Server::builder("x", "1")
-        .request_state_keys(KeyRing::new([("k1", [1u8; 32])]).unwrap())
+        .request_state(RequestState::keys(
+            KeyRing::new([("k1", [1u8; 32])]).unwrap(),
+        ))
         .tools(tools![pick_repo])
         .build()
         .unwrap();
@@ -340,8 +348,9 @@ fn undeclared_capabilities_are_minus_32021() {
 #[test]
 fn expired_states_are_refused() {
     let server = Server::builder("x", "1")
-        .request_state_keys(KeyRing::new([("k1", [3u8; 32])]).unwrap())
-        .request_state_ttl(Duration::ZERO)
+        .request_state(
+            RequestState::keys(KeyRing::new([("k1", [3u8; 32])]).unwrap()).ttl(Duration::ZERO),
+        )
         .tools(tools![pick_repo])
         .build()
         .unwrap();
@@ -454,7 +463,7 @@ async fn deploy(
     service: String,
     #[input(elicit = "Deploy {service}: where to?")] target: Target,
     #[input(elicit = "Really deploy {service}?")] sure: mcp_runtime::Elicited<Sure>,
-) -> Result<String, ToolError> {
+) -> Result<String, Error> {
     DEPLOY_BODY_RUNS.fetch_add(1, Ordering::SeqCst);
     let env = match target.env {
         Env::Staging => "staging",
@@ -469,7 +478,9 @@ async fn deploy(
 #[test]
 fn declared_inputs_are_asked_together_and_the_body_runs_once() {
     let server = Server::builder("deploy", "1.0")
-        .request_state_keys(KeyRing::new([("k", [5u8; 32])]).unwrap())
+        .request_state(RequestState::keys(
+            KeyRing::new([("k", [5u8; 32])]).unwrap(),
+        ))
         .tools(tools![deploy])
         .build()
         .unwrap();

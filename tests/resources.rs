@@ -4,7 +4,7 @@ mod common;
 
 use common::*;
 use mcp_runtime::{
-    Content, Json, KnownArguments, PromptMessage, Resource, SafePath, Server, ToolError, prompt,
+    Content, Error, Json, KnownArguments, PromptMessage, Resource, SafePath, Server, prompt,
     prompts, resource, resources,
 };
 use serde_json::{Value, json};
@@ -34,10 +34,10 @@ async fn all_notes() -> &'static str {
     ttl_ms = 5000,
     cache_scope = "public"
 )]
-async fn note(#[arg(complete = note_ids)] id: u64) -> Result<String, ToolError> {
+async fn note(#[arg(complete = note_ids)] id: u64) -> Result<String, Error> {
     match id {
         1 | 2 => Ok(format!("# Note {id}")),
-        _ => Err(ToolError::resource_not_found(format!("notes://{id}"))),
+        _ => Err(Error::resource_not_found(format!("notes://{id}"))),
     }
 }
 
@@ -75,8 +75,8 @@ async fn blob(name: String) -> Vec<u8> {
 
 /// Fails.
 #[resource("broken://x")]
-async fn broken() -> Result<String, ToolError> {
-    Err(ToolError::new("disk on fire"))
+async fn broken() -> Result<String, Error> {
+    Err(Error::new("disk on fire"))
 }
 
 /// Reviews code in a language.
@@ -113,7 +113,7 @@ fn addr() -> SocketAddr {
     static ADDR: OnceLock<SocketAddr> = OnceLock::new();
     *ADDR.get_or_init(|| {
         let server = Server::builder("resources-test", "1.0")
-            .page_size(3)
+            .limits(mcp_runtime::config::Limits::default().page_size(3))
             .resources(resources![
                 config, all_notes, note, file, search, blob, broken
             ])

@@ -1,10 +1,12 @@
 //! The `mcp_runtime::testing` kit, used the way a user would: an in-process client,
 //! scripted answers for multi round-trip tools, tampering, and list snapshots.
 
+use mcp_runtime::config::RequestState;
+use mcp_runtime::mrtr::KeyRing;
 use mcp_runtime::testing::{Answers, TestClient, assert_lists_snapshot, lists_json, tamper_state};
 use mcp_runtime::{
-    Input, KeyRing, Progress, PromptMessage, Server, ToolError, prompt, prompts, resource,
-    resources, tool, tools,
+    Error, Input, Progress, PromptMessage, Server, prompt, prompts, resource, resources, tool,
+    tools,
 };
 use serde_json::json;
 
@@ -22,8 +24,8 @@ async fn add(a: i64, b: i64) -> String {
 
 /// Fails on purpose.
 #[tool]
-async fn fail() -> Result<String, ToolError> {
-    Err(ToolError::new("nope"))
+async fn fail() -> Result<String, Error> {
+    Err(Error::new("nope"))
 }
 
 /// Counts to `n`, reporting progress.
@@ -37,7 +39,7 @@ async fn count(n: u32, progress: Progress) -> String {
 
 /// Greets whoever answers.
 #[tool]
-async fn greet(input: Input) -> Result<String, ToolError> {
+async fn greet(input: Input) -> Result<String, Error> {
     let who: Login = input.elicit("login", "Who are you?").await?.accepted()?;
     Ok(format!("hello @{}", who.login))
 }
@@ -74,7 +76,9 @@ async fn topics(partial: String) -> Vec<String> {
 
 fn server() -> Server {
     Server::builder("kit", "1.0")
-        .request_state_keys(KeyRing::new([("k", [3u8; 32])]).unwrap())
+        .request_state(RequestState::keys(
+            KeyRing::new([("k", [3u8; 32])]).unwrap(),
+        ))
         .tools(tools![add, fail, count, greet, pair])
         .resources(resources![note])
         .prompts(prompts![haiku])
@@ -282,11 +286,11 @@ async fn add_to_cart(
     carts: mcp_runtime::State<Carts>,
     cart: String,
     item: String,
-) -> Result<String, ToolError> {
+) -> Result<String, Error> {
     let mut map = carts.0.lock().unwrap();
     let items = map
         .get_mut(&cart)
-        .ok_or_else(|| ToolError::new(format!("no cart {cart}: open one with open_cart")))?;
+        .ok_or_else(|| Error::new(format!("no cart {cart}: open one with open_cart")))?;
     items.push(item);
     Ok(items.join(", "))
 }

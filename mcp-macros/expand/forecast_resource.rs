@@ -13,20 +13,18 @@ struct forecast {}
 impl forecast {
     #[doc(hidden)]
     pub fn __mcp_resource() -> ::mcp_runtime::__private::ResourceDef {
+        use ::mcp_runtime::__private as __mcp;
         {
-            let mut __requirements = ::mcp_runtime::__private::Requirements::default();
-            ::mcp_runtime::__private::ResourceDef::new(
+            let __signature = __mcp::Signature::new();
+            __mcp::ResourceDef::new(
                     "weather://{city}/forecast",
                     "forecast",
-                    __requirements,
-                    move |mut __call: ::mcp_runtime::__private::ResourceCall| {
-                        ::mcp_runtime::__private::boxed(async move {
+                    __signature,
+                    move |mut __call: __mcp::Call<__mcp::Resource>| {
+                        __mcp::boxed(async move {
                             let __mcp_fn = forecast;
                             let city = __call.variable::<String>("city")?;
-                            ::mcp_runtime::__private::Result::<
-                                _,
-                                ::mcp_runtime::__private::ToolError,
-                            >::Ok(__mcp_fn(city).await)
+                            __mcp::Result::<_, __mcp::Error>::Ok(__mcp_fn(city).await)
                         })
                     },
                 )

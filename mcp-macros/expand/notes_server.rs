@@ -3,57 +3,42 @@
 
 impl Notes {
     /// Returns one note.
-    async fn get_note(&self, id: u64) -> Result<Json<Note>, ToolError> {
+    async fn get_note(&self, id: u64) -> Result<Json<Note>, Error> {
         self.find(id)
     }
 }
 const _: () = {
+    use ::mcp_runtime::__private as __mcp;
     #[automatically_derived]
-    impl ::mcp_runtime::__private::Provider for Notes {
-        fn tools(
-            this: &::mcp_runtime::__private::Arc<Self>,
-        ) -> ::mcp_runtime::__private::Vec<::mcp_runtime::__private::ToolDef> {
+    impl __mcp::Provider for Notes {
+        fn tools(this: &__mcp::Arc<Self>) -> __mcp::Vec<__mcp::ToolDef> {
             let _ = this;
-            ::std::vec::Vec::from([
+            __mcp::Vec::from([
                 {
-                    const __PARAMS: &[::mcp_runtime::__private::Param] = &[
-                        ::mcp_runtime::__private::Param {
-                            name: "id",
-                            description: ::mcp_runtime::__private::None,
-                            header: ::mcp_runtime::__private::None,
-                        },
-                    ];
-                    let mut __signature = ::mcp_runtime::__private::Signature::new();
-                    <u64 as ::mcp_runtime::__private::FromToolCall>::describe(
-                        &__PARAMS[0usize],
-                        &mut __signature,
-                    );
-                    let __this = ::mcp_runtime::__private::Arc::clone(this);
-                    ::mcp_runtime::__private::ToolDef::new(
+                    const __PARAMS: &[__mcp::Param] = &[__mcp::Param::new("id")];
+                    let mut __signature = __mcp::Signature::new();
+                    <u64 as __mcp::FromRequest<
+                        __mcp::Tool,
+                    >>::describe(&__PARAMS[0], &mut __signature);
+                    let __this = __mcp::Arc::clone(this);
+                    __mcp::ToolDef::new(
                             "get_note",
                             __signature,
-                            move |mut __call: ::mcp_runtime::__private::ToolCall| {
-                                let __this = ::mcp_runtime::__private::Arc::clone(&__this);
-                                ::mcp_runtime::__private::boxed(async move {
-                                    let id = <u64 as ::mcp_runtime::__private::FromToolCall>::from_tool_call(
-                                        &mut __call,
-                                        &__PARAMS[0usize],
-                                    )?;
-                                    ::mcp_runtime::__private::Result::<
+                            move |mut __call: __mcp::Call<__mcp::Tool>| {
+                                let __this = __mcp::Arc::clone(&__this);
+                                __mcp::boxed(async move {
+                                    let id = <u64 as __mcp::FromRequest<
+                                        __mcp::Tool,
+                                    >>::from_request(&mut __call, &__PARAMS[0])?;
+                                    __mcp::Result::<
                                         _,
-                                        ::mcp_runtime::__private::ToolError,
+                                        __mcp::Error,
                                     >::Ok(__this.get_note(id).await)
                                 })
                             },
                         )
                         .description("Returns one note.")
-                        .annotations(::mcp_runtime::__private::ToolAnnotations {
-                            title: ::mcp_runtime::__private::None,
-                            read_only_hint: ::mcp_runtime::__private::Some(true),
-                            destructive_hint: ::mcp_runtime::__private::None,
-                            idempotent_hint: ::mcp_runtime::__private::None,
-                            open_world_hint: ::mcp_runtime::__private::None,
-                        })
+                        .annotations(__mcp::ToolAnnotations::new().read_only_hint(true))
                 },
             ])
         }

@@ -2,7 +2,7 @@
 // MCP_UPDATE_SNAPSHOTS=1 cargo test -p mcp-macros rewrites it.
 
 /// Finds the user's repositories and lets them pick one.
-async fn pick_repo(team: String, input: Input) -> Result<String, ToolError> {
+async fn pick_repo(team: String, input: Input) -> Result<String, Error> {
     let members = input.step("members", async { vec!["ada".to_string()] }).await?;
     let who: Login = input
         .elicit("login", format!("Which of {members:?} are you?"))
@@ -22,45 +22,34 @@ struct pick_repo {}
 impl pick_repo {
     #[doc(hidden)]
     pub fn __mcp_tool() -> ::mcp_runtime::__private::ToolDef {
+        use ::mcp_runtime::__private as __mcp;
         {
-            const __PARAMS: &[::mcp_runtime::__private::Param] = &[
-                ::mcp_runtime::__private::Param {
-                    name: "team",
-                    description: ::mcp_runtime::__private::None,
-                    header: ::mcp_runtime::__private::None,
-                },
-                ::mcp_runtime::__private::Param {
-                    name: "input",
-                    description: ::mcp_runtime::__private::None,
-                    header: ::mcp_runtime::__private::None,
-                },
+            const __PARAMS: &[__mcp::Param] = &[
+                __mcp::Param::new("team"),
+                __mcp::Param::new("input"),
             ];
-            let mut __signature = ::mcp_runtime::__private::Signature::new();
-            <String as ::mcp_runtime::__private::FromToolCall>::describe(
-                &__PARAMS[0usize],
-                &mut __signature,
-            );
-            <Input as ::mcp_runtime::__private::FromToolCall>::describe(
-                &__PARAMS[1usize],
-                &mut __signature,
-            );
-            ::mcp_runtime::__private::ToolDef::new(
+            let mut __signature = __mcp::Signature::new();
+            <String as __mcp::FromRequest<
+                __mcp::Tool,
+            >>::describe(&__PARAMS[0], &mut __signature);
+            <Input as __mcp::FromRequest<
+                __mcp::Tool,
+            >>::describe(&__PARAMS[1], &mut __signature);
+            __mcp::ToolDef::new(
                     "pick_repo",
                     __signature,
-                    move |mut __call: ::mcp_runtime::__private::ToolCall| {
-                        ::mcp_runtime::__private::boxed(async move {
+                    move |mut __call: __mcp::Call<__mcp::Tool>| {
+                        __mcp::boxed(async move {
                             let __mcp_fn = pick_repo;
-                            let team = <String as ::mcp_runtime::__private::FromToolCall>::from_tool_call(
-                                &mut __call,
-                                &__PARAMS[0usize],
-                            )?;
-                            let input = <Input as ::mcp_runtime::__private::FromToolCall>::from_tool_call(
-                                &mut __call,
-                                &__PARAMS[1usize],
-                            )?;
-                            ::mcp_runtime::__private::Result::<
+                            let team = <String as __mcp::FromRequest<
+                                __mcp::Tool,
+                            >>::from_request(&mut __call, &__PARAMS[0])?;
+                            let input = <Input as __mcp::FromRequest<
+                                __mcp::Tool,
+                            >>::from_request(&mut __call, &__PARAMS[1])?;
+                            __mcp::Result::<
                                 _,
-                                ::mcp_runtime::__private::ToolError,
+                                __mcp::Error,
                             >::Ok(__mcp_fn(team, input).await)
                         })
                     },

@@ -2,10 +2,11 @@
 // MCP_UPDATE_SNAPSHOTS=1 cargo test -p mcp-macros rewrites it.
 
 const _: () = {
+    use ::mcp_runtime::__private as __mcp;
     #[automatically_derived]
-    impl ::mcp_runtime::__private::ElicitForm for GitHub {}
+    impl __mcp::ElicitForm for GitHub {}
     #[allow(dead_code)]
     fn __mcp_form_fields() {
-        ::mcp_runtime::__private::assert_form_field::<String>();
+        __mcp::assert_form_field::<String>();
     }
 };

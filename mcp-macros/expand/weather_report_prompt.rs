@@ -13,33 +13,23 @@ struct weather_report {}
 impl weather_report {
     #[doc(hidden)]
     pub fn __mcp_prompt() -> ::mcp_runtime::__private::PromptDef {
+        use ::mcp_runtime::__private as __mcp;
         {
-            const __PARAMS: &[::mcp_runtime::__private::Param] = &[
-                ::mcp_runtime::__private::Param {
-                    name: "city",
-                    description: ::mcp_runtime::__private::None,
-                    header: ::mcp_runtime::__private::None,
-                },
-            ];
-            let mut __signature = ::mcp_runtime::__private::PromptSignature::new();
-            <String as ::mcp_runtime::__private::FromPromptCall>::describe(
-                &__PARAMS[0usize],
-                &mut __signature,
-            );
-            ::mcp_runtime::__private::PromptDef::new(
+            const __PARAMS: &[__mcp::Param] = &[__mcp::Param::new("city")];
+            let mut __signature = __mcp::Signature::new();
+            <String as __mcp::FromRequest<
+                __mcp::Prompt,
+            >>::describe(&__PARAMS[0], &mut __signature);
+            __mcp::PromptDef::new(
                     "weather_report",
                     __signature,
-                    move |mut __call: ::mcp_runtime::__private::PromptCall| {
-                        ::mcp_runtime::__private::boxed(async move {
+                    move |mut __call: __mcp::Call<__mcp::Prompt>| {
+                        __mcp::boxed(async move {
                             let __mcp_fn = weather_report;
-                            let city = <String as ::mcp_runtime::__private::FromPromptCall>::from_prompt_call(
-                                &mut __call,
-                                &__PARAMS[0usize],
-                            )?;
-                            ::mcp_runtime::__private::Result::<
-                                _,
-                                ::mcp_runtime::__private::ToolError,
-                            >::Ok(__mcp_fn(city).await)
+                            let city = <String as __mcp::FromRequest<
+                                __mcp::Prompt,
+                            >>::from_request(&mut __call, &__PARAMS[0])?;
+                            __mcp::Result::<_, __mcp::Error>::Ok(__mcp_fn(city).await)
                         })
                     },
                 )

@@ -13,45 +13,33 @@ struct get_weather {}
 impl get_weather {
     #[doc(hidden)]
     pub fn __mcp_tool() -> ::mcp_runtime::__private::ToolDef {
+        use ::mcp_runtime::__private as __mcp;
         {
-            const __PARAMS: &[::mcp_runtime::__private::Param] = &[
-                ::mcp_runtime::__private::Param {
-                    name: "location",
-                    description: ::mcp_runtime::__private::None,
-                    header: ::mcp_runtime::__private::None,
-                },
-                ::mcp_runtime::__private::Param {
-                    name: "user",
-                    description: ::mcp_runtime::__private::None,
-                    header: ::mcp_runtime::__private::None,
-                },
-            ];
-            let mut __signature = ::mcp_runtime::__private::Signature::new();
+            const __PARAMS: &[__mcp::Param] = &[__mcp::Param::new("location")];
+            let mut __signature = __mcp::Signature::new();
             __signature.requirements().uses_input();
-            <String as ::mcp_runtime::__private::FromToolCall>::describe(
-                &__PARAMS[0usize],
-                &mut __signature,
-            );
-            ::mcp_runtime::__private::ToolDef::new(
+            <String as __mcp::FromRequest<
+                __mcp::Tool,
+            >>::describe(&__PARAMS[0], &mut __signature);
+            __mcp::ToolDef::new(
                     "get_weather",
                     __signature,
-                    move |mut __call: ::mcp_runtime::__private::ToolCall| {
-                        ::mcp_runtime::__private::boxed(async move {
+                    move |mut __call: __mcp::Call<__mcp::Tool>| {
+                        __mcp::boxed(async move {
                             let __mcp_fn = get_weather;
-                            let location = <String as ::mcp_runtime::__private::FromToolCall>::from_tool_call(
-                                &mut __call,
-                                &__PARAMS[0usize],
-                            )?;
+                            let location = <String as __mcp::FromRequest<
+                                __mcp::Tool,
+                            >>::from_request(&mut __call, &__PARAMS[0])?;
                             let __input = __call.input()?;
-                            let user: GitHub = <GitHub as ::mcp_runtime::__private::ElicitParam>::elicit(
+                            let user: GitHub = <GitHub as __mcp::ElicitParam>::elicit(
                                     &__input,
                                     "user",
-                                    ::std::format!("Who is asking about {location}?"),
+                                    __mcp::format!("Who is asking about {location}?"),
                                 )
                                 .await?;
-                            ::mcp_runtime::__private::Result::<
+                            __mcp::Result::<
                                 _,
-                                ::mcp_runtime::__private::ToolError,
+                                __mcp::Error,
                             >::Ok(__mcp_fn(location, user).await)
                         })
                     },

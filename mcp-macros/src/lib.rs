@@ -1,10 +1,12 @@
 //! Procedural macros of `mcp-runtime`. Use them through `mcp_runtime` (`#[mcp_runtime::tool]`,
 //! `#[mcp_runtime::server]`); this crate's output only makes sense with it.
 //!
-//! Each macro runs the same pipeline: parse (`attr`, darling) → model (`model`, the
-//! validated description) → check (`check`, rules across items) → expand (`expand`).
+//! Each macro runs the same four stages, one module each: parse (`attr`: darling reads the
+//! options, helper attributes are taken off the signature) → model (`model`: one
+//! description of the item, whatever its kind) → check (`check`: every rule, once, with
+//! the naming rules of `mcp_rules`) → expand (`expand`: one entry for the three kinds).
 //! Errors are accumulated and each is spanned at the offending token; the user's item is
-//! always emitted so that only our errors show.
+//! always emitted, with a stub companion on errors, so that only our errors show.
 
 mod attr;
 mod check;
@@ -13,24 +15,25 @@ mod errors;
 mod expand;
 mod model;
 
+use attr::Kind;
 use proc_macro::TokenStream;
 
 /// (Expanded by `mcp-macros`; use it as `mcp_runtime::tool`.)
 #[proc_macro_attribute]
 pub fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
-    expand::tool::expand(args.into(), item.into()).into()
+    expand::free(Kind::Tool, args.into(), item.into()).into()
 }
 
 /// (Expanded by `mcp-macros`; use it as `mcp_runtime::resource`.)
 #[proc_macro_attribute]
 pub fn resource(args: TokenStream, item: TokenStream) -> TokenStream {
-    expand::resource::expand(args.into(), item.into()).into()
+    expand::free(Kind::Resource, args.into(), item.into()).into()
 }
 
 /// (Expanded by `mcp-macros`; use it as `mcp_runtime::prompt`.)
 #[proc_macro_attribute]
 pub fn prompt(args: TokenStream, item: TokenStream) -> TokenStream {
-    expand::prompt::expand(args.into(), item.into()).into()
+    expand::free(Kind::Prompt, args.into(), item.into()).into()
 }
 
 /// (Expanded by `mcp-macros`; use it as `mcp_runtime::needs_input`.)
@@ -40,7 +43,7 @@ pub fn needs_input(_args: TokenStream, item: TokenStream) -> TokenStream {
 }
 
 /// (Expanded by `mcp-macros`; use it as `mcp_runtime::Form`.)
-#[proc_macro_derive(Form)]
+#[proc_macro_derive(Form, attributes(form))]
 pub fn derive_form(item: TokenStream) -> TokenStream {
     expand::form::expand(item.into()).into()
 }

@@ -51,10 +51,12 @@
 
 #![warn(missing_docs)]
 
+mod error;
 pub mod mrtr;
 pub mod protocol;
 mod schema;
 mod server;
+pub mod store;
 pub mod telemetry;
 #[cfg(feature = "testing")]
 pub mod testing;
@@ -65,9 +67,9 @@ mod transport;
 /// The doc comment is the description (required). Parameters are *arguments*
 /// (`T: Deserialize + JsonSchema`; together they form the `inputSchema`; `Option<T>` is
 /// optional) or *extractors* that read the request: [`Context`], [`Progress`], [`Logger`],
-/// [`State`], [`Input`], or a type implementing [`FromToolCall`]. Return text, [`Content`],
+/// [`State`], [`Input`], or a type implementing [`FromRequest`](handler::FromRequest). Return text, [`Content`],
 /// [`Json`] (structured output with an `outputSchema`), [`CallToolResult`], `()`, or a
-/// `Result` of these with [`ToolError`] (an `isError: true` result).
+/// `Result` of these with [`Error`] (an `isError: true` result).
 ///
 /// Options: `name`, `title`, `description`, `annotations(title, read_only_hint,
 /// destructive_hint, idempotent_hint, open_world_hint)`, `icon(src, mime_type, sizes,
@@ -78,13 +80,13 @@ mod transport;
 /// the offending token.
 ///
 /// ```
-/// use mcp_runtime::{Json, Server, ToolError, tool, tools};
+/// use mcp_runtime::{Error, Json, Server, tool, tools};
 ///
 /// /// Divides a by b.
 /// #[tool(annotations(read_only_hint = true))]
-/// async fn divide(#[arg(description = "The dividend")] a: f64, b: f64) -> Result<Json<f64>, ToolError> {
+/// async fn divide(#[arg(description = "The dividend")] a: f64, b: f64) -> Result<Json<f64>, Error> {
 ///     if b == 0.0 {
-///         return Err(ToolError::new("division by zero"));
+///         return Err(Error::new("division by zero"));
 ///     }
 ///     Ok(Json(a / b))
 /// }
@@ -106,14 +108,14 @@ pub use mcp_macros::tool;
 /// bytes, [`Json`], [`ResourceContents`], or a `Result` of these (`Err` is a JSON-RPC error).
 ///
 /// ```
-/// use mcp_runtime::{Server, ToolError, resource, resources};
+/// use mcp_runtime::{Error, Server, resource, resources};
 ///
 /// /// One note, by id.
 /// #[resource("notes://{id}", mime_type = "text/markdown")]
-/// async fn note(id: u64) -> Result<String, ToolError> {
+/// async fn note(id: u64) -> Result<String, Error> {
 ///     match id {
 ///         42 => Ok("# The answer".into()),
-///         _ => Err(ToolError::resource_not_found(format!("notes://{id}"))),
+///         _ => Err(Error::resource_not_found(format!("notes://{id}"))),
 ///     }
 /// }
 ///
@@ -199,13 +201,14 @@ pub use mcp_macros::server;
 /// ```
 pub use mcp_macros::needs_input;
 
-/// Derives [`ElicitForm`] for a struct whose fields are text, numbers, booleans or string
+/// Derives [`ElicitForm`](mrtr::ElicitForm) for a struct whose fields are text, numbers, booleans or string
 /// enums (or `Option` of these), checked field by field at compile time, so it can be asked
 /// of the user with `#[input(elicit = "...")]` or [`Input::elicit`]; on a unit-only enum,
-/// derives [`FormField`]. Field doc comments become the form's descriptions.
+/// derives [`FormField`](mrtr::FormField). Field doc comments become the form's descriptions.
 ///
 /// ```
-/// use mcp_runtime::{ElicitForm, Form};
+/// use mcp_runtime::Form;
+/// use mcp_runtime::mrtr::ElicitForm;
 ///
 /// #[derive(serde::Deserialize, schemars::JsonSchema, Form)]
 /// #[serde(rename_all = "lowercase")]
@@ -221,27 +224,66 @@ pub use mcp_macros::needs_input;
 /// # check::<Target>();
 /// ```
 pub use mcp_macros::Form;
-pub use mrtr::state::KeyRing;
-pub use mrtr::{ElicitForm, ElicitParam, Elicited, FormField, Input};
-pub use protocol::{Annotations, ResourceContents, Role};
-pub use protocol::{
-    CacheHints, CacheScope, CallToolResult, ClientCapabilities, Content, LogLevel, RequestId,
-    RpcError,
+
+pub use error::Error;
+pub use mrtr::{Elicited, Input};
+pub use protocol::{CallToolResult, Content, ResourceContents};
+pub use server::context::{Context, Logger, Progress, State};
+pub use server::def::{
+    Arguments, GetPromptResult, Icon, Json, KnownArguments, PromptMessage, Resource, SafePath,
 };
-pub use server::{
-    Arguments, BuildError, Change, Context, DEFAULT_LIST_CACHE, DEFAULT_MAX_ROUNDS,
-    DEFAULT_MAX_SUBSCRIPTIONS, DEFAULT_PAGE_SIZE, DEFAULT_READ_CACHE, DEFAULT_REQUEST_TIMEOUT,
-    FromPromptCall, FromRequest, FromToolCall, GetPromptResult, HeaderValue, Icon, IntoCompleter,
-    IntoContents, IntoPromptResult, IntoResourceList, IntoToolResult, Json, KnownArguments,
-    LocalBus, Logger, MAX_COMPLETIONS, NotificationBus, Param, Progress, PromptCall, PromptDef,
-    PromptMessage, PromptSignature, Provider, Requirements, Resource, ResourceCall, ResourceDef,
-    SafePath, Server, ServerBuilder, ServerInfo, Signature, State, ToolAnnotations, ToolCall,
-    ToolDef, ToolError, TraceContext, UriTemplate, valid_tool_name,
-};
+pub use server::{BuildError, Server, ServerBuilder, ServerInfo};
+pub use store::Change;
+
+/// Server settings, in groups: limits, caching, request state.
+pub mod config {
+    pub use crate::server::config::*;
+}
+
+/// Definitions built by hand: [`Def<K>`](def::Def) and its aliases for the three kinds,
+/// [`Provider`](def::Provider) (what `#[server]` implements), tool annotations and URI
+/// templates.
+pub mod def {
+    pub use crate::server::def::{Def, PromptDef, Provider, ResourceDef, ToolAnnotations, ToolDef};
+    /// An RFC 6570 URI template (levels 1-3), as `#[resource]` templates are parsed and
+    /// matched.
+    ///
+    /// ```
+    /// use mcp_runtime::def::UriTemplate;
+    ///
+    /// let template = UriTemplate::parse("notes://{id}{?format}").unwrap();
+    /// let vars = template.matches("notes://42?format=md").unwrap();
+    /// assert_eq!(vars["id"], "42");
+    /// assert_eq!(vars["format"], "md");
+    /// assert!(template.matches("other://42").is_none());
+    /// ```
+    pub use mcp_uri_template::UriTemplate;
+}
+
+/// What a handler is made of, for custom extractors and return types and hand-written
+/// handlers: [`Call<K>`](handler::Call), [`FromRequest<K>`](handler::FromRequest),
+/// [`IntoResult<K>`](handler::IntoResult), [`Signature`](handler::Signature), completers.
+pub mod handler {
+    pub use crate::server::def::{
+        Call, FromRequest, HeaderValue, IntoCompleter, IntoResult, MAX_COMPLETIONS, Param,
+        Requirements, Signature, Target,
+    };
+    pub use crate::server::trace::TraceContext;
+}
+
+/// The kinds of handlers, as type markers for [`def::Def`], [`handler::Call`],
+/// [`handler::FromRequest`] and [`handler::IntoResult`].
+pub mod kind {
+    pub use crate::server::def::kind::{Kind, Prompt, Resource, ResourceList, Tool};
+}
+
+/// The Streamable HTTP transport: [`HttpServer`](http::HttpServer) and its defaults.
 #[cfg(feature = "http")]
-pub use transport::http::{
-    DEFAULT_BODY_LIMIT, DEFAULT_DRAIN, DEFAULT_KEEP_ALIVE, HttpConfig, HttpServer,
-};
+pub mod http {
+    pub use crate::transport::http::{
+        DEFAULT_BODY_LIMIT, DEFAULT_DRAIN, DEFAULT_KEEP_ALIVE, HttpServer,
+    };
+}
 
 /// Collects `#[tool]` functions into tool definitions for [`ServerBuilder::tools`].
 ///
@@ -286,32 +328,38 @@ pub(crate) fn base64_encode(bytes: &[u8]) -> String {
     base64::engine::general_purpose::STANDARD.encode(bytes)
 }
 
-/// What the macros expand to. Not a public API: it changes without notice.
+/// What the macros expand to: the only contract between `mcp-macros` and this crate.
+/// Not a public API: it changes without notice.
 #[doc(hidden)]
 pub mod __private {
+    pub use crate::Error;
     pub use crate::mrtr::{ElicitForm, ElicitParam, FormField, Input, sampling_request};
-    pub use crate::protocol::{Annotations, Role};
-    pub use futures_util::join;
-
-    /// Checks at compile time that a form field's type is allowed (reported at the type).
-    pub fn assert_form_field<T: FormField>() {}
-    pub use crate::protocol::{CacheHints, CacheScope};
-    pub use crate::server::{
-        FromPromptCall, FromRequest, PromptCall, PromptDef, PromptSignature, Requirements,
-        ResourceCall, ResourceDef,
+    pub use crate::protocol::{Annotations, CacheHints, CacheScope, Role};
+    pub use crate::server::def::kind::{Prompt, Resource, Tool};
+    pub use crate::server::def::{
+        Call, FromRequest, Icon, Param, PromptDef, Provider, ResourceDef, Signature,
+        ToolAnnotations, ToolDef,
     };
-    pub use crate::server::{FromToolCall, Param, Signature, ToolCall, ToolDef, ToolError};
-    pub use crate::server::{Icon, IntoToolResult, Provider, ToolAnnotations};
+    pub use core::default::Default;
     pub use core::option::Option::{self, None, Some};
     pub use core::result::Result::{self, Err, Ok};
-    pub use serde_json;
+    pub use futures_util::join;
+    pub use std::format;
+    pub use std::string::String;
     pub use std::sync::Arc;
     pub use std::vec::Vec;
 
-    /// Caching hints from `#[tool(ttl_ms = .., cache_scope = "..")]`; what is left out
-    /// comes from the server default.
+    /// Checks at compile time that a form field's type is allowed (reported at the type).
+    pub fn assert_form_field<T: FormField>() {}
+
+    /// Checks at compile time that a header-mirrored parameter has a type that can be
+    /// mirrored (the error is reported at the type).
+    pub fn assert_header_value<T: crate::handler::HeaderValue>() {}
+
+    /// Caching hints from `ttl_ms = .., cache_scope = ".."`; what is left out comes from
+    /// the default for lists.
     pub fn cache_hints(ttl_ms: Option<u64>, private: Option<bool>) -> CacheHints {
-        let d = crate::DEFAULT_LIST_CACHE;
+        let d = crate::config::DEFAULT_LIST_CACHE;
         CacheHints::new(
             ttl_ms.unwrap_or(d.ttl_ms),
             match private {
@@ -322,12 +370,8 @@ pub mod __private {
         )
     }
 
-    /// Checks at compile time that a header-mirrored parameter has a type that can be
-    /// mirrored (the error is reported at the type).
-    pub fn assert_header_value<T: crate::HeaderValue>() {}
-
-    /// Boxes a tool's future, requiring it to be `Send` (the error is reported at the
-    /// tool's name).
+    /// Boxes a handler's future, requiring it to be `Send` (the error is reported at the
+    /// handler's name).
     pub fn boxed<F, T>(future: F) -> futures_util::future::BoxFuture<'static, T>
     where
         F: core::future::Future<Output = T> + Send + 'static,

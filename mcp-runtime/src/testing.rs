@@ -22,7 +22,9 @@
 
 use crate::protocol::json::parse_strict;
 use crate::protocol::{PROTOCOL_VERSION, keys};
-use crate::server::{NoGuard, Prepared, Server, Streams};
+use crate::server::Server;
+use crate::server::parts::{NoGuard, Streams, TransportGuard};
+use crate::server::route::Prepared;
 use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -223,7 +225,7 @@ impl TestClient {
         &self,
         method: &str,
         params: Value,
-        guard: &dyn crate::server::TransportGuard,
+        guard: &dyn TransportGuard,
     ) -> Result<Prepared, ErrorReply> {
         let mut params = match params {
             Value::Object(m) => m,

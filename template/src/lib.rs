@@ -1,7 +1,7 @@
 //! The {{project-name}} MCP server: one tool, one resource and one prompt to start from.
 
 use mcp_runtime::{
-    Json, PromptMessage, Server, ToolError, prompt, prompts, resource, resources, tool, tools,
+    Error, Json, PromptMessage, Server, prompt, prompts, resource, resources, tool, tools,
 };
 use schemars::JsonSchema;
 use serde::Serialize;
@@ -18,10 +18,10 @@ pub struct Sum {
 pub async fn add(
     #[arg(description = "The first number")] a: i64,
     #[arg(description = "The second number")] b: i64,
-) -> Result<Json<Sum>, ToolError> {
+) -> Result<Json<Sum>, Error> {
     a.checked_add(b)
         .map(|total| Json(Sum { total }))
-        .ok_or_else(|| ToolError::new(format!("{a} + {b} does not fit in 64 bits")))
+        .ok_or_else(|| Error::new(format!("{a} + {b} does not fit in 64 bits")))
 }
 
 /// A greeting for someone, as a resource.

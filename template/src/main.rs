@@ -3,6 +3,8 @@
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    // Logs to stderr (filtered by RUST_LOG): stdout carries the protocol on stdio.
+    mcp_runtime::telemetry::init();
     let server = {{crate_name}}::server()?;
     let mut args = std::env::args().skip(1);
     match (args.next().as_deref(), args.next()) {

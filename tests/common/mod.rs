@@ -246,7 +246,7 @@ pub fn post(addr: SocketAddr, body: &Value) -> Response {
 
 /// Serves `server` over HTTP on 127.0.0.1:0 from a background thread (for the life of the
 /// test process) and returns its address.
-pub fn serve_in_background(http: mcp_runtime::HttpServer) -> SocketAddr {
+pub fn serve_in_background(http: mcp_runtime::http::HttpServer) -> SocketAddr {
     let std_listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = std_listener.local_addr().unwrap();
     std_listener.set_nonblocking(true).unwrap();

@@ -1,128 +1,160 @@
-//! Raw attribute syntax, parsed with darling. Nothing here is validated beyond its shape.
+//! Stage 1, parse: the raw syntax of our attributes and of the item they sit on. darling
+//! reads the options; helper attributes (`#[arg]`, `#[input]`, `#[needs_input]`) are
+//! read and removed from the signature, so the item can be emitted as written otherwise.
+//! Nothing here is validated beyond its shape: `model` resolves, `check` judges.
 
+mod function;
+mod options;
+mod param;
+
+pub use function::Function;
+pub use options::{ArgArgs, CommonArgs, InputArgs, PromptArgs, ResourceArgs, ServerArgs, ToolArgs};
+pub use param::{RawParam, take_needs_input, take_params};
+
+use crate::errors::Errors;
 use darling::FromMeta;
-use darling::util::SpannedValue;
+use darling::ast::NestedMeta;
+use proc_macro2::TokenStream;
+use syn::LitStr;
+use syn::parse::Parser;
 
-/// `#[tool(...)]` options. Names are the MCP JSON fields in snake_case.
-#[derive(Debug, Default, FromMeta)]
-#[darling(default)]
-pub struct ToolArgs {
-    /// The tool's name (defaults to the function's name).
-    pub name: Option<SpannedValue<String>>,
-    /// Human-readable title.
-    pub title: Option<String>,
-    /// Description (defaults to the doc comment).
-    pub description: Option<SpannedValue<String>>,
-    /// Behaviour hints.
-    pub annotations: Option<AnnotationArgs>,
-    /// Icons (repeatable).
-    #[darling(multiple)]
-    pub icon: Vec<SpannedValue<IconArgs>>,
-    /// `_meta` as a JSON object.
-    pub meta: Option<SpannedValue<String>>,
-    /// Caching hint: TTL in milliseconds.
-    pub ttl_ms: Option<u64>,
-    /// Caching hint: `"public"` or `"private"`.
-    pub cache_scope: Option<SpannedValue<String>>,
-    /// A hand-written `inputSchema` (JSON text), served as given.
-    pub input_schema: Option<SpannedValue<String>>,
-    /// Inline the argument types' schemas instead of `$ref`s into `$defs`.
-    pub inline_refs: darling::util::Flag,
+/// The three kinds of item.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Tool,
+    Resource,
+    Prompt,
 }
 
-/// `annotations(...)` inside `#[tool]`.
-#[derive(Debug, Default, FromMeta)]
-#[darling(default)]
-pub struct AnnotationArgs {
-    pub title: Option<String>,
-    pub read_only_hint: Option<bool>,
-    pub destructive_hint: Option<bool>,
-    pub idempotent_hint: Option<bool>,
-    pub open_world_hint: Option<bool>,
+impl Kind {
+    /// The attribute's name: `tool`, `resource`, `prompt`.
+    pub fn attr(self) -> &'static str {
+        match self {
+            Kind::Tool => "tool",
+            Kind::Resource => "resource",
+            Kind::Prompt => "prompt",
+        }
+    }
 }
 
-/// `icon(src = "...", mime_type = "...", sizes = "48x48 96x96", theme = "dark")`.
-#[derive(Debug, FromMeta)]
-pub struct IconArgs {
-    pub src: SpannedValue<String>,
-    #[darling(default)]
-    pub mime_type: Option<String>,
-    #[darling(default)]
-    pub sizes: Option<String>,
-    #[darling(default)]
-    pub theme: Option<SpannedValue<String>>,
+/// The options of one item's attribute.
+pub enum Options {
+    Tool(ToolArgs),
+    Resource(LitStr, ResourceArgs),
+    Prompt(PromptArgs),
 }
 
-/// `#[arg(...)]` on a parameter.
-#[derive(Debug, Default, FromMeta)]
-#[darling(default)]
-pub struct ArgArgs {
-    /// The argument's key, when it differs from the parameter's name (`resourceUri`).
-    pub name: Option<SpannedValue<String>>,
-    /// The parameter's description (`inputSchema`, prompt argument).
-    pub description: Option<String>,
-    /// A completer for a prompt argument or a template variable.
-    pub complete: Option<syn::Path>,
-    /// `x-mcp-header`: mirror this tool argument into `Mcp-Param-{header}`.
-    pub header: Option<SpannedValue<String>>,
+impl Options {
+    /// What all kinds share.
+    pub fn common(&self) -> &CommonArgs {
+        match self {
+            Options::Tool(t) => &t.common,
+            Options::Resource(_, r) => &r.common,
+            Options::Prompt(p) => &p.common,
+        }
+    }
 }
 
-/// `#[resource("uri", ...)]` options after the URI.
-#[derive(Debug, Default, FromMeta)]
-#[darling(default)]
-pub struct ResourceArgs {
-    pub name: Option<SpannedValue<String>>,
-    pub title: Option<String>,
-    pub description: Option<SpannedValue<String>>,
-    pub mime_type: Option<String>,
-    pub size: Option<u64>,
-    #[darling(multiple)]
-    pub icon: Vec<SpannedValue<IconArgs>>,
-    pub annotations: Option<ResourceAnnotationArgs>,
-    pub meta: Option<SpannedValue<String>>,
-    pub ttl_ms: Option<u64>,
-    pub cache_scope: Option<SpannedValue<String>>,
-    /// A function listing the resources a template can produce.
-    pub list: Option<syn::Path>,
+/// Parses `#[kind(args)]`; on errors, `None` (they are recorded).
+pub fn options(kind: Kind, args: TokenStream, errors: &mut Errors) -> Option<Options> {
+    fn list<T: FromMeta>(args: TokenStream, errors: &mut Errors) -> Option<T> {
+        match NestedMeta::parse_meta_list(args) {
+            Ok(list) => errors.handle(T::from_list(&list)),
+            Err(e) => {
+                errors.push(e.into());
+                None
+            }
+        }
+    }
+    match kind {
+        Kind::Tool => list(args, errors).map(Options::Tool),
+        Kind::Prompt => list(args, errors).map(Options::Prompt),
+        Kind::Resource => {
+            let (uri, rest) = match split_uri(args) {
+                Ok(v) => v,
+                Err(e) => {
+                    errors.push(e.into());
+                    return None;
+                }
+            };
+            list(rest, errors).map(|r| Options::Resource(uri, r))
+        }
+    }
 }
 
-/// `annotations(audience(user, assistant), priority = 0.5, last_modified = "...")`.
-#[derive(Debug, Default, FromMeta)]
-#[darling(default)]
-pub struct ResourceAnnotationArgs {
-    pub audience: Option<darling::util::PathList>,
-    pub priority: Option<SpannedValue<f64>>,
-    pub last_modified: Option<SpannedValue<String>>,
+/// Splits `"uri", options...` into the URI literal and the options.
+fn split_uri(args: TokenStream) -> syn::Result<(LitStr, TokenStream)> {
+    let parser = |input: syn::parse::ParseStream<'_>| {
+        let uri: LitStr = input.parse().map_err(|e| {
+            syn::Error::new(
+                e.span(),
+                "`#[resource]` needs the URI first\n\n= help: write `#[resource(\"config://app\")]` or `#[resource(\"notes://{id}\", mime_type = \"text/plain\")]`",
+            )
+        })?;
+        let rest = if input.is_empty() {
+            TokenStream::new()
+        } else {
+            input.parse::<syn::Token![,]>()?;
+            input.parse::<TokenStream>()?
+        };
+        Ok((uri, rest))
+    };
+    parser.parse2(args)
 }
 
-/// `#[prompt(...)]` options.
-#[derive(Debug, Default, FromMeta)]
-#[darling(default)]
-pub struct PromptArgs {
-    pub name: Option<SpannedValue<String>>,
-    pub title: Option<String>,
-    pub description: Option<SpannedValue<String>>,
-    #[darling(multiple)]
-    pub icon: Vec<SpannedValue<IconArgs>>,
-    pub meta: Option<SpannedValue<String>>,
+/// Whether `path` names our attribute `name`: `name`, `mcp_runtime::name`, or
+/// `<krate>::name` when the crate path was overridden.
+pub fn is_ours(path: &syn::Path, name: &str, krate: Option<&syn::Path>) -> bool {
+    let segs: Vec<String> = path.segments.iter().map(|s| s.ident.to_string()).collect();
+    let Some((last, prefix)) = segs.split_last() else {
+        return false;
+    };
+    if last != name {
+        return false;
+    }
+    let krate: Vec<String> = krate
+        .map(|k| k.segments.iter().map(|s| s.ident.to_string()).collect())
+        .unwrap_or_default();
+    prefix.is_empty() || prefix == ["mcp_runtime"] || (!krate.is_empty() && prefix == krate)
 }
 
-/// `#[input(...)]` on a parameter of a `#[needs_input]` function: what to ask the client.
-#[derive(Debug, Default, FromMeta)]
-#[darling(default)]
-pub struct InputArgs {
-    /// A form elicitation with this message (`{name}` inserts an argument).
-    pub elicit: Option<SpannedValue<String>>,
-    /// A URL-mode elicitation to this URL (with `message`).
-    pub url: Option<SpannedValue<String>>,
-    /// The message of a URL-mode elicitation.
-    pub message: Option<String>,
-    /// A sampling request with this prompt (deprecated in 2026-07-28).
-    pub sample: Option<SpannedValue<String>>,
-    /// `maxTokens` of the sampling request (default 256).
-    pub max_tokens: Option<u32>,
-    /// The client's roots (deprecated in 2026-07-28).
-    pub roots: darling::util::Flag,
-    /// The key in `inputRequests` (default: the parameter's name).
-    pub key: Option<SpannedValue<String>>,
+/// Which of our attributes an attribute of an `impl` method is (`#[tool]`,
+/// `#[mcp_runtime::tool]`, or through the overridden crate path).
+pub fn kind_of(attr: &syn::Attribute, krate: Option<&syn::Path>) -> Option<Kind> {
+    [Kind::Tool, Kind::Resource, Kind::Prompt]
+        .into_iter()
+        .find(|k| is_ours(attr.path(), k.attr(), krate))
+}
+
+/// The tokens inside `#[kind(...)]` (nothing for `#[kind]`).
+pub fn attr_args(attr: &syn::Attribute, errors: &mut Errors) -> Option<TokenStream> {
+    match &attr.meta {
+        syn::Meta::Path(_) => Some(TokenStream::new()),
+        syn::Meta::List(list) => Some(list.tokens.clone()),
+        syn::Meta::NameValue(nv) => {
+            let name = nv
+                .path
+                .segments
+                .last()
+                .map(|s| s.ident.to_string())
+                .unwrap_or_default();
+            errors.spanned(nv, format!("expected `#[{name}]` or `#[{name}(...)]`"));
+            None
+        }
+    }
+}
+
+/// `#[server(...)]` options: only `crate = "..."`.
+pub fn server_options(args: TokenStream, errors: &mut Errors) -> ServerArgs {
+    let first = args.clone().into_iter().next().map(|t| t.span());
+    match NestedMeta::parse_meta_list(args).map(|list| ServerArgs::from_list(&list)) {
+        Ok(Ok(a)) => a,
+        _ => {
+            errors.at(
+                first.unwrap_or_else(proc_macro2::Span::call_site),
+                "`#[server]` takes no options but `crate = \"...\"`\n\n= help: put options on each method's `#[tool(...)]`, `#[resource(...)]` or `#[prompt(...)]`",
+            );
+            ServerArgs::default()
+        }
+    }
 }

@@ -1,22 +1,45 @@
 //! `#[derive(Form)]`: an elicitation form (flat struct) or a string enum field.
+//! `#[form(crate = "...")]` names the path of `mcp_runtime` for re-exporting crates.
 
 use proc_macro2::TokenStream;
 use quote::{quote, quote_spanned};
 use syn::spanned::Spanned;
 use syn::{Data, DeriveInput, Fields};
 
+/// The path given with `#[form(crate = "...")]`.
+fn crate_path(input: &DeriveInput) -> syn::Result<Option<syn::Path>> {
+    let mut path = None;
+    for attr in input.attrs.iter().filter(|a| a.path().is_ident("form")) {
+        attr.parse_nested_meta(|meta| {
+            if meta.path.is_ident("crate") {
+                let s: syn::LitStr = meta.value()?.parse()?;
+                path = Some(s.parse()?);
+                Ok(())
+            } else {
+                Err(meta.error(
+                    "unknown `#[form]` option\n\n= help: the only option is `crate = \"...\"`",
+                ))
+            }
+        })?;
+    }
+    Ok(path)
+}
+
 pub fn expand(item: TokenStream) -> TokenStream {
     let input: DeriveInput = match syn::parse2(item) {
         Ok(i) => i,
         Err(e) => return e.to_compile_error(),
     };
+    let krate = match crate_path(&input) {
+        Ok(p) => super::krate(p.as_ref()),
+        Err(e) => return e.to_compile_error(),
+    };
     let ident = &input.ident;
-    let p = quote!(::mcp_runtime::__private);
     if !input.generics.params.is_empty() {
         return syn::Error::new_spanned(&input.generics.params, "a form cannot be generic")
             .to_compile_error();
     }
-    match &input.data {
+    let body = match &input.data {
         Data::Struct(s) => {
             let Fields::Named(fields) = &s.fields else {
                 return syn::Error::new(
@@ -28,17 +51,15 @@ pub fn expand(item: TokenStream) -> TokenStream {
             // One check per field, at its type: forms are flat.
             let checks = fields.named.iter().map(|f| {
                 let ty = &f.ty;
-                quote_spanned!(ty.span()=> #p::assert_form_field::<#ty>();)
+                quote_spanned!(ty.span()=> __mcp::assert_form_field::<#ty>();)
             });
             quote! {
-                const _: () = {
-                    #[automatically_derived]
-                    impl #p::ElicitForm for #ident {}
-                    #[allow(dead_code)]
-                    fn __mcp_form_fields() {
-                        #(#checks)*
-                    }
-                };
+                #[automatically_derived]
+                impl __mcp::ElicitForm for #ident {}
+                #[allow(dead_code)]
+                fn __mcp_form_fields() {
+                    #(#checks)*
+                }
             }
         }
         Data::Enum(e) => {
@@ -55,11 +76,17 @@ pub fn expand(item: TokenStream) -> TokenStream {
             }
             quote! {
                 #[automatically_derived]
-                impl #p::FormField for #ident {}
+                impl __mcp::FormField for #ident {}
             }
         }
         Data::Union(u) => {
-            syn::Error::new(u.union_token.span, "a form is a struct").to_compile_error()
+            return syn::Error::new(u.union_token.span, "a form is a struct").to_compile_error();
         }
+    };
+    quote! {
+        const _: () = {
+            use #krate::__private as __mcp;
+            #body
+        };
     }
 }

@@ -1,334 +1,107 @@
-//! Model → tokens. Generated code calls `::mcp_runtime::__private` and nothing else.
+//! Stage 4, expand: model → tokens, one entry ([`definition`]) for the three kinds.
+//! Generated code reaches the runtime through one alias, `__mcp`, of
+//! `::mcp_runtime::__private` (or the `crate = "..."` path), and calls runtime traits
+//! rather than inlining protocol logic.
 
 pub mod form;
-pub mod prompt;
-pub mod resource;
 pub mod server;
 #[cfg(test)]
 mod snapshots;
-pub mod tool;
 
+use crate::attr::{self, Function, Kind};
+use crate::check;
 use crate::doc::Doc;
-use crate::model::{Cache, Common, Receiver};
-use proc_macro2::TokenStream;
+use crate::errors::Errors;
+use crate::model::{InputKind, Item, Receiver, Role, Site, Spec};
+use proc_macro2::{Span, TokenStream};
 use quote::{quote, quote_spanned};
 
-/// `::mcp_runtime::__private`.
-fn private() -> TokenStream {
-    quote!(::mcp_runtime::__private)
-}
-
-/// How the generated handler calls the user's function: directly (free function), through
-/// `Self::` (associated function) or through `__this`, an `Arc` of the server value.
-struct Call {
-    capture_outer: TokenStream,
-    capture_inner: TokenStream,
-    call: TokenStream,
-}
-
-fn call(common: &Common, in_impl: bool) -> Call {
-    let p = private();
-    let ident = &common.ident;
-    let args = common.params.iter().map(|param| &param.ident);
-    match (in_impl, common.receiver) {
-        // Called through `__mcp_fn`, bound before the parameters are (see `boxed_body`), so
-        // a parameter named like the function cannot shadow it.
-        (false, _) => Call {
-            capture_outer: quote!(),
-            capture_inner: quote!(),
-            call: quote!(__mcp_fn(#(#args),*).await),
-        },
-        (true, Receiver::None) => Call {
-            capture_outer: quote!(),
-            capture_inner: quote!(),
-            call: quote!(Self::#ident(#(#args),*).await),
-        },
-        (true, Receiver::Ref) => Call {
-            capture_outer: quote!(let __this = #p::Arc::clone(this);),
-            capture_inner: quote!(let __this = #p::Arc::clone(&__this);),
-            call: quote!(__this.#ident(#(#args),*).await),
-        },
+/// `::mcp_runtime`, or the path given with `crate = "..."`.
+pub fn krate(path: Option<&syn::Path>) -> TokenStream {
+    match path {
+        Some(p) => quote!(#p),
+        None => quote!(::mcp_runtime),
     }
 }
 
-/// `boxed(async move { <extract>; Ok(<call>) })`, spanned at the function's name so a
-/// non-`Send` future is reported there.
-fn boxed_body(
-    common: &Common,
-    extracts: &[TokenStream],
-    call: &TokenStream,
-    free: bool,
-) -> TokenStream {
-    let ident = &common.ident;
-    let bind_fn = free.then(|| quote!(let __mcp_fn = #ident;));
-    quote_spanned! {common.ident.span()=>
-        ::mcp_runtime::__private::boxed(async move {
-            #bind_fn
-            #(#extracts)*
-            ::mcp_runtime::__private::Result::<_, ::mcp_runtime::__private::ToolError>::Ok(#call)
-        })
+/// The companion's method and the definition type, per kind.
+fn names(kind: Kind) -> (&'static str, TokenStream) {
+    match kind {
+        Kind::Tool => ("__mcp_tool", quote!(ToolDef)),
+        Kind::Resource => ("__mcp_resource", quote!(ResourceDef)),
+        Kind::Prompt => ("__mcp_prompt", quote!(PromptDef)),
     }
 }
 
-/// The statements that fill `#[input]` parameters: all inputs are asked together (one
-/// round), then each is unwrapped. Empty when there are none.
-fn input_stmts(common: &Common) -> TokenStream {
-    use crate::model::InputKind;
-    let p = private();
-    let inputs: Vec<&crate::model::Param> =
-        common.params.iter().filter(|p| p.input.is_some()).collect();
-    if inputs.is_empty() {
-        return quote!();
-    }
-    // `format!` only when the text inserts arguments (`{name}`); clippy would flag the rest.
-    let text = |s: &str| {
-        if s.contains('{') {
-            quote!(::std::format!(#s))
-        } else {
-            quote!(::std::string::String::from(#s))
-        }
+/// `#[tool]`, `#[resource]` or `#[prompt]` on a free function: the function as written,
+/// plus a hidden companion struct of the same name (type namespace) whose associated
+/// function builds the definition. On errors, a stub companion, so that `tools![f]` still
+/// resolves and only our errors show.
+pub fn free(kind: Kind, args: TokenStream, item: TokenStream) -> TokenStream {
+    let mut func: Function = match syn::parse2(item.clone()) {
+        Ok(f) => f,
+        Err(e) => return not_a_function(item, e, kind),
     };
-    let futs: Vec<TokenStream> = inputs
-        .iter()
-        .map(|param| {
-            let spec = param.input.as_ref().expect("filtered");
-            let key = &spec.key;
-            let ty = &param.ty;
-            match &spec.kind {
-                InputKind::Elicit { message } => {
-                    let message = text(message);
-                    quote_spanned! {param.ty_span=>
-                        <#ty as #p::ElicitParam>::elicit(&__input, #key, #message)
-                    }
-                }
-                InputKind::Url { url, message } => {
-                    let message = text(message);
-                    quote!(__input.elicit_url(#key, #message, #url))
-                }
-                InputKind::Sample {
-                    text: prompt,
-                    max_tokens,
-                } => {
-                    let prompt = text(prompt);
-                    quote!(__input.sample(#key, #p::sampling_request(&#prompt, #max_tokens)))
-                }
-                InputKind::Roots => quote!(__input.roots(#key)),
-            }
-        })
-        .collect();
-    let idents: Vec<&syn::Ident> = inputs.iter().map(|p| &p.ident).collect();
-    let tys: Vec<&syn::Type> = inputs.iter().map(|p| &p.ty).collect();
-    if let ([ident], [ty], [fut]) = (&idents[..], &tys[..], &futs[..]) {
-        return quote! {
-            let __input = __call.input()?;
-            let #ident: #ty = #fut.await?;
-        };
-    }
-    quote! {
-        let __input = __call.input()?;
-        let (#(#idents,)*) = #p::join!(#(#futs),*);
-        #(let #idents: #tys = #idents?;)*
-    }
-}
-
-/// The `Param` constants of the parameters.
-fn param_consts(common: &Common) -> TokenStream {
-    let p = private();
-    let params = common.params.iter().map(|param| {
-        let n = &param.name;
-        let d = match &param.description {
-            Some(d) => quote!(#p::Some(#d)),
-            None => quote!(#p::None),
-        };
-        let h = match &param.header {
-            Some((h, _)) => quote!(#p::Some(#h)),
-            None => quote!(#p::None),
-        };
-        quote!(#p::Param { name: #n, description: #d, header: #h })
+    let mut errors = Errors::new();
+    let options = attr::options(kind, args, &mut errors);
+    let krate_path = options
+        .as_ref()
+        .and_then(|o| o.common().krate.as_ref())
+        .map(|k| (**k).clone());
+    let needs_input = attr::take_needs_input(&mut func.attrs, krate_path.as_ref());
+    let params = attr::take_params(&mut func.sig, &mut errors);
+    let model = options.map(|o| {
+        Item::build(
+            kind,
+            o,
+            &func.attrs,
+            &func.sig,
+            params,
+            needs_input,
+            Site::Free,
+        )
     });
-    quote!(const __PARAMS: &[#p::Param] = &[#(#params),*];)
-}
-
-/// The builder calls shared by every kind: description, title, icons, `_meta`.
-fn common_builder(common: &Common) -> Vec<TokenStream> {
-    let p = private();
-    let mut builder = Vec::new();
-    if let Some(description) = &common.description {
-        let d = match description {
-            Doc::Text(t) => quote!(#t),
-            Doc::Expr(e) => e.clone(),
-        };
-        builder.push(quote!(.description(#d)));
+    if let Some(m) = &model {
+        check::item(m, &mut errors);
     }
-    if let Some(t) = &common.title {
-        builder.push(quote!(.title(#t)));
-    }
-    for icon in &common.icons {
-        let src = &icon.src;
-        let mut b = quote!(#p::Icon::new(#src));
-        if let Some(m) = &icon.mime_type {
-            b = quote!(#b.mime_type(#m));
-        }
-        for s in &icon.sizes {
-            b = quote!(#b.size(#s));
-        }
-        if let Some(t) = &icon.theme {
-            b = quote!(#b.theme(#t));
-        }
-        builder.push(quote!(.icon(#b)));
-    }
-    for (k, v) in &common.meta {
-        builder.push(quote!(.meta(#k, #p::json(#v))));
-    }
-    builder
-}
-
-fn cache_builder(cache: &Option<Cache>) -> Option<TokenStream> {
-    let p = private();
-    cache.as_ref().map(|c| {
-        let ttl = match c.ttl_ms {
-            Some(t) => quote!(#p::Some(#t)),
-            None => quote!(#p::None),
-        };
-        let private = match c.private {
-            Some(b) => quote!(#p::Some(#b)),
-            None => quote!(#p::None),
-        };
-        quote!(.cache(#p::cache_hints(#ttl, #private)))
-    })
-}
-
-/// `.completer("arg", path)` for each completed parameter, spanned at the path so a
-/// completer with the wrong signature is reported there.
-fn completers(common: &Common) -> Vec<TokenStream> {
-    common
-        .params
-        .iter()
-        .filter_map(|param| {
-            let path = param.complete.as_ref()?;
-            let n = &param.name;
-            Some(quote_spanned!(syn::spanned::Spanned::span(path)=> .completer(#n, #path)))
-        })
-        .collect()
-}
-
-/// The expression building one `ToolDef`.
-pub fn tool_def(tool: &crate::model::ToolFn, in_impl: bool) -> TokenStream {
-    let p = private();
-    let common = &tool.common;
-    let name = &common.name;
-    let consts = param_consts(common);
-    let describes = common
-        .params
-        .iter()
-        .enumerate()
-        .filter(|(_, p)| p.input.is_none())
-        .map(|(i, param)| {
-            let ty = &param.ty;
-            // A mirrored parameter must have a type a header can carry; checked at the type.
-            let header_check = param
-                .header
-                .as_ref()
-                .map(|_| quote_spanned!(param.ty_span=> #p::assert_header_value::<#ty>();));
-            quote_spanned! {param.ty_span=>
-                #header_check
-                <#ty as #p::FromToolCall>::describe(&__PARAMS[#i], &mut __signature);
-            }
-        });
-    let inline_refs = tool.inline_refs.then(|| quote!(__signature.inline_refs();));
-    let mut extracts: Vec<TokenStream> = common
-        .params
-        .iter()
-        .enumerate()
-        .filter(|(_, p)| p.input.is_none())
-        .map(|(i, param)| {
-            let ty = &param.ty;
-            let id = &param.ident;
-            quote!(let #id = <#ty as #p::FromToolCall>::from_tool_call(&mut __call, &__PARAMS[#i])?;)
-        })
-        .collect();
-    extracts.push(input_stmts(common));
-    let uses_input = common
-        .params
-        .iter()
-        .any(|p| p.input.is_some())
-        .then(|| quote!(__signature.requirements().uses_input();));
-    let Call {
-        capture_outer,
-        capture_inner,
-        call,
-    } = call(common, in_impl);
-    let call_arg = if common.params.is_empty() {
-        quote!(_)
-    } else {
-        quote!(mut __call)
+    let krate_path = model
+        .as_ref()
+        .and_then(|m| m.krate.as_ref())
+        .map(|k| k.value.clone());
+    let krate = krate(krate_path.as_ref());
+    let body = match (errors.finish(), &model) {
+        (None, Some(m)) => Ok(definition(m)),
+        (errors, _) => Err(errors.unwrap_or_default()),
     };
-    let body = boxed_body(common, &extracts, &call, !in_impl);
-    let handler = quote! {
-        move |#call_arg: #p::ToolCall| {
-            #capture_inner
-            #body
+    let (method, ty) = names(kind);
+    match body {
+        Ok(def) => {
+            let companion = companion(&func, method, &krate, &ty, def);
+            quote!(#func #companion)
         }
-    };
-
-    let mut builder = common_builder(common);
-    if let Some(a) = &tool.annotations {
-        let opt_str = |v: &Option<String>| match v {
-            Some(s) => quote!(#p::Some(::std::string::String::from(#s))),
-            None => quote!(#p::None),
-        };
-        let opt_bool = |v: &Option<bool>| match v {
-            Some(b) => quote!(#p::Some(#b)),
-            None => quote!(#p::None),
-        };
-        let (title, ro, de, id, ow) = (
-            opt_str(&a.title),
-            opt_bool(&a.read_only_hint),
-            opt_bool(&a.destructive_hint),
-            opt_bool(&a.idempotent_hint),
-            opt_bool(&a.open_world_hint),
-        );
-        builder.push(quote!(.annotations(#p::ToolAnnotations {
-            title: #title,
-            read_only_hint: #ro,
-            destructive_hint: #de,
-            idempotent_hint: #id,
-            open_world_hint: #ow,
-        })));
+        Err(errors) => {
+            // A method without `#[server]` has no companion: it is not an item of its own.
+            let stub = func
+                .sig
+                .receiver()
+                .is_none()
+                .then(|| companion(&func, method, &krate, &ty, quote!(::core::unreachable!())));
+            quote!(#func #stub #errors)
+        }
     }
-    builder.extend(cache_builder(&tool.cache));
-    if let Some(schema) = &tool.input_schema {
-        builder.push(quote!(.input_schema_json(#schema)));
-    }
-
-    // `ToolDef::new` requires the return type to convert into a result; spanned at the
-    // return type, that is where a wrong one is reported.
-    let new = quote_spanned! {common.return_span=>
-        ::mcp_runtime::__private::ToolDef::new(#name, __signature, #handler)
-    };
-    quote! {{
-        #consts
-        let mut __signature = #p::Signature::new();
-        #inline_refs
-        #uses_input
-        #(#describes)*
-        #capture_outer
-        #new
-            #(#builder)*
-    }}
 }
 
-/// The hidden companion of a free function: a struct of the same name (type namespace)
-/// whose associated function builds the definition.
-pub fn companion(
-    func: &syn::ItemFn,
+/// The hidden companion of a free function.
+fn companion(
+    func: &Function,
     method: &str,
-    ret: TokenStream,
+    krate: &TokenStream,
+    ty: &TokenStream,
     body: TokenStream,
 ) -> TokenStream {
     let vis = &func.vis;
     let ident = &func.sig.ident;
-    let method = syn::Ident::new(method, proc_macro2::Span::call_site());
+    let method = syn::Ident::new(method, Span::call_site());
     quote! {
         #[doc(hidden)]
         #[allow(non_camel_case_types, dead_code)]
@@ -338,53 +111,387 @@ pub fn companion(
         #[allow(dead_code)]
         impl #ident {
             #[doc(hidden)]
-            pub fn #method() -> #ret {
+            pub fn #method() -> #krate::__private::#ty {
+                use #krate::__private as __mcp;
                 #body
             }
         }
     }
 }
 
-/// The item was not a function (or does not parse): give the tokens back with one error.
-fn not_a_function(item: TokenStream, e: syn::Error, kind: &str) -> TokenStream {
+/// The item is not a function: its tokens back, with one error.
+fn not_a_function(item: TokenStream, e: syn::Error, kind: Kind) -> TokenStream {
     let e = syn::Error::new(
         e.span(),
-        format!("{e}\n\n= note: `#[{kind}]` goes on an `async fn`"),
+        format!("{e}\n\n= note: `#[{}]` goes on an `async fn`", kind.attr()),
     )
     .to_compile_error();
     quote!(#item #e)
-}
-
-/// The function plus its companion; on errors, the function, a stub companion (so only our
-/// errors show) and the errors.
-fn finish(
-    func: syn::ItemFn,
-    errors: darling::error::Accumulator,
-    def: Option<TokenStream>,
-    method: &str,
-    ret: TokenStream,
-) -> TokenStream {
-    let is_method = func.sig.receiver().is_some();
-    match (errors.finish(), def) {
-        (Ok(()), Some(def)) => {
-            let companion = companion(&func, method, ret, def);
-            quote!(#func #companion)
-        }
-        (result, _) => {
-            let errors = result.err().map(darling::Error::write_errors);
-            let stub =
-                (!is_method).then(|| companion(&func, method, ret, quote!(::core::unreachable!())));
-            quote!(#func #stub #errors)
-        }
-    }
 }
 
 /// `#[needs_input]` that no `#[tool]`, `#[prompt]` or `#[resource]` above it consumed.
 pub fn needs_input_alone(item: TokenStream) -> TokenStream {
     let e = syn::Error::new(
-        proc_macro2::Span::call_site(),
+        Span::call_site(),
         "`#[needs_input]` goes below `#[tool]`, `#[prompt]` or `#[resource]`\n\n= help: only `tools/call`, `prompts/get` and `resources/read` can ask the client for input; write the attribute after the `#[tool]` (or `#[prompt]`, `#[resource]`) line",
     )
     .to_compile_error();
     quote!(#item #e)
+}
+
+/// The expression building one definition, for any kind; `__mcp` is in scope. In an
+/// `impl`, `this` is the `Arc` of the server value.
+pub fn definition(item: &Item) -> TokenStream {
+    let kind = match item.kind {
+        Kind::Tool => quote!(__mcp::Tool),
+        Kind::Resource => quote!(__mcp::Resource),
+        Kind::Prompt => quote!(__mcp::Prompt),
+    };
+    // The parameters read from the call, in order, with their index in `__PARAMS`.
+    let described: Vec<&crate::model::Param> = item
+        .params
+        .iter()
+        .filter(|p| p.role == Role::Parameter || p.role == Role::Extractor)
+        .collect();
+    let consts = (!described.is_empty()).then(|| {
+        let params = described.iter().map(|p| {
+            let n = &p.name.value;
+            let mut param = quote!(__mcp::Param::new(#n));
+            if let Some(d) = &p.description {
+                let d = &d.value;
+                param = quote!(#param.description(#d));
+            }
+            if let Some(h) = &p.header {
+                let h = &h.value;
+                param = quote!(#param.header(#h));
+            }
+            param
+        });
+        quote!(const __PARAMS: &[__mcp::Param] = &[#(#params),*];)
+    });
+    let describes = described.iter().enumerate().map(|(i, p)| {
+        let i = proc_macro2::Literal::usize_unsuffixed(i);
+        let ty = &p.ty;
+        // A mirrored parameter must have a type a header can carry; checked at the type.
+        let header_check = p
+            .header
+            .as_ref()
+            .map(|_| quote_spanned!(p.ty_span=> __mcp::assert_header_value::<#ty>();));
+        quote_spanned! {p.ty_span=>
+            #header_check
+            <#ty as __mcp::FromRequest<#kind>>::describe(&__PARAMS[#i], &mut __signature);
+        }
+    });
+    let inline_refs = matches!(&item.spec, Spec::Tool(t) if t.inline_refs)
+        .then(|| quote!(__signature.inline_refs();));
+    let uses_input = item
+        .params
+        .iter()
+        .any(|p| p.role == Role::Input)
+        .then(|| quote!(__signature.requirements().uses_input();));
+
+    let mut index = 0usize;
+    let mut extracts: Vec<TokenStream> = Vec::new();
+    for p in &item.params {
+        let ty = &p.ty;
+        let id = &p.ident;
+        match p.role {
+            Role::Parameter | Role::Extractor => {
+                let index_lit = proc_macro2::Literal::usize_unsuffixed(index);
+                extracts.push(quote!(
+                    let #id = <#ty as __mcp::FromRequest<#kind>>::from_request(&mut __call, &__PARAMS[#index_lit])?;
+                ));
+                index += 1;
+            }
+            Role::Variable => {
+                let n = &p.name.value;
+                extracts.push(quote_spanned!(p.ty_span=> let #id = __call.variable::<#ty>(#n)?;));
+            }
+            Role::Input => {}
+        }
+    }
+    extracts.push(input_stmts(item));
+
+    let free = item.site == Site::Free;
+    let ident = &item.ident;
+    let args = item.params.iter().map(|p| &p.ident);
+    let (capture_outer, capture_inner, call) = match (free, &item.shape.receiver) {
+        // Called through `__mcp_fn`, bound before the parameters are, so a parameter named
+        // like the function cannot shadow it.
+        (true, _) => (quote!(), quote!(), quote!(__mcp_fn(#(#args),*).await)),
+        (false, Receiver::Ref(_)) => (
+            quote!(let __this = __mcp::Arc::clone(this);),
+            quote!(let __this = __mcp::Arc::clone(&__this);),
+            quote!(__this.#ident(#(#args),*).await),
+        ),
+        (false, _) => (quote!(), quote!(), quote!(Self::#ident(#(#args),*).await)),
+    };
+    let bind_fn = free.then(|| quote!(let __mcp_fn = #ident;));
+    // Spanned at the function's name, so a non-`Send` future is reported there.
+    let body = quote_spanned! {item.ident.span()=>
+        __mcp::boxed(async move {
+            #bind_fn
+            #(#extracts)*
+            __mcp::Result::<_, __mcp::Error>::Ok(#call)
+        })
+    };
+    let call_arg = if item.params.is_empty() {
+        quote!(_)
+    } else {
+        quote!(mut __call)
+    };
+    let handler = quote! {
+        move |#call_arg: __mcp::Call<#kind>| {
+            #capture_inner
+            #body
+        }
+    };
+    let name = &item.name.value;
+    // The constructor requires the return type to convert into a result; spanned at the
+    // return type, that is where a wrong one is reported.
+    let new = match &item.spec {
+        Spec::Tool(_) => quote_spanned! {item.shape.return_span=>
+            __mcp::ToolDef::new(#name, __signature, #handler)
+        },
+        Spec::Prompt => quote_spanned! {item.shape.return_span=>
+            __mcp::PromptDef::new(#name, __signature, #handler)
+        },
+        Spec::Resource(r) => {
+            let uri = r.uri.value();
+            quote_spanned! {item.shape.return_span=>
+                __mcp::ResourceDef::new(#uri, #name, __signature, #handler)
+            }
+        }
+    };
+    let builder = builder(item);
+    let mutable = (!described.is_empty() || inline_refs.is_some() || uses_input.is_some())
+        .then(|| quote!(mut));
+    quote! {{
+        #consts
+        let #mutable __signature = __mcp::Signature::new();
+        #inline_refs
+        #uses_input
+        #(#describes)*
+        #capture_outer
+        #new
+            #(#builder)*
+    }}
+}
+
+/// The statements that fill `#[input]` parameters: all inputs are asked together (one
+/// round), then each is unwrapped. Empty when there are none.
+fn input_stmts(item: &Item) -> TokenStream {
+    let inputs: Vec<&crate::model::Param> =
+        item.params.iter().filter(|p| p.input.is_some()).collect();
+    if inputs.is_empty() {
+        return quote!();
+    }
+    // `format!` only when the text inserts arguments (`{name}`); clippy would flag the rest.
+    let text = |s: &str| {
+        if s.contains('{') {
+            quote!(__mcp::format!(#s))
+        } else {
+            quote!(__mcp::String::from(#s))
+        }
+    };
+    let futs: Vec<TokenStream> = inputs
+        .iter()
+        .map(|param| {
+            let spec = param.input.as_ref().expect("filtered");
+            let key = &spec.key.value;
+            let ty = &param.ty;
+            match spec.asks.first().expect("checked: one thing") {
+                InputKind::Elicit { message } => {
+                    let message = text(message);
+                    quote_spanned! {param.ty_span=>
+                        <#ty as __mcp::ElicitParam>::elicit(&__input, #key, #message)
+                    }
+                }
+                InputKind::Url { url, message } => {
+                    let message = text(message.as_deref().unwrap_or_default());
+                    quote!(__input.elicit_url(#key, #message, #url))
+                }
+                InputKind::Sample {
+                    text: prompt,
+                    max_tokens,
+                } => {
+                    let prompt = text(prompt);
+                    quote!(__input.sample(#key, __mcp::sampling_request(&#prompt, #max_tokens)))
+                }
+                InputKind::Roots => quote!(__input.roots(#key)),
+            }
+        })
+        .collect();
+    let idents: Vec<_> = inputs.iter().map(|p| &p.ident).collect();
+    let tys: Vec<&syn::Type> = inputs.iter().map(|p| &p.ty).collect();
+    if let ([ident], [ty], [fut]) = (&idents[..], &tys[..], &futs[..]) {
+        return quote! {
+            let __input = __call.input()?;
+            let #ident: #ty = #fut.await?;
+        };
+    }
+    quote! {
+        let __input = __call.input()?;
+        let (#(#idents,)*) = __mcp::join!(#(#futs),*);
+        #(let #idents: #tys = #idents?;)*
+    }
+}
+
+/// The builder calls after the constructor: what every kind shares, then the kind's own.
+fn builder(item: &Item) -> Vec<TokenStream> {
+    let mut b = Vec::new();
+    if let Some(description) = &item.description {
+        let d = match description {
+            Doc::Text(t) => quote!(#t),
+            Doc::Expr(e) => e.clone(),
+        };
+        b.push(quote!(.description(#d)));
+    }
+    if let Some(t) = &item.title {
+        b.push(quote!(.title(#t)));
+    }
+    for icon in &item.icons {
+        let src = &icon.src.value;
+        let mut i = quote!(__mcp::Icon::new(#src));
+        if let Some(m) = &icon.mime_type {
+            i = quote!(#i.mime_type(#m));
+        }
+        for s in &icon.sizes {
+            i = quote!(#i.size(#s));
+        }
+        if let Some(t) = &icon.theme {
+            let t = &t.value;
+            i = quote!(#i.theme(#t));
+        }
+        b.push(quote!(.icon(#i)));
+    }
+    if let Some(meta) = &item.meta {
+        for (k, v) in check::meta_entries(&meta.value).unwrap_or_default() {
+            b.push(quote!(.meta(#k, __mcp::json(#v))));
+        }
+    }
+    if let Some(c) = &item.cache {
+        let some = |v: Option<TokenStream>| match v {
+            Some(v) => quote!(__mcp::Some(#v)),
+            None => quote!(__mcp::None),
+        };
+        let ttl = some(c.ttl_ms.map(|t| quote!(#t)));
+        let private = some(c.scope.as_ref().map(|s| {
+            let p = s.value == "private";
+            quote!(#p)
+        }));
+        b.push(quote!(.cache(__mcp::cache_hints(#ttl, #private))));
+    }
+    match &item.spec {
+        Spec::Tool(t) => {
+            if let Some(a) = &t.annotations {
+                let mut set = quote!(__mcp::ToolAnnotations::new());
+                if let Some(v) = &a.title {
+                    set = quote!(#set.title(#v));
+                }
+                for (hint, value) in [
+                    ("read_only_hint", a.read_only_hint),
+                    ("destructive_hint", a.destructive_hint),
+                    ("idempotent_hint", a.idempotent_hint),
+                    ("open_world_hint", a.open_world_hint),
+                ] {
+                    if let Some(v) = value {
+                        let hint = syn::Ident::new(hint, Span::call_site());
+                        set = quote!(#set.#hint(#v));
+                    }
+                }
+                b.push(quote!(.annotations(#set)));
+            }
+            if let Some(schema) = &t.input_schema {
+                let schema = &schema.value;
+                b.push(quote!(.input_schema_json(#schema)));
+            }
+        }
+        Spec::Resource(r) => {
+            if let Some(m) = &r.mime_type {
+                b.push(quote!(.mime_type(#m)));
+            }
+            if let Some(s) = r.size {
+                b.push(quote!(.size(#s)));
+            }
+            if let Some(a) = &r.annotations {
+                let mut fields = Vec::new();
+                if !a.audience.is_empty() {
+                    let roles = a.audience.iter().map(|r| {
+                        if r.is_ident("user") {
+                            quote!(__mcp::Role::User)
+                        } else {
+                            quote!(__mcp::Role::Assistant)
+                        }
+                    });
+                    fields.push(quote!(audience: __mcp::Some(__mcp::Vec::from([#(#roles),*]))));
+                }
+                if let Some(p) = &a.priority {
+                    let p = p.value;
+                    fields.push(quote!(priority: __mcp::Some(#p)));
+                }
+                if let Some(lm) = &a.last_modified {
+                    let lm = &lm.value;
+                    fields.push(quote!(last_modified: __mcp::Some(__mcp::String::from(#lm))));
+                }
+                b.push(quote!(.annotations(__mcp::Annotations {
+                    #(#fields,)*
+                    ..__mcp::Default::default()
+                })));
+            }
+            if let Some(list) = &r.list {
+                b.push(quote_spanned!(syn::spanned::Spanned::span(list)=> .list_with(#list)));
+            }
+        }
+        Spec::Prompt => {}
+    }
+    // Spanned at the path, so a completer with the wrong signature is reported there.
+    for p in &item.params {
+        if let Some(path) = &p.complete {
+            let n = &p.name.value;
+            b.push(quote_spanned!(syn::spanned::Spanned::span(path)=> .completer(#n, #path)));
+        }
+    }
+    b
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_crate_path_can_be_overridden() {
+        let out = free(
+            Kind::Tool,
+            quote!(crate = "rt"),
+            quote! {
+                /// Greets.
+                #[rt::needs_input]
+                async fn greet(#[input(roots)] r: Vec<Value>) -> String { String::new() }
+            },
+        )
+        .to_string();
+        assert!(out.contains("use rt :: __private as __mcp"), "{out}");
+        assert!(!out.contains("mcp_runtime"), "{out}");
+        assert!(!out.contains("compile_error"), "{out}");
+    }
+
+    #[test]
+    fn generated_code_spells_the_private_path_once_per_item() {
+        let out = free(
+            Kind::Tool,
+            quote!(),
+            quote! {
+                /// Adds.
+                async fn add(a: i64, b: i64) -> String { (a + b).to_string() }
+            },
+        )
+        .to_string();
+        // The return type, and the alias.
+        assert_eq!(
+            out.matches(":: mcp_runtime :: __private").count(),
+            2,
+            "{out}"
+        );
+    }
 }

@@ -2,226 +2,194 @@
 //! methods, plus an `impl Provider` listing one definition per `#[tool]`, `#[resource]` and
 //! `#[prompt]` method.
 
-use crate::attr::ToolArgs;
+use crate::attr::{self, Kind};
 use crate::check;
-use crate::errors::spanned;
-use crate::model::{Common, Site, ToolFn};
-use darling::FromMeta;
-use darling::ast::NestedMeta;
+use crate::errors::Errors;
+use crate::model::{Item, ServerImpl, Site};
 use proc_macro2::TokenStream;
 use quote::quote;
-use syn::{ImplItem, Meta};
-
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Kind {
-    Tool,
-    Resource,
-    Prompt,
-}
-
-/// `#[tool]`, `#[resource]`, `#[prompt]`, optionally as `mcp_runtime::...`.
-fn kind_of(attr: &syn::Attribute) -> Option<Kind> {
-    let segs: Vec<String> = attr
-        .path()
-        .segments
-        .iter()
-        .map(|s| s.ident.to_string())
-        .collect();
-    let last = match segs.iter().map(String::as_str).collect::<Vec<_>>()[..] {
-        [k] | ["mcp_runtime", k] => k.to_owned(),
-        _ => return None,
-    };
-    match last.as_str() {
-        "tool" => Some(Kind::Tool),
-        "resource" => Some(Kind::Resource),
-        "prompt" => Some(Kind::Prompt),
-        _ => None,
-    }
-}
-
-fn attr_tokens(
-    attr: &syn::Attribute,
-    errors: &mut darling::error::Accumulator,
-) -> Option<TokenStream> {
-    match &attr.meta {
-        Meta::Path(_) => Some(TokenStream::new()),
-        Meta::List(list) => Some(list.tokens.clone()),
-        Meta::NameValue(nv) => {
-            let name = nv
-                .path
-                .segments
-                .last()
-                .map(|s| s.ident.to_string())
-                .unwrap_or_default();
-            errors.push(spanned(
-                nv,
-                format!("expected `#[{name}]` or `#[{name}(...)]`"),
-            ));
-            None
-        }
-    }
-}
+use syn::ImplItem;
 
 pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
+    let mut errors = Errors::new();
+    let options = if args.is_empty() {
+        attr::ServerArgs::default()
+    } else {
+        attr::server_options(args, &mut errors)
+    };
+    let krate = super::krate(options.krate.as_ref());
     let mut imp: syn::ItemImpl = match syn::parse2(item.clone()) {
         Ok(i) => i,
-        Err(e) => {
+        Err(e) => return unparsable(item, e, &krate),
+    };
+
+    let mut items: Vec<Item> = Vec::new();
+    let mut marked = false;
+    for impl_item in &mut imp.items {
+        let ImplItem::Fn(method) = impl_item else {
+            continue;
+        };
+        let krate = options.krate.as_ref();
+        let Some(pos) = method
+            .attrs
+            .iter()
+            .position(|a| attr::kind_of(a, krate).is_some())
+        else {
+            continue;
+        };
+        marked = true;
+        let a = method.attrs.remove(pos);
+        let kind: Kind = attr::kind_of(&a, krate).expect("checked above");
+        let Some(tokens) = attr::attr_args(&a, &mut errors) else {
+            continue;
+        };
+        let needs_input = attr::take_needs_input(&mut method.attrs, krate);
+        let params = attr::take_params(&mut method.sig, &mut errors);
+        if let Some(o) = attr::options(kind, tokens, &mut errors) {
+            let item = Item::build(
+                kind,
+                o,
+                &method.attrs,
+                &method.sig,
+                params,
+                needs_input,
+                Site::Method,
+            );
+            check::item(&item, &mut errors);
+            items.push(item);
+        }
+    }
+    let model = ServerImpl {
+        self_ty: imp.self_ty.clone(),
+        trait_path: imp.trait_.as_ref().map(|(p, _)| p.clone()),
+        generics: (!imp.generics.params.is_empty()).then(|| imp.generics.params.clone()),
+        items,
+        marked,
+    };
+    check::server(&model, &mut errors);
+
+    let self_ty = &imp.self_ty;
+    if let Some(errors) = errors.finish() {
+        let stub = imp
+            .trait_
+            .is_none()
+            .then(|| provider(&krate, self_ty, quote!()));
+        return quote!(#imp #stub #errors);
+    }
+    let kind_fn = |kind: Kind, method: &str, ty: TokenStream| {
+        let defs: Vec<TokenStream> = model
+            .items
+            .iter()
+            .filter(|i| i.kind == kind)
+            .map(super::definition)
+            .collect();
+        (!defs.is_empty()).then(|| {
+            let method = syn::Ident::new(method, proc_macro2::Span::call_site());
+            quote! {
+                fn #method(this: &__mcp::Arc<Self>) -> __mcp::Vec<__mcp::#ty> {
+                    let _ = this;
+                    __mcp::Vec::from([#(#defs),*])
+                }
+            }
+        })
+    };
+    let tools = kind_fn(Kind::Tool, "tools", quote!(ToolDef));
+    let resources = kind_fn(Kind::Resource, "resources", quote!(ResourceDef));
+    let prompts = kind_fn(Kind::Prompt, "prompts", quote!(PromptDef));
+    let provider = provider(&krate, self_ty, quote!(#tools #resources #prompts));
+    quote!(#imp #provider)
+}
+
+/// `impl Provider for Type { body }`, fenced in a `const _` with the `__mcp` alias.
+fn provider(krate: &TokenStream, self_ty: &syn::Type, body: TokenStream) -> TokenStream {
+    quote! {
+        const _: () = {
+            use #krate::__private as __mcp;
+            #[automatically_derived]
+            impl __mcp::Provider for #self_ty {
+                #body
+            }
+        };
+    }
+}
+
+/// An impl block that does not parse (a syntax error in a method body): the tokens back,
+/// so rustc reports the real error, plus an empty `Provider` for the type when it can be
+/// read, so `.provider(value)` does not error too.
+fn unparsable(item: TokenStream, e: syn::Error, krate: &TokenStream) -> TokenStream {
+    use syn::parse::Parser;
+    let shell = |input: syn::parse::ParseStream<'_>| {
+        input.call(syn::Attribute::parse_outer)?;
+        input.parse::<syn::Token![impl]>()?;
+        let generics: syn::Generics = input.parse()?;
+        let ty: syn::Type = input.parse()?;
+        let rest: TokenStream = input.parse()?;
+        let is_block = matches!(rest.into_iter().next(), Some(proc_macro2::TokenTree::Group(g)) if g.delimiter() == proc_macro2::Delimiter::Brace);
+        Ok((generics.params.is_empty() && is_block).then_some(ty))
+    };
+    match shell.parse2(item.clone()) {
+        Ok(Some(ty)) => {
+            let stub = provider(krate, &ty, quote!());
+            let item = strip_ours(item, true);
+            quote!(#item #stub)
+        }
+        _ => {
             let e = syn::Error::new(
                 e.span(),
                 format!("{e}\n\n= note: `#[server]` goes on an `impl` block"),
             )
             .to_compile_error();
-            return quote!(#item #e);
+            quote!(#item #e)
+        }
+    }
+}
+
+/// The tokens of an impl block that does not parse, without our attributes on its items
+/// and parameters (nothing would expand them, and rustc would report each one). Inside
+/// `{ }` groups other than the impl body (method bodies) nothing is touched.
+fn strip_ours(tokens: TokenStream, impl_level: bool) -> TokenStream {
+    use proc_macro2::{Delimiter, Group, TokenTree};
+    const OURS: &[&str] = &["tool", "resource", "prompt", "needs_input", "arg", "input"];
+    let is_ours = |g: &Group| {
+        let mut inner = g.stream().into_iter().filter_map(|t| match t {
+            TokenTree::Ident(i) => Some(i.to_string()),
+            _ => None,
+        });
+        match inner.next().as_deref() {
+            Some("mcp_runtime") => inner.next().is_some_and(|n| OURS.contains(&n.as_str())),
+            Some(n) => OURS.contains(&n),
+            None => false,
         }
     };
-    let mut errors = darling::Error::accumulator();
-    if let Some(first) = args.clone().into_iter().next() {
-        errors.push(darling::Error::from(syn::Error::new(
-            first.span(),
-            "`#[server]` takes no options\n\n= help: put options on each method's `#[tool(...)]`, `#[resource(...)]` or `#[prompt(...)]`",
-        )));
-    }
-    if let Some((path, _)) = &imp.trait_ {
-        errors.push(spanned(path, "`#[server]` goes on an inherent `impl` block, not a trait impl\n\n= help: write `impl MyServer { ... }`"));
-    }
-    if !imp.generics.params.is_empty() {
-        errors.push(spanned(&imp.generics.params, "a `#[server]` type cannot be generic\n\n= help: wrap the generic value in a concrete type"));
-    }
-
-    let mut tools = Vec::new();
-    let mut resources = Vec::new();
-    let mut prompts = Vec::new();
-    let mut saw_any = false;
-    for item in &mut imp.items {
-        let ImplItem::Fn(method) = item else { continue };
-        let Some(pos) = method.attrs.iter().position(|a| kind_of(a).is_some()) else {
-            continue;
-        };
-        saw_any = true;
-        let attr = method.attrs.remove(pos);
-        let kind = kind_of(&attr).expect("checked above");
-        let Some(tokens) = attr_tokens(&attr, &mut errors) else {
-            continue;
-        };
-        let needs_input = crate::model::take_needs_input(&mut method.attrs);
-        let attrs = method.attrs.clone();
-        match kind {
-            Kind::Tool => {
-                let args = match NestedMeta::parse_meta_list(tokens) {
-                    Ok(l) => errors.handle(ToolArgs::from_list(&l)),
-                    Err(e) => {
-                        errors.push(e.into());
-                        None
-                    }
+    let trees: Vec<TokenTree> = tokens.into_iter().collect();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < trees.len() {
+        match (&trees[i], trees.get(i + 1)) {
+            (TokenTree::Punct(p), Some(TokenTree::Group(g)))
+                if p.as_char() == '#' && g.delimiter() == Delimiter::Bracket && is_ours(g) =>
+            {
+                i += 2;
+                continue;
+            }
+            (TokenTree::Group(g), _) => {
+                let descend = match g.delimiter() {
+                    Delimiter::Parenthesis => true,
+                    // The first brace group at the top is the impl body.
+                    Delimiter::Brace => impl_level,
+                    _ => false,
                 };
-                if let Some(t) = ToolFn::build(
-                    args.unwrap_or_default(),
-                    &attrs,
-                    &mut method.sig,
-                    Site::Method,
-                    needs_input,
-                    &mut errors,
-                ) {
-                    tools.push(t);
+                if descend {
+                    let mut ng = Group::new(g.delimiter(), strip_ours(g.stream(), false));
+                    ng.set_span(g.span());
+                    out.push(TokenTree::Group(ng));
+                } else {
+                    out.push(trees[i].clone());
                 }
             }
-            Kind::Resource => {
-                if let Some(r) = super::resource::model(
-                    tokens,
-                    &attrs,
-                    &mut method.sig,
-                    Site::Method,
-                    needs_input,
-                    &mut errors,
-                ) {
-                    resources.push(r);
-                }
-            }
-            Kind::Prompt => {
-                if let Some(p) = super::prompt::model(
-                    tokens,
-                    &attrs,
-                    &mut method.sig,
-                    Site::Method,
-                    needs_input,
-                    &mut errors,
-                ) {
-                    prompts.push(p);
-                }
-            }
+            (t, _) => out.push(t.clone()),
         }
+        i += 1;
     }
-    if !saw_any {
-        errors.push(spanned(&imp.self_ty, "this `#[server]` impl has no `#[tool]`, `#[resource]` or `#[prompt]` methods\n\n= help: mark the methods to serve with `#[tool]`"));
-    }
-    check::unique_names(
-        "tool",
-        &tools.iter().map(|t| &t.common).collect::<Vec<&Common>>(),
-        &mut errors,
-    );
-    check::unique_names(
-        "prompt",
-        &prompts.iter().map(|p| &p.common).collect::<Vec<&Common>>(),
-        &mut errors,
-    );
-    check::distinct_resources(&resources.iter().collect::<Vec<_>>(), &mut errors);
-
-    let self_ty = &imp.self_ty;
-    let p = quote!(::mcp_runtime::__private);
-    match errors.finish() {
-        Ok(()) => {
-            let tool_defs = tools.iter().map(|t| super::tool_def(t, true));
-            let resource_defs = resources
-                .iter()
-                .map(|r| super::resource::resource_def(r, true));
-            let prompt_defs = prompts.iter().map(|pr| super::prompt::prompt_def(pr, true));
-            let tools_fn = (!tools.is_empty()).then(|| {
-                quote! {
-                    fn tools(this: &#p::Arc<Self>) -> #p::Vec<#p::ToolDef> {
-                        let _ = this;
-                        ::std::vec::Vec::from([#(#tool_defs),*])
-                    }
-                }
-            });
-            let resources_fn = (!resources.is_empty()).then(|| {
-                quote! {
-                    fn resources(this: &#p::Arc<Self>) -> #p::Vec<#p::ResourceDef> {
-                        let _ = this;
-                        ::std::vec::Vec::from([#(#resource_defs),*])
-                    }
-                }
-            });
-            let prompts_fn = (!prompts.is_empty()).then(|| {
-                quote! {
-                    fn prompts(this: &#p::Arc<Self>) -> #p::Vec<#p::PromptDef> {
-                        let _ = this;
-                        ::std::vec::Vec::from([#(#prompt_defs),*])
-                    }
-                }
-            });
-            quote! {
-                #imp
-
-                const _: () = {
-                    #[automatically_derived]
-                    impl #p::Provider for #self_ty {
-                        #tools_fn
-                        #resources_fn
-                        #prompts_fn
-                    }
-                };
-            }
-        }
-        Err(e) => {
-            let e = e.write_errors();
-            let stub = imp.trait_.is_none().then(|| {
-                quote! {
-                    const _: () = {
-                        impl #p::Provider for #self_ty {}
-                    };
-                }
-            });
-            quote!(#imp #stub #e)
-        }
-    }
+    out.into_iter().collect()
 }

@@ -3,6 +3,7 @@
 //! to the generated code shows up as a diff in review. `MCP_UPDATE_SNAPSHOTS=1 cargo test
 //! -p mcp-macros` rewrites the files after an intended change.
 
+use crate::attr::Kind;
 use proc_macro2::TokenStream;
 use quote::quote;
 use std::path::PathBuf;
@@ -19,11 +20,23 @@ fn derive(_args: TokenStream, item: TokenStream) -> TokenStream {
     super::form::expand(item)
 }
 
+fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
+    super::free(Kind::Tool, args, item)
+}
+
+fn resource(args: TokenStream, item: TokenStream) -> TokenStream {
+    super::free(Kind::Resource, args, item)
+}
+
+fn prompt(args: TokenStream, item: TokenStream) -> TokenStream {
+    super::free(Kind::Prompt, args, item)
+}
+
 fn cases() -> Vec<Case> {
     vec![
         Case {
             name: "weather_tool",
-            expand: super::tool::expand,
+            expand: tool,
             args: quote!(),
             item: quote! {
                 /// Current weather for a location, personalised for the GitHub user.
@@ -49,11 +62,11 @@ fn cases() -> Vec<Case> {
         },
         Case {
             name: "pick_repo_tool",
-            expand: super::tool::expand,
+            expand: tool,
             args: quote!(),
             item: quote! {
                 /// Finds the user's repositories and lets them pick one.
-                async fn pick_repo(team: String, input: Input) -> Result<String, ToolError> {
+                async fn pick_repo(team: String, input: Input) -> Result<String, Error> {
                     let members = input.step("members", async { vec!["ada".to_string()] }).await?;
                     let who: Login = input.elicit("login", format!("Which of {members:?} are you?")).await?.accepted()?;
                     let pick: Pick = input.elicit("repo", format!("Which repository of {}?", who.login)).await?.accepted()?;
@@ -63,7 +76,7 @@ fn cases() -> Vec<Case> {
         },
         Case {
             name: "forecast_resource",
-            expand: super::resource::expand,
+            expand: resource,
             args: quote!("weather://{city}/forecast", mime_type = "text/plain"),
             item: quote! {
                 /// Three-day forecast for a city.
@@ -74,7 +87,7 @@ fn cases() -> Vec<Case> {
         },
         Case {
             name: "weather_report_prompt",
-            expand: super::prompt::expand,
+            expand: prompt,
             args: quote!(),
             item: quote! {
                 /// Asks the model for a weather report.
@@ -91,7 +104,7 @@ fn cases() -> Vec<Case> {
                 impl Notes {
                     /// Returns one note.
                     #[tool(annotations(read_only_hint = true))]
-                    async fn get_note(&self, id: u64) -> Result<Json<Note>, ToolError> {
+                    async fn get_note(&self, id: u64) -> Result<Json<Note>, Error> {
                         self.find(id)
                     }
                 }

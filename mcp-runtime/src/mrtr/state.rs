@@ -26,12 +26,14 @@ pub const KEYS_ENV: &str = "MCP_REQUEST_STATE_KEYS";
 /// `{k1}` → `{k1 active, k2}` → `{k2 active, k1}` → `{k2}`.
 ///
 /// ```
-/// use mcp_runtime::{KeyRing, Server};
+/// use mcp_runtime::Server;
+/// use mcp_runtime::config::RequestState;
+/// use mcp_runtime::mrtr::KeyRing;
 ///
 /// // At least 32 bytes of secret material per key (from a secret store in production).
 /// let ring = KeyRing::new([("k2", [7u8; 32]), ("k1", [9u8; 32])]).unwrap(); // k2 active, k1 accepted
 /// assert!(KeyRing::new([("short", [0u8; 8])]).is_err());
-/// let server = Server::builder("x", "1.0").request_state_keys(ring).build().unwrap();
+/// let server = Server::builder("x", "1.0").request_state(RequestState::keys(ring)).build().unwrap();
 /// # drop(server);
 /// ```
 #[derive(Clone)]

@@ -4,7 +4,7 @@ use serde_json::{Map, Value};
 /// Who a message or an annotation is meant for.
 ///
 /// ```
-/// use mcp_runtime::{Annotations, Role};
+/// use mcp_runtime::protocol::{Annotations, Role};
 ///
 /// assert_eq!(serde_json::to_value(Role::Assistant).unwrap(), "assistant");
 /// let for_the_user = Annotations { audience: Some(vec![Role::User]), ..Default::default() };
@@ -22,7 +22,8 @@ pub enum Role {
 /// Optional hints on content: audience, priority (0..=1), last modification (ISO 8601).
 ///
 /// ```
-/// use mcp_runtime::{Annotations, Content, Role};
+/// use mcp_runtime::Content;
+/// use mcp_runtime::protocol::{Annotations, Role};
 ///
 /// let annotations = Annotations {
 ///     audience: Some(vec![Role::User]),
@@ -183,6 +184,35 @@ pub enum ResourceContents {
     Text(TextResourceContents),
     /// Binary contents (`blob`).
     Blob(BlobResourceContents),
+}
+
+impl ResourceContents {
+    /// Text contents.
+    pub fn text(
+        uri: impl Into<String>,
+        mime_type: impl Into<String>,
+        text: impl Into<String>,
+    ) -> Self {
+        ResourceContents::Text(TextResourceContents {
+            uri: uri.into(),
+            mime_type: Some(mime_type.into()),
+            text: text.into(),
+            meta: None,
+        })
+    }
+    /// Binary contents from raw bytes (base64-encoded here).
+    pub fn blob(
+        uri: impl Into<String>,
+        mime_type: impl Into<String>,
+        bytes: impl AsRef<[u8]>,
+    ) -> Self {
+        ResourceContents::Blob(BlobResourceContents {
+            uri: uri.into(),
+            mime_type: Some(mime_type.into()),
+            blob: crate::base64_encode(bytes.as_ref()),
+            meta: None,
+        })
+    }
 }
 
 /// `{type: "resource", resource}`: a resource embedded in a result.

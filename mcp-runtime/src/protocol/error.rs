@@ -51,7 +51,8 @@ impl ErrorCode {
 ///
 /// ```
 /// use mcp_runtime::protocol::ErrorCode;
-/// use mcp_runtime::{RpcError, ToolError};
+/// use mcp_runtime::Error;
+/// use mcp_runtime::protocol::RpcError;
 ///
 /// let e = RpcError::invalid_params("`id` must be positive").with_data(serde_json::json!({"id": -1}));
 /// assert_eq!(e.code(), ErrorCode::INVALID_PARAMS);
@@ -62,7 +63,7 @@ impl ErrorCode {
 ///
 /// // From a handler, an application error becomes a JSON-RPC error (not `isError`).
 /// let quota = ErrorCode::application(-31001).unwrap();
-/// let err = ToolError::protocol(RpcError::application(quota, "quota exceeded"));
+/// let err = Error::protocol(RpcError::application(quota, "quota exceeded"));
 /// assert!(!err.is_execution_error());
 /// ```
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -141,6 +142,12 @@ impl RpcError {
     /// `-32602`: invalid params.
     pub fn invalid_params(message: impl Into<String>) -> Self {
         Self::new(ErrorCode::INVALID_PARAMS, message)
+    }
+    /// `-32602` with `data.uri`: nothing serves the resource at `uri` (never an empty
+    /// `contents`).
+    pub fn resource_not_found(uri: &str) -> Self {
+        Self::invalid_params(format!("Resource not found: {}", reflect(uri)))
+            .with_data(json!({ "uri": uri }))
     }
     /// `-32603`: the server failed; the message never carries internal detail.
     pub fn internal(message: impl Into<String>) -> Self {

@@ -41,9 +41,7 @@ impl HeaderParam {
 
 /// An RFC 9110 token: `1*tchar`.
 pub fn is_token(s: &str) -> bool {
-    !s.is_empty()
-        && s.bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
+    mcp_rules::is_token(s)
 }
 
 /// Finds and checks every `x-mcp-header` annotation of an `inputSchema`: a token, unique

@@ -5,7 +5,7 @@ use std::fmt;
 /// A JSON-RPC request id: a string or an integer, echoed token for token.
 ///
 /// ```
-/// use mcp_runtime::RequestId;
+/// use mcp_runtime::protocol::RequestId;
 /// use serde_json::json;
 ///
 /// let id = RequestId::from_value(&json!(7)).unwrap();
@@ -56,7 +56,8 @@ impl fmt::Display for RequestId {
 /// Nothing is remembered between requests: an empty object means no optional capability.
 ///
 /// ```
-/// use mcp_runtime::{ClientCapabilities, Context, tool};
+/// use mcp_runtime::protocol::ClientCapabilities;
+/// use mcp_runtime::{Context, tool};
 ///
 /// /// Says how the client can be asked for input on this request.
 /// #[tool]
@@ -117,7 +118,7 @@ impl ClientCapabilities {
 /// Log levels of `notifications/message`, in RFC 5424 order (lowest first).
 ///
 /// ```
-/// use mcp_runtime::LogLevel;
+/// use mcp_runtime::protocol::LogLevel;
 ///
 /// assert!(LogLevel::Error > LogLevel::Warning);
 /// assert_eq!(LogLevel::parse("notice"), Some(LogLevel::Notice));
@@ -178,7 +179,8 @@ impl LogLevel {
 /// `cacheScope` of a cacheable result.
 ///
 /// ```
-/// use mcp_runtime::{CacheScope, tool};
+/// use mcp_runtime::protocol::CacheScope;
+/// use mcp_runtime::tool;
 ///
 /// /// The caller's own quota: cacheable for a minute, by the caller only.
 /// #[tool(ttl_ms = 60000, cache_scope = "private")]
@@ -222,19 +224,23 @@ impl CacheScope {
 /// A hint is advice to the client, never access control.
 ///
 /// ```
-/// use mcp_runtime::{CacheHints, CacheScope, Server};
+/// use mcp_runtime::Server;
+/// use mcp_runtime::config::Caching;
+/// use mcp_runtime::protocol::{CacheHints, CacheScope};
 ///
 /// let hints = CacheHints::new(60_000, CacheScope::Public);
 /// let combined = hints.combine(CacheHints::new(1_000, CacheScope::Private));
 /// assert_eq!(combined, CacheHints::new(1_000, CacheScope::Private));
-/// let server = Server::builder("x", "1.0").list_cache(hints).build().unwrap();
+/// let server = Server::builder("x", "1.0").caching(Caching::default().lists(hints)).build().unwrap();
 /// # drop(server);
 /// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 pub struct CacheHints {
     /// How long the result stays fresh, in milliseconds (`0`: stale at once).
+    #[serde(rename = "ttlMs")]
     pub ttl_ms: u64,
     /// Who may reuse it.
+    #[serde(rename = "cacheScope")]
     pub scope: CacheScope,
 }
 

@@ -3,6 +3,7 @@
 //! This layer is serde only: it knows nothing of tokio, axum or the registry.
 
 mod content;
+pub mod envelope;
 mod error;
 pub mod headers;
 pub mod json;

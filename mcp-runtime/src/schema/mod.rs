@@ -51,17 +51,20 @@ pub(crate) fn minify(text: &str) -> String {
     out
 }
 
-/// The schema of `T` with every subschema inlined (no `$ref`): elicitation forms must be
-/// flat, self-contained objects.
-pub(crate) fn inline_schema_for<T: JsonSchema + ?Sized>() -> Value {
+/// A generator for 2020-12 schemas with every subschema inlined (no `$ref`).
+pub(crate) fn inline_generator() -> SchemaGenerator {
     SchemaSettings::draft2020_12()
         .with(|s| {
             s.meta_schema = None;
             s.inline_subschemas = true;
         })
         .into_generator()
-        .into_root_schema_for::<T>()
-        .to_value()
+}
+
+/// The schema of `T` with every subschema inlined (no `$ref`): elicitation forms must be
+/// flat, self-contained objects.
+pub(crate) fn inline_schema_for<T: JsonSchema + ?Sized>() -> Value {
+    inline_generator().into_root_schema_for::<T>().to_value()
 }
 
 /// A compiled validator for a tool's `inputSchema`.

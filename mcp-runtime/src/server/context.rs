@@ -1,6 +1,7 @@
 //! What a handler can learn about its request, and the extractors that hand it over.
 
-use crate::protocol::{ClientCapabilities, LogLevel, RequestId, methods};
+use super::trace::TraceContext;
+use crate::protocol::{ClientCapabilities, LogLevel, RequestId, envelope, methods};
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 use std::any::{Any, TypeId};
@@ -34,8 +35,7 @@ impl NotificationSink {
     /// and log messages is best effort, and a slow reader must not grow memory.
     fn send(&self, method: &str, params: Value) -> bool {
         let Some(tx) = &self.0 else { return false };
-        let msg = json!({ "jsonrpc": "2.0", "method": method, "params": params });
-        match tx.try_send(msg.to_string()) {
+        match tx.try_send(envelope::notification(method, params)) {
             Ok(()) => true,
             Err(e) => {
                 tracing::debug!(method, "notification dropped: {e}");
@@ -63,72 +63,15 @@ impl Extensions {
     }
 }
 
-/// W3C trace context carried in the request's `_meta` (`traceparent`, `tracestate`).
-///
-/// ```
-/// use mcp_runtime::{Context, TraceContext, tool};
-///
-/// /// Tells the caller which trace it belongs to.
-/// #[tool]
-/// async fn whoami(cx: Context) -> String {
-///     cx.trace_context().map_or("untraced".into(), |t| t.trace_id.clone())
-/// }
-///
-/// let t = TraceContext::parse("00-0af7651916cd43dd8448eb211c80319c-00f067aa0ba902b7-01", None)
-///     .unwrap();
-/// assert_eq!(t.parent_id, "00f067aa0ba902b7");
-/// assert_eq!(t.flags & 1, 1); // sampled
-/// assert!(TraceContext::parse("garbage", None).is_none());
-/// ```
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TraceContext {
-    /// 32 lowercase hex digits.
-    pub trace_id: String,
-    /// 16 lowercase hex digits: the caller's span.
-    pub parent_id: String,
-    /// The trace flags byte (bit 0: sampled).
-    pub flags: u8,
-    /// `tracestate`, if it was sent.
-    pub state: Option<String>,
-}
-
-impl TraceContext {
-    /// Parses a `traceparent` value (`00-<trace-id>-<parent-id>-<flags>`), rejecting
-    /// malformed or all-zero ids as the W3C Trace Context spec requires.
-    pub fn parse(traceparent: &str, tracestate: Option<&str>) -> Option<TraceContext> {
-        let parts: Vec<&str> = traceparent.trim().split('-').collect();
-        let [version, trace_id, parent_id, flags] = parts[..] else {
-            return None;
-        };
-        let hex = |s: &str, n: usize| {
-            s.len() == n
-                && s.bytes()
-                    .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
-        };
-        if !hex(version, 2) || version == "ff" || !hex(trace_id, 32) || !hex(parent_id, 16) {
-            return None;
-        }
-        if !hex(flags, 2)
-            || trace_id.bytes().all(|b| b == b'0')
-            || parent_id.bytes().all(|b| b == b'0')
-        {
-            return None;
-        }
-        Some(TraceContext {
-            trace_id: trace_id.to_owned(),
-            parent_id: parent_id.to_owned(),
-            flags: u8::from_str_radix(flags, 16).ok()?,
-            state: tracestate.map(str::to_owned),
-        })
-    }
-}
-
 /// Everything the server knows about one request. Built fresh for every request: nothing
 /// is carried from one request to the next.
-pub(crate) struct RequestState {
+pub(crate) struct Request {
     pub(crate) id: RequestId,
     pub(crate) method: &'static str,
-    pub(crate) name: Option<String>,
+    /// The tool or prompt name, or the resource URI.
+    pub(crate) target: Option<String>,
+    /// The MIME type the read resource declares.
+    pub(crate) mime_type: Option<std::sync::Arc<str>>,
     pub(crate) protocol_version: String,
     pub(crate) capabilities: ClientCapabilities,
     pub(crate) client_info: Option<Value>,
@@ -141,7 +84,7 @@ pub(crate) struct RequestState {
     pub(crate) extensions: Arc<Extensions>,
     pub(crate) server: std::sync::Weak<super::ServerInner>,
     /// Inputs of a multi round-trip request (for handlers that ask).
-    pub(crate) input: Option<Arc<Mutex<crate::mrtr::InputState>>>,
+    pub(crate) input: Option<crate::Input>,
     pub(crate) last_progress: Mutex<Option<f64>>,
 }
 
@@ -159,7 +102,7 @@ pub(crate) struct RequestState {
 /// }
 /// ```
 #[derive(Clone)]
-pub struct Context(pub(crate) Arc<RequestState>);
+pub struct Context(pub(crate) Arc<Request>);
 
 impl Context {
     /// The JSON-RPC id of the request.
@@ -172,7 +115,7 @@ impl Context {
     }
     /// The tool, prompt or resource this request targets, if any.
     pub fn target(&self) -> Option<&str> {
-        self.0.name.as_deref()
+        self.0.target.as_deref()
     }
     /// The protocol version the client asked for on this request.
     pub fn protocol_version(&self) -> &str {
@@ -203,7 +146,7 @@ impl Context {
     /// Fails with `-32021` unless the client declared the capability on this request.
     ///
     /// `path` is a dotted capability path such as `"sampling"` or `"elicitation.url"`.
-    pub fn require_capability(&self, path: &str) -> Result<(), crate::ToolError> {
+    pub fn require_capability(&self, path: &str) -> Result<(), crate::Error> {
         if self.0.capabilities.has(path) {
             return Ok(());
         }
@@ -216,7 +159,7 @@ impl Context {
                 .entry(part)
                 .or_insert_with(|| json!({}));
         }
-        Err(crate::ToolError::missing_capability(
+        Err(crate::Error::missing_capability(
             format!("This request needs the client capability `{path}`"),
             required,
         ))
@@ -245,7 +188,7 @@ impl fmt::Debug for Context {
         f.debug_struct("Context")
             .field("id", &self.0.id)
             .field("method", &self.0.method)
-            .field("target", &self.0.name)
+            .field("target", &self.0.target)
             .finish_non_exhaustive()
     }
 }
@@ -270,7 +213,7 @@ impl fmt::Debug for Context {
 /// }
 /// ```
 #[derive(Clone)]
-pub struct Progress(pub(crate) Arc<RequestState>);
+pub struct Progress(pub(crate) Arc<Request>);
 
 impl Progress {
     /// Whether reports go anywhere (the client sent a `progressToken` and the transport can
@@ -323,7 +266,8 @@ impl Progress {
 /// that takes a `Logger` advertises the `logging` capability.
 ///
 /// ```
-/// use mcp_runtime::{LogLevel, Logger, Server, tool, tools};
+/// use mcp_runtime::protocol::LogLevel;
+/// use mcp_runtime::{Logger, Server, tool, tools};
 ///
 /// /// Imports a file, logging as it goes.
 /// #[tool]
@@ -339,7 +283,7 @@ impl Progress {
 /// assert_eq!(server.tool_names(), ["import"]);
 /// ```
 #[derive(Clone)]
-pub struct Logger(pub(crate) Arc<RequestState>);
+pub struct Logger(pub(crate) Arc<Request>);
 
 impl Logger {
     /// Whether entries at `level` would be sent.
@@ -425,43 +369,5 @@ impl<T> std::ops::Deref for State<T> {
     type Target = T;
     fn deref(&self) -> &T {
         &self.0
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn traceparent_is_validated() {
-        let t = TraceContext::parse(
-            "00-0af7651916cd43dd8448eb211c80319c-00f067aa0ba902b7-01",
-            Some("k=v"),
-        )
-        .unwrap();
-        assert_eq!(t.trace_id, "0af7651916cd43dd8448eb211c80319c");
-        assert_eq!(t.flags, 1);
-        assert!(
-            TraceContext::parse(
-                "00-00000000000000000000000000000000-00f067aa0ba902b7-01",
-                None
-            )
-            .is_none()
-        );
-        assert!(
-            TraceContext::parse(
-                "00-0AF7651916CD43DD8448EB211C80319C-00f067aa0ba902b7-01",
-                None
-            )
-            .is_none()
-        );
-        assert!(
-            TraceContext::parse(
-                "ff-0af7651916cd43dd8448eb211c80319c-00f067aa0ba902b7-01",
-                None
-            )
-            .is_none()
-        );
-        assert!(TraceContext::parse("garbage", None).is_none());
     }
 }

@@ -1,7 +1,10 @@
 //! stdio: one JSON-RPC message per line on stdin/stdout; logs go to stderr.
 
 use crate::protocol::{RequestId, RpcError, json::parse_strict, methods};
-use crate::server::{NoGuard, Prepared, Server, Streams};
+use crate::server::Server;
+use crate::server::parts::{NoGuard, Streams};
+use crate::server::reply::{ErrorClass, Rejection, Reply};
+use crate::server::route::Prepared;
 use serde_json::Value;
 use std::collections::HashMap;
 use std::future::Future;
@@ -72,9 +75,9 @@ fn memchr(b: &[u8]) -> Option<usize> {
 impl Server {
     /// Serves on stdin/stdout until stdin closes or the process gets SIGINT/SIGTERM.
     ///
-    /// Installs the stderr logger ([`crate::telemetry::init`]) if none is set.
+    /// Logs go wherever the application's `tracing` subscriber sends them; never to stdout
+    /// if you use [`telemetry::init`](crate::telemetry::init), which writes to stderr.
     pub async fn serve_stdio(self) -> io::Result<()> {
-        crate::telemetry::init();
         tracing::info!(server = %self.info().name, "serving MCP on stdio");
         self.serve_io(
             tokio::io::stdin(),
@@ -116,7 +119,7 @@ impl Server {
                 Ok(Line::Message(b)) => b,
                 Ok(Line::TooLong) => {
                     let e = RpcError::parse_error(format!("line longer than {MAX_LINE} bytes"));
-                    let _ = tx.send(crate::server::error_body(&e)).await;
+                    let _ = tx.send(parse_error(e)).await;
                     continue;
                 }
                 Ok(Line::Eof) => break,
@@ -132,9 +135,7 @@ impl Server {
             let msg = match parse_strict(trimmed) {
                 Ok(v) => v,
                 Err(e) => {
-                    let _ = tx
-                        .send(crate::server::error_body(&RpcError::parse_error(e)))
-                        .await;
+                    let _ = tx.send(parse_error(RpcError::parse_error(e))).await;
                     continue;
                 }
             };
@@ -204,6 +205,11 @@ impl Server {
             Err(e) => Err(io::Error::other(e)),
         }
     }
+}
+
+/// The answer to a line that is not a JSON message.
+fn parse_error(e: RpcError) -> String {
+    Reply::rejection(None, Rejection::new(ErrorClass::Malformed, e)).body
 }
 
 /// `notifications/cancelled {requestId}`: drop the request's future. Unknown, finished or

@@ -1,4 +1,4 @@
-use mcp_runtime::{Elicited, Form, Server, ToolError, prompt, prompts, resource, resources, server, tool, tools};
+use mcp_runtime::{Elicited, Form, Server, Error, prompt, prompts, resource, resources, server, tool, tools};
 
 #[derive(serde::Deserialize, schemars::JsonSchema, Form)]
 #[serde(rename_all = "lowercase")]
@@ -26,7 +26,7 @@ async fn order(
     #[input(url = "https://example.com/pay", message = "Pay for {item}")] paid: Elicited<()>,
     #[input(sample = "Describe {item}", max_tokens = 50)] blurb: serde_json::Value,
     #[input(roots)] roots: Vec<serde_json::Value>,
-) -> Result<String, ToolError> {
+) -> Result<String, Error> {
     let _ = (order, wrap, paid, blurb, roots);
     Ok(item)
 }
@@ -59,7 +59,7 @@ impl Shop {
 
 fn main() {
     Server::builder("t", "1")
-        .single_instance()
+        .request_state(mcp_runtime::config::RequestState::single_instance())
         .tools(tools![order])
         .prompts(prompts![briefing])
         .resources(resources![order_resource])

@@ -1,5 +1,5 @@
 use mcp_runtime::{
-    Content, GetPromptResult, KnownArguments, PromptMessage, Server, ToolError, prompt, prompts,
+    Content, Error, GetPromptResult, KnownArguments, PromptMessage, Server, prompt, prompts,
 };
 
 async fn languages(partial: String) -> Vec<String> {
@@ -23,15 +23,15 @@ async fn review(
     ]
 }
 
-/// Plain text becomes one user message.
-#[prompt(name = "hello.v2")]
+/// Plain text becomes one user message; `prompts/list` is cacheable for a minute.
+#[prompt(name = "hello.v2", ttl_ms = 60000, cache_scope = "public")]
 async fn hello() -> &'static str {
     "hello"
 }
 
 /// Full control over the result.
 #[prompt]
-async fn custom() -> Result<GetPromptResult, ToolError> {
+async fn custom() -> Result<GetPromptResult, Error> {
     Ok(GetPromptResult { description: Some("custom".into()), messages: vec![] })
 }
 

@@ -1,5 +1,5 @@
 use mcp_runtime::{
-    Context, Json, KnownArguments, Resource, ResourceContents, SafePath, Server, State, ToolError,
+    Context, Json, KnownArguments, Resource, ResourceContents, SafePath, Server, State, Error,
     resource, resources,
 };
 
@@ -39,7 +39,7 @@ async fn complete_path(partial: String, known: KnownArguments) -> Vec<String> {
 
 /// A file under the root.
 #[resource("file:///{+path}", name = "file", mime_type = "text/plain", list = list_files)]
-async fn file(#[arg(complete = complete_path)] path: SafePath, root: State<Root>) -> Result<Vec<u8>, ToolError> {
+async fn file(#[arg(complete = complete_path)] path: SafePath, root: State<Root>) -> Result<Vec<u8>, Error> {
     Ok(std::fs::read(path.under(&root.0))?)
 }
 

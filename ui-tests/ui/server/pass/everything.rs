@@ -18,8 +18,8 @@ impl Notes {
 
     /// One note.
     #[resource("notes://{id}", mime_type = "text/plain")]
-    async fn note(&self, id: u64) -> Result<String, mcp_runtime::ToolError> {
-        self.notes.lock().unwrap().get(&id).cloned().ok_or_else(|| mcp_runtime::ToolError::resource_not_found(format!("notes://{id}")))
+    async fn note(&self, id: u64) -> Result<String, mcp_runtime::Error> {
+        self.notes.lock().unwrap().get(&id).cloned().ok_or_else(|| mcp_runtime::Error::resource_not_found(format!("notes://{id}")))
     }
 
     /// All notes.

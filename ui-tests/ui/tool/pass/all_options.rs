@@ -1,4 +1,4 @@
-use mcp_runtime::{Content, Context, Json, Logger, Progress, Server, State, ToolError, tool, tools};
+use mcp_runtime::{Content, Context, Json, Logger, Progress, Server, State, Error, tool, tools};
 
 struct Db;
 
@@ -34,7 +34,7 @@ pub async fn every_option(
     progress: Progress,
     log: Logger,
     db: State<Db>,
-) -> Result<Json<Out>, ToolError> {
+) -> Result<Json<Out>, Error> {
     let _ = (query, filter, r#type, cx, progress, log, db);
     Ok(Json(Out { n: limit.unwrap_or(0) }))
 }

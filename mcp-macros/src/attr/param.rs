@@ -1,0 +1,87 @@
+//! Helper attributes on the function and its parameters: `#[needs_input]`, `#[arg]`,
+//! `#[input]`. Each is read and removed, so the function is emitted without them.
+
+use super::{ArgArgs, InputArgs};
+use crate::errors::Errors;
+use darling::FromMeta;
+use proc_macro2::Span;
+use syn::spanned::Spanned;
+use syn::{FnArg, Signature};
+
+/// One typed parameter as written, with its helper attributes.
+pub struct RawParam {
+    pub pat: syn::Pat,
+    pub ty: syn::Type,
+    /// `#[arg(...)]`, when given (and parsed).
+    pub arg: Option<ArgArgs>,
+    /// Where `#[arg]` was written.
+    pub arg_span: Option<Span>,
+    /// `#[input(...)]`, when given (and parsed).
+    pub input: Option<InputArgs>,
+    /// Where `#[input]` was written (also when its options did not parse).
+    pub input_span: Option<Span>,
+}
+
+/// Removes `#[needs_input]` (or `#[mcp_runtime::needs_input]`, or through the overridden
+/// crate path) from an item's attributes; where it was.
+pub fn take_needs_input(
+    attrs: &mut Vec<syn::Attribute>,
+    krate: Option<&syn::Path>,
+) -> Option<Span> {
+    let pos = attrs
+        .iter()
+        .position(|a| super::is_ours(a.path(), "needs_input", krate))?;
+    Some(attrs.remove(pos).span())
+}
+
+/// Reads and removes `#[arg]` and `#[input]` from every typed parameter of `sig`.
+pub fn take_params(sig: &mut Signature, errors: &mut Errors) -> Vec<RawParam> {
+    let mut out = Vec::new();
+    for input in sig.inputs.iter_mut() {
+        let FnArg::Typed(pt) = input else { continue };
+        let (arg, arg_span) = take_one(&mut pt.attrs, "arg", errors);
+        let (input, input_span) = take_one(&mut pt.attrs, "input", errors);
+        out.push(RawParam {
+            pat: (*pt.pat).clone(),
+            ty: (*pt.ty).clone(),
+            arg,
+            arg_span,
+            input,
+            input_span,
+        });
+    }
+    out
+}
+
+/// Removes every `#[name(...)]` from `attrs`; parses the first (a second one is an error).
+fn take_one<T: FromMeta>(
+    attrs: &mut Vec<syn::Attribute>,
+    name: &str,
+    errors: &mut Errors,
+) -> (Option<T>, Option<Span>) {
+    let mut parsed = None;
+    let mut span = None;
+    let mut problems = Vec::new();
+    attrs.retain(|a| {
+        if !a.path().is_ident(name) {
+            return true;
+        }
+        if span.is_some() {
+            problems.push(crate::errors::spanned(
+                a,
+                format!("duplicate `#[{name}]` attribute\n\n= help: put all options in one `#[{name}(...)]`"),
+            ));
+            return false;
+        }
+        span = Some(a.span());
+        match T::from_meta(&a.meta) {
+            Ok(v) => parsed = Some(v),
+            Err(e) => problems.push(e),
+        }
+        false
+    });
+    for e in problems {
+        errors.push(e);
+    }
+    (parsed, span)
+}

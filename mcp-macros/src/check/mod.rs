@@ -1,0 +1,456 @@
+//! Stage 3, check: every rule, once, over the model. Naming rules come from `mcp_rules`,
+//! the crate `Server::build()` checks hand-built definitions with. Errors accumulate: one
+//! build reports every mistake, each at the offending token with a help line.
+
+mod server;
+
+pub use server::server;
+
+use crate::attr::Kind;
+use crate::errors::{Errors, spanned};
+use crate::model::{InputKind, Item, Param, Receiver, Role, Site, Spec};
+use syn::Type;
+
+/// Every rule on one item.
+pub fn item(item: &Item, errors: &mut Errors) {
+    shape(item, errors);
+    identity(item, errors);
+    for p in &item.params {
+        param(item, p, errors);
+    }
+    inputs(item, errors);
+    headers(item, errors);
+    match &item.spec {
+        Spec::Tool(t) => {
+            if let Some(schema) = &t.input_schema {
+                match serde_json::from_str::<serde_json::Value>(&schema.value) {
+                    Err(e) => errors.at(
+                        schema.span,
+                        format!("`input_schema` is not valid JSON: {e}"),
+                    ),
+                    Ok(v) => {
+                        if let Err(v) =
+                            mcp_rules::input_schema_root(v.get("type").and_then(|t| t.as_str()))
+                        {
+                            errors.violation(schema.span, v);
+                        }
+                    }
+                }
+            }
+        }
+        Spec::Resource(_) => resource(item, errors),
+        Spec::Prompt => {}
+    }
+}
+
+/// `async`, not generic, not variadic, the right receiver for where it sits.
+fn shape(item: &Item, errors: &mut Errors) {
+    let kind = item.kind.attr();
+    let s = &item.shape;
+    if !s.is_async {
+        errors.at(
+            s.fn_token,
+            format!("`#[{kind}]` functions must be `async`\n\n= help: write `async fn` here"),
+        );
+    }
+    if let Some(g) = &s.generics {
+        errors.spanned(g, format!("a {kind} cannot be generic\n\n= help: its parameter types decide its schema, so they must be concrete"));
+    }
+    if let Some(v) = s.variadic {
+        errors.at(v, format!("a {kind} cannot be variadic"));
+    }
+    match (&s.receiver, item.site) {
+        (Receiver::Ref(span) | Receiver::Other(span), Site::Free) => errors.at(*span, format!(
+            "`#[{kind}]` on a method needs `#[mcp_runtime::server]` on its `impl` block\n\n= help: put `#[mcp_runtime::server]` above `impl ...`"
+        )),
+        (Receiver::Other(span), Site::Method) => errors.at(*span, format!(
+            "a {kind} method must take `&self`\n\n= help: requests run concurrently, so they share the server by reference; use interior mutability (a `Mutex`, an atomic) for state that changes"
+        )),
+        _ => {}
+    }
+}
+
+/// The name, description, icons, `_meta` and caching hints.
+fn identity(item: &Item, errors: &mut Errors) {
+    let rule = match item.kind {
+        Kind::Tool => mcp_rules::tool_name,
+        Kind::Prompt => mcp_rules::prompt_name,
+        Kind::Resource => mcp_rules::resource_name,
+    };
+    if let Err(v) = rule(&item.name.value) {
+        errors.violation(item.name.span, v);
+    }
+    match &item.description_option {
+        Some(d) if d.value.trim().is_empty() => errors.at(d.span, "the description is empty"),
+        _ => {}
+    }
+    if item.description.is_none()
+        && item.description_option.is_none()
+        && item.kind != Kind::Resource
+    {
+        let kind = item.kind.attr();
+        errors.spanned(&item.ident, format!(
+            "{kind} `{}` has no description\n\n= help: add a doc comment (`/// What it does.`) or `#[{kind}(description = \"...\")]`; clients and models rely on it",
+            item.name.value
+        ));
+    }
+    for icon in &item.icons {
+        if let Err(v) = mcp_rules::icon_src(&icon.src.value) {
+            errors.violation(icon.src.span, v);
+        }
+        if let Some(theme) = &icon.theme
+            && let Err(v) = mcp_rules::icon_theme(&theme.value)
+        {
+            errors.violation(theme.span, v);
+        }
+    }
+    if let Some(meta) = &item.meta
+        && let Err(msg) = meta_entries(&meta.value)
+    {
+        errors.at(meta.span, msg);
+    }
+    if let Some(scope) = item.cache.as_ref().and_then(|c| c.scope.as_ref())
+        && let Err(v) = mcp_rules::cache_scope(&scope.value)
+    {
+        errors.violation(scope.span, v);
+    }
+}
+
+/// `meta = r#"{...}"#`: a JSON object whose keys follow the `_meta` naming rules. The
+/// entries, as key and JSON text.
+pub fn meta_entries(text: &str) -> Result<Vec<(String, String)>, String> {
+    let v: serde_json::Value = serde_json::from_str(text).map_err(|e| {
+        format!("`meta` is not valid JSON: {e}\n\n= help: write a JSON object, such as meta = r#\"{{\"com.example/team\": \"search\"}}\"#")
+    })?;
+    let serde_json::Value::Object(map) = v else {
+        return Err("`meta` must be a JSON object".into());
+    };
+    let mut out = Vec::new();
+    for (k, v) in map {
+        mcp_rules::meta_key(&k).map_err(|v| crate::errors::message(&v))?;
+        out.push((k, v.to_string()));
+    }
+    Ok(out)
+}
+
+/// One parameter: a plain name, an owned type, options that fit its role.
+fn param(item: &Item, p: &Param, errors: &mut Errors) {
+    let kind = item.kind.attr();
+    if p.ident.is_none() {
+        errors.spanned(&p.pat, "unsupported parameter pattern\n\n= help: bind the parameter to a name, such as `city: String`; the name is the argument's key");
+        return;
+    }
+    match &p.ty {
+        Type::Reference(r) => errors.spanned(r, format!(
+            "a {kind} parameter must be an owned type\n\n= help: arguments are decoded from JSON for every call; use `String` instead of `&str`, `Vec<T>` instead of `&[T]`"
+        )),
+        Type::ImplTrait(t) => errors.spanned(t, format!(
+            "a {kind} parameter cannot be `impl Trait`\n\n= help: name a concrete type; it decides the input schema"
+        )),
+        _ => {}
+    }
+    if p.name.value.is_empty() {
+        errors.at(p.name.span, "an argument name cannot be empty");
+    }
+    if let (Some(_), Some(span)) = (p.arg_span, p.input_span) {
+        errors.at(
+            span,
+            "a parameter filled by `#[input]` is not an argument, so it takes no `#[arg]`",
+        );
+    }
+    if let (Some(span), None) = (p.input_span, item.needs_input) {
+        errors.at(span, "`#[input]` needs `#[needs_input]` on the function\n\n= help: add `#[needs_input]` below the `#[tool]`, `#[prompt]` or `#[resource]` attribute");
+    }
+    if let Some(path) = &p.complete {
+        match (item.kind, p.role) {
+            (Kind::Tool, _) => errors.spanned(path, "tool arguments have no completion\n\n= help: `complete` applies to prompt arguments and resource template variables"),
+            (Kind::Resource, Role::Extractor) => errors.spanned(path, format!(
+                "`{}` is not a variable of the template, so it cannot be completed",
+                p.name.value
+            )),
+            _ => {}
+        }
+    }
+    if let (Kind::Resource, Role::Extractor, Some(_)) = (item.kind, p.role, &p.description) {
+        errors.spanned(
+            &p.ident,
+            format!(
+                "`{}` is not a variable of the template, so it has no description",
+                p.name.value
+            ),
+        );
+    }
+}
+
+/// `#[needs_input]` and its `#[input]` parameters.
+fn inputs(item: &Item, errors: &mut Errors) {
+    for p in &item.params {
+        let Some(spec) = &p.input else { continue };
+        if spec.asks.len() != 1 {
+            errors.at(spec.span, "`#[input]` asks exactly one thing\n\n= help: write one of `elicit = \"message\"`, `url = \"https://...\", message = \"...\"`, `sample = \"prompt\"` or `roots`");
+        }
+        if let Some(InputKind::Url { message: None, .. }) = spec.asks.first() {
+            errors.at(spec.span, "a URL elicitation needs a `message` too");
+        }
+    }
+    if item.needs_input.is_none() {
+        return;
+    }
+    if item.params.iter().all(|p| p.input_span.is_none()) {
+        errors.spanned(&item.ident, "`#[needs_input]` but no parameter is an input\n\n= help: mark the parameters to ask for with `#[input(elicit = \"...\")]` (or `url`, `sample`, `roots`)");
+    }
+    let keys: Vec<_> = item
+        .params
+        .iter()
+        .filter_map(|p| p.input.as_ref())
+        .collect();
+    for (i, spec) in keys.iter().enumerate() {
+        if keys[..i].iter().any(|o| o.key.value == spec.key.value) {
+            errors.at(spec.key.span, format!(
+                "duplicate input key `{}`\n\n= help: each input needs its own key in `inputRequests`",
+                spec.key.value
+            ));
+        }
+    }
+}
+
+/// `#[arg(header = "...")]`: tool arguments only, HTTP tokens, unique regardless of case.
+fn headers(item: &Item, errors: &mut Errors) {
+    let mut seen: Vec<&str> = Vec::new();
+    for p in &item.params {
+        let Some(h) = &p.header else { continue };
+        if item.kind != Kind::Tool {
+            errors.at(
+                h.span,
+                format!(
+                    "`header` applies to tool arguments, not to {} parameters",
+                    item.kind.attr()
+                ),
+            );
+            continue;
+        }
+        if let Err(v) = mcp_rules::header_name(&h.value) {
+            errors.violation(h.span, v);
+        } else if let Some(Err(v)) = seen
+            .iter()
+            .map(|s| mcp_rules::distinct_headers(s, &h.value))
+            .find(Result::is_err)
+        {
+            errors.violation(h.span, v);
+        }
+        seen.push(&h.value);
+    }
+}
+
+/// A resource: its template, the variables' parameters, list function, annotations.
+fn resource(item: &Item, errors: &mut Errors) {
+    let Spec::Resource(r) = &item.spec else {
+        return;
+    };
+    let template = match &r.template {
+        Ok(t) => t,
+        Err(e) => {
+            errors.spanned(&r.uri, format!("invalid URI template: {e}\n\n= help: write a URI, or an RFC 6570 template such as \"notes://{{id}}\" or \"file:///{{+path}}\""));
+            return;
+        }
+    };
+    for var in item.variables() {
+        if !item.params.iter().any(|p| p.name.value == var) {
+            errors.spanned(&r.uri, format!(
+                "template variable `{{{var}}}` has no parameter\n\n= help: add a parameter named `{var}`, such as `{var}: String`"
+            ));
+        }
+    }
+    if template.is_static()
+        && let Some(list) = &r.list
+    {
+        errors.spanned(list, "only a URI template can list the resources it produces\n\n= help: a fixed URI is listed by itself");
+    }
+    let Some(a) = &r.annotations else { return };
+    for path in &a.audience {
+        if !path
+            .get_ident()
+            .is_some_and(|i| i == "user" || i == "assistant")
+        {
+            errors.push(spanned(
+                path,
+                "unknown audience\n\n= help: use `user` and/or `assistant`",
+            ));
+        }
+    }
+    if let Some(p) = &a.priority
+        && let Err(v) = mcp_rules::priority(p.value)
+    {
+        errors.violation(p.span, v);
+    }
+    if let Some(lm) = &a.last_modified
+        && let Err(v) = mcp_rules::last_modified(&lm.value)
+    {
+        errors.violation(lm.span, v);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::tests::model;
+    use quote::quote;
+
+    fn count(kind: Kind, args: proc_macro2::TokenStream, f: proc_macro2::TokenStream) -> usize {
+        let (model, mut errors) = model(kind, args, f);
+        super::item(&model.expect("parses"), &mut errors);
+        errors.count()
+    }
+
+    #[test]
+    fn every_mistake_is_reported_at_once() {
+        // not async, generic, no description, pattern, reference
+        assert_eq!(
+            count(
+                Kind::Tool,
+                quote!(),
+                quote! { fn bad<T>(_: i64, x: &str) {} }
+            ),
+            5
+        );
+    }
+
+    #[test]
+    fn a_clean_tool_passes() {
+        assert_eq!(
+            count(
+                Kind::Tool,
+                quote!(annotations(read_only_hint = true)),
+                quote! {
+                    /// Adds.
+                    async fn add(a: i64, #[arg(header = "B")] b: Option<i32>) -> i64 { a }
+                }
+            ),
+            0
+        );
+    }
+
+    #[test]
+    fn rules_come_from_mcp_rules() {
+        assert_eq!(
+            count(
+                Kind::Tool,
+                quote!(name = "has space"),
+                quote! { /// D.
+                async fn t() {} }
+            ),
+            1
+        );
+        assert_eq!(
+            count(
+                Kind::Tool,
+                quote!(meta = r#"{"io.modelcontextprotocol/x": 1}"#),
+                quote! { /// D.
+                async fn t() {} }
+            ),
+            1
+        );
+        assert_eq!(
+            count(
+                Kind::Tool,
+                quote!(icon(src = "http://x", theme = "blue")),
+                quote! { /// D.
+                async fn t() {} }
+            ),
+            2
+        );
+        assert_eq!(
+            count(
+                Kind::Tool,
+                quote!(),
+                quote! { /// D.
+                async fn t(#[arg(header = "A")] a: i32, #[arg(header = "a")] b: i32) {} }
+            ),
+            1
+        );
+    }
+
+    #[test]
+    fn receivers_follow_the_site() {
+        assert_eq!(
+            count(
+                Kind::Tool,
+                quote!(),
+                quote! { /// D.
+                async fn t(&self) {} }
+            ),
+            1
+        );
+    }
+
+    #[test]
+    fn resources() {
+        assert_eq!(
+            count(
+                Kind::Resource,
+                quote!("notes://{id}/{part}"),
+                quote! {
+                async fn note(id: u64) -> String { todo!() } }
+            ),
+            1
+        );
+        assert_eq!(
+            count(
+                Kind::Resource,
+                quote!("notes://{id"),
+                quote! {
+                async fn note(id: u64) -> String { todo!() } }
+            ),
+            1
+        );
+        assert_eq!(
+            count(
+                Kind::Resource,
+                quote!("notes://x", list = f),
+                quote! {
+                async fn note() -> String { todo!() } }
+            ),
+            1
+        );
+    }
+
+    #[test]
+    fn inputs() {
+        assert_eq!(
+            count(
+                Kind::Tool,
+                quote!(),
+                quote! { /// D.
+                #[needs_input] async fn t(a: i64) {} }
+            ),
+            1
+        );
+        assert_eq!(
+            count(
+                Kind::Tool,
+                quote!(),
+                quote! { /// D.
+                async fn t(#[input(roots)] r: Vec<Value>) {} }
+            ),
+            1
+        );
+        assert_eq!(
+            count(
+                Kind::Tool,
+                quote!(),
+                quote! { /// D.
+                #[needs_input] async fn t(#[input(roots, elicit = "x")] r: Vec<Value>) {} }
+            ),
+            1
+        );
+        assert_eq!(
+            count(
+                Kind::Tool,
+                quote!(),
+                quote! { /// D.
+                #[needs_input] async fn t(#[input(roots)] a: Vec<Value>, #[input(roots, key = "a")] b: Vec<Value>) {} }
+            ),
+            1
+        );
+    }
+}

@@ -1,0 +1,75 @@
+//! The rules across the items of one `#[server]` impl block.
+
+use crate::attr::Kind;
+use crate::errors::Errors;
+use crate::model::{Item, ServerImpl, Spec};
+
+/// Every rule on the impl block and across its items (each item is checked on its own by
+/// [`super::item`]).
+pub fn server(s: &ServerImpl, errors: &mut Errors) {
+    if let Some(path) = &s.trait_path {
+        errors.spanned(path, "`#[server]` goes on an inherent `impl` block, not a trait impl\n\n= help: write `impl MyServer { ... }`");
+    }
+    if let Some(g) = &s.generics {
+        errors.spanned(g, "a `#[server]` type cannot be generic\n\n= help: wrap the generic value in a concrete type");
+    }
+    if !s.marked {
+        errors.spanned(&s.self_ty, "this `#[server]` impl has no `#[tool]`, `#[resource]` or `#[prompt]` methods\n\n= help: mark the methods to serve with `#[tool]`");
+    }
+    for item in &s.items {
+        if let Some(k) = &item.krate {
+            errors.at(
+                k.span,
+                "`crate` goes on `#[server]`, for the whole impl block",
+            );
+        }
+    }
+    unique_names(Kind::Tool, &s.items, errors);
+    unique_names(Kind::Prompt, &s.items, errors);
+    distinct_resources(&s.items, errors);
+}
+
+/// Names are unique within one `impl` (per kind).
+fn unique_names(kind: Kind, items: &[Item], errors: &mut Errors) {
+    let items: Vec<&Item> = items.iter().filter(|i| i.kind == kind).collect();
+    let kind = kind.attr();
+    for (i, t) in items.iter().enumerate() {
+        if let Some(first) = items[..i].iter().find(|o| o.name.value == t.name.value) {
+            errors.at(t.name.span, format!(
+                "duplicate {kind} name `{}`\n\n= note: `{}` already uses this name\n= help: give one of them `#[{kind}(name = \"...\")]`",
+                t.name.value, first.ident
+            ));
+        }
+    }
+}
+
+/// Resource URIs and templates of one `impl` cannot match the same URI. A fixed URI that
+/// a template also matches is fine: the fixed one is served.
+fn distinct_resources(items: &[Item], errors: &mut Errors) {
+    let resources: Vec<(&Item, &crate::model::ResourceSpec)> = items
+        .iter()
+        .filter_map(|i| match &i.spec {
+            Spec::Resource(r) => Some((i, r)),
+            _ => None,
+        })
+        .collect();
+    let collide = |a: &crate::model::ResourceSpec, b: &crate::model::ResourceSpec| {
+        if a.uri.value() == b.uri.value() {
+            return true;
+        }
+        match (&a.template, &b.template) {
+            (Ok(x), Ok(y)) => !x.is_static() && !y.is_static() && x.overlaps(y),
+            _ => false,
+        }
+    };
+    for (i, (_, r)) in resources.iter().enumerate() {
+        if let Some((first, f)) = resources[..i].iter().find(|(_, o)| collide(o, r)) {
+            errors.spanned(&r.uri, format!(
+                "resources `{}` and `{}` can match the same URI\n\n= note: `{}` declares the first one\n= help: make their fixed parts differ",
+                f.uri.value(),
+                r.uri.value(),
+                first.ident
+            ));
+        }
+    }
+}

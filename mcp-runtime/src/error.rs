@@ -1,0 +1,153 @@
+//! The error a handler returns: tools, prompts, resources and completers alike.
+
+use crate::protocol::{Content, RpcError};
+use serde_json::Value;
+use std::fmt;
+
+/// An error from a handler (a tool, prompt, resource or list function).
+///
+/// Most errors are *execution* errors. From a tool, the client sees a result with
+/// `isError: true` and the message as text, so the model can read it and try again; from a
+/// prompt or resource, a JSON-RPC error `-32603` carrying the message. A few are *protocol*
+/// errors that become a JSON-RPC error of their own, such as a missing client capability
+/// (`-32021`) or an unknown resource (`-32602`).
+///
+/// Any `std::error::Error` converts into it with `?`; plain messages use [`Error::new`].
+///
+/// ```
+/// use mcp_runtime::{Error, tool};
+///
+/// /// Divides a by b.
+/// #[tool]
+/// async fn divide(a: f64, b: f64) -> Result<String, Error> {
+///     if b == 0.0 {
+///         return Err(Error::new("cannot divide by zero"));
+///     }
+///     Ok((a / b).to_string())
+/// }
+/// ```
+pub struct Error(pub(crate) ErrorKind);
+
+pub(crate) enum ErrorKind {
+    /// `isError: true` with this content (from a tool), else `-32603` with its text.
+    Execution(Vec<Content>),
+    /// A JSON-RPC error.
+    Protocol(RpcError),
+}
+
+impl Error {
+    /// An execution error with this message.
+    pub fn new(message: impl fmt::Display) -> Self {
+        Error(ErrorKind::Execution(vec![Content::text(
+            message.to_string(),
+        )]))
+    }
+
+    /// An execution error with these content blocks.
+    pub fn with_content(content: Vec<Content>) -> Self {
+        Error(ErrorKind::Execution(content))
+    }
+
+    /// The request needs a client capability it did not declare: `-32021`, with
+    /// `data.requiredCapabilities` set to `required` (for example `{"sampling": {}}`).
+    pub fn missing_capability(message: impl Into<String>, required: Value) -> Self {
+        Error(ErrorKind::Protocol(RpcError::missing_capability(
+            message, required,
+        )))
+    }
+
+    /// The resource at `uri` does not exist: `-32602` with `data.uri` (never an empty
+    /// `contents`).
+    pub fn resource_not_found(uri: impl Into<String>) -> Self {
+        Error(ErrorKind::Protocol(RpcError::resource_not_found(
+            &uri.into(),
+        )))
+    }
+
+    /// A JSON-RPC error of the caller's choosing.
+    pub fn protocol(error: RpcError) -> Self {
+        Error(ErrorKind::Protocol(error))
+    }
+
+    /// Whether this is an execution error (`isError: true` from a tool), as opposed to a
+    /// JSON-RPC error.
+    pub fn is_execution_error(&self) -> bool {
+        matches!(self.0, ErrorKind::Execution(_))
+    }
+
+    /// The JSON-RPC error this becomes outside a tool: protocol errors as they are,
+    /// execution errors as `-32603` with their text.
+    pub(crate) fn into_rpc(self) -> RpcError {
+        match self.0 {
+            ErrorKind::Protocol(e) => e,
+            exec @ ErrorKind::Execution(_) => RpcError::internal(Error(exec).to_string()),
+        }
+    }
+}
+
+impl fmt::Debug for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.0 {
+            ErrorKind::Execution(c) => f.debug_tuple("Execution").field(c).finish(),
+            ErrorKind::Protocol(e) => f.debug_tuple("Protocol").field(e).finish(),
+        }
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.0 {
+            ErrorKind::Execution(content) => {
+                let mut first = true;
+                for c in content {
+                    if let Content::Text(t) = c {
+                        if !first {
+                            f.write_str("; ")?;
+                        }
+                        f.write_str(&t.text)?;
+                        first = false;
+                    }
+                }
+                Ok(())
+            }
+            ErrorKind::Protocol(e) => fmt::Display::fmt(e, f),
+        }
+    }
+}
+
+impl<E: std::error::Error + Send + Sync + 'static> From<E> for Error {
+    fn from(e: E) -> Self {
+        let mut msg = e.to_string();
+        let mut source = e.source();
+        while let Some(s) = source {
+            msg.push_str(": ");
+            msg.push_str(&s.to_string());
+            source = s.source();
+        }
+        Error::new(msg)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::ErrorCode;
+
+    #[test]
+    fn execution_errors_become_internal_errors_outside_tools() {
+        let e = Error::new("disk full");
+        assert!(e.is_execution_error());
+        let rpc = e.into_rpc();
+        assert_eq!(rpc.code(), ErrorCode::INTERNAL_ERROR);
+        assert_eq!(rpc.message(), "disk full");
+        let e = Error::resource_not_found("notes://9").into_rpc();
+        assert_eq!(e.code(), ErrorCode::INVALID_PARAMS);
+        assert_eq!(e.data().unwrap()["uri"], "notes://9");
+    }
+
+    #[test]
+    fn sources_are_chained() {
+        let io = std::io::Error::other("inner");
+        assert_eq!(Error::from(io).to_string(), "inner");
+    }
+}

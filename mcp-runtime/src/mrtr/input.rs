@@ -1,0 +1,319 @@
+//! [`Input`]: what a handler calls to ask the client for more, and [`Elicited`].
+
+use crate::Error;
+use crate::protocol::{ClientCapabilities, RpcError};
+use schemars::JsonSchema;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::{Map, Value, json};
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::task::Waker;
+
+/// What the client answered to an elicitation.
+///
+/// ```
+/// use mcp_runtime::{Elicited, Form, tool};
+///
+/// #[derive(serde::Deserialize, schemars::JsonSchema, Form)]
+/// struct Sure {
+///     ok: bool,
+/// }
+///
+/// /// Deploys a service after the user confirms.
+/// #[tool]
+/// #[mcp_runtime::needs_input]
+/// async fn deploy(service: String, #[input(elicit = "Really deploy {service}?")] sure: Elicited<Sure>) -> String {
+///     match sure {
+///         Elicited::Accept(Sure { ok: true }) => format!("deployed {service}"),
+///         Elicited::Accept(_) | Elicited::Decline => "not deployed".into(),
+///         Elicited::Cancel => "cancelled".into(),
+///     }
+/// }
+///
+/// assert_eq!(Elicited::Accept(3).accepted().unwrap(), 3);
+/// assert!(Elicited::<u8>::Decline.accepted().is_err());
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Elicited<T> {
+    /// The user submitted the form.
+    Accept(T),
+    /// The user declined.
+    Decline,
+    /// The user dismissed the request.
+    Cancel,
+}
+
+impl<T> Elicited<T> {
+    /// The accepted value, or an execution error saying the user declined or cancelled.
+    pub fn accepted(self) -> Result<T, Error> {
+        match self {
+            Elicited::Accept(v) => Ok(v),
+            Elicited::Decline => Err(Error::new("The user declined the request for input.")),
+            Elicited::Cancel => Err(Error::new("The user cancelled the request for input.")),
+        }
+    }
+}
+
+/// The state of one request's inputs in this round.
+pub(crate) struct InputState {
+    /// Answers received so far (sealed from earlier rounds, or validated this round).
+    pub(crate) answers: BTreeMap<String, Value>,
+    /// Results of steps already run.
+    pub(crate) steps: BTreeMap<String, Value>,
+    /// Answers sent with this retry, for keys asked in the previous round.
+    pub(crate) responses: Map<String, Value>,
+    /// What was asked this round and not answered: key → `{method, params}`.
+    pub(crate) pending: BTreeMap<String, Value>,
+    pub(crate) capabilities: ClientCapabilities,
+    pub(crate) round: u32,
+    /// Woken when a question is asked, so the round ends even if it was asked from a task
+    /// the handler spawned.
+    pub(crate) waker: Option<Waker>,
+}
+
+impl InputState {
+    pub(crate) fn new(capabilities: ClientCapabilities) -> Self {
+        InputState {
+            answers: BTreeMap::new(),
+            steps: BTreeMap::new(),
+            responses: Map::new(),
+            pending: BTreeMap::new(),
+            capabilities,
+            round: 1,
+            waker: None,
+        }
+    }
+}
+
+/// Asks the client for input during a `tools/call`, `prompts/get` or `resources/read`.
+///
+/// Take it as a parameter. Ask independent questions together (`tokio::join!`) so they go
+/// in one round; ask dependent ones in sequence. A question whose answer is not there yet
+/// never returns: the round ends with `input_required`, and the handler runs again from
+/// the top when the client answers. So nothing a handler does with the result of a call
+/// (not even `map_err`) can swallow a round.
+///
+/// ```
+/// use mcp_runtime::{tool, Error, Input};
+///
+/// #[derive(serde::Deserialize, schemars::JsonSchema)]
+/// struct Confirm { ok: bool }
+///
+/// /// Deletes a file after the user confirms.
+/// #[tool]
+/// async fn delete(path: String, input: Input) -> Result<String, Error> {
+///     let size = input.step("size", async { 42u64 }).await?; // runs once across rounds
+///     let confirm: Confirm = input.elicit("confirm", format!("Delete {path} ({size} bytes)?")).await?.accepted()?;
+///     Ok(if confirm.ok { format!("deleted {path}") } else { "kept".into() })
+/// }
+/// ```
+#[derive(Clone)]
+pub struct Input(pub(crate) Arc<Mutex<InputState>>);
+
+impl Input {
+    pub(crate) fn lock(&self) -> MutexGuard<'_, InputState> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn require(&self, path: &str, required: Value) -> Result<(), Error> {
+        if self.lock().capabilities.has(path) {
+            Ok(())
+        } else {
+            Err(Error::protocol(RpcError::missing_capability(
+                format!(
+                    "This request needs input through `{path}`, which the client did not declare"
+                ),
+                required,
+            )))
+        }
+    }
+
+    /// The answer to `key` if there is a valid one (checked by `check`); otherwise records
+    /// `request` as a question of this round (a bad answer is asked again, with the reason
+    /// given by `reask`) and returns `None`.
+    fn answer(
+        &self,
+        key: &str,
+        request: Value,
+        check: impl Fn(&Value) -> Result<(), String>,
+        reask: impl Fn(&Value, &str) -> Value,
+    ) -> Option<Value> {
+        let mut st = self.lock();
+        if let Some(v) = st.answers.get(key) {
+            return Some(v.clone());
+        }
+        let question = match st.responses.remove(key) {
+            Some(v) => match check(&v) {
+                Ok(()) => {
+                    st.answers.insert(key.to_owned(), v.clone());
+                    return Some(v);
+                }
+                Err(why) => reask(&request, &why),
+            },
+            None => request,
+        };
+        st.pending.insert(key.to_owned(), question);
+        if let Some(w) = &st.waker {
+            w.wake_by_ref();
+        }
+        None
+    }
+
+    /// The answer to `key`, or the end of this round: a question without an answer never
+    /// returns (the round ends with `input_required`).
+    async fn answer_or_end_round(
+        &self,
+        key: &str,
+        request: Value,
+        check: impl Fn(&Value) -> Result<(), String>,
+        reask: impl Fn(&Value, &str) -> Value,
+    ) -> Value {
+        match self.answer(key, request, check, reask) {
+            Some(v) => v,
+            None => std::future::pending().await,
+        }
+    }
+
+    /// Asks the user to fill in a form whose schema comes from `T` (a flat object of
+    /// strings, numbers, booleans and enums).
+    pub async fn elicit<T: DeserializeOwned + JsonSchema>(
+        &self,
+        key: &str,
+        message: impl Into<String>,
+    ) -> Result<Elicited<T>, Error> {
+        self.require("elicitation", json!({ "elicitation": {} }))?;
+        let schema = crate::schema::inline_schema_for::<T>();
+        let mut requested = schema.clone();
+        if let Some(o) = requested.as_object_mut() {
+            o.remove("$schema");
+            o.remove("title");
+        }
+        let message = message.into();
+        let request = json!({
+            "method": "elicitation/create",
+            "params": { "mode": "form", "message": message, "requestedSchema": requested },
+        });
+        let validator = crate::schema::ArgumentValidator::compile(&schema).map_err(|e| {
+            Error::protocol(RpcError::internal(format!(
+                "the elicitation schema does not compile: {e}"
+            )))
+        })?;
+        let check = |v: &Value| -> Result<(), String> {
+            match v.get("action").and_then(Value::as_str) {
+                Some("accept") => {
+                    let content = v
+                        .get("content")
+                        .ok_or("the accepted answer has no content")?;
+                    validator.validate(content)?;
+                    serde_json::from_value::<T>(content.clone())
+                        .map(drop)
+                        .map_err(|e| e.to_string())
+                }
+                Some("decline" | "cancel") => Ok(()),
+                _ => Err("the answer needs an `action` of accept, decline or cancel".into()),
+            }
+        };
+        let reask = |req: &Value, why: &str| {
+            let mut r = req.clone();
+            r["params"]["message"] = json!(format!(
+                "The previous answer was not valid ({why}). {message}"
+            ));
+            r
+        };
+        let v = self.answer_or_end_round(key, request, check, reask).await;
+        Ok(match v["action"].as_str() {
+            Some("accept") => Elicited::Accept(
+                serde_json::from_value(v["content"].clone())
+                    .map_err(|e| Error::new(e.to_string()))?,
+            ),
+            Some("decline") => Elicited::Decline,
+            _ => Elicited::Cancel,
+        })
+    }
+
+    /// Asks the user to complete a flow at `url` (URL-mode elicitation); returns whether
+    /// they accepted.
+    pub async fn elicit_url(
+        &self,
+        key: &str,
+        message: impl Into<String>,
+        url: impl Into<String>,
+    ) -> Result<Elicited<()>, Error> {
+        self.require("elicitation.url", json!({ "elicitation": { "url": {} } }))?;
+        let request = json!({
+            "method": "elicitation/create",
+            "params": { "mode": "url", "message": message.into(), "url": url.into() },
+        });
+        let check = |v: &Value| match v.get("action").and_then(Value::as_str) {
+            Some("accept" | "decline" | "cancel") => Ok(()),
+            _ => Err("the answer needs an `action`".to_owned()),
+        };
+        let v = self
+            .answer_or_end_round(key, request, check, |r, _| r.clone())
+            .await;
+        Ok(match v["action"].as_str() {
+            Some("accept") => Elicited::Accept(()),
+            Some("decline") => Elicited::Decline,
+            _ => Elicited::Cancel,
+        })
+    }
+
+    /// Asks the client's model for a completion (`sampling/createMessage`, deprecated in
+    /// 2026-07-28). `params` are the request's params (`messages`, `maxTokens`, ...);
+    /// returns the client's `CreateMessageResult`.
+    pub async fn sample(&self, key: &str, params: Value) -> Result<Value, Error> {
+        self.require("sampling", json!({ "sampling": {} }))?;
+        let request = json!({ "method": "sampling/createMessage", "params": params });
+        let check = |v: &Value| {
+            if v.get("content").is_some() {
+                Ok(())
+            } else {
+                Err("the answer has no `content`".to_owned())
+            }
+        };
+        Ok(self
+            .answer_or_end_round(key, request, check, |r, _| r.clone())
+            .await)
+    }
+
+    /// Asks the client for its roots (`roots/list`, deprecated in 2026-07-28).
+    pub async fn roots(&self, key: &str) -> Result<Vec<Value>, Error> {
+        self.require("roots", json!({ "roots": {} }))?;
+        let request = json!({ "method": "roots/list", "params": {} });
+        let check = |v: &Value| {
+            if v.get("roots").is_some_and(Value::is_array) {
+                Ok(())
+            } else {
+                Err("the answer has no `roots` array".to_owned())
+            }
+        };
+        let v = self
+            .answer_or_end_round(key, request, check, |r, _| r.clone())
+            .await;
+        Ok(v["roots"].as_array().cloned().unwrap_or_default())
+    }
+
+    /// Runs `work` once for this request, across all its rounds: the result is recorded in
+    /// the sealed `requestState` and a later round gets the recorded value back without
+    /// running `work` again.
+    pub async fn step<T, F>(&self, key: &str, work: F) -> Result<T, Error>
+    where
+        T: Serialize + DeserializeOwned,
+        F: Future<Output = T>,
+    {
+        if let Some(v) = self.lock().steps.get(key).cloned() {
+            return serde_json::from_value(v).map_err(|e| Error::new(format!("step `{key}`: {e}")));
+        }
+        let out = work.await;
+        let v = serde_json::to_value(&out).map_err(|e| Error::new(format!("step `{key}`: {e}")))?;
+        self.lock().steps.insert(key.to_owned(), v);
+        Ok(out)
+    }
+
+    /// Which round this is (1 for the first call).
+    pub fn round(&self) -> u32 {
+        self.lock().round
+    }
+}

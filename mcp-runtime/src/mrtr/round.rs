@@ -1,0 +1,322 @@
+//! One round of a multi round-trip request, end to end: open it from the retry's
+//! `inputResponses` and `requestState`, drive the handler until it finishes or asks for
+//! input it does not have, and seal what the next round needs.
+
+use super::input::{Input, InputState};
+use super::state::{KeyRing, Sealed, digest, now};
+use crate::protocol::{ClientCapabilities, RpcError};
+use serde::Serialize;
+use serde_json::{Map, Value};
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+/// Most entries accepted in `inputResponses`.
+pub(crate) const MAX_INPUT_RESPONSES: usize = 64;
+
+/// How request states are sealed: the keys, how long a state stays valid, and how many
+/// rounds one request may take.
+pub(crate) struct Sealer {
+    pub(crate) keys: KeyRing,
+    pub(crate) ttl: Duration,
+    pub(crate) max_rounds: u32,
+}
+
+/// What a `requestState` is bound to: it opens only for the same method, target,
+/// arguments and principal.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Binding {
+    pub(crate) method: &'static str,
+    /// The tool or prompt name, or the resource URI.
+    pub(crate) target: String,
+    /// The canonical digest of the arguments (empty when the target says it all).
+    pub(crate) digest: String,
+    pub(crate) principal: String,
+}
+
+impl Binding {
+    /// A binding whose arguments are `arguments` (canonical: key order and spacing do not
+    /// matter).
+    pub(crate) fn new(method: &'static str, target: &str, arguments: Option<&Value>) -> Binding {
+        Binding {
+            method,
+            target: target.to_owned(),
+            digest: arguments.map(digest).unwrap_or_default(),
+            // One principal until authorization binds the caller.
+            principal: "local".to_owned(),
+        }
+    }
+}
+
+/// How a handler's run for this round ended.
+pub(crate) enum Finished<T> {
+    /// It returned.
+    Done(T),
+    /// It asked for input the client has not given yet: the round ends here.
+    Asked,
+}
+
+/// One round of one request.
+pub(crate) struct Round {
+    sealer: Arc<Sealer>,
+    binding: Binding,
+    input: Input,
+}
+
+/// The `input_required` result of a round: what to ask, and the state to send back.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct InputRequired {
+    input_requests: Map<String, Value>,
+    request_state: String,
+}
+
+impl Round {
+    /// Opens a round: takes `inputResponses` and `requestState` out of `params`. A retry
+    /// with answers but no state starts again at round one; a state that fails any check
+    /// (key, integrity, expiry, binding) is one generic `-32602`.
+    pub(crate) fn open(
+        sealer: Arc<Sealer>,
+        binding: Binding,
+        params: &mut Map<String, Value>,
+        capabilities: ClientCapabilities,
+    ) -> Result<Round, RpcError> {
+        let responses = match params.remove("inputResponses") {
+            None => Map::new(),
+            Some(Value::Object(m)) if m.len() <= MAX_INPUT_RESPONSES => m,
+            Some(Value::Object(_)) => {
+                return Err(RpcError::invalid_params(format!(
+                    "`inputResponses` has more than {MAX_INPUT_RESPONSES} entries"
+                )));
+            }
+            Some(_) => {
+                return Err(RpcError::invalid_params(
+                    "`inputResponses` must be an object",
+                ));
+            }
+        };
+        let mut state = InputState::new(capabilities);
+        match params.remove("requestState") {
+            None => {}
+            Some(Value::String(s)) => {
+                let sealed = sealer
+                    .keys
+                    .open(&s)
+                    .filter(|p| p.exp >= now() && binding.admits(p))
+                    .ok_or_else(|| RpcError::invalid_params("Invalid or expired requestState"))?;
+                state.responses = responses
+                    .into_iter()
+                    .filter(|(k, _)| sealed.p.contains(k))
+                    .collect();
+                state.answers = sealed.ans;
+                state.steps = sealed.st;
+                state.round = sealed.r + 1;
+            }
+            Some(_) => return Err(RpcError::invalid_params("`requestState` must be a string")),
+        }
+        Ok(Round {
+            sealer,
+            binding,
+            input: Input(Arc::new(Mutex::new(state))),
+        })
+    }
+
+    /// The handler's handle on this round's inputs.
+    pub(crate) fn input(&self) -> Input {
+        self.input.clone()
+    }
+
+    /// Runs `fut` (the handler) for this round: [`Finished::Asked`] as soon as it asked
+    /// for input it does not have.
+    pub(crate) fn drive<F: Future + Unpin>(&self, fut: F) -> Drive<F> {
+        Drive {
+            input: self.input.clone(),
+            fut,
+        }
+    }
+
+    /// The `input_required` result of a round that asked: the questions and the sealed
+    /// state of everything answered and recorded so far.
+    pub(crate) fn seal(&self) -> Result<InputRequired, RpcError> {
+        let st = self.input.lock();
+        if st.pending.is_empty() {
+            return Err(RpcError::internal(
+                "Internal error: the handler ended the round without asking",
+            ));
+        }
+        if st.round >= self.sealer.max_rounds {
+            return Err(RpcError::internal(format!(
+                "Internal error: the request did not complete within {} rounds",
+                self.sealer.max_rounds
+            )));
+        }
+        let sealed = Sealed {
+            exp: now() + self.sealer.ttl.as_secs(),
+            m: self.binding.method.to_owned(),
+            t: self.binding.target.clone(),
+            a: self.binding.digest.clone(),
+            s: self.binding.principal.clone(),
+            r: st.round,
+            ans: st.answers.clone(),
+            st: st.steps.clone(),
+            p: st.pending.keys().cloned().collect(),
+        };
+        let request_state = self
+            .sealer
+            .keys
+            .seal(&sealed)
+            .map_err(|e| RpcError::internal(format!("Internal error: {e}")))?;
+        tracing::debug!(round = st.round, "input required");
+        Ok(InputRequired {
+            input_requests: st.pending.clone().into_iter().collect(),
+            request_state,
+        })
+    }
+}
+
+impl Binding {
+    fn admits(&self, p: &Sealed) -> bool {
+        p.m == self.method && p.t == self.target && p.a == self.digest && p.s == self.principal
+    }
+}
+
+/// A handler's future for one round (see [`Round::drive`]).
+pub(crate) struct Drive<F> {
+    input: Input,
+    fut: F,
+}
+
+impl<F: Future + Unpin> Future for Drive<F> {
+    type Output = Finished<F::Output>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.get_mut();
+        this.input.lock().waker = Some(cx.waker().clone());
+        match Pin::new(&mut this.fut).poll(cx) {
+            Poll::Ready(out) => Poll::Ready(Finished::Done(out)),
+            // Every question asked in this poll (several, under `join!`) is recorded now.
+            Poll::Pending if !this.input.lock().pending.is_empty() => Poll::Ready(Finished::Asked),
+            Poll::Pending => Poll::Pending,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Error;
+    use futures_util::FutureExt;
+    use serde_json::json;
+
+    fn sealer(max_rounds: u32) -> Arc<Sealer> {
+        Arc::new(Sealer {
+            keys: KeyRing::new([("k1", [3u8; 32])]).unwrap(),
+            ttl: Duration::from_secs(60),
+            max_rounds,
+        })
+    }
+
+    fn caps() -> ClientCapabilities {
+        ClientCapabilities::from_map(json!({"elicitation": {}}).as_object().unwrap().clone())
+    }
+
+    #[derive(serde::Deserialize, schemars::JsonSchema)]
+    struct Login {
+        login: String,
+    }
+
+    async fn handler(input: Input) -> Result<String, Error> {
+        let who: Login = input.elicit("login", "Who?").await?.accepted()?;
+        Ok(format!("hi {}", who.login))
+    }
+
+    fn run(round: &Round) -> Finished<Result<String, Error>> {
+        round
+            .drive(handler(round.input()).boxed())
+            .now_or_never()
+            .expect("the round ends without waiting")
+    }
+
+    #[test]
+    fn a_question_ends_the_round_and_the_answer_completes_the_next() {
+        let s = sealer(10);
+        let binding = Binding::new("tools/call", "greet", Some(&json!({})));
+        let first = Round::open(s.clone(), binding.clone(), &mut Map::new(), caps()).unwrap();
+        assert!(matches!(run(&first), Finished::Asked));
+        let asked = serde_json::to_value(first.seal().unwrap()).unwrap();
+        assert_eq!(
+            asked["inputRequests"]["login"]["method"],
+            "elicitation/create"
+        );
+
+        let mut params = json!({
+            "requestState": asked["requestState"],
+            "inputResponses": {"login": {"action": "accept", "content": {"login": "ada"}}, "other": {}},
+        });
+        let second = Round::open(s, binding, params.as_object_mut().unwrap(), caps()).unwrap();
+        assert_eq!(second.input().round(), 2);
+        match run(&second) {
+            Finished::Done(Ok(text)) => assert_eq!(text, "hi ada"),
+            _ => panic!("the second round completes"),
+        }
+    }
+
+    #[test]
+    fn mapping_the_error_away_cannot_swallow_a_round() {
+        let s = sealer(10);
+        let round = Round::open(
+            s,
+            Binding::new("tools/call", "t", None),
+            &mut Map::new(),
+            caps(),
+        )
+        .unwrap();
+        let input = round.input();
+        let swallowing = async move {
+            let r = input.elicit::<Login>("login", "Who?").await.map_err(|_| ());
+            format!("{:?}", r.is_ok())
+        };
+        assert!(matches!(
+            round.drive(swallowing.boxed()).now_or_never(),
+            Some(Finished::Asked)
+        ));
+    }
+
+    #[test]
+    fn states_are_bound_and_rounds_capped() {
+        let s = sealer(1);
+        let binding = Binding::new("tools/call", "greet", Some(&json!({"a": 1})));
+        let round = Round::open(s.clone(), binding, &mut Map::new(), caps()).unwrap();
+        assert!(matches!(run(&round), Finished::Asked));
+        assert!(
+            round
+                .seal()
+                .unwrap_err()
+                .message()
+                .contains("within 1 rounds")
+        );
+
+        let s = sealer(10);
+        let binding = Binding::new("tools/call", "greet", Some(&json!({"a": 1})));
+        let round = Round::open(s.clone(), binding, &mut Map::new(), caps()).unwrap();
+        let _ = run(&round);
+        let state = serde_json::to_value(round.seal().unwrap()).unwrap()["requestState"].clone();
+        for other in [
+            Binding::new("tools/call", "greet", Some(&json!({"a": 2}))),
+            Binding::new("tools/call", "other", Some(&json!({"a": 1}))),
+            Binding::new("prompts/get", "greet", Some(&json!({"a": 1}))),
+        ] {
+            let mut params = json!({"requestState": state});
+            let e = Round::open(s.clone(), other, params.as_object_mut().unwrap(), caps());
+            assert_eq!(
+                e.err().unwrap().message(),
+                "Invalid or expired requestState"
+            );
+        }
+        let same = Binding::new("tools/call", "greet", Some(&json!({"a": 1})));
+        let mut params = json!({"requestState": state});
+        assert!(Round::open(s, same, params.as_object_mut().unwrap(), caps()).is_ok());
+    }
+}

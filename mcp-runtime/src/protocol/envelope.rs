@@ -1,0 +1,191 @@
+//! The envelopes every outgoing message is written in: JSON-RPC responses, error responses
+//! and notifications, and the result object that every result shares (`resultType`, the
+//! caching hints and `_meta`). Results are only ever built through these types: none is
+//! assembled by hand or by patching text.
+
+use super::{CacheHints, RequestId, RpcError, keys};
+use serde::Serialize;
+use serde::ser::SerializeMap;
+use serde_json::value::RawValue;
+use serde_json::{Map, Value};
+
+/// What kind of result a response carries (`resultType`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ResultType {
+    /// The final result of the request.
+    Complete,
+    /// An interim result of a multi round-trip request: the client answers
+    /// `inputRequests` and retries with `requestState`.
+    InputRequired,
+}
+
+/// The `_meta` of a result: its own entries, then the server's identity under
+/// `io.modelcontextprotocol/serverInfo` (which wins over an own entry of that name).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ResultMeta<'a> {
+    /// Entries the result itself carries (a tool's `CallToolResult::meta`, a listen
+    /// stream's subscription id).
+    pub own: Option<&'a Map<String, Value>>,
+    /// The server's `serverInfo` object, serialized once when the server was built.
+    pub server_info: Option<&'a RawValue>,
+}
+
+impl ResultMeta<'_> {
+    /// Whether there is nothing to write (then `_meta` is left out).
+    pub fn is_empty(&self) -> bool {
+        self.own.is_none_or(Map::is_empty) && self.server_info.is_none()
+    }
+}
+
+impl Serialize for ResultMeta<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(None)?;
+        for (k, v) in self.own.into_iter().flatten() {
+            if k != keys::SERVER_INFO || self.server_info.is_none() {
+                m.serialize_entry(k, v)?;
+            }
+        }
+        if let Some(info) = self.server_info {
+            m.serialize_entry(keys::SERVER_INFO, info)?;
+        }
+        m.end()
+    }
+}
+
+/// A result object: `resultType`, the result's own fields (`body`), its caching hints
+/// (`ttlMs`, `cacheScope`) and `_meta`.
+///
+/// ```
+/// use mcp_runtime::protocol::envelope::{Envelope, ResultMeta, ResultType};
+/// use mcp_runtime::protocol::{CacheHints, CacheScope};
+///
+/// #[derive(serde::Serialize)]
+/// struct Body { answer: u32 }
+///
+/// let e = Envelope {
+///     result_type: ResultType::Complete,
+///     body: Body { answer: 42 },
+///     cache: Some(CacheHints::new(0, CacheScope::Private)),
+///     meta: ResultMeta::default(),
+/// };
+/// assert_eq!(
+///     serde_json::to_string(&e).unwrap(),
+///     r#"{"resultType":"complete","answer":42,"ttlMs":0,"cacheScope":"private"}"#
+/// );
+/// ```
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Envelope<'a, B> {
+    /// `resultType`.
+    pub result_type: ResultType,
+    /// The fields of this kind of result.
+    #[serde(flatten)]
+    pub body: B,
+    /// `ttlMs` and `cacheScope`, on cacheable results.
+    #[serde(flatten)]
+    pub cache: Option<CacheHints>,
+    /// `_meta`, left out when empty.
+    #[serde(rename = "_meta", skip_serializing_if = "ResultMeta::is_empty")]
+    pub meta: ResultMeta<'a>,
+}
+
+/// `{"jsonrpc": "2.0", "id": .., "result": ..}`.
+#[derive(Debug, Serialize)]
+pub struct Response<'a, R> {
+    jsonrpc: &'static str,
+    id: &'a RequestId,
+    result: R,
+}
+
+/// `{"jsonrpc": "2.0", "id": .., "error": ..}`; the id is left out when it could not be
+/// read from the request.
+#[derive(Debug, Serialize)]
+pub struct ErrorResponse<'a> {
+    jsonrpc: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    id: Option<&'a RequestId>,
+    error: &'a RpcError,
+}
+
+/// `{"jsonrpc": "2.0", "method": .., "params": ..}`.
+#[derive(Debug, Serialize)]
+pub struct Notification<'a, P> {
+    jsonrpc: &'static str,
+    method: &'a str,
+    params: P,
+}
+
+/// The JSON text of a response carrying `result`.
+pub fn response<R: Serialize>(id: &RequestId, result: R) -> String {
+    serde_json::to_string(&Response {
+        jsonrpc: "2.0",
+        id,
+        result,
+    })
+    .expect("results serialize")
+}
+
+/// The JSON text of an error response.
+pub fn error_response(id: Option<&RequestId>, error: &RpcError) -> String {
+    serde_json::to_string(&ErrorResponse {
+        jsonrpc: "2.0",
+        id,
+        error,
+    })
+    .expect("errors serialize")
+}
+
+/// The JSON text of a notification.
+pub fn notification<P: Serialize>(method: &str, params: P) -> String {
+    serde_json::to_string(&Notification {
+        jsonrpc: "2.0",
+        method,
+        params,
+    })
+    .expect("notifications serialize")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn the_server_info_goes_last_and_wins() {
+        let own = json!({"com.example/a": 1, "io.modelcontextprotocol/serverInfo": "spoofed"});
+        let info = RawValue::from_string(r#"{"name":"x"}"#.into()).unwrap();
+        let meta = ResultMeta {
+            own: own.as_object(),
+            server_info: Some(&info),
+        };
+        let e = Envelope {
+            result_type: ResultType::InputRequired,
+            body: json!({"requestState": "s"}),
+            cache: None,
+            meta,
+        };
+        assert_eq!(
+            serde_json::to_string(&e).unwrap(),
+            r#"{"resultType":"input_required","requestState":"s","_meta":{"com.example/a":1,"io.modelcontextprotocol/serverInfo":{"name":"x"}}}"#
+        );
+    }
+
+    #[test]
+    fn envelopes_of_messages() {
+        let id = RequestId::from_value(&json!(7)).unwrap();
+        assert_eq!(
+            response(&id, json!({"a": 1})),
+            r#"{"jsonrpc":"2.0","id":7,"result":{"a":1}}"#
+        );
+        let e = RpcError::invalid_params("bad");
+        assert_eq!(
+            error_response(None, &e),
+            r#"{"jsonrpc":"2.0","error":{"code":-32602,"message":"bad"}}"#
+        );
+        assert_eq!(
+            notification("notifications/progress", json!({"progress": 1})),
+            r#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"progress":1}}"#
+        );
+    }
+}

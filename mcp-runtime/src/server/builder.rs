@@ -1,0 +1,256 @@
+//! [`ServerBuilder`]: what a server serves and how, checked and precomputed by `build()`.
+
+use super::catalog::{self, Catalog, Entries, compile};
+use super::config::{Caching, Keys, Limits, RequestState};
+use super::context::Extensions;
+use super::def::{Icon, PromptDef, Provider, ResourceDef, ToolDef};
+use super::{Server, ServerInfo, ServerInner};
+use crate::mrtr::KeyRing;
+use crate::mrtr::round::Sealer;
+use crate::store::{LocalBus, NotificationBus};
+use std::fmt;
+use std::sync::Arc;
+
+/// Builds a [`Server`].
+///
+/// ```
+/// use mcp_runtime::{tool, tools, Server};
+///
+/// /// Echoes the text back.
+/// #[tool]
+/// async fn echo(text: String) -> String {
+///     text
+/// }
+///
+/// let server = Server::builder("echo-server", "1.0.0")
+///     .instructions("Use `echo` to repeat text.")
+///     .tools(tools![echo])
+///     .build()
+///     .expect("a valid server");
+/// # drop(server);
+/// ```
+pub struct ServerBuilder {
+    info: ServerInfo,
+    instructions: Option<String>,
+    tools: Vec<ToolDef>,
+    resources: Vec<ResourceDef>,
+    prompts: Vec<PromptDef>,
+    extensions: Extensions,
+    limits: Limits,
+    caching: Caching,
+    request_state: RequestState,
+    server_info_in_meta: bool,
+    bus: Option<Arc<dyn NotificationBus>>,
+}
+
+impl ServerBuilder {
+    pub(crate) fn new(name: String, version: String) -> Self {
+        ServerBuilder {
+            info: ServerInfo {
+                name,
+                version,
+                title: None,
+                description: None,
+                website_url: None,
+                icons: Vec::new(),
+            },
+            instructions: None,
+            tools: Vec::new(),
+            resources: Vec::new(),
+            prompts: Vec::new(),
+            extensions: Extensions::default(),
+            limits: Limits::default(),
+            caching: Caching::default(),
+            request_state: RequestState::default(),
+            server_info_in_meta: true,
+            bus: None,
+        }
+    }
+
+    /// Sets the human-readable title of the server.
+    pub fn title(mut self, title: impl Into<String>) -> Self {
+        self.info.title = Some(title.into());
+        self
+    }
+    /// Sets the description of the server.
+    pub fn description(mut self, description: impl Into<String>) -> Self {
+        self.info.description = Some(description.into());
+        self
+    }
+    /// Sets the website URL of the server.
+    pub fn website_url(mut self, url: impl Into<String>) -> Self {
+        self.info.website_url = Some(url.into());
+        self
+    }
+    /// Adds an icon of the server.
+    pub fn icon(mut self, icon: Icon) -> Self {
+        self.info.icons.push(icon);
+        self
+    }
+    /// Sets `instructions` in `server/discover`: guidance for the model that does not repeat
+    /// the tool descriptions.
+    pub fn instructions(mut self, instructions: impl Into<String>) -> Self {
+        self.instructions = Some(instructions.into());
+        self
+    }
+    /// Adds one tool.
+    pub fn tool(mut self, tool: ToolDef) -> Self {
+        self.tools.push(tool);
+        self
+    }
+    /// Adds tools, for example `tools![add, weather]`.
+    pub fn tools(mut self, tools: impl IntoIterator<Item = ToolDef>) -> Self {
+        self.tools.extend(tools);
+        self
+    }
+    /// Adds one resource or resource template.
+    pub fn resource(mut self, resource: ResourceDef) -> Self {
+        self.resources.push(resource);
+        self
+    }
+    /// Adds resources, for example `resources![config, file]`.
+    pub fn resources(mut self, resources: impl IntoIterator<Item = ResourceDef>) -> Self {
+        self.resources.extend(resources);
+        self
+    }
+    /// Adds one prompt.
+    pub fn prompt(mut self, prompt: PromptDef) -> Self {
+        self.prompts.push(prompt);
+        self
+    }
+    /// Adds prompts, for example `prompts![review, summarize]`.
+    pub fn prompts(mut self, prompts: impl IntoIterator<Item = PromptDef>) -> Self {
+        self.prompts.extend(prompts);
+        self
+    }
+    /// Adds the tools, resources and prompts of a `#[mcp_runtime::server]` impl block;
+    /// they share `provider`.
+    pub fn provider<P: Provider>(mut self, provider: P) -> Self {
+        let this = Arc::new(provider);
+        self.tools.extend(P::tools(&this));
+        self.resources.extend(P::resources(&this));
+        self.prompts.extend(P::prompts(&this));
+        self
+    }
+    /// Shares `value` with every handler taking a `State<T>` parameter.
+    pub fn state<T: Send + Sync + 'static>(mut self, value: T) -> Self {
+        self.extensions.insert(value);
+        self
+    }
+    /// Request timeout, listen-stream cap, list page size (see [`Limits`]).
+    pub fn limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
+    }
+    /// Caching hints of lists, `server/discover` and reads (see [`Caching`]).
+    pub fn caching(mut self, caching: Caching) -> Self {
+        self.caching = caching;
+        self
+    }
+    /// How `requestState` is sealed: keys, lifetime, round cap (see [`RequestState`]).
+    pub fn request_state(mut self, request_state: RequestState) -> Self {
+        self.request_state = request_state;
+        self
+    }
+    /// The bus carrying changes to listen streams (default: [`LocalBus`], in-process).
+    pub fn notification_bus(mut self, bus: impl NotificationBus) -> Self {
+        self.bus = Some(Arc::new(bus));
+        self
+    }
+    /// Whether results carry `io.modelcontextprotocol/serverInfo` in `_meta` (default: yes).
+    pub fn server_info_in_meta(mut self, on: bool) -> Self {
+        self.server_info_in_meta = on;
+        self
+    }
+
+    /// Checks every definition (by the rules the macros apply at compile time) and
+    /// precomputes everything that does not change per request (discover result, list
+    /// pages, compiled argument validators). Every problem is reported at once.
+    pub fn build(self) -> Result<Server, BuildError> {
+        let mut errors = Vec::new();
+        let ext = &self.extensions;
+        compile::check_icons(&self.info.icons, "the server", &mut errors);
+        let entries = Entries {
+            tools: compile::all(self.tools, ext, compile::tool, &mut errors),
+            prompts: compile::all(self.prompts, ext, compile::prompt, &mut errors),
+            resources: compile::all(self.resources, ext, compile::resource, &mut errors),
+        };
+        let server_info = self
+            .server_info_in_meta
+            .then(|| serde_json::value::to_raw_value(&self.info).expect("server info serializes"));
+        let settings = catalog::Settings {
+            page_size: self.limits.page_size,
+            caching: self.caching,
+            instructions: self.instructions,
+            server_info,
+        };
+        let catalog = match Catalog::assemble(entries, &settings) {
+            Ok(c) if errors.is_empty() => c,
+            Ok(_) => return Err(BuildError(errors)),
+            Err(e) => {
+                errors.extend(e);
+                return Err(BuildError(errors));
+            }
+        };
+        let (keys, local_key) = match self.request_state.keys {
+            Keys::Given(k) => (k, false),
+            Keys::FromEnv { single_instance } => match KeyRing::from_env() {
+                Ok(Some(k)) => (k, false),
+                Ok(None) => (KeyRing::ephemeral(), !single_instance),
+                Err(e) => return Err(BuildError(vec![e])),
+            },
+        };
+        let sealer = Sealer {
+            keys,
+            ttl: self.request_state.ttl,
+            max_rounds: self.request_state.max_rounds,
+        };
+        Ok(Server {
+            inner: Arc::new_cyclic(|this| ServerInner {
+                this: this.clone(),
+                info: self.info,
+                settings,
+                limits: self.limits,
+                catalog: std::sync::RwLock::new(Arc::new(catalog)),
+                extensions: Arc::new(self.extensions),
+                bus: self.bus.unwrap_or_else(|| Arc::new(LocalBus::default())),
+                live: Arc::new(std::sync::atomic::AtomicUsize::new(0)),
+                shutdown: tokio_util::sync::CancellationToken::new(),
+                changes: std::sync::Mutex::new(()),
+                sealer: Arc::new(sealer),
+                local_key,
+            }),
+        })
+    }
+}
+
+/// Why a server could not be built: every problem found, one per line.
+///
+/// ```
+/// use mcp_runtime::{Server, tool, tools};
+///
+/// /// Says hi.
+/// #[tool]
+/// async fn hi() -> &'static str {
+///     "hi"
+/// }
+///
+/// // The same tool twice: two tools with one name.
+/// let err = Server::builder("x", "1.0").tools(tools![hi, hi]).build().unwrap_err();
+/// assert!(!err.0.is_empty());
+/// assert!(err.to_string().starts_with("the MCP server definition is invalid:"));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BuildError(pub Vec<String>);
+
+impl fmt::Display for BuildError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "the MCP server definition is invalid:")?;
+        for e in &self.0 {
+            write!(f, "\n  - {e}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for BuildError {}

@@ -1,0 +1,310 @@
+//! What a server serves at one moment: the checked tools, prompts and resources, and
+//! everything precomputed from them (the discover result, the list pages). Replaced as a
+//! whole when the set changes at run time.
+
+pub(crate) mod compile;
+pub(crate) mod pages;
+
+pub(crate) use compile::{PromptEntry, ResourceEntry, ToolEntry};
+pub(crate) use pages::ListPages;
+
+use crate::config::Caching;
+use crate::protocol::envelope::{Envelope, ResultMeta, ResultType};
+use crate::protocol::{CacheHints, SUPPORTED_VERSIONS};
+use crate::server::def::resource::Lister;
+use serde::Serialize;
+use serde_json::value::RawValue;
+use serde_json::{Map, Value, json};
+use std::collections::BTreeMap;
+use std::collections::btree_map::Entry;
+use std::sync::Arc;
+
+/// Server-wide settings the catalog is assembled with.
+pub(crate) struct Settings {
+    pub(crate) page_size: usize,
+    pub(crate) caching: Caching,
+    pub(crate) instructions: Option<String>,
+    /// The `serverInfo` object results carry in `_meta` (once, serialized), when they do.
+    pub(crate) server_info: Option<Box<RawValue>>,
+}
+
+/// The checked entries of a catalog, to assemble a catalog from.
+pub(crate) struct Entries {
+    pub(crate) tools: Vec<Arc<ToolEntry>>,
+    pub(crate) prompts: Vec<Arc<PromptEntry>>,
+    pub(crate) resources: Vec<Arc<ResourceEntry>>,
+}
+
+pub(crate) struct Catalog {
+    /// The `server/discover` result.
+    pub(crate) discover: Box<RawValue>,
+    pub(crate) tools: BTreeMap<String, Arc<ToolEntry>>,
+    pub(crate) tool_list: ListPages,
+    pub(crate) prompts: BTreeMap<String, Arc<PromptEntry>>,
+    pub(crate) prompt_list: ListPages,
+    pub(crate) statics: BTreeMap<String, Arc<ResourceEntry>>,
+    /// Templates, sorted by template text.
+    pub(crate) templates: Vec<Arc<ResourceEntry>>,
+    pub(crate) resource_list: ListPages,
+    pub(crate) template_list: ListPages,
+    pub(crate) listers: Vec<Lister>,
+    pub(crate) has_completions: bool,
+    /// Some handler asks for input (multi round-trip requests).
+    pub(crate) uses_input: bool,
+}
+
+/// The body of `server/discover`.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Discover<'a> {
+    supported_versions: &'a [&'a str],
+    capabilities: Map<String, Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    instructions: Option<&'a str>,
+}
+
+impl Catalog {
+    /// Puts checked entries together: refuses duplicate names and URIs and templates that
+    /// can match the same URI, then precomputes the discover result and the list pages.
+    pub(crate) fn assemble(entries: Entries, s: &Settings) -> Result<Catalog, Vec<String>> {
+        let mut errors = Vec::new();
+        let mut tools = BTreeMap::new();
+        for t in entries.tools {
+            match tools.entry(t.def.item.name.clone()) {
+                Entry::Occupied(o) => errors.push(format!(
+                    "two tools are named `{}`; tool names must be unique",
+                    o.key()
+                )),
+                Entry::Vacant(v) => {
+                    v.insert(t);
+                }
+            }
+        }
+        let mut prompts = BTreeMap::new();
+        for p in entries.prompts {
+            match prompts.entry(p.def.item.name.clone()) {
+                Entry::Occupied(o) => errors.push(format!(
+                    "two prompts are named `{}`; prompt names must be unique",
+                    o.key()
+                )),
+                Entry::Vacant(v) => {
+                    v.insert(p);
+                }
+            }
+        }
+        let mut statics: BTreeMap<String, Arc<ResourceEntry>> = BTreeMap::new();
+        let mut templates: Vec<Arc<ResourceEntry>> = Vec::new();
+        for r in entries.resources {
+            let uri = &r.def.spec.uri;
+            if r.template.is_static() {
+                if statics.contains_key(uri) {
+                    errors.push(format!("two resources have the URI `{uri}`"));
+                } else {
+                    statics.insert(uri.clone(), r);
+                }
+            } else if let Some(other) = templates
+                .iter()
+                .find(|t| t.def.spec.uri == *uri || t.template.overlaps(&r.template))
+            {
+                errors.push(format!(
+                    "resource templates `{}` and `{uri}` can match the same URI; make their fixed parts differ",
+                    other.def.spec.uri
+                ));
+            } else {
+                templates.push(r);
+            }
+        }
+        if !errors.is_empty() {
+            return Err(errors);
+        }
+        templates.sort_by(|a, b| a.def.spec.uri.cmp(&b.def.spec.uri));
+
+        let resources = || statics.values().chain(&templates);
+        let any = |f: fn(&crate::server::def::Requirements) -> bool| {
+            tools.values().any(|t| f(&t.def.requirements))
+                || prompts.values().any(|p| f(&p.def.requirements))
+                || resources().any(|r| f(&r.def.requirements))
+        };
+        let uses_logging = any(|r| r.uses_logging);
+        let uses_input = any(|r| r.uses_input);
+        let has_completions = prompts.values().any(|p| !p.def.item.completers.is_empty())
+            || templates.iter().any(|t| !t.def.item.completers.is_empty());
+
+        let server_info = s.server_info.as_deref();
+        let discover = discover(
+            &s.caching,
+            s.instructions.as_deref(),
+            server_info,
+            Features {
+                tools: !tools.is_empty(),
+                prompts: !prompts.is_empty(),
+                resources: !statics.is_empty() || !templates.is_empty(),
+                completions: has_completions,
+                logging: uses_logging,
+            },
+        );
+        let lists = s.caching.lists;
+        let tool_list = ListPages::build(
+            "tools",
+            tools
+                .values()
+                .map(|t| (t.def.item.name.clone(), t.json.clone(), t.def.item.cache))
+                .collect(),
+            s.page_size,
+            lists,
+            server_info,
+        );
+        let prompt_list = ListPages::build(
+            "prompts",
+            prompts
+                .values()
+                .map(|p| (p.def.item.name.clone(), p.json.clone(), p.def.item.cache))
+                .collect(),
+            s.page_size,
+            lists,
+            server_info,
+        );
+        let listers: Vec<Lister> = templates
+            .iter()
+            .filter_map(|t| t.def.spec.lister.clone())
+            .collect();
+        // A list with dynamic entries takes the hints of the templates that produce them.
+        let lister_hints = templates
+            .iter()
+            .filter(|t| t.def.spec.lister.is_some())
+            .map(|t| t.def.item.cache.unwrap_or(s.caching.reads));
+        let resource_list = ListPages::build(
+            "resources",
+            statics
+                .values()
+                .map(|r| (r.def.spec.uri.clone(), r.json.clone(), r.def.item.cache))
+                .collect(),
+            s.page_size,
+            lister_hints.fold(lists, CacheHints::combine),
+            server_info,
+        );
+        let template_list = ListPages::build(
+            "resourceTemplates",
+            templates
+                .iter()
+                .map(|t| (t.def.spec.uri.clone(), t.json.clone(), t.def.item.cache))
+                .collect(),
+            s.page_size,
+            lists,
+            server_info,
+        );
+        Ok(Catalog {
+            discover,
+            tools,
+            tool_list,
+            prompts,
+            prompt_list,
+            statics,
+            templates,
+            resource_list,
+            template_list,
+            listers,
+            has_completions,
+            uses_input,
+        })
+    }
+
+    /// The entries, to assemble a changed catalog from.
+    pub(crate) fn entries(&self) -> Entries {
+        Entries {
+            tools: self.tools.values().cloned().collect(),
+            prompts: self.prompts.values().cloned().collect(),
+            resources: self
+                .statics
+                .values()
+                .chain(&self.templates)
+                .cloned()
+                .collect(),
+        }
+    }
+
+    pub(crate) fn has_tools(&self) -> bool {
+        !self.tools.is_empty()
+    }
+
+    pub(crate) fn has_prompts(&self) -> bool {
+        !self.prompts.is_empty()
+    }
+
+    pub(crate) fn has_resources(&self) -> bool {
+        !self.statics.is_empty() || !self.templates.is_empty()
+    }
+
+    /// The resource serving `uri`: a fixed resource with that URI, else the first template
+    /// (in template order) that matches, with the variables it bound.
+    pub(crate) fn find_resource(
+        &self,
+        uri: &str,
+    ) -> Option<(Arc<ResourceEntry>, BTreeMap<String, String>)> {
+        if let Some(r) = self.statics.get(uri) {
+            return Some((Arc::clone(r), BTreeMap::new()));
+        }
+        self.templates
+            .iter()
+            .find_map(|t| t.template.matches(uri).map(|vars| (Arc::clone(t), vars)))
+    }
+
+    /// The resource or template whose URI (template text) is exactly `uri`.
+    pub(crate) fn resource_by_uri(&self, uri: &str) -> Option<&Arc<ResourceEntry>> {
+        self.statics
+            .get(uri)
+            .or_else(|| self.templates.iter().find(|t| t.def.spec.uri == uri))
+    }
+}
+
+/// Which features a server has, for its capabilities.
+struct Features {
+    tools: bool,
+    prompts: bool,
+    resources: bool,
+    completions: bool,
+    logging: bool,
+}
+
+/// The `server/discover` result. Changes are announced on `subscriptions/listen` streams,
+/// so `listChanged` (and resource `subscribe`) are true whenever the feature exists.
+fn discover(
+    caching: &Caching,
+    instructions: Option<&str>,
+    server_info: Option<&RawValue>,
+    f: Features,
+) -> Box<RawValue> {
+    let mut capabilities = Map::new();
+    if f.tools {
+        capabilities.insert("tools".into(), json!({ "listChanged": true }));
+    }
+    if f.prompts {
+        capabilities.insert("prompts".into(), json!({ "listChanged": true }));
+    }
+    if f.resources {
+        capabilities.insert(
+            "resources".into(),
+            json!({ "subscribe": true, "listChanged": true }),
+        );
+    }
+    if f.completions {
+        capabilities.insert("completions".into(), json!({}));
+    }
+    if f.logging {
+        capabilities.insert("logging".into(), json!({}));
+    }
+    let envelope = Envelope {
+        result_type: ResultType::Complete,
+        body: Discover {
+            supported_versions: SUPPORTED_VERSIONS,
+            capabilities,
+            instructions,
+        },
+        cache: Some(caching.discover),
+        meta: ResultMeta {
+            own: None,
+            server_info,
+        },
+    };
+    serde_json::value::to_raw_value(&envelope).expect("the discover result serializes")
+}

@@ -1,0 +1,197 @@
+//! List results, paged: precomputed once per catalog, served as text.
+
+use crate::protocol::CacheHints;
+use crate::protocol::envelope::{Envelope, ResultMeta, ResultType};
+use serde::Serialize;
+use serde::ser::SerializeMap;
+use serde_json::value::RawValue;
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+
+/// The body of one page of a list result: `{"<key>": [...], "nextCursor": ...}`.
+pub(crate) struct ListBody<'a, T> {
+    pub(crate) key: &'static str,
+    pub(crate) items: &'a [T],
+    pub(crate) next_cursor: Option<String>,
+}
+
+impl<T: Serialize> Serialize for ListBody<'_, T> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(None)?;
+        m.serialize_entry(self.key, self.items)?;
+        if let Some(c) = &self.next_cursor {
+            m.serialize_entry("nextCursor", c)?;
+        }
+        m.end()
+    }
+}
+
+/// The whole result object of one list page.
+pub(crate) fn list_result<T: Serialize>(
+    key: &'static str,
+    items: &[T],
+    next_cursor: Option<String>,
+    hints: CacheHints,
+    server_info: Option<&RawValue>,
+) -> Box<RawValue> {
+    let envelope = Envelope {
+        result_type: ResultType::Complete,
+        body: ListBody {
+            key,
+            items,
+            next_cursor,
+        },
+        cache: Some(hints),
+        meta: ResultMeta {
+            own: None,
+            server_info,
+        },
+    };
+    serde_json::value::to_raw_value(&envelope).expect("list results serialize")
+}
+
+/// The pages of one list method, precomputed.
+pub(crate) struct ListPages {
+    /// The key each item is sorted and paged by (name or URI).
+    names: Vec<String>,
+    /// Each item as JSON text.
+    items: Vec<Box<RawValue>>,
+    key: &'static str,
+    page_size: usize,
+    pub(crate) hints: CacheHints,
+    /// The result of each page, by index of its first item.
+    pages: BTreeMap<usize, Box<RawValue>>,
+}
+
+impl ListPages {
+    /// Pages `entries` (already in list order): `(sort key, item JSON, item hints)`. The
+    /// list's hints are the most restrictive of `default` and every item's.
+    pub(crate) fn build(
+        key: &'static str,
+        entries: Vec<(String, Box<RawValue>, Option<CacheHints>)>,
+        page_size: usize,
+        default: CacheHints,
+        server_info: Option<&RawValue>,
+    ) -> ListPages {
+        let hints = entries
+            .iter()
+            .filter_map(|e| e.2)
+            .fold(default, CacheHints::combine);
+        let (names, items): (Vec<String>, Vec<Box<RawValue>>) =
+            entries.into_iter().map(|(n, i, _)| (n, i)).unzip();
+        let mut list = ListPages {
+            names,
+            items,
+            key,
+            page_size,
+            hints,
+            pages: BTreeMap::new(),
+        };
+        let mut start = 0;
+        loop {
+            let page = list.render(start, server_info);
+            list.pages.insert(start, page);
+            start += page_size;
+            if start >= list.items.len() {
+                break;
+            }
+        }
+        list
+    }
+
+    fn render(&self, start: usize, server_info: Option<&RawValue>) -> Box<RawValue> {
+        let end = (start + self.page_size).min(self.items.len());
+        let next = (end < self.items.len()).then(|| encode_cursor(&self.names[end - 1]));
+        list_result(
+            self.key,
+            &self.items[start.min(end)..end],
+            next,
+            self.hints,
+            server_info,
+        )
+    }
+
+    /// The page after `cursor` (or the first page). `None` for a cursor this server did
+    /// not make. A cursor past an item that was removed since starts a page that was not
+    /// precomputed: it is rendered now, with `server_info`.
+    pub(crate) fn page(
+        &self,
+        cursor: Option<&str>,
+        server_info: Option<&RawValue>,
+    ) -> Option<Cow<'_, RawValue>> {
+        let start = match cursor {
+            None => 0,
+            Some(c) => {
+                let after = decode_cursor(c)?;
+                self.names.partition_point(|n| n.as_str() <= after.as_str())
+            }
+        };
+        Some(match self.pages.get(&start) {
+            Some(p) => Cow::Borrowed(&**p),
+            None => Cow::Owned(self.render(start, server_info)),
+        })
+    }
+}
+
+const CURSOR_PREFIX: &str = "after:";
+
+/// Cursors name the last item of the previous page, so they stay valid across restarts,
+/// across instances and when items are added or removed.
+pub(crate) fn encode_cursor(last: &str) -> String {
+    use base64::Engine;
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(format!("{CURSOR_PREFIX}{last}"))
+}
+
+/// The item a cursor names; `None` for one this server did not make.
+pub(crate) fn decode_cursor(cursor: &str) -> Option<String> {
+    use base64::Engine;
+    let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(cursor)
+        .ok()?;
+    let s = String::from_utf8(bytes).ok()?;
+    s.strip_prefix(CURSOR_PREFIX).map(str::to_owned)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::CacheScope;
+    use serde_json::Value;
+
+    #[test]
+    fn cursors_round_trip_and_reject_foreign_values() {
+        let c = encode_cursor("weather");
+        assert_eq!(decode_cursor(&c).as_deref(), Some("weather"));
+        assert!(decode_cursor("garbage!").is_none());
+        assert!(decode_cursor("Zm9v").is_none());
+    }
+
+    #[test]
+    fn pages_carry_the_envelope_and_the_next_cursor() {
+        let item = |n: &str| {
+            (
+                n.to_owned(),
+                RawValue::from_string(format!("{{\"name\":\"{n}\"}}")).unwrap(),
+                None,
+            )
+        };
+        let hints = CacheHints::new(1000, CacheScope::Public);
+        let pages = ListPages::build(
+            "tools",
+            vec![item("a"), item("b"), item("c")],
+            2,
+            hints,
+            None,
+        );
+        let first: Value = serde_json::from_str(pages.page(None, None).unwrap().get()).unwrap();
+        assert_eq!(first["resultType"], "complete");
+        assert_eq!(first["tools"].as_array().unwrap().len(), 2);
+        assert_eq!(first["ttlMs"], 1000);
+        let cursor = first["nextCursor"].as_str().unwrap();
+        let second: Value =
+            serde_json::from_str(pages.page(Some(cursor), None).unwrap().get()).unwrap();
+        assert_eq!(second["tools"][0]["name"], "c");
+        assert!(second.get("nextCursor").is_none());
+        assert!(pages.page(Some("bogus"), None).is_none());
+    }
+}

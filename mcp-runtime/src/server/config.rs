@@ -1,0 +1,185 @@
+//! Server settings, in groups: [`Limits`], [`Caching`], [`RequestState`]. Each has the
+//! documented defaults and builder-style setters.
+//!
+//! ```
+//! use mcp_runtime::Server;
+//! use mcp_runtime::config::{Caching, Limits, RequestState};
+//! use mcp_runtime::protocol::{CacheHints, CacheScope};
+//! use std::time::Duration;
+//!
+//! let server = Server::builder("x", "1.0")
+//!     .limits(Limits::default().request_timeout(Duration::from_secs(30)).page_size(50))
+//!     .caching(Caching::default().lists(CacheHints::new(60_000, CacheScope::Public)))
+//!     .request_state(RequestState::single_instance().max_rounds(4))
+//!     .build()
+//!     .unwrap();
+//! # drop(server);
+//! ```
+
+use crate::mrtr::KeyRing;
+use crate::protocol::{CacheHints, CacheScope};
+use std::time::Duration;
+
+/// Default caching hints of `server/discover` and of list results: five minutes, public.
+pub const DEFAULT_LIST_CACHE: CacheHints = CacheHints::new(300_000, CacheScope::Public);
+
+/// Default caching hints of `resources/read`: stale at once, private.
+pub const DEFAULT_READ_CACHE: CacheHints = CacheHints::new(0, CacheScope::Private);
+
+/// Default number of items in one page of a list result.
+pub const DEFAULT_PAGE_SIZE: usize = 100;
+
+/// Default cap on open `subscriptions/listen` streams.
+pub const DEFAULT_MAX_SUBSCRIPTIONS: usize = 1024;
+
+/// Default cap on the rounds of one multi round-trip request.
+pub const DEFAULT_MAX_ROUNDS: u32 = 10;
+
+/// Default time a request may run before it is cancelled with `-32603`.
+pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(300);
+
+pub use crate::mrtr::DEFAULT_STATE_TTL;
+
+/// How much a request may take: run time, open streams, list page size.
+#[derive(Debug, Clone)]
+pub struct Limits {
+    pub(crate) request_timeout: Duration,
+    pub(crate) max_subscriptions: usize,
+    pub(crate) page_size: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            request_timeout: DEFAULT_REQUEST_TIMEOUT,
+            max_subscriptions: DEFAULT_MAX_SUBSCRIPTIONS,
+            page_size: DEFAULT_PAGE_SIZE,
+        }
+    }
+}
+
+impl Limits {
+    /// How long a request may run before it is cancelled and answered with `-32603`
+    /// (default [`DEFAULT_REQUEST_TIMEOUT`]).
+    pub fn request_timeout(mut self, timeout: Duration) -> Self {
+        self.request_timeout = timeout;
+        self
+    }
+    /// The most `subscriptions/listen` streams open at once (default
+    /// [`DEFAULT_MAX_SUBSCRIPTIONS`]); past it, a listen request is refused as busy (HTTP
+    /// 503).
+    pub fn max_subscriptions(mut self, n: usize) -> Self {
+        self.max_subscriptions = n;
+        self
+    }
+    /// Items per page of list results (default [`DEFAULT_PAGE_SIZE`]; at least 1).
+    pub fn page_size(mut self, n: usize) -> Self {
+        self.page_size = n.max(1);
+        self
+    }
+}
+
+/// Caching hints (`ttlMs`, `cacheScope`) of the results that carry them. An item's own
+/// hints (`#[tool(ttl_ms = ..)]`) can only shorten a list's TTL or make it private.
+#[derive(Debug, Clone, Copy)]
+pub struct Caching {
+    pub(crate) lists: CacheHints,
+    pub(crate) discover: CacheHints,
+    pub(crate) reads: CacheHints,
+}
+
+impl Default for Caching {
+    fn default() -> Self {
+        Caching {
+            lists: DEFAULT_LIST_CACHE,
+            discover: DEFAULT_LIST_CACHE,
+            reads: DEFAULT_READ_CACHE,
+        }
+    }
+}
+
+impl Caching {
+    /// Hints of list results (default [`DEFAULT_LIST_CACHE`]).
+    pub fn lists(mut self, hints: CacheHints) -> Self {
+        self.lists = hints;
+        self
+    }
+    /// Hints of `server/discover` (default [`DEFAULT_LIST_CACHE`]).
+    pub fn discover(mut self, hints: CacheHints) -> Self {
+        self.discover = hints;
+        self
+    }
+    /// Hints of `resources/read` results (default [`DEFAULT_READ_CACHE`]); a resource's
+    /// own hints take precedence.
+    pub fn reads(mut self, hints: CacheHints) -> Self {
+        self.reads = hints;
+        self
+    }
+}
+
+/// How `requestState` is sealed for multi round-trip requests: the keys, how long a state
+/// stays valid, how many rounds a request may take.
+///
+/// The keys come from [`RequestState::keys`]; by default from `MCP_REQUEST_STATE_KEYS`
+/// (see [`KeyRing::from_env`]), else a random key of this process, which the HTTP
+/// transport refuses for a server that asks for input: with several instances, the next
+/// round may land on another one. [`RequestState::single_instance`] declares that one
+/// instance serves the server, so a per-process key is fine.
+#[derive(Debug, Clone)]
+pub struct RequestState {
+    pub(crate) keys: Keys,
+    pub(crate) ttl: Duration,
+    pub(crate) max_rounds: u32,
+}
+
+/// Where the keys come from.
+#[derive(Debug, Clone)]
+pub(crate) enum Keys {
+    /// `MCP_REQUEST_STATE_KEYS`, else a per-process key: refused on HTTP unless one
+    /// instance serves this server.
+    FromEnv { single_instance: bool },
+    /// These keys.
+    Given(KeyRing),
+}
+
+impl Default for RequestState {
+    fn default() -> Self {
+        RequestState {
+            keys: Keys::FromEnv {
+                single_instance: false,
+            },
+            ttl: DEFAULT_STATE_TTL,
+            max_rounds: DEFAULT_MAX_ROUNDS,
+        }
+    }
+}
+
+impl RequestState {
+    /// Seal with these keys (the first active, the others still accepted).
+    pub fn keys(keys: KeyRing) -> Self {
+        RequestState {
+            keys: Keys::Given(keys),
+            ..Self::default()
+        }
+    }
+    /// Declares that one instance serves this server, so a random key of this process is
+    /// fine when `MCP_REQUEST_STATE_KEYS` is not set (when it is, its keys are used).
+    pub fn single_instance() -> Self {
+        RequestState {
+            keys: Keys::FromEnv {
+                single_instance: true,
+            },
+            ..Self::default()
+        }
+    }
+    /// How long a `requestState` stays valid (default [`DEFAULT_STATE_TTL`], 10 minutes).
+    pub fn ttl(mut self, ttl: Duration) -> Self {
+        self.ttl = ttl;
+        self
+    }
+    /// The most rounds one request may take (default [`DEFAULT_MAX_ROUNDS`]; at least 1).
+    pub fn max_rounds(mut self, n: u32) -> Self {
+        self.max_rounds = n.max(1);
+        self
+    }
+}

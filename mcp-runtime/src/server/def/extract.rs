@@ -1,0 +1,204 @@
+//! [`FromRequest<K>`]: how a handler parameter gets its value. Arguments (tool arguments,
+//! prompt arguments) and extractors (parameters that read the request) are told apart by
+//! trait, never by the type's spelling.
+
+use super::call::Call;
+use super::kind::{self, Kind};
+use super::signature::{Missing, Param, Signature};
+use crate::protocol::RpcError;
+use crate::server::context::{Context, Logger, Progress, State};
+use crate::{Error, Input};
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
+use serde_json::{Map, Value};
+use std::sync::Arc;
+
+/// A type a handler of kind `K` can take as a parameter.
+///
+/// - **Arguments**: for a tool, any `T: Deserialize + JsonSchema` (a property of its
+///   `inputSchema`, read from `arguments` under the parameter's name); for a prompt, any
+///   `T: Deserialize` (a string argument parsed into `T`). `Option<T>` is not required.
+///   A resource has no arguments: its parameters named after a variable of the URI
+///   template are parsed from the URI ([`Call::variable`]).
+/// - **Extractors**: [`Context`], [`Progress`], [`Logger`], [`State<T>`], [`Input`], or your
+///   own type implementing this trait for every kind (`impl<K: Kind> FromRequest<K>`).
+///   They read the request, not the arguments, and add nothing to the schema.
+///
+/// ```
+/// use mcp_runtime::handler::{Call, FromRequest};
+/// use mcp_runtime::kind::Kind;
+/// use mcp_runtime::{Error, Server, tool, tools};
+///
+/// /// The caller's trace id, or `none`.
+/// struct TraceId(String);
+///
+/// impl<K: Kind> FromRequest<K> for TraceId {
+///     fn from_request(call: &mut Call<K>, _: &mcp_runtime::handler::Param) -> Result<Self, Error> {
+///         let trace = call.context().trace_context().map(|t| t.trace_id.clone());
+///         Ok(TraceId(trace.unwrap_or_else(|| "none".into())))
+///     }
+/// }
+///
+/// /// Echoes the caller's trace id.
+/// #[tool]
+/// async fn trace(id: TraceId) -> String {
+///     id.0
+/// }
+///
+/// let server = Server::builder("x", "1.0").tools(tools![trace]).build().unwrap();
+/// assert_eq!(server.tool_names(), ["trace"]);
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is neither an argument nor an extractor",
+    label = "not an argument or an extractor",
+    note = "a tool argument implements `serde::Deserialize` and `schemars::JsonSchema`; a prompt argument implements `serde::Deserialize` (parsed from text); a resource parameter is named after a variable of its URI template (`{{id}}` → `id: u64`) or is an extractor",
+    note = "extractors are `Context`, `Progress`, `Logger`, `Input`, `State<T>` and types implementing `FromRequest`"
+)]
+pub trait FromRequest<K: Kind>: Sized + Send {
+    /// Adds what this parameter contributes to the definition (a schema property, a
+    /// prompt argument, a requirement on the server). Nothing by default.
+    fn describe(param: &Param, signature: &mut Signature) {
+        let _ = (param, signature);
+    }
+
+    /// Produces the value for one call.
+    fn from_request(call: &mut Call<K>, param: &Param) -> Result<Self, Error>;
+}
+
+#[diagnostic::do_not_recommend]
+impl<T: DeserializeOwned + JsonSchema + Send> FromRequest<kind::Tool> for T {
+    fn describe(param: &Param, signature: &mut Signature) {
+        signature.add_argument::<T>(param);
+    }
+
+    fn from_request(call: &mut Call<kind::Tool>, param: &Param) -> Result<Self, Error> {
+        let result = match call.arguments.remove(param.name) {
+            Some(v) => T::deserialize(v).map_err(|e| e.to_string()),
+            None => T::deserialize(Missing).map_err(|_| "missing required argument".to_owned()),
+        };
+        result.map_err(|e| Error::new(format!("Invalid argument `{}`: {e}", param.name)))
+    }
+}
+
+#[diagnostic::do_not_recommend]
+impl<T: DeserializeOwned + Send> FromRequest<kind::Prompt> for T {
+    fn describe(param: &Param, signature: &mut Signature) {
+        signature.add_text_argument::<T>(param);
+    }
+
+    fn from_request(call: &mut Call<kind::Prompt>, param: &Param) -> Result<Self, Error> {
+        let invalid = |e: String| {
+            Error::protocol(RpcError::invalid_params(format!(
+                "invalid argument `{}`: {e}",
+                param.name
+            )))
+        };
+        match call.arguments.remove(param.name) {
+            Some(Value::String(s)) => super::plain::from_str(&s).map_err(invalid),
+            Some(_) => Err(invalid("not a string".into())),
+            None => {
+                T::deserialize(Missing).map_err(|_| invalid("missing required argument".into()))
+            }
+        }
+    }
+}
+
+impl<K: Kind> FromRequest<K> for Context {
+    fn from_request(call: &mut Call<K>, _: &Param) -> Result<Self, Error> {
+        Ok(call.context())
+    }
+}
+
+impl<K: Kind> FromRequest<K> for Progress {
+    fn from_request(call: &mut Call<K>, _: &Param) -> Result<Self, Error> {
+        Ok(Progress(Arc::clone(&call.request)))
+    }
+}
+
+impl<K: Kind> FromRequest<K> for Logger {
+    fn describe(_: &Param, signature: &mut Signature) {
+        signature.requirements().uses_logging();
+    }
+    fn from_request(call: &mut Call<K>, _: &Param) -> Result<Self, Error> {
+        Ok(Logger(Arc::clone(&call.request)))
+    }
+}
+
+impl<K: Kind, T: Send + Sync + 'static> FromRequest<K> for State<T> {
+    fn describe(_: &Param, signature: &mut Signature) {
+        signature.requirements().requires_state::<T>();
+    }
+    fn from_request(call: &mut Call<K>, _: &Param) -> Result<Self, Error> {
+        call.request
+            .extensions
+            .get::<T>()
+            .map(State)
+            .ok_or_else(|| Error::protocol(RpcError::internal("server state missing")))
+    }
+}
+
+impl<K: Kind> FromRequest<K> for Input {
+    fn describe(_: &Param, signature: &mut Signature) {
+        signature.requirements().uses_input();
+    }
+    fn from_request(call: &mut Call<K>, _: &Param) -> Result<Self, Error> {
+        call.input()
+    }
+}
+
+/// All the arguments of a tool call, as sent (those not taken by other parameters).
+/// Useful with a hand-written `inputSchema`.
+///
+/// ```
+/// use mcp_runtime::{Arguments, Server, tool, tools};
+///
+/// /// Looks an airport up by its code.
+/// #[tool(input_schema = r#"{"type": "object", "properties": {"code": {"type": "string", "pattern": "^[A-Z]{3}$"}}, "required": ["code"]}"#)]
+/// async fn airport(args: Arguments) -> String {
+///     let code = args.0.get("code").and_then(|c| c.as_str()).unwrap_or_default();
+///     format!("airport {code}")
+/// }
+///
+/// let server = Server::builder("x", "1.0").tools(tools![airport]).build().unwrap();
+/// assert_eq!(server.tool_names(), ["airport"]);
+/// ```
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Arguments(pub Map<String, Value>);
+
+impl FromRequest<kind::Tool> for Arguments {
+    fn from_request(call: &mut Call<kind::Tool>, _: &Param) -> Result<Self, Error> {
+        Ok(Arguments(std::mem::take(&mut call.arguments)))
+    }
+}
+
+/// A type a parameter mirrored into an HTTP header (`#[arg(header = "...")]`) can have:
+/// text, booleans and integers that stay within ±(2^53−1).
+///
+/// ```
+/// use mcp_runtime::handler::HeaderValue;
+/// use mcp_runtime::tool;
+///
+/// /// Queries orders in a regional shard; gateways route on `Mcp-Param-Region`.
+/// #[tool]
+/// async fn query_orders(#[arg(header = "Region")] region: String, #[arg(header = "Limit")] limit: Option<u32>) -> String {
+///     format!("{region} {limit:?}")
+/// }
+///
+/// fn mirrorable<T: HeaderValue>() {}
+/// mirrorable::<Option<u32>>();
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be mirrored into an `Mcp-Param-*` header",
+    label = "not a string, boolean or small integer",
+    note = "`x-mcp-header` applies to strings, booleans and integers of at most 32 bits (so values stay within ±(2^53−1)); not to floats, arrays or objects"
+)]
+pub trait HeaderValue {}
+impl HeaderValue for String {}
+impl HeaderValue for bool {}
+impl HeaderValue for i8 {}
+impl HeaderValue for i16 {}
+impl HeaderValue for i32 {}
+impl HeaderValue for u8 {}
+impl HeaderValue for u16 {}
+impl HeaderValue for u32 {}
+impl<T: HeaderValue> HeaderValue for Option<T> {}

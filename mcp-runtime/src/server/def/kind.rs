@@ -1,0 +1,92 @@
+//! The kinds of things a server serves, as type markers: [`Tool`], [`Prompt`], [`Resource`]
+//! (and [`ResourceList`], the output of a template's list function).
+//!
+//! One definition type ([`Def<K>`](super::Def)), one call type
+//! ([`Call<K>`](super::Call)), one extractor trait
+//! ([`FromRequest<K>`](super::FromRequest)) and one output trait
+//! ([`IntoResult<K>`](super::IntoResult)) serve all of them; the marker says which.
+
+use super::prompt::GetPromptResult;
+use super::resource::Resource as Listed;
+use crate::protocol::{CallToolResult, Content, ResourceContents, RpcError, methods};
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+/// A kind of handler. Sealed: the markers of this module are all there is.
+pub trait Kind: sealed::Sealed + Send + Sync + Sized + 'static {
+    /// What a handler of this kind produces.
+    type Output: Send + 'static;
+    /// What this kind adds to a definition beyond the shared item metadata.
+    #[doc(hidden)]
+    type Spec: Send + Sync + 'static;
+    /// `tool`, `prompt`, `resource`: how messages name the kind.
+    #[doc(hidden)]
+    const LABEL: &'static str;
+    /// The method a handler of this kind answers.
+    #[doc(hidden)]
+    const METHOD: &'static str;
+    /// What an execution error (`Error::new`) becomes: an `isError` result for a tool, a
+    /// JSON-RPC error `-32603` for the rest.
+    #[doc(hidden)]
+    fn execution_error(content: Vec<Content>) -> Result<Self::Output, RpcError> {
+        Err(crate::Error::with_content(content).into_rpc())
+    }
+}
+
+/// A tool (`tools/call`): arguments in, [`CallToolResult`] out.
+#[derive(Debug, Clone, Copy)]
+pub struct Tool;
+
+/// A prompt (`prompts/get`): string arguments in, messages out.
+#[derive(Debug, Clone, Copy)]
+pub struct Prompt;
+
+/// A resource or resource template (`resources/read`): URI variables in, contents out.
+#[derive(Debug, Clone, Copy)]
+pub struct Resource;
+
+/// A resource template's list function (`resources/list`): what it can produce.
+#[derive(Debug, Clone, Copy)]
+pub struct ResourceList;
+
+impl sealed::Sealed for Tool {}
+impl sealed::Sealed for Prompt {}
+impl sealed::Sealed for Resource {}
+impl sealed::Sealed for ResourceList {}
+
+impl Kind for Tool {
+    type Output = CallToolResult;
+    type Spec = super::tool::ToolSpec;
+    const LABEL: &'static str = "tool";
+    const METHOD: &'static str = methods::TOOLS_CALL;
+    fn execution_error(content: Vec<Content>) -> Result<CallToolResult, RpcError> {
+        Ok(CallToolResult {
+            content,
+            is_error: Some(true),
+            ..Default::default()
+        })
+    }
+}
+
+impl Kind for Prompt {
+    type Output = GetPromptResult;
+    type Spec = super::prompt::PromptSpec;
+    const LABEL: &'static str = "prompt";
+    const METHOD: &'static str = methods::PROMPTS_GET;
+}
+
+impl Kind for Resource {
+    type Output = Vec<ResourceContents>;
+    type Spec = super::resource::ResourceSpec;
+    const LABEL: &'static str = "resource";
+    const METHOD: &'static str = methods::RESOURCES_READ;
+}
+
+impl Kind for ResourceList {
+    type Output = Vec<Listed>;
+    type Spec = ();
+    const LABEL: &'static str = "resource list";
+    const METHOD: &'static str = methods::RESOURCES_LIST;
+}

@@ -1,0 +1,263 @@
+//! What a handler's parameters say about its definition: [`Param`], [`Signature`],
+//! [`Requirements`].
+
+use schemars::{JsonSchema, SchemaGenerator};
+use serde::de::{self, DeserializeOwned, Deserializer, Visitor};
+use serde_json::{Map, Value, json};
+use std::any::TypeId;
+
+/// One parameter of a handler function, as the macro saw it.
+///
+/// ```
+/// use mcp_runtime::handler::{Param, Signature};
+///
+/// const CITY: Param = Param::new("city").description("City name").header("City");
+/// let mut signature = Signature::new();
+/// signature.add_argument::<String>(&CITY);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Param {
+    /// The parameter's name: the argument's key in `arguments` and `inputSchema` (or the
+    /// template variable it binds).
+    pub name: &'static str,
+    /// `#[arg(description = "...")]`, if given.
+    pub description: Option<&'static str>,
+    /// `#[arg(header = "Region")]`: mirrored into the `Mcp-Param-Region` HTTP header.
+    pub header: Option<&'static str>,
+}
+
+impl Param {
+    /// A parameter named `name`.
+    pub const fn new(name: &'static str) -> Param {
+        Param {
+            name,
+            description: None,
+            header: None,
+        }
+    }
+    /// Sets the description.
+    pub const fn description(mut self, description: &'static str) -> Param {
+        self.description = Some(description);
+        self
+    }
+    /// Mirrors the argument into the `Mcp-Param-{header}` HTTP header.
+    pub const fn header(mut self, header: &'static str) -> Param {
+        self.header = Some(header);
+        self
+    }
+}
+
+/// What a handler's extractors need from the server, checked when it is built.
+///
+/// ```
+/// use mcp_runtime::{Error, Server};
+/// use mcp_runtime::def::ToolDef;
+/// use mcp_runtime::handler::Signature;
+///
+/// struct Db;
+///
+/// let mut signature = Signature::new();
+/// signature.requirements().requires_state::<Db>();
+/// let count = ToolDef::new("count", signature, |_call| async { Ok::<_, Error>("0") })
+///     .description("Counts rows.");
+/// // Checked when the server is built: no `Db` was given with `.state(..)`.
+/// assert!(Server::builder("x", "1.0").tool(count).build().is_err());
+/// ```
+#[derive(Debug, Default, Clone)]
+pub struct Requirements {
+    pub(crate) uses_logging: bool,
+    pub(crate) uses_input: bool,
+    pub(crate) required_state: Vec<(TypeId, &'static str)>,
+}
+
+impl Requirements {
+    /// The handler may send `notifications/message` (the server then advertises `logging`).
+    pub fn uses_logging(&mut self) {
+        self.uses_logging = true;
+    }
+    /// The handler may ask the client for input (multi round-trip requests).
+    pub fn uses_input(&mut self) {
+        self.uses_input = true;
+    }
+    /// The handler needs shared state of type `T` (given with `ServerBuilder::state`).
+    pub fn requires_state<T: 'static>(&mut self) {
+        self.required_state
+            .push((TypeId::of::<T>(), std::any::type_name::<T>()));
+    }
+}
+
+/// A prompt argument as `prompts/list` shows it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub(crate) struct PromptArgument {
+    pub(crate) name: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) description: Option<String>,
+    pub(crate) required: bool,
+}
+
+/// What a handler's parameters add to its definition: a tool's `inputSchema`
+/// properties, a prompt's `arguments`, and what the server must provide (state, logging,
+/// input).
+///
+/// ```
+/// use mcp_runtime::Error;
+/// use mcp_runtime::def::ToolDef;
+/// use mcp_runtime::handler::{Param, Signature};
+///
+/// let mut signature = Signature::new();
+/// signature.add_argument::<String>(&Param::new("city"));
+/// signature.add_argument::<Option<u8>>(&Param::new("days"));
+/// let forecast = ToolDef::new("forecast", signature, |_call| async { Ok::<_, Error>("sunny") });
+/// assert_eq!(forecast.input_schema_value()["required"], serde_json::json!(["city"]));
+/// ```
+pub struct Signature {
+    generator: Option<SchemaGenerator>,
+    inline_refs: bool,
+    properties: Map<String, Value>,
+    required: Vec<String>,
+    pub(crate) arguments: Vec<PromptArgument>,
+    pub(crate) requirements: Requirements,
+}
+
+impl Default for Signature {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Signature {
+    /// An empty signature (a handler without parameters).
+    pub fn new() -> Self {
+        Signature {
+            generator: None,
+            inline_refs: false,
+            properties: Map::new(),
+            required: Vec::new(),
+            arguments: Vec::new(),
+            requirements: Requirements::default(),
+        }
+    }
+
+    /// Adds `param` as a tool argument of type `T`: a property of `inputSchema`, required
+    /// unless `T` can be made from a missing value (`Option<_>`).
+    pub fn add_argument<T: DeserializeOwned + JsonSchema>(&mut self, param: &Param) {
+        let inline = self.inline_refs;
+        let generator = self.generator.get_or_insert_with(|| {
+            if inline {
+                crate::schema::inline_generator()
+            } else {
+                crate::schema::generator()
+            }
+        });
+        let mut schema = generator.subschema_for::<T>().to_value();
+        if let Some(obj) = schema.as_object_mut() {
+            if let Some(desc) = param.description {
+                obj.insert("description".into(), json!(desc));
+            }
+            if let Some(header) = param.header {
+                obj.insert("x-mcp-header".into(), json!(header));
+            }
+        }
+        self.properties.insert(param.name.to_owned(), schema);
+        if !accepts_missing::<T>() {
+            self.required.push(param.name.to_owned());
+        }
+    }
+
+    /// Adds `param` as a prompt argument (a string parsed into `T`), required unless `T`
+    /// accepts a missing value.
+    pub fn add_text_argument<T: DeserializeOwned>(&mut self, param: &Param) {
+        self.arguments.push(PromptArgument {
+            name: param.name.to_owned(),
+            description: param.description.map(str::to_owned),
+            required: !accepts_missing::<T>(),
+        });
+    }
+
+    /// Inlines the schemas of argument types instead of referencing them through `$defs`
+    /// (for clients that cannot resolve `$ref`). Call it before adding arguments.
+    pub fn inline_refs(&mut self) {
+        self.inline_refs = true;
+        self.generator = None;
+    }
+
+    /// What the handler's extractors need from the server.
+    pub fn requirements(&mut self) -> &mut Requirements {
+        &mut self.requirements
+    }
+
+    /// The `inputSchema`: an object with one property per argument.
+    pub(crate) fn input_schema(&mut self) -> Value {
+        let mut schema = Map::new();
+        schema.insert("type".into(), json!("object"));
+        if !self.properties.is_empty() {
+            schema.insert(
+                "properties".into(),
+                Value::Object(std::mem::take(&mut self.properties)),
+            );
+        }
+        if !self.required.is_empty() {
+            schema.insert("required".into(), json!(self.required));
+        }
+        schema.insert("additionalProperties".into(), json!(false));
+        if let Some(generator) = &mut self.generator {
+            let defs = generator.take_definitions(true);
+            if !defs.is_empty() {
+                schema.insert("$defs".into(), Value::Object(defs));
+            }
+        }
+        Value::Object(schema)
+    }
+}
+
+/// Whether `T` can be made from an argument the client left out (`Option`-like types).
+pub(crate) fn accepts_missing<T: DeserializeOwned>() -> bool {
+    T::deserialize(Missing).is_ok()
+}
+
+/// A deserializer for an argument the client left out: only `Option`-like types accept it.
+pub(crate) struct Missing;
+
+impl<'de> Deserializer<'de> for Missing {
+    type Error = de::value::Error;
+
+    fn deserialize_any<V: Visitor<'de>>(self, _: V) -> Result<V::Value, Self::Error> {
+        Err(de::Error::custom("missing"))
+    }
+    fn deserialize_option<V: Visitor<'de>>(self, v: V) -> Result<V::Value, Self::Error> {
+        v.visit_none()
+    }
+    serde::forward_to_deserialize_any! {
+        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string
+        bytes byte_buf unit unit_struct newtype_struct seq tuple
+        tuple_struct map struct enum identifier ignored_any
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn option_arguments_are_not_required() {
+        let mut sig = Signature::new();
+        sig.add_argument::<String>(&Param::new("city").description("City name").header("City"));
+        sig.add_argument::<Option<u8>>(&Param::new("days"));
+        let s = sig.input_schema();
+        assert_eq!(s["required"], json!(["city"]));
+        assert_eq!(s["properties"]["city"]["description"], "City name");
+        assert_eq!(s["properties"]["city"]["x-mcp-header"], "City");
+        assert_eq!(s["additionalProperties"], false);
+    }
+
+    #[test]
+    fn prompt_arguments() {
+        let mut sig = Signature::new();
+        sig.add_text_argument::<String>(&Param::new("topic").description("The topic"));
+        sig.add_text_argument::<Option<u32>>(&Param::new("lines"));
+        assert_eq!(
+            serde_json::to_value(&sig.arguments).unwrap(),
+            json!([{"name": "topic", "description": "The topic", "required": true}, {"name": "lines", "required": false}])
+        );
+    }
+}

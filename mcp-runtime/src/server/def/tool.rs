@@ -1,0 +1,208 @@
+//! What a tool adds to a definition: behaviour hints and its schemas.
+
+use super::call::Call;
+use super::kind::Tool;
+use super::output::IntoResult;
+use super::signature::Signature;
+use super::{Def, Handler, Icon};
+use crate::Error;
+use serde::Serialize;
+use serde_json::value::RawValue;
+use serde_json::{Map, Value, json};
+use std::future::Future;
+use std::sync::Arc;
+
+/// Behaviour hints for clients (`annotations` of a tool). Unset hints are left out.
+///
+/// ```
+/// use mcp_runtime::{Error, tool};
+/// use mcp_runtime::def::{ToolAnnotations, ToolDef};
+/// use mcp_runtime::handler::Signature;
+///
+/// /// Deletes a note.
+/// #[tool(annotations(destructive_hint = true, idempotent_hint = true))]
+/// async fn delete_note(id: u64) -> String {
+///     format!("deleted {id}")
+/// }
+///
+/// // By hand:
+/// let annotations = ToolAnnotations::new().read_only_hint(true);
+/// assert_eq!(serde_json::to_value(&annotations).unwrap(), serde_json::json!({"readOnlyHint": true}));
+/// let stats = ToolDef::new("stats", Signature::new(), |_call| async { Ok::<_, Error>("42") })
+///     .annotations(annotations);
+/// # drop(stats);
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolAnnotations {
+    /// A human-readable title for the tool.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// `readOnlyHint`: the tool does not modify its environment.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub read_only_hint: Option<bool>,
+    /// `destructiveHint`: the tool may perform destructive updates (meaningful when not
+    /// read-only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub destructive_hint: Option<bool>,
+    /// `idempotentHint`: calling again with the same arguments has no further effect
+    /// (meaningful when not read-only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub idempotent_hint: Option<bool>,
+    /// `openWorldHint`: the tool may interact with an open world of external entities.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub open_world_hint: Option<bool>,
+}
+
+impl ToolAnnotations {
+    /// No hints.
+    pub fn new() -> Self {
+        Self::default()
+    }
+    /// Sets the title.
+    pub fn title(mut self, title: impl Into<String>) -> Self {
+        self.title = Some(title.into());
+        self
+    }
+    /// Sets `readOnlyHint`.
+    pub fn read_only_hint(mut self, on: bool) -> Self {
+        self.read_only_hint = Some(on);
+        self
+    }
+    /// Sets `destructiveHint`.
+    pub fn destructive_hint(mut self, on: bool) -> Self {
+        self.destructive_hint = Some(on);
+        self
+    }
+    /// Sets `idempotentHint`.
+    pub fn idempotent_hint(mut self, on: bool) -> Self {
+        self.idempotent_hint = Some(on);
+        self
+    }
+    /// Sets `openWorldHint`.
+    pub fn open_world_hint(mut self, on: bool) -> Self {
+        self.open_world_hint = Some(on);
+        self
+    }
+}
+
+/// A tool's part of its definition.
+#[doc(hidden)]
+pub struct ToolSpec {
+    pub(crate) annotations: Option<ToolAnnotations>,
+    pub(crate) input_schema: Value,
+    /// A hand-written `inputSchema`, minified but otherwise as given.
+    pub(crate) input_schema_text: Option<String>,
+    /// Why a hand-written `inputSchema` could not be read.
+    pub(crate) input_schema_error: Option<String>,
+    pub(crate) output_schema: Option<Value>,
+}
+
+impl Def<Tool> {
+    /// A tool named `name` whose parameters are described by `signature`, served by
+    /// `handler`. The handler's output type gives the `outputSchema` (see
+    /// [`Json`](crate::Json)).
+    pub fn new<F, Fut, R>(name: impl Into<String>, mut signature: Signature, handler: F) -> Self
+    where
+        F: Fn(Call<Tool>) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<R, Error>> + Send + 'static,
+        R: IntoResult<Tool>,
+    {
+        let handler: Handler<Tool> = Arc::new(move |call: Call<Tool>| {
+            let request = Arc::clone(&call.request);
+            let fut = handler(call);
+            Box::pin(async move {
+                let target = super::Target::of(&request);
+                fut.await?.into_result(&target)
+            })
+        });
+        let spec = ToolSpec {
+            annotations: None,
+            input_schema: signature.input_schema(),
+            input_schema_text: None,
+            input_schema_error: None,
+            output_schema: R::output_schema(),
+        };
+        Def::from_parts(name.into(), spec, signature.requirements, handler)
+    }
+
+    /// The `inputSchema` (generated or hand-written).
+    pub fn input_schema_value(&self) -> &Value {
+        &self.spec.input_schema
+    }
+
+    /// Sets the behaviour hints.
+    pub fn annotations(mut self, annotations: ToolAnnotations) -> Self {
+        self.spec.annotations = Some(annotations);
+        self
+    }
+
+    /// Replaces the generated `inputSchema` with a hand-written one.
+    pub fn input_schema(mut self, schema: Value) -> Self {
+        self.spec.input_schema_text = Some(schema.to_string());
+        self.spec.input_schema = schema;
+        self.spec.input_schema_error = None;
+        self
+    }
+
+    /// Replaces the generated `inputSchema` with hand-written JSON text, served as given
+    /// (key order and all; only insignificant whitespace is removed). Any JSON Schema
+    /// 2020-12 keyword may appear. Invalid JSON is reported when the server is built.
+    pub fn input_schema_json(mut self, text: &str) -> Self {
+        match serde_json::from_str::<Value>(text) {
+            Ok(v) => {
+                self.spec.input_schema = v;
+                self.spec.input_schema_text = Some(crate::schema::minify(text));
+                self.spec.input_schema_error = None;
+            }
+            Err(e) => {
+                self.spec.input_schema = json!({});
+                self.spec.input_schema_text = None;
+                self.spec.input_schema_error = Some(e.to_string());
+            }
+        }
+        self
+    }
+
+    /// The definition as `tools/list` shows it (a hand-written `inputSchema` embedded as
+    /// given).
+    pub(crate) fn to_json(&self) -> Box<RawValue> {
+        #[derive(Serialize)]
+        #[serde(rename_all = "camelCase")]
+        struct Wire<'a> {
+            name: &'a str,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            title: Option<&'a str>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            description: Option<&'a str>,
+            input_schema: &'a RawValue,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            output_schema: Option<&'a Value>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            annotations: Option<&'a ToolAnnotations>,
+            #[serde(skip_serializing_if = "<[Icon]>::is_empty")]
+            icons: &'a [Icon],
+            #[serde(rename = "_meta", skip_serializing_if = "Option::is_none")]
+            meta: Option<&'a Map<String, Value>>,
+        }
+        let schema_text = self
+            .spec
+            .input_schema_text
+            .clone()
+            .unwrap_or_else(|| self.spec.input_schema.to_string());
+        let schema = RawValue::from_string(schema_text).expect("schema text is JSON");
+        let item = &self.item;
+        let text = serde_json::to_string(&Wire {
+            name: &item.name,
+            title: item.title.as_deref(),
+            description: item.description.as_deref(),
+            input_schema: &schema,
+            output_schema: self.spec.output_schema.as_ref(),
+            annotations: self.spec.annotations.as_ref(),
+            icons: &item.icons,
+            meta: item.meta.as_ref(),
+        })
+        .expect("tool definitions serialize");
+        RawValue::from_string(text).expect("serialized JSON")
+    }
+}

@@ -1,0 +1,273 @@
+//! `subscriptions/listen`: long-lived streams of change notifications, fed by the
+//! notification bus.
+
+use crate::protocol::envelope::{self, ResultType};
+use crate::protocol::{RequestId, keys};
+use crate::server::Server;
+use crate::server::catalog::Catalog;
+use crate::server::parts::Parts;
+use crate::server::reply::{ErrorClass, Rejection, Reply};
+use crate::server::route::Prepared;
+use crate::store::Change;
+use futures_util::StreamExt;
+use futures_util::stream::BoxStream;
+use serde_json::{Map, Value, json};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use tokio_util::sync::CancellationToken;
+
+/// What a listen request asked for and what the server agreed to.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct Filter {
+    pub(crate) tools: bool,
+    pub(crate) prompts: bool,
+    pub(crate) resources: bool,
+    pub(crate) uris: Vec<String>,
+}
+
+impl Filter {
+    /// Reads `params.notifications`.
+    pub(crate) fn parse(v: Option<&Value>) -> Result<Filter, &'static str> {
+        let Some(obj) = v.and_then(Value::as_object) else {
+            return Err("`params.notifications` must be an object");
+        };
+        let flag = |k: &str| match obj.get(k) {
+            None | Some(Value::Bool(false)) => Ok(false),
+            Some(Value::Bool(true)) => Ok(true),
+            Some(_) => Err("subscription flags must be booleans"),
+        };
+        let uris = match obj.get("resourceSubscriptions") {
+            None => Vec::new(),
+            Some(Value::Array(a)) => a
+                .iter()
+                .map(|u| {
+                    u.as_str()
+                        .map(str::to_owned)
+                        .ok_or("`resourceSubscriptions` must hold strings")
+                })
+                .collect::<Result<_, _>>()?,
+            Some(_) => return Err("`resourceSubscriptions` must be an array"),
+        };
+        Ok(Filter {
+            tools: flag("toolsListChanged")?,
+            prompts: flag("promptsListChanged")?,
+            resources: flag("resourcesListChanged")?,
+            uris,
+        })
+    }
+
+    /// The filter as the acknowledgement echoes it.
+    pub(crate) fn to_json(&self) -> Value {
+        let mut m = Map::new();
+        if self.tools {
+            m.insert("toolsListChanged".into(), json!(true));
+        }
+        if self.prompts {
+            m.insert("promptsListChanged".into(), json!(true));
+        }
+        if self.resources {
+            m.insert("resourcesListChanged".into(), json!(true));
+        }
+        if !self.uris.is_empty() {
+            m.insert("resourceSubscriptions".into(), json!(self.uris));
+        }
+        Value::Object(m)
+    }
+
+    /// The notification for `change`, if this stream asked for it.
+    fn wants(&self, change: &Change) -> Option<(&'static str, Map<String, Value>)> {
+        match change {
+            Change::ToolsListChanged if self.tools => {
+                Some(("notifications/tools/list_changed", Map::new()))
+            }
+            Change::PromptsListChanged if self.prompts => {
+                Some(("notifications/prompts/list_changed", Map::new()))
+            }
+            Change::ResourcesListChanged if self.resources => {
+                Some(("notifications/resources/list_changed", Map::new()))
+            }
+            Change::ResourceUpdated(uri)
+                if self.uris.iter().any(|s| {
+                    uri == s
+                        || uri
+                            .strip_prefix(s.as_str())
+                            .is_some_and(|r| r.starts_with('/'))
+                }) =>
+            {
+                let mut p = Map::new();
+                p.insert("uri".into(), json!(uri));
+                Some(("notifications/resources/updated", p))
+            }
+            _ => None,
+        }
+    }
+}
+
+/// Counts live subscriptions; the count drops when the stream is dropped.
+pub(crate) struct LiveGuard(Arc<AtomicUsize>);
+
+impl LiveGuard {
+    /// Takes a slot, unless `max` are taken already.
+    pub(crate) fn acquire(count: &Arc<AtomicUsize>, max: usize) -> Option<LiveGuard> {
+        count
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
+                (n < max).then_some(n + 1)
+            })
+            .ok()
+            .map(|_| LiveGuard(Arc::clone(count)))
+    }
+}
+
+impl Drop for LiveGuard {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+/// An accepted `subscriptions/listen` request: yields its messages in order.
+pub(crate) struct Listen {
+    pub(crate) id: RequestId,
+    pub(crate) ack: Option<String>,
+    pub(crate) filter: Filter,
+    pub(crate) changes: BoxStream<'static, Change>,
+    pub(crate) stop: CancellationToken,
+    /// A transport's own stop signal (stdio: the end of input).
+    pub(crate) transport_stop: Option<CancellationToken>,
+    /// The graceful-close result, with the server's `_meta`.
+    pub(crate) close: Option<String>,
+    pub(crate) _live: LiveGuard,
+}
+
+impl Listen {
+    /// The listen request's id.
+    pub(crate) fn id(&self) -> &RequestId {
+        &self.id
+    }
+
+    /// Also ends the stream gracefully when `token` is cancelled.
+    pub(crate) fn stop_with(&mut self, token: CancellationToken) {
+        self.transport_stop = Some(token);
+    }
+
+    /// The next message: the acknowledgement first, then the notifications this stream
+    /// asked for; when the server stops it, the listen result; then `None`.
+    pub(crate) async fn next(&mut self) -> Option<String> {
+        if let Some(ack) = self.ack.take() {
+            return Some(ack);
+        }
+        self.close.as_ref()?;
+        loop {
+            let transport_stop = async {
+                match &self.transport_stop {
+                    Some(t) => t.cancelled().await,
+                    None => std::future::pending().await,
+                }
+            };
+            tokio::select! {
+                biased;
+                () = self.stop.cancelled() => return self.close.take(),
+                () = transport_stop => return self.close.take(),
+                change = self.changes.next() => match change {
+                    None => return self.close.take(),
+                    Some(c) => {
+                        if let Some((method, mut params)) = self.filter.wants(&c) {
+                            params.insert("_meta".into(), json!({ keys::SUBSCRIPTION_ID: self.id.to_value() }));
+                            return Some(envelope::notification(method, params));
+                        }
+                    }
+                },
+            }
+        }
+    }
+}
+
+/// `subscriptions/listen`: agrees to the subset of the filter this server can honour
+/// (list changes of kinds it has, updates of URIs that resolve now). Past the cap on open
+/// streams, the request is refused (the transport says busy).
+pub(crate) fn open(
+    server: &Server,
+    parts: Parts,
+    params: Map<String, Value>,
+    catalog: &Catalog,
+) -> Prepared {
+    let id = parts.id;
+    let asked = match Filter::parse(params.get("notifications")) {
+        Ok(f) => f,
+        Err(e) => return Prepared::Reply(Reply::rejection(Some(&id), Rejection::params(e))),
+    };
+    let filter = Filter {
+        tools: asked.tools && catalog.has_tools(),
+        prompts: asked.prompts && catalog.has_prompts(),
+        resources: asked.resources && catalog.has_resources(),
+        uris: asked
+            .uris
+            .into_iter()
+            .filter(|u| catalog.find_resource(u).is_some())
+            .collect(),
+    };
+    let inner = &server.inner;
+    let Some(live) = LiveGuard::acquire(&inner.live, inner.limits.max_subscriptions) else {
+        tracing::warn!("too many open subscriptions");
+        return Prepared::Reply(Reply::rejection(
+            Some(&id),
+            Rejection::new(
+                ErrorClass::Busy,
+                crate::protocol::RpcError::internal("Too many open subscriptions; try again later"),
+            ),
+        ));
+    };
+    let mut sub_meta = Map::new();
+    sub_meta.insert(keys::SUBSCRIPTION_ID.into(), id.to_value());
+    let ack = envelope::notification(
+        "notifications/subscriptions/acknowledged",
+        json!({ "notifications": filter.to_json(), "_meta": sub_meta }),
+    );
+    let close = Reply::result(
+        &id,
+        inner.envelope(ResultType::Complete, Map::new(), None, Some(&sub_meta)),
+    )
+    .body;
+    tracing::debug!("subscription opened");
+    Prepared::Listen(Listen {
+        id,
+        ack: Some(ack),
+        filter,
+        changes: inner.bus.subscribe(),
+        stop: inner.shutdown.child_token(),
+        transport_stop: None,
+        close: Some(close),
+        _live: live,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn filters() {
+        let f = Filter::parse(Some(&json!({"toolsListChanged": true, "resourceSubscriptions": ["a://x"], "taskIds": ["t"]}))).unwrap();
+        assert!(f.tools && !f.prompts);
+        assert!(f.wants(&Change::ToolsListChanged).is_some());
+        assert!(f.wants(&Change::PromptsListChanged).is_none());
+        assert!(f.wants(&Change::ResourceUpdated("a://x".into())).is_some());
+        assert!(
+            f.wants(&Change::ResourceUpdated("a://x/part".into()))
+                .is_some()
+        );
+        assert!(f.wants(&Change::ResourceUpdated("a://xy".into())).is_none());
+        assert!(Filter::parse(None).is_err());
+        assert!(Filter::parse(Some(&json!({"toolsListChanged": "yes"}))).is_err());
+    }
+
+    #[test]
+    fn the_live_count_is_bounded_and_released() {
+        let count = Arc::new(AtomicUsize::new(0));
+        let a = LiveGuard::acquire(&count, 2).unwrap();
+        let _b = LiveGuard::acquire(&count, 2).unwrap();
+        assert!(LiveGuard::acquire(&count, 2).is_none());
+        drop(a);
+        assert_eq!(count.load(Ordering::Acquire), 1);
+        assert!(LiveGuard::acquire(&count, 2).is_some());
+    }
+}

@@ -1,0 +1,30 @@
+//! `server/discover` and the precomputed list methods (`tools/list`, `prompts/list`,
+//! `resources/templates/list`, and `resources/list` without list functions).
+
+use crate::server::ServerInner;
+use crate::server::catalog::{Catalog, ListPages};
+use crate::server::parts::Parts;
+use crate::server::reply::{Rejection, Reply};
+use serde_json::{Map, Value};
+
+/// `server/discover`: computed when the catalog was assembled.
+pub(crate) fn discover(parts: &Parts, catalog: &Catalog) -> Reply {
+    Reply::result(&parts.id, &*catalog.discover)
+}
+
+/// One page of a list, from its precomputed pages.
+pub(crate) fn page(
+    server: &ServerInner,
+    parts: &Parts,
+    params: &Map<String, Value>,
+    pages: &ListPages,
+) -> Reply {
+    let cursor = match super::cursor(params) {
+        Ok(c) => c,
+        Err(e) => return Reply::rejection(Some(&parts.id), Rejection::params(e)),
+    };
+    match pages.page(cursor, server.settings.server_info.as_deref()) {
+        Some(page) => Reply::result(&parts.id, &*page),
+        None => Reply::rejection(Some(&parts.id), Rejection::params("invalid cursor")),
+    }
+}

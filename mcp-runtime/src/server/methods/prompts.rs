@@ -1,0 +1,80 @@
+//! `prompts/get`.
+
+use crate::mrtr::round::Binding;
+use crate::protocol::envelope::ResultType;
+use crate::protocol::{methods, reflect};
+use crate::server::Server;
+use crate::server::catalog::Catalog;
+use crate::server::parts::{Parts, TransportGuard};
+use crate::server::pipeline::ItemRequest;
+use crate::server::reply::{Rejection, Reply};
+use crate::server::route::Prepared;
+use serde_json::{Map, Value};
+use std::sync::Arc;
+
+/// `prompts/get`: `Mcp-Name` → string arguments → the prompt → its required arguments
+/// (`-32602`) → the round (for prompts that ask) → the handler.
+pub(crate) fn get(
+    server: &Server,
+    parts: Parts,
+    mut params: Map<String, Value>,
+    guard: &dyn TransportGuard,
+    catalog: &Catalog,
+) -> Prepared {
+    let reject =
+        |parts: &Parts, r: Rejection| Prepared::Reply(Reply::rejection(Some(&parts.id), r));
+    let name = match Parts::target(&mut params, "name", guard) {
+        Ok(n) => n,
+        Err(r) => return reject(&parts, r),
+    };
+    let arguments = match super::string_map(params.remove("arguments")) {
+        Ok(a) => a,
+        Err(e) => return reject(&parts, Rejection::params(format!("`params.arguments` {e}"))),
+    };
+    let Some(prompt) = catalog.prompts.get(&name) else {
+        return reject(
+            &parts,
+            Rejection::params(format!("Unknown prompt: {}", reflect(&name))),
+        );
+    };
+    if let Some(missing) = prompt
+        .def
+        .spec
+        .arguments
+        .iter()
+        .find(|a| a.required && !arguments.contains_key(&a.name))
+    {
+        return reject(
+            &parts,
+            Rejection::params(format!(
+                "missing required argument `{}` for prompt `{name}`",
+                missing.name
+            )),
+        );
+    }
+    let arguments: Map<String, Value> = arguments
+        .into_iter()
+        .map(|(k, v)| (k, Value::String(v)))
+        .collect();
+    let binding = prompt.def.requirements.uses_input.then(|| {
+        Binding::new(
+            methods::PROMPTS_GET,
+            &name,
+            Some(&Value::Object(arguments.clone())),
+        )
+    });
+    let item = ItemRequest {
+        handler: Arc::clone(&prompt.def.handler),
+        target: name,
+        mime_type: None,
+        arguments,
+        binding,
+        check: None,
+    };
+    server.run_item(parts, &mut params, item, |server, id, result| {
+        Reply::result(
+            id,
+            server.envelope(ResultType::Complete, &result, None, None),
+        )
+    })
+}

@@ -1,0 +1,167 @@
+//! `resources/read`, and `resources/list` when templates have list functions.
+
+use crate::mrtr::round::Binding;
+use crate::protocol::envelope::ResultType;
+use crate::protocol::{RpcError, methods};
+use crate::server::Server;
+use crate::server::catalog::Catalog;
+use crate::server::catalog::pages::{ListBody, decode_cursor, encode_cursor};
+use crate::server::def::kind::Resource;
+use crate::server::parts::{Parts, TransportGuard};
+use crate::server::pipeline::{ItemRequest, Job, guarded};
+use crate::server::reply::{Rejection, Reply};
+use crate::server::route::Prepared;
+use serde::Serialize;
+use serde_json::value::RawValue;
+use serde_json::{Map, Value};
+use std::collections::BTreeMap;
+use std::ops::Bound;
+use std::sync::Arc;
+
+/// The body of a `resources/read` result.
+#[derive(Serialize)]
+struct Contents<'a> {
+    contents: &'a [crate::protocol::ResourceContents],
+}
+
+/// `resources/read`: `Mcp-Name` → the resource serving the URI (`-32602` with `data.uri`
+/// when none does) → the round (for resources that ask) → the handler. Results carry the
+/// resource's caching hints (or the server's default for reads).
+pub(crate) fn read(
+    server: &Server,
+    parts: Parts,
+    mut params: Map<String, Value>,
+    guard: &dyn TransportGuard,
+    catalog: &Catalog,
+) -> Prepared {
+    let uri = match Parts::target(&mut params, "uri", guard) {
+        Ok(u) => u,
+        Err(r) => return Prepared::Reply(Reply::rejection(Some(&parts.id), r)),
+    };
+    let Some((entry, variables)) = catalog.find_resource(&uri) else {
+        tracing::debug!("resource not found");
+        return Prepared::Reply(Reply::rejection(
+            Some(&parts.id),
+            Rejection::failed(RpcError::resource_not_found(&uri)),
+        ));
+    };
+    let binding = entry
+        .def
+        .requirements
+        .uses_input
+        .then(|| Binding::new(methods::RESOURCES_READ, &uri, None));
+    let hints = entry
+        .def
+        .item
+        .cache
+        .unwrap_or(server.inner.settings.caching.reads);
+    let item = ItemRequest::<Resource> {
+        handler: Arc::clone(&entry.def.handler),
+        target: uri,
+        mime_type: entry.def.spec.mime_type.clone(),
+        arguments: variables
+            .into_iter()
+            .map(|(k, v)| (k, Value::String(v)))
+            .collect(),
+        binding,
+        check: None,
+    };
+    server.run_item(parts, &mut params, item, move |server, id, contents| {
+        let body = Contents {
+            contents: &contents,
+        };
+        Reply::result(
+            id,
+            server.envelope(ResultType::Complete, body, Some(hints), None),
+        )
+    })
+}
+
+/// `resources/list`. Without list functions, the precomputed pages. With them, the fixed
+/// resources plus what every list function returns now, sorted and paged by URI.
+pub(crate) fn list(
+    server: &Server,
+    parts: Parts,
+    params: Map<String, Value>,
+    catalog: &Catalog,
+) -> Prepared {
+    if catalog.listers.is_empty() {
+        return Prepared::Reply(super::lists::page(
+            &server.inner,
+            &parts,
+            &params,
+            &catalog.resource_list,
+        ));
+    }
+    let cursor = match super::cursor(&params) {
+        Ok(None) => None,
+        Ok(Some(c)) => match decode_cursor(c) {
+            Some(after) => Some(after),
+            None => {
+                return Prepared::Reply(Reply::rejection(
+                    Some(&parts.id),
+                    Rejection::params("invalid cursor"),
+                ));
+            }
+        },
+        Err(e) => return Prepared::Reply(Reply::rejection(Some(&parts.id), Rejection::params(e))),
+    };
+    let inner = Arc::clone(&server.inner);
+    let catalog = inner.catalog();
+    let (request, span, notifications) =
+        parts.into_request(&inner, methods::RESOURCES_LIST, None, None, None);
+    let id = request.id.clone();
+    let cancel = request.cancel.clone();
+    let reply_id = id.clone();
+    let body = async move {
+        let timeout = inner.limits.request_timeout;
+        let listed = futures_util::future::join_all(
+            catalog.listers.iter().map(|l| guarded(timeout, || l())),
+        )
+        .await;
+        let mut entries: BTreeMap<String, Box<RawValue>> = catalog
+            .statics
+            .values()
+            .map(|r| (r.def.spec.uri.clone(), r.json.clone()))
+            .collect();
+        for r in listed {
+            match r.map(|r| r.map_err(crate::Error::into_rpc)) {
+                Ok(Ok(list)) => {
+                    for res in list {
+                        if let Ok(v) = serde_json::value::to_raw_value(&res) {
+                            entries.entry(res.uri).or_insert(v);
+                        }
+                    }
+                }
+                Ok(Err(e)) | Err(e) => {
+                    return Reply::rejection(Some(&reply_id), Rejection::failed(e));
+                }
+            }
+        }
+        let page_size = inner.settings.page_size;
+        let start = cursor.as_deref().map_or(Bound::Unbounded, Bound::Excluded);
+        let mut page: Vec<(&String, &Box<RawValue>)> = entries
+            .range::<str, _>((start, Bound::Unbounded))
+            .take(page_size + 1)
+            .collect();
+        let more = page.len() > page_size;
+        page.truncate(page_size);
+        let next_cursor = page
+            .last()
+            .filter(|_| more)
+            .map(|(last, _)| encode_cursor(last));
+        let items: Vec<&RawValue> = page.into_iter().map(|(_, v)| &**v).collect();
+        let body = ListBody {
+            key: "resources",
+            items: &items,
+            next_cursor,
+        };
+        let hints = catalog.resource_list.hints;
+        Reply::result(
+            &reply_id,
+            inner.envelope(ResultType::Complete, body, Some(hints), None),
+        )
+    };
+    drop(request);
+    Prepared::Call(Job::new(id, cancel, span, notifications, body))
+}

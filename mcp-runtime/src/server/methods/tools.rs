@@ -1,0 +1,117 @@
+//! `tools/call`.
+
+use crate::mrtr::round::Binding;
+use crate::protocol::envelope::ResultType;
+use crate::protocol::{CallToolResult, Content, methods, reflect};
+use crate::server::catalog::Catalog;
+use crate::server::def::kind::Tool;
+use crate::server::parts::{Parts, TransportGuard};
+use crate::server::pipeline::{ArgumentCheck, ItemRequest};
+use crate::server::reply::{Rejection, Reply};
+use crate::server::route::Prepared;
+use crate::server::{Server, ServerInner};
+use serde::Serialize;
+use serde_json::{Map, Value};
+use std::sync::Arc;
+
+/// A tool result's own fields (its `_meta` goes in the envelope).
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ToolBody<'a> {
+    content: &'a [Content],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    structured_content: Option<&'a Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    is_error: Option<bool>,
+}
+
+/// The reply carrying a tool result.
+fn complete(server: &ServerInner, id: &crate::protocol::RequestId, r: CallToolResult) -> Reply {
+    let body = ToolBody {
+        content: &r.content,
+        structured_content: r.structured_content.as_ref(),
+        is_error: r.is_error,
+    };
+    Reply::result(
+        id,
+        server.envelope(ResultType::Complete, body, None, r.meta.as_ref()),
+    )
+}
+
+/// `tools/call`: `Mcp-Name` → arguments → the tool → its `Mcp-Param-*` headers → the
+/// round (for tools that ask) → argument validation (a violation is an `isError` result)
+/// → the handler.
+pub(crate) fn call(
+    server: &Server,
+    parts: Parts,
+    mut params: Map<String, Value>,
+    guard: &dyn TransportGuard,
+    catalog: &Catalog,
+) -> Prepared {
+    let reject =
+        |parts: &Parts, r: Rejection| Prepared::Reply(Reply::rejection(Some(&parts.id), r));
+    let name = match Parts::target(&mut params, "name", guard) {
+        Ok(n) => n,
+        Err(r) => return reject(&parts, r),
+    };
+    let arguments = match params.remove("arguments") {
+        None => Map::new(),
+        Some(Value::Object(a)) => a,
+        Some(_) => {
+            return reject(
+                &parts,
+                Rejection::params("`params.arguments` must be an object"),
+            );
+        }
+    };
+    let Some(tool) = catalog.tools.get(&name) else {
+        return reject(
+            &parts,
+            Rejection::params(format!("Unknown tool: {}", reflect(&name))),
+        );
+    };
+    let arguments = Value::Object(arguments);
+    for param in &tool.headers {
+        let value = param.value(&arguments).filter(|v| !v.is_null());
+        if let Err(e) = guard.check_param(param, value) {
+            return reject(&parts, Rejection::header(e));
+        }
+    }
+    let binding = tool
+        .def
+        .requirements
+        .uses_input
+        .then(|| Binding::new(methods::TOOLS_CALL, &name, Some(&arguments)));
+    let check_tool = Arc::clone(tool);
+    let check: ArgumentCheck<Tool> = Box::new(move |arguments| {
+        let arguments = Value::Object(arguments);
+        match check_tool.validator.validate(&arguments) {
+            Ok(()) => Ok(into_map(arguments)),
+            Err(msg) => {
+                tracing::debug!(%msg, "invalid arguments");
+                Err(CallToolResult::error(format!(
+                    "Invalid arguments for tool `{}`: {msg}",
+                    check_tool.def.item.name
+                )))
+            }
+        }
+    });
+    let arguments = into_map(arguments);
+    let item = ItemRequest {
+        handler: Arc::clone(&tool.def.handler),
+        target: name,
+        mime_type: None,
+        arguments,
+        binding,
+        check: Some(check),
+    };
+    server.run_item(parts, &mut params, item, complete)
+}
+
+/// The map of a value built as an object.
+fn into_map(v: Value) -> Map<String, Value> {
+    match v {
+        Value::Object(m) => m,
+        _ => Map::new(),
+    }
+}

@@ -1,0 +1,430 @@
+//! The first stage of every request: the JSON-RPC envelope and the request `_meta`, read
+//! once into [`Parts`] before the request is routed. The rules and their order live here:
+//! envelope (`-32600`) → `Mcp-Method` header (`-32020`) → required `_meta` (`-32602`) →
+//! version header equals `_meta` (`-32020`) → version supported (`-32022`) → optional
+//! `_meta` fields (`-32602`). Routing (`-32601`) and the method's own params follow.
+
+use super::ServerInner;
+use super::context::{NotificationSink, Request};
+use super::reply::{ErrorClass, Rejection};
+use super::trace::TraceContext;
+use crate::protocol::headers::HeaderParam;
+use crate::protocol::{
+    ClientCapabilities, LogLevel, RequestId, RpcError, SUPPORTED_VERSIONS, keys, reflect,
+};
+use serde_json::{Map, Value};
+use std::sync::{Arc, Mutex};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+use tracing::Span;
+
+/// Checks a transport adds at fixed points of the request rules (HTTP headers). The core
+/// decides *when* each runs; the transport decides *what* it checks.
+pub(crate) trait TransportGuard {
+    /// `MCP-Protocol-Version` and `Mcp-Method` present; `Mcp-Method` equals `method`.
+    fn check_method(&self, method: &str) -> Result<(), RpcError> {
+        let _ = method;
+        Ok(())
+    }
+    /// `MCP-Protocol-Version` equals the `_meta` protocol version.
+    fn check_version(&self, version: &str) -> Result<(), RpcError> {
+        let _ = version;
+        Ok(())
+    }
+    /// `Mcp-Name` equals `expected` (the tool or prompt name, or the resource URI).
+    fn check_name(&self, expected: &str) -> Result<(), RpcError> {
+        let _ = expected;
+        Ok(())
+    }
+    /// The `Mcp-Param-{name}` header of an `x-mcp-header` parameter agrees with `value`
+    /// (the argument, when the call has one).
+    fn check_param(&self, param: &HeaderParam, value: Option<&Value>) -> Result<(), RpcError> {
+        let _ = (param, value);
+        Ok(())
+    }
+}
+
+/// A transport without header rules (stdio, in-process).
+pub(crate) struct NoGuard;
+impl TransportGuard for NoGuard {}
+
+/// How a transport takes request-scoped notifications (progress, log messages).
+pub(crate) enum Streams {
+    /// It cannot stream them: they are dropped.
+    None,
+    /// Into one shared channel (stdio: everything goes to stdout).
+    Shared(mpsc::Sender<String>),
+    /// Into a channel of the request's own, made only when the request asked for
+    /// notifications (a `progressToken` or a log level).
+    OnDemand,
+}
+
+/// A message, as its envelope says.
+#[derive(Debug, PartialEq)]
+pub(crate) enum Message {
+    /// A request: it gets an answer.
+    Request {
+        id: RequestId,
+        method: String,
+        params: Option<Value>,
+    },
+    /// A notification: never answered.
+    Notification {
+        method: String,
+        params: Option<Value>,
+    },
+}
+
+/// Reads the JSON-RPC envelope of one message. The error carries the id when it could be
+/// read.
+pub(crate) fn read_envelope(msg: Value) -> Result<Message, (Option<RequestId>, Rejection)> {
+    let mut obj = match msg {
+        Value::Object(o) => o,
+        Value::Array(_) => {
+            return Err((
+                None,
+                Rejection::malformed(
+                    "batch requests are not supported; send one message per request",
+                ),
+            ));
+        }
+        _ => {
+            return Err((
+                None,
+                Rejection::malformed("a message must be a JSON object"),
+            ));
+        }
+    };
+    let id = match obj.get("id") {
+        None => None,
+        Some(v) => match RequestId::from_value(v) {
+            Some(id) => Some(id),
+            None => {
+                return Err((
+                    None,
+                    Rejection::malformed("`id` must be a string or an integer"),
+                ));
+            }
+        },
+    };
+    let fail = |id: Option<RequestId>, why: &str| Err((id, Rejection::malformed(why)));
+    if obj.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
+        return fail(id, "`jsonrpc` must be \"2.0\"");
+    }
+    let method = match obj.remove("method") {
+        Some(Value::String(m)) => m,
+        Some(_) => return fail(id, "`method` must be a string"),
+        None if obj.contains_key("result") || obj.contains_key("error") => {
+            return fail(
+                id,
+                "this server sends no requests, so it accepts no responses",
+            );
+        }
+        None => return fail(id, "`method` is missing"),
+    };
+    let params = obj.remove("params");
+    Ok(match id {
+        Some(id) => Message::Request { id, method, params },
+        None => Message::Notification { method, params },
+    })
+}
+
+/// The request `_meta`, read and checked.
+pub(crate) struct RequestMeta {
+    pub(crate) version: String,
+    pub(crate) capabilities: ClientCapabilities,
+    pub(crate) log_level: Option<LogLevel>,
+    pub(crate) progress_token: Option<Value>,
+    pub(crate) trace: Option<TraceContext>,
+    /// The rest of `_meta` (everything but the capabilities), as sent.
+    pub(crate) rest: Map<String, Value>,
+}
+
+/// What was read from a request before it is routed.
+pub(crate) struct Parts {
+    pub(crate) id: RequestId,
+    pub(crate) method: String,
+    pub(crate) meta: RequestMeta,
+    /// One span per request, continuing the client's W3C trace when it sent one.
+    pub(crate) span: Span,
+    pub(crate) sink: NotificationSink,
+    /// The request's own notification channel ([`Streams::OnDemand`]).
+    pub(crate) notifications: Option<mpsc::Receiver<String>>,
+}
+
+fn required_meta() -> String {
+    format!(
+        "`params._meta` is required, with `{}` and `{}`",
+        keys::PROTOCOL_VERSION,
+        keys::CLIENT_CAPABILITIES
+    )
+}
+
+/// Reads and checks the request `_meta` out of `params`.
+fn read_meta(
+    params: &mut Map<String, Value>,
+    guard: &dyn TransportGuard,
+) -> Result<RequestMeta, Rejection> {
+    let mut meta = match params.remove("_meta") {
+        Some(Value::Object(m)) => m,
+        Some(_) => return Err(Rejection::meta("`params._meta` must be an object".into())),
+        None => return Err(Rejection::meta(required_meta())),
+    };
+    let field = |name: &str, what: &str| format!("`_meta` field `{name}` must be {what}");
+    let version = match meta.get(keys::PROTOCOL_VERSION) {
+        Some(Value::String(v)) => v.clone(),
+        Some(_) => return Err(Rejection::meta(field(keys::PROTOCOL_VERSION, "a string"))),
+        None => {
+            return Err(Rejection::meta(format!(
+                "missing `_meta` field `{}`",
+                keys::PROTOCOL_VERSION
+            )));
+        }
+    };
+    let capabilities = match meta.remove(keys::CLIENT_CAPABILITIES) {
+        Some(Value::Object(c)) => ClientCapabilities::from_map(c),
+        Some(_) => {
+            return Err(Rejection::meta(field(
+                keys::CLIENT_CAPABILITIES,
+                "an object",
+            )));
+        }
+        None => {
+            return Err(Rejection::meta(format!(
+                "missing `_meta` field `{}`",
+                keys::CLIENT_CAPABILITIES
+            )));
+        }
+    };
+    guard.check_version(&version).map_err(Rejection::header)?;
+    if !SUPPORTED_VERSIONS.contains(&version.as_str()) {
+        return Err(Rejection::new(
+            ErrorClass::Version,
+            RpcError::unsupported_version(&version),
+        ));
+    }
+    let log_level = match meta.get(keys::LOG_LEVEL) {
+        None => None,
+        Some(Value::String(l)) => match LogLevel::parse(l) {
+            Some(l) => Some(l),
+            None => return Err(Rejection::meta(format!("unknown log level {}", reflect(l)))),
+        },
+        Some(_) => return Err(Rejection::meta(field(keys::LOG_LEVEL, "a string"))),
+    };
+    let progress_token = match meta.get(keys::PROGRESS_TOKEN) {
+        None => None,
+        Some(t @ Value::String(_)) => Some(t.clone()),
+        Some(Value::Number(n)) if n.is_i64() || n.is_u64() => Some(Value::Number(n.clone())),
+        Some(_) => {
+            return Err(Rejection::meta(
+                "`progressToken` must be a string or an integer".into(),
+            ));
+        }
+    };
+    let trace = match (meta.get(keys::TRACEPARENT), meta.get(keys::TRACESTATE)) {
+        (Some(Value::String(p)), state) => TraceContext::parse(p, state.and_then(Value::as_str)),
+        _ => None,
+    };
+    Ok(RequestMeta {
+        version,
+        capabilities,
+        log_level,
+        progress_token,
+        trace,
+        rest: meta,
+    })
+}
+
+impl Parts {
+    /// Applies the request rules that precede routing (see the module docs). Returns the
+    /// parts and the method's own params (`_meta` taken out).
+    pub(crate) fn read(
+        id: RequestId,
+        method: String,
+        params: Option<Value>,
+        guard: &dyn TransportGuard,
+        streams: Streams,
+    ) -> Result<(Parts, Map<String, Value>), (RequestId, Rejection)> {
+        if let Err(e) = guard.check_method(&method) {
+            return Err((id, Rejection::header(e)));
+        }
+        let mut params = match params {
+            Some(Value::Object(p)) => p,
+            Some(_) => return Err((id, Rejection::meta("`params` must be an object".into()))),
+            None => return Err((id, Rejection::meta(required_meta()))),
+        };
+        let meta = match read_meta(&mut params, guard) {
+            Ok(m) => m,
+            Err(e) => return Err((id, e)),
+        };
+        let span = tracing::info_span!(
+            "mcp.request",
+            method = %reflect(&method),
+            id = %id,
+            name = tracing::field::Empty,
+            trace_id = tracing::field::Empty,
+            parent_span_id = tracing::field::Empty,
+        );
+        if let Some(t) = &meta.trace {
+            span.record("trace_id", t.trace_id.as_str());
+            span.record("parent_span_id", t.parent_id.as_str());
+        }
+        // A notification channel only when this request can produce notifications.
+        let (sink, notifications) = match streams {
+            Streams::None => (NotificationSink::disabled(), None),
+            Streams::Shared(tx) => (NotificationSink::new(tx), None),
+            Streams::OnDemand if meta.progress_token.is_some() || meta.log_level.is_some() => {
+                let (tx, rx) = mpsc::channel(64);
+                (NotificationSink::new(tx), Some(rx))
+            }
+            Streams::OnDemand => (NotificationSink::disabled(), None),
+        };
+        let parts = Parts {
+            id,
+            method,
+            meta,
+            span,
+            sink,
+            notifications,
+        };
+        Ok((parts, params))
+    }
+
+    /// The request's target (`params.name` or `params.uri`), which the transport's
+    /// `Mcp-Name` header must agree with.
+    pub(crate) fn target(
+        params: &mut Map<String, Value>,
+        key: &str,
+        guard: &dyn TransportGuard,
+    ) -> Result<String, Rejection> {
+        let Some(Value::String(target)) = params.remove(key) else {
+            return Err(Rejection::params(format!(
+                "`params.{key}` must be a string"
+            )));
+        };
+        guard.check_name(&target).map_err(Rejection::header)?;
+        Ok(target)
+    }
+
+    /// The state handlers see, for `method` on `target`.
+    pub(crate) fn into_request(
+        self,
+        server: &ServerInner,
+        method: &'static str,
+        target: Option<String>,
+        mime_type: Option<Arc<str>>,
+        input: Option<crate::Input>,
+    ) -> (Arc<Request>, Span, Option<mpsc::Receiver<String>>) {
+        if let Some(n) = &target {
+            self.span.record("name", reflect(n).as_str());
+        }
+        let meta = self.meta;
+        let request = Arc::new(Request {
+            client_info: meta.rest.get(keys::CLIENT_INFO).cloned(),
+            id: self.id,
+            method,
+            target,
+            mime_type,
+            protocol_version: meta.version,
+            capabilities: meta.capabilities,
+            meta: meta.rest,
+            progress_token: meta.progress_token,
+            log_level: meta.log_level,
+            trace: meta.trace,
+            cancel: CancellationToken::new(),
+            sink: self.sink,
+            extensions: Arc::clone(&server.extensions),
+            server: server.weak_self(),
+            input,
+            last_progress: Mutex::new(None),
+        });
+        (request, self.span, self.notifications)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn meta() -> Value {
+        json!({
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {"sampling": {}},
+            "progressToken": 5,
+            "traceparent": "00-0af7651916cd43dd8448eb211c80319c-00f067aa0ba902b7-01",
+        })
+    }
+
+    fn read(params: Value) -> Result<(Parts, Map<String, Value>), (RequestId, Rejection)> {
+        let id = RequestId::from_value(&json!(1)).unwrap();
+        Parts::read(
+            id,
+            "tools/list".into(),
+            Some(params),
+            &NoGuard,
+            Streams::OnDemand,
+        )
+    }
+
+    #[test]
+    fn envelopes() {
+        assert!(matches!(
+            read_envelope(json!({"jsonrpc": "2.0", "id": 1, "method": "m"})),
+            Ok(Message::Request { .. })
+        ));
+        assert!(matches!(
+            read_envelope(json!({"jsonrpc": "2.0", "method": "m"})),
+            Ok(Message::Notification { .. })
+        ));
+        for (bad, has_id) in [
+            (json!([]), false),
+            (json!("x"), false),
+            (json!({"jsonrpc": "2.0", "id": 1.5, "method": "m"}), false),
+            (json!({"jsonrpc": "1.0", "id": 1, "method": "m"}), true),
+            (json!({"jsonrpc": "2.0", "id": 1, "method": 7}), true),
+            (json!({"jsonrpc": "2.0", "id": 1, "result": {}}), true),
+            (json!({"jsonrpc": "2.0", "id": 1}), true),
+        ] {
+            let (id, rejection) = read_envelope(bad.clone()).unwrap_err();
+            assert_eq!(id.is_some(), has_id, "{bad}");
+            assert_eq!(rejection.class, ErrorClass::Malformed, "{bad}");
+        }
+    }
+
+    #[test]
+    fn meta_is_read_once() {
+        let (parts, params) = read(json!({"cursor": "c", "_meta": meta()})).unwrap();
+        assert_eq!(params, *json!({"cursor": "c"}).as_object().unwrap());
+        assert!(parts.meta.capabilities.has("sampling"));
+        assert_eq!(parts.meta.progress_token, Some(json!(5)));
+        assert_eq!(parts.meta.trace.unwrap().parent_id, "00f067aa0ba902b7");
+        assert!(
+            parts.notifications.is_some(),
+            "a progress token asks for a stream"
+        );
+        assert!(!parts.meta.rest.contains_key(keys::CLIENT_CAPABILITIES));
+    }
+
+    #[test]
+    fn meta_errors_are_classified() {
+        let class = |params: Value| {
+            read(params)
+                .err()
+                .map(|(_, r)| (r.class, r.error.code().get()))
+        };
+        assert_eq!(class(json!({})), Some((ErrorClass::Meta, -32602)));
+        let mut m = meta();
+        m["io.modelcontextprotocol/protocolVersion"] = json!("1900-01-01");
+        assert_eq!(
+            class(json!({"_meta": m})),
+            Some((ErrorClass::Version, -32022))
+        );
+        let mut m = meta();
+        m["io.modelcontextprotocol/logLevel"] = json!("loud");
+        assert_eq!(class(json!({"_meta": m})), Some((ErrorClass::Meta, -32602)));
+        let mut m = meta();
+        m["progressToken"] = json!(1.5);
+        assert_eq!(class(json!({"_meta": m})), Some((ErrorClass::Meta, -32602)));
+    }
+}

@@ -1,0 +1,277 @@
+//! The one handler pipeline. Every `tools/call`, `prompts/get` and `resources/read` runs
+//! through [`Server::run_item`]: open the round (when the handler asks for input), build
+//! the request the handler sees, run the handler under the guard (panic → `-32603`,
+//! timeout → `-32603`), inside its span, cancelled when the transport drops it; then turn
+//! the outcome (complete, input required, failed) into a reply through the one result
+//! envelope. This is also where middleware will wrap handlers: in [`invoke`], once, for
+//! every kind.
+
+use super::def::kind::Kind;
+use super::def::{Call, Handler};
+use super::parts::Parts;
+use super::reply::{Rejection, Reply};
+use super::route::Prepared;
+use super::{Server, ServerInner};
+use crate::error::ErrorKind;
+use crate::mrtr::round::{Binding, Finished, InputRequired, Round};
+use crate::protocol::envelope::ResultType;
+use crate::protocol::{RequestId, RpcError};
+use futures_util::FutureExt;
+use futures_util::future::BoxFuture;
+use serde_json::{Map, Value};
+use std::future::Future;
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
+
+/// How one run of a handler ended.
+pub(crate) enum Outcome<T> {
+    /// The final result.
+    Complete(T),
+    /// The handler asked for input: the round ends with `input_required`.
+    InputRequired(InputRequired),
+    /// A JSON-RPC error.
+    Failed(Rejection),
+}
+
+/// Runs a handler: catches panics (`-32603`, and the server keeps serving) and enforces
+/// the request timeout (`-32603`). `make` builds the handler's future; a panic while
+/// building it is caught too.
+pub(crate) async fn guarded<T>(
+    timeout: Duration,
+    make: impl FnOnce() -> BoxFuture<'static, T>,
+) -> Result<T, RpcError> {
+    let fut = std::panic::catch_unwind(AssertUnwindSafe(make))
+        .map_err(|_| RpcError::internal("Internal error: the handler panicked"))?;
+    match tokio::time::timeout(timeout, AssertUnwindSafe(fut).catch_unwind()).await {
+        Err(_) => {
+            tracing::warn!("request timed out");
+            Err(RpcError::internal("Internal error: the request timed out"))
+        }
+        Ok(Err(_)) => {
+            tracing::error!("handler panicked");
+            Err(RpcError::internal("Internal error: the handler panicked"))
+        }
+        Ok(Ok(r)) => Ok(r),
+    }
+}
+
+/// A request to run: its future produces the response.
+pub(crate) struct Job {
+    id: RequestId,
+    fut: BoxFuture<'static, Reply>,
+    notifications: Option<mpsc::Receiver<String>>,
+}
+
+impl Job {
+    /// A request's work: `body` runs under `span`, and if the job is dropped before it
+    /// finishes (client gone, cancelled, shutdown), `cancel` fires so the handler's
+    /// `Context::cancellation()` sees it.
+    pub(crate) fn new(
+        id: RequestId,
+        cancel: CancellationToken,
+        span: tracing::Span,
+        notifications: Option<mpsc::Receiver<String>>,
+        body: impl Future<Output = Reply> + Send + 'static,
+    ) -> Job {
+        let fut = async move {
+            let cancel_on_drop = cancel.drop_guard();
+            let reply = body.await;
+            cancel_on_drop.disarm();
+            reply
+        };
+        Job {
+            id,
+            fut: Box::pin(fut.instrument(span)),
+            notifications,
+        }
+    }
+
+    /// The request's own notification channel (for `Streams::OnDemand`).
+    pub(crate) fn take_notifications(&mut self) -> Option<mpsc::Receiver<String>> {
+        self.notifications.take()
+    }
+
+    /// The request id.
+    pub(crate) fn id(&self) -> &RequestId {
+        &self.id
+    }
+
+    /// Runs the request. Dropping the future cancels it.
+    pub(crate) async fn run(self) -> Reply {
+        self.fut.await
+    }
+}
+
+/// A check of the arguments before the handler runs: it hands the arguments back, or
+/// answers the request with a result instead (a tool's `isError` result for invalid
+/// arguments).
+pub(crate) type ArgumentCheck<K> =
+    Box<dyn FnOnce(Map<String, Value>) -> Result<Map<String, Value>, <K as Kind>::Output> + Send>;
+
+/// One request to an item (a tool, prompt or resource), ready for the pipeline.
+pub(crate) struct ItemRequest<K: Kind> {
+    pub(crate) handler: Handler<K>,
+    /// The tool or prompt name, or the resource URI.
+    pub(crate) target: String,
+    /// The MIME type the resource declares.
+    pub(crate) mime_type: Option<Arc<str>>,
+    /// What the call hands to the handler's parameters.
+    pub(crate) arguments: Map<String, Value>,
+    /// What its `requestState` is bound to, when the handler asks for input.
+    pub(crate) binding: Option<Binding>,
+    /// Checked once the round is open, before the handler runs.
+    pub(crate) check: Option<ArgumentCheck<K>>,
+}
+
+impl Server {
+    /// Runs an item request through the pipeline; `complete` serializes its final result.
+    pub(crate) fn run_item<K: Kind>(
+        &self,
+        parts: Parts,
+        params: &mut Map<String, Value>,
+        item: ItemRequest<K>,
+        complete: impl FnOnce(&ServerInner, &RequestId, K::Output) -> Reply + Send + 'static,
+    ) -> Prepared {
+        let inner = &self.inner;
+        let mut item = item;
+        let round = match item.binding.take() {
+            None => None,
+            Some(binding) => {
+                let caps = parts.meta.capabilities.clone();
+                match Round::open(Arc::clone(&inner.sealer), binding, params, caps) {
+                    Ok(r) => Some(r),
+                    Err(e) => {
+                        return Prepared::Reply(Reply::rejection(
+                            Some(&parts.id),
+                            Rejection::failed(e),
+                        ));
+                    }
+                }
+            }
+        };
+        if let Some(check) = item.check.take() {
+            match check(std::mem::take(&mut item.arguments)) {
+                Ok(arguments) => item.arguments = arguments,
+                Err(out) => return Prepared::Reply(complete(inner, &parts.id, out)),
+            }
+        }
+        let input = round.as_ref().map(Round::input);
+        let (request, span, notifications) =
+            parts.into_request(inner, K::METHOD, Some(item.target), item.mime_type, input);
+        let id = request.id.clone();
+        let cancel = request.cancel.clone();
+        let call = Call::new(item.arguments, request);
+        let server = Arc::clone(inner);
+        let reply_id = id.clone();
+        let body = async move {
+            let outcome = invoke(&server, item.handler, call, round).await;
+            respond(&server, &reply_id, outcome, complete)
+        };
+        Prepared::Call(Job::new(id, cancel, span, notifications, body))
+    }
+}
+
+/// Runs the handler once and says how it ended.
+async fn invoke<K: Kind>(
+    server: &ServerInner,
+    handler: Handler<K>,
+    call: Call<K>,
+    round: Option<Round>,
+) -> Outcome<K::Output> {
+    let timeout = server.limits.request_timeout;
+    let run = guarded(timeout, || match &round {
+        Some(round) => Box::pin(round.drive(handler(call))),
+        None => handler(call).map(Finished::Done).boxed(),
+    })
+    .await;
+    match run {
+        Err(e) => Outcome::Failed(Rejection::failed(e)),
+        Ok(Finished::Asked) => match round.as_ref().map(Round::seal) {
+            Some(Ok(asked)) => Outcome::InputRequired(asked),
+            Some(Err(e)) => Outcome::Failed(Rejection::failed(e)),
+            None => Outcome::Failed(Rejection::failed(RpcError::internal(
+                "Internal error: input asked for outside a multi-round request",
+            ))),
+        },
+        Ok(Finished::Done(Ok(out))) => Outcome::Complete(out),
+        Ok(Finished::Done(Err(crate::Error(ErrorKind::Execution(content))))) => {
+            tracing::debug!("the handler returned an error");
+            match K::execution_error(content) {
+                Ok(out) => Outcome::Complete(out),
+                Err(e) => Outcome::Failed(Rejection::failed(e)),
+            }
+        }
+        Ok(Finished::Done(Err(crate::Error(ErrorKind::Protocol(e))))) => {
+            Outcome::Failed(Rejection::failed(e))
+        }
+    }
+}
+
+/// The reply for an outcome: `complete` for a final result, the envelope's
+/// `input_required` or an error otherwise.
+fn respond<T>(
+    server: &ServerInner,
+    id: &RequestId,
+    outcome: Outcome<T>,
+    complete: impl FnOnce(&ServerInner, &RequestId, T) -> Reply,
+) -> Reply {
+    match outcome {
+        Outcome::Complete(out) => complete(server, id, out),
+        Outcome::InputRequired(asked) => Reply::result(
+            id,
+            server.envelope(ResultType::InputRequired, asked, None, None),
+        ),
+        Outcome::Failed(rejection) => Reply::rejection(Some(id), rejection),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn the_guard_catches_panics_and_timeouts() {
+        let t = Duration::from_secs(5);
+        let panics = guarded(t, || -> BoxFuture<'static, ()> { panic!("while building") }).await;
+        assert_eq!(
+            panics.unwrap_err().message(),
+            "Internal error: the handler panicked"
+        );
+        let panics = guarded(t, || async { panic!("while running") }.boxed()).await;
+        assert_eq!(
+            panics.map(|_: ()| ()).unwrap_err().message(),
+            "Internal error: the handler panicked"
+        );
+        let slow = guarded(Duration::from_millis(10), || {
+            std::future::pending::<()>().boxed()
+        })
+        .await;
+        assert_eq!(
+            slow.unwrap_err().message(),
+            "Internal error: the request timed out"
+        );
+        assert_eq!(guarded(t, || async { 7 }.boxed()).await.unwrap(), 7);
+    }
+
+    #[tokio::test]
+    async fn a_dropped_job_fires_its_cancellation() {
+        let cancel = CancellationToken::new();
+        let id = RequestId::from_value(&serde_json::json!(1)).unwrap();
+        let job = Job::new(
+            id,
+            cancel.clone(),
+            tracing::Span::none(),
+            None,
+            std::future::pending(),
+        );
+        let run = tokio::spawn(job.run());
+        tokio::task::yield_now().await;
+        run.abort();
+        let _ = run.await;
+        assert!(cancel.is_cancelled());
+    }
+}

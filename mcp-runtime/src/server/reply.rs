@@ -1,0 +1,112 @@
+//! What the core hands back to a transport: the serialized answer, and, for an error,
+//! its class. Each transport maps a class to its own status (HTTP statuses live in the
+//! HTTP transport, not here).
+
+use crate::protocol::envelope;
+use crate::protocol::{ErrorCode, RequestId, RpcError};
+use serde::Serialize;
+
+/// Why a request was answered with an error, as far as a transport cares.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ErrorClass {
+    /// Not a valid JSON-RPC message (`-32700`, `-32600`).
+    Malformed,
+    /// A transport header disagrees with the body, is missing or malformed (`-32020`).
+    Header,
+    /// The required request `_meta` is missing or malformed (`-32602`).
+    Meta,
+    /// The requested protocol version is not served (`-32022`).
+    Version,
+    /// The request needs a client capability it did not declare (`-32021`).
+    Capability,
+    /// No such method, or one the server does not advertise (`-32601`).
+    UnknownMethod,
+    /// The server is at a capacity limit; the client may retry later.
+    Busy,
+    /// The request was understood and failed: bad params, an unknown item, a handler
+    /// error, a panic or a timeout.
+    Failed,
+}
+
+/// An error answer with its class.
+#[derive(Debug, Clone)]
+pub(crate) struct Rejection {
+    pub(crate) error: RpcError,
+    pub(crate) class: ErrorClass,
+}
+
+impl Rejection {
+    pub(crate) fn new(class: ErrorClass, error: RpcError) -> Self {
+        Rejection { error, class }
+    }
+    /// `-32600` for a message that is not a valid request.
+    pub(crate) fn malformed(detail: &str) -> Self {
+        Self::new(ErrorClass::Malformed, RpcError::invalid_request(detail))
+    }
+    /// `-32602` about the required `_meta`.
+    pub(crate) fn meta(message: String) -> Self {
+        Self::new(ErrorClass::Meta, RpcError::invalid_params(message))
+    }
+    /// `-32602` about the params of a method.
+    pub(crate) fn params(message: impl Into<String>) -> Self {
+        Self::new(ErrorClass::Failed, RpcError::invalid_params(message))
+    }
+    /// A transport's header check failed.
+    pub(crate) fn header(error: RpcError) -> Self {
+        Self::new(ErrorClass::Header, error)
+    }
+    /// An error from a handler (or from running it): classified by its code.
+    pub(crate) fn failed(error: RpcError) -> Self {
+        let class = if error.code() == ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY {
+            ErrorClass::Capability
+        } else {
+            ErrorClass::Failed
+        };
+        Self::new(class, error)
+    }
+}
+
+/// A serialized JSON-RPC response, and the class of its error if it is one.
+#[derive(Debug)]
+pub(crate) struct Reply {
+    pub(crate) body: String,
+    pub(crate) error: Option<ErrorClass>,
+}
+
+impl Reply {
+    /// A response carrying `result`.
+    pub(crate) fn result<R: Serialize>(id: &RequestId, result: R) -> Reply {
+        Reply {
+            body: envelope::response(id, result),
+            error: None,
+        }
+    }
+    /// An error response; `id` is left out when it could not be read.
+    pub(crate) fn rejection(id: Option<&RequestId>, rejection: Rejection) -> Reply {
+        Reply {
+            body: envelope::error_response(id, &rejection.error),
+            error: Some(rejection.class),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn handler_errors_are_classified_by_code() {
+        let cap = RpcError::missing_capability("x", serde_json::json!({"sampling": {}}));
+        assert_eq!(Rejection::failed(cap).class, ErrorClass::Capability);
+        assert_eq!(
+            Rejection::failed(RpcError::internal("x")).class,
+            ErrorClass::Failed
+        );
+        let r = Reply::rejection(None, Rejection::malformed("`jsonrpc` must be \"2.0\""));
+        assert_eq!(r.error, Some(ErrorClass::Malformed));
+        assert!(
+            r.body
+                .starts_with(r#"{"jsonrpc":"2.0","error":{"code":-32600"#)
+        );
+    }
+}

@@ -1,0 +1,110 @@
+//! Routing: one incoming message → its parts → the method family that serves it.
+
+use super::Server;
+use super::methods::{self, listen::Listen};
+use super::parts::{Message, Parts, Streams, TransportGuard, read_envelope};
+use super::pipeline::Job;
+use super::reply::{ErrorClass, Rejection, Reply};
+use crate::protocol::{RpcError, methods as m};
+use serde_json::Value;
+
+/// What the server made of one incoming message.
+pub(crate) enum Prepared {
+    /// The answer is known already (an error, or a precomputed result).
+    Reply(Reply),
+    /// A well-formed notification: never answered.
+    Notification {
+        method: String,
+        params: Option<Value>,
+    },
+    /// A request to run.
+    Call(Job),
+    /// A `subscriptions/listen` stream to serve until the client leaves.
+    Listen(Listen),
+}
+
+impl Server {
+    /// Applies the request rules to one parsed message (see `parts`) and routes it.
+    pub(crate) fn prepare(
+        &self,
+        msg: Value,
+        guard: &dyn TransportGuard,
+        streams: Streams,
+    ) -> Prepared {
+        let (id, method, params) = match read_envelope(msg) {
+            Ok(Message::Request { id, method, params }) => (id, method, params),
+            Ok(Message::Notification { method, params }) => {
+                return Prepared::Notification { method, params };
+            }
+            Err((id, rejection)) => {
+                return Prepared::Reply(Reply::rejection(id.as_ref(), rejection));
+            }
+        };
+        match Parts::read(id, method, params, guard, streams) {
+            Ok((parts, params)) => {
+                let _entered = parts.span.clone().entered();
+                self.route(parts, params, guard)
+            }
+            Err((id, rejection)) => Prepared::Reply(Reply::rejection(Some(&id), rejection)),
+        }
+    }
+
+    /// The method family serving `parts.method`; `-32601` for a method that does not
+    /// exist or that this server does not advertise.
+    fn route(
+        &self,
+        parts: Parts,
+        params: serde_json::Map<String, Value>,
+        guard: &dyn TransportGuard,
+    ) -> Prepared {
+        let catalog = self.inner.catalog();
+        let reply = |r: Reply| Prepared::Reply(r);
+        match parts.method.as_str() {
+            m::DISCOVER => reply(methods::lists::discover(&parts, &catalog)),
+            m::TOOLS_LIST if catalog.has_tools() => reply(methods::lists::page(
+                &self.inner,
+                &parts,
+                &params,
+                &catalog.tool_list,
+            )),
+            m::TOOLS_CALL if catalog.has_tools() => {
+                methods::tools::call(self, parts, params, guard, &catalog)
+            }
+            m::PROMPTS_LIST if catalog.has_prompts() => reply(methods::lists::page(
+                &self.inner,
+                &parts,
+                &params,
+                &catalog.prompt_list,
+            )),
+            m::PROMPTS_GET if catalog.has_prompts() => {
+                methods::prompts::get(self, parts, params, guard, &catalog)
+            }
+            m::RESOURCES_LIST if catalog.has_resources() => {
+                methods::resources::list(self, parts, params, &catalog)
+            }
+            m::RESOURCES_TEMPLATES_LIST if catalog.has_resources() => reply(methods::lists::page(
+                &self.inner,
+                &parts,
+                &params,
+                &catalog.template_list,
+            )),
+            m::RESOURCES_READ if catalog.has_resources() => {
+                methods::resources::read(self, parts, params, guard, &catalog)
+            }
+            m::COMPLETE if catalog.has_completions => {
+                methods::completion::complete(self, parts, params, &catalog)
+            }
+            m::LISTEN => methods::listen::open(self, parts, params, &catalog),
+            _ => {
+                tracing::debug!("method not found");
+                reply(Reply::rejection(
+                    Some(&parts.id),
+                    Rejection::new(
+                        ErrorClass::UnknownMethod,
+                        RpcError::method_not_found(&parts.method),
+                    ),
+                ))
+            }
+        }
+    }
+}
