@@ -127,6 +127,24 @@ impl Item {
 pub(crate) type Handler<K> =
     Arc<dyn Fn(Call<K>) -> BoxFuture<'static, Result<<K as Kind>::Output, Error>> + Send + Sync>;
 
+/// Erases a handler: its output is converted into the kind's result for the call's target.
+pub(crate) fn erase<K, F, Fut, R>(handler: F) -> Handler<K>
+where
+    K: Kind,
+    F: Fn(Call<K>) -> Fut + Send + Sync + 'static,
+    Fut: std::future::Future<Output = Result<R, Error>> + Send + 'static,
+    R: IntoResult<K>,
+{
+    Arc::new(move |call: Call<K>| {
+        let request = Arc::clone(&call.request);
+        let fut = handler(call);
+        Box::pin(async move {
+            let target = Target::of(&request);
+            fut.await?.into_result(&target)
+        })
+    })
+}
+
 /// A definition of kind `K` ([`ToolDef`], [`PromptDef`] or [`ResourceDef`]): the item as
 /// its list shows it, plus the handler that serves it.
 ///

@@ -4,14 +4,13 @@ use super::call::Call;
 use super::kind::Prompt;
 use super::output::IntoResult;
 use super::signature::{PromptArgument, Signature};
-use super::{Def, Handler, Icon};
+use super::{Def, Icon};
 use crate::Error;
 use crate::protocol::{Content, Role};
 use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use std::future::Future;
-use std::sync::Arc;
 
 /// One message of a prompt.
 ///
@@ -108,18 +107,15 @@ impl Def<Prompt> {
         Fut: Future<Output = Result<R, Error>> + Send + 'static,
         R: IntoResult<Prompt>,
     {
-        let handler: Handler<Prompt> = Arc::new(move |call: Call<Prompt>| {
-            let request = Arc::clone(&call.request);
-            let fut = handler(call);
-            Box::pin(async move {
-                let target = super::Target::of(&request);
-                fut.await?.into_result(&target)
-            })
-        });
         let spec = PromptSpec {
             arguments: signature.arguments,
         };
-        Def::from_parts(name.into(), spec, signature.requirements, handler)
+        Def::from_parts(
+            name.into(),
+            spec,
+            signature.requirements,
+            super::erase(handler),
+        )
     }
 
     /// The definition as `prompts/list` shows it.
@@ -139,7 +135,7 @@ impl Def<Prompt> {
             meta: Option<&'a Map<String, Value>>,
         }
         let item = &self.item;
-        let text = serde_json::to_string(&Wire {
+        serde_json::value::to_raw_value(&Wire {
             name: &item.name,
             title: item.title.as_deref(),
             description: item.description.as_deref(),
@@ -147,8 +143,7 @@ impl Def<Prompt> {
             icons: &item.icons,
             meta: item.meta.as_ref(),
         })
-        .expect("prompt definitions serialize");
-        RawValue::from_string(text).expect("serialized JSON")
+        .expect("prompt definitions serialize")
     }
 }
 

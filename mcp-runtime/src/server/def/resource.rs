@@ -5,7 +5,7 @@ use super::call::Call;
 use super::kind::{self, Kind};
 use super::output::IntoResult;
 use super::signature::Signature;
-use super::{Def, Handler, Icon};
+use super::{Def, Icon};
 use crate::Error;
 use crate::protocol::Annotations;
 use futures_util::future::BoxFuture;
@@ -130,14 +130,6 @@ impl Def<kind::Resource> {
         Fut: Future<Output = Result<R, Error>> + Send + 'static,
         R: IntoResult<kind::Resource>,
     {
-        let handler: Handler<kind::Resource> = Arc::new(move |call: Call<kind::Resource>| {
-            let request = Arc::clone(&call.request);
-            let fut = handler(call);
-            Box::pin(async move {
-                let target = super::Target::of(&request);
-                fut.await?.into_result(&target)
-            })
-        });
         let spec = ResourceSpec {
             uri: uri.into(),
             mime_type: None,
@@ -145,7 +137,12 @@ impl Def<kind::Resource> {
             annotations: None,
             lister: None,
         };
-        Def::from_parts(name.into(), spec, signature.requirements, handler)
+        Def::from_parts(
+            name.into(),
+            spec,
+            signature.requirements,
+            super::erase(handler),
+        )
     }
 
     /// The URI or template.
@@ -212,7 +209,7 @@ impl Def<kind::Resource> {
         }
         let item = &self.item;
         let uri = self.spec.uri.as_str();
-        let text = serde_json::to_string(&Wire {
+        serde_json::value::to_raw_value(&Wire {
             uri: (!template).then_some(uri),
             uri_template: template.then_some(uri),
             name: &item.name,
@@ -224,7 +221,6 @@ impl Def<kind::Resource> {
             annotations: self.spec.annotations.as_ref(),
             meta: item.meta.as_ref(),
         })
-        .expect("resource definitions serialize");
-        RawValue::from_string(text).expect("serialized JSON")
+        .expect("resource definitions serialize")
     }
 }

@@ -4,13 +4,12 @@ use super::call::Call;
 use super::kind::Tool;
 use super::output::IntoResult;
 use super::signature::Signature;
-use super::{Def, Handler, Icon};
+use super::{Def, Icon};
 use crate::Error;
 use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 use std::future::Future;
-use std::sync::Arc;
 
 /// Behaviour hints for clients (`annotations` of a tool). Unset hints are left out.
 ///
@@ -108,14 +107,6 @@ impl Def<Tool> {
         Fut: Future<Output = Result<R, Error>> + Send + 'static,
         R: IntoResult<Tool>,
     {
-        let handler: Handler<Tool> = Arc::new(move |call: Call<Tool>| {
-            let request = Arc::clone(&call.request);
-            let fut = handler(call);
-            Box::pin(async move {
-                let target = super::Target::of(&request);
-                fut.await?.into_result(&target)
-            })
-        });
         let spec = ToolSpec {
             annotations: None,
             input_schema: signature.input_schema(),
@@ -123,7 +114,12 @@ impl Def<Tool> {
             input_schema_error: None,
             output_schema: R::output_schema(),
         };
-        Def::from_parts(name.into(), spec, signature.requirements, handler)
+        Def::from_parts(
+            name.into(),
+            spec,
+            signature.requirements,
+            super::erase(handler),
+        )
     }
 
     /// The `inputSchema` (generated or hand-written).
@@ -192,7 +188,7 @@ impl Def<Tool> {
             .unwrap_or_else(|| self.spec.input_schema.to_string());
         let schema = RawValue::from_string(schema_text).expect("schema text is JSON");
         let item = &self.item;
-        let text = serde_json::to_string(&Wire {
+        serde_json::value::to_raw_value(&Wire {
             name: &item.name,
             title: item.title.as_deref(),
             description: item.description.as_deref(),
@@ -202,7 +198,6 @@ impl Def<Tool> {
             icons: &item.icons,
             meta: item.meta.as_ref(),
         })
-        .expect("tool definitions serialize");
-        RawValue::from_string(text).expect("serialized JSON")
+        .expect("tool definitions serialize")
     }
 }

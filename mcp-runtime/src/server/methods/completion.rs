@@ -36,9 +36,7 @@ pub(crate) fn complete(
     params: Map<String, Value>,
     catalog: &Catalog,
 ) -> Prepared {
-    let bad = |parts: &Parts, m: String| {
-        Prepared::Reply(Reply::rejection(Some(&parts.id), Rejection::params(m)))
-    };
+    let bad = |parts: &Parts, m: String| super::reject(parts, Rejection::params(m));
     let Some(reference) = params.get("ref").and_then(Value::as_object) else {
         return bad(&parts, "`params.ref` must be an object".into());
     };

@@ -9,8 +9,16 @@ pub(crate) mod prompts;
 pub(crate) mod resources;
 pub(crate) mod tools;
 
+use super::parts::Parts;
+use super::reply::{Rejection, Reply};
+use super::route::Prepared;
 use serde_json::Value;
 use std::collections::BTreeMap;
+
+/// The request answered with an error before anything ran.
+pub(crate) fn reject(parts: &Parts, rejection: Rejection) -> Prepared {
+    Prepared::Reply(Reply::rejection(Some(&parts.id), rejection))
+}
 
 /// A `params` member that must be a map of strings (prompt arguments, completion context).
 pub(crate) fn string_map(v: Option<Value>) -> Result<BTreeMap<String, String>, &'static str> {

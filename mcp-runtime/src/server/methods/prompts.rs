@@ -21,18 +21,18 @@ pub(crate) fn get(
     guard: &dyn TransportGuard,
     catalog: &Catalog,
 ) -> Prepared {
-    let reject =
-        |parts: &Parts, r: Rejection| Prepared::Reply(Reply::rejection(Some(&parts.id), r));
     let name = match Parts::target(&mut params, "name", guard) {
         Ok(n) => n,
-        Err(r) => return reject(&parts, r),
+        Err(r) => return super::reject(&parts, r),
     };
     let arguments = match super::string_map(params.remove("arguments")) {
         Ok(a) => a,
-        Err(e) => return reject(&parts, Rejection::params(format!("`params.arguments` {e}"))),
+        Err(e) => {
+            return super::reject(&parts, Rejection::params(format!("`params.arguments` {e}")));
+        }
     };
     let Some(prompt) = catalog.prompts.get(&name) else {
-        return reject(
+        return super::reject(
             &parts,
             Rejection::params(format!("Unknown prompt: {}", reflect(&name))),
         );
@@ -44,7 +44,7 @@ pub(crate) fn get(
         .iter()
         .find(|a| a.required && !arguments.contains_key(&a.name))
     {
-        return reject(
+        return super::reject(
             &parts,
             Rejection::params(format!(
                 "missing required argument `{}` for prompt `{name}`",

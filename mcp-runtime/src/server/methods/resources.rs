@@ -36,14 +36,14 @@ pub(crate) fn read(
 ) -> Prepared {
     let uri = match Parts::target(&mut params, "uri", guard) {
         Ok(u) => u,
-        Err(r) => return Prepared::Reply(Reply::rejection(Some(&parts.id), r)),
+        Err(r) => return super::reject(&parts, r),
     };
     let Some((entry, variables)) = catalog.find_resource(&uri) else {
         tracing::debug!("resource not found");
-        return Prepared::Reply(Reply::rejection(
-            Some(&parts.id),
+        return super::reject(
+            &parts,
             Rejection::failed(RpcError::resource_not_found(&uri)),
-        ));
+        );
     };
     let binding = entry
         .def
@@ -97,14 +97,9 @@ pub(crate) fn list(
         Ok(None) => None,
         Ok(Some(c)) => match decode_cursor(c) {
             Some(after) => Some(after),
-            None => {
-                return Prepared::Reply(Reply::rejection(
-                    Some(&parts.id),
-                    Rejection::params("invalid cursor"),
-                ));
-            }
+            None => return super::reject(&parts, Rejection::params("invalid cursor")),
         },
-        Err(e) => return Prepared::Reply(Reply::rejection(Some(&parts.id), Rejection::params(e))),
+        Err(e) => return super::reject(&parts, Rejection::params(e)),
     };
     let inner = Arc::clone(&server.inner);
     let catalog = inner.catalog();

@@ -48,24 +48,22 @@ pub(crate) fn call(
     guard: &dyn TransportGuard,
     catalog: &Catalog,
 ) -> Prepared {
-    let reject =
-        |parts: &Parts, r: Rejection| Prepared::Reply(Reply::rejection(Some(&parts.id), r));
     let name = match Parts::target(&mut params, "name", guard) {
         Ok(n) => n,
-        Err(r) => return reject(&parts, r),
+        Err(r) => return super::reject(&parts, r),
     };
     let arguments = match params.remove("arguments") {
         None => Map::new(),
         Some(Value::Object(a)) => a,
         Some(_) => {
-            return reject(
+            return super::reject(
                 &parts,
                 Rejection::params("`params.arguments` must be an object"),
             );
         }
     };
     let Some(tool) = catalog.tools.get(&name) else {
-        return reject(
+        return super::reject(
             &parts,
             Rejection::params(format!("Unknown tool: {}", reflect(&name))),
         );
@@ -74,7 +72,7 @@ pub(crate) fn call(
     for param in &tool.headers {
         let value = param.value(&arguments).filter(|v| !v.is_null());
         if let Err(e) = guard.check_param(param, value) {
-            return reject(&parts, Rejection::header(e));
+            return super::reject(&parts, Rejection::header(e));
         }
     }
     let binding = tool
