@@ -107,6 +107,33 @@ fn the_schema_carries_the_annotations() {
 }
 
 #[test]
+fn optional_mirrored_parameters_have_one_primitive_type() {
+    // Clients drop a tool whose mirrored property has a list of types (`["integer",
+    // "null"]`); optional means "not required".
+    let t = tool_def("query_orders");
+    let props = &t["inputSchema"]["properties"];
+    assert_eq!(props["limit"]["type"], "integer");
+    assert_eq!(props["dry_run"]["type"], "boolean");
+    assert_eq!(props["city"]["type"], "string");
+    let required = t["inputSchema"]["required"].as_array().unwrap();
+    assert_eq!(required, &[json!("region")]);
+    // Not mirrored: schemars' nullable form stays.
+    assert_eq!(props["filter"]["type"], json!(["string", "null"]));
+}
+
+#[test]
+fn a_null_mirrored_argument_means_absent() {
+    // No header for a null argument, and the argument is left out before validation.
+    let r = call_with(json!({"region": "x", "limit": null, "city": null}), |_| {});
+    assert_eq!(ok_text(&r), "x|None|None|None|None");
+    // A header for it disagrees with the body.
+    let r = call_with(json!({"region": "x", "limit": null}), |h| {
+        h.push(("Mcp-Param-Limit".into(), "5".into()))
+    });
+    mismatch(&r);
+}
+
+#[test]
 fn conforming_headers_are_accepted() {
     let args = json!({"region": " eu-west1 ", "limit": 50, "dry_run": false, "city": "Zürich"});
     let h = client_headers(&tool_def("query_orders"), &args);
@@ -329,6 +356,10 @@ fn invalid_annotations_and_remote_refs_refuse_to_start() {
         json!({"type": "object", "properties": {"a": {"type": "string", "x-mcp-header": "A"}, "b": {"type": "string", "x-mcp-header": "a"}}}),
     );
     assert!(e.contains("twice"), "{e}");
+    let e = bad(
+        json!({"type": "object", "properties": {"a": {"type": ["string", "null"], "x-mcp-header": "A"}}}),
+    );
+    assert!(e.contains("one primitive `type`"), "{e}");
     let e = bad(
         json!({"type": "object", "properties": {"a": {"type": "array", "items": {"type": "string", "x-mcp-header": "A"}}}}),
     );

@@ -45,8 +45,9 @@ pub fn is_token(s: &str) -> bool {
 }
 
 /// Finds and checks every `x-mcp-header` annotation of an `inputSchema`: a token, unique
-/// regardless of case, on a `string`, `integer` or `boolean` property (optionally also
-/// `null`), reached from the root through `properties` only. Errors name each problem.
+/// regardless of case, on a property whose `type` is one of `string`, `integer` or
+/// `boolean` (not a list, not even with `null`), reached from the root through
+/// `properties` only. Errors name each problem.
 pub fn header_params(schema: &Value) -> Result<Vec<HeaderParam>, Vec<String>> {
     let mut found = Vec::new();
     let mut errors = Vec::new();
@@ -127,31 +128,38 @@ fn collect(
 }
 
 fn kind_of(obj: &Map<String, Value>) -> Result<HeaderKind, String> {
-    let one = |t: &str| match t {
-        "string" => Ok(HeaderKind::String),
-        "integer" => Ok(HeaderKind::Integer),
-        "boolean" => Ok(HeaderKind::Boolean),
-        "number" => Err("`number` cannot be mirrored (use `integer`)".to_owned()),
-        other => Err(format!(
-            "type `{other}` cannot be mirrored (only string, integer, boolean)"
-        )),
-    };
     match obj.get("type") {
-        Some(Value::String(t)) => one(t),
-        Some(Value::Array(ts)) => {
-            let non_null: Vec<&str> = ts
-                .iter()
-                .filter_map(Value::as_str)
-                .filter(|t| *t != "null")
-                .collect();
-            match non_null[..] {
-                [t] => one(t),
-                _ => Err(
-                    "the property must have one primitive type (plus optionally null)".to_owned(),
-                ),
-            }
-        }
+        Some(Value::String(t)) => match t.as_str() {
+            "string" => Ok(HeaderKind::String),
+            "integer" => Ok(HeaderKind::Integer),
+            "boolean" => Ok(HeaderKind::Boolean),
+            "number" => Err("`number` cannot be mirrored (use `integer`)".to_owned()),
+            other => Err(format!(
+                "type `{other}` cannot be mirrored (only string, integer, boolean)"
+            )),
+        },
+        // Clients drop a tool whose mirrored property has a list of types, even
+        // `["string", "null"]`: an optional argument is one that is not required.
+        Some(Value::Array(_)) => Err(
+            "the property must have one primitive `type` (string, integer or boolean), not a list; leave an optional argument out of `required` instead of allowing null".to_owned(),
+        ),
         _ => Err("the property needs an explicit `type` of string, integer or boolean".to_owned()),
+    }
+}
+
+/// Leaves out of `arguments` the mirrored arguments that are `null`: for a mirrored
+/// property, `null` means absent (no header is sent for it, and it is not validated).
+pub fn drop_null_arguments(params: &[HeaderParam], arguments: &mut Value) {
+    for p in params {
+        let Some((last, parents)) = p.path.split_last() else {
+            continue;
+        };
+        let parent = parents.iter().try_fold(&mut *arguments, |v, key| v.get_mut(key));
+        if let Some(Value::Object(m)) = parent
+            && m.get(last).is_some_and(Value::is_null)
+        {
+            m.remove(last);
+        }
     }
 }
 
@@ -282,7 +290,7 @@ mod tests {
     fn annotations_are_validated() {
         let ok = json!({"type": "object", "properties": {
             "region": {"type": "string", "x-mcp-header": "Region"},
-            "limit": {"type": ["integer", "null"], "x-mcp-header": "Limit"},
+            "limit": {"type": "integer", "x-mcp-header": "Limit"},
             "target": {"type": "object", "properties": {"tenant": {"type": "string", "x-mcp-header": "Tenant"}}}
         }});
         let params = header_params(&ok).unwrap();
@@ -299,9 +307,22 @@ mod tests {
             json!({"type": "object", "anyOf": [{"properties": {"a": {"type": "string", "x-mcp-header": "A"}}}]}),
             json!({"type": "object", "properties": {"a": {"$ref": "#/$defs/x", "x-mcp-header": "A"}}}),
             json!({"type": "object", "properties": {"a": {"type": "object", "x-mcp-header": "A"}}}),
+            json!({"type": "object", "properties": {"a": {"type": ["integer", "null"], "x-mcp-header": "A"}}}),
         ] {
             assert!(header_params(&bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn null_mirrored_arguments_are_absent() {
+        let schema = json!({"type": "object", "properties": {
+            "limit": {"type": "integer", "x-mcp-header": "Limit"},
+            "t": {"type": "object", "properties": {"id": {"type": "string", "x-mcp-header": "Id"}}}
+        }});
+        let params = header_params(&schema).unwrap();
+        let mut args = json!({"limit": null, "t": {"id": null}, "other": null});
+        drop_null_arguments(&params, &mut args);
+        assert_eq!(args, json!({"t": {}, "other": null}));
     }
 
     #[test]

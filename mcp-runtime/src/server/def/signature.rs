@@ -155,6 +155,15 @@ impl Signature {
                 obj.insert("description".into(), json!(desc));
             }
             if let Some(header) = param.header {
+                // `x-mcp-header` applies to one primitive type, and clients drop a tool
+                // whose mirrored property says `["integer", "null"]`: an optional argument
+                // is one that is not required, not one that may be null.
+                if let Some(Value::Array(types)) = obj.get("type") {
+                    let mut non_null = types.iter().filter(|t| t.as_str() != Some("null"));
+                    if let (Some(one), None) = (non_null.next().cloned(), non_null.next()) {
+                        obj.insert("type".into(), one);
+                    }
+                }
                 obj.insert("x-mcp-header".into(), json!(header));
             }
         }
@@ -243,7 +252,10 @@ mod tests {
         let mut sig = Signature::new();
         sig.add_argument::<String>(&Param::new("city").description("City name").header("City"));
         sig.add_argument::<Option<u8>>(&Param::new("days"));
+        sig.add_argument::<Option<i32>>(&Param::new("limit").header("Limit"));
         let s = sig.input_schema();
+        assert_eq!(s["properties"]["limit"]["type"], "integer", "one primitive type");
+        assert_eq!(s["properties"]["days"]["type"], json!(["integer", "null"]));
         assert_eq!(s["required"], json!(["city"]));
         assert_eq!(s["properties"]["city"]["description"], "City name");
         assert_eq!(s["properties"]["city"]["x-mcp-header"], "City");

@@ -2,7 +2,7 @@
 
 use crate::mrtr::round::Binding;
 use crate::protocol::envelope::ResultType;
-use crate::protocol::{CallToolResult, Content, methods, reflect};
+use crate::protocol::{CallToolResult, Content, headers, methods, reflect};
 use crate::server::catalog::Catalog;
 use crate::server::def::kind::Tool;
 use crate::server::parts::{Parts, TransportGuard};
@@ -68,13 +68,14 @@ pub(crate) fn call(
             Rejection::params(format!("Unknown tool: {}", reflect(&name))),
         );
     };
-    let arguments = Value::Object(arguments);
+    let mut arguments = Value::Object(arguments);
     for param in &tool.headers {
         let value = param.value(&arguments).filter(|v| !v.is_null());
         if let Err(e) = guard.check_param(param, value) {
             return super::reject(&parts, Rejection::header(e));
         }
     }
+    headers::drop_null_arguments(&tool.headers, &mut arguments);
     let binding = tool
         .def
         .requirements
