@@ -779,13 +779,26 @@ fn build_errors_are_reported_together() {
     async fn needs(s: State<Greeting>) -> String {
         s.text.into()
     }
+    mod other {
+        /// Adds too, under the same name.
+        #[mcp_runtime::tool(name = "add")]
+        pub async fn plus(a: i64, b: i64) -> String {
+            (a + b).to_string()
+        }
+    }
+    // In one `tools![..]`, the duplicate is a compile error; across lists, a build error
+    // that names both functions.
     let err = Server::builder("x", "1")
-        .tools(tools![needs, add, add])
+        .tools(tools![needs, add])
+        .tools(tools![other::plus])
         .build()
         .unwrap_err();
     let text = err.to_string();
     assert!(text.contains("State<"), "{text}");
-    assert!(text.contains("two tools are named `add`"), "{text}");
+    assert!(
+        text.contains("two tools are named `add` (`http::add` and `http::other::plus`)"),
+        "{text}"
+    );
     assert_eq!(err.0.len(), 2);
 }
 

@@ -9,8 +9,10 @@ async fn forecast(city: String) -> String {
 #[allow(non_camel_case_types, dead_code)]
 struct forecast {}
 #[automatically_derived]
-#[allow(dead_code)]
 impl forecast {
+    #[doc(hidden)]
+    #[allow(dead_code)]
+    pub const __MCP_KEY: &'static str = "weather://{city}/forecast";
     #[doc(hidden)]
     pub fn __mcp_resource() -> ::mcp_runtime::__private::ResourceDef {
         use ::mcp_runtime::__private as __mcp;
@@ -30,6 +32,7 @@ impl forecast {
                 )
                 .description("Three-day forecast for a city.")
                 .mime_type("text/plain")
+                .origin(::core::concat!(::core::module_path!(), "::", "forecast"))
         }
     }
 }

@@ -39,6 +39,11 @@ const _: () = {
                         )
                         .description("Returns one note.")
                         .annotations(__mcp::ToolAnnotations::new().read_only_hint(true))
+                        .origin(
+                            ::core::concat!(
+                                ::core::module_path!(), "::", "Notes::get_note"
+                            ),
+                        )
                 },
             ])
         }

@@ -18,8 +18,10 @@ async fn pick_repo(team: String, input: Input) -> Result<String, Error> {
 #[allow(non_camel_case_types, dead_code)]
 struct pick_repo {}
 #[automatically_derived]
-#[allow(dead_code)]
 impl pick_repo {
+    #[doc(hidden)]
+    #[allow(dead_code)]
+    pub const __MCP_KEY: &'static str = "pick_repo";
     #[doc(hidden)]
     pub fn __mcp_tool() -> ::mcp_runtime::__private::ToolDef {
         use ::mcp_runtime::__private as __mcp;
@@ -55,6 +57,7 @@ impl pick_repo {
                     },
                 )
                 .description("Finds the user's repositories and lets them pick one.")
+                .origin(::core::concat!(::core::module_path!(), "::", "pick_repo"))
         }
     }
 }

@@ -9,8 +9,10 @@ async fn weather_report(city: String) -> PromptMessage {
 #[allow(non_camel_case_types, dead_code)]
 struct weather_report {}
 #[automatically_derived]
-#[allow(dead_code)]
 impl weather_report {
+    #[doc(hidden)]
+    #[allow(dead_code)]
+    pub const __MCP_KEY: &'static str = "weather_report";
     #[doc(hidden)]
     pub fn __mcp_prompt() -> ::mcp_runtime::__private::PromptDef {
         use ::mcp_runtime::__private as __mcp;
@@ -34,6 +36,7 @@ impl weather_report {
                     },
                 )
                 .description("Asks the model for a weather report.")
+                .origin(::core::concat!(::core::module_path!(), "::", "weather_report"))
         }
     }
 }

@@ -9,8 +9,10 @@ async fn get_weather(location: String, user: GitHub) -> String {
 #[allow(non_camel_case_types, dead_code)]
 struct get_weather {}
 #[automatically_derived]
-#[allow(dead_code)]
 impl get_weather {
+    #[doc(hidden)]
+    #[allow(dead_code)]
+    pub const __MCP_KEY: &'static str = "get_weather";
     #[doc(hidden)]
     pub fn __mcp_tool() -> ::mcp_runtime::__private::ToolDef {
         use ::mcp_runtime::__private as __mcp;
@@ -47,6 +49,7 @@ impl get_weather {
                 .description(
                     "Current weather for a location, personalised for the GitHub user.",
                 )
+                .origin(::core::concat!(::core::module_path!(), "::", "get_weather"))
         }
     }
 }

@@ -55,7 +55,7 @@ impl Errors {
 /// A rule's violation as a message: the line, then its help.
 pub fn message(v: &mcp_rules::Violation) -> String {
     match &v.help {
-        Some(help) => format!("{}\n\n= help: {help}", v.message),
+        Some(help) => format!("{}; {help}", v.message),
         None => v.message.clone(),
     }
 }

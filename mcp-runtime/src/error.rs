@@ -31,6 +31,10 @@ pub struct Error(pub(crate) ErrorKind);
 pub(crate) enum ErrorKind {
     /// `isError: true` with this content (from a tool), else `-32603` with its text.
     Execution(Vec<Content>),
+    /// Something the handler looked for does not exist (an `io::Error` of kind
+    /// `NotFound`): from a resource, the resource-not-found error for the URI being read;
+    /// elsewhere an execution error with this text.
+    NotFound(String),
     /// A JSON-RPC error.
     Protocol(RpcError),
 }
@@ -72,7 +76,7 @@ impl Error {
     /// Whether this is an execution error (`isError: true` from a tool), as opposed to a
     /// JSON-RPC error.
     pub fn is_execution_error(&self) -> bool {
-        matches!(self.0, ErrorKind::Execution(_))
+        matches!(self.0, ErrorKind::Execution(_) | ErrorKind::NotFound(_))
     }
 
     /// The JSON-RPC error this becomes outside a tool: protocol errors as they are,
@@ -80,7 +84,7 @@ impl Error {
     pub(crate) fn into_rpc(self) -> RpcError {
         match self.0 {
             ErrorKind::Protocol(e) => e,
-            exec @ ErrorKind::Execution(_) => RpcError::internal(Error(exec).to_string()),
+            other => RpcError::internal(Error(other).to_string()),
         }
     }
 }
@@ -89,6 +93,7 @@ impl fmt::Debug for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.0 {
             ErrorKind::Execution(c) => f.debug_tuple("Execution").field(c).finish(),
+            ErrorKind::NotFound(m) => f.debug_tuple("NotFound").field(m).finish(),
             ErrorKind::Protocol(e) => f.debug_tuple("Protocol").field(e).finish(),
         }
     }
@@ -110,11 +115,15 @@ impl fmt::Display for Error {
                 }
                 Ok(())
             }
+            ErrorKind::NotFound(m) => f.write_str(m),
             ErrorKind::Protocol(e) => fmt::Display::fmt(e, f),
         }
     }
 }
 
+/// `?` on any error: its message and its sources become an execution error. An
+/// `io::Error` of kind `NotFound` is kept apart: read from a resource, it answers with the
+/// resource-not-found error for the URI (`-32602` with `data.uri`), not `-32603`.
 impl<E: std::error::Error + Send + Sync + 'static> From<E> for Error {
     fn from(e: E) -> Self {
         let mut msg = e.to_string();
@@ -124,7 +133,14 @@ impl<E: std::error::Error + Send + Sync + 'static> From<E> for Error {
             msg.push_str(&s.to_string());
             source = s.source();
         }
-        Error::new(msg)
+        let not_found = (&e as &dyn std::any::Any)
+            .downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::NotFound);
+        if not_found {
+            Error(ErrorKind::NotFound(msg))
+        } else {
+            Error::new(msg)
+        }
     }
 }
 
@@ -143,6 +159,15 @@ mod tests {
         let e = Error::resource_not_found("notes://9").into_rpc();
         assert_eq!(e.code(), ErrorCode::INVALID_PARAMS);
         assert_eq!(e.data().unwrap()["uri"], "notes://9");
+    }
+
+    #[test]
+    fn io_not_found_is_kept_apart() {
+        let e = Error::from(std::io::Error::from(std::io::ErrorKind::NotFound));
+        assert!(matches!(e.0, ErrorKind::NotFound(_)));
+        assert!(e.is_execution_error());
+        let e = Error::from(std::io::Error::from(std::io::ErrorKind::PermissionDenied));
+        assert!(matches!(e.0, ErrorKind::Execution(_)));
     }
 
     #[test]

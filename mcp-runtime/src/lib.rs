@@ -265,8 +265,8 @@ pub mod def {
 /// [`IntoResult<K>`](handler::IntoResult), [`Signature`](handler::Signature), completers.
 pub mod handler {
     pub use crate::server::def::{
-        Call, FromRequest, HeaderValue, IntoCompleter, IntoResult, MAX_COMPLETIONS, Param,
-        Requirements, Signature, Target,
+        Argument, Call, FromRequest, HeaderValue, IntoCompleter, IntoResult, MAX_COMPLETIONS,
+        Param, Requirements, Signature, Target,
     };
     pub use crate::server::trace::TraceContext;
 }
@@ -274,7 +274,7 @@ pub mod handler {
 /// The kinds of handlers, as type markers for [`def::Def`], [`handler::Call`],
 /// [`handler::FromRequest`] and [`handler::IntoResult`].
 pub mod kind {
-    pub use crate::server::def::kind::{Kind, Prompt, Resource, ResourceList, Tool};
+    pub use crate::server::def::kind::{Completion, Kind, Prompt, Resource, ResourceList, Tool};
 }
 
 /// The Streamable HTTP transport: [`HttpServer`](http::HttpServer) and its defaults.
@@ -285,7 +285,8 @@ pub mod http {
     };
 }
 
-/// Collects `#[tool]` functions into tool definitions for [`ServerBuilder::tools`].
+/// Collects `#[tool]` functions into tool definitions for [`ServerBuilder::tools`]. Two
+/// tools of one list with the same name are a compile error.
 ///
 /// ```
 /// use mcp_runtime::{tool, tools};
@@ -299,28 +300,39 @@ pub mod http {
 /// let defs = tools![hello];
 /// assert_eq!(defs[0].name(), "hello");
 /// ```
+///
+/// `tools![f]` on a function without `#[tool]` fails with "cannot find module or crate
+/// `f`": `#[tool]` is what gives `f` its definition.
 #[macro_export]
 macro_rules! tools {
-    ($($($segment:ident)::+),* $(,)?) => {
+    ($($($segment:ident)::+),* $(,)?) => {{
+        const __MCP_NAMES: &[&str] = &[$($($segment)::+ :: __MCP_KEY),*];
+        const _: () = $crate::__private::assert_distinct::<{ __MCP_NAMES.len() }>("tools", __MCP_NAMES);
         [$($($segment)::+ :: __mcp_tool()),*]
-    };
+    }};
 }
 
 /// Collects `#[resource]` functions into resource definitions for
-/// [`ServerBuilder::resources`].
+/// [`ServerBuilder::resources`]. Two resources of one list with the same URI (or URI
+/// template) are a compile error.
 #[macro_export]
 macro_rules! resources {
-    ($($($segment:ident)::+),* $(,)?) => {
+    ($($($segment:ident)::+),* $(,)?) => {{
+        const __MCP_NAMES: &[&str] = &[$($($segment)::+ :: __MCP_KEY),*];
+        const _: () = $crate::__private::assert_distinct::<{ __MCP_NAMES.len() }>("resources", __MCP_NAMES);
         [$($($segment)::+ :: __mcp_resource()),*]
-    };
+    }};
 }
 
 /// Collects `#[prompt]` functions into prompt definitions for [`ServerBuilder::prompts`].
+/// Two prompts of one list with the same name are a compile error.
 #[macro_export]
 macro_rules! prompts {
-    ($($($segment:ident)::+),* $(,)?) => {
+    ($($($segment:ident)::+),* $(,)?) => {{
+        const __MCP_NAMES: &[&str] = &[$($($segment)::+ :: __MCP_KEY),*];
+        const _: () = $crate::__private::assert_distinct::<{ __MCP_NAMES.len() }>("prompts", __MCP_NAMES);
         [$($($segment)::+ :: __mcp_prompt()),*]
-    };
+    }};
 }
 
 pub(crate) fn base64_encode(bytes: &[u8]) -> String {
@@ -331,59 +343,7 @@ pub(crate) fn base64_encode(bytes: &[u8]) -> String {
 /// What the macros expand to: the only contract between `mcp-macros` and this crate.
 /// Not a public API: it changes without notice.
 #[doc(hidden)]
-pub mod __private {
-    pub use crate::Error;
-    pub use crate::mrtr::{ElicitForm, ElicitParam, FormField, Input, sampling_request};
-    pub use crate::protocol::{Annotations, CacheHints, CacheScope, Role};
-    pub use crate::server::def::kind::{Prompt, Resource, Tool};
-    pub use crate::server::def::{
-        Call, FromRequest, Icon, Param, PromptDef, Provider, ResourceDef, Signature,
-        ToolAnnotations, ToolDef,
-    };
-    pub use core::default::Default;
-    pub use core::option::Option::{self, None, Some};
-    pub use core::result::Result::{self, Err, Ok};
-    pub use futures_util::join;
-    pub use std::format;
-    pub use std::string::String;
-    pub use std::sync::Arc;
-    pub use std::vec::Vec;
-
-    /// Checks at compile time that a form field's type is allowed (reported at the type).
-    pub fn assert_form_field<T: FormField>() {}
-
-    /// Checks at compile time that a header-mirrored parameter has a type that can be
-    /// mirrored (the error is reported at the type).
-    pub fn assert_header_value<T: crate::handler::HeaderValue>() {}
-
-    /// Caching hints from `ttl_ms = .., cache_scope = ".."`; what is left out comes from
-    /// the default for lists.
-    pub fn cache_hints(ttl_ms: Option<u64>, private: Option<bool>) -> CacheHints {
-        let d = crate::config::DEFAULT_LIST_CACHE;
-        CacheHints::new(
-            ttl_ms.unwrap_or(d.ttl_ms),
-            match private {
-                Some(true) => CacheScope::Private,
-                Some(false) => CacheScope::Public,
-                None => d.scope,
-            },
-        )
-    }
-
-    /// Boxes a handler's future, requiring it to be `Send` (the error is reported at the
-    /// handler's name).
-    pub fn boxed<F, T>(future: F) -> futures_util::future::BoxFuture<'static, T>
-    where
-        F: core::future::Future<Output = T> + Send + 'static,
-    {
-        Box::pin(future)
-    }
-
-    /// Parses JSON text the macro already validated at compile time.
-    pub fn json(text: &str) -> serde_json::Value {
-        serde_json::from_str(text).unwrap_or(serde_json::Value::Null)
-    }
-}
+pub mod __private;
 
 /// The README's examples, compiled as doctests so they cannot rot.
 #[doc = include_str!("../../README.md")]

@@ -1,4 +1,5 @@
-//! RFC 6570 URI templates (levels 1–3): parsing, matching, overlap detection.
+//! RFC 6570 URI templates (levels 1–3, and the level-4 explode modifier `*`): parsing,
+//! matching, overlap detection.
 //!
 //! MCP servers list resource templates such as `file:///{+path}`; on
 //! `resources/read` the server finds the template a concrete URI matches and
@@ -12,6 +13,12 @@
 //!   (`?`, `#`, `/`, …), or at the end of the URI;
 //! * the delimited text must be something the expression could expand to;
 //!   values are then percent-decoded exactly once (`+` stays `+`).
+//!
+//! An exploded variable (`{/ids*}`, `{ids*}`, `{.ext*}`, `{+path*}`) matches one or more
+//! items; it binds them, each decoded and checked like a single value, joined by the
+//! expression's separator: `{/ids*}` binds `a/b/c` for `/a/b/c` (a path), `{ids*}` binds
+//! `1,2,3`. It must be the only variable of its expression; `?`, `&` and `;` expressions
+//! cannot explode, and the prefix modifier `:N` is not supported.
 //!
 //! Every variable must be present except those of `?`/`&` expressions.
 //! Security: `{var}`, `{.var}`, `{/var}` and `{;var}` values must stay one
@@ -69,6 +76,8 @@ enum Part {
 struct Expr {
     op: Operator,
     vars: Vec<String>,
+    /// The (only) variable is exploded: `{/ids*}`.
+    explode: bool,
 }
 
 impl Operator {
@@ -136,6 +145,9 @@ impl Expr {
             Operator::PathParam => (";", ';'),
             Operator::Query | Operator::QueryContinuation => unreachable!("bound by bind_query"),
         };
+        if self.explode {
+            return self.bind_exploded(text.strip_prefix(prefix)?, sep, out);
+        }
         // The last variable takes the remainder; validation rejects a
         // remainder holding a separator that its value may not contain.
         let pieces: Vec<&str> = text
@@ -156,6 +168,32 @@ impl Expr {
             };
             out.insert(name.clone(), value);
         }
+        Some(())
+    }
+}
+
+impl Expr {
+    /// Binds an exploded variable: one or more items split at `sep`, each decoded and
+    /// checked like a single value (an item may not decode to the separator), joined
+    /// again by `sep`.
+    fn bind_exploded(
+        &self,
+        text: &str,
+        sep: char,
+        out: &mut BTreeMap<String, String>,
+    ) -> Option<()> {
+        let mut items = Vec::new();
+        for raw in text.split(sep) {
+            let item = match self.op {
+                Operator::Reserved | Operator::Fragment => reserved_value(raw)?,
+                _ => segment_value(raw)?,
+            };
+            if item.is_empty() || item.contains(sep) {
+                return None;
+            }
+            items.push(item);
+        }
+        out.insert(self.vars[0].clone(), items.join(&sep.to_string()));
         Some(())
     }
 }
@@ -246,6 +284,12 @@ impl UriTemplate {
         self.exprs()
             .flat_map(|e| e.vars.iter().map(move |v| (v.as_str(), e.op)))
             .collect()
+    }
+
+    /// Whether the variable `name` is exploded (`{/name*}`).
+    pub fn is_exploded(&self, name: &str) -> bool {
+        self.exprs()
+            .any(|e| e.explode && e.vars.iter().any(|v| v == name))
     }
 
     /// True when the template has no expressions (a plain URI).
@@ -440,12 +484,34 @@ fn parse_expr(body: &str, at: usize) -> Result<Expr, TemplateError> {
         &body[1..]
     };
     let mut vars = Vec::new();
-    for name in list.split(',') {
+    let mut explode = false;
+    let names: Vec<&str> = list.split(',').collect();
+    for name in &names {
+        let name = match name.strip_suffix('*') {
+            Some(n) if names.len() == 1 => {
+                if matches!(
+                    op,
+                    Operator::Query | Operator::QueryContinuation | Operator::PathParam
+                ) {
+                    return Err(TemplateError::new(format!(
+                        "explode `*` at byte {at} is not supported on `?`, `&` or `;` expressions"
+                    )));
+                }
+                explode = true;
+                n
+            }
+            Some(_) => {
+                return Err(TemplateError::new(format!(
+                    "explode `*` at byte {at} needs an expression of one variable, such as `{{/ids*}}`"
+                )));
+            }
+            None => name,
+        };
         if let Some(k) = name.find([':', '*']) {
             let m = &name[k..k + 1];
             let msg = format!(
                 "level-4 modifier `{m}` at byte {at} is not supported \
-                 (no prefix `:N` or explode `*`)"
+                 (no prefix `:N`; explode `*` ends a lone variable)"
             );
             return Err(TemplateError::new(msg));
         }
@@ -460,7 +526,7 @@ fn parse_expr(body: &str, at: usize) -> Result<Expr, TemplateError> {
         }
         vars.push(name.to_owned());
     }
-    Ok(Expr { op, vars })
+    Ok(Expr { op, vars, explode })
 }
 
 /// Refuses duplicate names and adjacent expressions that can't be delimited.
@@ -774,6 +840,35 @@ mod tests {
     }
 
     #[test]
+    fn explode_binds_every_item() {
+        assert_eq!(
+            m("file://{/path*}", "file:///a/b/c.txt"),
+            one("path", "a/b/c.txt")
+        );
+        assert!(
+            m("file://{/path*}", "file:///a/../c").is_none(),
+            "each item is a safe segment"
+        );
+        assert!(
+            m("file://{/path*}", "file:///a//c").is_none(),
+            "no empty item"
+        );
+        assert!(
+            m("file://{/path*}", "file:///a/%2F/c").is_none(),
+            "an item may not hide a separator"
+        );
+        assert_eq!(m("ids://{ids*}", "ids://1,2,3"), one("ids", "1,2,3"));
+        assert_eq!(m("x://f{.ext*}", "x://f.tar.gz"), one("ext", "tar.gz"));
+        assert_eq!(
+            m("file://{/path*}/raw", "file:///a/b/raw").unwrap(),
+            vec![("path".into(), "a/b".into())]
+        );
+        assert!(t("file://{/path*}").is_exploded("path"));
+        assert!(!t("file://{/path}").is_exploded("path"));
+        assert!(t("a://{/x*}").overlaps(&t("a://{/y}")));
+    }
+
+    #[test]
     fn parse_errors() {
         assert_eq!(err("a://{id"), "unclosed `{` at byte 4");
         assert_eq!(err("test://tmpl/{id"), "unclosed `{` at byte 12");
@@ -802,8 +897,9 @@ mod tests {
         assert!(err("a://{a}/{a}").contains("duplicate variable `a`"));
         assert!(err("a://{a,a}").contains("duplicate"));
         assert!(err("a://{a:3}").contains("level-4"));
-        assert!(err("a://{a*}").contains("level-4"));
-        assert!(err("a://{/a*}").contains("not supported"));
+        assert!(err("a://{a,b*}").contains("one variable"));
+        assert!(err("a://x{?a*}").contains("not supported"));
+        assert!(err("a://x{;a*}").contains("not supported"));
         assert_eq!(err("a://x y"), "space in literal at byte 5");
         assert!(err("a://x\ty").contains("control character"));
         assert!(err("a://x%zz").contains("percent-encoding"));

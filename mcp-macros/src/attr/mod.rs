@@ -88,7 +88,7 @@ fn split_uri(args: TokenStream) -> syn::Result<(LitStr, TokenStream)> {
         let uri: LitStr = input.parse().map_err(|e| {
             syn::Error::new(
                 e.span(),
-                "`#[resource]` needs the URI first\n\n= help: write `#[resource(\"config://app\")]` or `#[resource(\"notes://{id}\", mime_type = \"text/plain\")]`",
+                "`#[resource]` needs the URI first; write `#[resource(\"config://app\")]` or `#[resource(\"notes://{id}\", mime_type = \"text/plain\")]`",
             )
         })?;
         let rest = if input.is_empty() {
@@ -152,7 +152,7 @@ pub fn server_options(args: TokenStream, errors: &mut Errors) -> ServerArgs {
         _ => {
             errors.at(
                 first.unwrap_or_else(proc_macro2::Span::call_site),
-                "`#[server]` takes no options but `crate = \"...\"`\n\n= help: put options on each method's `#[tool(...)]`, `#[resource(...)]` or `#[prompt(...)]`",
+                "`#[server]` takes no options but `crate = \"...\"`; put options on each method's `#[tool(...)]`, `#[resource(...)]` or `#[prompt(...)]`",
             );
             ServerArgs::default()
         }

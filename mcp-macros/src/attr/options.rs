@@ -127,7 +127,7 @@ pub struct InputArgs {
     /// A URL-mode elicitation to this URL (with `message`).
     pub url: Option<SpannedValue<String>>,
     /// The message of a URL-mode elicitation.
-    pub message: Option<String>,
+    pub message: Option<SpannedValue<String>>,
     /// A sampling request with this prompt (deprecated in 2026-07-28).
     pub sample: Option<SpannedValue<String>>,
     /// `maxTokens` of the sampling request (default 256).

@@ -69,7 +69,7 @@ fn take_one<T: FromMeta>(
         if span.is_some() {
             problems.push(crate::errors::spanned(
                 a,
-                format!("duplicate `#[{name}]` attribute\n\n= help: put all options in one `#[{name}(...)]`"),
+                format!("duplicate `#[{name}]` attribute; put all options in one `#[{name}(...)]`"),
             ));
             return false;
         }

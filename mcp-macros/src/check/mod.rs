@@ -50,21 +50,21 @@ fn shape(item: &Item, errors: &mut Errors) {
     if !s.is_async {
         errors.at(
             s.fn_token,
-            format!("`#[{kind}]` functions must be `async`\n\n= help: write `async fn` here"),
+            format!("`#[{kind}]` functions must be `async`; write `async fn` here"),
         );
     }
     if let Some(g) = &s.generics {
-        errors.spanned(g, format!("a {kind} cannot be generic\n\n= help: its parameter types decide its schema, so they must be concrete"));
+        errors.spanned(g, format!("a {kind} cannot be generic; its parameter types decide its schema, so they must be concrete"));
     }
     if let Some(v) = s.variadic {
         errors.at(v, format!("a {kind} cannot be variadic"));
     }
     match (&s.receiver, item.site) {
         (Receiver::Ref(span) | Receiver::Other(span), Site::Free) => errors.at(*span, format!(
-            "`#[{kind}]` on a method needs `#[mcp_runtime::server]` on its `impl` block\n\n= help: put `#[mcp_runtime::server]` above `impl ...`"
+            "`#[{kind}]` on a method needs `#[mcp_runtime::server]` on its `impl` block; put `#[mcp_runtime::server]` above `impl ...`"
         )),
         (Receiver::Other(span), Site::Method) => errors.at(*span, format!(
-            "a {kind} method must take `&self`\n\n= help: requests run concurrently, so they share the server by reference; use interior mutability (a `Mutex`, an atomic) for state that changes"
+            "a {kind} method must take `&self`; requests run concurrently, so they share the server by reference; use interior mutability (a `Mutex`, an atomic) for state that changes"
         )),
         _ => {}
     }
@@ -90,7 +90,7 @@ fn identity(item: &Item, errors: &mut Errors) {
     {
         let kind = item.kind.attr();
         errors.spanned(&item.ident, format!(
-            "{kind} `{}` has no description\n\n= help: add a doc comment (`/// What it does.`) or `#[{kind}(description = \"...\")]`; clients and models rely on it",
+            "{kind} `{}` has no description; add a doc comment (`/// What it does.`) or `#[{kind}(description = \"...\")]`; clients and models rely on it",
             item.name.value
         ));
     }
@@ -120,7 +120,7 @@ fn identity(item: &Item, errors: &mut Errors) {
 /// entries, as key and JSON text.
 pub fn meta_entries(text: &str) -> Result<Vec<(String, String)>, String> {
     let v: serde_json::Value = serde_json::from_str(text).map_err(|e| {
-        format!("`meta` is not valid JSON: {e}\n\n= help: write a JSON object, such as meta = r#\"{{\"com.example/team\": \"search\"}}\"#")
+        format!("`meta` is not valid JSON: {e}; write a JSON object, such as meta = r#\"{{\"com.example/team\": \"search\"}}\"#")
     })?;
     let serde_json::Value::Object(map) = v else {
         return Err("`meta` must be a JSON object".into());
@@ -137,15 +137,15 @@ pub fn meta_entries(text: &str) -> Result<Vec<(String, String)>, String> {
 fn param(item: &Item, p: &Param, errors: &mut Errors) {
     let kind = item.kind.attr();
     if p.ident.is_none() {
-        errors.spanned(&p.pat, "unsupported parameter pattern\n\n= help: bind the parameter to a name, such as `city: String`; the name is the argument's key");
+        errors.spanned(&p.pat, "unsupported parameter pattern; bind the parameter to a name, such as `city: String`; the name is the argument's key");
         return;
     }
     match &p.ty {
         Type::Reference(r) => errors.spanned(r, format!(
-            "a {kind} parameter must be an owned type\n\n= help: arguments are decoded from JSON for every call; use `String` instead of `&str`, `Vec<T>` instead of `&[T]`"
+            "a {kind} parameter must be an owned type; arguments are decoded from JSON for every call; use `String` instead of `&str`, `Vec<T>` instead of `&[T]`"
         )),
         Type::ImplTrait(t) => errors.spanned(t, format!(
-            "a {kind} parameter cannot be `impl Trait`\n\n= help: name a concrete type; it decides the input schema"
+            "a {kind} parameter cannot be `impl Trait`; name a concrete type; it decides the input schema"
         )),
         _ => {}
     }
@@ -159,11 +159,11 @@ fn param(item: &Item, p: &Param, errors: &mut Errors) {
         );
     }
     if let (Some(span), None) = (p.input_span, item.needs_input) {
-        errors.at(span, "`#[input]` needs `#[needs_input]` on the function\n\n= help: add `#[needs_input]` below the `#[tool]`, `#[prompt]` or `#[resource]` attribute");
+        errors.at(span, "`#[input]` needs `#[needs_input]` on the function; add `#[needs_input]` below the `#[tool]`, `#[prompt]` or `#[resource]` attribute");
     }
     if let Some(path) = &p.complete {
         match (item.kind, p.role) {
-            (Kind::Tool, _) => errors.spanned(path, "tool arguments have no completion\n\n= help: `complete` applies to prompt arguments and resource template variables"),
+            (Kind::Tool, _) => errors.spanned(path, "tool arguments have no completion; `complete` applies to prompt arguments and resource template variables"),
             (Kind::Resource, Role::Extractor) => errors.spanned(path, format!(
                 "`{}` is not a variable of the template, so it cannot be completed",
                 p.name.value
@@ -187,17 +187,20 @@ fn inputs(item: &Item, errors: &mut Errors) {
     for p in &item.params {
         let Some(spec) = &p.input else { continue };
         if spec.asks.len() != 1 {
-            errors.at(spec.span, "`#[input]` asks exactly one thing\n\n= help: write one of `elicit = \"message\"`, `url = \"https://...\", message = \"...\"`, `sample = \"prompt\"` or `roots`");
+            errors.at(spec.span, "`#[input]` asks exactly one thing; write one of `elicit = \"message\"`, `url = \"https://...\", message = \"...\"`, `sample = \"prompt\"` or `roots`");
         }
         if let Some(InputKind::Url { message: None, .. }) = spec.asks.first() {
             errors.at(spec.span, "a URL elicitation needs a `message` too");
+        }
+        if let Some(text) = spec.asks.first().and_then(InputKind::text) {
+            placeholders_name_arguments(item, text, errors);
         }
     }
     if item.needs_input.is_none() {
         return;
     }
     if item.params.iter().all(|p| p.input_span.is_none()) {
-        errors.spanned(&item.ident, "`#[needs_input]` but no parameter is an input\n\n= help: mark the parameters to ask for with `#[input(elicit = \"...\")]` (or `url`, `sample`, `roots`)");
+        errors.spanned(&item.ident, "`#[needs_input]` but no parameter is an input; mark the parameters to ask for with `#[input(elicit = \"...\")]` (or `url`, `sample`, `roots`)");
     }
     let keys: Vec<_> = item
         .params
@@ -206,12 +209,106 @@ fn inputs(item: &Item, errors: &mut Errors) {
         .collect();
     for (i, spec) in keys.iter().enumerate() {
         if keys[..i].iter().any(|o| o.key.value == spec.key.value) {
-            errors.at(spec.key.span, format!(
-                "duplicate input key `{}`\n\n= help: each input needs its own key in `inputRequests`",
-                spec.key.value
-            ));
+            errors.at(
+                spec.key.span,
+                format!(
+                    "duplicate input key `{}`; each input needs its own key in `inputRequests`",
+                    spec.key.value
+                ),
+            );
         }
     }
+}
+
+/// The `{name}` placeholders of an input's text name parameters that are known before the
+/// round asks: the arguments (and extractors), not the other inputs.
+fn placeholders_name_arguments(item: &Item, text: &crate::model::Sp<String>, errors: &mut Errors) {
+    let known: Vec<String> = item
+        .params
+        .iter()
+        .filter(|p| p.role != Role::Input)
+        .filter_map(|p| p.ident.as_ref().map(|i| i.to_string()))
+        .collect();
+    let list = if known.is_empty() {
+        "the function has no other parameters".to_owned()
+    } else {
+        format!(
+            "the parameters are {}",
+            known
+                .iter()
+                .map(|k| format!("`{k}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    };
+    let names = match placeholders(&text.value) {
+        Ok(n) => n,
+        Err(e) => return errors.at(text.span, format!("{e}; {list}")),
+    };
+    for name in names {
+        if known.contains(&name) {
+            continue;
+        }
+        let why = if item
+            .params
+            .iter()
+            .any(|p| p.role == Role::Input && p.ident.as_ref().is_some_and(|i| i == &name))
+        {
+            format!("`{{{name}}}` is asked in the same round, so the text cannot insert it")
+        } else {
+            format!("`{{{name}}}` names no parameter")
+        };
+        errors.at(text.span, format!("{why}; {list}"));
+    }
+}
+
+/// Whether `ty` is spelled `SafePath` (or `path::to::SafePath`): a hint for the template
+/// rule above, not a rule on types.
+fn is_safe_path(ty: &Type) -> bool {
+    matches!(ty, Type::Path(p) if p.qself.is_none() && p.path.segments.last().is_some_and(|s| s.ident == "SafePath"))
+}
+
+/// The names a `format!` string inserts: `{name}` and `{name:spec}`; `{{` and `}}` are
+/// literal braces. Positional placeholders are refused.
+pub fn placeholders(text: &str) -> Result<Vec<String>, String> {
+    let mut out = Vec::new();
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '{' if chars.peek() == Some(&'{') => {
+                chars.next();
+            }
+            '{' => {
+                let mut name = String::new();
+                let mut closed = false;
+                for c in chars.by_ref() {
+                    if c == '}' {
+                        closed = true;
+                        break;
+                    }
+                    name.push(c);
+                }
+                if !closed {
+                    return Err(
+                        "the text has a `{` without its `}` (write `{{` for a brace)".into(),
+                    );
+                }
+                let name = name.split(':').next().unwrap_or_default().trim().to_owned();
+                if name.is_empty() || name.bytes().all(|b| b.is_ascii_digit()) {
+                    return Err("a placeholder must name a parameter, as in `{path}`".into());
+                }
+                out.push(name);
+            }
+            '}' if chars.peek() == Some(&'}') => {
+                chars.next();
+            }
+            '}' => {
+                return Err("the text has a `}` without its `{` (write `}}` for a brace)".into());
+            }
+            _ => {}
+        }
+    }
+    Ok(out)
 }
 
 /// `#[arg(header = "...")]`: tool arguments only, HTTP tokens, unique regardless of case.
@@ -250,21 +347,37 @@ fn resource(item: &Item, errors: &mut Errors) {
     let template = match &r.template {
         Ok(t) => t,
         Err(e) => {
-            errors.spanned(&r.uri, format!("invalid URI template: {e}\n\n= help: write a URI, or an RFC 6570 template such as \"notes://{{id}}\" or \"file:///{{+path}}\""));
+            errors.spanned(&r.uri, format!("invalid URI template: {e}; write a URI, or an RFC 6570 template such as \"notes://{{id}}\" or \"file:///{{+path}}\""));
             return;
         }
     };
+    for (var, op) in template.variables() {
+        let Some(p) = item.params.iter().find(|p| p.name.value == var) else {
+            continue;
+        };
+        use mcp_uri_template::Operator;
+        let nested = match op {
+            Operator::Reserved | Operator::Fragment => true,
+            Operator::Path => template.is_exploded(var),
+            _ => false,
+        };
+        if !nested && is_safe_path(&p.ty) {
+            errors.spanned(&r.uri, format!(
+                "this expression of `{var}` never holds a `/`, so the `SafePath` `{var}` can never be a nested path; write `{{+{var}}}` (or `{{/{var}*}}`) to match `a/b/c`"
+            ));
+        }
+    }
     for var in item.variables() {
         if !item.params.iter().any(|p| p.name.value == var) {
             errors.spanned(&r.uri, format!(
-                "template variable `{{{var}}}` has no parameter\n\n= help: add a parameter named `{var}`, such as `{var}: String`"
+                "template variable `{{{var}}}` has no parameter; add a parameter named `{var}`, such as `{var}: String`"
             ));
         }
     }
     if template.is_static()
         && let Some(list) = &r.list
     {
-        errors.spanned(list, "only a URI template can list the resources it produces\n\n= help: a fixed URI is listed by itself");
+        errors.spanned(list, "only a URI template can list the resources it produces; a fixed URI is listed by itself");
     }
     let Some(a) = &r.annotations else { return };
     for path in &a.audience {
@@ -274,7 +387,7 @@ fn resource(item: &Item, errors: &mut Errors) {
         {
             errors.push(spanned(
                 path,
-                "unknown audience\n\n= help: use `user` and/or `assistant`",
+                "unknown audience; use `user` and/or `assistant`",
             ));
         }
     }
@@ -409,6 +522,45 @@ mod tests {
                 quote!("notes://x", list = f),
                 quote! {
                 async fn note() -> String { todo!() } }
+            ),
+            1
+        );
+    }
+
+    #[test]
+    fn placeholder_names() {
+        assert_eq!(
+            placeholders("Delete {path} ({size:?})? {{literal}}").unwrap(),
+            ["path", "size"]
+        );
+        assert!(placeholders("{}").is_err());
+        assert!(placeholders("{0}").is_err());
+        assert!(placeholders("{open").is_err());
+        assert!(placeholders("close}").is_err());
+        assert_eq!(
+            count(
+                Kind::Tool,
+                quote!(),
+                quote! { /// D.
+                #[needs_input] async fn t(path: String, #[input(elicit = "Delete {pth}?")] ok: Sure) {} }
+            ),
+            1
+        );
+        assert_eq!(
+            count(
+                Kind::Tool,
+                quote!(),
+                quote! { /// D.
+                #[needs_input] async fn t(path: String, #[input(elicit = "Delete {path}?")] ok: Sure) {} }
+            ),
+            0
+        );
+        assert_eq!(
+            count(
+                Kind::Tool,
+                quote!(),
+                quote! { /// D.
+                #[needs_input] async fn t(#[input(elicit = "Hi {who}")] who: Sure) {} }
             ),
             1
         );

@@ -8,13 +8,16 @@ use crate::model::{Item, ServerImpl, Spec};
 /// [`super::item`]).
 pub fn server(s: &ServerImpl, errors: &mut Errors) {
     if let Some(path) = &s.trait_path {
-        errors.spanned(path, "`#[server]` goes on an inherent `impl` block, not a trait impl\n\n= help: write `impl MyServer { ... }`");
+        errors.spanned(path, "`#[server]` goes on an inherent `impl` block, not a trait impl; write `impl MyServer { ... }`");
     }
     if let Some(g) = &s.generics {
-        errors.spanned(g, "a `#[server]` type cannot be generic\n\n= help: wrap the generic value in a concrete type");
+        errors.spanned(
+            g,
+            "a `#[server]` type cannot be generic; wrap the generic value in a concrete type",
+        );
     }
     if !s.marked {
-        errors.spanned(&s.self_ty, "this `#[server]` impl has no `#[tool]`, `#[resource]` or `#[prompt]` methods\n\n= help: mark the methods to serve with `#[tool]`");
+        errors.spanned(&s.self_ty, "this `#[server]` impl has no `#[tool]`, `#[resource]` or `#[prompt]` methods; mark the methods to serve with `#[tool]`");
     }
     for item in &s.items {
         if let Some(k) = &item.krate {
@@ -36,7 +39,7 @@ fn unique_names(kind: Kind, items: &[Item], errors: &mut Errors) {
     for (i, t) in items.iter().enumerate() {
         if let Some(first) = items[..i].iter().find(|o| o.name.value == t.name.value) {
             errors.at(t.name.span, format!(
-                "duplicate {kind} name `{}`\n\n= note: `{}` already uses this name\n= help: give one of them `#[{kind}(name = \"...\")]`",
+                "duplicate {kind} name `{}`; `{}` already uses this name; give one of them `#[{kind}(name = \"...\")]`",
                 t.name.value, first.ident
             ));
         }
@@ -65,7 +68,7 @@ fn distinct_resources(items: &[Item], errors: &mut Errors) {
     for (i, (_, r)) in resources.iter().enumerate() {
         if let Some((first, f)) = resources[..i].iter().find(|(_, o)| collide(o, r)) {
             errors.spanned(&r.uri, format!(
-                "resources `{}` and `{}` can match the same URI\n\n= note: `{}` declares the first one\n= help: make their fixed parts differ",
+                "resources `{}` and `{}` can match the same URI; `{}` declares the first one; make their fixed parts differ",
                 f.uri.value(),
                 r.uri.value(),
                 first.ident

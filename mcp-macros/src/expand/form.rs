@@ -16,9 +16,7 @@ fn crate_path(input: &DeriveInput) -> syn::Result<Option<syn::Path>> {
                 path = Some(s.parse()?);
                 Ok(())
             } else {
-                Err(meta.error(
-                    "unknown `#[form]` option\n\n= help: the only option is `crate = \"...\"`",
-                ))
+                Err(meta.error("unknown `#[form]` option; the only option is `crate = \"...\"`"))
             }
         })?;
     }
@@ -44,7 +42,7 @@ pub fn expand(item: TokenStream) -> TokenStream {
             let Fields::Named(fields) = &s.fields else {
                 return syn::Error::new(
                     s.fields.span(),
-                    "a form is a struct with named fields\n\n= help: each field is one entry of the form",
+                    "a form is a struct with named fields; each field is one entry of the form",
                 )
                 .to_compile_error();
             };

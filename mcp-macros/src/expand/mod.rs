@@ -74,42 +74,58 @@ pub fn free(kind: Kind, args: TokenStream, item: TokenStream) -> TokenStream {
         (errors, _) => Err(errors.unwrap_or_default()),
     };
     let (method, ty) = names(kind);
+    // The name (or URI) `tools![..]` checks for duplicates at compile time.
+    let key = model.as_ref().map(|m| match &m.spec {
+        Spec::Resource(r) => r.uri.value(),
+        _ => m.name.value.clone(),
+    });
     match body {
         Ok(def) => {
-            let companion = companion(&func, method, &krate, &ty, def);
+            let companion = companion(&func, method, &krate, &ty, key, def);
             quote!(#func #companion)
         }
         Err(errors) => {
             // A method without `#[server]` has no companion: it is not an item of its own.
-            let stub = func
-                .sig
-                .receiver()
-                .is_none()
-                .then(|| companion(&func, method, &krate, &ty, quote!(::core::unreachable!())));
+            let stub = func.sig.receiver().is_none().then(|| {
+                companion(
+                    &func,
+                    method,
+                    &krate,
+                    &ty,
+                    key,
+                    quote!(::core::unreachable!()),
+                )
+            });
             quote!(#func #stub #errors)
         }
     }
 }
 
-/// The hidden companion of a free function.
+/// The hidden companion of a free function. Only the struct allows dead code: a function that no `tools![..]` registers gets the
+/// "never used" warning a plain unused function gets.
 fn companion(
     func: &Function,
     method: &str,
     krate: &TokenStream,
     ty: &TokenStream,
+    key: Option<String>,
     body: TokenStream,
 ) -> TokenStream {
     let vis = &func.vis;
     let ident = &func.sig.ident;
     let method = syn::Ident::new(method, Span::call_site());
+    let key = key.unwrap_or_else(|| ident.to_string());
     quote! {
         #[doc(hidden)]
         #[allow(non_camel_case_types, dead_code)]
         #vis struct #ident {}
 
         #[automatically_derived]
-        #[allow(dead_code)]
         impl #ident {
+            #[doc(hidden)]
+            #[allow(dead_code)]
+            pub const __MCP_KEY: &'static str = #key;
+
             #[doc(hidden)]
             pub fn #method() -> #krate::__private::#ty {
                 use #krate::__private as __mcp;
@@ -123,7 +139,7 @@ fn companion(
 fn not_a_function(item: TokenStream, e: syn::Error, kind: Kind) -> TokenStream {
     let e = syn::Error::new(
         e.span(),
-        format!("{e}\n\n= note: `#[{}]` goes on an `async fn`", kind.attr()),
+        format!("{e}; `#[{}]` goes on an `async fn`", kind.attr()),
     )
     .to_compile_error();
     quote!(#item #e)
@@ -133,7 +149,7 @@ fn not_a_function(item: TokenStream, e: syn::Error, kind: Kind) -> TokenStream {
 pub fn needs_input_alone(item: TokenStream) -> TokenStream {
     let e = syn::Error::new(
         Span::call_site(),
-        "`#[needs_input]` goes below `#[tool]`, `#[prompt]` or `#[resource]`\n\n= help: only `tools/call`, `prompts/get` and `resources/read` can ask the client for input; write the attribute after the `#[tool]` (or `#[prompt]`, `#[resource]`) line",
+        "`#[needs_input]` goes below `#[tool]`, `#[prompt]` or `#[resource]`; only `tools/call`, `prompts/get` and `resources/read` can ask the client for input; write the attribute after the `#[tool]` (or `#[prompt]`, `#[resource]`) line",
     )
     .to_compile_error();
     quote!(#item #e)
@@ -177,8 +193,12 @@ pub fn definition(item: &Item) -> TokenStream {
             .header
             .as_ref()
             .map(|_| quote_spanned!(p.ty_span=> __mcp::assert_header_value::<#ty>();));
+        // `#[arg(...)]` describes an argument; on an extractor it is an error, not ignored.
+        let argument_check = (p.arg_span.is_some() && p.role == Role::Parameter)
+            .then(|| quote_spanned!(p.ty_span=> __mcp::assert_argument::<#ty, #kind>();));
         quote_spanned! {p.ty_span=>
             #header_check
+            #argument_check
             <#ty as __mcp::FromRequest<#kind>>::describe(&__PARAMS[#i], &mut __signature);
         }
     });
@@ -263,7 +283,12 @@ pub fn definition(item: &Item) -> TokenStream {
             }
         }
     };
-    let builder = builder(item);
+    let mut builder = builder(item);
+    let origin = match &item.owner {
+        Some(owner) => format!("{owner}::{}", item.ident),
+        None => item.ident.to_string(),
+    };
+    builder.push(quote!(.origin(::core::concat!(::core::module_path!(), "::", #origin))));
     let mutable = (!described.is_empty() || inline_refs.is_some() || uses_input.is_some())
         .then(|| quote!(mut));
     quote! {{
@@ -302,20 +327,20 @@ fn input_stmts(item: &Item) -> TokenStream {
             let ty = &param.ty;
             match spec.asks.first().expect("checked: one thing") {
                 InputKind::Elicit { message } => {
-                    let message = text(message);
+                    let message = text(&message.value);
                     quote_spanned! {param.ty_span=>
                         <#ty as __mcp::ElicitParam>::elicit(&__input, #key, #message)
                     }
                 }
                 InputKind::Url { url, message } => {
-                    let message = text(message.as_deref().unwrap_or_default());
+                    let message = text(message.as_ref().map_or("", |m| m.value.as_str()));
                     quote!(__input.elicit_url(#key, #message, #url))
                 }
                 InputKind::Sample {
                     text: prompt,
                     max_tokens,
                 } => {
-                    let prompt = text(prompt);
+                    let prompt = text(&prompt.value);
                     quote!(__input.sample(#key, __mcp::sampling_request(&#prompt, #max_tokens)))
                 }
                 InputKind::Roots => quote!(__input.roots(#key)),
@@ -447,9 +472,27 @@ fn builder(item: &Item) -> Vec<TokenStream> {
     }
     // Spanned at the path, so a completer with the wrong signature is reported there.
     for p in &item.params {
-        if let Some(path) = &p.complete {
-            let n = &p.name.value;
-            b.push(quote_spanned!(syn::spanned::Spanned::span(path)=> .completer(#n, #path)));
+        let Some(path) = &p.complete else { continue };
+        let n = &p.name.value;
+        let span = syn::spanned::Spanned::span(path);
+        match &p.complete_method {
+            // A `&self` method of the impl: a closure holding the server value.
+            Some(types) => {
+                let method = &path.segments.last().expect("a path has a segment").ident;
+                let args: Vec<syn::Ident> = (0..types.len())
+                    .map(|i| syn::Ident::new(&format!("__a{i}"), Span::call_site()))
+                    .collect();
+                b.push(quote_spanned! {span=>
+                    .completer(#n, {
+                        let __this = __mcp::Arc::clone(this);
+                        move |#(#args: #types),*| {
+                            let __this = __mcp::Arc::clone(&__this);
+                            async move { __this.#method(#(#args),*).await }
+                        }
+                    })
+                });
+            }
+            None => b.push(quote_spanned!(span=> .completer(#n, #path))),
         }
     }
     b

@@ -23,6 +23,26 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
         Err(e) => return unparsable(item, e, &krate),
     };
 
+    let self_ty_tokens = imp.self_ty.clone();
+    // The `&self` methods a completer may name, with their parameter types.
+    let methods: std::collections::BTreeMap<String, Vec<syn::Type>> = imp
+        .items
+        .iter()
+        .filter_map(|i| match i {
+            ImplItem::Fn(m) if m.sig.receiver().is_some() => Some((
+                m.sig.ident.to_string(),
+                m.sig
+                    .inputs
+                    .iter()
+                    .filter_map(|a| match a {
+                        syn::FnArg::Typed(t) => Some((*t.ty).clone()),
+                        syn::FnArg::Receiver(_) => None,
+                    })
+                    .collect(),
+            )),
+            _ => None,
+        })
+        .collect();
     let mut items: Vec<Item> = Vec::new();
     let mut marked = false;
     for impl_item in &mut imp.items {
@@ -46,7 +66,7 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
         let needs_input = attr::take_needs_input(&mut method.attrs, krate);
         let params = attr::take_params(&mut method.sig, &mut errors);
         if let Some(o) = attr::options(kind, tokens, &mut errors) {
-            let item = Item::build(
+            let mut item = Item::build(
                 kind,
                 o,
                 &method.attrs,
@@ -55,6 +75,18 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
                 needs_input,
                 Site::Method,
             );
+            item.owner = Some(quote!(#self_ty_tokens).to_string().replace(' ', ""));
+            for p in &mut item.params {
+                let method = p.complete.as_ref().and_then(|path| {
+                    let segs: Vec<String> =
+                        path.segments.iter().map(|s| s.ident.to_string()).collect();
+                    match segs.iter().map(String::as_str).collect::<Vec<_>>()[..] {
+                        [m] | ["Self", m] => Some(m.to_owned()),
+                        _ => None,
+                    }
+                });
+                p.complete_method = method.and_then(|m| methods.get(&m).cloned());
+            }
             check::item(&item, &mut errors);
             items.push(item);
         }
@@ -136,7 +168,7 @@ fn unparsable(item: TokenStream, e: syn::Error, krate: &TokenStream) -> TokenStr
         _ => {
             let e = syn::Error::new(
                 e.span(),
-                format!("{e}\n\n= note: `#[server]` goes on an `impl` block"),
+                format!("{e}; `#[server]` goes on an `impl` block"),
             )
             .to_compile_error();
             quote!(#item #e)

@@ -65,20 +65,32 @@ pub struct Shape {
 }
 
 /// What a declared input asks.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub enum InputKind {
     Elicit {
-        message: String,
+        message: Sp<String>,
     },
     Url {
         url: String,
-        message: Option<String>,
+        message: Option<Sp<String>>,
     },
     Sample {
-        text: String,
+        text: Sp<String>,
         max_tokens: u32,
     },
     Roots,
+}
+
+impl InputKind {
+    /// The text sent to the client, which may insert arguments (`{name}`).
+    pub fn text(&self) -> Option<&Sp<String>> {
+        match self {
+            InputKind::Elicit { message } => Some(message),
+            InputKind::Url { message, .. } => message.as_ref(),
+            InputKind::Sample { text, .. } => Some(text),
+            InputKind::Roots => None,
+        }
+    }
 }
 
 /// A declared input (`#[input(...)]`): its key in `inputRequests` and what it asks.
@@ -116,6 +128,9 @@ pub struct Param {
     pub role: Role,
     pub description: Option<Sp<String>>,
     pub complete: Option<syn::Path>,
+    /// When `complete` names a `&self` method of the `#[server]` impl: its parameter types
+    /// (after `&self`).
+    pub complete_method: Option<Vec<Type>>,
     pub header: Option<Sp<String>>,
     /// Where `#[arg]` was written.
     pub arg_span: Option<Span>,
@@ -203,6 +218,8 @@ pub struct Item {
     pub needs_input: Option<Span>,
     pub params: Vec<Param>,
     pub spec: Spec,
+    /// The type of the `#[server]` impl a method belongs to, as written.
+    pub owner: Option<String>,
 }
 
 impl Item {
@@ -313,6 +330,7 @@ impl Item {
             needs_input,
             params,
             spec,
+            owner: None,
         }
     }
 
@@ -391,6 +409,7 @@ fn param(raw: RawParam, kind: Kind, variables: &[String]) -> Param {
         role,
         description: arg.description.as_ref().map(Into::into),
         complete: arg.complete,
+        complete_method: None,
         header: arg.header.as_ref().map(Into::into),
         arg_span: raw.arg_span,
         input,
@@ -401,19 +420,17 @@ fn param(raw: RawParam, kind: Kind, variables: &[String]) -> Param {
 fn input(args: attr::InputArgs, param_name: &str, span: Span) -> InputSpec {
     let mut asks = Vec::new();
     if let Some(m) = &args.elicit {
-        asks.push(InputKind::Elicit {
-            message: (**m).clone(),
-        });
+        asks.push(InputKind::Elicit { message: m.into() });
     }
     if let Some(u) = &args.url {
         asks.push(InputKind::Url {
             url: (**u).clone(),
-            message: args.message.clone(),
+            message: args.message.as_ref().map(Into::into),
         });
     }
     if let Some(s) = &args.sample {
         asks.push(InputKind::Sample {
-            text: (**s).clone(),
+            text: s.into(),
             max_tokens: args.max_tokens.unwrap_or(256),
         });
     }

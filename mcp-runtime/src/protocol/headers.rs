@@ -154,7 +154,9 @@ pub fn drop_null_arguments(params: &[HeaderParam], arguments: &mut Value) {
         let Some((last, parents)) = p.path.split_last() else {
             continue;
         };
-        let parent = parents.iter().try_fold(&mut *arguments, |v, key| v.get_mut(key));
+        let parent = parents
+            .iter()
+            .try_fold(&mut *arguments, |v, key| v.get_mut(key));
         if let Some(Value::Object(m)) = parent
             && m.get(last).is_some_and(Value::is_null)
         {

@@ -235,8 +235,8 @@ impl ServerBuilder {
 ///     "hi"
 /// }
 ///
-/// // The same tool twice: two tools with one name.
-/// let err = Server::builder("x", "1.0").tools(tools![hi, hi]).build().unwrap_err();
+/// // The same tool twice, from two lists (within one `tools![..]` it is a compile error).
+/// let err = Server::builder("x", "1.0").tools(tools![hi]).tools(tools![hi]).build().unwrap_err();
 /// assert!(!err.0.is_empty());
 /// assert!(err.to_string().starts_with("the MCP server definition is invalid:"));
 /// ```

@@ -183,6 +183,7 @@ async fn invoke<K: Kind>(
     round: Option<Round>,
 ) -> Outcome<K::Output> {
     let timeout = server.limits.request_timeout;
+    let request = std::sync::Arc::clone(&call.request);
     let run = guarded(timeout, || match &round {
         Some(round) => Box::pin(round.drive(handler(call))),
         None => handler(call).map(Finished::Done).boxed(),
@@ -201,6 +202,13 @@ async fn invoke<K: Kind>(
         Ok(Finished::Done(Err(crate::Error(ErrorKind::Execution(content))))) => {
             tracing::debug!("the handler returned an error");
             match K::execution_error(content) {
+                Ok(out) => Outcome::Complete(out),
+                Err(e) => Outcome::Failed(Rejection::failed(e)),
+            }
+        }
+        Ok(Finished::Done(Err(crate::Error(ErrorKind::NotFound(message))))) => {
+            let target = request.target.as_deref().unwrap_or_default();
+            match K::not_found(target, message) {
                 Ok(out) => Outcome::Complete(out),
                 Err(e) => Outcome::Failed(Rejection::failed(e)),
             }

@@ -68,24 +68,26 @@ impl Catalog {
     /// can match the same URI, then precomputes the discover result and the list pages.
     pub(crate) fn assemble(entries: Entries, s: &Settings) -> Result<Catalog, Vec<String>> {
         let mut errors = Vec::new();
-        let mut tools = BTreeMap::new();
+        let mut tools: BTreeMap<String, Arc<ToolEntry>> = BTreeMap::new();
         for t in entries.tools {
             match tools.entry(t.def.item.name.clone()) {
                 Entry::Occupied(o) => errors.push(format!(
-                    "two tools are named `{}`; tool names must be unique",
-                    o.key()
+                    "two tools are named `{}`{}; tool names must be unique",
+                    o.key(),
+                    origins(&o.get().def.item, &t.def.item)
                 )),
                 Entry::Vacant(v) => {
                     v.insert(t);
                 }
             }
         }
-        let mut prompts = BTreeMap::new();
+        let mut prompts: BTreeMap<String, Arc<PromptEntry>> = BTreeMap::new();
         for p in entries.prompts {
             match prompts.entry(p.def.item.name.clone()) {
                 Entry::Occupied(o) => errors.push(format!(
-                    "two prompts are named `{}`; prompt names must be unique",
-                    o.key()
+                    "two prompts are named `{}`{}; prompt names must be unique",
+                    o.key(),
+                    origins(&o.get().def.item, &p.def.item)
                 )),
                 Entry::Vacant(v) => {
                     v.insert(p);
@@ -97,8 +99,11 @@ impl Catalog {
         for r in entries.resources {
             let uri = &r.def.spec.uri;
             if r.template.is_static() {
-                if statics.contains_key(uri) {
-                    errors.push(format!("two resources have the URI `{uri}`"));
+                if let Some(first) = statics.get(uri) {
+                    errors.push(format!(
+                        "two resources have the URI `{uri}`{}",
+                        origins(&first.def.item, &r.def.item)
+                    ));
                 } else {
                     statics.insert(uri.clone(), r);
                 }
@@ -107,8 +112,9 @@ impl Catalog {
                 .find(|t| t.def.spec.uri == *uri || t.template.overlaps(&r.template))
             {
                 errors.push(format!(
-                    "resource templates `{}` and `{uri}` can match the same URI; make their fixed parts differ",
-                    other.def.spec.uri
+                    "resource templates `{}` and `{uri}`{} can match the same URI; make their fixed parts differ",
+                    other.def.spec.uri,
+                    origins(&other.def.item, &r.def.item)
                 ));
             } else {
                 templates.push(r);
@@ -254,6 +260,15 @@ impl Catalog {
         self.statics
             .get(uri)
             .or_else(|| self.templates.iter().find(|t| t.def.spec.uri == uri))
+    }
+}
+
+/// ` (`a::f` and `b::g`)`: where two clashing items were defined, when known.
+fn origins(a: &crate::server::def::Item, b: &crate::server::def::Item) -> String {
+    match (a.origin, b.origin) {
+        (Some(a), Some(b)) => format!(" (`{a}` and `{b}`)"),
+        (Some(x), None) | (None, Some(x)) => format!(" (one is `{x}`)"),
+        (None, None) => String::new(),
     }
 }
 

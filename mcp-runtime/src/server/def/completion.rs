@@ -1,6 +1,10 @@
 //! Completion (`completion/complete`): suggestions for one prompt argument or template
 //! variable, given the partial value and the arguments already known.
 
+use super::call::Call;
+use super::extract::FromRequest;
+use super::kind::Completion;
+use super::signature::{Param, Signature};
 use futures_util::future::BoxFuture;
 use std::collections::BTreeMap;
 use std::future::Future;
@@ -43,17 +47,23 @@ impl KnownArguments {
     }
 }
 
+/// A completer, type-erased: the partial value and the call (with the known arguments).
 pub(crate) type Completer =
-    Arc<dyn Fn(String, KnownArguments) -> BoxFuture<'static, Vec<String>> + Send + Sync>;
+    Arc<dyn Fn(String, Call<Completion>) -> BoxFuture<'static, Vec<String>> + Send + Sync>;
 
-/// An async function that completes one argument: `async fn(partial: String) -> Vec<String>`
-/// or `async fn(partial: String, known: KnownArguments) -> Vec<String>`.
+/// An async function that completes one argument: it takes the partial value, then any of
+/// [`KnownArguments`] (the other values the client already has), [`Context`](crate::Context)
+/// and [`State<T>`](crate::State) (extractors, through [`FromRequest<Completion>`]), and
+/// returns the suggestions. In a `#[server]` impl, `complete = method` names a `&self`
+/// method of the same shape, so a completer sees the server's own state.
 ///
 /// ```
-/// use mcp_runtime::{Error, Server, resource, resources};
+/// use mcp_runtime::{Error, KnownArguments, Server, State, resource, resources};
 ///
-/// async fn note_ids(partial: String) -> Vec<String> {
-///     ["1", "2", "10"].into_iter().filter(|i| i.starts_with(&partial)).map(String::from).collect()
+/// struct Notes(Vec<u64>);
+///
+/// async fn note_ids(partial: String, notes: State<Notes>, _known: KnownArguments) -> Vec<String> {
+///     notes.0.iter().map(u64::to_string).filter(|i| i.starts_with(&partial)).collect()
 /// }
 ///
 /// /// One note, by id.
@@ -62,16 +72,21 @@ pub(crate) type Completer =
 ///     Ok(format!("note {id}"))
 /// }
 ///
-/// let server = Server::builder("notes", "1.0").resources(resources![note]).build().unwrap();
+/// let server = Server::builder("notes", "1.0").state(Notes(vec![1, 2, 10])).resources(resources![note]).build().unwrap();
 /// # drop(server);
 /// ```
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot complete an argument",
-    note = "a completer is `async fn(partial: String) -> Vec<String>` or `async fn(partial: String, known: KnownArguments) -> Vec<String>`"
+    note = "a completer is an `async fn(partial: String, ..) -> Vec<String>` whose other parameters are `KnownArguments`, `Context` or `State<T>` (at most three)"
 )]
 pub trait IntoCompleter<Args>: Send + Sync + 'static {
     #[doc(hidden)]
     fn into_completer(self) -> Completer;
+    /// What the completer's extractors need from the server.
+    #[doc(hidden)]
+    fn describe(signature: &mut Signature) {
+        let _ = signature;
+    }
 }
 
 impl<F, Fut> IntoCompleter<(String,)> for F
@@ -84,12 +99,47 @@ where
     }
 }
 
-impl<F, Fut> IntoCompleter<(String, KnownArguments)> for F
-where
-    F: Fn(String, KnownArguments) -> Fut + Send + Sync + 'static,
-    Fut: Future<Output = Vec<String>> + Send + 'static,
-{
-    fn into_completer(self) -> Completer {
-        Arc::new(move |partial, known| Box::pin(self(partial, known)))
+/// Completers with extractors, by arity.
+macro_rules! completers {
+    ($($arg:ident),+) => {
+        impl<F, Fut, $($arg),+> IntoCompleter<(String, $($arg,)+)> for F
+        where
+            F: Fn(String, $($arg),+) -> Fut + Send + Sync + 'static,
+            Fut: Future<Output = Vec<String>> + Send + 'static,
+            $($arg: FromRequest<Completion> + 'static),+
+        {
+            fn into_completer(self) -> Completer {
+                let f = Arc::new(self);
+                Arc::new(move |partial, mut call: Call<Completion>| {
+                    #[allow(non_snake_case)]
+                    let ($($arg,)+) = ($(match $arg::from_request(&mut call, &Param::new("")) {
+                        Ok(v) => v,
+                        Err(e) => {
+                            tracing::warn!("a completer's parameter is unavailable: {e}");
+                            return Box::pin(async { Vec::new() });
+                        }
+                    },)+);
+                    Box::pin(f(partial, $($arg),+))
+                })
+            }
+            fn describe(signature: &mut Signature) {
+                $($arg::describe(&Param::new(""), signature);)+
+            }
+        }
+    };
+}
+
+completers!(A);
+completers!(A, B);
+completers!(A, B, C);
+
+impl FromRequest<Completion> for KnownArguments {
+    fn from_request(call: &mut Call<Completion>, _: &Param) -> Result<Self, crate::Error> {
+        Ok(KnownArguments(
+            call.arguments
+                .iter()
+                .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_owned())))
+                .collect(),
+        ))
     }
 }

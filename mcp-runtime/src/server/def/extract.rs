@@ -146,6 +146,22 @@ impl<K: Kind> FromRequest<K> for Input {
     }
 }
 
+/// An argument of a handler of kind `K` (what `#[arg(...)]` describes): for a tool, a
+/// `T: Deserialize + JsonSchema`; for a prompt, a `T: Deserialize`. Extractors are not
+/// arguments, so `#[arg(...)]` on one is a compile error instead of being ignored.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is an extractor, not an argument, so `#[arg(...)]` does not apply to it",
+    label = "an extractor: it reads the request, not the arguments",
+    note = "`#[arg(...)]` names or describes an argument (a property of the tool's input schema, or a prompt argument); remove it here"
+)]
+pub trait Argument<K: Kind> {}
+
+#[diagnostic::do_not_recommend]
+impl<T: DeserializeOwned + JsonSchema> Argument<kind::Tool> for T {}
+
+#[diagnostic::do_not_recommend]
+impl<T: DeserializeOwned> Argument<kind::Prompt> for T {}
+
 /// All the arguments of a tool call, as sent (those not taken by other parameters).
 /// Useful with a hand-written `inputSchema`.
 ///

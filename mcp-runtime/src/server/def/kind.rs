@@ -1,5 +1,5 @@
 //! The kinds of things a server serves, as type markers: [`Tool`], [`Prompt`], [`Resource`]
-//! (and [`ResourceList`], the output of a template's list function).
+//! (and [`ResourceList`], a template's list function, and [`Completion`], a completer).
 //!
 //! One definition type ([`Def<K>`](super::Def)), one call type
 //! ([`Call<K>`](super::Call)), one extractor trait
@@ -33,6 +33,13 @@ pub trait Kind: sealed::Sealed + Send + Sync + Sized + 'static {
     fn execution_error(content: Vec<Content>) -> Result<Self::Output, RpcError> {
         Err(crate::Error::with_content(content).into_rpc())
     }
+    /// What a "not found" from the handler becomes, for `target` (the name or URI):
+    /// an execution error with `message`, except for a resource.
+    #[doc(hidden)]
+    fn not_found(target: &str, message: String) -> Result<Self::Output, RpcError> {
+        let _ = target;
+        Self::execution_error(vec![Content::text(message)])
+    }
 }
 
 /// A tool (`tools/call`): arguments in, [`CallToolResult`] out.
@@ -51,10 +58,15 @@ pub struct Resource;
 #[derive(Debug, Clone, Copy)]
 pub struct ResourceList;
 
+/// A completer (`completion/complete`): suggestions for one argument.
+#[derive(Debug, Clone, Copy)]
+pub struct Completion;
+
 impl sealed::Sealed for Tool {}
 impl sealed::Sealed for Prompt {}
 impl sealed::Sealed for Resource {}
 impl sealed::Sealed for ResourceList {}
+impl sealed::Sealed for Completion {}
 
 impl Kind for Tool {
     type Output = CallToolResult;
@@ -82,6 +94,9 @@ impl Kind for Resource {
     type Spec = super::resource::ResourceSpec;
     const LABEL: &'static str = "resource";
     const METHOD: &'static str = methods::RESOURCES_READ;
+    fn not_found(uri: &str, _: String) -> Result<Self::Output, RpcError> {
+        Err(RpcError::resource_not_found(uri))
+    }
 }
 
 impl Kind for ResourceList {
@@ -89,4 +104,11 @@ impl Kind for ResourceList {
     type Spec = ();
     const LABEL: &'static str = "resource list";
     const METHOD: &'static str = methods::RESOURCES_LIST;
+}
+
+impl Kind for Completion {
+    type Output = Vec<String>;
+    type Spec = ();
+    const LABEL: &'static str = "completer";
+    const METHOD: &'static str = methods::COMPLETE;
 }

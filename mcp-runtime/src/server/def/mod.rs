@@ -18,7 +18,7 @@ pub(crate) mod tool;
 pub use call::{Call, Target};
 pub(crate) use completion::Completer;
 pub use completion::{IntoCompleter, KnownArguments, MAX_COMPLETIONS};
-pub use extract::{Arguments, FromRequest, HeaderValue};
+pub use extract::{Argument, Arguments, FromRequest, HeaderValue};
 pub use output::{IntoResult, Json};
 pub use prompt::{GetPromptResult, PromptMessage};
 pub use resource::Resource;
@@ -112,6 +112,8 @@ pub(crate) struct Item {
     pub(crate) meta: Option<Map<String, Value>>,
     pub(crate) cache: Option<CacheHints>,
     pub(crate) completers: BTreeMap<String, Completer>,
+    /// Where it was defined (`crate::module::function`), for messages.
+    pub(crate) origin: Option<&'static str>,
 }
 
 impl Item {
@@ -221,9 +223,21 @@ impl<K: Kind> Def<K> {
         argument: impl Into<String>,
         completer: C,
     ) -> Self {
+        let mut needs = Signature::new();
+        C::describe(&mut needs);
+        let r = needs.requirements;
+        self.requirements.uses_logging |= r.uses_logging;
+        self.requirements.required_state.extend(r.required_state);
         self.item
             .completers
             .insert(argument.into(), completer.into_completer());
+        self
+    }
+
+    /// Names where the item was defined (such as `my_server::files::list_dir`), so that
+    /// build errors can point at it. The macros set it.
+    pub fn origin(mut self, origin: &'static str) -> Self {
+        self.item.origin = Some(origin);
         self
     }
 

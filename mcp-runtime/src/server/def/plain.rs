@@ -1,6 +1,7 @@
 //! A deserializer for one string value (a URI template variable, a prompt argument):
 //! `u64` parses the text as a number, `bool` as `true`/`false`, an enum by variant name,
-//! `String` takes it as is.
+//! `String` takes it as is, a sequence (`Vec<T>`) splits it at `,` (what an exploded
+//! `{ids*}` binds).
 
 use serde::de::{self, Deserializer, IntoDeserializer, Visitor};
 
@@ -10,6 +11,13 @@ pub(crate) fn from_str<T: de::DeserializeOwned>(s: &str) -> Result<T, String> {
 }
 
 struct Plain<'a>(&'a str);
+
+impl<'de, 'a> IntoDeserializer<'de, de::value::Error> for Plain<'a> {
+    type Deserializer = Self;
+    fn into_deserializer(self) -> Self {
+        self
+    }
+}
 
 macro_rules! parse_number {
     ($($method:ident => $visit:ident: $ty:ty),* $(,)?) => {$(
@@ -51,6 +59,10 @@ impl<'de> Deserializer<'de> for Plain<'_> {
     fn deserialize_option<V: Visitor<'de>>(self, v: V) -> Result<V::Value, Self::Error> {
         v.visit_some(self)
     }
+    fn deserialize_seq<V: Visitor<'de>>(self, v: V) -> Result<V::Value, Self::Error> {
+        let items = self.0.split(',').filter(|s| !s.is_empty()).map(Plain);
+        v.visit_seq(de::value::SeqDeserializer::new(items))
+    }
     fn deserialize_newtype_struct<V: Visitor<'de>>(
         self,
         _: &'static str,
@@ -68,7 +80,7 @@ impl<'de> Deserializer<'de> for Plain<'_> {
     }
 
     serde::forward_to_deserialize_any! {
-        str string bytes byte_buf unit unit_struct seq tuple tuple_struct map struct
+        str string bytes byte_buf unit unit_struct tuple tuple_struct map struct
         identifier ignored_any
     }
 }
@@ -94,5 +106,7 @@ mod tests {
         assert_eq!(from_str::<Unit>("metric").unwrap(), Unit::Metric);
         assert!(from_str::<Unit>("kelvin").is_err());
         assert_eq!(from_str::<Unit>("imperial").unwrap(), Unit::Imperial);
+        assert_eq!(from_str::<Vec<u64>>("1,2,3").unwrap(), [1, 2, 3]);
+        assert!(from_str::<Vec<u64>>("1,x").is_err());
     }
 }

@@ -254,7 +254,10 @@ mod tests {
         sig.add_argument::<Option<u8>>(&Param::new("days"));
         sig.add_argument::<Option<i32>>(&Param::new("limit").header("Limit"));
         let s = sig.input_schema();
-        assert_eq!(s["properties"]["limit"]["type"], "integer", "one primitive type");
+        assert_eq!(
+            s["properties"]["limit"]["type"], "integer",
+            "one primitive type"
+        );
         assert_eq!(s["properties"]["days"]["type"], json!(["integer", "null"]));
         assert_eq!(s["required"], json!(["city"]));
         assert_eq!(s["properties"]["city"]["description"], "City name");

@@ -4,7 +4,8 @@ use crate::protocol::envelope::ResultType;
 use crate::protocol::{methods, reflect};
 use crate::server::Server;
 use crate::server::catalog::Catalog;
-use crate::server::def::{KnownArguments, MAX_COMPLETIONS};
+use crate::server::def::kind;
+use crate::server::def::{Call, MAX_COMPLETIONS};
 use crate::server::parts::Parts;
 use crate::server::pipeline::{Job, guarded};
 use crate::server::reply::{Rejection, Reply};
@@ -105,15 +106,17 @@ pub(crate) fn complete(
         parts.into_request(&inner, methods::COMPLETE, None, None, None);
     let id = request.id.clone();
     let cancel = request.cancel.clone();
-    drop(request);
+    let known = known
+        .into_iter()
+        .map(|(k, v)| (k, Value::String(v)))
+        .collect();
+    let call = Call::<kind::Completion>::new(known, request);
     let reply_id = id.clone();
     let body = async move {
         let values = match completer {
             None => Vec::new(),
             Some(c) => {
-                let run = guarded(inner.limits.request_timeout, move || {
-                    c(value, KnownArguments(known)).boxed()
-                });
+                let run = guarded(inner.limits.request_timeout, move || c(value, call).boxed());
                 match run.await {
                     Ok(v) => v,
                     Err(e) => return Reply::rejection(Some(&reply_id), Rejection::failed(e)),

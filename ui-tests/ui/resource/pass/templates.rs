@@ -50,6 +50,23 @@ async fn forecast(city: String, days: Option<u8>, unit: Option<Unit>, cx: Contex
     Json(serde_json::json!({"city": city, "days": days, "unit": unit}))
 }
 
+/// A nested path, from an exploded path expression: `src://tree/a/b.rs` binds `a/b.rs`.
+#[resource("src://tree{/path*}")]
+async fn source(path: SafePath) -> String {
+    path.as_path().display().to_string()
+}
+
+async fn ids_from_state(partial: String, root: State<Root>) -> Vec<String> {
+    let _ = &root.0;
+    vec![partial]
+}
+
+/// Several notes, from an exploded list: `notes://1,2,3` binds `[1, 2, 3]`.
+#[resource("notes://{ids*}")]
+async fn notes(#[arg(complete = ids_from_state)] ids: Vec<u64>) -> String {
+    format!("{ids:?}")
+}
+
 /// Several contents.
 #[resource("bundle://{id}")]
 async fn bundle(id: u32) -> Vec<ResourceContents> {
@@ -62,7 +79,7 @@ async fn bundle(id: u32) -> Vec<ResourceContents> {
 fn main() {
     let server = Server::builder("t", "1")
         .state(Root(std::env::temp_dir()))
-        .resources(resources![config, file, forecast, bundle])
+        .resources(resources![config, file, forecast, bundle, source, notes])
         .build()
         .unwrap();
     drop(server);

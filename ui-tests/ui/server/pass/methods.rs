@@ -1,4 +1,4 @@
-use mcp_runtime::{Json, Progress, Server, server};
+use mcp_runtime::{Json, KnownArguments, Progress, Server, server};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 #[derive(Default)]
@@ -19,6 +19,17 @@ impl Counter {
     #[mcp_runtime::tool(name = "read")]
     async fn value(&self) -> Json<u64> {
         Json(self.n.load(Ordering::Relaxed))
+    }
+
+    /// A note: its id completes from the server's own state, through a `&self` method.
+    #[resource("counter://{id}")]
+    async fn note(&self, #[arg(complete = known_ids)] id: u64) -> String {
+        format!("{id} of {}", self.n.load(Ordering::Relaxed))
+    }
+
+    async fn known_ids(&self, partial: String, _known: KnownArguments) -> Vec<String> {
+        let n = self.n.load(Ordering::Relaxed);
+        (0..=n).map(|i| i.to_string()).filter(|i| i.starts_with(&partial)).collect()
     }
 
     /// An associated function without `self` can be a tool too.

@@ -1,0 +1,182 @@
+//! What the macros expand to: the only contract between `mcp-macros` and this crate.
+
+pub use crate::Error;
+pub use crate::mrtr::{ElicitForm, ElicitParam, FormField, Input, sampling_request};
+pub use crate::protocol::{Annotations, CacheHints, CacheScope, Role};
+pub use crate::server::def::kind::{Prompt, Resource, Tool};
+pub use crate::server::def::{
+    Call, FromRequest, Icon, Param, PromptDef, Provider, ResourceDef, Signature, ToolAnnotations,
+    ToolDef,
+};
+pub use core::default::Default;
+pub use core::option::Option::{self, None, Some};
+pub use core::result::Result::{self, Err, Ok};
+pub use futures_util::join;
+pub use std::format;
+pub use std::string::String;
+pub use std::sync::Arc;
+pub use std::vec::Vec;
+
+/// Checks at compile time that a form field's type is allowed (reported at the type).
+pub fn assert_form_field<T: FormField>() {}
+
+/// Checks at compile time that a header-mirrored parameter has a type that can be
+/// mirrored (the error is reported at the type).
+pub fn assert_header_value<T: crate::handler::HeaderValue>() {}
+
+/// Caching hints from `ttl_ms = .., cache_scope = ".."`; what is left out comes from
+/// the default for lists.
+pub fn cache_hints(ttl_ms: Option<u64>, private: Option<bool>) -> CacheHints {
+    let d = crate::config::DEFAULT_LIST_CACHE;
+    CacheHints::new(
+        ttl_ms.unwrap_or(d.ttl_ms),
+        match private {
+            Some(true) => CacheScope::Private,
+            Some(false) => CacheScope::Public,
+            None => d.scope,
+        },
+    )
+}
+
+/// Boxes a handler's future, requiring it to be `Send` (the error is reported at the
+/// handler's name).
+pub fn boxed<F, T>(future: F) -> futures_util::future::BoxFuture<'static, T>
+where
+    F: core::future::Future<Output = T> + Send + 'static,
+{
+    Box::pin(future)
+}
+
+/// Parses JSON text the macro already validated at compile time.
+pub fn json(text: &str) -> serde_json::Value {
+    serde_json::from_str(text).unwrap_or(serde_json::Value::Null)
+}
+
+/// A handler parameter carrying `#[arg(...)]` is an argument of its kind: checked at
+/// compile time, at the parameter's type.
+pub fn assert_argument<T: crate::handler::Argument<K>, K: crate::kind::Kind>() {}
+
+/// Fails compilation (const evaluation) when two of `names` are equal: the names of the
+/// items of one `tools![..]`, `prompts![..]` or `resources![..]`. `N` is `names.len()`.
+pub const fn assert_distinct<const N: usize>(kind: &str, names: &[&str]) {
+    // (hash, index) pairs, sorted by hash, then equal neighbours compared for real: the
+    // check stays O(n log n) for lists of a thousand items.
+    let mut keyed = [(0u64, 0usize); N];
+    let mut i = 0;
+    while i < N {
+        keyed[i] = (fnv1a(names[i].as_bytes()), i);
+        i += 1;
+    }
+    heapsort(&mut keyed);
+    let mut i = 1;
+    while i < N {
+        let (a, b) = (names[keyed[i - 1].1], names[keyed[i].1]);
+        if keyed[i - 1].0 == keyed[i].0 && bytes_eq(a.as_bytes(), b.as_bytes()) {
+            duplicate(kind, a);
+        }
+        i += 1;
+    }
+}
+
+const fn fnv1a(bytes: &[u8]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut i = 0;
+    while i < bytes.len() {
+        h ^= bytes[i] as u64;
+        h = h.wrapping_mul(0x0100_0000_01b3);
+        i += 1;
+    }
+    h
+}
+
+const fn bytes_eq(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < a.len() {
+        if a[i] != b[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
+
+const fn heapsort(v: &mut [(u64, usize)]) {
+    let n = v.len();
+    let mut start = n / 2;
+    while start > 0 {
+        start -= 1;
+        sift_down(v, start, n);
+    }
+    let mut end = n;
+    while end > 1 {
+        end -= 1;
+        v.swap(0, end);
+        sift_down(v, 0, end);
+    }
+}
+
+const fn sift_down(v: &mut [(u64, usize)], mut root: usize, end: usize) {
+    loop {
+        let mut child = 2 * root + 1;
+        if child >= end {
+            return;
+        }
+        if child + 1 < end && v[child].0 < v[child + 1].0 {
+            child += 1;
+        }
+        if v[root].0 >= v[child].0 {
+            return;
+        }
+        v.swap(root, child);
+        root = child;
+    }
+}
+
+/// Stops const evaluation with "two tools are named `x`".
+const fn duplicate(kind: &str, name: &str) -> ! {
+    let mut buf = [0u8; 512];
+    let mut n = 0;
+    let parts: [&[u8]; 5] = [
+        b"two ",
+        kind.as_bytes(),
+        b" are named `",
+        name.as_bytes(),
+        b"`; give one of them its own `name = \"...\"`",
+    ];
+    let mut p = 0;
+    while p < parts.len() {
+        let mut i = 0;
+        while i < parts[p].len() && n < buf.len() {
+            buf[n] = parts[p][i];
+            n += 1;
+            i += 1;
+        }
+        p += 1;
+    }
+    let (text, _) = buf.split_at(n);
+    match core::str::from_utf8(text) {
+        Ok(message) => panic!("{}", message),
+        Err(_) => panic!("two items of one list have the same name"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn distinct_names_pass() {
+        const NAMES: &[&str] = &["b", "a", "c", "ab", "ba"];
+        assert_distinct::<{ NAMES.len() }>("tools", NAMES);
+        assert_distinct::<0>("tools", &[]);
+    }
+
+    #[test]
+    #[should_panic(expected = "two tools are named `a`")]
+    fn a_duplicate_is_named() {
+        assert_distinct::<4>("tools", &["x", "a", "y", "a"]);
+    }
+}

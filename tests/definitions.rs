@@ -1,0 +1,161 @@
+//! What definitions can say, end to end through the request rules (in process, with the
+//! testing kit): completers with state and as methods, exploded URI templates, `io`
+//! errors from resources, caching hints on prompts.
+
+use mcp_runtime::testing::TestClient;
+use mcp_runtime::{
+    Error, KnownArguments, PromptMessage, SafePath, Server, State, prompt, prompts, resource,
+    resources, server,
+};
+use serde_json::json;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+struct Catalogue(Vec<&'static str>);
+
+async fn titles(
+    partial: String,
+    catalogue: State<Catalogue>,
+    known: KnownArguments,
+) -> Vec<String> {
+    let prefix = known.get("shelf").unwrap_or_default().to_owned();
+    catalogue
+        .0
+        .iter()
+        .filter(|t| t.starts_with(&partial))
+        .map(|t| format!("{prefix}{t}"))
+        .collect()
+}
+
+/// A book, by title.
+#[resource("books://{shelf}/{title}")]
+async fn book(shelf: String, #[arg(complete = titles)] title: String) -> String {
+    format!("{title} on {shelf}")
+}
+
+/// A file of the source tree: `{/path*}` matches any depth.
+#[resource("src://tree{/path*}")]
+async fn source(path: SafePath) -> Result<String, Error> {
+    let full = path.under(env!("CARGO_MANIFEST_DIR"));
+    // A missing file is the resource-not-found error, not an internal error.
+    Ok(std::fs::read_to_string(full)?)
+}
+
+/// Several notes at once: `{ids*}` binds a list.
+#[resource("notes://{ids*}")]
+async fn notes(ids: Vec<u64>) -> String {
+    format!("{ids:?}")
+}
+
+/// Reviews code; its list may be cached for a minute.
+#[prompt(ttl_ms = 60000, cache_scope = "public")]
+async fn review(language: String) -> PromptMessage {
+    PromptMessage::user(format!("Review this {language}."))
+}
+
+#[derive(Default)]
+struct Counter(AtomicU64);
+
+#[server]
+impl Counter {
+    /// One count, by number.
+    #[resource("count://{n}")]
+    async fn count(&self, #[arg(complete = known)] n: u64) -> String {
+        format!("{n}/{}", self.0.load(Ordering::Relaxed))
+    }
+
+    async fn known(&self, partial: String) -> Vec<String> {
+        (0..=self.0.load(Ordering::Relaxed))
+            .map(|i| i.to_string())
+            .filter(|i| i.starts_with(&partial))
+            .collect()
+    }
+}
+
+fn client() -> TestClient {
+    let counter = Counter::default();
+    counter.0.store(12, Ordering::Relaxed);
+    let server = Server::builder("defs", "1")
+        .state(Catalogue(vec!["Dune", "Dracula", "Emma"]))
+        .resources(resources![book, source, notes])
+        .prompts(prompts![review])
+        .provider(counter)
+        .build()
+        .unwrap();
+    TestClient::new(server)
+}
+
+#[tokio::test]
+async fn completers_see_state_known_arguments_and_their_server() {
+    let c = client();
+    let book = json!({"type": "ref/resource", "uri": "books://{shelf}/{title}"});
+    assert_eq!(
+        c.complete(book.clone(), "title", "D").await.unwrap(),
+        ["Dune", "Dracula"]
+    );
+    let (r, _) = c
+        .request(
+            "completion/complete",
+            json!({"ref": book, "argument": {"name": "title", "value": "E"}, "context": {"arguments": {"shelf": "top:"}}}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(r["completion"]["values"], json!(["top:Emma"]));
+    let count = json!({"type": "ref/resource", "uri": "count://{n}"});
+    assert_eq!(
+        c.complete(count, "n", "1").await.unwrap(),
+        ["1", "10", "11", "12"]
+    );
+}
+
+#[tokio::test]
+async fn a_completer_needing_missing_state_refuses_to_build() {
+    let err = Server::builder("x", "1")
+        .resources(resources![book])
+        .build()
+        .unwrap_err();
+    assert!(
+        err.to_string().contains("State<definitions::Catalogue>"),
+        "{err}"
+    );
+}
+
+#[tokio::test]
+async fn exploded_templates_bind_paths_and_lists() {
+    let c = client();
+    let out = c
+        .read_resource("src://tree/tests/definitions.rs")
+        .await
+        .unwrap();
+    assert!(
+        out.text()
+            .contains("exploded_templates_bind_paths_and_lists")
+    );
+    assert_eq!(
+        c.read_resource("notes://3,1,2").await.unwrap().text(),
+        "[3, 1, 2]"
+    );
+    // Each item of an exploded path is a safe segment: no `..` gets through.
+    let e = c
+        .read_resource("src://tree/../Cargo.toml")
+        .await
+        .unwrap_err();
+    assert_eq!(e.code, -32602);
+}
+
+#[tokio::test]
+async fn a_missing_file_is_resource_not_found() {
+    let e = client()
+        .read_resource("src://tree/tests/no-such-file.rs")
+        .await
+        .unwrap_err();
+    assert_eq!(e.code, -32602);
+    assert_eq!(e.data.unwrap()["uri"], "src://tree/tests/no-such-file.rs");
+    assert!(e.message.starts_with("Resource not found"), "{}", e.message);
+}
+
+#[tokio::test]
+async fn prompts_take_caching_hints() {
+    let (r, _) = client().request("prompts/list", json!({})).await.unwrap();
+    assert_eq!(r["ttlMs"], 60000);
+    assert_eq!(r["cacheScope"], "public");
+}
