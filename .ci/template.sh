@@ -14,15 +14,17 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
 cd "$work"
-echo "+ cargo mcp new demo --runtime-path $root/mcp-runtime"
-cargo mcp new demo --runtime-path "$root/mcp-runtime"
+# No flag: the project depends on the checkout cargo-mcp was built from.
+echo "+ cargo mcp new demo"
+cargo mcp new demo
+test -d demo/.git || { echo "cargo mcp new did not make a git repository"; exit 1; }
 cd demo
 # Share the workspace's build of mcp-runtime and its dependencies.
 export CARGO_TARGET_DIR="$target/template"
 echo "+ cargo fmt --check"; cargo fmt --check
 echo "+ cargo clippy --all-targets -- -D warnings"; cargo clippy --all-targets -- -D warnings
 echo "+ cargo test"; cargo test
-echo "+ cargo mcp schema (against tests/snapshots/lists.json)"
+echo "+ cargo mcp schema --check tests/snapshots/server__lists.snap"
 cargo build --quiet
-cargo mcp schema -- "$CARGO_TARGET_DIR/debug/demo" 2>/dev/null | diff -u tests/snapshots/lists.json -
+cargo mcp schema --check tests/snapshots/server__lists.snap -- "$CARGO_TARGET_DIR/debug/demo"
 echo "template OK"

@@ -1,7 +1,9 @@
 //! The weather server of the README: a tool that needs the user's GitHub login (asked by
 //! elicitation, in a multi round-trip request), a resource template and a prompt.
-//! `cargo run --example weather` serves stdio.
+//! `cargo run --example weather` serves stdio; `-- --http 127.0.0.1:8080` serves Streamable
+//! HTTP at `/mcp` instead (the README's "The wire, with curl" section talks to it).
 
+use mcp_runtime::config::RequestState;
 use mcp_runtime::{Form, PromptMessage, Server, prompt, prompts, resource, resources, tool, tools};
 
 #[derive(serde::Deserialize, schemars::JsonSchema, Form)]
@@ -14,7 +16,7 @@ struct GitHub {
 #[tool]
 #[needs_input]
 async fn get_weather(
-    location: String,
+    #[arg(header = "Location")] location: String, // mirrored as `Mcp-Param-Location` on HTTP
     #[input(elicit = "Who is asking about {location}?")] user: GitHub,
 ) -> String {
     format!("Sunny in {location}, @{}", user.login)
@@ -39,7 +41,17 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .tools(tools![get_weather])
         .resources(resources![forecast])
         .prompts(prompts![weather_report])
+        // One process serves every round of a multi round-trip request, so a key made at
+        // start-up may seal `requestState`; several instances share one instead.
+        .request_state(RequestState::single_instance())
         .build()?;
-    server.serve_stdio().await?;
+    let args: Vec<String> = std::env::args().collect();
+    match args.iter().position(|a| a == "--http") {
+        Some(i) => {
+            let addr = args.get(i + 1).map_or("127.0.0.1:8080", String::as_str);
+            server.serve_http(addr).await?;
+        }
+        None => server.serve_stdio().await?,
+    }
     Ok(())
 }

@@ -1,6 +1,6 @@
-//! The conformance example's four lists, against a committed snapshot: a change to a
+//! The conformance example's four lists, against a committed insta snapshot: a change to a
 //! fixture's name, description or schema shows up in review as a diff of
-//! `tests/snapshots/conformance_lists.json` (`MCP_UPDATE_SNAPSHOTS=1` accepts it).
+//! `tests/snapshots/conformance_lists__conformance.snap` (`cargo insta review` accepts it).
 
 #[allow(dead_code)]
 #[path = "../examples/conformance.rs"]
@@ -8,9 +8,5 @@ mod conformance;
 
 #[tokio::test]
 async fn the_conformance_lists_match_the_snapshot() {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/snapshots/conformance_lists.json"
-    );
-    mcp_runtime::testing::assert_lists_snapshot(&conformance::server(), path).await;
+    mcp_runtime::assert_lists_snapshot!("conformance", conformance::server());
 }

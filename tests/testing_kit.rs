@@ -3,7 +3,7 @@
 
 use mcp_runtime::config::RequestState;
 use mcp_runtime::mrtr::KeyRing;
-use mcp_runtime::testing::{Answers, TestClient, assert_lists_snapshot, lists_json, tamper_state};
+use mcp_runtime::testing::{Answers, TestClient, lists_json, tamper_state};
 use mcp_runtime::{
     Error, Input, Progress, PromptMessage, Server, prompt, prompts, resource, resources, tool,
     tools,
@@ -232,38 +232,47 @@ async fn without_the_capability_the_client_is_refused() {
 
 #[tokio::test]
 async fn the_lists_match_the_committed_snapshot() {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/snapshots/testing_kit_lists.json"
-    );
-    assert_lists_snapshot(&server(), path).await;
+    mcp_runtime::assert_lists_snapshot!(server());
 }
 
 #[tokio::test]
-async fn a_changed_list_fails_the_snapshot() {
-    if std::env::var("MCP_UPDATE_SNAPSHOTS").is_ok() {
-        return; // updating accepts any change by design
+async fn a_changed_or_missing_snapshot_fails_with_a_pending_one() {
+    if std::env::var("INSTA_UPDATE").is_ok_and(|v| v == "always")
+        || std::env::var("INSTA_FORCE_PASS").is_ok()
+    {
+        return; // accepting every change is what these settings ask for
     }
     let dir = std::env::temp_dir().join(format!("mcp-kit-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let stale = dir.join("stale.json");
     let current = lists_json(&server()).await;
+    let stale = current.replace("Adds two numbers.", "Adds numbers.");
     std::fs::write(
-        &stale,
-        current.replace("Adds two numbers.", "Adds numbers."),
+        dir.join("testing_kit__stale.snap"),
+        format!("---\nsource: tests/testing_kit.rs\nexpression: lists\n---\n{stale}"),
     )
     .unwrap();
-    let changed = tokio::spawn(async move { assert_lists_snapshot(&server(), stale).await });
-    let missing = dir.join("missing.json");
-    let absent = tokio::spawn(async move { assert_lists_snapshot(&server(), missing).await });
+    // Each check on a thread of its own: a failed snapshot panics.
+    let run = |name: &'static str, dir: std::path::PathBuf| {
+        std::thread::spawn(move || {
+            let mut settings = insta::Settings::clone_current();
+            settings.set_snapshot_path(dir);
+            let runtime = tokio::runtime::Runtime::new().unwrap();
+            settings.bind(|| {
+                runtime.block_on(async { mcp_runtime::assert_lists_snapshot!(name, server()) })
+            })
+        })
+        .join()
+    };
     assert!(
-        changed.await.unwrap_err().is_panic(),
+        run("stale", dir.clone()).is_err(),
         "a changed description must fail"
     );
     assert!(
-        absent.await.unwrap_err().is_panic(),
+        run("missing", dir.clone()).is_err(),
         "a missing snapshot must fail"
     );
+    let pending = std::fs::read_to_string(dir.join("testing_kit__stale.snap.new")).unwrap();
+    assert!(pending.contains("Adds two numbers."), "{pending}");
     let _ = std::fs::remove_dir_all(dir);
 }
 

@@ -1,43 +1,106 @@
 //! `cargo mcp`: start an MCP server project, and print what a server lists.
 //!
 //! ```text
-//! cargo mcp new NAME [--runtime-path DIR]   write a new project into ./NAME
-//! cargo mcp schema [-- COMMAND ARGS...]     print the server's tools/prompts/resources lists
+//! cargo mcp new NAME [--runtime-path DIR | --crates-io] [--vcs git|none]
+//! cargo mcp schema [--check SNAPSHOT] [-- COMMAND ARGS...]
+//! cargo mcp completions SHELL
 //! ```
 //!
 //! `new` writes the files of this repository's `template/` folder (the same one
-//! `cargo generate` uses), with the project name filled in; `--runtime-path` depends on a
-//! local `mcp-runtime` checkout instead of the crates.io release.
+//! `cargo generate` uses), with the project name filled in, and makes it a git repository.
+//! Until `mcp-runtime` is published, the project depends on the checkout `cargo-mcp` was
+//! built from (or `--runtime-path DIR`).
 //!
 //! `schema` runs the server over stdio (by default `cargo run --quiet`, in the current
 //! folder), asks for `tools/list`, `prompts/list`, `resources/list` and
 //! `resources/templates/list` (all pages), and prints them as one pretty JSON document with
-//! sorted keys: the same text `mcp_runtime::testing::assert_lists_snapshot` commits.
+//! sorted keys: the text `mcp_runtime::assert_lists_snapshot!` keeps in its insta snapshot.
+//! `--check` compares instead of printing.
 
 mod new;
 mod schema;
 
+use clap::{CommandFactory, Parser, Subcommand};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
-const USAGE: &str = "usage:
-  cargo mcp new NAME [--runtime-path DIR]   write a new MCP server project into ./NAME
-  cargo mcp schema [-- COMMAND ARGS...]     print the lists of a server served on stdio
-                                            (default command: cargo run --quiet)";
+/// As a cargo subcommand, cargo runs `cargo-mcp mcp ARGS...`.
+#[derive(Parser)]
+#[command(name = "cargo", bin_name = "cargo")]
+enum Cargo {
+    /// MCP server projects: start one, print what it lists.
+    Mcp(Cli),
+}
+
+#[derive(clap::Args)]
+#[command(
+    version,
+    about = "Start MCP server projects written with mcp-runtime, and print what a server lists"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Writes a new MCP server project (one tool, one resource, one prompt, their tests)
+    /// into ./NAME.
+    New(NewArgs),
+    /// Runs a server on stdio and prints its tools, prompts, resources and resource
+    /// templates as one JSON document (what the list snapshot holds).
+    Schema(SchemaArgs),
+    /// Prints a completion script for SHELL (`cargo mcp completions bash >> ~/.bashrc`).
+    Completions {
+        /// The shell to complete in.
+        shell: clap_complete::Shell,
+    },
+}
+
+#[derive(clap::Args)]
+struct NewArgs {
+    /// The project's name (a package name: letters, digits, `-` and `_`).
+    name: String,
+    /// Depend on the mcp-runtime checkout at DIR (default: the one cargo-mcp was built
+    /// from).
+    #[arg(long, value_name = "DIR", conflicts_with = "crates_io")]
+    runtime_path: Option<PathBuf>,
+    /// Depend on mcp-runtime from crates.io instead of a checkout.
+    #[arg(long)]
+    crates_io: bool,
+    /// The version control to set up, as `cargo new` does.
+    #[arg(long, value_enum, default_value = "git")]
+    vcs: new::Vcs,
+}
+
+#[derive(clap::Args)]
+struct SchemaArgs {
+    /// Compare with this insta snapshot (its body) instead of printing; exit 1 on a
+    /// difference.
+    #[arg(long, value_name = "SNAPSHOT")]
+    check: Option<PathBuf>,
+    /// The command that serves MCP on stdio (default: cargo run --quiet).
+    #[arg(last = true, value_name = "COMMAND")]
+    command: Vec<String>,
+}
 
 fn main() -> ExitCode {
-    let mut args: Vec<String> = std::env::args().skip(1).collect();
-    // As a cargo subcommand, cargo passes the subcommand name first.
-    if args.first().is_some_and(|a| a == "mcp") {
-        args.remove(0);
-    }
-    let result = match args.first().map(String::as_str) {
-        Some("new") => new::run(&args[1..]),
-        Some("schema") => schema::run(&args[1..]),
-        Some("-h" | "--help" | "help") => {
-            println!("{USAGE}");
+    let Cargo::Mcp(cli) = Cargo::parse();
+    let result = match cli.command {
+        Command::New(a) => {
+            let runtime = if a.crates_io {
+                new::Runtime::CratesIo
+            } else {
+                new::Runtime::Path(a.runtime_path)
+            };
+            new::run(&a.name, runtime, a.vcs)
+        }
+        Command::Schema(a) => schema::run(a.command, a.check),
+        Command::Completions { shell } => {
+            let mut cmd = Cargo::command();
+            clap_complete::generate(shell, &mut cmd, "cargo", &mut std::io::stdout());
             Ok(())
         }
-        _ => Err(USAGE.to_owned()),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -45,5 +108,39 @@ fn main() -> ExitCode {
             eprintln!("error: {e}");
             ExitCode::FAILURE
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_command_line_is_well_formed() {
+        Cargo::command().debug_assert();
+    }
+
+    #[test]
+    fn every_subcommand_has_help() {
+        for sub in ["new", "schema", "completions"] {
+            let err = Cargo::try_parse_from(["cargo", "mcp", sub, "--help"])
+                .err()
+                .unwrap();
+            assert_eq!(err.kind(), clap::error::ErrorKind::DisplayHelp, "{sub}");
+        }
+        let err = Cargo::try_parse_from(["cargo", "mcp", "new", "--frobnicate"])
+            .err()
+            .unwrap();
+        assert_eq!(err.kind(), clap::error::ErrorKind::UnknownArgument);
+    }
+
+    #[test]
+    fn schema_takes_a_command_after_dashes() {
+        let Cargo::Mcp(cli) =
+            Cargo::try_parse_from(["cargo", "mcp", "schema", "--", "./srv", "--stdio"]).unwrap();
+        let Command::Schema(a) = cli.command else {
+            panic!()
+        };
+        assert_eq!(a.command, ["./srv", "--stdio"]);
     }
 }

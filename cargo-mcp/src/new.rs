@@ -18,41 +18,83 @@ pub(crate) const FILES: &[(&str, &str)] = &[
         include_str!("../../template/tests/server.rs"),
     ),
     (
-        "tests/snapshots/lists.json",
-        include_str!("../../template/tests/snapshots/lists.json"),
+        "tests/snapshots/server__lists.snap",
+        include_str!("../../template/tests/snapshots/server__lists.snap"),
     ),
 ];
 
-/// Parses `NAME [--runtime-path DIR]` and writes the project into `./NAME`.
-pub(crate) fn run(args: &[String]) -> Result<(), String> {
-    let mut name = None;
-    let mut runtime_path = None;
-    let mut it = args.iter();
-    while let Some(a) = it.next() {
-        match a.as_str() {
-            "--runtime-path" => {
-                let p = it.next().ok_or("--runtime-path needs a folder")?;
-                runtime_path = Some(PathBuf::from(p));
-            }
-            flag if flag.starts_with('-') => return Err(format!("unknown option {flag}")),
-            n if name.is_none() => name = Some(n.to_owned()),
-            extra => return Err(format!("unexpected argument {extra}")),
-        }
-    }
-    let name = name.ok_or("cargo mcp new needs a project name")?;
-    let runtime = match runtime_path {
-        Some(p) => Some(
+/// Which `mcp-runtime` the project depends on.
+pub(crate) enum Runtime {
+    /// A checkout: this one, or (when `None`) the one `cargo-mcp` was built from.
+    Path(Option<PathBuf>),
+    /// The crates.io release.
+    CratesIo,
+}
+
+/// The version control `new` sets up.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum Vcs {
+    /// A git repository (skipped inside an existing work tree, as `cargo new` does).
+    Git,
+    /// None.
+    None,
+}
+
+/// The `mcp-runtime` checkout this `cargo-mcp` was built from, if it is still there.
+fn own_runtime() -> Option<PathBuf> {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../mcp-runtime")
+        .canonicalize()
+        .ok()
+        .filter(|p| p.join("Cargo.toml").is_file())
+}
+
+/// Writes the project into `./NAME`.
+pub(crate) fn run(name: &str, runtime: Runtime, vcs: Vcs) -> Result<(), String> {
+    let runtime = match runtime {
+        Runtime::CratesIo => None,
+        Runtime::Path(Some(p)) => Some(
             p.canonicalize()
                 .map_err(|e| format!("--runtime-path {}: {e}", p.display()))?,
         ),
-        None => None,
+        Runtime::Path(None) => Some(own_runtime().ok_or(
+            "mcp-runtime is not on crates.io yet, and the checkout this cargo-mcp was built from is gone: pass --runtime-path DIR (a checkout of mcp-runtime)",
+        )?),
     };
-    let dir = Path::new(&name);
-    write_project(dir, &name, runtime.as_deref())?;
+    let dir = Path::new(name);
+    write_project(dir, name, runtime.as_deref())?;
+    if vcs == Vcs::Git {
+        init_git(dir);
+    }
     println!(
         "created {name}: cd {name} && cargo test (tests), cargo run (serves stdio), cargo run -- --http 127.0.0.1:8080"
     );
     Ok(())
+}
+
+/// `git init`, unless `dir` is inside a work tree already or git is missing (said, not
+/// an error: the project is written either way).
+fn init_git(dir: &Path) {
+    use std::process::{Command, Stdio};
+    let inside = Command::new("git")
+        .args(["rev-parse", "--is-inside-work-tree"])
+        .current_dir(dir)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if inside {
+        return;
+    }
+    match Command::new("git")
+        .args(["init", "--quiet"])
+        .current_dir(dir)
+        .status()
+    {
+        Ok(s) if s.success() => {}
+        Ok(s) => eprintln!("warning: `git init` failed ({s}); the project has no repository"),
+        Err(e) => eprintln!("warning: git is not available ({e}); the project has no repository"),
+    }
 }
 
 /// A valid package name: what `cargo new` accepts, minus reserved names.
@@ -177,6 +219,12 @@ mod tests {
             "{toml}"
         );
         assert!(!toml.contains("\"0.1\""), "{toml}");
+    }
+
+    #[test]
+    fn the_default_runtime_is_this_checkout() {
+        let own = own_runtime().expect("built inside the workspace");
+        assert!(own.ends_with("mcp-runtime"), "{}", own.display());
     }
 
     #[test]

@@ -16,16 +16,44 @@ const LISTS: [(&str, &str); 4] = [
 /// How long the server gets to answer all the lists (building it included).
 const DEADLINE: Duration = Duration::from_secs(600);
 
-/// Parses `[-- COMMAND ARGS...]`, runs it and prints the lists.
-pub(crate) fn run(args: &[String]) -> Result<(), String> {
-    let command: Vec<String> = match args.split_first() {
-        None => vec!["cargo".into(), "run".into(), "--quiet".into()],
-        Some((dashes, rest)) if dashes == "--" && !rest.is_empty() => rest.to_vec(),
-        Some(_) => return Err("usage: cargo mcp schema [-- COMMAND ARGS...]".into()),
+/// Runs `command` (default `cargo run --quiet`) and prints its lists, or compares them
+/// with the body of the insta snapshot `check`.
+pub(crate) fn run(command: Vec<String>, check: Option<std::path::PathBuf>) -> Result<(), String> {
+    let command = if command.is_empty() {
+        vec!["cargo".into(), "run".into(), "--quiet".into()]
+    } else {
+        command
     };
     let doc = lists_of(&command)?;
-    let mut out = std::io::stdout().lock();
-    writeln!(out, "{doc}").map_err(|e| e.to_string())
+    match check {
+        None => {
+            let mut out = std::io::stdout().lock();
+            writeln!(out, "{doc}").map_err(|e| e.to_string())
+        }
+        Some(path) => {
+            let text =
+                std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+            if snapshot_body(&text).trim_end() == doc.trim_end() {
+                Ok(())
+            } else {
+                Err(format!(
+                    "the server's lists differ from {}; run its tests and review the snapshot (`cargo insta review`)",
+                    path.display()
+                ))
+            }
+        }
+    }
+}
+
+/// The content of an insta snapshot: what follows its `---` header.
+fn snapshot_body(text: &str) -> &str {
+    match text
+        .strip_prefix("---\n")
+        .and_then(|rest| rest.split_once("\n---\n"))
+    {
+        Some((_, body)) => body,
+        None => text,
+    }
 }
 
 /// Kills the server when dropped (on every path, including errors).
@@ -165,8 +193,11 @@ mod tests {
     }
 
     #[test]
-    fn bad_arguments_are_refused() {
-        assert!(run(&cmd(&["x"])).is_err());
-        assert!(run(&cmd(&["--"])).is_err());
+    fn snapshot_bodies_follow_the_header() {
+        assert_eq!(
+            snapshot_body("---\nsource: tests/x.rs\n---\n{\"a\": 1}\n"),
+            "{\"a\": 1}\n"
+        );
+        assert_eq!(snapshot_body("{}"), "{}");
     }
 }

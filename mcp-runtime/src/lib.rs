@@ -50,6 +50,7 @@
 //!   with [`Server::serve_http`] or [`Server::router`] to mount into an axum app.
 
 #![warn(missing_docs)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod error;
 pub mod mrtr;
@@ -59,6 +60,7 @@ mod server;
 pub mod store;
 pub mod telemetry;
 #[cfg(feature = "testing")]
+#[cfg_attr(docsrs, doc(cfg(feature = "testing")))]
 pub mod testing;
 mod transport;
 
@@ -177,8 +179,10 @@ pub use mcp_macros::server;
 /// [`Form`]; [`Elicited<T>`](Elicited) to see decline and cancel),
 /// `#[input(url = "...", message = "...")]` for a URL-mode elicitation,
 /// `#[input(sample = "...", max_tokens = n)]` and `#[input(roots)]` for sampling and roots;
-/// `key = "..."` names the input (default: the parameter name). Written alone it is a
-/// compile error. Use it by path (`#[mcp_runtime::needs_input]`) or import it.
+/// `key = "..."` names the input (default: the parameter name). No import is needed:
+/// the `#[tool]` (or `#[prompt]`, `#[resource]`) above reads it and removes it, so an import
+/// of `needs_input` would be reported unused; written alone, without one of them above, it
+/// is a compile error.
 ///
 /// ```
 /// use mcp_runtime::{Form, Server, tool, tools};
@@ -191,7 +195,7 @@ pub use mcp_macros::server;
 ///
 /// /// Current weather, personalised for the GitHub user.
 /// #[tool]
-/// #[mcp_runtime::needs_input]
+/// #[needs_input]
 /// async fn get_weather(location: String, #[input(elicit = "Who is asking about {location}?")] user: GitHub) -> String {
 ///     format!("Sunny in {location}, @{}", user.login)
 /// }
@@ -279,6 +283,7 @@ pub mod kind {
 
 /// The Streamable HTTP transport: [`HttpServer`](http::HttpServer) and its defaults.
 #[cfg(feature = "http")]
+#[cfg_attr(docsrs, doc(cfg(feature = "http")))]
 pub mod http {
     pub use crate::transport::http::{
         DEFAULT_BODY_LIMIT, DEFAULT_DRAIN, DEFAULT_KEEP_ALIVE, HttpServer,

@@ -1,6 +1,7 @@
 //! Testing without a network: an in-process client that drives a [`Server`] through the
 //! real JSON serialization and request rules, scripted answers for multi round-trip
-//! requests, tampering helpers, and snapshots of the lists a server serves.
+//! requests, tampering helpers, and snapshots of the lists a server serves
+//! ([`assert_lists_snapshot!`](crate::assert_lists_snapshot), on insta).
 //!
 //! ```
 //! use mcp_runtime::testing::TestClient;
@@ -27,7 +28,6 @@ use crate::server::parts::{NoGuard, Streams, TransportGuard};
 use crate::server::route::Prepared;
 use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
-use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// A JSON-RPC error answer, as the client saw it.
@@ -158,6 +158,7 @@ impl TestClient {
     /// `Mcp-Method`, `Mcp-Name` and the tool's `Mcp-Param-*` headers. Change one and pass
     /// them to [`TestClient::request_with_headers`] to test the header rules.
     #[cfg(feature = "http")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "http")))]
     pub async fn standard_headers(&self, method: &str, params: &Value) -> Vec<(String, String)> {
         let mut out = vec![
             (
@@ -190,6 +191,7 @@ impl TestClient {
     /// transport (`-32020` for a header that disagrees with the body, is missing or
     /// malformed). Header names are case-insensitive.
     #[cfg(feature = "http")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "http")))]
     pub async fn request_with_headers(
         &self,
         method: &str,
@@ -440,34 +442,33 @@ pub fn param_headers(tool: &Value, arguments: &Value) -> Vec<(String, String)> {
     crate::protocol::headers::client_headers(tool, arguments)
 }
 
-/// The environment variable that accepts new snapshots: `MCP_UPDATE_SNAPSHOTS=1`.
-pub const UPDATE_SNAPSHOTS_ENV: &str = "MCP_UPDATE_SNAPSHOTS";
+#[doc(hidden)]
+pub use insta as __insta;
 
 /// Checks the server's `tools/list`, `prompts/list`, `resources/list` and
-/// `resources/templates/list` against the committed JSON file at `path` (pretty, stable).
-/// A missing file, or any difference, fails the test (printing the new JSON) unless
-/// `MCP_UPDATE_SNAPSHOTS=1`, which writes the file instead. Review the diff and commit.
-pub async fn assert_lists_snapshot(server: &Server, path: impl AsRef<Path>) {
-    let path = path.as_ref();
-    let current = lists_json(server).await;
-    let update = std::env::var(UPDATE_SNAPSHOTS_ENV).is_ok_and(|v| v == "1");
-    match std::fs::read_to_string(path) {
-        Ok(old) if old == current => {}
-        _ if update => {
-            if let Some(dir) = path.parent() {
-                std::fs::create_dir_all(dir).expect("create the snapshot folder");
-            }
-            std::fs::write(path, &current).expect("write the snapshot");
-        }
-        Ok(old) => panic!(
-            "the lists differ from the snapshot {}; if the change is intended, rerun with {UPDATE_SNAPSHOTS_ENV}=1 and commit.\n--- old\n{old}\n--- new\n{current}",
-            path.display()
-        ),
-        Err(_) => panic!(
-            "no snapshot at {}; rerun with {UPDATE_SNAPSHOTS_ENV}=1 to write it, review and commit.\n{current}",
-            path.display()
-        ),
-    }
+/// `resources/templates/list` ([`lists_json`]) against an [insta](https://insta.rs)
+/// snapshot: `tests/snapshots/<test file>__lists.snap` by default, or the name given first.
+/// A difference fails the test with a diff and leaves the new lists as a pending
+/// `.snap.new`; `cargo insta review` (or `INSTA_UPDATE=always`) accepts it. Use it in an
+/// async test; wrap it in `insta::with_settings!` for insta's other settings.
+///
+/// ```ignore
+/// #[tokio::test]
+/// async fn the_lists_match_the_snapshot() {
+///     mcp_runtime::assert_lists_snapshot!(my_server::server());
+/// }
+/// ```
+#[macro_export]
+macro_rules! assert_lists_snapshot {
+    ($server:expr $(,)?) => {
+        $crate::assert_lists_snapshot!("lists", $server)
+    };
+    ($name:expr, $server:expr $(,)?) => {{
+        let lists = $crate::testing::lists_json(&$server).await;
+        $crate::testing::__insta::with_settings!({ omit_expression => true }, {
+            $crate::testing::__insta::assert_snapshot!($name, lists)
+        })
+    }};
 }
 
 /// The four lists of a server as one pretty JSON document (what snapshots and

@@ -1,7 +1,7 @@
 //! Tests of the server through the MCP testing kit: no network, the real JSON and request
 //! rules.
 
-use mcp_runtime::testing::{TestClient, assert_lists_snapshot};
+use mcp_runtime::testing::TestClient;
 use serde_json::json;
 
 fn client() -> TestClient {
@@ -38,14 +38,9 @@ async fn the_explain_prompt_mentions_the_topic() {
     assert!(out.text().contains("tides"), "{}", out.text());
 }
 
-/// Any change to a name, description or schema shows up as a diff of the snapshot;
-/// `MCP_UPDATE_SNAPSHOTS=1 cargo test` accepts it.
+/// Any change to a name, description or schema shows up as a diff of the snapshot
+/// (`tests/snapshots/server__lists.snap`); `cargo insta review` accepts it.
 #[tokio::test]
 async fn the_lists_match_the_snapshot() {
-    let server = {{crate_name}}::server().unwrap();
-    assert_lists_snapshot(
-        &server,
-        concat!(env!("CARGO_MANIFEST_DIR"), "/tests/snapshots/lists.json"),
-    )
-    .await;
+    mcp_runtime::assert_lists_snapshot!({{crate_name}}::server().unwrap());
 }

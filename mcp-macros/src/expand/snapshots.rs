@@ -1,12 +1,11 @@
 //! The expansions of the README examples, kept under review: each case's output is
-//! formatted (prettyplease) and compared with `mcp-macros/expand/<case>.rs`, so any change
-//! to the generated code shows up as a diff in review. `MCP_UPDATE_SNAPSHOTS=1 cargo test
-//! -p mcp-macros` rewrites the files after an intended change.
+//! formatted (prettyplease) and compared with the insta snapshot
+//! `mcp-macros/expand/<case>.snap`, so any change to the generated code fails with a diff;
+//! `cargo insta review` accepts an intended change.
 
 use crate::attr::Kind;
 use proc_macro2::TokenStream;
 use quote::quote;
-use std::path::PathBuf;
 
 /// One case: the macro, its arguments and the item, as written in the README.
 struct Case {
@@ -42,7 +41,7 @@ fn cases() -> Vec<Case> {
                 /// Current weather for a location, personalised for the GitHub user.
                 #[needs_input]
                 async fn get_weather(
-                    location: String,
+                    #[arg(header = "Location")] location: String,
                     #[input(elicit = "Who is asking about {location}?")] user: GitHub,
                 ) -> String {
                     format!("Sunny in {location}, @{}", user.login)
@@ -117,39 +116,25 @@ fn render(case: &Case) -> String {
     let out = (case.expand)(case.args.clone(), case.item.clone());
     let file: syn::File = syn::parse2(out.clone())
         .unwrap_or_else(|e| panic!("{}: the expansion does not parse: {e}\n{out}", case.name));
-    format!(
-        "// The expansion of `{}` (mcp-macros/src/expand/snapshots.rs). Generated: do not edit;\n\
-         // MCP_UPDATE_SNAPSHOTS=1 cargo test -p mcp-macros rewrites it.\n\n{}",
-        case.name,
-        prettyplease::unparse(&file)
-    )
+    prettyplease::unparse(&file)
 }
 
 #[test]
-fn expansions_match_the_committed_files() {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("expand");
-    let update = std::env::var("MCP_UPDATE_SNAPSHOTS").is_ok_and(|v| v == "1");
-    let mut stale = Vec::new();
+fn expansions_match_the_snapshots() {
     for case in cases() {
-        let path = dir.join(format!("{}.rs", case.name));
-        let new = render(&case);
+        let expansion = render(&case);
         assert!(
-            !new.contains("compile_error"),
-            "{}: the example does not expand cleanly:\n{new}",
+            !expansion.contains("compile_error"),
+            "{}: the example does not expand cleanly:\n{expansion}",
             case.name
         );
-        match std::fs::read_to_string(&path) {
-            Ok(old) if old == new => {}
-            _ if update => {
-                std::fs::create_dir_all(&dir).unwrap();
-                std::fs::write(&path, &new).unwrap();
-            }
-            _ => stale.push(format!("--- {}\n{new}", path.display())),
-        }
+        insta::with_settings!({
+            snapshot_path => "../../expand",
+            prepend_module_to_snapshot => false,
+            omit_expression => true,
+            description => format!("The expansion of `{}` (mcp-macros/src/expand/snapshots.rs)", case.name),
+        }, {
+            insta::assert_snapshot!(case.name, expansion);
+        });
     }
-    assert!(
-        stale.is_empty(),
-        "expansions changed; review, then rerun with MCP_UPDATE_SNAPSHOTS=1 and commit:\n{}",
-        stale.join("\n")
-    );
 }

@@ -1,7 +1,7 @@
 use mcp_runtime::resource;
 
-/// Files.
-#[resource("file:///{path*}")]
+/// Files (the prefix modifier `:N` is level 4 and refused; explode `*` is accepted).
+#[resource("file:///{path:3}")]
 async fn file(path: String) -> String {
     path
 }
