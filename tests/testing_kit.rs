@@ -237,10 +237,29 @@ async fn the_lists_match_the_committed_snapshot() {
 
 #[tokio::test]
 async fn a_changed_or_missing_snapshot_fails_with_a_pending_one() {
-    if std::env::var("INSTA_UPDATE").is_ok_and(|v| v == "always")
-        || std::env::var("INSTA_FORCE_PASS").is_ok()
-    {
-        return; // accepting every change is what these settings ask for
+    // insta's behaviour depends on the environment (on CI it writes no pending files;
+    // INSTA_UPDATE=always accepts everything), so the check runs in a child process of
+    // this test binary with the defaults a developer has.
+    if std::env::var_os("MCP_KIT_SNAPSHOT_CHILD").is_none() {
+        let out = std::process::Command::new(std::env::current_exe().unwrap())
+            .args([
+                "--exact",
+                "a_changed_or_missing_snapshot_fails_with_a_pending_one",
+                "--nocapture",
+            ])
+            .env("MCP_KIT_SNAPSHOT_CHILD", "1")
+            .env("INSTA_UPDATE", "new")
+            .env_remove("CI")
+            .env_remove("INSTA_FORCE_PASS")
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        return;
     }
     let dir = std::env::temp_dir().join(format!("mcp-kit-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
