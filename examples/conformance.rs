@@ -417,6 +417,109 @@ async fn test_prompt_with_embedded_resource(
     ]
 }
 
+// The tasks extension (io.modelcontextprotocol/tasks): the suite's tasks-* fixtures.
+
+/// Greets by name; never runs as a task.
+#[tool]
+async fn greet(name: String) -> String {
+    format!("Hello, {name}!")
+}
+
+/// Waits `seconds` (0 to 3600), then answers; a task when the client declares the tasks
+/// extension, reporting progress as the task's status message.
+#[tool(task = "optional")]
+async fn slow_compute(
+    seconds: f64,
+    label: Option<String>,
+    progress: Progress,
+) -> Result<String, Error> {
+    if !(0.0..=3600.0).contains(&seconds) {
+        return Err(Error::new("`seconds` must be between 0 and 3600"));
+    }
+    let label = label.unwrap_or_else(|| "job".into());
+    let steps = seconds.ceil().max(1.0) as u32;
+    for step in 0..steps {
+        progress.report(
+            f64::from(step),
+            Some(f64::from(steps)),
+            Some(&format!("{label}: step {} of {steps}", step + 1)),
+        );
+        tokio::time::sleep(Duration::from_secs_f64(seconds / f64::from(steps))).await;
+    }
+    Ok(format!("{label}: computed in {seconds} s"))
+}
+
+/// Fails as a tool after a second: the task completes with an `isError` result. Runs only
+/// as a task.
+#[tool(task = "required")]
+async fn failing_job() -> Result<String, Error> {
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    Err(Error::new("The job failed: the input was rejected."))
+}
+
+/// Fails with a JSON-RPC error: the task ends `failed`.
+#[tool(task = "required")]
+async fn protocol_error_job() -> Result<String, Error> {
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    Err(Error::protocol(mcp_runtime::protocol::RpcError::internal(
+        "Internal error: the job's backend is unavailable",
+    )))
+}
+
+#[derive(serde::Deserialize, schemars::JsonSchema, Form)]
+struct DeleteConfirmation {
+    /// Delete the file?
+    confirm: bool,
+}
+
+/// Deletes a file once the user confirms (asked from inside the task).
+#[tool(task = "optional")]
+async fn confirm_delete(filename: String, input: Input) -> Result<String, Error> {
+    let answer: DeleteConfirmation = input
+        .elicit("confirm", format!("Delete {filename}?"))
+        .await?
+        .accepted()?;
+    Ok(if answer.confirm {
+        format!("Deleted {filename}.")
+    } else {
+        format!("Kept {filename}.")
+    })
+}
+
+#[derive(serde::Deserialize, schemars::JsonSchema, Form)]
+struct Detail {
+    /// A name
+    name: Option<String>,
+    /// Go ahead?
+    confirm: Option<bool>,
+}
+
+/// Asks two questions at once from inside the task; completes when both are answered.
+#[tool(task = "optional")]
+async fn multi_input(input: Input) -> Result<String, Error> {
+    let (first, second) = tokio::join!(
+        input.elicit::<Detail>("first", "First detail?"),
+        input.elicit::<Detail>("second", "Second detail?"),
+    );
+    let (first, second) = (first?.accepted()?, second?.accepted()?);
+    let confirmed = first.confirm.unwrap_or(false) && second.confirm.unwrap_or(false);
+    Ok(format!(
+        "Got {} and {} (confirmed: {confirmed}).",
+        first.name.unwrap_or_default(),
+        second.name.unwrap_or_default()
+    ))
+}
+
+/// Asks for the user's name in rounds before the task exists, then works as a task.
+#[tool(task = "required")]
+#[mcp_runtime::needs_input]
+async fn test_tool_with_task(
+    #[input(elicit = "What is your name?", key = "user_name")] user: UserName,
+) -> String {
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    format!("Hello, {}! The task is done.", user.name)
+}
+
 /// A prompt with an image.
 #[prompt]
 async fn test_prompt_with_image() -> Vec<PromptMessage> {
@@ -456,6 +559,13 @@ pub(crate) fn server() -> Server {
             test_input_required_result_multi_round,
             test_input_required_result_tampered_state,
             test_input_required_result_capabilities,
+            greet,
+            slow_compute,
+            failing_job,
+            protocol_error_job,
+            confirm_delete,
+            multi_input,
+            test_tool_with_task,
         ])
         .resources(resources![
             static_text,

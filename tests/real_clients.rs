@@ -1,6 +1,8 @@
 //! The official Python and TypeScript clients drive `examples/conformance` over stdio and
 //! Streamable HTTP, and every tool the server lists must reach them (a client that cannot
 //! validate a tool's schema drops it silently, which is how the `[T, null]` header bug hid).
+//! The Python client also drives tasks (the tasks extension) through its extension hooks;
+//! the TypeScript client 2.4 rejects `resultType: "task"` and cannot.
 //!
 //! The clients live in `tests/clients/` (pinned; install with `tests/clients/setup.sh`).
 //! Without them these tests skip with a message, unless `MCP_REAL_CLIENTS=required` (set by
@@ -21,20 +23,19 @@ fn clients_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/clients")
 }
 
-/// How to start one client, or why it cannot be started here.
-fn client_command(client: &str) -> Result<Command, String> {
+/// How to start one client script, or why it cannot be started here.
+fn client_command(client: &str, script: &str) -> Result<Command, String> {
     let dir = clients_dir();
-    let (program, script, probe) = match client {
+    let script = dir.join(script);
+    let (program, probe) = match client {
         "python" => (
             std::env::var("MCP_PYTHON")
                 .map(PathBuf::from)
                 .unwrap_or_else(|_| dir.join(".venv/bin/python")),
-            dir.join("py_client.py"),
             None,
         ),
         "typescript" => (
             PathBuf::from(std::env::var("MCP_NODE").unwrap_or_else(|_| "node".into())),
-            dir.join("ts_client.mjs"),
             Some(dir.join("node_modules/@modelcontextprotocol/client")),
         ),
         other => unreachable!("unknown client {other}"),
@@ -52,9 +53,24 @@ fn client_command(client: &str) -> Result<Command, String> {
     Ok(cmd)
 }
 
-/// Runs a client to the end and parses the one JSON line it prints; `None` when skipped.
+/// The script that exercises the common surface with each client.
+fn script(client: &str) -> &'static str {
+    match client {
+        "python" => "py_client.py",
+        _ => "ts_client.mjs",
+    }
+}
+
+/// Runs a client's main script to the end and parses the one JSON line it prints; `None`
+/// when skipped.
 fn run_client(client: &str, args: &[&str]) -> Option<Value> {
-    let mut cmd = match client_command(client) {
+    run_script(client, script(client), args)
+}
+
+/// Runs one client script to the end and parses the one JSON line it prints; `None` when
+/// skipped.
+fn run_script(client: &str, script: &str, args: &[&str]) -> Option<Value> {
+    let mut cmd = match client_command(client, script) {
         Ok(cmd) => cmd,
         Err(why) => {
             let hint = "run tests/clients/setup.sh";
@@ -216,4 +232,35 @@ fn typescript_client_over_stdio() {
 #[test]
 fn typescript_client_over_http() {
     over_http("typescript");
+}
+
+/// What the Python client saw driving tasks (`py_tasks.py`): a task resolved through the
+/// SDK's result claim, an `isError` task, a task answered with `tasks/update`, a cancel.
+fn check_tasks(seen: &Value) {
+    assert_eq!(seen["slow"], "py: computed in 1 s");
+    assert_eq!(seen["failing_is_error"], true);
+    assert_eq!(seen["handle_status"], "working");
+    assert_eq!(seen["asked"], "Delete notes.txt?");
+    assert_eq!(seen["update_ack"], json!(["resultType"]));
+    assert_eq!(seen["confirm"], "Deleted notes.txt.");
+    assert_eq!(seen["cancelled"], "cancelled");
+    assert_eq!(seen["unknown_code"], -32602);
+}
+
+#[test]
+fn python_client_drives_tasks_over_stdio() {
+    let server = example("conformance");
+    let server = server.to_str().unwrap();
+    if let Some(seen) = run_script("python", "py_tasks.py", &["stdio", server, "--stdio"]) {
+        check_tasks(&seen);
+    }
+}
+
+#[test]
+fn python_client_drives_tasks_over_http() {
+    let (_server, addr) = spawn_http_example("conformance", &[]);
+    let url = format!("http://{addr}/mcp");
+    if let Some(seen) = run_script("python", "py_tasks.py", &["http", &url]) {
+        check_tasks(&seen);
+    }
 }

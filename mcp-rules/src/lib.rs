@@ -276,6 +276,22 @@ pub fn cache_scope(scope: &str) -> Check {
     }
 }
 
+/// How a tool runs as a task (`#[tool(task = "...")]`): `optional` or `required`.
+///
+/// ```
+/// assert!(mcp_rules::task_support("optional").is_ok());
+/// assert!(mcp_rules::task_support("always").is_err());
+/// ```
+pub fn task_support(value: &str) -> Check {
+    if matches!(value, "optional" | "required") {
+        Ok(())
+    } else {
+        Err(Violation::new(format!("unknown task support `{value}`")).help(
+            "use \"optional\" (a task when the client declares the tasks extension) or \"required\" (only as a task); leave `task` out for a tool that never is one",
+        ))
+    }
+}
+
 /// The `priority` annotation: between 0 and 1.
 ///
 /// ```

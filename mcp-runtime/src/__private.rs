@@ -5,8 +5,8 @@ pub use crate::mrtr::{ElicitForm, ElicitParam, FormField, Input, sampling_reques
 pub use crate::protocol::{Annotations, CacheHints, CacheScope, Role};
 pub use crate::server::def::kind::{Prompt, Resource, Tool};
 pub use crate::server::def::{
-    Call, FromRequest, Icon, Param, PromptDef, Provider, ResourceDef, Signature, ToolAnnotations,
-    ToolDef,
+    Call, FromRequest, Icon, Param, PromptDef, Provider, ResourceDef, Signature, TaskSupport,
+    ToolAnnotations, ToolDef,
 };
 pub use core::default::Default;
 pub use core::option::Option::{self, None, Some};

@@ -248,7 +248,9 @@ pub mod config {
 /// [`Provider`](def::Provider) (what `#[server]` implements), tool annotations and URI
 /// templates.
 pub mod def {
-    pub use crate::server::def::{Def, PromptDef, Provider, ResourceDef, ToolAnnotations, ToolDef};
+    pub use crate::server::def::{
+        Def, PromptDef, Provider, ResourceDef, TaskSupport, ToolAnnotations, ToolDef,
+    };
     /// An RFC 6570 URI template (levels 1-3), as `#[resource]` templates are parsed and
     /// matched.
     ///

@@ -1,7 +1,8 @@
 //! Testing without a network: an in-process client that drives a [`Server`] through the
 //! real JSON serialization and request rules, scripted answers for multi round-trip
-//! requests, tampering helpers, and snapshots of the lists a server serves
-//! ([`assert_lists_snapshot!`](crate::assert_lists_snapshot), on insta).
+//! requests and for tasks ([`TestClient::run_task`]), tampering helpers, and snapshots of
+//! the lists a server serves ([`assert_lists_snapshot!`](crate::assert_lists_snapshot), on
+//! insta).
 //!
 //! ```
 //! use mcp_runtime::testing::TestClient;
@@ -78,6 +79,29 @@ impl Outcome {
     }
 }
 
+/// How a task ended, as [`TestClient::run_task`] saw it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TaskOutcome {
+    /// The final `tasks/get` result.
+    pub task: Value,
+    /// The input keys answered with `tasks/update`, in order.
+    pub answered: Vec<String>,
+}
+
+impl TaskOutcome {
+    /// The final status (`completed`, `failed` or `cancelled`).
+    pub fn status(&self) -> &str {
+        self.task["status"].as_str().unwrap_or_default()
+    }
+    /// The text of the first text content block of a completed task's result.
+    pub fn text(&self) -> String {
+        self.task["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned()
+    }
+}
+
 /// Scripted answers to `input_required`, by input key.
 #[derive(Debug, Clone, Default)]
 pub struct Answers(BTreeMap<String, Value>);
@@ -138,6 +162,20 @@ impl TestClient {
         self
     }
 
+    /// Also declares the tasks extension (`io.modelcontextprotocol/tasks`) on every request,
+    /// so tools declared with `#[tool(task = ..)]` run as tasks.
+    pub fn with_tasks(mut self) -> Self {
+        if !self.capabilities.is_object() {
+            self.capabilities = json!({});
+        }
+        let caps = &mut self.capabilities;
+        if !caps["extensions"].is_object() {
+            caps["extensions"] = json!({});
+        }
+        caps["extensions"][crate::protocol::tasks::EXTENSION] = json!({});
+        self
+    }
+
     /// The server under test.
     pub fn server(&self) -> &Server {
         &self.server
@@ -170,6 +208,7 @@ impl TestClient {
         let name = match method {
             "tools/call" | "prompts/get" => params["name"].as_str(),
             "resources/read" => params["uri"].as_str(),
+            "tasks/get" | "tasks/update" | "tasks/cancel" => params["taskId"].as_str(),
             _ => None,
         };
         if let Some(name) = name {
@@ -399,6 +438,149 @@ impl TestClient {
             .flatten()
             .filter_map(|v| v.as_str().map(str::to_owned))
             .collect())
+    }
+
+    /// Calls a tool that runs as a task and returns the task handle (the
+    /// `resultType: "task"` result); any other result is an error.
+    pub async fn start_task(&self, name: &str, arguments: Value) -> Result<Value, ErrorReply> {
+        let params = json!({ "name": name, "arguments": arguments });
+        let (r, _) = self.request("tools/call", params).await?;
+        if r["resultType"] != "task" {
+            return Err(ErrorReply {
+                code: -32603,
+                message: format!("`{name}` did not start a task: {r}"),
+                data: Some(r),
+            });
+        }
+        Ok(r)
+    }
+
+    /// `tasks/get`: the task as it is now.
+    pub async fn task(&self, task_id: &str) -> Result<Value, ErrorReply> {
+        Ok(self
+            .request("tasks/get", json!({ "taskId": task_id }))
+            .await?
+            .0)
+    }
+
+    /// `tasks/update`: answers the task's input requests (by key).
+    pub async fn answer_task(&self, task_id: &str, answers: &Answers) -> Result<(), ErrorReply> {
+        let responses: Map<String, Value> = answers.0.clone().into_iter().collect();
+        self.request(
+            "tasks/update",
+            json!({ "taskId": task_id, "inputResponses": responses }),
+        )
+        .await
+        .map(drop)
+    }
+
+    /// `tasks/cancel`.
+    pub async fn cancel_task(&self, task_id: &str) -> Result<(), ErrorReply> {
+        self.request("tasks/cancel", json!({ "taskId": task_id }))
+            .await
+            .map(drop)
+    }
+
+    /// Polls `tasks/get` (every 10 ms, for at most `timeout`) until `done` holds for the
+    /// task; returns it.
+    pub async fn wait_task(
+        &self,
+        task_id: &str,
+        timeout: std::time::Duration,
+        done: impl Fn(&Value) -> bool,
+    ) -> Result<Value, ErrorReply> {
+        let until = tokio::time::Instant::now() + timeout;
+        loop {
+            let task = self.task(task_id).await?;
+            if done(&task) {
+                return Ok(task);
+            }
+            if tokio::time::Instant::now() >= until {
+                return Err(ErrorReply {
+                    code: -32603,
+                    message: format!("task {task_id} not done within {timeout:?}: {task}"),
+                    data: Some(task),
+                });
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+    }
+
+    /// Runs a tool as a task to its end: answers the `input_required` rounds before the
+    /// task and the task's own input requests from `answers` (a question asked again
+    /// under `key.2`, `key.3`, ... takes the answer to `key`), polls until the task is
+    /// terminal (for at most 30 s), and returns its final `tasks/get` result. A question
+    /// without an answer is an error.
+    pub async fn run_task(
+        &self,
+        name: &str,
+        arguments: Value,
+        answers: &Answers,
+    ) -> Result<TaskOutcome, ErrorReply> {
+        let params = json!({ "name": name, "arguments": arguments });
+        let handle = self
+            .request_answering("tools/call", params, answers)
+            .await?
+            .result;
+        if handle["resultType"] != "task" {
+            return Err(ErrorReply {
+                code: -32603,
+                message: format!("`{name}` did not start a task: {handle}"),
+                data: Some(handle),
+            });
+        }
+        let id = handle["taskId"].as_str().unwrap_or_default().to_owned();
+        let mut answered = Vec::new();
+        let terminal = |t: &Value| {
+            matches!(
+                t["status"].as_str(),
+                Some("completed" | "failed" | "cancelled" | "input_required")
+            )
+        };
+        loop {
+            let task = self
+                .wait_task(&id, std::time::Duration::from_secs(30), terminal)
+                .await?;
+            if task["status"] != "input_required" {
+                return Ok(TaskOutcome { task, answered });
+            }
+            if answered.len() >= 64 {
+                return Err(ErrorReply {
+                    code: -32603,
+                    message: format!("task {id} keeps asking: {answered:?}"),
+                    data: Some(task),
+                });
+            }
+            let mut reply = Answers::new();
+            for key in task["inputRequests"]
+                .as_object()
+                .into_iter()
+                .flatten()
+                .map(|(k, _)| k)
+            {
+                let base = key.split('.').next().unwrap_or(key);
+                match answers.0.get(key).or_else(|| answers.0.get(base)) {
+                    Some(a) => reply = reply.raw(key, a.clone()),
+                    None => {
+                        return Err(ErrorReply {
+                            code: -32603,
+                            message: format!("task {id} asks `{key}`, which `answers` lacks"),
+                            data: Some(task),
+                        });
+                    }
+                }
+                answered.push(key.clone());
+            }
+            self.answer_task(&id, &reply).await?;
+            // Until the task takes the answers, it may still show them as asked.
+            self.wait_task(&id, std::time::Duration::from_secs(30), |t| {
+                t["status"] != "input_required"
+                    || t["inputRequests"]
+                        .as_object()
+                        .is_some_and(|m| m.keys().all(|k| !reply.0.contains_key(k)))
+            })
+            .await?;
+        }
     }
 
     /// Every entry of a list method (`tools/list`, ...), all pages.

@@ -40,6 +40,8 @@ pub struct ToolArgs {
     pub input_schema: Option<SpannedValue<String>>,
     /// Inline the argument types' schemas instead of `$ref`s into `$defs`.
     pub inline_refs: Flag,
+    /// Runs as a task (the tasks extension): `"optional"` or `"required"`.
+    pub task: Option<SpannedValue<String>>,
 }
 
 /// `annotations(...)` inside `#[tool]`.

@@ -22,6 +22,11 @@ pub fn item(item: &Item, errors: &mut Errors) {
     headers(item, errors);
     match &item.spec {
         Spec::Tool(t) => {
+            if let Some(task) = &t.task
+                && let Err(v) = mcp_rules::task_support(&task.value)
+            {
+                errors.violation(task.span, v);
+            }
             if let Some(schema) = &t.input_schema {
                 match serde_json::from_str::<serde_json::Value>(&schema.value) {
                     Err(e) => errors.at(

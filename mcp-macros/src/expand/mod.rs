@@ -208,7 +208,7 @@ pub fn definition(item: &Item) -> TokenStream {
         .params
         .iter()
         .any(|p| p.role == Role::Input)
-        .then(|| quote!(__signature.requirements().uses_input();));
+        .then(|| quote!(__signature.requirements().asks_upfront();));
 
     let mut index = 0usize;
     let mut extracts: Vec<TokenStream> = Vec::new();
@@ -353,12 +353,14 @@ fn input_stmts(item: &Item) -> TokenStream {
         return quote! {
             let __input = __call.input()?;
             let #ident: #ty = #fut.await?;
+            __input.begin_body().await;
         };
     }
     quote! {
         let __input = __call.input()?;
         let (#(#idents,)*) = __mcp::join!(#(#futs),*);
         #(let #idents: #tys = #idents?;)*
+        __input.begin_body().await;
     }
 }
 
@@ -430,6 +432,11 @@ fn builder(item: &Item) -> Vec<TokenStream> {
             if let Some(schema) = &t.input_schema {
                 let schema = &schema.value;
                 b.push(quote!(.input_schema_json(#schema)));
+            }
+            match t.task.as_ref().map(|t| t.value.as_str()) {
+                Some("optional") => b.push(quote!(.task(__mcp::TaskSupport::Optional))),
+                Some("required") => b.push(quote!(.task(__mcp::TaskSupport::Required))),
+                _ => {}
             }
         }
         Spec::Resource(r) => {

@@ -176,6 +176,8 @@ pub struct ToolSpec {
     /// A hand-written `inputSchema` (JSON text).
     pub input_schema: Option<Sp<String>>,
     pub inline_refs: bool,
+    /// `task = "optional" | "required"`.
+    pub task: Option<Sp<String>>,
 }
 
 /// What a resource adds.
@@ -282,6 +284,7 @@ impl Item {
                 }),
                 input_schema: t.input_schema.as_ref().map(Into::into),
                 inline_refs: t.inline_refs.is_present(),
+                task: t.task.as_ref().map(Into::into),
             }),
             Options::Resource(uri, r) => Spec::Resource(ResourceSpec {
                 template: UriTemplate::parse(&uri.value()).map_err(|e| e.to_string()),

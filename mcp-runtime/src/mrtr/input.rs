@@ -6,10 +6,11 @@ use schemars::JsonSchema;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::future::Future;
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::task::Waker;
+use std::task::{Poll, Waker};
+use tokio::sync::Notify;
 
 /// What the client answered to an elicitation.
 ///
@@ -56,8 +57,21 @@ impl<T> Elicited<T> {
     }
 }
 
+/// How questions are answered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Mode {
+    /// A round of a multi round-trip request: a question without an answer ends it.
+    Round,
+    /// A round before a task exists: as `Round`, and reaching the body ends it too (the
+    /// task then runs the handler again).
+    Probe,
+    /// Inside a running task: questions wait for answers delivered through the task.
+    Task,
+}
+
 /// The state of one request's inputs in this round.
 pub(crate) struct InputState {
+    pub(crate) mode: Mode,
     /// Answers received so far (sealed from earlier rounds, or validated this round).
     pub(crate) answers: BTreeMap<String, Value>,
     /// Results of steps already run.
@@ -71,11 +85,20 @@ pub(crate) struct InputState {
     /// Woken when a question is asked, so the round ends even if it was asked from a task
     /// the handler spawned.
     pub(crate) waker: Option<Waker>,
+    /// The handler reached its body (`Mode::Probe`).
+    pub(crate) reached_body: bool,
+    /// Questions waiting for answers (`Mode::Task`), woken when answers arrive.
+    pub(crate) waiters: Vec<Waker>,
+    /// Pending questions already handed to the task (`Mode::Task`).
+    pub(crate) published: BTreeSet<String>,
+    /// Notified when a question is asked (`Mode::Task`).
+    pub(crate) asked: Arc<Notify>,
 }
 
 impl InputState {
     pub(crate) fn new(capabilities: ClientCapabilities) -> Self {
         InputState {
+            mode: Mode::Round,
             answers: BTreeMap::new(),
             steps: BTreeMap::new(),
             responses: Map::new(),
@@ -83,6 +106,10 @@ impl InputState {
             capabilities,
             round: 1,
             waker: None,
+            reached_body: false,
+            waiters: Vec::new(),
+            published: BTreeSet::new(),
+            asked: Arc::new(Notify::new()),
         }
     }
 }
@@ -136,9 +163,9 @@ impl Input {
     fn answer(
         &self,
         key: &str,
-        request: Value,
-        check: impl Fn(&Value) -> Result<(), String>,
-        reask: impl Fn(&Value, &str) -> Value,
+        request: &Value,
+        check: &impl Fn(&Value) -> Result<(), String>,
+        reask: &impl Fn(&Value, &str) -> Value,
     ) -> Option<Value> {
         let mut st = self.lock();
         if let Some(v) = st.answers.get(key) {
@@ -147,22 +174,28 @@ impl Input {
         let question = match st.responses.remove(key) {
             Some(v) => match check(&v) {
                 Ok(()) => {
+                    st.pending.remove(key);
                     st.answers.insert(key.to_owned(), v.clone());
                     return Some(v);
                 }
-                Err(why) => reask(&request, &why),
+                Err(why) => reask(request, &why),
             },
-            None => request,
+            None if st.pending.contains_key(key) => return None,
+            None => request.clone(),
         };
         st.pending.insert(key.to_owned(), question);
+        st.published.remove(key);
         if let Some(w) = &st.waker {
             w.wake_by_ref();
+        }
+        if st.mode == Mode::Task {
+            st.asked.notify_one();
         }
         None
     }
 
-    /// The answer to `key`, or the end of this round: a question without an answer never
-    /// returns (the round ends with `input_required`).
+    /// The answer to `key`. Without one, in a round, the question never returns (the
+    /// round ends with `input_required`); in a task, it waits until the answer arrives.
     async fn answer_or_end_round(
         &self,
         key: &str,
@@ -170,10 +203,88 @@ impl Input {
         check: impl Fn(&Value) -> Result<(), String>,
         reask: impl Fn(&Value, &str) -> Value,
     ) -> Value {
-        match self.answer(key, request, check, reask) {
-            Some(v) => v,
-            None => std::future::pending().await,
+        std::future::poll_fn(|cx| match self.answer(key, &request, &check, &reask) {
+            Some(v) => Poll::Ready(v),
+            None => {
+                let mut st = self.lock();
+                if !st.waiters.iter().any(|w| w.will_wake(cx.waker())) {
+                    st.waiters.push(cx.waker().clone());
+                }
+                Poll::Pending
+            }
+        })
+        .await
+    }
+
+    /// Input for a handler running as a task, with what earlier rounds answered and
+    /// recorded.
+    pub(crate) fn for_task(
+        capabilities: ClientCapabilities,
+        answers: BTreeMap<String, Value>,
+        steps: BTreeMap<String, Value>,
+    ) -> Input {
+        let mut st = InputState::new(capabilities);
+        st.mode = Mode::Task;
+        st.answers = answers;
+        st.steps = steps;
+        Input(Arc::new(Mutex::new(st)))
+    }
+
+    /// What the client answered and the handler recorded so far (answers, steps), for
+    /// the task that runs the handler on after its first round.
+    pub(crate) fn recorded(&self) -> (BTreeMap<String, Value>, BTreeMap<String, Value>) {
+        let st = self.lock();
+        (st.answers.clone(), st.steps.clone())
+    }
+
+    /// Notified when the handler asks a question (`Mode::Task`).
+    pub(crate) fn asked(&self) -> Arc<Notify> {
+        Arc::clone(&self.lock().asked)
+    }
+
+    /// The questions asked and not handed over yet (`Mode::Task`); they count as handed
+    /// over now.
+    pub(crate) fn take_questions(&self) -> Vec<(String, Value)> {
+        let mut st = self.lock();
+        let st = &mut *st;
+        let fresh: Vec<(String, Value)> = st
+            .pending
+            .iter()
+            .filter(|(k, _)| !st.published.contains(*k))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        st.published.extend(fresh.iter().map(|(k, _)| k.clone()));
+        fresh
+    }
+
+    /// Hands the answer to `key` to the question waiting for it (`Mode::Task`).
+    pub(crate) fn deliver(&self, key: &str, response: Value) {
+        let mut st = self.lock();
+        if !st.pending.contains_key(key) {
+            return;
         }
+        st.responses.insert(key.to_owned(), response);
+        for w in st.waiters.drain(..) {
+            w.wake();
+        }
+    }
+
+    /// Marks the end of the questions a handler asks before its body (its `#[input]`
+    /// parameters). Generated code calls it; before a task exists, the round ends here and
+    /// the task runs the handler again, with the answers.
+    #[doc(hidden)]
+    pub async fn begin_body(&self) {
+        {
+            let mut st = self.lock();
+            if st.mode != Mode::Probe {
+                return;
+            }
+            st.reached_body = true;
+            if let Some(w) = &st.waker {
+                w.wake_by_ref();
+            }
+        }
+        std::future::pending::<()>().await;
     }
 
     /// Asks the user to fill in a form whose schema comes from `T` (a flat object of

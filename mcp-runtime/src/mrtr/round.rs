@@ -2,7 +2,7 @@
 //! `inputResponses` and `requestState`, drive the handler until it finishes or asks for
 //! input it does not have, and seal what the next round needs.
 
-use super::input::{Input, InputState};
+use super::input::{Input, InputState, Mode};
 use super::state::{KeyRing, Sealed, digest, now};
 use crate::protocol::{ClientCapabilities, RpcError};
 use serde::Serialize;
@@ -56,6 +56,9 @@ pub(crate) enum Finished<T> {
     Done(T),
     /// It asked for input the client has not given yet: the round ends here.
     Asked,
+    /// It has its inputs and reached its body: a task runs it from here (see
+    /// [`Round::probe`]).
+    Body,
 }
 
 /// One round of one request.
@@ -128,6 +131,13 @@ impl Round {
         self.input.clone()
     }
 
+    /// Makes this the round before a task: it also ends when the handler reaches its body
+    /// ([`Finished::Body`]).
+    pub(crate) fn probe(self) -> Round {
+        self.input.lock().mode = Mode::Probe;
+        self
+    }
+
     /// Runs `fut` (the handler) for this round: [`Finished::Asked`] as soon as it asked
     /// for input it does not have.
     pub(crate) fn drive<F: Future + Unpin>(&self, fut: F) -> Drive<F> {
@@ -197,8 +207,16 @@ impl<F: Future + Unpin> Future for Drive<F> {
         match Pin::new(&mut this.fut).poll(cx) {
             Poll::Ready(out) => Poll::Ready(Finished::Done(out)),
             // Every question asked in this poll (several, under `join!`) is recorded now.
-            Poll::Pending if !this.input.lock().pending.is_empty() => Poll::Ready(Finished::Asked),
-            Poll::Pending => Poll::Pending,
+            Poll::Pending => {
+                let st = this.input.lock();
+                if !st.pending.is_empty() {
+                    Poll::Ready(Finished::Asked)
+                } else if st.reached_body {
+                    Poll::Ready(Finished::Body)
+                } else {
+                    Poll::Pending
+                }
+            }
         }
     }
 }
@@ -261,6 +279,51 @@ mod tests {
             Finished::Done(Ok(text)) => assert_eq!(text, "hi ada"),
             _ => panic!("the second round completes"),
         }
+    }
+
+    #[test]
+    fn a_round_before_a_task_ends_at_the_body() {
+        let s = sealer(10);
+        let binding = Binding::new("tools/call", "t", None);
+        let probe = Round::open(s, binding, &mut Map::new(), caps())
+            .unwrap()
+            .probe();
+        let input = probe.input();
+        let body_reached = async move {
+            input.begin_body().await;
+            "the body ran"
+        };
+        assert!(matches!(
+            probe.drive(body_reached.boxed()).now_or_never(),
+            Some(Finished::Body)
+        ));
+    }
+
+    #[tokio::test]
+    async fn in_a_task_a_question_waits_for_its_answer() {
+        let input = Input::for_task(caps(), Default::default(), Default::default());
+        let asked = input.asked();
+        let run = tokio::spawn(handler(input.clone()));
+        asked.notified().await;
+        let questions = input.take_questions();
+        assert_eq!(questions.len(), 1);
+        assert_eq!(questions[0].0, "login");
+        assert!(input.take_questions().is_empty(), "handed over once");
+        // An invalid answer asks again; a valid one lets the handler go on.
+        input.deliver("login", json!({"action": "accept", "content": {"nope": 1}}));
+        asked.notified().await;
+        let again = input.take_questions();
+        assert!(
+            again[0].1["params"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("not valid")
+        );
+        input.deliver(
+            "login",
+            json!({"action": "accept", "content": {"login": "ada"}}),
+        );
+        assert_eq!(run.await.unwrap().unwrap(), "hi ada");
     }
 
     #[test]

@@ -18,6 +18,8 @@ pub enum ResultType {
     /// An interim result of a multi round-trip request: the client answers
     /// `inputRequests` and retries with `requestState`.
     InputRequired,
+    /// A task handle (the tasks extension): the client polls `tasks/get`.
+    Task,
 }
 
 /// The `_meta` of a result: its own entries, then the server's identity under

@@ -109,6 +109,15 @@ impl ClientCapabilities {
         true
     }
 
+    /// Whether the client declared the extension `id` (under `extensions`, such as
+    /// `io.modelcontextprotocol/tasks`) on this request.
+    pub fn has_extension(&self, id: &str) -> bool {
+        self.0
+            .get("extensions")
+            .and_then(|e| e.get(id))
+            .is_some_and(Value::is_object)
+    }
+
     /// The raw object.
     pub fn as_map(&self) -> &Map<String, Value> {
         &self.0

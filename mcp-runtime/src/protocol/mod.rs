@@ -8,6 +8,7 @@ mod error;
 pub mod headers;
 pub mod json;
 mod meta;
+pub mod tasks;
 
 pub use content::{
     Annotations, AudioContent, BlobResourceContents, CallToolResult, Content, EmbeddedResource,
@@ -73,6 +74,14 @@ pub mod methods {
     pub const NOTIFICATION_PROGRESS: &str = "notifications/progress";
     /// `notifications/message`: a log message.
     pub const NOTIFICATION_MESSAGE: &str = "notifications/message";
+    /// `tasks/get` (tasks extension): a task's status, then its result or error.
+    pub const TASKS_GET: &str = "tasks/get";
+    /// `tasks/update` (tasks extension): answers to a task's input requests.
+    pub const TASKS_UPDATE: &str = "tasks/update";
+    /// `tasks/cancel` (tasks extension): asks a task to stop.
+    pub const TASKS_CANCEL: &str = "tasks/cancel";
+    /// `notifications/tasks` (tasks extension): a task's status, on listen streams.
+    pub const NOTIFICATION_TASKS: &str = "notifications/tasks";
     /// Methods of earlier revisions that no longer exist; they get `-32601`.
     pub const REMOVED: &[&str] = &[
         "initialize",

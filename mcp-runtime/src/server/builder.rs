@@ -1,7 +1,7 @@
 //! [`ServerBuilder`]: what a server serves and how, checked and precomputed by `build()`.
 
 use super::catalog::{self, Catalog, Entries, compile};
-use super::config::{Caching, Keys, Limits, RequestState};
+use super::config::{Caching, Keys, Limits, RequestState, Tasks};
 use super::context::Extensions;
 use super::def::{Icon, PromptDef, Provider, ResourceDef, ToolDef};
 use super::{Server, ServerInfo, ServerInner};
@@ -39,6 +39,7 @@ pub struct ServerBuilder {
     limits: Limits,
     caching: Caching,
     request_state: RequestState,
+    tasks: Tasks,
     server_info_in_meta: bool,
     bus: Option<Arc<dyn NotificationBus>>,
 }
@@ -62,6 +63,7 @@ impl ServerBuilder {
             limits: Limits::default(),
             caching: Caching::default(),
             request_state: RequestState::default(),
+            tasks: Tasks::default(),
             server_info_in_meta: true,
             bus: None,
         }
@@ -152,6 +154,12 @@ impl ServerBuilder {
         self.request_state = request_state;
         self
     }
+    /// How tools run as tasks: the shared store, TTL, polling interval, cap (see
+    /// [`Tasks`]).
+    pub fn tasks(mut self, tasks: Tasks) -> Self {
+        self.tasks = tasks;
+        self
+    }
     /// The bus carrying changes to listen streams (default: [`LocalBus`], in-process).
     pub fn notification_bus(mut self, bus: impl NotificationBus) -> Self {
         self.bus = Some(Arc::new(bus));
@@ -219,6 +227,8 @@ impl ServerBuilder {
                 changes: std::sync::Mutex::new(()),
                 sealer: Arc::new(sealer),
                 local_key,
+                tasks: self.tasks,
+                running_tasks: Arc::new(std::sync::atomic::AtomicUsize::new(0)),
             }),
         })
     }

@@ -1,5 +1,5 @@
-//! Server settings, in groups: [`Limits`], [`Caching`], [`RequestState`]. Each has the
-//! documented defaults and builder-style setters.
+//! Server settings, in groups: [`Limits`], [`Caching`], [`RequestState`], [`Tasks`]. Each
+//! has the documented defaults and builder-style setters.
 //!
 //! ```
 //! use mcp_runtime::Server;
@@ -18,6 +18,8 @@
 
 use crate::mrtr::KeyRing;
 use crate::protocol::{CacheHints, CacheScope};
+use crate::store::{MemoryTaskStore, TaskStore};
+use std::sync::Arc;
 use std::time::Duration;
 
 /// Default caching hints of `server/discover` and of list results: five minutes, public.
@@ -180,6 +182,91 @@ impl RequestState {
     /// The most rounds one request may take (default [`DEFAULT_MAX_ROUNDS`]; at least 1).
     pub fn max_rounds(mut self, n: u32) -> Self {
         self.max_rounds = n.max(1);
+        self
+    }
+}
+
+/// Default time a task is kept after it is created, and may run: one hour.
+pub const DEFAULT_TASK_TTL: Duration = Duration::from_secs(3600);
+
+/// Default polling interval suggested to clients (`pollIntervalMs`).
+pub const DEFAULT_TASK_POLL_INTERVAL: Duration = Duration::from_millis(500);
+
+/// Default cap on the tasks running on one instance at once.
+pub const DEFAULT_MAX_RUNNING_TASKS: usize = 1024;
+
+/// How tools declared with `#[tool(task = "optional" | "required")]` run as tasks (the
+/// `io.modelcontextprotocol/tasks` extension): where tasks are stored, how long they are
+/// kept, how often clients should poll, how many may run at once.
+///
+/// Every instance serving one server must share the store; the default,
+/// [`MemoryTaskStore`], is in-process.
+///
+/// ```
+/// use mcp_runtime::Server;
+/// use mcp_runtime::config::Tasks;
+/// use mcp_runtime::store::MemoryTaskStore;
+/// use std::sync::Arc;
+/// use std::time::Duration;
+///
+/// let store = Arc::new(MemoryTaskStore::new()); // shared by both servers
+/// let tasks = Tasks::default().store(Arc::clone(&store)).ttl(Duration::from_secs(600));
+/// let a = Server::builder("jobs", "1.0").tasks(tasks.clone()).build().unwrap();
+/// let b = Server::builder("jobs", "1.0").tasks(tasks).build().unwrap();
+/// # drop((a, b));
+/// ```
+#[derive(Clone)]
+pub struct Tasks {
+    pub(crate) ttl: Duration,
+    pub(crate) poll_interval: Option<Duration>,
+    pub(crate) max_running: usize,
+    pub(crate) store: Arc<dyn TaskStore>,
+}
+
+impl Default for Tasks {
+    fn default() -> Self {
+        Tasks {
+            ttl: DEFAULT_TASK_TTL,
+            poll_interval: Some(DEFAULT_TASK_POLL_INTERVAL),
+            max_running: DEFAULT_MAX_RUNNING_TASKS,
+            store: Arc::new(MemoryTaskStore::new()),
+        }
+    }
+}
+
+impl std::fmt::Debug for Tasks {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Tasks")
+            .field("ttl", &self.ttl)
+            .field("poll_interval", &self.poll_interval)
+            .field("max_running", &self.max_running)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Tasks {
+    /// Where tasks are stored (default: a [`MemoryTaskStore`] of this server).
+    pub fn store(mut self, store: impl TaskStore) -> Self {
+        self.store = Arc::new(store);
+        self
+    }
+    /// How long a task is kept after it is created (`ttlMs`, default [`DEFAULT_TASK_TTL`]).
+    /// A task still running when it expires is cancelled.
+    pub fn ttl(mut self, ttl: Duration) -> Self {
+        self.ttl = ttl.max(Duration::from_millis(1));
+        self
+    }
+    /// The polling interval suggested to clients (`pollIntervalMs`, default
+    /// [`DEFAULT_TASK_POLL_INTERVAL`]; `None` leaves it out).
+    pub fn poll_interval(mut self, interval: Option<Duration>) -> Self {
+        self.poll_interval = interval.map(|d| d.max(Duration::from_millis(1)));
+        self
+    }
+    /// The most tasks running on this instance at once (default
+    /// [`DEFAULT_MAX_RUNNING_TASKS`]); past it, a call that would start one is refused as
+    /// busy (HTTP 503).
+    pub fn max_running(mut self, n: usize) -> Self {
+        self.max_running = n.max(1);
         self
     }
 }

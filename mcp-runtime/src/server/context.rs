@@ -86,6 +86,44 @@ pub(crate) struct Request {
     /// Inputs of a multi round-trip request (for handlers that ask).
     pub(crate) input: Option<crate::Input>,
     pub(crate) last_progress: Mutex<Option<f64>>,
+    /// The task this request runs as, if it does.
+    pub(crate) task: Option<TaskLink>,
+}
+
+/// What a handler running as a task reports through: its id, and where progress goes
+/// (it becomes the task's `statusMessage`).
+#[derive(Clone)]
+pub(crate) struct TaskLink {
+    pub(crate) id: String,
+    pub(crate) status: mpsc::Sender<String>,
+}
+
+impl Request {
+    /// The request as the task running it sees it: the same request, with its own
+    /// cancellation, no notification stream (a task's request sends none), the task's
+    /// input and link.
+    pub(crate) fn for_task(&self, input: Option<crate::Input>, task: TaskLink) -> Request {
+        Request {
+            id: self.id.clone(),
+            method: self.method,
+            target: self.target.clone(),
+            mime_type: self.mime_type.clone(),
+            protocol_version: self.protocol_version.clone(),
+            capabilities: self.capabilities.clone(),
+            client_info: self.client_info.clone(),
+            meta: self.meta.clone(),
+            progress_token: None,
+            log_level: None,
+            trace: self.trace.clone(),
+            cancel: CancellationToken::new(),
+            sink: NotificationSink::disabled(),
+            extensions: Arc::clone(&self.extensions),
+            server: self.server.clone(),
+            input,
+            last_progress: Mutex::new(None),
+            task: Some(task),
+        }
+    }
 }
 
 /// The request a handler is serving: id, client capabilities, `_meta`, cancellation.
@@ -116,6 +154,11 @@ impl Context {
     /// The tool, prompt or resource this request targets, if any.
     pub fn target(&self) -> Option<&str> {
         self.0.target.as_deref()
+    }
+    /// The id of the task this request runs as (`#[tool(task = ..)]`, when the client
+    /// declared the tasks extension), if it does.
+    pub fn task_id(&self) -> Option<&str> {
+        self.0.task.as_ref().map(|t| t.id.as_str())
     }
     /// The protocol version the client asked for on this request.
     pub fn protocol_version(&self) -> &str {
@@ -198,7 +241,9 @@ impl fmt::Debug for Context {
 /// Notifications are sent only when the request's `_meta` carried a `progressToken`, only
 /// on the request's own stream, and only while the request runs. `progress` must grow with
 /// every report; a report that does not grow is dropped (the spec requires strictly
-/// increasing values).
+/// increasing values). In a tool running as a task, a report becomes the task's
+/// `statusMessage` instead (the message, or `progress/total`), since a task's request
+/// sends no notifications.
 ///
 /// ```
 /// use mcp_runtime::{tool, Progress};
@@ -219,18 +264,27 @@ impl Progress {
     /// Whether reports go anywhere (the client sent a `progressToken` and the transport can
     /// stream to it).
     pub fn is_enabled(&self) -> bool {
-        self.0.progress_token.is_some() && self.0.sink.is_enabled()
+        self.0.task.is_some() || (self.0.progress_token.is_some() && self.0.sink.is_enabled())
     }
 
     /// Sends `progress` (of `total`, if known) with an optional message. Returns whether
     /// the notification was queued.
     pub fn report(&self, progress: f64, total: Option<f64>, message: Option<&str>) -> bool {
-        let Some(token) = &self.0.progress_token else {
-            return false;
-        };
         if !progress.is_finite() {
             return false;
         }
+        if let Some(task) = &self.0.task {
+            let text = match (message, total.filter(|t| t.is_finite())) {
+                (Some(m), _) => m.to_owned(),
+                (None, Some(t)) => format!("{progress}/{t}"),
+                (None, None) => format!("{progress}"),
+            };
+            // Best effort, like notifications: a full queue drops the report.
+            return task.status.try_send(text).is_ok();
+        }
+        let Some(token) = &self.0.progress_token else {
+            return false;
+        };
         {
             let mut last = self
                 .0

@@ -13,6 +13,7 @@ pub(crate) mod parts;
 mod pipeline;
 pub(crate) mod reply;
 pub(crate) mod route;
+mod tasks;
 pub(crate) mod trace;
 
 pub use builder::{BuildError, ServerBuilder};
@@ -81,6 +82,10 @@ pub(crate) struct ServerInner {
     /// The key is a random one of this process, and the server was not declared single
     /// instance.
     pub(crate) local_key: bool,
+    /// How tools run as tasks.
+    pub(crate) tasks: config::Tasks,
+    /// Tasks running on this instance.
+    pub(crate) running_tasks: Arc<AtomicUsize>,
     pub(crate) this: Weak<ServerInner>,
 }
 

@@ -337,6 +337,7 @@ impl Parts {
             server: server.weak_self(),
             input,
             last_progress: Mutex::new(None),
+            task: None,
         });
         (request, self.span, self.notifications)
     }

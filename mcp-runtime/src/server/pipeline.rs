@@ -35,6 +35,9 @@ pub(crate) enum Outcome<T> {
     InputRequired(InputRequired),
     /// A JSON-RPC error.
     Failed(Rejection),
+    /// The handler has its inputs and reached its body, in the round before a task
+    /// (the task runs it).
+    Body,
 }
 
 /// Runs a handler: catches panics (`-32603`, and the server keeps serving) and enforces
@@ -176,7 +179,7 @@ impl Server {
 }
 
 /// Runs the handler once and says how it ended.
-async fn invoke<K: Kind>(
+pub(crate) async fn invoke<K: Kind>(
     server: &ServerInner,
     handler: Handler<K>,
     call: Call<K>,
@@ -198,30 +201,37 @@ async fn invoke<K: Kind>(
                 "Internal error: input asked for outside a multi-round request",
             ))),
         },
-        Ok(Finished::Done(Ok(out))) => Outcome::Complete(out),
-        Ok(Finished::Done(Err(crate::Error(ErrorKind::Execution(content))))) => {
+        Ok(Finished::Body) => Outcome::Body,
+        Ok(Finished::Done(r)) => settle::<K>(r, request.target.as_deref().unwrap_or_default()),
+    }
+}
+
+/// What a handler's return value means: a result (a tool's execution error becomes an
+/// `isError` result, a resource's not-found its error), or a JSON-RPC error.
+pub(crate) fn settle<K: Kind>(
+    result: Result<K::Output, crate::Error>,
+    target: &str,
+) -> Outcome<K::Output> {
+    match result {
+        Ok(out) => Outcome::Complete(out),
+        Err(crate::Error(ErrorKind::Execution(content))) => {
             tracing::debug!("the handler returned an error");
             match K::execution_error(content) {
                 Ok(out) => Outcome::Complete(out),
                 Err(e) => Outcome::Failed(Rejection::failed(e)),
             }
         }
-        Ok(Finished::Done(Err(crate::Error(ErrorKind::NotFound(message))))) => {
-            let target = request.target.as_deref().unwrap_or_default();
-            match K::not_found(target, message) {
-                Ok(out) => Outcome::Complete(out),
-                Err(e) => Outcome::Failed(Rejection::failed(e)),
-            }
-        }
-        Ok(Finished::Done(Err(crate::Error(ErrorKind::Protocol(e))))) => {
-            Outcome::Failed(Rejection::failed(e))
-        }
+        Err(crate::Error(ErrorKind::NotFound(message))) => match K::not_found(target, message) {
+            Ok(out) => Outcome::Complete(out),
+            Err(e) => Outcome::Failed(Rejection::failed(e)),
+        },
+        Err(crate::Error(ErrorKind::Protocol(e))) => Outcome::Failed(Rejection::failed(e)),
     }
 }
 
 /// The reply for an outcome: `complete` for a final result, the envelope's
 /// `input_required` or an error otherwise.
-fn respond<T>(
+pub(crate) fn respond<T>(
     server: &ServerInner,
     id: &RequestId,
     outcome: Outcome<T>,
@@ -234,6 +244,12 @@ fn respond<T>(
             server.envelope(ResultType::InputRequired, asked, None, None),
         ),
         Outcome::Failed(rejection) => Reply::rejection(Some(id), rejection),
+        Outcome::Body => Reply::rejection(
+            Some(id),
+            Rejection::failed(RpcError::internal(
+                "Internal error: the handler stopped at its body outside a task",
+            )),
+        ),
     }
 }
 

@@ -95,6 +95,13 @@ impl Server {
                 methods::completion::complete(self, parts, params, &catalog)
             }
             m::LISTEN => methods::listen::open(self, parts, params, &catalog),
+            m::TASKS_GET if catalog.uses_tasks => methods::tasks::get(self, parts, params, guard),
+            m::TASKS_UPDATE if catalog.uses_tasks => {
+                methods::tasks::update(self, parts, params, guard)
+            }
+            m::TASKS_CANCEL if catalog.uses_tasks => {
+                methods::tasks::cancel(self, parts, params, guard)
+            }
             _ => {
                 tracing::debug!("method not found");
                 reply(Reply::rejection(

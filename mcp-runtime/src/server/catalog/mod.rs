@@ -51,6 +51,8 @@ pub(crate) struct Catalog {
     pub(crate) has_completions: bool,
     /// Some handler asks for input (multi round-trip requests).
     pub(crate) uses_input: bool,
+    /// Some tool runs as a task (the tasks extension is advertised and served).
+    pub(crate) uses_tasks: bool,
 }
 
 /// The body of `server/discover`.
@@ -133,6 +135,9 @@ impl Catalog {
         };
         let uses_logging = any(|r| r.uses_logging);
         let uses_input = any(|r| r.uses_input);
+        let uses_tasks = tools
+            .values()
+            .any(|t| t.def.spec.task != crate::server::def::TaskSupport::Forbidden);
         let has_completions = prompts.values().any(|p| !p.def.item.completers.is_empty())
             || templates.iter().any(|t| !t.def.item.completers.is_empty());
 
@@ -147,6 +152,7 @@ impl Catalog {
                 resources: !statics.is_empty() || !templates.is_empty(),
                 completions: has_completions,
                 logging: uses_logging,
+                tasks: uses_tasks,
             },
         );
         let lists = s.caching.lists;
@@ -212,6 +218,7 @@ impl Catalog {
             listers,
             has_completions,
             uses_input,
+            uses_tasks,
         })
     }
 
@@ -279,6 +286,7 @@ struct Features {
     resources: bool,
     completions: bool,
     logging: bool,
+    tasks: bool,
 }
 
 /// The `server/discover` result. Changes are announced on `subscriptions/listen` streams,
@@ -307,6 +315,11 @@ fn discover(
     }
     if f.logging {
         capabilities.insert("logging".into(), json!({}));
+    }
+    if f.tasks {
+        let mut extensions = Map::new();
+        extensions.insert(crate::protocol::tasks::EXTENSION.into(), json!({}));
+        capabilities.insert("extensions".into(), Value::Object(extensions));
     }
     let envelope = Envelope {
         result_type: ResultType::Complete,

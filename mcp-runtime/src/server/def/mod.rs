@@ -24,7 +24,7 @@ pub use prompt::{GetPromptResult, PromptMessage};
 pub use resource::Resource;
 pub use safe_path::SafePath;
 pub use signature::{Param, Requirements, Signature};
-pub use tool::ToolAnnotations;
+pub use tool::{TaskSupport, ToolAnnotations};
 
 use crate::Error;
 use crate::protocol::CacheHints;

@@ -67,6 +67,7 @@ impl Param {
 pub struct Requirements {
     pub(crate) uses_logging: bool,
     pub(crate) uses_input: bool,
+    pub(crate) asks_upfront: bool,
     pub(crate) required_state: Vec<(TypeId, &'static str)>,
 }
 
@@ -78,6 +79,13 @@ impl Requirements {
     /// The handler may ask the client for input (multi round-trip requests).
     pub fn uses_input(&mut self) {
         self.uses_input = true;
+    }
+    /// The handler asks for its declared inputs (`#[input]` parameters) before its body
+    /// runs, and marks where the body begins with `Input::begin_body` (generated code
+    /// does). A tool that runs as a task collects them in rounds before the task exists.
+    pub fn asks_upfront(&mut self) {
+        self.uses_input = true;
+        self.asks_upfront = true;
     }
     /// The handler needs shared state of type `T` (given with `ServerBuilder::state`).
     pub fn requires_state<T: 'static>(&mut self) {

@@ -85,10 +85,36 @@ impl ToolAnnotations {
     }
 }
 
+/// Whether a tool runs as a task (the `io.modelcontextprotocol/tasks` extension).
+///
+/// A task is created only for a request that declares the extension; the client then
+/// polls `tasks/get` for the result. `#[tool(task = "optional")]` and `"required"` set it.
+///
+/// ```
+/// use mcp_runtime::def::{TaskSupport, ToolDef};
+/// use mcp_runtime::handler::Signature;
+/// use mcp_runtime::Error;
+///
+/// let export = ToolDef::new("export", Signature::new(), |_call| async { Ok::<_, Error>("done") })
+///     .task(TaskSupport::Optional);
+/// assert_eq!(export.task_support(), TaskSupport::Optional);
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum TaskSupport {
+    /// Never a task: the call is answered when the handler returns (the default).
+    #[default]
+    Forbidden,
+    /// A task when the request declares the extension; answered directly otherwise.
+    Optional,
+    /// Only as a task: a request without the extension gets `-32021` naming it.
+    Required,
+}
+
 /// A tool's part of its definition.
 #[doc(hidden)]
 pub struct ToolSpec {
     pub(crate) annotations: Option<ToolAnnotations>,
+    pub(crate) task: TaskSupport,
     pub(crate) input_schema: Value,
     /// A hand-written `inputSchema`, minified but otherwise as given.
     pub(crate) input_schema_text: Option<String>,
@@ -109,6 +135,7 @@ impl Def<Tool> {
     {
         let spec = ToolSpec {
             annotations: None,
+            task: TaskSupport::Forbidden,
             input_schema: signature.input_schema(),
             input_schema_text: None,
             input_schema_error: None,
@@ -125,6 +152,17 @@ impl Def<Tool> {
     /// The `inputSchema` (generated or hand-written).
     pub fn input_schema_value(&self) -> &Value {
         &self.spec.input_schema
+    }
+
+    /// Whether the tool runs as a task (see [`TaskSupport`]).
+    pub fn task(mut self, support: TaskSupport) -> Self {
+        self.spec.task = support;
+        self
+    }
+
+    /// Whether the tool runs as a task.
+    pub fn task_support(&self) -> TaskSupport {
+        self.spec.task
     }
 
     /// Sets the behaviour hints.

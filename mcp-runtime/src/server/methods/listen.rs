@@ -1,17 +1,21 @@
 //! `subscriptions/listen`: long-lived streams of change notifications, fed by the
-//! notification bus.
+//! notification bus, and of task statuses (`taskIds`, the tasks extension), fed by the
+//! task store.
 
+use super::tasks::TaskView;
 use crate::protocol::envelope::{self, ResultType};
-use crate::protocol::{RequestId, keys};
+use crate::protocol::tasks::{EXTENSION, TaskStatus, extension_required};
+use crate::protocol::{RequestId, keys, methods};
 use crate::server::Server;
 use crate::server::catalog::Catalog;
 use crate::server::parts::Parts;
 use crate::server::reply::{ErrorClass, Rejection, Reply};
 use crate::server::route::Prepared;
-use crate::store::Change;
+use crate::store::{Change, TaskStore};
 use futures_util::StreamExt;
-use futures_util::stream::BoxStream;
+use futures_util::stream::{BoxStream, SelectAll};
 use serde_json::{Map, Value, json};
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use tokio_util::sync::CancellationToken;
@@ -23,7 +27,12 @@ pub(crate) struct Filter {
     pub(crate) prompts: bool,
     pub(crate) resources: bool,
     pub(crate) uris: Vec<String>,
+    /// Tasks whose status changes to send (`notifications/tasks`).
+    pub(crate) task_ids: Vec<String>,
 }
+
+/// Most task ids one listen request may watch.
+const MAX_TASK_IDS: usize = 256;
 
 impl Filter {
     /// Reads `params.notifications`.
@@ -48,11 +57,25 @@ impl Filter {
                 .collect::<Result<_, _>>()?,
             Some(_) => return Err("`resourceSubscriptions` must be an array"),
         };
+        let task_ids = match obj.get("taskIds") {
+            None => Vec::new(),
+            Some(Value::Array(a)) if a.len() <= MAX_TASK_IDS => a
+                .iter()
+                .map(|u| {
+                    u.as_str()
+                        .map(str::to_owned)
+                        .ok_or("`taskIds` must hold strings")
+                })
+                .collect::<Result<_, _>>()?,
+            Some(Value::Array(_)) => return Err("`taskIds` holds too many ids (at most 256)"),
+            Some(_) => return Err("`taskIds` must be an array"),
+        };
         Ok(Filter {
             tools: flag("toolsListChanged")?,
             prompts: flag("promptsListChanged")?,
             resources: flag("resourcesListChanged")?,
             uris,
+            task_ids,
         })
     }
 
@@ -70,6 +93,9 @@ impl Filter {
         }
         if !self.uris.is_empty() {
             m.insert("resourceSubscriptions".into(), json!(self.uris));
+        }
+        if !self.task_ids.is_empty() {
+            m.insert("taskIds".into(), json!(self.task_ids));
         }
         Value::Object(m)
     }
@@ -124,11 +150,60 @@ impl Drop for LiveGuard {
     }
 }
 
+/// The tasks a listen stream watches: their changes, and what was last sent for each.
+pub(crate) struct TaskWatch {
+    store: Arc<dyn TaskStore>,
+    /// Asked for, not looked up yet (before the acknowledgement).
+    asked: Vec<String>,
+    changes: SelectAll<BoxStream<'static, String>>,
+    /// Status, update time and message last sent, so an unchanged task is not sent again.
+    sent: HashMap<String, (TaskStatus, u64, Option<String>)>,
+}
+
+impl TaskWatch {
+    /// Looks up the tasks asked for; watches and returns those that exist (a task that
+    /// does not, or is not the caller's, is left out of the acknowledgement).
+    async fn resolve(&mut self) -> Vec<String> {
+        let mut found = Vec::new();
+        for id in std::mem::take(&mut self.asked) {
+            if let Ok(Some(task)) = self.store.get(&id).await
+                && task.owner().is_none()
+                && !found.contains(&id)
+            {
+                let tag = id.clone();
+                self.changes
+                    .push(self.store.watch(&id).map(move |()| tag.clone()).boxed());
+                found.push(id);
+            }
+        }
+        found
+    }
+
+    /// The notification for a change of task `id`, unless nothing clients see changed.
+    async fn notification(&mut self, id: &str, sub_id: &RequestId) -> Option<String> {
+        let task = self.store.get(id).await.ok()??;
+        let seen = (
+            task.status(),
+            task.updated_ms(),
+            task.status_message().map(str::to_owned),
+        );
+        if self.sent.get(id) == Some(&seen) {
+            return None;
+        }
+        self.sent.insert(id.to_owned(), seen);
+        let mut params = serde_json::to_value(TaskView::of(&task)).ok()?;
+        params["_meta"] = json!({ keys::SUBSCRIPTION_ID: sub_id.to_value() });
+        Some(envelope::notification(methods::NOTIFICATION_TASKS, params))
+    }
+}
+
 /// An accepted `subscriptions/listen` request: yields its messages in order.
 pub(crate) struct Listen {
     pub(crate) id: RequestId,
-    pub(crate) ack: Option<String>,
+    /// The acknowledgement is still to be sent.
+    pub(crate) ack: bool,
     pub(crate) filter: Filter,
+    pub(crate) tasks: Option<Box<TaskWatch>>,
     pub(crate) changes: BoxStream<'static, Change>,
     pub(crate) stop: CancellationToken,
     /// A transport's own stop signal (stdio: the end of input).
@@ -152,7 +227,18 @@ impl Listen {
     /// The next message: the acknowledgement first, then the notifications this stream
     /// asked for; when the server stops it, the listen result; then `None`.
     pub(crate) async fn next(&mut self) -> Option<String> {
-        if let Some(ack) = self.ack.take() {
+        if self.ack {
+            self.ack = false;
+            if let Some(tasks) = &mut self.tasks {
+                self.filter.task_ids = tasks.resolve().await;
+            }
+            let ack = envelope::notification(
+                "notifications/subscriptions/acknowledged",
+                json!({
+                    "notifications": self.filter.to_json(),
+                    "_meta": { keys::SUBSCRIPTION_ID: self.id.to_value() },
+                }),
+            );
             return Some(ack);
         }
         self.close.as_ref()?;
@@ -163,10 +249,23 @@ impl Listen {
                     None => std::future::pending().await,
                 }
             };
+            let task_change = async {
+                match &mut self.tasks {
+                    Some(t) if !t.changes.is_empty() => t.changes.next().await,
+                    _ => std::future::pending().await,
+                }
+            };
             tokio::select! {
                 biased;
                 () = self.stop.cancelled() => return self.close.take(),
                 () = transport_stop => return self.close.take(),
+                Some(task_id) = task_change => {
+                    if let Some(tasks) = &mut self.tasks
+                        && let Some(n) = tasks.notification(&task_id, &self.id).await
+                    {
+                        return Some(n);
+                    }
+                }
                 change = self.changes.next() => match change {
                     None => return self.close.take(),
                     Some(c) => {
@@ -195,6 +294,25 @@ pub(crate) fn open(
         Ok(f) => f,
         Err(e) => return Prepared::Reply(Reply::rejection(Some(&id), Rejection::params(e))),
     };
+    // A server serving tasks requires the extension for `taskIds`; one that does not
+    // ignores the field, as any filter it cannot honour.
+    if catalog.uses_tasks
+        && !asked.task_ids.is_empty()
+        && !parts.meta.capabilities.has_extension(EXTENSION)
+    {
+        return Prepared::Reply(Reply::rejection(
+            Some(&id),
+            Rejection::failed(extension_required("`subscriptions/listen` with `taskIds`")),
+        ));
+    }
+    let tasks = (catalog.uses_tasks && !asked.task_ids.is_empty()).then(|| {
+        Box::new(TaskWatch {
+            store: Arc::clone(&server.inner.tasks.store),
+            asked: asked.task_ids.clone(),
+            changes: SelectAll::new(),
+            sent: HashMap::new(),
+        })
+    });
     let filter = Filter {
         tools: asked.tools && catalog.has_tools(),
         prompts: asked.prompts && catalog.has_prompts(),
@@ -204,6 +322,7 @@ pub(crate) fn open(
             .into_iter()
             .filter(|u| catalog.find_resource(u).is_some())
             .collect(),
+        task_ids: Vec::new(),
     };
     let inner = &server.inner;
     let Some(live) = LiveGuard::acquire(&inner.live, inner.limits.max_subscriptions) else {
@@ -218,10 +337,6 @@ pub(crate) fn open(
     };
     let mut sub_meta = Map::new();
     sub_meta.insert(keys::SUBSCRIPTION_ID.into(), id.to_value());
-    let ack = envelope::notification(
-        "notifications/subscriptions/acknowledged",
-        json!({ "notifications": filter.to_json(), "_meta": sub_meta }),
-    );
     let close = Reply::result(
         &id,
         inner.envelope(ResultType::Complete, Map::new(), None, Some(&sub_meta)),
@@ -230,8 +345,9 @@ pub(crate) fn open(
     tracing::debug!("subscription opened");
     Prepared::Listen(Listen {
         id,
-        ack: Some(ack),
+        ack: true,
         filter,
+        tasks,
         changes: inner.bus.subscribe(),
         stop: inner.shutdown.child_token(),
         transport_stop: None,

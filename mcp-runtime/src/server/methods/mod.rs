@@ -7,6 +7,7 @@ pub(crate) mod listen;
 pub(crate) mod lists;
 pub(crate) mod prompts;
 pub(crate) mod resources;
+pub(crate) mod tasks;
 pub(crate) mod tools;
 
 use super::parts::Parts;

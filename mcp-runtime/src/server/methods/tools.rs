@@ -2,8 +2,9 @@
 
 use crate::mrtr::round::Binding;
 use crate::protocol::envelope::ResultType;
-use crate::protocol::{CallToolResult, Content, headers, methods, reflect};
+use crate::protocol::{CallToolResult, Content, headers, methods, reflect, tasks};
 use crate::server::catalog::Catalog;
+use crate::server::def::TaskSupport;
 use crate::server::def::kind::Tool;
 use crate::server::parts::{Parts, TransportGuard};
 use crate::server::pipeline::{ArgumentCheck, ItemRequest};
@@ -38,9 +39,22 @@ fn complete(server: &ServerInner, id: &crate::protocol::RequestId, r: CallToolRe
     )
 }
 
-/// `tools/call`: `Mcp-Name` → arguments → the tool → its `Mcp-Param-*` headers → the
-/// round (for tools that ask) → argument validation (a violation is an `isError` result)
-/// → the handler.
+/// A tool result as an object: what a completed task carries, exactly what the call
+/// would have answered.
+pub(crate) fn result_json(server: &ServerInner, r: &CallToolResult) -> Value {
+    let body = ToolBody {
+        content: &r.content,
+        structured_content: r.structured_content.as_ref(),
+        is_error: r.is_error,
+    };
+    serde_json::to_value(server.envelope(ResultType::Complete, body, None, r.meta.as_ref()))
+        .unwrap_or(Value::Null)
+}
+
+/// `tools/call`: `Mcp-Name` → arguments → the tool → its `Mcp-Param-*` headers → task or
+/// not (`-32021` for a task-only tool without the extension) → the round (for tools that
+/// ask) → argument validation (a violation is an `isError` result) → the handler, now or
+/// as a task.
 pub(crate) fn call(
     server: &Server,
     parts: Parts,
@@ -76,6 +90,16 @@ pub(crate) fn call(
         }
     }
     headers::drop_null_arguments(&tool.headers, &mut arguments);
+    let declared = parts.meta.capabilities.has_extension(tasks::EXTENSION);
+    let as_task = match tool.def.spec.task {
+        TaskSupport::Forbidden => false,
+        TaskSupport::Optional => declared,
+        TaskSupport::Required if declared => true,
+        TaskSupport::Required => {
+            let what = format!("The tool `{}`", tool.def.item.name);
+            return super::reject(&parts, Rejection::failed(tasks::extension_required(&what)));
+        }
+    };
     let binding = tool
         .def
         .requirements
@@ -104,6 +128,10 @@ pub(crate) fn call(
         binding,
         check: Some(check),
     };
+    if as_task {
+        let upfront = tool.def.requirements.asks_upfront;
+        return server.run_task(parts, &mut params, item, upfront, complete);
+    }
     server.run_item(parts, &mut params, item, complete)
 }
 

@@ -1,0 +1,403 @@
+//! Tools running as tasks (the `io.modelcontextprotocol/tasks` extension): the round before
+//! the task (a tool's declared `#[input]`s, collected by ordinary rounds), the task's
+//! creation in the shared store, and the worker that runs the handler to its end. Questions
+//! the handler asks become the task's `inputRequests`; answers given through any instance
+//! reach it through the store; a cancel (or the task's expiry) fires its cancellation
+//! token and drops it; its outcome is recorded once, and a terminal status never changes.
+
+use super::Server;
+use super::ServerInner;
+use super::context::{Request, TaskLink};
+use super::def::kind::Tool;
+use super::def::{Call, Handler};
+use super::methods::listen::LiveGuard;
+use super::methods::tasks::TaskView;
+use super::methods::tools::result_json;
+use super::parts::Parts;
+use super::pipeline::{ItemRequest, Job, Outcome, guarded, invoke, respond, settle};
+use super::reply::{ErrorClass, Rejection, Reply};
+use super::route::Prepared;
+use crate::mrtr::round::Round;
+use crate::protocol::envelope::ResultType;
+use crate::protocol::{CallToolResult, RequestId, RpcError, methods};
+use crate::store::{StoreError, TaskChange, TaskRecord, TaskStore, now_ms};
+use crate::{Error, Input};
+use futures_util::StreamExt;
+use futures_util::future::BoxFuture;
+use serde_json::{Map, Value, json};
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
+
+/// How long a cancelled task's handler may run on after its token fired.
+const CANCEL_GRACE: Duration = Duration::from_secs(1);
+
+/// How the reply carrying a tool result is made (`tools/call`'s own).
+pub(crate) type Complete = fn(&ServerInner, &RequestId, CallToolResult) -> Reply;
+
+impl Server {
+    /// Runs a `tools/call` as a task: the round before it when the tool asks for its
+    /// inputs first (`upfront`), then the task, answered with its handle at once.
+    pub(crate) fn run_task(
+        &self,
+        parts: Parts,
+        params: &mut Map<String, Value>,
+        item: ItemRequest<Tool>,
+        upfront: bool,
+        complete: Complete,
+    ) -> Prepared {
+        let inner = &self.inner;
+        let mut item = item;
+        let binding = item.binding.take();
+        let uses_input = binding.is_some();
+        let round = match binding {
+            Some(binding) if upfront => {
+                let caps = parts.meta.capabilities.clone();
+                match Round::open(Arc::clone(&inner.sealer), binding, params, caps) {
+                    Ok(r) => Some(r.probe()),
+                    Err(e) => {
+                        return Prepared::Reply(Reply::rejection(
+                            Some(&parts.id),
+                            Rejection::failed(e),
+                        ));
+                    }
+                }
+            }
+            _ => None,
+        };
+        if let Some(check) = item.check.take() {
+            match check(std::mem::take(&mut item.arguments)) {
+                Ok(arguments) => item.arguments = arguments,
+                Err(out) => return Prepared::Reply(complete(inner, &parts.id, out)),
+            }
+        }
+        let input = round.as_ref().map(Round::input);
+        let (request, span, notifications) = parts.into_request(
+            inner,
+            methods::TOOLS_CALL,
+            Some(item.target),
+            None,
+            input.clone(),
+        );
+        let id = request.id.clone();
+        let cancel = request.cancel.clone();
+        let server = Arc::clone(inner);
+        let handler = item.handler;
+        let arguments = item.arguments;
+        let reply_id = id.clone();
+        let body = async move {
+            let recorded = match (round, input) {
+                (Some(round), Some(input)) => {
+                    let call = Call::new(arguments.clone(), Arc::clone(&request));
+                    match invoke(&server, Arc::clone(&handler), call, Some(round)).await {
+                        Outcome::Body => Some(input.recorded()),
+                        other => return respond(&server, &reply_id, other, complete),
+                    }
+                }
+                _ => None,
+            };
+            start(&server, &request, handler, arguments, uses_input, recorded).await
+        };
+        Prepared::Call(Job::new(id, cancel, span, notifications, body))
+    }
+}
+
+/// A task id: 122 random bits, as a UUID (version 4).
+fn new_task_id() -> Result<String, RpcError> {
+    let mut b = [0u8; 16];
+    getrandom::fill(&mut b)
+        .map_err(|e| RpcError::internal(format!("Internal error: no randomness: {e}")))?;
+    b[6] = (b[6] & 0x0f) | 0x40;
+    b[8] = (b[8] & 0x3f) | 0x80;
+    let hex: String = b.iter().map(|x| format!("{x:02x}")).collect();
+    Ok(format!(
+        "{}-{}-{}-{}-{}",
+        &hex[..8],
+        &hex[8..12],
+        &hex[12..16],
+        &hex[16..20],
+        &hex[20..]
+    ))
+}
+
+/// A store error as the client sees it: busy when the store is full, `-32603` otherwise.
+pub(crate) fn store_rejection(e: &StoreError) -> Rejection {
+    match e {
+        StoreError::Full => Rejection::new(
+            ErrorClass::Busy,
+            RpcError::internal("Too many tasks; try again later"),
+        ),
+        e => {
+            tracing::error!("task store: {e}");
+            Rejection::failed(RpcError::internal("Internal error: the task store failed"))
+        }
+    }
+}
+
+/// Creates the task, starts its worker, and answers with the task's handle. The handle is
+/// sent only once the task is in the store, so `tasks/get` finds it on any instance.
+async fn start(
+    server: &Arc<ServerInner>,
+    request: &Arc<Request>,
+    handler: Handler<Tool>,
+    arguments: Map<String, Value>,
+    uses_input: bool,
+    recorded: Option<(BTreeMap<String, Value>, BTreeMap<String, Value>)>,
+) -> Reply {
+    let tasks = &server.tasks;
+    let reject = |r: Rejection| Reply::rejection(Some(&request.id), r);
+    let Some(slot) = LiveGuard::acquire(&server.running_tasks, tasks.max_running) else {
+        tracing::warn!("too many running tasks");
+        return reject(Rejection::new(
+            ErrorClass::Busy,
+            RpcError::internal("Too many running tasks; try again later"),
+        ));
+    };
+    let task_id = match new_task_id() {
+        Ok(id) => id,
+        Err(e) => return reject(Rejection::failed(e)),
+    };
+    // Bound to the caller once authorization names one; until then the unguessable id is
+    // the only key.
+    let record = TaskRecord::new(task_id.clone(), tasks.ttl, tasks.poll_interval, None);
+    if let Err(e) = tasks.store.create(record.clone()).await {
+        return reject(store_rejection(&e));
+    }
+    let (status_tx, status_rx) = mpsc::channel(16);
+    let input = uses_input.then(|| {
+        let (answers, steps) = recorded.unwrap_or_default();
+        Input::for_task(request.capabilities.clone(), answers, steps)
+    });
+    let link = TaskLink {
+        id: task_id.clone(),
+        status: status_tx,
+    };
+    let task_request = Arc::new(request.for_task(input.clone(), link));
+    let worker = Worker {
+        server: Arc::clone(server),
+        store: Arc::clone(&tasks.store),
+        id: task_id.clone(),
+        target: request.target.clone().unwrap_or_default(),
+        input,
+        cancel: task_request.cancel.clone(),
+        status: status_rx,
+        keys: WireKeys::default(),
+        _slot: slot,
+    };
+    let call = Call::new(arguments, task_request);
+    let ttl = Duration::from_millis(record.expires_ms().saturating_sub(now_ms()));
+    let span = tracing::info_span!("mcp.task", task_id = %task_id);
+    tokio::spawn(worker.run(handler, call, ttl).instrument(span));
+    tracing::debug!(task_id = %task_id, "task created");
+    Reply::result(
+        &request.id,
+        server.envelope(ResultType::Task, TaskView::of(&record), None, None),
+    )
+}
+
+/// The input keys a task shows clients. Each key is used once over the task's life: a
+/// question asked again (its answer was invalid) gets a fresh one.
+#[derive(Default)]
+struct WireKeys {
+    asked: HashMap<String, u32>,
+    internal: HashMap<String, String>,
+}
+
+impl WireKeys {
+    fn assign(&mut self, key: &str) -> String {
+        let n = self.asked.entry(key.to_owned()).or_insert(0);
+        loop {
+            *n += 1;
+            let wire = if *n == 1 {
+                key.to_owned()
+            } else {
+                format!("{key}.{n}")
+            };
+            if !self.internal.contains_key(&wire) {
+                self.internal.insert(wire.clone(), key.to_owned());
+                return wire;
+            }
+        }
+    }
+
+    fn internal(&self, wire: &str) -> Option<&str> {
+        self.internal.get(wire).map(String::as_str)
+    }
+}
+
+/// Runs one task on the instance that created it.
+struct Worker {
+    server: Arc<ServerInner>,
+    store: Arc<dyn TaskStore>,
+    id: String,
+    target: String,
+    input: Option<Input>,
+    cancel: CancellationToken,
+    status: mpsc::Receiver<String>,
+    keys: WireKeys,
+    _slot: LiveGuard,
+}
+
+/// Why a worker stopped before the handler returned.
+enum Stop {
+    /// Cancelled by the client, or already terminal.
+    Cancelled,
+    /// The task expired (the store forgot it).
+    Gone,
+    /// The server is shutting down.
+    Shutdown,
+}
+
+impl Worker {
+    async fn run(mut self, handler: Handler<Tool>, call: Call<Tool>, ttl: Duration) {
+        let mut watch = self.store.watch(&self.id);
+        let asked = self.input.as_ref().map(Input::asked);
+        let shutdown = self.server.shutdown.clone();
+        // The task's TTL bounds its run; the guard's timeout is only a backstop.
+        let expiry = tokio::time::sleep(ttl);
+        tokio::pin!(expiry);
+        let backstop = ttl + CANCEL_GRACE + Duration::from_secs(1);
+        let mut fut: BoxFuture<'static, Result<Result<CallToolResult, Error>, RpcError>> =
+            Box::pin(guarded(backstop, move || handler(call)));
+        let end = loop {
+            let asked = async {
+                match &asked {
+                    Some(n) => n.notified().await,
+                    None => std::future::pending().await,
+                }
+            };
+            tokio::select! {
+                out = &mut fut => break Ok(out),
+                () = asked => self.publish().await,
+                Some(message) = self.status.recv() => {
+                    self.update(TaskChange::Message(message)).await;
+                }
+                signal = watch.next() => match signal {
+                    None => break Err(Stop::Gone),
+                    Some(()) => {
+                        if let Err(stop) = self.deliver().await {
+                            break Err(stop);
+                        }
+                    }
+                },
+                () = shutdown.cancelled() => break Err(Stop::Shutdown),
+                () = &mut expiry => break Err(Stop::Gone),
+            }
+        };
+        match end {
+            Ok(out) => {
+                let change = self.outcome(out);
+                self.update(change).await;
+                tracing::debug!("task finished");
+            }
+            Err(stop) => {
+                // Cooperative: the handler sees its token fire and has a moment to wind
+                // down (whatever it returns then is not recorded: the task is terminal),
+                // then its future is dropped.
+                self.cancel.cancel();
+                let _ = tokio::time::timeout(CANCEL_GRACE, &mut fut).await;
+                drop(fut);
+                match stop {
+                    Stop::Cancelled => tracing::debug!("task cancelled"),
+                    Stop::Gone => tracing::debug!("task expired while running"),
+                    Stop::Shutdown => {
+                        let e = RpcError::internal(
+                            "Internal error: the server shut down before the task finished",
+                        );
+                        self.update(TaskChange::Fail(error_json(&e))).await;
+                    }
+                }
+            }
+        }
+    }
+
+    /// The change recording how the handler ended: a result (`isError` results included)
+    /// completes the task, a JSON-RPC error fails it.
+    fn outcome(&self, out: Result<Result<CallToolResult, Error>, RpcError>) -> TaskChange {
+        let failed = |e: &RpcError| TaskChange::Fail(error_json(e));
+        match out {
+            Err(e) => failed(&e),
+            Ok(result) => match settle::<Tool>(result, &self.target) {
+                Outcome::Complete(r) => TaskChange::Complete(result_json(&self.server, &r)),
+                Outcome::Failed(rejection) => failed(&rejection.error),
+                Outcome::InputRequired(_) | Outcome::Body => failed(&RpcError::internal(
+                    "Internal error: the task ended without a result",
+                )),
+            },
+        }
+    }
+
+    /// Hands the questions the handler asked to the store, under fresh keys.
+    async fn publish(&mut self) {
+        let Some(input) = &self.input else { return };
+        let asked: BTreeMap<String, Value> = input
+            .take_questions()
+            .into_iter()
+            .map(|(key, request)| (self.keys.assign(&key), request))
+            .collect();
+        if !asked.is_empty() {
+            self.update(TaskChange::Ask(asked)).await;
+        }
+    }
+
+    /// After a change in the store: hands delivered answers to the questions waiting for
+    /// them; stops when the task was cancelled or is gone.
+    async fn deliver(&mut self) -> Result<(), Stop> {
+        let record = match self.store.get(&self.id).await {
+            Ok(Some(r)) => r,
+            Ok(None) => return Err(Stop::Gone),
+            Err(e) => {
+                tracing::warn!("task store: {e}");
+                return Ok(());
+            }
+        };
+        if record.status().is_terminal() {
+            return Err(Stop::Cancelled);
+        }
+        let taken: Vec<String> = record.input_responses().keys().cloned().collect();
+        if taken.is_empty() {
+            return Ok(());
+        }
+        if let Some(input) = &self.input {
+            for (wire, response) in record.input_responses() {
+                if let Some(key) = self.keys.internal(wire) {
+                    input.deliver(key, response.clone());
+                }
+            }
+        }
+        self.update(TaskChange::Take(taken)).await;
+        Ok(())
+    }
+
+    async fn update(&self, change: TaskChange) {
+        if let Err(e) = self.store.update(&self.id, change).await {
+            tracing::warn!("task store: {e}");
+        }
+    }
+}
+
+/// A JSON-RPC error object, as a failed task carries it.
+fn error_json(e: &RpcError) -> Value {
+    serde_json::to_value(e).unwrap_or_else(|_| json!({"code": -32603, "message": "Internal error"}))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_are_uuids_and_keys_are_used_once() {
+        let a = new_task_id().unwrap();
+        assert_eq!(a.len(), 36);
+        assert_eq!(&a[14..15], "4");
+        assert_ne!(a, new_task_id().unwrap());
+        let mut k = WireKeys::default();
+        assert_eq!(k.assign("confirm"), "confirm");
+        assert_eq!(k.assign("confirm"), "confirm.2");
+        assert_eq!(k.internal("confirm.2"), Some("confirm"));
+        assert_eq!(k.assign("confirm.2"), "confirm.2.2");
+    }
+}
