@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# conformance.sh - run the MCP conformance suite (server leg, 2026-07-28
-# requirement set) against one of our server binaries and compare the outcome
-# with the baseline of known failures in .ci/conformance-expected-failures.yml.
+# conformance.sh - run the MCP conformance suite (server leg; the 2026-07-28
+# requirement set, or the one named by CONFORMANCE_SPEC) against one of our
+# server binaries and compare the outcome with the baseline of known failures
+# (.ci/conformance-expected-failures.yml, or
+# .ci/conformance-expected-failures-<spec>.yml for another requirement set).
 #
 # Usage:
 #   .ci/conformance.sh SERVER_BINARY [ARGS...]   start the server, run the suite, compare
@@ -27,7 +29,9 @@
 #   CONFORMANCE_WAIT      seconds to wait for the server's port (default 60)
 #   CONFORMANCE_TIMEOUT   seconds the whole suite may take (default 1200)
 #   CONFORMANCE_RESULTS   results directory (default: a new /tmp/mcp-conformance.XXXXXX)
-#   CONFORMANCE_BASELINE  baseline file (default: .ci/conformance-expected-failures.yml)
+#   CONFORMANCE_SPEC      requirement set and wire revision (default 2026-07-28; e.g.
+#                         2025-11-25 runs the legacy era's set over its stateful wire)
+#   CONFORMANCE_BASELINE  baseline file (default: see above)
 #   MCP_CI_CACHE          install cache (default $HOME/.cache/mcp-ci; never inside
 #                         a git work tree)
 #
@@ -38,11 +42,16 @@
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-SPEC_VERSION="2026-07-28"     # requirement set / wire revision under test
+SPEC_VERSION="${CONFORMANCE_SPEC:-2026-07-28}"   # requirement set / wire revision under test
 NODE_VERSION="22.23.5"        # used only when the system node is older than 22
 CACHE="${MCP_CI_CACHE:-$HOME/.cache/mcp-ci}"
 SUITE_PINS="$HERE/conformance-suite"   # package.json + package-lock.json
-BASELINE="${CONFORMANCE_BASELINE:-$HERE/conformance-expected-failures.yml}"
+if [[ "$SPEC_VERSION" == 2026-07-28 ]]; then
+  DEFAULT_BASELINE="$HERE/conformance-expected-failures.yml"
+else
+  DEFAULT_BASELINE="$HERE/conformance-expected-failures-$SPEC_VERSION.yml"
+fi
+BASELINE="${CONFORMANCE_BASELINE:-$DEFAULT_BASELINE}"
 WAIT_S="${CONFORMANCE_WAIT:-60}"
 SUITE_TIMEOUT_S="${CONFORMANCE_TIMEOUT:-1200}"
 

@@ -17,6 +17,9 @@
 //! (whatever the tool name; no other validation, no headers checked), and `tools/list`
 //! clones and serializes a fixed `Value` per request, as a naive raw server would. That
 //! `Value` is the result our server returned, so both `tools/list` payloads are identical.
+//! The legacy row sends `tools/call` inside a 2025-11-25 session (opened once with
+//! `initialize`; `Mcp-Session-Id` on every request, no `_meta`); the raw server answers it
+//! the same way.
 
 use axum::serve::ListenerExt;
 use axum::{Json, Router, extract::State, routing::post};
@@ -262,7 +265,13 @@ struct Call {
     body: &'static str,
     /// What a correct response body contains.
     expected: &'static str,
+    /// A legacy-era request (2025-11-25): in the session of [`SESSION`], no `_meta`.
+    legacy: bool,
 }
+
+/// The legacy session the legacy rows run in (opened with `initialize` on ours; the raw
+/// server ignores the header).
+static SESSION: std::sync::OnceLock<String> = std::sync::OnceLock::new();
 
 /// `tools/call` of `add(2, 3)`.
 const ADD: Call = Call {
@@ -275,7 +284,20 @@ const ADD: Call = Call {
         "}}"
     ),
     expected: r#""text":"5""#,
+    legacy: false,
 };
+
+/// `tools/call` of `add(2, 3)` in an initialised legacy session.
+const LEGACY_ADD: Call = Call {
+    method: "tools/call",
+    name: None,
+    body: r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"add","arguments":{"a":2,"b":3}}}"#,
+    expected: r#""text":"5""#,
+    legacy: true,
+};
+
+/// `initialize` at 2025-11-25, for the legacy rows.
+const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}"#;
 
 /// `tools/list` (its only page).
 const LIST: Call = Call {
@@ -287,6 +309,7 @@ const LIST: Call = Call {
         "}}"
     ),
     expected: r#""name":"add""#,
+    legacy: false,
 };
 
 impl Call {
@@ -294,9 +317,17 @@ impl Call {
         let mut req = Request::post("/mcp")
             .header(header::HOST, format!("127.0.0.1:{port}"))
             .header(header::CONTENT_TYPE, "application/json")
-            .header(header::ACCEPT, "application/json, text/event-stream")
-            .header("mcp-protocol-version", "2026-07-28")
-            .header("mcp-method", self.method);
+            .header(header::ACCEPT, "application/json, text/event-stream");
+        if self.legacy {
+            let session = SESSION.get().map_or("", String::as_str);
+            req = req
+                .header("mcp-protocol-version", "2025-11-25")
+                .header("mcp-session-id", session);
+        } else {
+            req = req
+                .header("mcp-protocol-version", "2026-07-28")
+                .header("mcp-method", self.method);
+        }
         if let Some(name) = self.name {
             req = req.header("mcp-name", name);
         }
@@ -306,6 +337,35 @@ impl Call {
 }
 
 type Sender = hyper::client::conn::http1::SendRequest<Full<Bytes>>;
+
+/// Opens a legacy session on ours (`initialize`, then `notifications/initialized`); its id.
+async fn open_session(port: u16) -> Result<String, String> {
+    let mut tx = connect(port).await?;
+    let post = |body: &'static str| {
+        Request::post("/mcp")
+            .header(header::HOST, format!("127.0.0.1:{port}"))
+            .header(header::CONTENT_TYPE, "application/json")
+            .header(header::ACCEPT, "application/json, text/event-stream")
+            .body(Full::new(Bytes::from_static(body.as_bytes())))
+            .expect("a valid request")
+    };
+    tx.ready().await.map_err(|e| e.to_string())?;
+    let resp = tx
+        .send_request(post(INITIALIZE))
+        .await
+        .map_err(|e| e.to_string())?;
+    let id = resp
+        .headers()
+        .get("mcp-session-id")
+        .and_then(|v| v.to_str().ok())
+        .ok_or("initialize gave no Mcp-Session-Id")?
+        .to_owned();
+    resp.into_body()
+        .collect()
+        .await
+        .map_err(|e| e.to_string())?;
+    Ok(id)
+}
 
 /// Opens one keep-alive HTTP/1.1 connection.
 async fn connect(port: u16) -> Result<Sender, String> {
@@ -463,8 +523,11 @@ async fn bench() -> Result<(), String> {
         ));
     }
     let raw = ServerProcess::spawn("raw", &[(TOOLS_LIST_ENV, &list["result"].to_string())])?;
+    SESSION
+        .set(open_session(ours.port).await?)
+        .map_err(|_| "the session is set once")?;
     let mut bytes = Vec::new();
-    for call in [ADD, LIST] {
+    for call in [ADD, LIST, LEGACY_ADD] {
         for s in [&ours, &raw] {
             let body = send(&mut connect(s.port).await?, s.port, call, true).await;
             bytes.push(body.map_err(|e| format!("{}: {e}", s.name))?.len());
@@ -476,12 +539,19 @@ async fn bench() -> Result<(), String> {
         "mcp-runtime (ours) vs raw axum + serde_json (raw), HTTP/1.1 on 127.0.0.1; {cores} cores \
          shared by both servers and the load generator.\nEach row: {secs}s measured per server \
          in {rounds} alternating rounds, each after {warmup}s warm-up; cpu = server user+sys.\n\
-         Response bytes: tools/call ours {} raw {}; tools/list ours {} raw {}.\n",
-        bytes[0], bytes[1], bytes[2], bytes[3]
+         Response bytes: tools/call ours {} raw {}; tools/list ours {} raw {}; legacy tools/call \
+         ours {} raw {}.\n",
+        bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5]
     );
 
     let mut rows = Vec::new();
-    for (call, c) in [(ADD, 1), (ADD, 16), (ADD, 128), (LIST, 16)] {
+    for (call, c) in [
+        (ADD, 1),
+        (ADD, 16),
+        (ADD, 128),
+        (LIST, 16),
+        (LEGACY_ADD, 16),
+    ] {
         let (mut ours_s, mut raw_s) = (Sample::default(), Sample::default());
         for round in 0..rounds {
             // Alternate who goes first, too.
@@ -493,9 +563,10 @@ async fn bench() -> Result<(), String> {
                 phase(server, (call, c), window, sample).await?;
             }
         }
-        let row = Row::new(format!("{} c={c}", call.method), ours_s, raw_s);
+        let era = if call.legacy { " (legacy)" } else { "" };
+        let row = Row::new(format!("{}{era} c={c}", call.method), ours_s, raw_s);
         println!(
-            "{:<16} ours {} | raw {} | throughput {:.2}x  p99 {:.2}x",
+            "{:<25} ours {} | raw {} | throughput {:.2}x  p99 {:.2}x",
             row.name,
             row.ours.show(tick_us),
             row.raw.show(tick_us),
@@ -508,7 +579,8 @@ async fn bench() -> Result<(), String> {
     // Server CPU per request over all rows of a method.
     for (label, rows) in [
         ("tools/call (all c)", &rows[..3]),
-        ("tools/list", &rows[3..]),
+        ("tools/list", &rows[3..4]),
+        ("tools/call, legacy", &rows[4..]),
     ] {
         let a = cpu_us(rows.iter().map(|r| &r.ours), tick_us);
         let b = cpu_us(rows.iter().map(|r| &r.raw), tick_us);

@@ -417,6 +417,125 @@ async fn test_prompt_with_embedded_resource(
     ]
 }
 
+// The 2025-11-25 requirement set's interactive fixtures. Written once with `Input`: a
+// legacy session gets real server→client requests, a 2026-07-28 client input_required.
+
+/// Asks the client's model to answer a prompt (sampling).
+#[tool]
+async fn test_sampling(
+    #[arg(description = "The prompt to send to the LLM")] prompt: String,
+    input: Input,
+) -> Result<String, Error> {
+    let request = serde_json::json!({
+        "messages": [{"role": "user", "content": {"type": "text", "text": prompt}}],
+        "maxTokens": 100,
+    });
+    let answer = input.sample("sample", request).await?;
+    let content = &answer["content"];
+    let text = match content.as_array() {
+        Some(blocks) => blocks.iter().find_map(|b| b["text"].as_str()),
+        None => content["text"].as_str(),
+    };
+    Ok(format!("LLM response: {}", text.unwrap_or_default()))
+}
+
+fn elicited(e: mcp_runtime::Elicited<serde_json::Value>) -> (String, String) {
+    match e {
+        mcp_runtime::Elicited::Accept(v) => ("accept".into(), v.to_string()),
+        mcp_runtime::Elicited::Decline => ("decline".into(), "null".into()),
+        mcp_runtime::Elicited::Cancel => ("cancel".into(), "null".into()),
+    }
+}
+
+/// Asks the user for their name and e-mail (form elicitation).
+#[tool]
+async fn test_elicitation(
+    #[arg(description = "The message to show the user")] message: String,
+    input: Input,
+) -> Result<String, Error> {
+    let schema = serde_json::json!({
+        "type": "object",
+        "properties": {
+            "username": {"type": "string", "description": "User's response"},
+            "email": {"type": "string", "description": "User's email address"},
+        },
+        "required": ["username", "email"],
+    });
+    let (action, content) = elicited(input.elicit_schema("response", message, schema).await?);
+    Ok(format!("User response: action={action}, content={content}"))
+}
+
+/// Asks with a form whose fields have defaults (SEP-1034).
+#[tool]
+async fn test_elicitation_sep1034_defaults(input: Input) -> Result<String, Error> {
+    let schema = serde_json::json!({
+        "type": "object",
+        "properties": {
+            "name": {"type": "string", "description": "User name", "default": "John Doe"},
+            "age": {"type": "integer", "description": "User age", "default": 30},
+            "score": {"type": "number", "description": "User score", "default": 95.5},
+            "status": {
+                "type": "string", "description": "User status",
+                "enum": ["active", "inactive", "pending"], "default": "active",
+            },
+            "verified": {"type": "boolean", "description": "Verification status", "default": true},
+        },
+        "required": [],
+    });
+    let message = "Please review and update the form fields with defaults";
+    let (action, content) = elicited(input.elicit_schema("defaults", message, schema).await?);
+    Ok(format!(
+        "Elicitation completed: action={action}, content={content}"
+    ))
+}
+
+/// Asks with every kind of enum field (SEP-1330).
+#[tool]
+async fn test_elicitation_sep1330_enums(input: Input) -> Result<String, Error> {
+    let schema = serde_json::json!({
+        "type": "object",
+        "properties": {
+            "untitledSingle": {
+                "type": "string", "description": "Select one option",
+                "enum": ["option1", "option2", "option3"],
+            },
+            "titledSingle": {
+                "type": "string", "description": "Select one option with titles",
+                "oneOf": [
+                    {"const": "value1", "title": "First Option"},
+                    {"const": "value2", "title": "Second Option"},
+                    {"const": "value3", "title": "Third Option"},
+                ],
+            },
+            "legacyEnum": {
+                "type": "string", "description": "Select one option (legacy)",
+                "enum": ["opt1", "opt2", "opt3"],
+                "enumNames": ["Option One", "Option Two", "Option Three"],
+            },
+            "untitledMulti": {
+                "type": "array", "description": "Select multiple options",
+                "minItems": 1, "maxItems": 3,
+                "items": {"type": "string", "enum": ["option1", "option2", "option3"]},
+            },
+            "titledMulti": {
+                "type": "array", "description": "Select multiple options with titles",
+                "minItems": 1, "maxItems": 3,
+                "items": {"anyOf": [
+                    {"const": "value1", "title": "First Choice"},
+                    {"const": "value2", "title": "Second Choice"},
+                    {"const": "value3", "title": "Third Choice"},
+                ]},
+            },
+        },
+        "required": [],
+    });
+    let message = "Please select options from the enum fields";
+    let (action, content) = elicited(input.elicit_schema("enums", message, schema).await?);
+    Ok(format!(
+        "Elicitation completed: action={action}, content={content}"
+    ))
+}
+
 // The tasks extension (io.modelcontextprotocol/tasks): the suite's tasks-* fixtures.
 
 /// Greets by name; never runs as a task.
@@ -559,6 +678,10 @@ pub(crate) fn server() -> Server {
             test_input_required_result_multi_round,
             test_input_required_result_tampered_state,
             test_input_required_result_capabilities,
+            test_sampling,
+            test_elicitation,
+            test_elicitation_sep1034_defaults,
+            test_elicitation_sep1330_enums,
             greet,
             slow_compute,
             failing_job,

@@ -155,7 +155,11 @@ fn discover_tells_the_truth() {
     let v = r.json();
     let res = &v["result"];
     assert_eq!(res["resultType"], "complete");
-    assert_eq!(res["supportedVersions"], json!(["2026-07-28"]));
+    // Dual-era by default: the legacy revisions are served after `initialize`.
+    assert_eq!(
+        res["supportedVersions"],
+        json!(["2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26"])
+    );
     assert_eq!(
         res["capabilities"],
         json!({"tools": {"listChanged": true}, "logging": {}})
@@ -208,7 +212,7 @@ fn versions_are_checked_per_request() {
     assert_eq!(v["error"]["code"], -32022);
     assert_eq!(
         v["error"]["data"],
-        json!({"supported": ["2026-07-28"], "requested": "v999.0.0"})
+        json!({"supported": ["2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26"], "requested": "v999.0.0"})
     );
     // Header and body disagree: -32020, not -32022.
     let r = post(a, &body);

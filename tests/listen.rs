@@ -6,8 +6,8 @@ mod common;
 use common::*;
 use mcp_runtime::{Change, Server, tool, tools};
 use serde_json::{Value, json};
-use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpStream};
+use std::io::Write;
+use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 /// Says hi.
@@ -45,81 +45,21 @@ fn start(max: usize) -> (Server, SocketAddr) {
     (server, addr)
 }
 
-/// An open SSE response read incrementally.
-struct Sse {
-    stream: TcpStream,
-    buf: String,
-    seen: usize,
-}
-
-impl Sse {
-    fn open(addr: SocketAddr, id: Value, filter: Value) -> Sse {
-        let body = request(id, "subscriptions/listen", json!({"notifications": filter}));
-        let headers = standard_headers(&body);
-        let h: Vec<(&str, &str)> = headers
-            .iter()
-            .map(|(k, v)| (k.as_str(), v.as_str()))
-            .collect();
-        let mut stream = TcpStream::connect(addr).unwrap();
-        stream
-            .set_read_timeout(Some(Duration::from_millis(100)))
-            .unwrap();
-        stream
-            .write_all(&post_bytes(addr, body.to_string().as_bytes(), &h))
-            .unwrap();
-        Sse {
-            stream,
-            buf: String::new(),
-            seen: 0,
-        }
-    }
-
-    fn pump(&mut self) -> bool {
-        let mut chunk = [0u8; 4096];
-        match self.stream.read(&mut chunk) {
-            Ok(0) => false,
-            Ok(n) => {
-                self.buf.push_str(&String::from_utf8_lossy(&chunk[..n]));
-                true
-            }
-            Err(_) => true,
-        }
-    }
-
-    fn lines(&self) -> Vec<String> {
-        self.buf
-            .lines()
-            .map(|l| l.trim_end_matches('\r').to_owned())
-            .collect()
-    }
-
-    /// The next `data:` message, within `wait`.
-    fn next(&mut self, wait: Duration) -> Option<Value> {
-        let deadline = Instant::now() + wait;
-        loop {
-            let data: Vec<Value> = self
-                .lines()
-                .iter()
-                .filter_map(|l| {
-                    l.strip_prefix("data: ")
-                        .map(|d| serde_json::from_str(d).unwrap())
-                })
-                .collect();
-            if data.len() > self.seen {
-                self.seen += 1;
-                return Some(data[self.seen - 1].clone());
-            }
-            if Instant::now() > deadline || !self.pump() {
-                return None;
-            }
-        }
-    }
+/// Opens a `subscriptions/listen` stream.
+fn open(addr: SocketAddr, id: Value, filter: Value) -> Sse {
+    let body = request(id, "subscriptions/listen", json!({"notifications": filter}));
+    let headers = standard_headers(&body);
+    let h: Vec<(&str, &str)> = headers
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .collect();
+    Sse::send(addr, &post_bytes(addr, body.to_string().as_bytes(), &h))
 }
 
 #[test]
 fn the_ack_comes_first_with_the_honoured_subset() {
     let (_server, addr) = start(16);
-    let mut s = Sse::open(
+    let mut s = open(
         addr,
         json!("sub-1"),
         json!({
@@ -158,8 +98,8 @@ fn the_ack_comes_first_with_the_honoured_subset() {
 #[test]
 fn runtime_changes_reach_the_listeners_that_asked() {
     let (server, addr) = start(16);
-    let mut tools_sub = Sse::open(addr, json!(7), json!({"toolsListChanged": true}));
-    let mut res_sub = Sse::open(
+    let mut tools_sub = open(addr, json!(7), json!({"toolsListChanged": true}));
+    let mut res_sub = open(
         addr,
         json!("r"),
         json!({"resourceSubscriptions": ["docs://readme"], "resourcesListChanged": true}),
@@ -227,7 +167,7 @@ fn runtime_changes_reach_the_listeners_that_asked() {
 #[test]
 fn disconnects_free_the_subscription_and_the_cap_holds() {
     let (server, addr) = start(1);
-    let mut first = Sse::open(addr, json!(1), json!({"toolsListChanged": true}));
+    let mut first = open(addr, json!(1), json!({"toolsListChanged": true}));
     first.next(Duration::from_secs(5)).expect("ack");
     assert_eq!(server.live_subscriptions(), 1);
     // Past the cap: 503 with a JSON-RPC error.
@@ -252,7 +192,7 @@ fn disconnects_free_the_subscription_and_the_cap_holds() {
         );
         std::thread::sleep(Duration::from_millis(20));
     }
-    let mut third = Sse::open(addr, json!(3), json!({}));
+    let mut third = open(addr, json!(3), json!({}));
     assert_eq!(
         third.next(Duration::from_secs(5)).unwrap()["params"]["notifications"],
         json!({})
@@ -262,7 +202,7 @@ fn disconnects_free_the_subscription_and_the_cap_holds() {
 #[test]
 fn shutdown_ends_each_stream_with_its_result() {
     let (server, addr) = start(4);
-    let mut s = Sse::open(addr, json!("bye"), json!({"toolsListChanged": true}));
+    let mut s = open(addr, json!("bye"), json!({"toolsListChanged": true}));
     s.next(Duration::from_secs(5)).expect("ack");
     server.close_subscriptions();
     let last = s.next(Duration::from_secs(5)).expect("listen result");

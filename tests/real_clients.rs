@@ -1,8 +1,11 @@
-//! The official Python and TypeScript clients drive `examples/conformance` over stdio and
-//! Streamable HTTP, and every tool the server lists must reach them (a client that cannot
-//! validate a tool's schema drops it silently, which is how the `[T, null]` header bug hid).
-//! The Python client also drives tasks (the tasks extension) through its extension hooks;
-//! the TypeScript client 2.4 rejects `resultType: "task"` and cannot.
+//! Official clients drive `examples/conformance` over stdio and Streamable HTTP, in both
+//! eras: the Python `mcp` 2.3 client (2026-07-28, and its legacy mode), the TypeScript
+//! client 2.4 (2026-07-28), the TypeScript SDK 1.32 client (legacy only, the one most
+//! clients in the field are built on) and the MCP Inspector 2.12 CLI (both eras). Every
+//! tool the server lists must reach them (a client that cannot validate a tool's schema
+//! drops it silently, which is how the `[T, null]` header bug hid). The Python client also
+//! drives tasks (the tasks extension) through its extension hooks; the TypeScript client
+//! 2.4 rejects `resultType: "task"` and cannot.
 //!
 //! The clients live in `tests/clients/` (pinned; install with `tests/clients/setup.sh`).
 //! Without them these tests skip with a message, unless `MCP_REAL_CLIENTS=required` (set by
@@ -38,6 +41,10 @@ fn client_command(client: &str, script: &str) -> Result<Command, String> {
             PathBuf::from(std::env::var("MCP_NODE").unwrap_or_else(|_| "node".into())),
             Some(dir.join("node_modules/@modelcontextprotocol/client")),
         ),
+        "typescript-legacy" => (
+            PathBuf::from(std::env::var("MCP_NODE").unwrap_or_else(|_| "node".into())),
+            Some(dir.join("node_modules/@modelcontextprotocol/sdk")),
+        ),
         other => unreachable!("unknown client {other}"),
     };
     if let Some(probe) = probe
@@ -57,6 +64,7 @@ fn client_command(client: &str, script: &str) -> Result<Command, String> {
 fn script(client: &str) -> &'static str {
     match client {
         "python" => "py_client.py",
+        "typescript-legacy" => "ts_legacy_client.mjs",
         _ => "ts_client.mjs",
     }
 }
@@ -166,7 +174,7 @@ fn listed_tools() -> Vec<String> {
     names
 }
 
-/// What both clients must have seen, over either transport.
+/// What every client must have seen, over either transport, in either era.
 fn check(client: &str, seen: &Value) {
     let tools: Vec<String> = serde_json::from_value(seen["tools"].clone()).unwrap();
     let listed = listed_tools();
@@ -184,6 +192,10 @@ fn check(client: &str, seen: &Value) {
     if client == "python" {
         assert_eq!(progress, [0.0, 50.0, 100.0]);
     }
+    // Sampling: an input_required round (2026-07-28) or a request to the client (legacy),
+    // answered by the client's own handler.
+    assert_eq!(seen["sampling"], "What is the capital of France?");
+    assert_eq!(seen["sampled"], "LLM response: Paris");
     assert_eq!(
         seen["header_result"],
         "region=eu-west1 priority=Some(3) verbose=None query=None"
@@ -211,6 +223,166 @@ fn over_http(client: &str) {
     let url = format!("http://{addr}/mcp");
     if let Some(seen) = run_client(client, &["http", &url]) {
         check(client, &seen);
+    }
+}
+
+/// The legacy era: a session opened with `initialize`, `2025-11-25` negotiated, and a
+/// resource subscription's update delivered.
+fn check_legacy(client: &str, seen: &Value, transport: &str) {
+    check(client, seen);
+    if !(client == "typescript-legacy" && transport == "stdio") {
+        assert_eq!(seen["version"], "2025-11-25", "{client} over {transport}");
+    }
+    assert_eq!(seen["updated"], "test://watched-resource");
+}
+
+fn legacy_over_stdio(client: &str, script: &str, flag: &[&str]) {
+    let server = example("conformance");
+    let server = server.to_str().unwrap();
+    let args: Vec<&str> = flag
+        .iter()
+        .copied()
+        .chain(["stdio", server, "--stdio"])
+        .collect();
+    if let Some(seen) = run_script(client, script, &args) {
+        check_legacy(client, &seen, "stdio");
+    }
+}
+
+fn legacy_over_http(client: &str, script: &str, flag: &[&str]) {
+    let (_server, addr) = spawn_http_example("conformance", &[]);
+    let url = format!("http://{addr}/mcp");
+    let args: Vec<&str> = flag.iter().copied().chain(["http", url.as_str()]).collect();
+    if let Some(seen) = run_script(client, script, &args) {
+        check_legacy(client, &seen, "http");
+    }
+}
+
+#[test]
+fn python_client_in_the_legacy_era_over_stdio() {
+    legacy_over_stdio("python", "py_client.py", &["--legacy"]);
+}
+
+#[test]
+fn python_client_in_the_legacy_era_over_http() {
+    legacy_over_http("python", "py_client.py", &["--legacy"]);
+}
+
+#[test]
+fn typescript_sdk_1_client_over_stdio() {
+    legacy_over_stdio("typescript-legacy", "ts_legacy_client.mjs", &[]);
+}
+
+#[test]
+fn typescript_sdk_1_client_over_http() {
+    legacy_over_http("typescript-legacy", "ts_legacy_client.mjs", &[]);
+}
+
+/// One MCP Inspector CLI call (`--protocol-era ERA`); the JSON it printed.
+fn inspector(era: &str, target: &[&str], call: &[&str]) -> Option<Value> {
+    let dir = clients_dir();
+    let bin = dir.join("node_modules/@modelcontextprotocol/inspector");
+    if !bin.exists() {
+        if std::env::var("MCP_REAL_CLIENTS").as_deref() == Ok("required") {
+            panic!("the MCP Inspector is required but missing (run tests/clients/setup.sh)");
+        }
+        eprintln!("skipping the MCP Inspector: not installed (run tests/clients/setup.sh)");
+        return None;
+    }
+    let node = std::env::var("MCP_NODE").unwrap_or_else(|_| "node".into());
+    let cli = dir.join("node_modules/.bin/mcp-inspector");
+    // The Inspector writes its settings under HOME: a scratch one per call.
+    let home = std::env::temp_dir().join(format!("mcp-inspector-home-{}", std::process::id()));
+    std::fs::create_dir_all(&home).unwrap();
+    let mut cmd = Command::new(&node);
+    cmd.arg(cli)
+        .args(["--cli", "--protocol-era", era])
+        .args(call)
+        // An option after the call ends a list-valued one (`--prompt-args`).
+        .args(["--format", "json"])
+        .args(target)
+        .env("HOME", &home)
+        .stdin(Stdio::null());
+    let out = cmd.output().expect("run the Inspector");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "Inspector ({era}) {call:?} failed: {stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Some(serde_json::from_str(stdout.trim()).unwrap_or_else(|e| panic!("not JSON ({e}): {stdout}")))
+}
+
+/// The Inspector, in `era`, against `target` (its transport arguments): every tool listed,
+/// a call, a resource, a prompt.
+fn inspector_session(era: &str, target: &[&str]) {
+    let Some(list) = inspector(era, target, &["--method", "tools/list"]) else {
+        return;
+    };
+    let names: Vec<String> = list["result"]["tools"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{list}"))
+        .iter()
+        .map(|t| t["name"].as_str().unwrap().to_owned())
+        .collect();
+    let mut names = names;
+    names.sort();
+    assert_eq!(names, listed_tools(), "the Inspector ({era}) dropped tools");
+    let call = inspector(
+        era,
+        target,
+        &["--method", "tools/call", "--tool-name", "test_simple_text"],
+    )
+    .unwrap();
+    assert_eq!(
+        call["result"]["content"][0]["text"],
+        "This is a simple text response for testing."
+    );
+    let read = inspector(
+        era,
+        target,
+        &["--method", "resources/read", "--uri", "test://static-text"],
+    )
+    .unwrap();
+    assert_eq!(
+        read["result"]["contents"][0]["text"],
+        "This is the content of the static text resource."
+    );
+    let prompt = inspector(
+        era,
+        target,
+        &[
+            "--method",
+            "prompts/get",
+            "--prompt-name",
+            "test_prompt_with_arguments",
+            "--prompt-args",
+            "arg1=a",
+            "arg2=b",
+        ],
+    )
+    .unwrap();
+    assert_eq!(
+        prompt["result"]["messages"][0]["content"]["text"],
+        "Prompt with arguments: arg1='a', arg2='b'"
+    );
+}
+
+#[test]
+fn inspector_over_stdio_in_both_eras() {
+    let server = example("conformance");
+    let server = server.to_str().unwrap();
+    for era in ["legacy", "modern"] {
+        inspector_session(era, &[server, "--stdio"]);
+    }
+}
+
+#[test]
+fn inspector_over_http_in_both_eras() {
+    let (_server, addr) = spawn_http_example("conformance", &[]);
+    let url = format!("http://{addr}/mcp");
+    for era in ["legacy", "modern"] {
+        inspector_session(era, &["--transport", "http", "--server-url", &url]);
     }
 }
 

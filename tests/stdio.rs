@@ -88,7 +88,10 @@ fn discover_first_and_only_json_on_stdout() {
     s.send(&request(json!(1), "server/discover", json!({})));
     let v = s.recv();
     assert_eq!(v["id"], 1);
-    assert_eq!(v["result"]["supportedVersions"], json!(["2026-07-28"]));
+    assert_eq!(
+        v["result"]["supportedVersions"],
+        json!(["2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26"])
+    );
     // RUST_LOG=debug wrote logs, but only to stderr: the next stdout line is the answer.
     s.send(&request(json!(2), "tools/list", json!({})));
     assert_eq!(s.recv()["id"], 2);

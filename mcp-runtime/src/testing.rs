@@ -27,8 +27,10 @@ use crate::protocol::{PROTOCOL_VERSION, keys};
 use crate::server::Server;
 use crate::server::parts::{NoGuard, Streams, TransportGuard};
 use crate::server::route::Prepared;
+use crate::server::session::Session;
 use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// A JSON-RPC error answer, as the client saw it.
@@ -137,12 +139,16 @@ impl Answers {
 }
 
 /// An in-process MCP client for tests: every request goes through JSON text and the same
-/// rules as stdio (no HTTP headers).
+/// rules as stdio (no HTTP headers). [`TestClient::new`] speaks 2026-07-28;
+/// [`TestClient::legacy`] opens a legacy session with `initialize`, so the same test can
+/// run in either era.
 pub struct TestClient {
     server: Server,
     capabilities: Value,
     next_id: AtomicU64,
     max_rounds: u32,
+    /// The legacy revision to `initialize` at, and the session once open.
+    legacy: Option<(String, std::sync::Mutex<Option<Arc<Session>>>)>,
 }
 
 impl TestClient {
@@ -153,7 +159,80 @@ impl TestClient {
             capabilities: json!({ "elicitation": {}, "sampling": {}, "roots": {} }),
             next_id: AtomicU64::new(1),
             max_rounds: 10,
+            legacy: None,
         }
+    }
+
+    /// A client of the legacy era (2025-11-25): its first request sends `initialize` with
+    /// its capabilities, and every request goes through that session. Questions a handler
+    /// asks are requests to this client, answered from the [`Answers`] of the call (by
+    /// input key, as in the modern era) within the one request.
+    ///
+    /// ```
+    /// use mcp_runtime::testing::{Answers, TestClient};
+    /// use mcp_runtime::{Error, Input, Server, tool, tools};
+    ///
+    /// #[derive(serde::Deserialize, schemars::JsonSchema, mcp_runtime::Form)]
+    /// struct Name { name: String }
+    ///
+    /// /// Greets.
+    /// #[tool]
+    /// async fn greet(input: Input) -> Result<String, Error> {
+    ///     let n: Name = input.elicit("who", "Who?").await?.accepted()?;
+    ///     Ok(format!("hi {}", n.name))
+    /// }
+    ///
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// let server = || Server::builder("x", "1").tools(tools![greet]).build().unwrap();
+    /// let answers = Answers::new().accept("who", serde_json::json!({"name": "Ada"}));
+    /// for client in [TestClient::new(server()), TestClient::legacy(server())] {
+    ///     let out = client.call_tool_answering("greet", serde_json::json!({}), &answers).await.unwrap();
+    ///     assert_eq!(out.text(), "hi Ada");
+    /// }
+    /// # });
+    /// ```
+    pub fn legacy(server: Server) -> Self {
+        Self::legacy_at(server, "2025-11-25")
+    }
+
+    /// A client of the legacy era asking for revision `version` in `initialize`.
+    pub fn legacy_at(server: Server, version: &str) -> Self {
+        TestClient {
+            legacy: Some((version.to_owned(), std::sync::Mutex::new(None))),
+            ..Self::new(server)
+        }
+    }
+
+    /// The legacy session, opened on first use; `None` for a modern client.
+    fn session(&self) -> Result<Option<Arc<Session>>, ErrorReply> {
+        let Some((version, slot)) = &self.legacy else {
+            return Ok(None);
+        };
+        let mut slot = slot.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(s) = &*slot {
+            return Ok(Some(Arc::clone(s)));
+        }
+        let init = json!({
+            "jsonrpc": "2.0", "id": 0, "method": "initialize",
+            "params": {
+                "protocolVersion": version,
+                "capabilities": self.capabilities,
+                "clientInfo": { "name": "mcp-runtime-test-client", "version": env!("CARGO_PKG_VERSION") },
+            },
+        });
+        let (session, reply) = self.server.initialize(init, "test".into());
+        match session {
+            Some(s) => {
+                *slot = Some(Arc::clone(&s));
+                Ok(Some(s))
+            }
+            None => Err(error_of(&reply.body)),
+        }
+    }
+
+    /// The revision the legacy session negotiated (`None` for a modern client).
+    pub fn negotiated_version(&self) -> Result<Option<String>, ErrorReply> {
+        Ok(self.session()?.map(|s| s.version.as_str().to_owned()))
     }
 
     /// Declares these capabilities on every request instead.
@@ -189,7 +268,7 @@ impl TestClient {
         params: Value,
     ) -> Result<(Value, Vec<Value>), ErrorReply> {
         let prepared = self.start(method, params, &NoGuard)?;
-        self.finish(prepared).await
+        self.finish(prepared, None).await
     }
 
     /// The HTTP headers a conforming client sends with this request: `MCP-Protocol-Version`,
@@ -258,7 +337,7 @@ impl TestClient {
             params,
             &crate::transport::http::HeaderGuard::new(&map),
         )?;
-        self.finish(prepared).await
+        self.finish(prepared, None).await
     }
 
     /// Applies the request rules (synchronously: the guard is not held across an await).
@@ -272,6 +351,11 @@ impl TestClient {
             Value::Object(m) => m,
             _ => Map::new(),
         };
+        if let Some(session) = self.session()? {
+            let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+            let msg = json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params });
+            return Ok(self.server.prepare_legacy(msg, &session, Streams::OnDemand));
+        }
         let meta = params.entry("_meta").or_insert_with(|| json!({}));
         if let Some(m) = meta.as_object_mut() {
             m.entry(keys::PROTOCOL_VERSION)
@@ -291,10 +375,17 @@ impl TestClient {
     }
 
     /// Runs what [`TestClient::start`] prepared and reads the answer.
-    async fn finish(&self, prepared: Prepared) -> Result<(Value, Vec<Value>), ErrorReply> {
+    async fn finish(
+        &self,
+        prepared: Prepared,
+        answers: Option<&Answers>,
+    ) -> Result<(Value, Vec<Value>), ErrorReply> {
+        let session = self.session()?;
         let reply = match prepared {
             Prepared::Reply(r) => (r.body, Vec::new()),
-            Prepared::Notification { .. } => return Ok((Value::Null, Vec::new())),
+            Prepared::Notification { .. } | Prepared::Answer => {
+                return Ok((Value::Null, Vec::new()));
+            }
             Prepared::Listen(_) => {
                 return Err(ErrorReply {
                     code: -32600,
@@ -310,7 +401,15 @@ impl TestClient {
                     let mut notes = Vec::new();
                     if let Some(mut rx) = rx {
                         while let Some(n) = rx.recv().await {
-                            notes.push(serde_json::from_str(&n).unwrap_or(Value::Null));
+                            let msg: Value = serde_json::from_str(&n).unwrap_or(Value::Null);
+                            match (&session, msg.get("id").and_then(Value::as_u64)) {
+                                // A legacy session's request to this client: answered from
+                                // the script, by the input key it asks for.
+                                (Some(s), Some(id)) if msg.get("method").is_some() => {
+                                    answer_request(s, id, answers);
+                                }
+                                _ => notes.push(msg),
+                            }
                         }
                     }
                     notes
@@ -324,12 +423,8 @@ impl TestClient {
             message: e.to_string(),
             data: None,
         })?;
-        if let Some(e) = v.get("error") {
-            return Err(ErrorReply {
-                code: e["code"].as_i64().unwrap_or_default(),
-                message: e["message"].as_str().unwrap_or_default().to_owned(),
-                data: e.get("data").cloned(),
-            });
+        if v.get("error").is_some() {
+            return Err(error_of(&reply.0));
         }
         Ok((v["result"].clone(), reply.1))
     }
@@ -343,6 +438,16 @@ impl TestClient {
         params: Value,
         answers: &Answers,
     ) -> Result<Outcome, ErrorReply> {
+        if self.legacy.is_some() {
+            // The legacy era asks within the request: one round.
+            let prepared = self.start(method, params, &NoGuard)?;
+            let (result, notifications) = self.finish(prepared, Some(answers)).await?;
+            return Ok(Outcome {
+                result,
+                rounds: 1,
+                notifications,
+            });
+        }
         let mut params = params;
         let mut notifications = Vec::new();
         for round in 1..=self.max_rounds {
@@ -604,6 +709,33 @@ impl TestClient {
                 None => return Ok(out),
             }
         }
+    }
+}
+
+/// The error of an error response's JSON text.
+fn error_of(body: &str) -> ErrorReply {
+    let v: Value = serde_json::from_str(body).unwrap_or(Value::Null);
+    let e = &v["error"];
+    ErrorReply {
+        code: e["code"].as_i64().unwrap_or(-32603),
+        message: e["message"].as_str().unwrap_or_default().to_owned(),
+        data: e.get("data").cloned(),
+    }
+}
+
+/// Answers a legacy session's request to the client from `answers`, by its input key (an
+/// error when the script has none).
+fn answer_request(session: &Session, id: u64, answers: Option<&Answers>) {
+    let key = session.key_of(id).unwrap_or_default();
+    let response = match answers.and_then(|a| a.0.get(&key)) {
+        Some(result) => json!({ "id": id, "result": result }),
+        None => json!({ "id": id, "error": {
+            "code": -32603,
+            "message": format!("the test scripted no answer for `{key}`"),
+        }}),
+    };
+    if let Value::Object(o) = response {
+        session.resolve(&o);
     }
 }
 

@@ -10,13 +10,17 @@ const transport = kind === 'stdio'
   ? new StdioClientTransport({ command: rest[0], args: rest.slice(1), stderr: 'ignore' })
   : new StreamableHTTPClientTransport(new URL(rest[0]));
 const client = new Client({ name: 'real-clients-ts', version: '0.1.0' }, {
-  capabilities: { elicitation: { form: {} } },
+  capabilities: { elicitation: { form: {} }, sampling: {} },
   versionNegotiation: { mode: { pin: '2026-07-28' } },
 });
 const seen = {};
 client.setRequestHandler('elicitation/create', async (req) => {
   seen.elicitation = req.params.message;
   return { action: 'accept', content: { name: 'Ada' } };
+});
+client.setRequestHandler('sampling/createMessage', async (req) => {
+  seen.sampling = req.params.messages[0].content.text;
+  return { role: 'assistant', content: { type: 'text', text: 'Paris' }, model: 'test-model', stopReason: 'endTurn' };
 });
 await client.connect(transport);
 
@@ -37,6 +41,8 @@ r = await client.callTool({ name: 'test_x_mcp_header', arguments: { region: 'eu-
 seen.header_result = r.content[0].text;
 r = await client.callTool({ name: 'test_input_required_result_elicitation', arguments: {} });
 seen.mrtr = r.content[0].text;
+r = await client.callTool({ name: 'test_sampling', arguments: { prompt: 'What is the capital of France?' } });
+seen.sampled = r.content[0].text;
 r = await client.readResource({ uri: 'test://static-text' });
 seen.resource = r.contents[0].text;
 r = await client.getPrompt({ name: 'test_prompt_with_arguments', arguments: { arg1: 'a', arg2: 'b' } });

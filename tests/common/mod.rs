@@ -264,3 +264,68 @@ pub fn serve_in_background(http: mcp_runtime::http::HttpServer) -> SocketAddr {
     });
     addr
 }
+
+/// An HTTP response (SSE) read incrementally, as it streams.
+pub struct Sse {
+    pub stream: TcpStream,
+    pub buf: String,
+    seen: usize,
+}
+
+impl Sse {
+    /// Sends raw request bytes and starts reading the answer.
+    pub fn send(addr: SocketAddr, bytes: &[u8]) -> Sse {
+        let mut stream = TcpStream::connect(addr).unwrap();
+        stream
+            .set_read_timeout(Some(Duration::from_millis(100)))
+            .unwrap();
+        stream.write_all(bytes).unwrap();
+        Sse {
+            stream,
+            buf: String::new(),
+            seen: 0,
+        }
+    }
+
+    /// Reads what arrived; `false` once the connection closed.
+    pub fn pump(&mut self) -> bool {
+        let mut chunk = [0u8; 4096];
+        match self.stream.read(&mut chunk) {
+            Ok(0) => false,
+            Ok(n) => {
+                self.buf.push_str(&String::from_utf8_lossy(&chunk[..n]));
+                true
+            }
+            Err(_) => true,
+        }
+    }
+
+    pub fn lines(&self) -> Vec<String> {
+        self.buf
+            .lines()
+            .map(|l| l.trim_end_matches('\r').to_owned())
+            .collect()
+    }
+
+    /// The next `data:` message, within `wait`.
+    pub fn next(&mut self, wait: Duration) -> Option<Value> {
+        let deadline = std::time::Instant::now() + wait;
+        loop {
+            let data: Vec<Value> = self
+                .lines()
+                .iter()
+                .filter_map(|l| {
+                    l.strip_prefix("data: ")
+                        .map(|d| serde_json::from_str(d).unwrap())
+                })
+                .collect();
+            if data.len() > self.seen {
+                self.seen += 1;
+                return Some(data[self.seen - 1].clone());
+            }
+            if std::time::Instant::now() > deadline || !self.pump() {
+                return None;
+            }
+        }
+    }
+}

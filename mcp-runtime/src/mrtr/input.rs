@@ -65,8 +65,9 @@ pub(crate) enum Mode {
     /// A round before a task exists: as `Round`, and reaching the body ends it too (the
     /// task then runs the handler again).
     Probe,
-    /// Inside a running task: questions wait for answers delivered through the task.
-    Task,
+    /// Live: inside a running task, or in a legacy session (where each question is a
+    /// server→client request); questions wait for answers delivered from outside.
+    Live,
 }
 
 /// The state of one request's inputs in this round.
@@ -87,12 +88,14 @@ pub(crate) struct InputState {
     pub(crate) waker: Option<Waker>,
     /// The handler reached its body (`Mode::Probe`).
     pub(crate) reached_body: bool,
-    /// Questions waiting for answers (`Mode::Task`), woken when answers arrive.
+    /// Questions waiting for answers (`Mode::Live`), woken when answers arrive.
     pub(crate) waiters: Vec<Waker>,
-    /// Pending questions already handed to the task (`Mode::Task`).
+    /// Pending questions already handed to the task (`Mode::Live`).
     pub(crate) published: BTreeSet<String>,
-    /// Notified when a question is asked (`Mode::Task`).
+    /// Notified when a question is asked (`Mode::Live`).
     pub(crate) asked: Arc<Notify>,
+    /// Questions that can get no answer, and why (`Mode::Live`: the client refused).
+    pub(crate) failed: BTreeMap<String, String>,
 }
 
 impl InputState {
@@ -110,6 +113,7 @@ impl InputState {
             waiters: Vec::new(),
             published: BTreeSet::new(),
             asked: Arc::new(Notify::new()),
+            failed: BTreeMap::new(),
         }
     }
 }
@@ -166,17 +170,21 @@ impl Input {
         request: &Value,
         check: &impl Fn(&Value) -> Result<(), String>,
         reask: &impl Fn(&Value, &str) -> Value,
-    ) -> Option<Value> {
+    ) -> Option<Result<Value, String>> {
         let mut st = self.lock();
         if let Some(v) = st.answers.get(key) {
-            return Some(v.clone());
+            return Some(Ok(v.clone()));
+        }
+        if let Some(why) = st.failed.remove(key) {
+            st.pending.remove(key);
+            return Some(Err(why));
         }
         let question = match st.responses.remove(key) {
             Some(v) => match check(&v) {
                 Ok(()) => {
                     st.pending.remove(key);
                     st.answers.insert(key.to_owned(), v.clone());
-                    return Some(v);
+                    return Some(Ok(v));
                 }
                 Err(why) => reask(request, &why),
             },
@@ -188,23 +196,24 @@ impl Input {
         if let Some(w) = &st.waker {
             w.wake_by_ref();
         }
-        if st.mode == Mode::Task {
+        if st.mode == Mode::Live {
             st.asked.notify_one();
         }
         None
     }
 
     /// The answer to `key`. Without one, in a round, the question never returns (the
-    /// round ends with `input_required`); in a task, it waits until the answer arrives.
+    /// round ends with `input_required`); live, it waits until the answer arrives (or the
+    /// client refuses: an error).
     async fn answer_or_end_round(
         &self,
         key: &str,
         request: Value,
         check: impl Fn(&Value) -> Result<(), String>,
         reask: impl Fn(&Value, &str) -> Value,
-    ) -> Value {
+    ) -> Result<Value, Error> {
         std::future::poll_fn(|cx| match self.answer(key, &request, &check, &reask) {
-            Some(v) => Poll::Ready(v),
+            Some(v) => Poll::Ready(v.map_err(Error::new)),
             None => {
                 let mut st = self.lock();
                 if !st.waiters.iter().any(|w| w.will_wake(cx.waker())) {
@@ -216,15 +225,15 @@ impl Input {
         .await
     }
 
-    /// Input for a handler running as a task, with what earlier rounds answered and
+    /// Live input (a task, a legacy session), with what earlier rounds answered and
     /// recorded.
-    pub(crate) fn for_task(
+    pub(crate) fn live(
         capabilities: ClientCapabilities,
         answers: BTreeMap<String, Value>,
         steps: BTreeMap<String, Value>,
     ) -> Input {
         let mut st = InputState::new(capabilities);
-        st.mode = Mode::Task;
+        st.mode = Mode::Live;
         st.answers = answers;
         st.steps = steps;
         Input(Arc::new(Mutex::new(st)))
@@ -237,12 +246,12 @@ impl Input {
         (st.answers.clone(), st.steps.clone())
     }
 
-    /// Notified when the handler asks a question (`Mode::Task`).
+    /// Notified when the handler asks a question (`Mode::Live`).
     pub(crate) fn asked(&self) -> Arc<Notify> {
         Arc::clone(&self.lock().asked)
     }
 
-    /// The questions asked and not handed over yet (`Mode::Task`); they count as handed
+    /// The questions asked and not handed over yet (`Mode::Live`); they count as handed
     /// over now.
     pub(crate) fn take_questions(&self) -> Vec<(String, Value)> {
         let mut st = self.lock();
@@ -257,7 +266,19 @@ impl Input {
         fresh
     }
 
-    /// Hands the answer to `key` to the question waiting for it (`Mode::Task`).
+    /// Tells the question waiting on `key` that no answer will come (`Mode::Live`).
+    pub(crate) fn fail(&self, key: &str, why: String) {
+        let mut st = self.lock();
+        if !st.pending.contains_key(key) {
+            return;
+        }
+        st.failed.insert(key.to_owned(), why);
+        for w in st.waiters.drain(..) {
+            w.wake();
+        }
+    }
+
+    /// Hands the answer to `key` to the question waiting for it (`Mode::Live`).
     pub(crate) fn deliver(&self, key: &str, response: Value) {
         let mut st = self.lock();
         if !st.pending.contains_key(key) {
@@ -333,12 +354,78 @@ impl Input {
             ));
             r
         };
-        let v = self.answer_or_end_round(key, request, check, reask).await;
+        let v = self.answer_or_end_round(key, request, check, reask).await?;
         Ok(match v["action"].as_str() {
             Some("accept") => Elicited::Accept(
                 serde_json::from_value(v["content"].clone())
                     .map_err(|e| Error::new(e.to_string()))?,
             ),
+            Some("decline") => Elicited::Decline,
+            _ => Elicited::Cancel,
+        })
+    }
+
+    /// Asks the user to fill in a form described by a hand-written `requestedSchema` (for
+    /// what a Rust type cannot say: defaults, titled or multi-select enums); an accepted
+    /// answer is checked against `schema` and handed back as JSON.
+    ///
+    /// ```
+    /// use mcp_runtime::{Elicited, Error, Input, tool};
+    /// use serde_json::json;
+    ///
+    /// /// Picks a plan.
+    /// #[tool]
+    /// async fn pick_plan(input: Input) -> Result<String, Error> {
+    ///     let schema = json!({
+    ///         "type": "object",
+    ///         "properties": {"plan": {"type": "string", "oneOf": [
+    ///             {"const": "free", "title": "Free"}, {"const": "pro", "title": "Pro"}
+    ///         ], "default": "free"}},
+    ///         "required": ["plan"],
+    ///     });
+    ///     Ok(match input.elicit_schema("plan", "Which plan?", schema).await? {
+    ///         Elicited::Accept(v) => format!("plan: {}", v["plan"]),
+    ///         _ => "no plan".into(),
+    ///     })
+    /// }
+    /// ```
+    pub async fn elicit_schema(
+        &self,
+        key: &str,
+        message: impl Into<String>,
+        schema: Value,
+    ) -> Result<Elicited<Value>, Error> {
+        self.require("elicitation", json!({ "elicitation": {} }))?;
+        let validator = crate::schema::ArgumentValidator::compile(&schema).map_err(|e| {
+            Error::protocol(RpcError::internal(format!(
+                "the elicitation schema does not compile: {e}"
+            )))
+        })?;
+        let message = message.into();
+        let request = json!({
+            "method": "elicitation/create",
+            "params": { "mode": "form", "message": message, "requestedSchema": schema },
+        });
+        let check = |v: &Value| -> Result<(), String> {
+            match v.get("action").and_then(Value::as_str) {
+                Some("accept") => validator.validate(
+                    v.get("content")
+                        .ok_or("the accepted answer has no content")?,
+                ),
+                Some("decline" | "cancel") => Ok(()),
+                _ => Err("the answer needs an `action` of accept, decline or cancel".into()),
+            }
+        };
+        let reask = |req: &Value, why: &str| {
+            let mut r = req.clone();
+            r["params"]["message"] = json!(format!(
+                "The previous answer was not valid ({why}). {message}"
+            ));
+            r
+        };
+        let v = self.answer_or_end_round(key, request, check, reask).await?;
+        Ok(match v["action"].as_str() {
+            Some("accept") => Elicited::Accept(v["content"].clone()),
             Some("decline") => Elicited::Decline,
             _ => Elicited::Cancel,
         })
@@ -363,7 +450,7 @@ impl Input {
         };
         let v = self
             .answer_or_end_round(key, request, check, |r, _| r.clone())
-            .await;
+            .await?;
         Ok(match v["action"].as_str() {
             Some("accept") => Elicited::Accept(()),
             Some("decline") => Elicited::Decline,
@@ -384,9 +471,8 @@ impl Input {
                 Err("the answer has no `content`".to_owned())
             }
         };
-        Ok(self
-            .answer_or_end_round(key, request, check, |r, _| r.clone())
-            .await)
+        self.answer_or_end_round(key, request, check, |r, _| r.clone())
+            .await
     }
 
     /// Asks the client for its roots (`roots/list`, deprecated in 2026-07-28).
@@ -402,7 +488,7 @@ impl Input {
         };
         let v = self
             .answer_or_end_round(key, request, check, |r, _| r.clone())
-            .await;
+            .await?;
         Ok(v["roots"].as_array().cloned().unwrap_or_default())
     }
 

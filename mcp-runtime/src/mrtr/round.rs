@@ -301,7 +301,7 @@ mod tests {
 
     #[tokio::test]
     async fn in_a_task_a_question_waits_for_its_answer() {
-        let input = Input::for_task(caps(), Default::default(), Default::default());
+        let input = Input::live(caps(), Default::default(), Default::default());
         let asked = input.asked();
         let run = tokio::spawn(handler(input.clone()));
         asked.notified().await;

@@ -3,6 +3,7 @@
 //! caching hints and `_meta`). Results are only ever built through these types: none is
 //! assembled by hand or by patching text.
 
+use super::legacy::{self, LegacyVersion, Shape};
 use super::{CacheHints, RequestId, RpcError, keys};
 use serde::Serialize;
 use serde::ser::SerializeMap;
@@ -76,20 +77,52 @@ impl Serialize for ResultMeta<'_> {
 ///     r#"{"resultType":"complete","answer":42,"ttlMs":0,"cacheScope":"private"}"#
 /// );
 /// ```
-#[derive(Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug)]
 pub struct Envelope<'a, B> {
     /// `resultType`.
     pub result_type: ResultType,
     /// The fields of this kind of result.
-    #[serde(flatten)]
     pub body: B,
     /// `ttlMs` and `cacheScope`, on cacheable results.
-    #[serde(flatten)]
     pub cache: Option<CacheHints>,
     /// `_meta`, left out when empty.
-    #[serde(rename = "_meta", skip_serializing_if = "ResultMeta::is_empty")]
     pub meta: ResultMeta<'a>,
+}
+
+/// The 2026-07-28 shape of an [`Envelope`], as serde writes it.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Modern<'e, 'a, B> {
+    result_type: ResultType,
+    #[serde(flatten)]
+    body: &'e B,
+    #[serde(flatten)]
+    cache: Option<CacheHints>,
+    #[serde(rename = "_meta", skip_serializing_if = "ResultMeta::is_empty")]
+    meta: ResultMeta<'a>,
+}
+
+impl<B: Serialize> Serialize for Envelope<'_, B> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        Modern {
+            result_type: self.result_type,
+            body: &self.body,
+            cache: self.cache,
+            meta: self.meta,
+        }
+        .serialize(s)
+    }
+}
+
+impl<B: Serialize> Envelope<'_, B> {
+    /// The result as a legacy revision has it: the same result, without what only
+    /// 2026-07-28 defines (`resultType`, caching hints, the server's `_meta`), and without
+    /// the fields newer than `version` ([`legacy::downgrade`]).
+    pub fn legacy(&self, version: LegacyVersion, shape: Shape) -> Value {
+        let mut v = serde_json::to_value(self).unwrap_or(Value::Null);
+        legacy::downgrade(shape, version, &mut v);
+        v
+    }
 }
 
 /// `{"jsonrpc": "2.0", "id": .., "result": ..}`.
@@ -136,6 +169,25 @@ pub fn error_response(id: Option<&RequestId>, error: &RpcError) -> String {
         error,
     })
     .expect("errors serialize")
+}
+
+/// The JSON text of a request the server sends (legacy era: `elicitation/create`,
+/// `sampling/createMessage`, `roots/list`).
+pub fn request<P: Serialize>(id: u64, method: &str, params: P) -> String {
+    #[derive(Serialize)]
+    struct Request<'a, P> {
+        jsonrpc: &'static str,
+        id: u64,
+        method: &'a str,
+        params: P,
+    }
+    serde_json::to_string(&Request {
+        jsonrpc: "2.0",
+        id,
+        method,
+        params,
+    })
+    .expect("requests serialize")
 }
 
 /// The JSON text of a notification.

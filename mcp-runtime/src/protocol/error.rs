@@ -39,6 +39,10 @@ impl ErrorCode {
         }
     }
 
+    /// `-32002`: resource not found, as the legacy revisions define it.
+    pub(crate) const RESOURCE_NOT_FOUND_LEGACY: ErrorCode =
+        ErrorCode(super::legacy::RESOURCE_NOT_FOUND);
+
     /// The numeric value.
     pub const fn get(self) -> i32 {
         self.0
@@ -94,7 +98,7 @@ pub(crate) fn reflect(s: &str) -> String {
 }
 
 impl RpcError {
-    fn new(code: ErrorCode, message: impl Into<String>) -> Self {
+    pub(crate) fn new(code: ErrorCode, message: impl Into<String>) -> Self {
         let mut message = message.into();
         if message.len() > MAX_MESSAGE {
             let mut cut = MAX_MESSAGE;
@@ -134,10 +138,10 @@ impl RpcError {
             format!(
                 "Method not found: {} (this server speaks MCP {})",
                 reflect(method),
-                super::SUPPORTED_VERSIONS.join(", ")
+                super::MODERN_VERSIONS.join(", ")
             ),
         )
-        .with_data(json!({ "supported": super::SUPPORTED_VERSIONS }))
+        .with_data(json!({ "supported": super::MODERN_VERSIONS }))
     }
     /// `-32602`: invalid params.
     pub fn invalid_params(message: impl Into<String>) -> Self {
@@ -164,17 +168,18 @@ impl RpcError {
         Self::new(ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY, message)
             .with_data(json!({ "requiredCapabilities": required }))
     }
-    /// `-32022`: the requested protocol version is not served here.
-    pub fn unsupported_version(requested: &str) -> Self {
+    /// `-32022`: the requested protocol version is not served here; `supported` lists the
+    /// ones that are.
+    pub fn unsupported_version(requested: &str, supported: &[&str]) -> Self {
         Self::new(
             ErrorCode::UNSUPPORTED_PROTOCOL_VERSION,
             format!(
                 "Unsupported protocol version {}; this server supports {}",
                 reflect(requested),
-                super::SUPPORTED_VERSIONS.join(", ")
+                supported.join(", ")
             ),
         )
-        .with_data(json!({ "supported": super::SUPPORTED_VERSIONS, "requested": requested }))
+        .with_data(json!({ "supported": supported, "requested": requested }))
     }
     /// An application-defined error (see [`ErrorCode::application`]).
     pub fn application(code: ErrorCode, message: impl Into<String>) -> Self {
@@ -221,7 +226,7 @@ mod tests {
 
     #[test]
     fn unsupported_version_has_required_data() {
-        let e = RpcError::unsupported_version("v999");
+        let e = RpcError::unsupported_version("v999", super::super::SUPPORTED_VERSIONS);
         let v = serde_json::to_value(&e).unwrap();
         assert_eq!(v["code"], -32022);
         assert_eq!(v["data"]["requested"], "v999");

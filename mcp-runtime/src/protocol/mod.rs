@@ -7,6 +7,7 @@ pub mod envelope;
 mod error;
 pub mod headers;
 pub mod json;
+pub mod legacy;
 mod meta;
 pub mod tasks;
 
@@ -21,8 +22,14 @@ pub use meta::{CacheHints, CacheScope, ClientCapabilities, LogLevel, RequestId};
 /// The protocol revision this crate implements.
 pub const PROTOCOL_VERSION: &str = "2026-07-28";
 
-/// Every revision this server answers. Listed in `server/discover` and in `-32022` errors.
-pub const SUPPORTED_VERSIONS: &[&str] = &[PROTOCOL_VERSION];
+/// The revisions served statelessly, with per-request `_meta`.
+pub const MODERN_VERSIONS: &[&str] = &[PROTOCOL_VERSION];
+
+/// Every revision this crate serves: the modern one, then the legacy ones (opened with
+/// `initialize`). A dual-era server (the default) lists these in `server/discover` and in
+/// `-32022` errors; a modern-only one lists [`MODERN_VERSIONS`].
+pub const SUPPORTED_VERSIONS: &[&str] =
+    &[PROTOCOL_VERSION, "2025-11-25", "2025-06-18", "2025-03-26"];
 
 /// Reserved `_meta` keys and other fixed names of the wire.
 pub mod keys {

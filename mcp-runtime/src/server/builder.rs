@@ -1,7 +1,7 @@
 //! [`ServerBuilder`]: what a server serves and how, checked and precomputed by `build()`.
 
 use super::catalog::{self, Catalog, Entries, compile};
-use super::config::{Caching, Keys, Limits, RequestState, Tasks};
+use super::config::{Caching, Keys, Legacy, Limits, RequestState, Tasks};
 use super::context::Extensions;
 use super::def::{Icon, PromptDef, Provider, ResourceDef, ToolDef};
 use super::{Server, ServerInfo, ServerInner};
@@ -40,6 +40,7 @@ pub struct ServerBuilder {
     caching: Caching,
     request_state: RequestState,
     tasks: Tasks,
+    legacy: Legacy,
     server_info_in_meta: bool,
     bus: Option<Arc<dyn NotificationBus>>,
 }
@@ -64,6 +65,7 @@ impl ServerBuilder {
             caching: Caching::default(),
             request_state: RequestState::default(),
             tasks: Tasks::default(),
+            legacy: Legacy::default(),
             server_info_in_meta: true,
             bus: None,
         }
@@ -160,6 +162,17 @@ impl ServerBuilder {
         self.tasks = tasks;
         self
     }
+    /// The legacy era (clients that open with `initialize`): on by default; sessions cap
+    /// and idle timeout (see [`Legacy`]).
+    pub fn legacy(mut self, legacy: Legacy) -> Self {
+        self.legacy = legacy;
+        self
+    }
+    /// Serves 2026-07-28 alone: `initialize` gets `-32022` naming the supported versions.
+    pub fn modern_only(mut self) -> Self {
+        self.legacy = Legacy::off();
+        self
+    }
     /// The bus carrying changes to listen streams (default: [`LocalBus`], in-process).
     pub fn notification_bus(mut self, bus: impl NotificationBus) -> Self {
         self.bus = Some(Arc::new(bus));
@@ -187,6 +200,11 @@ impl ServerBuilder {
             .server_info_in_meta
             .then(|| serde_json::value::to_raw_value(&self.info).expect("server info serializes"));
         let settings = catalog::Settings {
+            versions: if self.legacy.enabled {
+                crate::protocol::SUPPORTED_VERSIONS
+            } else {
+                crate::protocol::MODERN_VERSIONS
+            },
             page_size: self.limits.page_size,
             caching: self.caching,
             instructions: self.instructions,
@@ -228,6 +246,7 @@ impl ServerBuilder {
                 sealer: Arc::new(sealer),
                 local_key,
                 tasks: self.tasks,
+                legacy: self.legacy,
                 running_tasks: Arc::new(std::sync::atomic::AtomicUsize::new(0)),
             }),
         })

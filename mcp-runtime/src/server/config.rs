@@ -1,5 +1,5 @@
-//! Server settings, in groups: [`Limits`], [`Caching`], [`RequestState`], [`Tasks`]. Each
-//! has the documented defaults and builder-style setters.
+//! Server settings, in groups: [`Limits`], [`Caching`], [`RequestState`], [`Tasks`],
+//! [`Legacy`]. Each has the documented defaults and builder-style setters.
 //!
 //! ```
 //! use mcp_runtime::Server;
@@ -267,6 +267,73 @@ impl Tasks {
     /// busy (HTTP 503).
     pub fn max_running(mut self, n: usize) -> Self {
         self.max_running = n.max(1);
+        self
+    }
+}
+
+/// Default cap on live legacy sessions (HTTP).
+pub const DEFAULT_MAX_SESSIONS: usize = 1024;
+
+/// Default time a legacy session (HTTP) may stay idle before it is forgotten.
+pub const DEFAULT_SESSION_IDLE: Duration = Duration::from_secs(30 * 60);
+
+/// The legacy era: clients of 2025-11-25, 2025-06-18 and 2025-03-26 open a session with
+/// `initialize` and are served the same tools, resources and prompts in their revision's
+/// shape. On by default; [`Legacy::off`] (or `ServerBuilder::modern_only`) serves
+/// 2026-07-28 alone.
+///
+/// Legacy sessions live in the instance that made them: behind a load balancer, route by
+/// `Mcp-Session-Id` (sticky sessions). The modern era needs no such routing.
+///
+/// ```
+/// use mcp_runtime::Server;
+/// use mcp_runtime::config::Legacy;
+/// use std::time::Duration;
+///
+/// let server = Server::builder("x", "1.0")
+///     .legacy(Legacy::default().max_sessions(100).idle_timeout(Duration::from_secs(600)))
+///     .build()
+///     .unwrap();
+/// # drop(server);
+/// let modern = Server::builder("x", "1.0").modern_only().build().unwrap();
+/// # drop(modern);
+/// ```
+#[derive(Debug, Clone)]
+pub struct Legacy {
+    pub(crate) enabled: bool,
+    pub(crate) max_sessions: usize,
+    pub(crate) idle_timeout: Duration,
+}
+
+impl Default for Legacy {
+    fn default() -> Self {
+        Legacy {
+            enabled: true,
+            max_sessions: DEFAULT_MAX_SESSIONS,
+            idle_timeout: DEFAULT_SESSION_IDLE,
+        }
+    }
+}
+
+impl Legacy {
+    /// The legacy era off: `initialize` is answered with `-32022` naming the supported
+    /// (modern) versions.
+    pub fn off() -> Self {
+        Legacy {
+            enabled: false,
+            ..Self::default()
+        }
+    }
+    /// The most live HTTP sessions (default [`DEFAULT_MAX_SESSIONS`]); past it,
+    /// `initialize` is refused as busy (HTTP 503).
+    pub fn max_sessions(mut self, n: usize) -> Self {
+        self.max_sessions = n.max(1);
+        self
+    }
+    /// How long an HTTP session may stay idle before it is forgotten (default
+    /// [`DEFAULT_SESSION_IDLE`]); its id then gets 404 and the client initializes again.
+    pub fn idle_timeout(mut self, d: Duration) -> Self {
+        self.idle_timeout = d.max(Duration::from_secs(1));
         self
     }
 }

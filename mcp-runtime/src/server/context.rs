@@ -31,6 +31,15 @@ impl NotificationSink {
         self.0.as_ref().is_some_and(|tx| !tx.is_closed())
     }
 
+    /// Sends a whole message (a server→client request) without waiting; `false` when the
+    /// sink is disabled, closed or full.
+    pub(crate) fn send_raw(&self, msg: String) -> bool {
+        match &self.0 {
+            Some(tx) => tx.try_send(msg).is_ok(),
+            None => false,
+        }
+    }
+
     /// Sends without waiting. A full buffer drops the notification: delivery of progress
     /// and log messages is best effort, and a slow reader must not grow memory.
     fn send(&self, method: &str, params: Value) -> bool {

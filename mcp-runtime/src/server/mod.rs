@@ -8,11 +8,13 @@ mod catalog;
 pub(crate) mod config;
 pub(crate) mod context;
 pub(crate) mod def;
+mod legacy;
 mod methods;
 pub(crate) mod parts;
 mod pipeline;
 pub(crate) mod reply;
 pub(crate) mod route;
+pub(crate) mod session;
 mod tasks;
 pub(crate) mod trace;
 
@@ -84,6 +86,8 @@ pub(crate) struct ServerInner {
     pub(crate) local_key: bool,
     /// How tools run as tasks.
     pub(crate) tasks: config::Tasks,
+    /// The legacy era's settings.
+    pub(crate) legacy: config::Legacy,
     /// Tasks running on this instance.
     pub(crate) running_tasks: Arc<AtomicUsize>,
     pub(crate) this: Weak<ServerInner>,
@@ -93,6 +97,12 @@ impl ServerInner {
     /// A weak handle to this server, for request contexts (no cycle through handlers).
     pub(crate) fn weak_self(&self) -> Weak<ServerInner> {
         self.this.clone()
+    }
+
+    /// The revisions this server serves (`server/discover`, `-32022`): every one with the
+    /// legacy era on, the modern one alone otherwise.
+    pub(crate) fn versions(&self) -> &'static [&'static str] {
+        self.settings.versions
     }
 
     /// The current catalog (a cheap `Arc` clone).

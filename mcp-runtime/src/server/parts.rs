@@ -7,10 +7,12 @@
 use super::ServerInner;
 use super::context::{NotificationSink, Request};
 use super::reply::{ErrorClass, Rejection};
+use super::session::Session;
 use super::trace::TraceContext;
 use crate::protocol::headers::HeaderParam;
+use crate::protocol::legacy::LegacyVersion;
 use crate::protocol::{
-    ClientCapabilities, LogLevel, RequestId, RpcError, SUPPORTED_VERSIONS, keys, reflect,
+    ClientCapabilities, LogLevel, MODERN_VERSIONS, RequestId, RpcError, keys, reflect,
 };
 use serde_json::{Map, Value};
 use std::sync::{Arc, Mutex};
@@ -49,6 +51,7 @@ pub(crate) struct NoGuard;
 impl TransportGuard for NoGuard {}
 
 /// How a transport takes request-scoped notifications (progress, log messages).
+#[derive(Clone)]
 pub(crate) enum Streams {
     /// It cannot stream them: they are dropped.
     None,
@@ -57,6 +60,9 @@ pub(crate) enum Streams {
     /// Into a channel of the request's own, made only when the request asked for
     /// notifications (a `progressToken` or a log level).
     OnDemand,
+    /// Into a channel of the request's own, always (legacy requests: log messages and
+    /// server→client requests may come any time).
+    Always,
 }
 
 /// A message, as its envelope says.
@@ -150,6 +156,17 @@ pub(crate) struct Parts {
     pub(crate) sink: NotificationSink,
     /// The request's own notification channel ([`Streams::OnDemand`]).
     pub(crate) notifications: Option<mpsc::Receiver<String>>,
+    /// The legacy session the request belongs to (none in the modern era).
+    pub(crate) session: Option<Arc<Session>>,
+}
+
+/// Which era a request is served in, and so the shape of its result.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Era {
+    /// 2026-07-28: stateless, `_meta` per request.
+    Modern,
+    /// A revision negotiated by `initialize`.
+    Legacy(LegacyVersion),
 }
 
 fn required_meta() -> String {
@@ -164,6 +181,7 @@ fn required_meta() -> String {
 fn read_meta(
     params: &mut Map<String, Value>,
     guard: &dyn TransportGuard,
+    versions: &'static [&'static str],
 ) -> Result<RequestMeta, Rejection> {
     let mut meta = match params.remove("_meta") {
         Some(Value::Object(m)) => m,
@@ -197,12 +215,31 @@ fn read_meta(
         }
     };
     guard.check_version(&version).map_err(Rejection::header)?;
-    if !SUPPORTED_VERSIONS.contains(&version.as_str()) {
+    // Per-request `_meta` is the modern era; a legacy revision is spoken after
+    // `initialize`, so it is not served this way.
+    if !MODERN_VERSIONS.contains(&version.as_str()) {
         return Err(Rejection::new(
             ErrorClass::Version,
-            RpcError::unsupported_version(&version),
+            RpcError::unsupported_version(&version, versions),
         ));
     }
+    let (log_level, progress_token, trace) = read_optional(&meta)?;
+    Ok(RequestMeta {
+        version,
+        capabilities,
+        log_level,
+        progress_token,
+        trace,
+        rest: meta,
+    })
+}
+
+/// The optional `_meta` fields both eras read: log level, progress token, trace context.
+#[allow(clippy::type_complexity)]
+fn read_optional(
+    meta: &Map<String, Value>,
+) -> Result<(Option<LogLevel>, Option<Value>, Option<TraceContext>), Rejection> {
+    let field = |name: &str, what: &str| format!("`_meta` field `{name}` must be {what}");
     let log_level = match meta.get(keys::LOG_LEVEL) {
         None => None,
         Some(Value::String(l)) => match LogLevel::parse(l) {
@@ -225,14 +262,29 @@ fn read_meta(
         (Some(Value::String(p)), state) => TraceContext::parse(p, state.and_then(Value::as_str)),
         _ => None,
     };
-    Ok(RequestMeta {
-        version,
-        capabilities,
-        log_level,
-        progress_token,
-        trace,
-        rest: meta,
-    })
+    Ok((log_level, progress_token, trace))
+}
+
+/// The `-32022` a legacy `initialize` gets where the legacy era is not served, naming the
+/// versions that are (legacy clients cannot fall forward; this may be all they can show).
+fn initialize_refused(params: Option<&Value>, versions: &'static [&'static str]) -> Rejection {
+    let requested = params
+        .and_then(|p| p.get("protocolVersion"))
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    Rejection::new(
+        ErrorClass::Version,
+        RpcError::unsupported_version(requested, versions),
+    )
+}
+
+/// Whether `params` is an `initialize` of the legacy era: no per-request `_meta` version.
+pub(crate) fn is_legacy_initialize(method: &str, params: Option<&Value>) -> bool {
+    method == "initialize"
+        && params
+            .and_then(|p| p.get("_meta"))
+            .and_then(|m| m.get(keys::PROTOCOL_VERSION))
+            .is_none()
 }
 
 impl Parts {
@@ -244,7 +296,11 @@ impl Parts {
         params: Option<Value>,
         guard: &dyn TransportGuard,
         streams: Streams,
+        versions: &'static [&'static str],
     ) -> Result<(Parts, Map<String, Value>), (RequestId, Rejection)> {
+        if is_legacy_initialize(&method, params.as_ref()) {
+            return Err((id, initialize_refused(params.as_ref(), versions)));
+        }
         if let Err(e) = guard.check_method(&method) {
             return Err((id, Rejection::header(e)));
         }
@@ -253,10 +309,69 @@ impl Parts {
             Some(_) => return Err((id, Rejection::meta("`params` must be an object".into()))),
             None => return Err((id, Rejection::meta(required_meta()))),
         };
-        let meta = match read_meta(&mut params, guard) {
+        let meta = match read_meta(&mut params, guard, versions) {
             Ok(m) => m,
             Err(e) => return Err((id, e)),
         };
+        Ok(Self::assemble(id, method, meta, params, streams, None))
+    }
+
+    /// The parts of a request in a legacy session: version and capabilities are the
+    /// session's, `_meta` is optional (a progress token, a trace context), and the
+    /// request always gets a stream (server→client requests and log messages go there).
+    pub(crate) fn legacy(
+        id: RequestId,
+        method: String,
+        params: Option<Value>,
+        session: &Arc<Session>,
+        streams: Streams,
+    ) -> Result<(Parts, Map<String, Value>), (RequestId, Rejection)> {
+        let mut params = match params {
+            None | Some(Value::Null) => Map::new(),
+            Some(Value::Object(p)) => p,
+            Some(_) => {
+                return Err((id, Rejection::params("`params` must be an object")));
+            }
+        };
+        let meta = match params.remove("_meta") {
+            None => Map::new(),
+            Some(Value::Object(m)) => m,
+            Some(_) => return Err((id, Rejection::params("`params._meta` must be an object"))),
+        };
+        let (_, progress_token, trace) = match read_optional(&meta) {
+            Ok(o) => o,
+            Err(e) => return Err((id, e)),
+        };
+        let meta = RequestMeta {
+            version: session.version.as_str().to_owned(),
+            capabilities: session.capabilities.clone(),
+            log_level: Some(session.log_level()),
+            progress_token,
+            trace,
+            rest: meta,
+        };
+        let streams = match streams {
+            Streams::OnDemand => Streams::Always,
+            other => other,
+        };
+        Ok(Self::assemble(
+            id,
+            method,
+            meta,
+            params,
+            streams,
+            Some(Arc::clone(session)),
+        ))
+    }
+
+    fn assemble(
+        id: RequestId,
+        method: String,
+        meta: RequestMeta,
+        params: Map<String, Value>,
+        streams: Streams,
+        session: Option<Arc<Session>>,
+    ) -> (Parts, Map<String, Value>) {
         let span = tracing::info_span!(
             "mcp.request",
             method = %reflect(&method),
@@ -278,6 +393,10 @@ impl Parts {
                 (NotificationSink::new(tx), Some(rx))
             }
             Streams::OnDemand => (NotificationSink::disabled(), None),
+            Streams::Always => {
+                let (tx, rx) = mpsc::channel(64);
+                (NotificationSink::new(tx), Some(rx))
+            }
         };
         let parts = Parts {
             id,
@@ -286,8 +405,18 @@ impl Parts {
             span,
             sink,
             notifications,
+            session,
         };
-        Ok((parts, params))
+        (parts, params)
+    }
+
+    /// How the result of this request is written: in the 2026-07-28 shape, or in the
+    /// revision its legacy session negotiated.
+    pub(crate) fn era(&self) -> Era {
+        match &self.session {
+            None => Era::Modern,
+            Some(s) => Era::Legacy(s.version),
+        }
     }
 
     /// The request's target (`params.name` or `params.uri`), which the transport's
@@ -365,6 +494,7 @@ mod tests {
             Some(params),
             &NoGuard,
             Streams::OnDemand,
+            crate::protocol::SUPPORTED_VERSIONS,
         )
     }
 

@@ -11,11 +11,13 @@ use super::def::{Call, Handler};
 use super::parts::Parts;
 use super::reply::{Rejection, Reply};
 use super::route::Prepared;
+use super::session::Session;
 use super::{Server, ServerInner};
 use crate::error::ErrorKind;
 use crate::mrtr::round::{Binding, Finished, InputRequired, Round};
 use crate::protocol::envelope::ResultType;
-use crate::protocol::{RequestId, RpcError};
+use crate::protocol::legacy;
+use crate::protocol::{ErrorCode, RequestId, RpcError};
 use futures_util::FutureExt;
 use futures_util::future::BoxFuture;
 use serde_json::{Map, Value};
@@ -67,6 +69,7 @@ pub(crate) struct Job {
     id: RequestId,
     fut: BoxFuture<'static, Reply>,
     notifications: Option<mpsc::Receiver<String>>,
+    cancel: CancellationToken,
 }
 
 impl Job {
@@ -80,6 +83,7 @@ impl Job {
         notifications: Option<mpsc::Receiver<String>>,
         body: impl Future<Output = Reply> + Send + 'static,
     ) -> Job {
+        let token = cancel.clone();
         let fut = async move {
             let cancel_on_drop = cancel.drop_guard();
             let reply = body.await;
@@ -90,6 +94,23 @@ impl Job {
             id,
             fut: Box::pin(fut.instrument(span)),
             notifications,
+            cancel: token,
+        }
+    }
+
+    /// The token that cancels the request's handler.
+    pub(crate) fn cancellation(&self) -> CancellationToken {
+        self.cancel.clone()
+    }
+
+    /// The same job, its reply passed through `f`.
+    pub(crate) fn map_reply(self, f: fn(Reply) -> Reply) -> Job {
+        let fut = self.fut;
+        Job {
+            id: self.id,
+            fut: Box::pin(async move { f(fut.await) }),
+            notifications: self.notifications,
+            cancel: self.cancel,
         }
     }
 
@@ -128,6 +149,8 @@ pub(crate) struct ItemRequest<K: Kind> {
     pub(crate) binding: Option<Binding>,
     /// Checked once the round is open, before the handler runs.
     pub(crate) check: Option<ArgumentCheck<K>>,
+    /// The handler asks for input (set with `binding`; kept when `binding` is taken).
+    pub(crate) uses_input: bool,
 }
 
 impl Server {
@@ -141,8 +164,11 @@ impl Server {
     ) -> Prepared {
         let inner = &self.inner;
         let mut item = item;
+        let session = parts.session.clone();
         let round = match item.binding.take() {
             None => None,
+            // A legacy session asks with real server→client requests: no rounds.
+            Some(_) if session.is_some() => None,
             Some(binding) => {
                 let caps = parts.meta.capabilities.clone();
                 match Round::open(Arc::clone(&inner.sealer), binding, params, caps) {
@@ -162,7 +188,21 @@ impl Server {
                 Err(out) => return Prepared::Reply(complete(inner, &parts.id, out)),
             }
         }
-        let input = round.as_ref().map(Round::input);
+        let live = match &session {
+            Some(s) if item.uses_input => Some((
+                Arc::clone(s),
+                crate::Input::live(
+                    s.capabilities.clone(),
+                    Default::default(),
+                    Default::default(),
+                ),
+            )),
+            _ => None,
+        };
+        let input = round
+            .as_ref()
+            .map(Round::input)
+            .or_else(|| live.as_ref().map(|(_, i)| i.clone()));
         let (request, span, notifications) =
             parts.into_request(inner, K::METHOD, Some(item.target), item.mime_type, input);
         let id = request.id.clone();
@@ -171,7 +211,16 @@ impl Server {
         let server = Arc::clone(inner);
         let reply_id = id.clone();
         let body = async move {
-            let outcome = invoke(&server, item.handler, call, round).await;
+            let outcome = match live {
+                Some((session, input)) => {
+                    invoke_live(&server, item.handler, call, &session, &input).await
+                }
+                None if session.is_some() => {
+                    // A legacy request that asks for nothing.
+                    invoke_live_plain(&server, item.handler, call).await
+                }
+                None => invoke(&server, item.handler, call, round).await,
+            };
             respond(&server, &reply_id, outcome, complete)
         };
         Prepared::Call(Job::new(id, cancel, span, notifications, body))
@@ -202,7 +251,68 @@ pub(crate) async fn invoke<K: Kind>(
             ))),
         },
         Ok(Finished::Body) => Outcome::Body,
-        Ok(Finished::Done(r)) => settle::<K>(r, request.target.as_deref().unwrap_or_default()),
+        Ok(Finished::Done(r)) => {
+            settle::<K>(r, request.target.as_deref().unwrap_or_default(), false)
+        }
+    }
+}
+
+/// Runs the handler of a legacy request that asks for nothing.
+async fn invoke_live_plain<K: Kind>(
+    server: &ServerInner,
+    handler: Handler<K>,
+    call: Call<K>,
+) -> Outcome<K::Output> {
+    let target = call.request.target.clone().unwrap_or_default();
+    match guarded(server.limits.request_timeout, || handler(call)).await {
+        Err(e) => Outcome::Failed(Rejection::failed(e)),
+        Ok(r) => settle::<K>(r, &target, true),
+    }
+}
+
+/// Runs the handler of a legacy request that asks for input: each question becomes a
+/// server→client request on the session, and its answer goes back to the waiting
+/// question; the handler runs once.
+async fn invoke_live<K: Kind>(
+    server: &ServerInner,
+    handler: Handler<K>,
+    call: Call<K>,
+    session: &Session,
+    input: &crate::Input,
+) -> Outcome<K::Output> {
+    use futures_util::StreamExt;
+    use futures_util::stream::FuturesUnordered;
+    let request = Arc::clone(&call.request);
+    let target = request.target.clone().unwrap_or_default();
+    let fut = guarded(server.limits.request_timeout, || handler(call));
+    tokio::pin!(fut);
+    let asked = input.asked();
+    let mut waiting = FuturesUnordered::new();
+    loop {
+        tokio::select! {
+            out = &mut fut => return match out {
+                Err(e) => Outcome::Failed(Rejection::failed(e)),
+                Ok(r) => settle::<K>(r, &target, true),
+            },
+            () = asked.notified() => {
+                for (key, question) in input.take_questions() {
+                    let method = question["method"].as_str().unwrap_or_default().to_owned();
+                    let mut params = question["params"].clone();
+                    if method == "elicitation/create" {
+                        legacy::downgrade(legacy::Shape::Elicit, session.version, &mut params);
+                    }
+                    match session.request(&request.sink, &key, &method, params) {
+                        Ok(rx) => waiting.push(async move { (key, rx.await) }),
+                        Err(e) => input.fail(&key, e.message().to_owned()),
+                    }
+                }
+            }
+            Some((key, answer)) = waiting.next(), if !waiting.is_empty() => match answer {
+                Ok(Ok(v)) => input.deliver(&key, v),
+                Ok(Err(e)) => input.fail(&key, e.message().to_owned()),
+                Err(_) => input.fail(&key, "the session ended before the client answered".into()),
+            },
+        }
     }
 }
 
@@ -211,9 +321,20 @@ pub(crate) async fn invoke<K: Kind>(
 pub(crate) fn settle<K: Kind>(
     result: Result<K::Output, crate::Error>,
     target: &str,
+    legacy: bool,
 ) -> Outcome<K::Output> {
     match result {
         Ok(out) => Outcome::Complete(out),
+        // The legacy era has no `-32021`: a capability the session lacks is an execution
+        // error (a tool's `isError` result, which the model sees).
+        Err(crate::Error(ErrorKind::Protocol(e)))
+            if legacy && e.code() == ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY =>
+        {
+            match K::execution_error(vec![crate::Content::text(e.message())]) {
+                Ok(out) => Outcome::Complete(out),
+                Err(e) => Outcome::Failed(Rejection::failed(e)),
+            }
+        }
         Err(crate::Error(ErrorKind::Execution(content))) => {
             tracing::debug!("the handler returned an error");
             match K::execution_error(content) {

@@ -2,7 +2,9 @@
 //! its class. Each transport maps a class to its own status (HTTP statuses live in the
 //! HTTP transport, not here).
 
-use crate::protocol::envelope;
+use super::parts::Era;
+use crate::protocol::envelope::{self, Envelope};
+use crate::protocol::legacy::{self, Shape};
 use crate::protocol::{ErrorCode, RequestId, RpcError};
 use serde::Serialize;
 
@@ -71,6 +73,8 @@ impl Rejection {
 pub(crate) struct Reply {
     pub(crate) body: String,
     pub(crate) error: Option<ErrorClass>,
+    /// The error itself, so an era can write it in its own codes.
+    pub(crate) rpc: Option<Box<(Option<RequestId>, RpcError)>>,
 }
 
 impl Reply {
@@ -79,6 +83,20 @@ impl Reply {
         Reply {
             body: envelope::response(id, result),
             error: None,
+            rpc: None,
+        }
+    }
+    /// A response carrying the result in `envelope`, in the shape of `era` (`shape` says
+    /// what kind of result it is, for a legacy revision).
+    pub(crate) fn in_era<B: Serialize>(
+        id: &RequestId,
+        era: Era,
+        shape: Shape,
+        envelope: Envelope<'_, B>,
+    ) -> Reply {
+        match era {
+            Era::Modern => Reply::result(id, envelope),
+            Era::Legacy(version) => Reply::result(id, envelope.legacy(version, shape)),
         }
     }
     /// An error response; `id` is left out when it could not be read.
@@ -86,6 +104,23 @@ impl Reply {
         Reply {
             body: envelope::error_response(id, &rejection.error),
             error: Some(rejection.class),
+            rpc: Some(Box::new((id.cloned(), rejection.error))),
+        }
+    }
+    /// The reply as a legacy client expects it: an error in the legacy codes
+    /// ([`legacy::recode`]); a result is written in its era already.
+    pub(crate) fn into_legacy(self) -> Reply {
+        match self.rpc {
+            None => self,
+            Some(b) => {
+                let (id, error) = *b;
+                let error = legacy::recode(error);
+                Reply {
+                    body: envelope::error_response(id.as_ref(), &error),
+                    error: self.error,
+                    rpc: Some(Box::new((id, error))),
+                }
+            }
         }
     }
 }

@@ -21,6 +21,8 @@ pub(crate) enum Prepared {
     Call(Job),
     /// A `subscriptions/listen` stream to serve until the client leaves.
     Listen(Listen),
+    /// The client answered a request of the server (legacy era): nothing to send back.
+    Answer,
 }
 
 impl Server {
@@ -40,7 +42,7 @@ impl Server {
                 return Prepared::Reply(Reply::rejection(id.as_ref(), rejection));
             }
         };
-        match Parts::read(id, method, params, guard, streams) {
+        match Parts::read(id, method, params, guard, streams, self.inner.versions()) {
             Ok((parts, params)) => {
                 let _entered = parts.span.clone().entered();
                 self.route(parts, params, guard)

@@ -169,7 +169,7 @@ async fn start(
     let (status_tx, status_rx) = mpsc::channel(16);
     let input = uses_input.then(|| {
         let (answers, steps) = recorded.unwrap_or_default();
-        Input::for_task(request.capabilities.clone(), answers, steps)
+        Input::live(request.capabilities.clone(), answers, steps)
     });
     let link = TaskLink {
         id: task_id.clone(),
@@ -320,7 +320,7 @@ impl Worker {
         let failed = |e: &RpcError| TaskChange::Fail(error_json(e));
         match out {
             Err(e) => failed(&e),
-            Ok(result) => match settle::<Tool>(result, &self.target) {
+            Ok(result) => match settle::<Tool>(result, &self.target, false) {
                 Outcome::Complete(r) => TaskChange::Complete(result_json(&self.server, &r)),
                 Outcome::Failed(rejection) => failed(&rejection.error),
                 Outcome::InputRequired(_) | Outcome::Body => failed(&RpcError::internal(

@@ -5,6 +5,7 @@ use crate::server::Server;
 use crate::server::parts::{NoGuard, Streams};
 use crate::server::reply::{ErrorClass, Rejection, Reply};
 use crate::server::route::Prepared;
+use crate::server::session::Session;
 use serde_json::Value;
 use std::collections::HashMap;
 use std::future::Future;
@@ -106,6 +107,7 @@ impl Server {
         let in_flight: Arc<Mutex<HashMap<RequestId, AbortHandle>>> = Arc::default();
         let mut tasks = JoinSet::new();
         let end_of_input = tokio_util::sync::CancellationToken::new();
+        let mut session: Option<Arc<Session>> = None;
         tokio::pin!(shutdown);
 
         loop {
@@ -139,7 +141,44 @@ impl Server {
                     continue;
                 }
             };
-            match self.prepare(msg, &NoGuard, Streams::Shared(tx.clone())) {
+            // The legacy era: `initialize` opens the process's one session; later messages
+            // without per-request `_meta` belong to it. Modern requests are served
+            // statelessly all along.
+            if self.opens_session(&msg) && session.is_none() {
+                let (opened, reply) = self.initialize(msg, "stdio".into());
+                if let Some(s) = opened {
+                    s.set_outbound(Some(tx.clone()));
+                    s.forward_changes(&self.inner);
+                    session = Some(s);
+                }
+                if tx.send(reply.body).await.is_err() {
+                    break;
+                }
+                continue;
+            }
+            let legacy = session.as_ref().filter(|_| !is_modern(&msg));
+            if let (Some(s), Value::Array(batch)) = (legacy, &msg) {
+                // 2025-03-26 allows JSON-RPC batches; later revisions do not.
+                let s = Arc::clone(s);
+                let batch = batch.clone();
+                let server = self.clone();
+                let tx = tx.clone();
+                tasks.spawn(async move {
+                    if let Some(line) = server
+                        .run_batch(batch, &s, Streams::Shared(tx.clone()))
+                        .await
+                    {
+                        let _ = tx.send(line).await;
+                    }
+                });
+                continue;
+            }
+            let prepared = match legacy {
+                Some(s) => self.prepare_legacy(msg, s, Streams::Shared(tx.clone())),
+                None => self.prepare(msg, &NoGuard, Streams::Shared(tx.clone())),
+            };
+            match prepared {
+                Prepared::Answer => {}
                 Prepared::Reply(r) => {
                     if tx.send(r.body).await.is_err() {
                         break;
@@ -194,6 +233,9 @@ impl Server {
         // End of input: subscriptions end with their result; in-flight requests finish;
         // then flush.
         end_of_input.cancel();
+        if let Some(s) = &session {
+            s.close();
+        }
         let drain = async { while tasks.join_next().await.is_some() {} };
         if tokio::time::timeout(EOF_DRAIN, drain).await.is_err() {
             tracing::warn!("in-flight requests did not finish in {EOF_DRAIN:?}; cancelling them");
@@ -205,6 +247,14 @@ impl Server {
             Err(e) => Err(io::Error::other(e)),
         }
     }
+}
+
+/// Whether a message carries per-request `_meta` (the modern era).
+fn is_modern(msg: &Value) -> bool {
+    msg.get("params")
+        .and_then(|p| p.get("_meta"))
+        .and_then(|m| m.get(crate::protocol::keys::PROTOCOL_VERSION))
+        .is_some()
 }
 
 /// The answer to a line that is not a JSON message.

@@ -9,8 +9,8 @@ pub(crate) use compile::{PromptEntry, ResourceEntry, ToolEntry};
 pub(crate) use pages::ListPages;
 
 use crate::config::Caching;
+use crate::protocol::CacheHints;
 use crate::protocol::envelope::{Envelope, ResultMeta, ResultType};
-use crate::protocol::{CacheHints, SUPPORTED_VERSIONS};
 use crate::server::def::resource::Lister;
 use serde::Serialize;
 use serde_json::value::RawValue;
@@ -21,6 +21,8 @@ use std::sync::Arc;
 
 /// Server-wide settings the catalog is assembled with.
 pub(crate) struct Settings {
+    /// The revisions served, as `server/discover` lists them.
+    pub(crate) versions: &'static [&'static str],
     pub(crate) page_size: usize,
     pub(crate) caching: Caching,
     pub(crate) instructions: Option<String>,
@@ -143,6 +145,7 @@ impl Catalog {
 
         let server_info = s.server_info.as_deref();
         let discover = discover(
+            s.versions,
             &s.caching,
             s.instructions.as_deref(),
             server_info,
@@ -292,6 +295,7 @@ struct Features {
 /// The `server/discover` result. Changes are announced on `subscriptions/listen` streams,
 /// so `listChanged` (and resource `subscribe`) are true whenever the feature exists.
 fn discover(
+    versions: &'static [&'static str],
     caching: &Caching,
     instructions: Option<&str>,
     server_info: Option<&RawValue>,
@@ -324,7 +328,7 @@ fn discover(
     let envelope = Envelope {
         result_type: ResultType::Complete,
         body: Discover {
-            supported_versions: SUPPORTED_VERSIONS,
+            supported_versions: versions,
             capabilities,
             instructions,
         },

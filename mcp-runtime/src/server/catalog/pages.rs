@@ -2,11 +2,13 @@
 
 use crate::protocol::CacheHints;
 use crate::protocol::envelope::{Envelope, ResultMeta, ResultType};
+use crate::protocol::legacy::{LegacyVersion, Shape};
 use serde::Serialize;
 use serde::ser::SerializeMap;
 use serde_json::value::RawValue;
 use std::borrow::Cow;
 use std::collections::BTreeMap;
+use std::sync::OnceLock;
 
 /// The body of one page of a list result: `{"<key>": [...], "nextCursor": ...}`.
 pub(crate) struct ListBody<'a, T> {
@@ -61,6 +63,8 @@ pub(crate) struct ListPages {
     pub(crate) hints: CacheHints,
     /// The result of each page, by index of its first item.
     pages: BTreeMap<usize, Box<RawValue>>,
+    /// The same pages in each legacy revision's shape, made on first use.
+    legacy: [OnceLock<BTreeMap<usize, Box<RawValue>>>; 3],
 }
 
 impl ListPages {
@@ -86,6 +90,7 @@ impl ListPages {
             page_size,
             hints,
             pages: BTreeMap::new(),
+            legacy: Default::default(),
         };
         let mut start = 0;
         loop {
@@ -119,17 +124,71 @@ impl ListPages {
         cursor: Option<&str>,
         server_info: Option<&RawValue>,
     ) -> Option<Cow<'_, RawValue>> {
-        let start = match cursor {
+        let start = self.start(cursor)?;
+        Some(match self.pages.get(&start) {
+            Some(p) => Cow::Borrowed(&**p),
+            None => Cow::Owned(self.render(start, server_info)),
+        })
+    }
+
+    /// The page after `cursor` in the shape of a legacy revision (no `resultType`,
+    /// caching hints or server `_meta`; fields newer than `version` left out).
+    pub(crate) fn legacy_page(
+        &self,
+        cursor: Option<&str>,
+        version: LegacyVersion,
+    ) -> Option<Cow<'_, RawValue>> {
+        let start = self.start(cursor)?;
+        let pages = self.legacy[version as usize].get_or_init(|| {
+            let mut pages = BTreeMap::new();
+            let mut at = 0;
+            loop {
+                pages.insert(at, self.render_legacy(at, version));
+                at += self.page_size;
+                if at >= self.items.len() {
+                    return pages;
+                }
+            }
+        });
+        Some(match pages.get(&start) {
+            Some(p) => Cow::Borrowed(&**p),
+            None => Cow::Owned(self.render_legacy(start, version)),
+        })
+    }
+
+    /// Where the page after `cursor` starts; `None` for a cursor this server did not make.
+    fn start(&self, cursor: Option<&str>) -> Option<usize> {
+        Some(match cursor {
             None => 0,
             Some(c) => {
                 let after = decode_cursor(c)?;
                 self.names.partition_point(|n| n.as_str() <= after.as_str())
             }
-        };
-        Some(match self.pages.get(&start) {
-            Some(p) => Cow::Borrowed(&**p),
-            None => Cow::Owned(self.render(start, server_info)),
         })
+    }
+
+    fn render_legacy(&self, start: usize, version: LegacyVersion) -> Box<RawValue> {
+        let end = (start + self.page_size).min(self.items.len());
+        let next_cursor = (end < self.items.len()).then(|| encode_cursor(&self.names[end - 1]));
+        let envelope = Envelope {
+            result_type: ResultType::Complete,
+            body: ListBody {
+                key: self.key,
+                items: &self.items[start.min(end)..end],
+                next_cursor,
+            },
+            cache: None,
+            meta: ResultMeta::default(),
+        };
+        let shape = match self.key {
+            "tools" => Shape::Tools,
+            "prompts" => Shape::Prompts,
+            "resources" => Shape::Resources,
+            "resourceTemplates" => Shape::Templates,
+            _ => Shape::Plain,
+        };
+        serde_json::value::to_raw_value(&envelope.legacy(version, shape))
+            .expect("list results serialize")
     }
 }
 

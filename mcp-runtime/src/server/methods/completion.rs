@@ -1,6 +1,7 @@
 //! `completion/complete`: suggestions for one prompt argument or template variable.
 
 use crate::protocol::envelope::ResultType;
+use crate::protocol::legacy::Shape;
 use crate::protocol::{methods, reflect};
 use crate::server::Server;
 use crate::server::catalog::Catalog;
@@ -102,6 +103,7 @@ pub(crate) fn complete(
     };
     let value = value.to_owned();
     let inner = Arc::clone(&server.inner);
+    let era = parts.era();
     let (request, span, notifications) =
         parts.into_request(&inner, methods::COMPLETE, None, None, None);
     let id = request.id.clone();
@@ -133,10 +135,8 @@ pub(crate) fn complete(
                 has_more: total > MAX_COMPLETIONS,
             },
         };
-        Reply::result(
-            &reply_id,
-            inner.envelope(ResultType::Complete, body, None, None),
-        )
+        let envelope = inner.envelope(ResultType::Complete, body, None, None);
+        Reply::in_era(&reply_id, era, Shape::Plain, envelope)
     };
     Prepared::Call(Job::new(id, cancel, span, notifications, body))
 }

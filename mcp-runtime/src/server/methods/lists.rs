@@ -23,7 +23,13 @@ pub(crate) fn page(
         Ok(c) => c,
         Err(e) => return Reply::rejection(Some(&parts.id), Rejection::params(e)),
     };
-    match pages.page(cursor, server.settings.server_info.as_deref()) {
+    let page = match parts.era() {
+        crate::server::parts::Era::Modern => {
+            pages.page(cursor, server.settings.server_info.as_deref())
+        }
+        crate::server::parts::Era::Legacy(version) => pages.legacy_page(cursor, version),
+    };
+    match page {
         Some(page) => Reply::result(&parts.id, &*page),
         None => Reply::rejection(Some(&parts.id), Rejection::params("invalid cursor")),
     }

@@ -2,6 +2,7 @@
 
 use crate::mrtr::round::Binding;
 use crate::protocol::envelope::ResultType;
+use crate::protocol::legacy::Shape;
 use crate::protocol::{methods, reflect};
 use crate::server::Server;
 use crate::server::catalog::Catalog;
@@ -68,13 +69,13 @@ pub(crate) fn get(
         target: name,
         mime_type: None,
         arguments,
+        uses_input: binding.is_some(),
         binding,
         check: None,
     };
-    server.run_item(parts, &mut params, item, |server, id, result| {
-        Reply::result(
-            id,
-            server.envelope(ResultType::Complete, &result, None, None),
-        )
+    let era = parts.era();
+    server.run_item(parts, &mut params, item, move |server, id, result| {
+        let envelope = server.envelope(ResultType::Complete, &result, None, None);
+        Reply::in_era(id, era, Shape::GetPrompt, envelope)
     })
 }

@@ -2,6 +2,7 @@
 
 use crate::mrtr::round::Binding;
 use crate::protocol::envelope::ResultType;
+use crate::protocol::legacy::Shape;
 use crate::protocol::{RpcError, methods};
 use crate::server::Server;
 use crate::server::catalog::Catalog;
@@ -63,17 +64,17 @@ pub(crate) fn read(
             .into_iter()
             .map(|(k, v)| (k, Value::String(v)))
             .collect(),
+        uses_input: binding.is_some(),
         binding,
         check: None,
     };
+    let era = parts.era();
     server.run_item(parts, &mut params, item, move |server, id, contents| {
         let body = Contents {
             contents: &contents,
         };
-        Reply::result(
-            id,
-            server.envelope(ResultType::Complete, body, Some(hints), None),
-        )
+        let envelope = server.envelope(ResultType::Complete, body, Some(hints), None);
+        Reply::in_era(id, era, Shape::ReadResource, envelope)
     })
 }
 
@@ -103,6 +104,7 @@ pub(crate) fn list(
     };
     let inner = Arc::clone(&server.inner);
     let catalog = inner.catalog();
+    let era = parts.era();
     let (request, span, notifications) =
         parts.into_request(&inner, methods::RESOURCES_LIST, None, None, None);
     let id = request.id.clone();
@@ -152,10 +154,8 @@ pub(crate) fn list(
             next_cursor,
         };
         let hints = catalog.resource_list.hints;
-        Reply::result(
-            &reply_id,
-            inner.envelope(ResultType::Complete, body, Some(hints), None),
-        )
+        let envelope = inner.envelope(ResultType::Complete, body, Some(hints), None);
+        Reply::in_era(&reply_id, era, Shape::Resources, envelope)
     };
     drop(request);
     Prepared::Call(Job::new(id, cancel, span, notifications, body))

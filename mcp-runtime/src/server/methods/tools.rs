@@ -2,11 +2,12 @@
 
 use crate::mrtr::round::Binding;
 use crate::protocol::envelope::ResultType;
+use crate::protocol::legacy::Shape;
 use crate::protocol::{CallToolResult, Content, headers, methods, reflect, tasks};
 use crate::server::catalog::Catalog;
 use crate::server::def::TaskSupport;
 use crate::server::def::kind::Tool;
-use crate::server::parts::{Parts, TransportGuard};
+use crate::server::parts::{Era, Parts, TransportGuard};
 use crate::server::pipeline::{ArgumentCheck, ItemRequest};
 use crate::server::reply::{Rejection, Reply};
 use crate::server::route::Prepared;
@@ -26,17 +27,20 @@ struct ToolBody<'a> {
     is_error: Option<bool>,
 }
 
-/// The reply carrying a tool result.
-fn complete(server: &ServerInner, id: &crate::protocol::RequestId, r: CallToolResult) -> Reply {
+/// The reply carrying a tool result, in the request's era.
+fn complete(
+    server: &ServerInner,
+    id: &crate::protocol::RequestId,
+    r: CallToolResult,
+    era: Era,
+) -> Reply {
     let body = ToolBody {
         content: &r.content,
         structured_content: r.structured_content.as_ref(),
         is_error: r.is_error,
     };
-    Reply::result(
-        id,
-        server.envelope(ResultType::Complete, body, None, r.meta.as_ref()),
-    )
+    let envelope = server.envelope(ResultType::Complete, body, None, r.meta.as_ref());
+    Reply::in_era(id, era, Shape::CallTool, envelope)
 }
 
 /// A tool result as an object: what a completed task carries, exactly what the call
@@ -90,7 +94,9 @@ pub(crate) fn call(
         }
     }
     headers::drop_null_arguments(&tool.headers, &mut arguments);
-    let declared = parts.meta.capabilities.has_extension(tasks::EXTENSION);
+    // Tasks are an extension of the modern era only.
+    let declared =
+        parts.session.is_none() && parts.meta.capabilities.has_extension(tasks::EXTENSION);
     let as_task = match tool.def.spec.task {
         TaskSupport::Forbidden => false,
         TaskSupport::Optional => declared,
@@ -125,14 +131,19 @@ pub(crate) fn call(
         target: name,
         mime_type: None,
         arguments,
+        uses_input: binding.is_some(),
         binding,
         check: Some(check),
     };
     if as_task {
         let upfront = tool.def.requirements.asks_upfront;
-        return server.run_task(parts, &mut params, item, upfront, complete);
+        let modern = |s: &ServerInner, id: &_, r| complete(s, id, r, Era::Modern);
+        return server.run_task(parts, &mut params, item, upfront, modern);
     }
-    server.run_item(parts, &mut params, item, complete)
+    let era = parts.era();
+    server.run_item(parts, &mut params, item, move |s, id, r| {
+        complete(s, id, r, era)
+    })
 }
 
 /// The map of a value built as an object.

@@ -2,6 +2,7 @@
 //! streams notifications; header, Host/Origin, size and media-type rules.
 
 mod headers;
+mod legacy;
 mod origin;
 mod sse;
 
@@ -25,6 +26,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::net::{TcpListener, ToSocketAddrs};
+use tokio::sync::mpsc;
 
 /// Default request body limit (4 MiB).
 pub const DEFAULT_BODY_LIMIT: usize = 4 * 1024 * 1024;
@@ -91,14 +93,19 @@ impl Default for HttpConfig {
 pub struct HttpServer {
     server: Server,
     config: HttpConfig,
+    /// The legacy era's sessions.
+    sessions: Arc<legacy::Sessions>,
 }
 
 impl Server {
     /// HTTP settings for this server (see [`HttpServer`]).
     pub fn http(self) -> HttpServer {
+        let l = &self.inner.legacy;
+        let sessions = Arc::new(legacy::Sessions::new(l.max_sessions, l.idle_timeout));
         HttpServer {
             server: self,
             config: HttpConfig::default(),
+            sessions,
         }
     }
 
@@ -170,7 +177,8 @@ impl HttpServer {
         self
     }
 
-    /// The axum router: POST on the path; GET and DELETE get 405.
+    /// The axum router: POST on the path; GET and DELETE serve legacy sessions (405
+    /// otherwise).
     pub fn into_router(self) -> Router {
         let path = self.config.path.clone();
         let shared = Arc::new(self);
@@ -178,8 +186,8 @@ impl HttpServer {
             .route(
                 &path,
                 post(handle_post)
-                    .get(handle_not_allowed)
-                    .delete(handle_not_allowed),
+                    .get(handle_get_or_delete)
+                    .delete(handle_get_or_delete),
             )
             .with_state(shared)
     }
@@ -203,6 +211,7 @@ impl HttpServer {
         let local = listener.local_addr()?;
         let drain = self.config.drain;
         let server = self.server.clone();
+        let sessions = Arc::clone(&self.sessions);
         let header_timeout = self.config.header_read_timeout;
         let router = self.into_router();
         let graceful = GracefulShutdown::new();
@@ -241,6 +250,7 @@ impl HttpServer {
         tracing::info!("shutting down; draining open connections");
         // Listen streams end with their result, so their connections can close.
         server.close_subscriptions();
+        sessions.close_all();
         if tokio::time::timeout(drain, graceful.shutdown())
             .await
             .is_err()
@@ -289,9 +299,17 @@ fn forbidden(why: &str) -> Response {
         .into_response()
 }
 
-async fn handle_not_allowed(State(s): State<Arc<HttpServer>>, req: Request) -> Response {
+async fn handle_get_or_delete(State(s): State<Arc<HttpServer>>, req: Request) -> Response {
     if let Err(why) = origin::check_host_origin(&s.config, &req) {
         return forbidden(why);
+    }
+    let legacy = if req.method() == Method::GET {
+        s.legacy_get(req.headers())
+    } else {
+        s.legacy_delete(req.headers())
+    };
+    if let Some(resp) = legacy {
+        return resp;
     }
     (
         StatusCode::METHOD_NOT_ALLOWED,
@@ -358,6 +376,13 @@ async fn handle_post(State(s): State<Arc<HttpServer>>, req: Request) -> Response
         Ok(v) => v,
         Err(e) => return rpc_error_response(ErrorClass::Malformed, RpcError::parse_error(e)),
     };
+    let msg = match s
+        .legacy_post(msg, &parts.headers, (accepts_json, accepts_sse))
+        .await
+    {
+        Ok(resp) => return resp,
+        Err(msg) => msg,
+    };
 
     let streams = if accepts_sse {
         Streams::OnDemand
@@ -369,7 +394,9 @@ async fn handle_post(State(s): State<Arc<HttpServer>>, req: Request) -> Response
         .prepare(msg, &HeaderGuard::new(&parts.headers), streams)
     {
         Prepared::Reply(r) => return json_reply(r),
-        Prepared::Notification { .. } => return StatusCode::ACCEPTED.into_response(),
+        Prepared::Notification { .. } | Prepared::Answer => {
+            return StatusCode::ACCEPTED.into_response();
+        }
         Prepared::Listen(listen) if accepts_sse => {
             return sse::listen_response(listen, s.config.keep_alive);
         }
@@ -382,11 +409,21 @@ async fn handle_post(State(s): State<Arc<HttpServer>>, req: Request) -> Response
         }
         Prepared::Call(job) => job,
     };
-    let Some(mut rx) = job.take_notifications() else {
-        return json_reply(job.run().await);
+    let rx = job.take_notifications();
+    respond(job.run(), rx, accepts_json).await
+}
+
+/// The answer to a request that runs: JSON, unless the handler streams (its first
+/// notification, or a request to the client, switches to SSE: those go first, then the
+/// response).
+async fn respond<F>(fut: F, rx: Option<mpsc::Receiver<String>>, accepts_json: bool) -> Response
+where
+    F: Future<Output = Reply> + Send + 'static,
+{
+    let Some(mut rx) = rx else {
+        return json_reply(fut.await);
     };
-    let mut fut = Box::pin(job.run());
-    // JSON unless the handler streams: the first notification switches to SSE.
+    let mut fut = Box::pin(fut);
     if !accepts_json {
         return sse::sse_response(None, Some(fut), rx, None);
     }

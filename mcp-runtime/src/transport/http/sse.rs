@@ -41,6 +41,21 @@ pub(super) fn listen_response(listen: Listen, keep_alive: Duration) -> Response 
     resp
 }
 
+/// A legacy session's GET stream: the messages not tied to a request, with comment lines
+/// as keep-alive; it ends when the session does.
+pub(super) fn session_stream(rx: mpsc::Receiver<String>, keep_alive: Duration) -> Response {
+    let stream = futures_util::stream::unfold(rx, move |mut rx| async move {
+        match tokio::time::timeout(keep_alive, rx.recv()).await {
+            Ok(Some(msg)) => Some((sse_frame(&msg), rx)),
+            Ok(None) => None,
+            Err(_) => Some((Ok(Bytes::from_static(b":\n\n")), rx)),
+        }
+    });
+    let mut resp = Response::new(Body::from_stream(stream.boxed()));
+    sse_headers(&mut resp);
+    resp
+}
+
 /// Streams the request's notifications, then its response, then ends the stream.
 pub(super) fn sse_response<F>(
     first: Option<String>,

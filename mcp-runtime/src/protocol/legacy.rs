@@ -1,0 +1,367 @@
+//! The legacy era: the revisions that open with `initialize` (2025-11-25, 2025-06-18,
+//! 2025-03-26), how one is negotiated, and what each one's results may carry. Results are
+//! made once, in the 2026-07-28 shape; [`downgrade`] takes out what the negotiated
+//! revision does not define, from the one table in this file.
+
+use super::RpcError;
+use super::error::ErrorCode;
+use serde_json::{Map, Value, json};
+
+/// A legacy revision, oldest first (so they compare in time order).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum LegacyVersion {
+    /// `2025-03-26`: Streamable HTTP and sessions, JSON-RPC batches, tool annotations,
+    /// audio, completions.
+    V2025_03_26,
+    /// `2025-06-18`: `structuredContent` and `outputSchema`, titles, resource links,
+    /// elicitation, `_meta` on items; no more batches.
+    V2025_06_18,
+    /// `2025-11-25`: icons, elicitation modes and richer form schemas, sampling tools.
+    V2025_11_25,
+}
+
+/// The legacy revisions served, newest first (as `supportedVersions` lists them).
+pub const LEGACY_VERSIONS: &[&str] = &["2025-11-25", "2025-06-18", "2025-03-26"];
+
+impl LegacyVersion {
+    /// The newest legacy revision, answered to an `initialize` asking for one not served.
+    pub const LATEST: LegacyVersion = LegacyVersion::V2025_11_25;
+
+    /// The revision named `v`, if it is a served legacy one.
+    pub fn parse(v: &str) -> Option<Self> {
+        match v {
+            "2025-03-26" => Some(Self::V2025_03_26),
+            "2025-06-18" => Some(Self::V2025_06_18),
+            "2025-11-25" => Some(Self::V2025_11_25),
+            _ => None,
+        }
+    }
+
+    /// What `initialize` answers to a client asking for `requested`: that revision when it
+    /// is served, else the newest (the client then decides whether it can speak it).
+    pub fn negotiate(requested: &str) -> Self {
+        Self::parse(requested).unwrap_or(Self::LATEST)
+    }
+
+    /// The revision's name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::V2025_03_26 => "2025-03-26",
+            Self::V2025_06_18 => "2025-06-18",
+            Self::V2025_11_25 => "2025-11-25",
+        }
+    }
+
+    /// Whether messages may come in JSON-RPC batches (2025-03-26 only).
+    pub fn allows_batches(self) -> bool {
+        self == Self::V2025_03_26
+    }
+
+    /// Whether the revision has elicitation (from 2025-06-18).
+    pub fn has_elicitation(self) -> bool {
+        self >= Self::V2025_06_18
+    }
+}
+
+impl std::fmt::Display for LegacyVersion {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// What kind of object a legacy result is, for [`downgrade`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shape {
+    /// Nothing revision-specific (`{}`, completion results, ...).
+    Plain,
+    /// The `initialize` result.
+    Initialize,
+    /// A `tools/list` page.
+    Tools,
+    /// A `prompts/list` page.
+    Prompts,
+    /// A `resources/list` page.
+    Resources,
+    /// A `resources/templates/list` page.
+    Templates,
+    /// A `tools/call` result.
+    CallTool,
+    /// A `prompts/get` result.
+    GetPrompt,
+    /// A `resources/read` result.
+    ReadResource,
+    /// The params of an `elicitation/create` request the server sends.
+    Elicit,
+}
+
+/// Takes out of `v` (a result in the 2026-07-28 shape, or a request's params) what
+/// `version` does not define. The one table of which revision introduced which field.
+pub fn downgrade(shape: Shape, version: LegacyVersion, v: &mut Value) {
+    use LegacyVersion::*;
+    let Some(o) = v.as_object_mut() else { return };
+    // Never on a legacy wire: the 2026-07-28 envelope's own fields.
+    for k in ["resultType", "ttlMs", "cacheScope"] {
+        o.remove(k);
+    }
+    strip_meta(o);
+    if version < V2025_06_18 {
+        o.remove("_meta");
+    }
+    match shape {
+        Shape::Plain => {}
+        Shape::Initialize => {
+            if let Some(info) = o.get_mut("serverInfo").and_then(Value::as_object_mut) {
+                implementation(info, version);
+            }
+        }
+        Shape::Tools => each(o, "tools", |t| {
+            if version < V2025_06_18 {
+                // `title` came in 2025-06-18; 2025-03-26 has the annotation's title.
+                t.remove("title");
+                t.remove("outputSchema");
+                t.remove("_meta");
+            }
+            if version < V2025_11_25 {
+                t.remove("icons");
+                t.remove("execution");
+            }
+        }),
+        Shape::Prompts => each(o, "prompts", |p| {
+            item(p, version);
+            if version < V2025_06_18
+                && let Some(args) = p.get_mut("arguments").and_then(Value::as_array_mut)
+            {
+                for a in args.iter_mut().filter_map(Value::as_object_mut) {
+                    a.remove("title");
+                }
+            }
+        }),
+        Shape::Resources => each(o, "resources", |r| {
+            item(r, version);
+            annotations(r, version);
+        }),
+        Shape::Templates => each(o, "resourceTemplates", |r| {
+            item(r, version);
+            annotations(r, version);
+        }),
+        Shape::CallTool => {
+            if version < V2025_06_18 {
+                o.remove("structuredContent");
+            }
+            blocks(o.get_mut("content"), version);
+        }
+        Shape::GetPrompt => {
+            if let Some(messages) = o.get_mut("messages").and_then(Value::as_array_mut) {
+                for m in messages.iter_mut().filter_map(Value::as_object_mut) {
+                    if let Some(c) = m.get_mut("content") {
+                        block(c, version);
+                    }
+                }
+            }
+        }
+        Shape::ReadResource => each(o, "contents", |c| {
+            if version < V2025_06_18 {
+                c.remove("_meta");
+            }
+        }),
+        Shape::Elicit => {
+            if version < V2025_11_25 {
+                o.remove("mode");
+            }
+        }
+    }
+}
+
+/// The result `_meta` entries only the 2026-07-28 envelope carries.
+fn strip_meta(o: &mut Map<String, Value>) {
+    let empty = match o.get_mut("_meta").and_then(Value::as_object_mut) {
+        Some(m) => {
+            m.remove(super::keys::SERVER_INFO);
+            m.is_empty()
+        }
+        None => false,
+    };
+    if empty {
+        o.remove("_meta");
+    }
+}
+
+fn each(o: &mut Map<String, Value>, key: &str, mut f: impl FnMut(&mut Map<String, Value>)) {
+    if let Some(items) = o.get_mut(key).and_then(Value::as_array_mut) {
+        for i in items.iter_mut().filter_map(Value::as_object_mut) {
+            f(i);
+        }
+    }
+}
+
+/// A prompt, resource or template: `title` and `_meta` (2025-06-18), `icons` (2025-11-25).
+fn item(o: &mut Map<String, Value>, version: LegacyVersion) {
+    if version < LegacyVersion::V2025_06_18 {
+        o.remove("title");
+        o.remove("_meta");
+    }
+    if version < LegacyVersion::V2025_11_25 {
+        o.remove("icons");
+    }
+}
+
+/// `annotations.lastModified` came in 2025-06-18.
+fn annotations(o: &mut Map<String, Value>, version: LegacyVersion) {
+    if version >= LegacyVersion::V2025_06_18 {
+        return;
+    }
+    if let Some(a) = o.get_mut("annotations").and_then(Value::as_object_mut) {
+        a.remove("lastModified");
+    }
+}
+
+/// `serverInfo`: `title` (2025-06-18), `description`, `icons`, `websiteUrl` (2025-11-25).
+fn implementation(o: &mut Map<String, Value>, version: LegacyVersion) {
+    if version < LegacyVersion::V2025_06_18 {
+        o.remove("title");
+    }
+    if version < LegacyVersion::V2025_11_25 {
+        for k in ["description", "icons", "websiteUrl"] {
+            o.remove(k);
+        }
+    }
+}
+
+fn blocks(content: Option<&mut Value>, version: LegacyVersion) {
+    if let Some(items) = content.and_then(Value::as_array_mut) {
+        for b in items {
+            block(b, version);
+        }
+    }
+}
+
+/// One content block: `resource_link` and `_meta` came in 2025-06-18 (a link becomes its
+/// text), a link's `icons` in 2025-11-25.
+fn block(b: &mut Value, version: LegacyVersion) {
+    let Some(o) = b.as_object_mut() else { return };
+    let is_link = o.get("type").and_then(Value::as_str) == Some("resource_link");
+    if version < LegacyVersion::V2025_06_18 {
+        if is_link {
+            let uri = o.get("uri").and_then(Value::as_str).unwrap_or_default();
+            let text = match o.get("name").and_then(Value::as_str) {
+                Some(name) if name != uri => format!("{name}: {uri}"),
+                _ => uri.to_owned(),
+            };
+            *b = json!({ "type": "text", "text": text });
+            return;
+        }
+        o.remove("_meta");
+        annotations(o, version);
+        if let Some(r) = o.get_mut("resource").and_then(Value::as_object_mut) {
+            r.remove("_meta");
+        }
+    }
+    if version < LegacyVersion::V2025_11_25 && is_link {
+        o.remove("icons");
+    }
+}
+
+/// `-32002` with `data.uri`: the legacy revisions' resource-not-found (2026-07-28 says
+/// `-32602`).
+pub const RESOURCE_NOT_FOUND: i32 = -32002;
+
+/// An error as a legacy client expects it: resource-not-found takes the legacy code, and
+/// the error codes only 2026-07-28 defines become `-32603` (a missing capability, say,
+/// which a legacy request cannot have declared per request).
+pub fn recode(e: RpcError) -> RpcError {
+    let code = e.code();
+    let is_resource_not_found = code == ErrorCode::INVALID_PARAMS
+        && e.data().and_then(|d| d.get("uri")).is_some()
+        && e.message().starts_with("Resource not found");
+    if is_resource_not_found {
+        let data = e.data().cloned();
+        let out = RpcError::new(ErrorCode::RESOURCE_NOT_FOUND_LEGACY, e.message().to_owned());
+        return match data {
+            Some(d) => out.with_data(d),
+            None => out,
+        };
+    }
+    if code == ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY
+        || code == ErrorCode::HEADER_MISMATCH
+        || code == ErrorCode::UNSUPPORTED_PROTOCOL_VERSION
+    {
+        return RpcError::internal(e.message().to_owned());
+    }
+    e
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn versions_negotiate_and_order() {
+        assert_eq!(
+            LegacyVersion::negotiate("2025-06-18").as_str(),
+            "2025-06-18"
+        );
+        assert_eq!(
+            LegacyVersion::negotiate("2024-11-05"),
+            LegacyVersion::LATEST
+        );
+        assert_eq!(
+            LegacyVersion::negotiate("2026-07-28"),
+            LegacyVersion::LATEST
+        );
+        assert!(LegacyVersion::V2025_03_26 < LegacyVersion::V2025_11_25);
+        assert!(LegacyVersion::V2025_03_26.allows_batches());
+        assert!(!LegacyVersion::V2025_03_26.has_elicitation());
+        for v in LEGACY_VERSIONS {
+            assert_eq!(LegacyVersion::parse(v).unwrap().as_str(), *v);
+        }
+    }
+
+    #[test]
+    fn fields_newer_than_the_revision_are_left_out() {
+        let tools = json!({
+            "resultType": "complete", "ttlMs": 1, "cacheScope": "public",
+            "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "x"}},
+            "tools": [{"name": "t", "title": "T", "inputSchema": {}, "outputSchema": {},
+                       "icons": [{"src": "https://x/i.png"}], "annotations": {"title": "A"}}],
+        });
+        let mut v = tools.clone();
+        downgrade(Shape::Tools, LegacyVersion::V2025_11_25, &mut v);
+        assert_eq!(v["tools"][0]["icons"][0]["src"], "https://x/i.png");
+        assert!(v.get("resultType").is_none() && v.get("_meta").is_none());
+        let mut v = tools.clone();
+        downgrade(Shape::Tools, LegacyVersion::V2025_06_18, &mut v);
+        assert!(v["tools"][0].get("icons").is_none());
+        assert_eq!(v["tools"][0]["outputSchema"], json!({}));
+        let mut v = tools;
+        downgrade(Shape::Tools, LegacyVersion::V2025_03_26, &mut v);
+        let t = &v["tools"][0];
+        assert!(t.get("title").is_none() && t.get("outputSchema").is_none());
+        assert_eq!(t["annotations"]["title"], "A");
+
+        let mut call = json!({
+            "content": [{"type": "resource_link", "uri": "file:///a", "name": "a"},
+                        {"type": "text", "text": "x", "_meta": {"k": 1}}],
+            "structuredContent": {"n": 1},
+        });
+        downgrade(Shape::CallTool, LegacyVersion::V2025_03_26, &mut call);
+        assert_eq!(
+            call["content"][0],
+            json!({"type": "text", "text": "a: file:///a"})
+        );
+        assert!(call["content"][1].get("_meta").is_none());
+        assert!(call.get("structuredContent").is_none());
+    }
+
+    #[test]
+    fn errors_take_their_legacy_codes() {
+        let e = recode(RpcError::resource_not_found("test://x"));
+        assert_eq!(e.code().get(), -32002);
+        assert_eq!(e.data().unwrap()["uri"], "test://x");
+        let e = recode(RpcError::missing_capability(
+            "no sampling",
+            json!({"sampling": {}}),
+        ));
+        assert_eq!(e.code().get(), -32603);
+        assert_eq!(recode(RpcError::invalid_params("bad")).code().get(), -32602);
+    }
+}

@@ -1,0 +1,294 @@
+//! The legacy era's front to the core (2025-11-25, 2025-06-18, 2025-03-26): `initialize`
+//! makes a [`Session`]; each later message of the session reads its version and
+//! capabilities from it, goes through the same method families and pipeline as a modern
+//! request, and is answered in the negotiated revision's shape. The methods only the
+//! legacy revisions have (`ping`, `logging/setLevel`, `resources/subscribe`) are served
+//! here; the ones only 2026-07-28 has (`server/discover`, `subscriptions/listen`, the
+//! tasks extension) are not.
+
+use super::parts::{Message, Parts, Streams, is_legacy_initialize, read_envelope};
+use super::reply::{ErrorClass, Rejection, Reply};
+use super::route::Prepared;
+use super::session::Session;
+use super::{Server, methods};
+use crate::protocol::envelope::ResultType;
+use crate::protocol::legacy::{LegacyVersion, Shape};
+use crate::protocol::{LogLevel, RpcError, methods as m, reflect};
+use serde::Serialize;
+use serde_json::{Map, Value, json};
+use std::sync::Arc;
+
+/// The body of the `initialize` result.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Initialized<'a> {
+    protocol_version: &'static str,
+    capabilities: Map<String, Value>,
+    server_info: &'a super::ServerInfo,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    instructions: Option<&'a str>,
+}
+
+impl Server {
+    /// Whether `msg` opens a legacy session: an `initialize` without per-request `_meta`,
+    /// on a server that serves the legacy era.
+    pub(crate) fn opens_session(&self, msg: &Value) -> bool {
+        self.inner.legacy.enabled
+            && msg.get("method").and_then(Value::as_str) == Some("initialize")
+            && is_legacy_initialize("initialize", msg.get("params"))
+    }
+
+    /// `initialize`: negotiates the revision (the one asked for when it is served, else
+    /// the newest) and makes the session named `session_id`. The reply is the
+    /// `initialize` result, or an error (then there is no session).
+    pub(crate) fn initialize(
+        &self,
+        msg: Value,
+        session_id: String,
+    ) -> (Option<Arc<Session>>, Reply) {
+        let (id, params) = match read_envelope(msg) {
+            Ok(Message::Request { id, params, .. }) => (id, params),
+            Ok(Message::Notification { .. }) => {
+                return (
+                    None,
+                    Reply::rejection(None, Rejection::malformed("`initialize` needs an `id`")),
+                );
+            }
+            Err((id, r)) => return (None, Reply::rejection(id.as_ref(), r)),
+        };
+        let params = match params {
+            Some(Value::Object(p)) => p,
+            _ => Map::new(),
+        };
+        let Some(requested) = params.get("protocolVersion").and_then(Value::as_str) else {
+            let r = Rejection::params("`initialize` needs `params.protocolVersion` (a string)");
+            return (None, Reply::rejection(Some(&id), r));
+        };
+        let version = LegacyVersion::negotiate(requested);
+        let session = Arc::new(Session::new(session_id, version, &params));
+        let client = session
+            .client_info
+            .as_ref()
+            .and_then(|c| c.get("name"))
+            .and_then(|n| n.as_str())
+            .map(reflect)
+            .unwrap_or_default();
+        tracing::info!(session = %session.id, %version, %client, "legacy session opened");
+        let inner = &self.inner;
+        let catalog = inner.catalog();
+        let mut capabilities = Map::new();
+        if catalog.has_tools() {
+            capabilities.insert("tools".into(), json!({ "listChanged": true }));
+        }
+        if catalog.has_prompts() {
+            capabilities.insert("prompts".into(), json!({ "listChanged": true }));
+        }
+        if catalog.has_resources() {
+            capabilities.insert(
+                "resources".into(),
+                json!({ "subscribe": true, "listChanged": true }),
+            );
+        }
+        if catalog.has_completions {
+            capabilities.insert("completions".into(), json!({}));
+        }
+        // `logging/setLevel` is served whatever the tools do.
+        capabilities.insert("logging".into(), json!({}));
+        let body = Initialized {
+            protocol_version: version.as_str(),
+            capabilities,
+            server_info: &inner.info,
+            instructions: inner.settings.instructions.as_deref(),
+        };
+        let envelope = inner.envelope(ResultType::Complete, body, None, None);
+        let reply = Reply::result(&id, envelope.legacy(version, Shape::Initialize));
+        (Some(session), reply)
+    }
+
+    /// Applies the rules to one message of a legacy session and routes it. A response of
+    /// the client (to a server→client request) goes to the request waiting for it.
+    pub(crate) fn prepare_legacy(
+        &self,
+        msg: Value,
+        session: &Arc<Session>,
+        streams: Streams,
+    ) -> Prepared {
+        session.touch();
+        let is_response = msg.get("method").is_none()
+            && (msg.get("result").is_some() || msg.get("error").is_some());
+        if is_response {
+            if let Value::Object(o) = &msg {
+                session.resolve(o);
+            }
+            return Prepared::Answer;
+        }
+        let prepared = match read_envelope(msg) {
+            Ok(Message::Notification { method, params }) => {
+                return Prepared::Notification { method, params };
+            }
+            Ok(Message::Request { id, method, params }) => {
+                match Parts::legacy(id, method, params, session, streams) {
+                    Ok((parts, params)) => {
+                        let _entered = parts.span.clone().entered();
+                        self.route_legacy(parts, params)
+                    }
+                    Err((id, r)) => Prepared::Reply(Reply::rejection(Some(&id), r)),
+                }
+            }
+            Err((id, r)) => Prepared::Reply(Reply::rejection(id.as_ref(), r)),
+        };
+        match prepared {
+            Prepared::Reply(r) => Prepared::Reply(r.into_legacy()),
+            Prepared::Call(job) => Prepared::Call(job.map_reply(Reply::into_legacy)),
+            other => other,
+        }
+    }
+
+    /// Runs a JSON-RPC batch of a 2025-03-26 session: every message, concurrently; the
+    /// answers as one array line (`None` when the batch held only notifications and
+    /// responses). A batch in a later revision is refused.
+    pub(crate) async fn run_batch(
+        &self,
+        batch: Vec<Value>,
+        session: &Arc<Session>,
+        streams: Streams,
+    ) -> Option<String> {
+        if !session.version.allows_batches() || batch.is_empty() {
+            let why = if batch.is_empty() {
+                "an empty batch"
+            } else {
+                "batches are not part of this protocol revision"
+            };
+            return Some(Reply::rejection(None, Rejection::malformed(why)).body);
+        }
+        let mut jobs = Vec::new();
+        let mut replies = Vec::new();
+        for msg in batch {
+            if msg.get("method").and_then(Value::as_str) == Some("initialize") {
+                let r = Rejection::malformed("`initialize` cannot be part of a batch");
+                replies.push(Reply::rejection(None, r).body);
+                continue;
+            }
+            match self.prepare_legacy(msg, session, streams.clone()) {
+                Prepared::Reply(r) => replies.push(r.body),
+                Prepared::Call(job) => jobs.push(job.run()),
+                Prepared::Notification { method, params } => {
+                    if method == m::NOTIFICATION_CANCELLED {
+                        session.cancel(params.as_ref());
+                    }
+                }
+                Prepared::Answer | Prepared::Listen(_) => {}
+            }
+        }
+        replies.extend(
+            futures_util::future::join_all(jobs)
+                .await
+                .into_iter()
+                .map(|r| r.body),
+        );
+        (!replies.is_empty()).then(|| format!("[{}]", replies.join(",")))
+    }
+
+    /// The method family serving a legacy request.
+    fn route_legacy(&self, parts: Parts, mut params: Map<String, Value>) -> Prepared {
+        let catalog = self.inner.catalog();
+        let guard = &super::parts::NoGuard;
+        let reply = |r: Reply| Prepared::Reply(r);
+        let empty = |parts: &Parts| {
+            let envelope = self
+                .inner
+                .envelope(ResultType::Complete, Map::new(), None, None);
+            Prepared::Reply(Reply::in_era(
+                &parts.id,
+                parts.era(),
+                Shape::Plain,
+                envelope,
+            ))
+        };
+        let Some(session) = parts.session.clone() else {
+            return methods::reject(&parts, Rejection::params("no session"));
+        };
+        match parts.method.as_str() {
+            "initialize" => methods::reject(
+                &parts,
+                Rejection::new(
+                    ErrorClass::Malformed,
+                    RpcError::invalid_request("the session is initialized already"),
+                ),
+            ),
+            "ping" => empty(&parts),
+            "logging/setLevel" => match params.get("level").and_then(Value::as_str) {
+                Some(l) => match LogLevel::parse(l) {
+                    Some(level) => {
+                        session.set_log_level(level);
+                        empty(&parts)
+                    }
+                    None => methods::reject(
+                        &parts,
+                        Rejection::params(format!("unknown log level {}", reflect(l))),
+                    ),
+                },
+                None => {
+                    methods::reject(&parts, Rejection::params("`params.level` must be a string"))
+                }
+            },
+            "resources/subscribe" | "resources/unsubscribe" if catalog.has_resources() => {
+                let Some(Value::String(uri)) = params.remove("uri") else {
+                    return methods::reject(
+                        &parts,
+                        Rejection::params("`params.uri` must be a string"),
+                    );
+                };
+                if parts.method == "resources/subscribe" {
+                    session.subscribe(uri);
+                } else {
+                    session.unsubscribe(&uri);
+                }
+                empty(&parts)
+            }
+            m::TOOLS_LIST if catalog.has_tools() => reply(methods::lists::page(
+                &self.inner,
+                &parts,
+                &params,
+                &catalog.tool_list,
+            )),
+            m::TOOLS_CALL if catalog.has_tools() => {
+                methods::tools::call(self, parts, params, guard, &catalog)
+            }
+            m::PROMPTS_LIST if catalog.has_prompts() => reply(methods::lists::page(
+                &self.inner,
+                &parts,
+                &params,
+                &catalog.prompt_list,
+            )),
+            m::PROMPTS_GET if catalog.has_prompts() => {
+                methods::prompts::get(self, parts, params, guard, &catalog)
+            }
+            m::RESOURCES_LIST if catalog.has_resources() => {
+                methods::resources::list(self, parts, params, &catalog)
+            }
+            m::RESOURCES_TEMPLATES_LIST if catalog.has_resources() => reply(methods::lists::page(
+                &self.inner,
+                &parts,
+                &params,
+                &catalog.template_list,
+            )),
+            m::RESOURCES_READ if catalog.has_resources() => {
+                methods::resources::read(self, parts, params, guard, &catalog)
+            }
+            m::COMPLETE if catalog.has_completions => {
+                methods::completion::complete(self, parts, params, &catalog)
+            }
+            _ => {
+                tracing::debug!("method not found");
+                methods::reject(
+                    &parts,
+                    Rejection::new(
+                        ErrorClass::UnknownMethod,
+                        RpcError::method_not_found(&parts.method),
+                    ),
+                )
+            }
+        }
+    }
+}

@@ -1,0 +1,319 @@
+//! A legacy-era session (2025-11-25 and earlier): what `initialize` negotiated, the
+//! per-session state the older revisions keep (log level, resource subscriptions), the
+//! server→client requests waiting for the client's answer, and the stream for messages
+//! not tied to a request. A stdio process has one; an HTTP server one per
+//! `Mcp-Session-Id`. Transport agnostic: a transport gives it its outbound channel and
+//! hands it the client's responses.
+
+use super::ServerInner;
+use super::context::NotificationSink;
+use crate::protocol::envelope;
+use crate::protocol::legacy::LegacyVersion;
+use crate::protocol::{ClientCapabilities, LogLevel, RequestId, RpcError};
+use crate::store::Change;
+use futures_util::StreamExt;
+use serde_json::{Map, Value, json};
+use std::collections::{BTreeSet, HashMap};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+use tokio::sync::{mpsc, oneshot};
+use tokio_util::sync::CancellationToken;
+
+/// What the client answered to a server→client request.
+pub(crate) type Answer = Result<Value, RpcError>;
+
+/// One legacy session.
+pub(crate) struct Session {
+    /// The `Mcp-Session-Id` (HTTP), or `stdio`.
+    pub(crate) id: String,
+    pub(crate) version: LegacyVersion,
+    /// What `initialize` declared (elicitation taken out before 2025-06-18, which does not
+    /// define it).
+    pub(crate) capabilities: ClientCapabilities,
+    pub(crate) client_info: Option<Value>,
+    log_level: Mutex<Option<LogLevel>>,
+    subscriptions: Mutex<BTreeSet<String>>,
+    pending: Mutex<HashMap<u64, oneshot::Sender<Answer>>>,
+    /// The input key each pending request asks for (the in-process test client answers by
+    /// key, as in the modern era).
+    #[cfg_attr(not(feature = "testing"), allow(dead_code))]
+    keys: Mutex<HashMap<u64, String>>,
+    next_id: AtomicU64,
+    /// Messages not tied to a request: stdout, or the HTTP GET stream while one is open.
+    outbound: Mutex<Option<mpsc::Sender<String>>>,
+    /// Client requests in flight, for `notifications/cancelled` (HTTP).
+    in_flight: Mutex<HashMap<RequestId, CancellationToken>>,
+    last_seen: Mutex<Instant>,
+    /// Cancelled when the session ends: its forwarder and waiting requests stop.
+    pub(crate) closed: CancellationToken,
+}
+
+impl Session {
+    /// A session for a client that sent `initialize` with these params, at `version`.
+    pub(crate) fn new(id: String, version: LegacyVersion, params: &Map<String, Value>) -> Self {
+        let mut caps = match params.get("capabilities") {
+            Some(Value::Object(c)) => c.clone(),
+            _ => Map::new(),
+        };
+        if !version.has_elicitation() {
+            caps.remove("elicitation");
+        }
+        Session {
+            id,
+            version,
+            capabilities: ClientCapabilities::from_map(caps),
+            client_info: params.get("clientInfo").cloned(),
+            log_level: Mutex::new(None),
+            subscriptions: Mutex::new(BTreeSet::new()),
+            pending: Mutex::new(HashMap::new()),
+            keys: Mutex::new(HashMap::new()),
+            next_id: AtomicU64::new(0),
+            outbound: Mutex::new(None),
+            in_flight: Mutex::new(HashMap::new()),
+            last_seen: Mutex::new(Instant::now()),
+            closed: CancellationToken::new(),
+        }
+    }
+
+    /// The lowest level sent as `notifications/message`: what `logging/setLevel` set, else
+    /// everything (as the legacy revisions' servers do before any `setLevel`).
+    pub(crate) fn log_level(&self) -> LogLevel {
+        lock(&self.log_level).unwrap_or(LogLevel::Debug)
+    }
+
+    pub(crate) fn set_log_level(&self, level: LogLevel) {
+        *lock(&self.log_level) = Some(level);
+    }
+
+    pub(crate) fn subscribe(&self, uri: String) {
+        lock(&self.subscriptions).insert(uri);
+    }
+
+    pub(crate) fn unsubscribe(&self, uri: &str) {
+        lock(&self.subscriptions).remove(uri);
+    }
+
+    /// Whether a change of `uri` concerns a subscription (the URI, or one below it).
+    fn subscribed(&self, uri: &str) -> bool {
+        lock(&self.subscriptions).iter().any(|s| {
+            uri == s
+                || uri
+                    .strip_prefix(s.as_str())
+                    .is_some_and(|r| r.starts_with('/'))
+        })
+    }
+
+    /// Where messages not tied to a request go from now on (`None`: nowhere).
+    pub(crate) fn set_outbound(&self, tx: Option<mpsc::Sender<String>>) {
+        *lock(&self.outbound) = tx;
+    }
+
+    /// Whether a stream for messages not tied to a request is open.
+    pub(crate) fn has_outbound(&self) -> bool {
+        lock(&self.outbound)
+            .as_ref()
+            .is_some_and(|tx| !tx.is_closed())
+    }
+
+    /// Sends a message not tied to a request; dropped when no stream is open or it is
+    /// full (delivery is best effort, as for notifications).
+    pub(crate) fn send(&self, msg: String) -> bool {
+        match &*lock(&self.outbound) {
+            Some(tx) => tx.try_send(msg).is_ok(),
+            None => false,
+        }
+    }
+
+    /// Sends a server→client request (`elicitation/create`, `sampling/createMessage`,
+    /// `roots/list`) on the stream of the request that needs it (else the session's
+    /// stream); the receiver gets the client's answer.
+    pub(crate) fn request(
+        &self,
+        sink: &NotificationSink,
+        key: &str,
+        method: &str,
+        params: Value,
+    ) -> Result<oneshot::Receiver<Answer>, RpcError> {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let (tx, rx) = oneshot::channel();
+        lock(&self.pending).insert(id, tx);
+        lock(&self.keys).insert(id, key.to_owned());
+        let msg = envelope::request(id, method, params);
+        if !sink.send_raw(msg.clone()) && !self.send(msg) {
+            lock(&self.pending).remove(&id);
+            return Err(RpcError::internal(format!(
+                "Internal error: no stream to send `{method}` to the client on"
+            )));
+        }
+        Ok(rx)
+    }
+
+    /// Hands the client's response (`{"id", "result"|"error"}`) to the request waiting for
+    /// it; a response to nothing the server asked is ignored.
+    pub(crate) fn resolve(&self, response: &Map<String, Value>) {
+        let Some(id) = response.get("id").and_then(Value::as_u64) else {
+            tracing::debug!("a response to no request of this server: ignored");
+            return;
+        };
+        lock(&self.keys).remove(&id);
+        let Some(tx) = lock(&self.pending).remove(&id) else {
+            tracing::debug!(id, "a response to no pending request: ignored");
+            return;
+        };
+        let answer = match (response.get("result"), response.get("error")) {
+            (Some(r), None) => Ok(r.clone()),
+            (_, Some(e)) => Err(RpcError::internal(format!(
+                "the client answered with an error: {}",
+                e.get("message")
+                    .and_then(Value::as_str)
+                    .unwrap_or("no message")
+            ))),
+            (None, None) => Err(RpcError::internal(
+                "the client's answer has neither `result` nor `error`",
+            )),
+        };
+        let _ = tx.send(answer);
+    }
+
+    /// The input key a pending server→client request asks for.
+    #[cfg(feature = "testing")]
+    pub(crate) fn key_of(&self, id: u64) -> Option<String> {
+        lock(&self.keys).get(&id).cloned()
+    }
+
+    /// Records a client request in flight (its cancellation, for
+    /// `notifications/cancelled`).
+    pub(crate) fn track(&self, id: RequestId, cancel: CancellationToken) {
+        lock(&self.in_flight).insert(id, cancel);
+    }
+
+    pub(crate) fn untrack(&self, id: &RequestId) {
+        lock(&self.in_flight).remove(id);
+    }
+
+    /// `notifications/cancelled {requestId}`: cancels that request.
+    pub(crate) fn cancel(&self, params: Option<&Value>) {
+        let Some(id) = params
+            .and_then(|p| p.get("requestId"))
+            .and_then(RequestId::from_value)
+        else {
+            return;
+        };
+        if let Some(token) = lock(&self.in_flight).remove(&id) {
+            tracing::debug!(%id, "request cancelled by the client");
+            token.cancel();
+        }
+    }
+
+    /// Notes activity (for idle expiry).
+    pub(crate) fn touch(&self) {
+        *lock(&self.last_seen) = Instant::now();
+    }
+
+    /// How long since the last request.
+    pub(crate) fn idle(&self) -> std::time::Duration {
+        lock(&self.last_seen).elapsed()
+    }
+
+    /// Ends the session: waiting server→client requests fail, the forwarder stops.
+    pub(crate) fn close(&self) {
+        self.closed.cancel();
+        lock(&self.pending).clear();
+        for (_, t) in lock(&self.in_flight).drain() {
+            t.cancel();
+        }
+        self.set_outbound(None);
+    }
+
+    /// Forwards the server's changes to this session until it closes: list changes of the
+    /// kinds the server has, and updates of subscribed resources.
+    pub(crate) fn forward_changes(self: &Arc<Self>, server: &Arc<ServerInner>) {
+        let this = Arc::clone(self);
+        let mut changes = server.bus.subscribe();
+        let server = Arc::downgrade(server);
+        tokio::spawn(async move {
+            loop {
+                let change = tokio::select! {
+                    () = this.closed.cancelled() => return,
+                    c = changes.next() => match c {
+                        Some(c) => c,
+                        None => return,
+                    },
+                };
+                let Some(server) = server.upgrade() else {
+                    return;
+                };
+                let catalog = server.catalog();
+                let (method, params) = match change {
+                    Change::ToolsListChanged if catalog.has_tools() => {
+                        ("notifications/tools/list_changed", json!({}))
+                    }
+                    Change::PromptsListChanged if catalog.has_prompts() => {
+                        ("notifications/prompts/list_changed", json!({}))
+                    }
+                    Change::ResourcesListChanged if catalog.has_resources() => {
+                        ("notifications/resources/list_changed", json!({}))
+                    }
+                    Change::ResourceUpdated(uri) if this.subscribed(&uri) => {
+                        ("notifications/resources/updated", json!({ "uri": uri }))
+                    }
+                    _ => continue,
+                };
+                this.send(envelope::notification(method, params));
+            }
+        });
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn requests_are_answered_by_id_and_strays_are_ignored() {
+        let params = json!({"capabilities": {"elicitation": {}, "sampling": {}}});
+        let s = Session::new(
+            "s".into(),
+            LegacyVersion::V2025_11_25,
+            params.as_object().unwrap(),
+        );
+        assert!(s.capabilities.has("elicitation"));
+        let (tx, mut rx) = mpsc::channel(4);
+        let sink = NotificationSink::new(tx);
+        let answer = s
+            .request(&sink, "k", "sampling/createMessage", json!({}))
+            .unwrap();
+        let sent: Value = serde_json::from_str(&rx.recv().await.unwrap()).unwrap();
+        assert_eq!(sent["method"], "sampling/createMessage");
+        assert_eq!(sent["id"], 0);
+        s.resolve(json!({"id": 99, "result": {}}).as_object().unwrap());
+        s.resolve(
+            json!({"id": 0, "result": {"model": "m"}})
+                .as_object()
+                .unwrap(),
+        );
+        assert_eq!(answer.await.unwrap().unwrap()["model"], "m");
+
+        let old = Session::new(
+            "o".into(),
+            LegacyVersion::V2025_03_26,
+            params.as_object().unwrap(),
+        );
+        assert!(
+            !old.capabilities.has("elicitation"),
+            "2025-03-26 has no elicitation"
+        );
+        assert_eq!(old.log_level(), LogLevel::Debug);
+        old.subscribe("test://a".into());
+        assert!(
+            old.subscribed("test://a")
+                && old.subscribed("test://a/b")
+                && !old.subscribed("test://ab")
+        );
+    }
+}

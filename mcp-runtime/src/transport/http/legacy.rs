@@ -1,0 +1,327 @@
+//! The legacy era on Streamable HTTP (2025-11-25, 2025-06-18, 2025-03-26): `initialize`
+//! opens a session named by `Mcp-Session-Id`; later POSTs carry it (an unknown one is
+//! 404); GET opens the session's stream for messages not tied to a request; DELETE ends
+//! the session. A request's notifications and the server's requests to the client go on
+//! the POST's own SSE stream, and the client's answers come back as POSTs (202). Closing
+//! a stream does not cancel its request in these revisions; `notifications/cancelled`
+//! does.
+
+use super::{HttpServer, json_reply, sse};
+use crate::protocol::legacy::LegacyVersion;
+use crate::protocol::{RpcError, keys};
+use crate::server::parts::Streams;
+use crate::server::reply::{ErrorClass, Rejection, Reply};
+use crate::server::route::Prepared;
+use crate::server::session::Session;
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use serde_json::Value;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::sync::{mpsc, oneshot};
+
+const SESSION_HEADER: &str = "mcp-session-id";
+const VERSION_HEADER: &str = "mcp-protocol-version";
+
+/// The live sessions of one HTTP server, capped, forgotten after an idle timeout.
+pub(crate) struct Sessions {
+    map: Mutex<HashMap<String, Arc<Session>>>,
+    max: usize,
+    idle: Duration,
+}
+
+impl Sessions {
+    pub(crate) fn new(max: usize, idle: Duration) -> Self {
+        Sessions {
+            map: Mutex::new(HashMap::new()),
+            max,
+            idle,
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<Session>>> {
+        self.map.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Whether a session has gone idle (one with an open GET stream never does).
+    fn expired(&self, s: &Session) -> bool {
+        !s.has_outbound() && s.idle() > self.idle
+    }
+
+    /// The live session `id`; an expired one is closed and forgotten.
+    fn get(&self, id: &str) -> Option<Arc<Session>> {
+        let mut map = self.lock();
+        let s = map.get(id)?;
+        if self.expired(s) {
+            if let Some(s) = map.remove(id) {
+                s.close();
+            }
+            return None;
+        }
+        Some(Arc::clone(s))
+    }
+
+    /// Adds a session; `false` when the cap is reached (after forgetting idle ones).
+    fn insert(&self, s: Arc<Session>) -> bool {
+        let mut map = self.lock();
+        if map.len() >= self.max {
+            map.retain(|_, s| {
+                let keep = !self.expired(s);
+                if !keep {
+                    s.close();
+                }
+                keep
+            });
+        }
+        if map.len() >= self.max {
+            return false;
+        }
+        map.insert(s.id.clone(), s);
+        true
+    }
+
+    fn remove(&self, id: &str) -> Option<Arc<Session>> {
+        self.lock().remove(id)
+    }
+
+    /// Ends every session (shutdown: their GET streams end).
+    pub(crate) fn close_all(&self) {
+        for (_, s) in self.lock().drain() {
+            s.close();
+        }
+    }
+}
+
+/// A session id: 128 random bits, hex (visible ASCII, as the spec requires).
+fn new_session_id() -> Option<String> {
+    let mut b = [0u8; 16];
+    getrandom::fill(&mut b).ok()?;
+    Some(b.iter().map(|x| format!("{x:02x}")).collect())
+}
+
+/// The single value of a header, if it is there once and readable.
+fn one<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
+    let mut values = headers.get_all(name).iter();
+    match (values.next(), values.next()) {
+        (Some(v), None) => v.to_str().ok().map(str::trim),
+        _ => None,
+    }
+}
+
+/// Whether a message carries per-request `_meta` (the modern era).
+fn has_modern_meta(msg: &Value) -> bool {
+    msg.get("params")
+        .and_then(|p| p.get("_meta"))
+        .and_then(|m| m.get(keys::PROTOCOL_VERSION))
+        .is_some()
+}
+
+/// A JSON-RPC error answer made by this front, with its HTTP status.
+fn error(status: StatusCode, msg: &Value, e: RpcError) -> Response {
+    let id = msg
+        .get("id")
+        .and_then(crate::protocol::RequestId::from_value);
+    let body = Reply::rejection(id.as_ref(), Rejection::new(ErrorClass::Malformed, e)).body;
+    (status, [(header::CONTENT_TYPE, "application/json")], body).into_response()
+}
+
+fn with_session_header(mut resp: Response, id: &str) -> Response {
+    if let Ok(v) = HeaderValue::from_str(id) {
+        resp.headers_mut().insert(SESSION_HEADER, v);
+    }
+    resp
+}
+
+impl HttpServer {
+    /// Serves a POST of the legacy era, or hands it back (`Err`) to the modern path: a
+    /// message with per-request `_meta` or a modern version header is modern, and so is
+    /// anything that neither names a session nor opens one.
+    pub(super) async fn legacy_post(
+        &self,
+        msg: Value,
+        headers: &HeaderMap,
+        (accepts_json, accepts_sse): (bool, bool),
+    ) -> Result<Response, Value> {
+        if !self.server.inner.legacy.enabled {
+            return Err(msg);
+        }
+        let version = one(headers, VERSION_HEADER);
+        let modern_header = version.is_some_and(|v| crate::protocol::MODERN_VERSIONS.contains(&v));
+        if modern_header || has_modern_meta(&msg) {
+            return Err(msg);
+        }
+        if let Some(v) = version
+            && LegacyVersion::parse(v).is_none()
+        {
+            let e = RpcError::invalid_request(format!(
+                "unsupported MCP-Protocol-Version {}; this server supports {}",
+                crate::protocol::reflect(v),
+                self.server.inner.versions().join(", ")
+            ));
+            return Ok(error(StatusCode::BAD_REQUEST, &msg, e));
+        }
+        match one(headers, SESSION_HEADER) {
+            Some(id) => match self.sessions.get(id) {
+                Some(session) => Ok(with_session_header(
+                    self.in_session(msg, &session, accepts_json, accepts_sse)
+                        .await,
+                    id,
+                )),
+                None => Ok(error(
+                    StatusCode::NOT_FOUND,
+                    &msg,
+                    RpcError::invalid_request("unknown or expired session; initialize again"),
+                )),
+            },
+            None if self.server.opens_session(&msg) => Ok(self.open_session(msg)),
+            // A legacy version header, no session, not `initialize`.
+            None if version.is_some() => Ok(error(
+                StatusCode::BAD_REQUEST,
+                &msg,
+                RpcError::invalid_request("Mcp-Session-Id header is required"),
+            )),
+            None => Err(msg),
+        }
+    }
+
+    /// `initialize`: a new session, named in the `Mcp-Session-Id` of the answer.
+    fn open_session(&self, msg: Value) -> Response {
+        let Some(id) = new_session_id() else {
+            return error(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                &msg,
+                RpcError::internal("Internal error: no randomness for a session id"),
+            );
+        };
+        let (session, reply) = self.server.initialize(msg.clone(), id.clone());
+        let Some(session) = session else {
+            return json_reply(reply);
+        };
+        if !self.sessions.insert(Arc::clone(&session)) {
+            tracing::warn!("too many legacy sessions");
+            return error(
+                StatusCode::SERVICE_UNAVAILABLE,
+                &msg,
+                RpcError::internal("Too many open sessions; try again later"),
+            );
+        }
+        session.forward_changes(&self.server.inner);
+        with_session_header(json_reply(reply), &id)
+    }
+
+    /// A message of a live session: a request (answered with JSON, or SSE once the
+    /// handler streams), a notification or a response of the client (202), or a
+    /// 2025-03-26 batch.
+    async fn in_session(
+        &self,
+        msg: Value,
+        session: &Arc<Session>,
+        accepts_json: bool,
+        accepts_sse: bool,
+    ) -> Response {
+        let streams = if accepts_sse {
+            Streams::OnDemand
+        } else {
+            Streams::None
+        };
+        if let Value::Array(batch) = msg {
+            return match self.server.run_batch(batch, session, Streams::None).await {
+                Some(body) => (
+                    StatusCode::OK,
+                    [(header::CONTENT_TYPE, "application/json")],
+                    body,
+                )
+                    .into_response(),
+                None => StatusCode::ACCEPTED.into_response(),
+            };
+        }
+        let mut job = match self.server.prepare_legacy(msg, session, streams) {
+            Prepared::Reply(r) => return json_reply(r),
+            Prepared::Answer | Prepared::Listen(_) => return StatusCode::ACCEPTED.into_response(),
+            Prepared::Notification { method, params } => {
+                if method == crate::protocol::methods::NOTIFICATION_CANCELLED {
+                    session.cancel(params.as_ref());
+                }
+                return StatusCode::ACCEPTED.into_response();
+            }
+            Prepared::Call(job) => job,
+        };
+        // The request runs on its own task: a closed connection does not cancel it here
+        // (`notifications/cancelled` does).
+        let id = job.id().clone();
+        session.track(id.clone(), job.cancellation());
+        let rx = job.take_notifications();
+        let (done, reply) = oneshot::channel();
+        let owner = Arc::clone(session);
+        tokio::spawn(async move {
+            let r = job.run().await;
+            owner.untrack(&id);
+            let _ = done.send(r);
+        });
+        let fut = async move {
+            reply.await.unwrap_or_else(|_| {
+                Reply::rejection(
+                    None,
+                    Rejection::failed(RpcError::internal(
+                        "Internal error: the request was dropped",
+                    )),
+                )
+            })
+        };
+        super::respond(fut, rx, accepts_json).await
+    }
+
+    /// GET: the session's stream for messages not tied to a request (list changes,
+    /// resource updates). One per session at a time.
+    pub(super) fn legacy_get(&self, headers: &HeaderMap) -> Option<Response> {
+        if !self.server.inner.legacy.enabled {
+            return None;
+        }
+        let id = one(headers, SESSION_HEADER)?;
+        let Some(session) = self.sessions.get(id) else {
+            return Some((StatusCode::NOT_FOUND, "unknown or expired session").into_response());
+        };
+        if !super::headers::accepted(headers).1 {
+            return Some(
+                (
+                    StatusCode::NOT_ACCEPTABLE,
+                    "Accept must allow text/event-stream",
+                )
+                    .into_response(),
+            );
+        }
+        if session.has_outbound() {
+            return Some(
+                (
+                    StatusCode::CONFLICT,
+                    "this session has a GET stream open already",
+                )
+                    .into_response(),
+            );
+        }
+        session.touch();
+        let (tx, rx) = mpsc::channel(256);
+        session.set_outbound(Some(tx));
+        Some(with_session_header(
+            sse::session_stream(rx, self.config.keep_alive),
+            id,
+        ))
+    }
+
+    /// DELETE: ends the session.
+    pub(super) fn legacy_delete(&self, headers: &HeaderMap) -> Option<Response> {
+        if !self.server.inner.legacy.enabled {
+            return None;
+        }
+        let id = one(headers, SESSION_HEADER)?;
+        Some(match self.sessions.remove(id) {
+            Some(s) => {
+                s.close();
+                tracing::info!(session = %id, "legacy session ended by the client");
+                StatusCode::OK.into_response()
+            }
+            None => (StatusCode::NOT_FOUND, "unknown or expired session").into_response(),
+        })
+    }
+}

@@ -1,0 +1,559 @@
+//! The legacy era (2025-11-25, 2025-06-18, 2025-03-26) over real HTTP and stdio: sessions
+//! from `initialize` to DELETE, the GET stream, requests to the client and their answers,
+//! cancellation, each revision's shapes and codes, batches, caps and expiry, and the
+//! modern-only setting. The same user functions serve both eras.
+
+mod common;
+
+use common::*;
+use mcp_runtime::config::Legacy;
+use mcp_runtime::{
+    Content, Context, Error, Form, Input, Json, Logger, Server, State, resource, resources, tool,
+    tools,
+};
+use serde_json::{Value, json};
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+#[derive(serde::Deserialize, schemars::JsonSchema, Form)]
+struct Name {
+    /// Your name
+    name: String,
+}
+
+/// Greets someone it asks for.
+#[tool]
+async fn greet(input: Input) -> Result<String, Error> {
+    let who: Name = input.elicit("who", "Who are you?").await?.accepted()?;
+    Ok(format!("Hello, {}!", who.name))
+}
+
+#[derive(serde::Serialize, schemars::JsonSchema)]
+struct Total {
+    sum: i64,
+}
+
+/// Adds two numbers, with structured output.
+#[tool(title = "Adder")]
+async fn add(a: i64, b: i64) -> Json<Total> {
+    Json(Total { sum: a + b })
+}
+
+/// Links to a document.
+#[tool]
+async fn link() -> Vec<Content> {
+    vec![Content::resource_link("docs://readme", "readme")]
+}
+
+/// Needs the client's sampling capability.
+#[tool]
+async fn needs_sampling(cx: Context) -> Result<&'static str, Error> {
+    cx.require_capability("sampling")?;
+    Ok("sampled")
+}
+
+/// Logs that it started, then waits until cancelled (a minute at most).
+#[tool]
+async fn wait(cx: Context, log: Logger, seen: State<Arc<AtomicBool>>) -> &'static str {
+    log.info("started");
+    let token = cx.cancellation();
+    tokio::select! {
+        () = token.cancelled() => {
+            seen.store(true, Ordering::SeqCst);
+            "cancelled"
+        }
+        () = tokio::time::sleep(Duration::from_secs(60)) => "done",
+    }
+}
+
+/// The readme.
+#[resource("docs://readme", mime_type = "text/markdown")]
+async fn readme() -> &'static str {
+    "# Readme"
+}
+
+fn server(legacy: Legacy, seen: Arc<AtomicBool>) -> Server {
+    Server::builder("legacy-test", "1.0")
+        .title("Legacy test")
+        .tools(tools![greet, add, link, needs_sampling, wait])
+        .resources(resources![readme])
+        .state(seen)
+        .legacy(legacy)
+        .request_state(mcp_runtime::config::RequestState::single_instance())
+        .build()
+        .unwrap()
+}
+
+fn start() -> SocketAddr {
+    serve_in_background(server(Legacy::default(), Arc::default()).http())
+}
+
+/// A legacy client over HTTP: no per-request `_meta`, the session id and negotiated
+/// version as headers after `initialize`.
+struct Client {
+    addr: SocketAddr,
+    session: String,
+    version: String,
+    next: u64,
+}
+
+fn initialize_body(version: &str, caps: Value) -> Value {
+    json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": version, "capabilities": caps,
+        "clientInfo": {"name": "raw-legacy", "version": "1.0"},
+    }})
+}
+
+/// POSTs a legacy message with these headers (JSON and SSE accepted).
+fn post_legacy(addr: SocketAddr, body: &Value, headers: &[(&str, &str)]) -> Response {
+    let mut h = vec![
+        ("Content-Type", "application/json"),
+        ("Accept", "application/json, text/event-stream"),
+        ("Connection", "close"),
+    ];
+    h.extend_from_slice(headers);
+    raw(addr, &post_bytes(addr, body.to_string().as_bytes(), &h))
+}
+
+impl Client {
+    fn open(addr: SocketAddr, version: &str) -> (Client, Value) {
+        let caps = json!({"elicitation": {}, "roots": {}});
+        let r = post_legacy(addr, &initialize_body(version, caps), &[]);
+        assert_eq!(r.status, 200, "{}", r.text());
+        let session = r.header("mcp-session-id").expect("a session id").to_owned();
+        let result = r.json()["result"].clone();
+        let version = result["protocolVersion"].as_str().unwrap().to_owned();
+        let c = Client {
+            addr,
+            session,
+            version,
+            next: 1,
+        };
+        let r = c.post(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        assert_eq!(r.status, 202);
+        (c, result)
+    }
+
+    fn headers(&self) -> [(&str, &str); 2] {
+        [
+            ("Mcp-Session-Id", self.session.as_str()),
+            ("MCP-Protocol-Version", self.version.as_str()),
+        ]
+    }
+
+    fn post(&self, body: &Value) -> Response {
+        post_legacy(self.addr, body, &self.headers())
+    }
+
+    fn call(&mut self, method: &str, params: Value) -> Value {
+        self.next += 1;
+        let body = json!({"jsonrpc": "2.0", "id": self.next, "method": method, "params": params});
+        let r = self.post(&body);
+        let v = if r.header("content-type") == Some("text/event-stream") {
+            r.sse_events().pop().unwrap()
+        } else {
+            r.json()
+        };
+        assert_eq!(v["id"], self.next, "{v}");
+        v
+    }
+}
+
+#[test]
+fn a_session_lives_from_initialize_to_delete() {
+    let addr = start();
+    let (mut c, init) = Client::open(addr, "2025-11-25");
+    assert_eq!(c.version, "2025-11-25");
+    assert_eq!(c.session.len(), 32);
+    assert!(c.session.bytes().all(|b| (0x21..=0x7e).contains(&b)));
+    assert!(init.get("resultType").is_none(), "{init}");
+    assert_eq!(init["capabilities"]["tools"], json!({"listChanged": true}));
+    assert_eq!(
+        init["capabilities"]["resources"],
+        json!({"subscribe": true, "listChanged": true})
+    );
+    assert_eq!(init["capabilities"]["logging"], json!({}));
+    assert_eq!(
+        init["serverInfo"],
+        json!({"name": "legacy-test", "version": "1.0", "title": "Legacy test"})
+    );
+
+    // Results in the legacy shape: no resultType, caching hints or serverInfo _meta.
+    let list = c.call("tools/list", json!({}));
+    let result = &list["result"];
+    for absent in ["resultType", "ttlMs", "cacheScope", "_meta"] {
+        assert!(result.get(absent).is_none(), "{absent}: {result}");
+    }
+    assert_eq!(result["tools"].as_array().unwrap().len(), 5);
+    assert_eq!(c.call("ping", json!({}))["result"], json!({}));
+    assert_eq!(
+        c.call("logging/setLevel", json!({"level": "info"}))["result"],
+        json!({})
+    );
+    assert_eq!(
+        c.call("logging/setLevel", json!({"level": "loud"}))["error"]["code"],
+        -32602
+    );
+    assert_eq!(
+        c.call("resources/subscribe", json!({"uri": "docs://readme"}))["result"],
+        json!({})
+    );
+    assert_eq!(
+        c.call("initialize", json!({"protocolVersion": "2025-11-25"}))["error"]["code"],
+        -32600
+    );
+    // What only 2026-07-28 has is not served in a session.
+    for m in ["server/discover", "subscriptions/listen", "tasks/get"] {
+        assert_eq!(c.call(m, json!({}))["error"]["code"], -32601, "{m}");
+    }
+    // A resource nothing serves: the legacy code, -32002, with the URI.
+    let missing = c.call("resources/read", json!({"uri": "docs://nothing"}));
+    assert_eq!(missing["error"]["code"], -32002);
+    assert_eq!(missing["error"]["data"]["uri"], "docs://nothing");
+    // No -32021 in the legacy era: a missing capability is a tool error.
+    let r = c.call(
+        "tools/call",
+        json!({"name": "needs_sampling", "arguments": {}}),
+    );
+    assert_eq!(r["result"]["isError"], true, "{r}");
+    // A modern request on the same endpoint, meanwhile, is stateless as ever.
+    let modern = post(addr, &request(json!(1), "server/discover", json!({})));
+    assert_eq!(modern.json()["result"]["resultType"], "complete");
+
+    // Without the session header (but a legacy version): 400; an unknown session: 404.
+    let body = json!({"jsonrpc": "2.0", "id": 9, "method": "tools/list"});
+    let r = post_legacy(addr, &body, &[("MCP-Protocol-Version", "2025-11-25")]);
+    assert_eq!(r.status, 400);
+    let r = post_legacy(
+        addr,
+        &body,
+        &[
+            ("Mcp-Session-Id", "nope"),
+            ("MCP-Protocol-Version", "2025-11-25"),
+        ],
+    );
+    assert_eq!(r.status, 404);
+    let r = post_legacy(
+        addr,
+        &body,
+        &[
+            ("Mcp-Session-Id", &c.session),
+            ("MCP-Protocol-Version", "1999-01-01"),
+        ],
+    );
+    assert_eq!(r.status, 400);
+
+    // DELETE ends it; the id is unknown afterwards.
+    let h = c.headers();
+    let delete = raw(
+        addr,
+        format!(
+            "DELETE /mcp HTTP/1.1\r\nHost: {addr}\r\n{}: {}\r\nConnection: close\r\n\r\n",
+            h[0].0, h[0].1
+        )
+        .as_bytes(),
+    );
+    assert_eq!(delete.status, 200);
+    assert_eq!(c.post(&body).status, 404);
+}
+
+#[test]
+fn the_get_stream_carries_changes_and_one_stream_at_a_time() {
+    let s = server(Legacy::default(), Arc::default());
+    let addr = serve_in_background(s.clone().http().keep_alive(Duration::from_millis(200)));
+    let (mut c, _) = Client::open(addr, "2025-11-25");
+    c.call("resources/subscribe", json!({"uri": "docs://readme"}));
+    let get = format!(
+        "GET /mcp HTTP/1.1\r\nHost: {addr}\r\nAccept: text/event-stream\r\nMcp-Session-Id: {}\r\n\r\n",
+        c.session
+    );
+    let mut stream = Sse::send(addr, get.as_bytes());
+    while !stream.buf.contains("\r\n\r\n") {
+        assert!(stream.pump());
+    }
+    assert!(stream.buf.starts_with("HTTP/1.1 200"), "{}", stream.buf);
+    let second = raw(
+        addr,
+        format!("GET /mcp HTTP/1.1\r\nHost: {addr}\r\nAccept: text/event-stream\r\nMcp-Session-Id: {}\r\nConnection: close\r\n\r\n", c.session).as_bytes(),
+    );
+    assert_eq!(second.status, 409);
+    s.notify(mcp_runtime::Change::ResourceUpdated("docs://readme".into()));
+    s.notify(mcp_runtime::Change::ToolsListChanged);
+    let first = stream.next(Duration::from_secs(5)).expect("an update");
+    assert_eq!(first["method"], "notifications/resources/updated");
+    assert_eq!(first["params"]["uri"], "docs://readme");
+    let next = stream.next(Duration::from_secs(5)).expect("a list change");
+    assert_eq!(next["method"], "notifications/tools/list_changed");
+    // Without a session, GET is not served (the modern era has no GET).
+    let r = raw(
+        addr,
+        format!("GET /mcp HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n").as_bytes(),
+    );
+    assert_eq!(r.status, 405);
+}
+
+#[test]
+fn an_elicitation_is_a_request_to_the_client_answered_by_a_post() {
+    let addr = start();
+    let (c, _) = Client::open(addr, "2025-11-25");
+    let call = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "greet", "arguments": {}}});
+    let mut h = vec![
+        ("Content-Type", "application/json"),
+        ("Accept", "application/json, text/event-stream"),
+    ];
+    h.extend_from_slice(&c.headers());
+    let mut sse = Sse::send(addr, &post_bytes(addr, call.to_string().as_bytes(), &h));
+    let ask = sse
+        .next(Duration::from_secs(5))
+        .expect("a request to the client");
+    assert_eq!(ask["method"], "elicitation/create");
+    assert_eq!(ask["params"]["message"], "Who are you?");
+    assert!(ask["params"].get("mode").is_some(), "2025-11-25 has modes");
+    let answer = json!({"jsonrpc": "2.0", "id": ask["id"], "result": {"action": "accept", "content": {"name": "Ada"}}});
+    assert_eq!(c.post(&answer).status, 202);
+    let done = sse.next(Duration::from_secs(5)).expect("the result");
+    assert_eq!(done["id"], 7);
+    assert_eq!(done["result"]["content"][0]["text"], "Hello, Ada!");
+    assert!(done["result"].get("resultType").is_none());
+}
+
+#[test]
+fn notifications_cancelled_stops_a_request_and_a_closed_stream_does_not() {
+    let seen = Arc::new(AtomicBool::new(false));
+    let addr = serve_in_background(server(Legacy::default(), Arc::clone(&seen)).http());
+    let (c, _) = Client::open(addr, "2025-11-25");
+    let call = json!({"jsonrpc": "2.0", "id": 11, "method": "tools/call", "params": {"name": "wait", "arguments": {}}});
+    let mut h = vec![
+        ("Content-Type", "application/json"),
+        ("Accept", "application/json, text/event-stream"),
+    ];
+    h.extend_from_slice(&c.headers());
+    // The request runs (its log message arrives), then the client goes away: in these
+    // revisions that is not a cancellation.
+    let mut stream = Sse::send(addr, &post_bytes(addr, call.to_string().as_bytes(), &h));
+    let started = stream
+        .next(Duration::from_secs(5))
+        .expect("the log message");
+    assert_eq!(started["method"], "notifications/message");
+    drop(stream);
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(
+        !seen.load(Ordering::SeqCst),
+        "a closed stream cancelled the request"
+    );
+    let cancel =
+        json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 11}});
+    assert_eq!(c.post(&cancel).status, 202);
+    for _ in 0..100 {
+        if seen.load(Ordering::SeqCst) {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(
+        seen.load(Ordering::SeqCst),
+        "notifications/cancelled cancelled it"
+    );
+}
+
+#[test]
+fn each_revision_gets_its_own_shapes() {
+    let addr = start();
+    let tool = |c: &mut Client, name: &str| {
+        c.call("tools/list", json!({}))["result"]["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["name"] == name)
+            .unwrap()
+            .clone()
+    };
+    // 2025-03-26: no titles, outputSchema, structuredContent or resource links.
+    let (mut old, init) = Client::open(addr, "2025-03-26");
+    assert_eq!(old.version, "2025-03-26");
+    assert!(init["serverInfo"].get("title").is_none());
+    let adder = tool(&mut old, "add");
+    assert!(
+        adder.get("title").is_none() && adder.get("outputSchema").is_none(),
+        "{adder}"
+    );
+    let sum = old.call(
+        "tools/call",
+        json!({"name": "add", "arguments": {"a": 2, "b": 3}}),
+    );
+    assert!(sum["result"].get("structuredContent").is_none(), "{sum}");
+    assert_eq!(sum["result"]["content"][0]["text"], r#"{"sum":5}"#);
+    let l = old.call("tools/call", json!({"name": "link", "arguments": {}}));
+    assert_eq!(
+        l["result"]["content"][0],
+        json!({"type": "text", "text": "readme: docs://readme"})
+    );
+    // No elicitation before 2025-06-18: the tool fails as a tool.
+    let g = old.call("tools/call", json!({"name": "greet", "arguments": {}}));
+    assert_eq!(g["result"]["isError"], true, "{g}");
+
+    // 2025-06-18: titles, outputSchema and structuredContent; links stay links.
+    let (mut mid, _) = Client::open(addr, "2025-06-18");
+    let adder = tool(&mut mid, "add");
+    assert_eq!(adder["title"], "Adder");
+    assert!(adder.get("outputSchema").is_some());
+    let sum = mid.call(
+        "tools/call",
+        json!({"name": "add", "arguments": {"a": 2, "b": 3}}),
+    );
+    assert_eq!(sum["result"]["structuredContent"], json!({"sum": 5}));
+    let l = mid.call("tools/call", json!({"name": "link", "arguments": {}}));
+    assert_eq!(l["result"]["content"][0]["type"], "resource_link");
+
+    // A revision not served is answered with the newest legacy one.
+    let (c, _) = Client::open(addr, "2024-11-05");
+    assert_eq!(c.version, "2025-11-25");
+}
+
+#[test]
+fn batches_are_2025_03_26_only() {
+    let addr = start();
+    let batch = json!([
+        {"jsonrpc": "2.0", "id": 1, "method": "ping"},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "add", "arguments": {"a": 1, "b": 1}}},
+    ]);
+    let (old, _) = Client::open(addr, "2025-03-26");
+    let answers = old.post(&batch).json();
+    let answers = answers.as_array().expect("an array of responses");
+    assert_eq!(answers.len(), 2);
+    assert_eq!(answers[0], json!({"jsonrpc": "2.0", "id": 1, "result": {}}));
+    assert_eq!(answers[1]["result"]["content"][0]["text"], r#"{"sum":2}"#);
+    let (new, _) = Client::open(addr, "2025-11-25");
+    let refused = new.post(&batch).json();
+    assert_eq!(refused["error"]["code"], -32600, "{refused}");
+}
+
+#[test]
+fn sessions_are_capped_and_expire() {
+    let legacy = Legacy::default()
+        .max_sessions(2)
+        .idle_timeout(Duration::from_secs(1));
+    let addr = serve_in_background(server(legacy, Arc::default()).http());
+    let (a, _) = Client::open(addr, "2025-11-25");
+    let _b = Client::open(addr, "2025-11-25");
+    let r = post_legacy(addr, &initialize_body("2025-11-25", json!({})), &[]);
+    assert_eq!(r.status, 503);
+    std::thread::sleep(Duration::from_millis(1300));
+    // Idle past the timeout: forgotten (404, the client initializes again), and a new
+    // session fits.
+    let body = json!({"jsonrpc": "2.0", "id": 3, "method": "ping"});
+    assert_eq!(a.post(&body).status, 404);
+    let r = post_legacy(addr, &initialize_body("2025-11-25", json!({})), &[]);
+    assert_eq!(r.status, 200);
+}
+
+#[test]
+fn a_modern_only_server_names_its_versions_to_initialize() {
+    let s = server(Legacy::off(), Arc::default());
+    let addr = serve_in_background(s.clone().http());
+    let r = post_legacy(addr, &initialize_body("2025-11-25", json!({})), &[]);
+    assert_eq!(r.status, 400);
+    let e = &r.json()["error"];
+    assert_eq!(e["code"], -32022);
+    assert_eq!(
+        e["data"],
+        json!({"supported": ["2026-07-28"], "requested": "2025-11-25"})
+    );
+    assert!(e["message"].as_str().unwrap().contains("2026-07-28"));
+    assert!(r.header("mcp-session-id").is_none());
+    let discover = post(addr, &request(json!(1), "server/discover", json!({}))).json();
+    assert_eq!(
+        discover["result"]["supportedVersions"],
+        json!(["2026-07-28"])
+    );
+
+    // The same on stdio.
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+        let (ours, theirs) = tokio::io::duplex(1 << 16);
+        let (r, w) = tokio::io::split(theirs);
+        tokio::spawn(s.serve_io(r, w, std::future::pending()));
+        let (read, mut write) = tokio::io::split(ours);
+        let line = format!("{}\n", initialize_body("2025-06-18", json!({})));
+        write.write_all(line.as_bytes()).await.unwrap();
+        let mut lines = BufReader::new(read).lines();
+        let reply: Value =
+            serde_json::from_str(&lines.next_line().await.unwrap().unwrap()).unwrap();
+        assert_eq!(reply["error"]["code"], -32022);
+        assert_eq!(reply["error"]["data"]["supported"], json!(["2026-07-28"]));
+    });
+}
+
+/// stdio: one session per process, requests to the client on stdout, answers on stdin; a
+/// modern request on the same process stays stateless.
+#[test]
+fn a_stdio_process_serves_one_legacy_session_and_modern_requests() {
+    use std::io::{BufRead, Write};
+    let mut child = std::process::Command::new(example("conformance"))
+        .arg("--stdio")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    let _guard = ChildGuard(child);
+    let mut send = |v: Value| writeln!(stdin, "{v}").unwrap();
+    let mut recv = || -> Value { serde_json::from_str(&lines.next().unwrap().unwrap()).unwrap() };
+    send(initialize_body("2025-06-18", json!({"sampling": {}})));
+    let init = recv();
+    assert_eq!(init["result"]["protocolVersion"], "2025-06-18");
+    send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    send(
+        json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "test_sampling", "arguments": {"prompt": "Capital?"}}}),
+    );
+    let ask = recv();
+    assert_eq!(ask["method"], "sampling/createMessage");
+    assert_eq!(ask["params"]["messages"][0]["content"]["text"], "Capital?");
+    // The server's ids are its own: id 0 here, while the client used 0 for initialize.
+    assert_eq!(ask["id"], 0);
+    send(
+        json!({"jsonrpc": "2.0", "id": ask["id"], "result": {"role": "assistant", "content": {"type": "text", "text": "Paris"}, "model": "m"}}),
+    );
+    let done = recv();
+    assert_eq!(done["id"], 1);
+    assert_eq!(done["result"]["content"][0]["text"], "LLM response: Paris");
+    send(request(json!(2), "server/discover", json!({})));
+    assert_eq!(recv()["result"]["resultType"], "complete");
+    send(json!({"jsonrpc": "2.0", "id": 3, "method": "ping"}));
+    assert_eq!(recv(), json!({"jsonrpc": "2.0", "id": 3, "result": {}}));
+}
+
+/// The testing kit runs one test in both eras.
+#[tokio::test]
+async fn the_testing_kit_speaks_both_eras() {
+    use mcp_runtime::testing::{Answers, TestClient};
+    let answers = Answers::new().accept("who", json!({"name": "Ada"}));
+    for client in [
+        TestClient::new(server(Legacy::default(), Arc::default())),
+        TestClient::legacy(server(Legacy::default(), Arc::default())),
+    ] {
+        let out = client
+            .call_tool_answering("greet", json!({}), &answers)
+            .await
+            .unwrap();
+        assert_eq!(out.text(), "Hello, Ada!");
+        let sum = client
+            .call_tool("add", json!({"a": 1, "b": 2}))
+            .await
+            .unwrap();
+        assert_eq!(sum.result["structuredContent"], json!({"sum": 3}));
+    }
+    let old = TestClient::legacy_at(server(Legacy::default(), Arc::default()), "2025-03-26");
+    assert_eq!(
+        old.negotiated_version().unwrap().as_deref(),
+        Some("2025-03-26")
+    );
+    let sum = old.call_tool("add", json!({"a": 1, "b": 2})).await.unwrap();
+    assert!(sum.result.get("structuredContent").is_none());
+}
