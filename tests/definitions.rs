@@ -35,9 +35,9 @@ async fn book(shelf: String, #[arg(complete = titles)] title: String) -> String 
 /// A file of the source tree: `{/path*}` matches any depth.
 #[resource("src://tree{/path*}")]
 async fn source(path: SafePath) -> Result<String, Error> {
-    let full = path.under(env!("CARGO_MANIFEST_DIR"));
     // A missing file is the resource-not-found error, not an internal error.
-    Ok(std::fs::read_to_string(full)?)
+    let bytes = path.read_under(env!("CARGO_MANIFEST_DIR")).await?;
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
 }
 
 /// Several notes at once: `{ids*}` binds a list.

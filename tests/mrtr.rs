@@ -333,7 +333,7 @@ fn undeclared_capabilities_are_minus_32021() {
     assert_eq!(v["error"]["code"], -32021);
     assert_eq!(
         v["error"]["data"]["requiredCapabilities"],
-        json!({"elicitation": {}})
+        json!({"elicitation": {"form": {}}})
     );
     // Form-only elicitation does not cover URL mode.
     let mut body = request(json!(1), "tools/call", json!({"name": "needs_url"}));
@@ -349,7 +349,9 @@ fn undeclared_capabilities_are_minus_32021() {
 fn expired_states_are_refused() {
     let server = Server::builder("x", "1")
         .request_state(
-            RequestState::keys(KeyRing::new([("k1", [3u8; 32])]).unwrap()).ttl(Duration::ZERO),
+            RequestState::keys(KeyRing::new([("k1", [3u8; 32])]).unwrap())
+                .ttl(Duration::from_millis(200))
+                .leeway(Duration::from_millis(100)),
         )
         .tools(tools![pick_repo])
         .build()
@@ -365,9 +367,13 @@ fn expired_states_are_refused() {
         .as_str()
         .unwrap()
         .to_owned();
-    std::thread::sleep(Duration::from_millis(1100));
+    // Millisecond precision: still valid within the TTL plus the leeway, refused after.
     body["params"]["requestState"] = json!(s);
     body["params"]["inputResponses"] = json!({"login": accept(json!({"login": "ada"}))});
+    std::thread::sleep(Duration::from_millis(150));
+    let valid = post(a, &body).json();
+    assert!(valid.get("result").is_some(), "{valid}");
+    std::thread::sleep(Duration::from_millis(300));
     assert_eq!(post(a, &body).json()["error"]["code"], -32602);
 }
 

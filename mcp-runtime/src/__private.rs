@@ -1,6 +1,7 @@
 //! What the macros expand to: the only contract between `mcp-macros` and this crate.
 
 pub use crate::Error;
+pub use crate::blocking;
 pub use crate::mrtr::{ElicitForm, ElicitParam, FormField, Input, sampling_request};
 pub use crate::protocol::{Annotations, CacheHints, CacheScope, Role};
 pub use crate::server::def::kind::{Prompt, Resource, Tool};

@@ -230,6 +230,43 @@ pub use mcp_macros::needs_input;
 pub use mcp_macros::Form;
 
 pub use error::Error;
+
+/// Runs blocking or CPU-heavy work on tokio's blocking pool and waits for it, so the
+/// runtime's workers keep serving other requests. `#[tool]` on a plain `fn` (not `async`)
+/// does this for the whole body; inside an `async fn`, use it for a section. A panic in
+/// `work` is an internal error (`-32603`); cancelling the request does not stop `work`
+/// (it runs to its end on its thread).
+///
+/// ```
+/// use mcp_runtime::{Error, blocking, tool};
+///
+/// /// Hashes a file (CPU-bound, in a blocking section).
+/// #[tool]
+/// async fn checksum(text: String) -> Result<String, Error> {
+///     let sum = blocking(move || text.bytes().map(u64::from).sum::<u64>()).await?;
+///     Ok(sum.to_string())
+/// }
+///
+/// /// Counts primes below `n` (CPU-bound: a plain `fn`, run on the blocking pool).
+/// #[tool]
+/// fn primes(n: u32) -> String {
+///     (2..n).filter(|k| (2..*k).take_while(|d| d * d <= *k).all(|d| k % d != 0)).count().to_string()
+/// }
+/// ```
+pub async fn blocking<T, F>(work: F) -> Result<T, Error>
+where
+    T: Send + 'static,
+    F: FnOnce() -> T + Send + 'static,
+{
+    tokio::task::spawn_blocking(work).await.map_err(|e| {
+        if e.is_panic() {
+            tracing::error!("blocking handler panicked");
+        }
+        Error::protocol(protocol::RpcError::internal(
+            "Internal error: the handler panicked",
+        ))
+    })
+}
 pub use mrtr::{Elicited, Input};
 pub use protocol::{CallToolResult, Content, ResourceContents};
 pub use server::context::{Context, Logger, Progress, State};

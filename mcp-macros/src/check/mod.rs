@@ -52,12 +52,6 @@ pub fn item(item: &Item, errors: &mut Errors) {
 fn shape(item: &Item, errors: &mut Errors) {
     let kind = item.kind.attr();
     let s = &item.shape;
-    if !s.is_async {
-        errors.at(
-            s.fn_token,
-            format!("`#[{kind}]` functions must be `async`; write `async fn` here"),
-        );
-    }
     if let Some(g) = &s.generics {
         errors.spanned(g, format!("a {kind} cannot be generic; its parameter types decide its schema, so they must be concrete"));
     }
@@ -422,14 +416,14 @@ mod tests {
 
     #[test]
     fn every_mistake_is_reported_at_once() {
-        // not async, generic, no description, pattern, reference
+        // generic, no description, pattern, reference (a plain `fn` is fine)
         assert_eq!(
             count(
                 Kind::Tool,
                 quote!(),
                 quote! { fn bad<T>(_: i64, x: &str) {} }
             ),
-            5
+            4
         );
     }
 

@@ -235,16 +235,23 @@ pub fn definition(item: &Item) -> TokenStream {
     let free = item.site == Site::Free;
     let ident = &item.ident;
     let args = item.params.iter().map(|p| &p.ident);
-    let (capture_outer, capture_inner, call) = match (free, &item.shape.receiver) {
+    let args: Vec<_> = args.collect();
+    let (capture_outer, capture_inner, invoke) = match (free, &item.shape.receiver) {
         // Called through `__mcp_fn`, bound before the parameters are, so a parameter named
         // like the function cannot shadow it.
-        (true, _) => (quote!(), quote!(), quote!(__mcp_fn(#(#args),*).await)),
+        (true, _) => (quote!(), quote!(), quote!(__mcp_fn(#(#args),*))),
         (false, Receiver::Ref(_)) => (
             quote!(let __this = __mcp::Arc::clone(this);),
             quote!(let __this = __mcp::Arc::clone(&__this);),
-            quote!(__this.#ident(#(#args),*).await),
+            quote!(__this.#ident(#(#args),*)),
         ),
-        (false, _) => (quote!(), quote!(), quote!(Self::#ident(#(#args),*).await)),
+        (false, _) => (quote!(), quote!(), quote!(Self::#ident(#(#args),*))),
+    };
+    // A plain `fn` runs on the blocking pool, so it never holds up the runtime.
+    let call = if item.shape.is_async {
+        quote!(#invoke.await)
+    } else {
+        quote!(__mcp::blocking(move || #invoke).await?)
     };
     let bind_fn = free.then(|| quote!(let __mcp_fn = #ident;));
     // Spanned at the function's name, so a non-`Send` future is reported there.

@@ -53,8 +53,7 @@ impl<T: Clone> From<&SpannedValue<T>> for Sp<T> {
 
 /// What the signature looks like, for the rules on its shape.
 pub struct Shape {
-    /// The `fn` token (errors about the shape land here).
-    pub fn_token: Span,
+    /// `async fn`; a plain `fn` runs on the blocking pool.
     pub is_async: bool,
     /// The generic parameters, when there are any.
     pub generics: Option<syn::punctuated::Punctuated<syn::GenericParam, syn::Token![,]>>,
@@ -364,7 +363,6 @@ fn shape(sig: &Signature) -> Shape {
         _ => Receiver::None,
     };
     Shape {
-        fn_token: sig.fn_token.span,
         is_async: sig.asyncness.is_some(),
         generics: (!sig.generics.params.is_empty()).then(|| sig.generics.params.clone()),
         variadic: sig.variadic.as_ref().map(syn::spanned::Spanned::span),

@@ -315,7 +315,7 @@ impl Input {
         key: &str,
         message: impl Into<String>,
     ) -> Result<Elicited<T>, Error> {
-        self.require("elicitation", json!({ "elicitation": {} }))?;
+        self.require("elicitation.form", json!({ "elicitation": { "form": {} } }))?;
         let schema = crate::schema::inline_schema_for::<T>();
         let mut requested = schema.clone();
         if let Some(o) = requested.as_object_mut() {
@@ -395,7 +395,7 @@ impl Input {
         message: impl Into<String>,
         schema: Value,
     ) -> Result<Elicited<Value>, Error> {
-        self.require("elicitation", json!({ "elicitation": {} }))?;
+        self.require("elicitation.form", json!({ "elicitation": { "form": {} } }))?;
         let validator = crate::schema::ArgumentValidator::compile(&schema).map_err(|e| {
             Error::protocol(RpcError::internal(format!(
                 "the elicitation schema does not compile: {e}"
@@ -463,6 +463,17 @@ impl Input {
     /// returns the client's `CreateMessageResult`.
     pub async fn sample(&self, key: &str, params: Value) -> Result<Value, Error> {
         self.require("sampling", json!({ "sampling": {} }))?;
+        // Tool use and context inclusion need their own sub-capabilities.
+        if params.get("tools").is_some() || params.get("toolChoice").is_some() {
+            self.require("sampling.tools", json!({ "sampling": { "tools": {} } }))?;
+        }
+        if params
+            .get("includeContext")
+            .and_then(Value::as_str)
+            .is_some_and(|c| c != "none")
+        {
+            self.require("sampling.context", json!({ "sampling": { "context": {} } }))?;
+        }
         let request = json!({ "method": "sampling/createMessage", "params": params });
         let check = |v: &Value| {
             if v.get("content").is_some() {

@@ -21,7 +21,13 @@ pub(crate) const MAX_INPUT_RESPONSES: usize = 64;
 pub(crate) struct Sealer {
     pub(crate) keys: KeyRing,
     pub(crate) ttl: Duration,
+    /// How long past its expiry a state is still accepted (clock skew between instances).
+    pub(crate) leeway: Duration,
     pub(crate) max_rounds: u32,
+}
+
+fn ms(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }
 
 /// What a `requestState` is bound to: it opens only for the same method, target,
@@ -107,7 +113,9 @@ impl Round {
                 let sealed = sealer
                     .keys
                     .open(&s)
-                    .filter(|p| p.exp >= now() && binding.admits(p))
+                    .filter(|p| {
+                        p.exp.saturating_add(ms(sealer.leeway)) >= now() && binding.admits(p)
+                    })
                     .ok_or_else(|| RpcError::invalid_params("Invalid or expired requestState"))?;
                 state.responses = responses
                     .into_iter()
@@ -163,7 +171,7 @@ impl Round {
             )));
         }
         let sealed = Sealed {
-            exp: now() + self.sealer.ttl.as_secs(),
+            exp: now().saturating_add(ms(self.sealer.ttl)),
             m: self.binding.method.to_owned(),
             t: self.binding.target.clone(),
             a: self.binding.digest.clone(),
@@ -232,6 +240,7 @@ mod tests {
         Arc::new(Sealer {
             keys: KeyRing::new([("k1", [3u8; 32])]).unwrap(),
             ttl: Duration::from_secs(60),
+            leeway: Duration::ZERO,
             max_rounds,
         })
     }

@@ -196,7 +196,7 @@ impl KeyRing {
 /// What a `requestState` holds.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub(crate) struct Sealed {
-    /// Expiry, seconds since the Unix epoch.
+    /// Expiry, milliseconds since the Unix epoch.
     pub(crate) exp: u64,
     /// The method, target (tool/prompt name or URI), argument digest and principal it is
     /// bound to.
@@ -214,10 +214,11 @@ pub(crate) struct Sealed {
     pub(crate) p: Vec<String>,
 }
 
+/// Milliseconds since the Unix epoch.
 pub(crate) fn now() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs())
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
 }
 
 /// SHA-256 of the canonical JSON (sorted keys, no whitespace) of `v`, in hex: equal for
@@ -266,7 +267,7 @@ mod tests {
 
     fn payload() -> Sealed {
         Sealed {
-            exp: now() + 60,
+            exp: now() + 60_000,
             m: "tools/call".into(),
             t: "x".into(),
             a: digest(&json!({"b": 1, "a": [2]})),

@@ -37,6 +37,18 @@ impl HeaderParam {
     pub fn value<'a>(&self, arguments: &'a Value) -> Option<&'a Value> {
         self.path.iter().try_fold(arguments, |v, key| v.get(key))
     }
+
+    /// Whether `value` has the JSON type the property declares (an argument of another
+    /// type fails the `inputSchema` instead: a tool error, not a header mismatch).
+    pub fn fits(&self, value: &Value) -> bool {
+        match self.kind {
+            HeaderKind::String => value.is_string(),
+            HeaderKind::Integer => {
+                value.is_i64() || value.is_u64() || value.as_f64().is_some_and(|f| f.fract() == 0.0)
+            }
+            HeaderKind::Boolean => value.is_boolean(),
+        }
+    }
 }
 
 /// An RFC 9110 token: `1*tchar`.

@@ -70,6 +70,33 @@ pub(crate) fn inline_schema_for<T: JsonSchema + ?Sized>() -> Value {
 /// A compiled validator for a tool's `inputSchema`.
 pub(crate) struct ArgumentValidator(jsonschema::Validator);
 
+/// The dialect a schema declares with `$schema` (2020-12 when it declares none, as MCP
+/// specifies); an unknown one is an error, never silently read as another.
+fn dialect(schema: &Value) -> Result<jsonschema::Draft, String> {
+    use jsonschema::Draft;
+    let Some(uri) = schema.get("$schema") else {
+        return Ok(Draft::Draft202012);
+    };
+    let Some(uri) = uri.as_str() else {
+        return Err("`$schema` must be a string (a dialect URI)".into());
+    };
+    let bare = uri
+        .trim_end_matches('#')
+        .trim_start_matches("https://")
+        .trim_start_matches("http://");
+    match bare {
+        "json-schema.org/draft/2020-12/schema" => Ok(Draft::Draft202012),
+        "json-schema.org/draft/2019-09/schema" => Ok(Draft::Draft201909),
+        "json-schema.org/draft-07/schema" => Ok(Draft::Draft7),
+        "json-schema.org/draft-06/schema" => Ok(Draft::Draft6),
+        "json-schema.org/draft-04/schema" => Ok(Draft::Draft4),
+        _ => Err(format!(
+            "unsupported JSON Schema dialect {}: use 2020-12 (the default), 2019-09, draft-07, draft-06 or draft-04",
+            crate::protocol::reflect(uri)
+        )),
+    }
+}
+
 impl ArgumentValidator {
     /// Compiles `schema` (2020-12 unless it names another dialect). Remote references are
     /// never fetched: this crate builds jsonschema without its HTTP and file resolvers, so
@@ -85,7 +112,7 @@ impl ArgumentValidator {
             ));
         }
         jsonschema::options()
-            .with_draft(jsonschema::Draft::Draft202012)
+            .with_draft(dialect(schema)?)
             .with_pattern_options(
                 jsonschema::PatternOptions::regex()
                     .size_limit(1 << 20)
@@ -162,6 +189,23 @@ mod tests {
         }
         let err = ArgumentValidator::compile(&s).err().unwrap_or_default();
         assert!(err.contains("deeper"), "{err}");
+    }
+
+    #[test]
+    fn the_declared_dialect_is_honoured_and_an_unknown_one_refused() {
+        let old = ArgumentValidator::compile(&json!({
+            "$schema": "http://json-schema.org/draft-04/schema#",
+            "type": "object",
+            "properties": {"n": {"type": "integer", "maximum": 5, "exclusiveMaximum": true}},
+        }))
+        .unwrap();
+        // Draft-04's boolean `exclusiveMaximum`: 5 itself is out.
+        assert!(old.validate(&json!({"n": 5})).is_err());
+        assert!(old.validate(&json!({"n": 4})).is_ok());
+        let e = ArgumentValidator::compile(&json!({"$schema": "https://example.com/my-dialect"}));
+        assert!(e.err().unwrap().contains("unsupported JSON Schema dialect"));
+        let e = ArgumentValidator::compile(&json!({"$schema": 7}));
+        assert!(e.is_err());
     }
 
     #[test]

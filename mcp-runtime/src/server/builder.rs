@@ -229,6 +229,7 @@ impl ServerBuilder {
         let sealer = Sealer {
             keys,
             ttl: self.request_state.ttl,
+            leeway: self.request_state.leeway,
             max_rounds: self.request_state.max_rounds,
         };
         Ok(Server {
@@ -241,6 +242,7 @@ impl ServerBuilder {
                 extensions: Arc::new(self.extensions),
                 bus: self.bus.unwrap_or_else(|| Arc::new(LocalBus::default())),
                 live: Arc::new(std::sync::atomic::AtomicUsize::new(0)),
+                in_flight: Arc::new(std::sync::atomic::AtomicUsize::new(0)),
                 shutdown: tokio_util::sync::CancellationToken::new(),
                 changes: std::sync::Mutex::new(()),
                 sealer: Arc::new(sealer),

@@ -37,16 +37,21 @@ pub const DEFAULT_MAX_SUBSCRIPTIONS: usize = 1024;
 /// Default cap on the rounds of one multi round-trip request.
 pub const DEFAULT_MAX_ROUNDS: u32 = 10;
 
+/// Default cap on requests in flight at once, per instance.
+pub const DEFAULT_MAX_IN_FLIGHT: usize = 1024;
+
 /// Default time a request may run before it is cancelled with `-32603`.
 pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(300);
 
 pub use crate::mrtr::DEFAULT_STATE_TTL;
 
-/// How much a request may take: run time, open streams, list page size.
+/// How much a request may take: run time, requests in flight, open streams, list page
+/// size.
 #[derive(Debug, Clone)]
 pub struct Limits {
     pub(crate) request_timeout: Duration,
     pub(crate) max_subscriptions: usize,
+    pub(crate) max_in_flight: usize,
     pub(crate) page_size: usize,
 }
 
@@ -55,6 +60,7 @@ impl Default for Limits {
         Limits {
             request_timeout: DEFAULT_REQUEST_TIMEOUT,
             max_subscriptions: DEFAULT_MAX_SUBSCRIPTIONS,
+            max_in_flight: DEFAULT_MAX_IN_FLIGHT,
             page_size: DEFAULT_PAGE_SIZE,
         }
     }
@@ -72,6 +78,13 @@ impl Limits {
     /// 503).
     pub fn max_subscriptions(mut self, n: usize) -> Self {
         self.max_subscriptions = n;
+        self
+    }
+    /// The most requests in flight at once (default [`DEFAULT_MAX_IN_FLIGHT`]); past it,
+    /// a request is refused as busy before its body is read (HTTP 503 with `Retry-After`;
+    /// on stdio a `-32603` naming the limit). Listen streams are counted apart.
+    pub fn max_in_flight(mut self, n: usize) -> Self {
+        self.max_in_flight = n.max(1);
         self
     }
     /// Items per page of list results (default [`DEFAULT_PAGE_SIZE`]; at least 1).
@@ -131,8 +144,13 @@ impl Caching {
 pub struct RequestState {
     pub(crate) keys: Keys,
     pub(crate) ttl: Duration,
+    pub(crate) leeway: Duration,
     pub(crate) max_rounds: u32,
 }
+
+/// Default time a `requestState` is still accepted past its expiry (clock skew between
+/// instances).
+pub const DEFAULT_STATE_LEEWAY: Duration = Duration::from_secs(60);
 
 /// Where the keys come from.
 #[derive(Debug, Clone)]
@@ -151,6 +169,7 @@ impl Default for RequestState {
                 single_instance: false,
             },
             ttl: DEFAULT_STATE_TTL,
+            leeway: DEFAULT_STATE_LEEWAY,
             max_rounds: DEFAULT_MAX_ROUNDS,
         }
     }
@@ -177,6 +196,13 @@ impl RequestState {
     /// How long a `requestState` stays valid (default [`DEFAULT_STATE_TTL`], 10 minutes).
     pub fn ttl(mut self, ttl: Duration) -> Self {
         self.ttl = ttl;
+        self
+    }
+    /// How long past its expiry a `requestState` is still accepted, for clocks that
+    /// disagree between instances (default [`DEFAULT_STATE_LEEWAY`]; expiry has millisecond
+    /// precision).
+    pub fn leeway(mut self, leeway: Duration) -> Self {
+        self.leeway = leeway;
         self
     }
     /// The most rounds one request may take (default [`DEFAULT_MAX_ROUNDS`]; at least 1).

@@ -12,29 +12,35 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 /// Where request-scoped notifications (progress, log messages) go: the request's own
-/// stream. Each item is one serialized JSON-RPC notification.
+/// stream. Each item is one serialized JSON-RPC notification. Once the request is over
+/// (answered or cancelled: `over` fires), nothing more goes out, whoever still holds a
+/// `Progress` or `Logger` of it.
 #[derive(Clone, Default)]
-pub(crate) struct NotificationSink(Option<mpsc::Sender<String>>);
+pub(crate) struct NotificationSink(Option<mpsc::Sender<String>>, CancellationToken);
 
 impl NotificationSink {
     /// A sink that discards everything (the transport cannot stream for this request).
     pub(crate) fn disabled() -> Self {
-        NotificationSink(None)
+        NotificationSink(None, CancellationToken::new())
     }
 
-    /// A sink feeding this channel.
-    pub(crate) fn new(tx: mpsc::Sender<String>) -> Self {
-        NotificationSink(Some(tx))
+    /// A sink feeding this channel until `over` fires.
+    pub(crate) fn new(tx: mpsc::Sender<String>, over: CancellationToken) -> Self {
+        NotificationSink(Some(tx), over)
+    }
+
+    fn sender(&self) -> Option<&mpsc::Sender<String>> {
+        self.0.as_ref().filter(|_| !self.1.is_cancelled())
     }
 
     pub(crate) fn is_enabled(&self) -> bool {
-        self.0.as_ref().is_some_and(|tx| !tx.is_closed())
+        self.sender().is_some_and(|tx| !tx.is_closed())
     }
 
     /// Sends a whole message (a server→client request) without waiting; `false` when the
     /// sink is disabled, closed or full.
     pub(crate) fn send_raw(&self, msg: String) -> bool {
-        match &self.0 {
+        match self.sender() {
             Some(tx) => tx.try_send(msg).is_ok(),
             None => false,
         }
@@ -43,7 +49,9 @@ impl NotificationSink {
     /// Sends without waiting. A full buffer drops the notification: delivery of progress
     /// and log messages is best effort, and a slow reader must not grow memory.
     fn send(&self, method: &str, params: Value) -> bool {
-        let Some(tx) = &self.0 else { return false };
+        let Some(tx) = self.sender() else {
+            return false;
+        };
         match tx.try_send(envelope::notification(method, params)) {
             Ok(()) => true,
             Err(e) => {

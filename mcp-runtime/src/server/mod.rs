@@ -15,6 +15,7 @@ mod pipeline;
 pub(crate) mod reply;
 pub(crate) mod route;
 pub(crate) mod session;
+pub(crate) mod slot;
 mod tasks;
 pub(crate) mod trace;
 
@@ -75,6 +76,8 @@ pub(crate) struct ServerInner {
     pub(crate) bus: Arc<dyn NotificationBus>,
     /// Open listen streams.
     pub(crate) live: Arc<AtomicUsize>,
+    /// Requests in flight (counted by the transports).
+    pub(crate) in_flight: Arc<AtomicUsize>,
     /// Cancelled when the server shuts down: listen streams end gracefully.
     pub(crate) shutdown: CancellationToken,
     /// Serializes catalog changes (each rebuilds from the current catalog).
@@ -103,6 +106,11 @@ impl ServerInner {
     /// legacy era on, the modern one alone otherwise.
     pub(crate) fn versions(&self) -> &'static [&'static str] {
         self.settings.versions
+    }
+
+    /// A slot for one more request in flight, unless the cap is reached.
+    pub(crate) fn admit(&self) -> Option<slot::Slot> {
+        slot::Slot::acquire(&self.in_flight, self.limits.max_in_flight)
     }
 
     /// The current catalog (a cheap `Arc` clone).

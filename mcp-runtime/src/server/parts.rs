@@ -128,6 +128,9 @@ pub(crate) fn read_envelope(msg: Value) -> Result<Message, (Option<RequestId>, R
         }
         None => return fail(id, "`method` is missing"),
     };
+    if obj.contains_key("result") || obj.contains_key("error") {
+        return fail(id, "a message has `method` or `result`/`error`, not both");
+    }
     let params = obj.remove("params");
     Ok(match id {
         Some(id) => Message::Request { id, method, params },
@@ -158,6 +161,8 @@ pub(crate) struct Parts {
     pub(crate) notifications: Option<mpsc::Receiver<String>>,
     /// The legacy session the request belongs to (none in the modern era).
     pub(crate) session: Option<Arc<Session>>,
+    /// Fires when the request is over (answered, cancelled or dropped).
+    pub(crate) cancel: CancellationToken,
 }
 
 /// Which era a request is served in, and so the shape of its result.
@@ -384,18 +389,21 @@ impl Parts {
             span.record("trace_id", t.trace_id.as_str());
             span.record("parent_span_id", t.parent_id.as_str());
         }
-        // A notification channel only when this request can produce notifications.
+        // A notification channel only when this request can produce notifications; it
+        // closes when the request is over (its cancellation fires then).
+        let cancel = CancellationToken::new();
+        let over = cancel.clone();
         let (sink, notifications) = match streams {
             Streams::None => (NotificationSink::disabled(), None),
-            Streams::Shared(tx) => (NotificationSink::new(tx), None),
+            Streams::Shared(tx) => (NotificationSink::new(tx, over), None),
             Streams::OnDemand if meta.progress_token.is_some() || meta.log_level.is_some() => {
                 let (tx, rx) = mpsc::channel(64);
-                (NotificationSink::new(tx), Some(rx))
+                (NotificationSink::new(tx, over), Some(rx))
             }
             Streams::OnDemand => (NotificationSink::disabled(), None),
             Streams::Always => {
                 let (tx, rx) = mpsc::channel(64);
-                (NotificationSink::new(tx), Some(rx))
+                (NotificationSink::new(tx, over), Some(rx))
             }
         };
         let parts = Parts {
@@ -406,6 +414,7 @@ impl Parts {
             sink,
             notifications,
             session,
+            cancel,
         };
         (parts, params)
     }
@@ -460,7 +469,7 @@ impl Parts {
             progress_token: meta.progress_token,
             log_level: meta.log_level,
             trace: meta.trace,
-            cancel: CancellationToken::new(),
+            cancel: self.cancel,
             sink: self.sink,
             extensions: Arc::clone(&server.extensions),
             server: server.weak_self(),

@@ -73,9 +73,10 @@ pub(crate) struct Job {
 }
 
 impl Job {
-    /// A request's work: `body` runs under `span`, and if the job is dropped before it
-    /// finishes (client gone, cancelled, shutdown), `cancel` fires so the handler's
-    /// `Context::cancellation()` sees it.
+    /// A request's work: `body` runs under `span`; `cancel` fires when the job ends: if it
+    /// is dropped before it finishes (client gone, cancelled, shutdown) the handler's
+    /// `Context::cancellation()` sees it, and once it has its answer the request's stream
+    /// closes (a `Progress` kept by a task it spawned sends nothing more).
     pub(crate) fn new(
         id: RequestId,
         cancel: CancellationToken,
@@ -85,10 +86,8 @@ impl Job {
     ) -> Job {
         let token = cancel.clone();
         let fut = async move {
-            let cancel_on_drop = cancel.drop_guard();
-            let reply = body.await;
-            cancel_on_drop.disarm();
-            reply
+            let _over = cancel.drop_guard();
+            body.await
         };
         Job {
             id,

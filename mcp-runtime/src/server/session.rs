@@ -284,7 +284,7 @@ mod tests {
         );
         assert!(s.capabilities.has("elicitation"));
         let (tx, mut rx) = mpsc::channel(4);
-        let sink = NotificationSink::new(tx);
+        let sink = NotificationSink::new(tx, tokio_util::sync::CancellationToken::new());
         let answer = s
             .request(&sink, "k", "sampling/createMessage", json!({}))
             .unwrap();

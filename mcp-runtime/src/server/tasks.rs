@@ -10,13 +10,13 @@ use super::ServerInner;
 use super::context::{Request, TaskLink};
 use super::def::kind::Tool;
 use super::def::{Call, Handler};
-use super::methods::listen::LiveGuard;
 use super::methods::tasks::TaskView;
 use super::methods::tools::result_json;
 use super::parts::Parts;
 use super::pipeline::{ItemRequest, Job, Outcome, guarded, invoke, respond, settle};
 use super::reply::{ErrorClass, Rejection, Reply};
 use super::route::Prepared;
+use super::slot::Slot;
 use crate::mrtr::round::Round;
 use crate::protocol::envelope::ResultType;
 use crate::protocol::{CallToolResult, RequestId, RpcError, methods};
@@ -149,7 +149,7 @@ async fn start(
 ) -> Reply {
     let tasks = &server.tasks;
     let reject = |r: Rejection| Reply::rejection(Some(&request.id), r);
-    let Some(slot) = LiveGuard::acquire(&server.running_tasks, tasks.max_running) else {
+    let Some(slot) = Slot::acquire(&server.running_tasks, tasks.max_running) else {
         tracing::warn!("too many running tasks");
         return reject(Rejection::new(
             ErrorClass::Busy,
@@ -238,7 +238,7 @@ struct Worker {
     cancel: CancellationToken,
     status: mpsc::Receiver<String>,
     keys: WireKeys,
-    _slot: LiveGuard,
+    _slot: Slot,
 }
 
 /// Why a worker stopped before the handler returned.

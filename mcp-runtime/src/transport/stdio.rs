@@ -193,6 +193,7 @@ impl Server {
                     // Several subscriptions can share the connection; each ends on
                     // `notifications/cancelled` naming it, or gracefully at the end of input.
                     listen.stop_with(end_of_input.clone());
+                    listen.cancel_on_teardown();
                     let id = listen.id().clone();
                     let tx = tx.clone();
                     let map = Arc::clone(&in_flight);
@@ -212,11 +213,33 @@ impl Server {
                 }
                 Prepared::Call(job) => {
                     let id = job.id().clone();
+                    let refused = |r: Rejection| Reply::rejection(Some(&id), r).body;
+                    // An id still in flight cannot name a second request: its cancel
+                    // would be ambiguous.
+                    let duplicate = in_flight
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .contains_key(&id);
+                    if duplicate {
+                        let r = Rejection::malformed("this request id is already in flight");
+                        let _ = tx.send(refused(r)).await;
+                        continue;
+                    }
+                    let Some(slot) = self.inner.admit() else {
+                        tracing::warn!("too many requests in flight");
+                        let r = Rejection::new(
+                            ErrorClass::Busy,
+                            RpcError::internal("Too many requests in flight; try again later"),
+                        );
+                        let _ = tx.send(refused(r)).await;
+                        continue;
+                    };
                     let tx = tx.clone();
                     let map = Arc::clone(&in_flight);
                     let mut guard = in_flight.lock().unwrap_or_else(|e| e.into_inner());
                     let task_id = id.clone();
                     let handle = tasks.spawn(async move {
+                        let _slot = slot;
                         let reply = job.run().await;
                         // Once removed from the map, a late cancel is ignored and the
                         // reply is committed.

@@ -1,14 +1,22 @@
 //! [`SafePath`]: a relative path from a URI template variable, checked before the handler
-//! runs.
+//! runs, and opened under a root it cannot leave, symlinks included.
 
 use schemars::JsonSchema;
 use serde::de;
 use serde::{Deserialize, Serialize};
+use std::fs::File;
+use std::io;
 use std::path::{Component, Path, PathBuf};
 
 /// A relative path from a URI template variable (`{+path}`), checked before the handler
 /// runs: no `..` or `.` segments (also when sent percent-encoded as `%2e%2e`), no absolute
 /// path or drive prefix, no NUL, no backslash, no empty segment.
+///
+/// Read it with [`SafePath::read_under`] or [`SafePath::open_under`]: they resolve
+/// symlinks and refuse anything that ends up outside the root (on Linux in one `openat2`
+/// with `RESOLVE_BENEATH`, so a link swapped in between cannot redirect the open). A
+/// refused path reads as "not found" (`io::ErrorKind::NotFound`), which a resource turns
+/// into resource-not-found without saying why.
 ///
 /// ```
 /// use mcp_runtime::SafePath;
@@ -46,10 +54,103 @@ impl SafePath {
     pub fn as_path(&self) -> &Path {
         &self.0
     }
-    /// Joins it under `root` (which it cannot escape).
+    /// Joins it under `root`, lexically: the path itself cannot climb out, but a symlink
+    /// inside `root` can point anywhere. To read, use [`SafePath::read_under`] or
+    /// [`SafePath::open_under`], which resolve links and stay beneath `root`.
     pub fn under(&self, root: impl AsRef<Path>) -> PathBuf {
         root.as_ref().join(&self.0)
     }
+
+    /// Opens the file for reading, beneath `root`: symlinks are followed only while they
+    /// stay beneath it; a path that leaves it, or is not a regular file, is `NotFound`.
+    pub fn open_under(&self, root: impl AsRef<Path>) -> io::Result<File> {
+        let file = open_beneath(root.as_ref(), &self.0)?;
+        if !file.metadata()?.is_file() {
+            return Err(outside());
+        }
+        Ok(file)
+    }
+
+    /// The whole file beneath `root` (see [`SafePath::open_under`]), read on the blocking
+    /// pool.
+    pub async fn read_under(&self, root: impl AsRef<Path>) -> io::Result<Vec<u8>> {
+        let (root, rel) = (root.as_ref().to_path_buf(), self.0.clone());
+        tokio::task::spawn_blocking(move || {
+            use std::io::Read;
+            let mut file = SafePath(rel).open_under(&root)?;
+            let mut out = Vec::new();
+            file.read_to_end(&mut out)?;
+            Ok(out)
+        })
+        .await
+        .map_err(io::Error::other)?
+    }
+
+    /// The canonical path beneath `root`, symlinks resolved; `NotFound` when it leaves
+    /// `root`. For checks only: between this and an open, a link can change (opening
+    /// goes through [`SafePath::open_under`]).
+    pub fn resolve_under(&self, root: impl AsRef<Path>) -> io::Result<PathBuf> {
+        let root = root.as_ref().canonicalize()?;
+        let path = root.join(&self.0).canonicalize()?;
+        if path.starts_with(&root) {
+            Ok(path)
+        } else {
+            Err(outside())
+        }
+    }
+}
+
+/// The error of a path that leaves its root (worded like any missing file).
+fn outside() -> io::Error {
+    io::Error::new(io::ErrorKind::NotFound, "no such file under the root")
+}
+
+/// Linux: one `openat2` relative to the root, with `RESOLVE_BENEATH` (no component may
+/// leave it, symlinks included) and no magic links.
+#[cfg(target_os = "linux")]
+fn open_beneath(root: &Path, rel: &Path) -> io::Result<File> {
+    use rustix::fs::{Mode, OFlags, ResolveFlags, open, openat2};
+    use rustix::io::Errno;
+    let dir = open(
+        root,
+        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+        Mode::empty(),
+    )?;
+    let how = ResolveFlags::BENEATH | ResolveFlags::NO_MAGICLINKS;
+    match openat2(
+        &dir,
+        rel,
+        OFlags::RDONLY | OFlags::CLOEXEC,
+        Mode::empty(),
+        how,
+    ) {
+        Ok(fd) => Ok(File::from(fd)),
+        // A kernel older than 5.6: the portable way.
+        Err(Errno::NOSYS) => open_checked(root, rel),
+        Err(Errno::XDEV | Errno::LOOP) => Err(outside()),
+        Err(e) => Err(e.into()),
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn open_beneath(root: &Path, rel: &Path) -> io::Result<File> {
+    open_checked(root, rel)
+}
+
+/// Resolves, checks containment, opens, and checks that the file opened is the one that
+/// was checked (same device and inode on Unix).
+fn open_checked(root: &Path, rel: &Path) -> io::Result<File> {
+    let path = SafePath(rel.to_path_buf()).resolve_under(root)?;
+    let file = File::open(&path)?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        let (opened, checked) = (file.metadata()?, std::fs::metadata(&path)?);
+        if (opened.dev(), opened.ino()) != (checked.dev(), checked.ino()) {
+            return Err(outside());
+        }
+    }
+    Ok(file)
 }
 
 impl<'de> Deserialize<'de> for SafePath {

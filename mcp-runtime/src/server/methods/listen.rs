@@ -11,13 +11,13 @@ use crate::server::catalog::Catalog;
 use crate::server::parts::Parts;
 use crate::server::reply::{ErrorClass, Rejection, Reply};
 use crate::server::route::Prepared;
+use crate::server::slot::Slot;
 use crate::store::{Change, TaskStore};
 use futures_util::StreamExt;
 use futures_util::stream::{BoxStream, SelectAll};
 use serde_json::{Map, Value, json};
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use tokio_util::sync::CancellationToken;
 
 /// What a listen request asked for and what the server agreed to.
@@ -129,27 +129,6 @@ impl Filter {
     }
 }
 
-/// Counts live subscriptions; the count drops when the stream is dropped.
-pub(crate) struct LiveGuard(Arc<AtomicUsize>);
-
-impl LiveGuard {
-    /// Takes a slot, unless `max` are taken already.
-    pub(crate) fn acquire(count: &Arc<AtomicUsize>, max: usize) -> Option<LiveGuard> {
-        count
-            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
-                (n < max).then_some(n + 1)
-            })
-            .ok()
-            .map(|_| LiveGuard(Arc::clone(count)))
-    }
-}
-
-impl Drop for LiveGuard {
-    fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::AcqRel);
-    }
-}
-
 /// The tasks a listen stream watches: their changes, and what was last sent for each.
 pub(crate) struct TaskWatch {
     store: Arc<dyn TaskStore>,
@@ -210,7 +189,11 @@ pub(crate) struct Listen {
     pub(crate) transport_stop: Option<CancellationToken>,
     /// The graceful-close result, with the server's `_meta`.
     pub(crate) close: Option<String>,
-    pub(crate) _live: LiveGuard,
+    /// Sent instead of the result when the stream ends abruptly (the bus ended): the
+    /// `notifications/cancelled` naming the listen request, where the transport asks for
+    /// one (stdio).
+    pub(crate) teardown: Option<String>,
+    pub(crate) _live: Slot,
 }
 
 impl Listen {
@@ -220,6 +203,19 @@ impl Listen {
     }
 
     /// Also ends the stream gracefully when `token` is cancelled.
+    /// An abrupt end (the server can no longer feed the stream) sends
+    /// `notifications/cancelled` naming the listen request, then ends (stdio; on HTTP the
+    /// stream just closes).
+    pub(crate) fn cancel_on_teardown(&mut self) {
+        self.teardown = Some(envelope::notification(
+            crate::protocol::methods::NOTIFICATION_CANCELLED,
+            json!({
+                "requestId": self.id.to_value(),
+                "reason": "the server can no longer deliver this subscription",
+            }),
+        ));
+    }
+
     pub(crate) fn stop_with(&mut self, token: CancellationToken) {
         self.transport_stop = Some(token);
     }
@@ -267,7 +263,11 @@ impl Listen {
                     }
                 }
                 change = self.changes.next() => match change {
-                    None => return self.close.take(),
+                    None => {
+                        tracing::warn!("the notification bus ended; closing a subscription");
+                        self.close = None;
+                        return self.teardown.take();
+                    }
                     Some(c) => {
                         if let Some((method, mut params)) = self.filter.wants(&c) {
                             params.insert("_meta".into(), json!({ keys::SUBSCRIPTION_ID: self.id.to_value() }));
@@ -325,7 +325,7 @@ pub(crate) fn open(
         task_ids: Vec::new(),
     };
     let inner = &server.inner;
-    let Some(live) = LiveGuard::acquire(&inner.live, inner.limits.max_subscriptions) else {
+    let Some(live) = Slot::acquire(&inner.live, inner.limits.max_subscriptions) else {
         tracing::warn!("too many open subscriptions");
         return Prepared::Reply(Reply::rejection(
             Some(&id),
@@ -352,6 +352,7 @@ pub(crate) fn open(
         stop: inner.shutdown.child_token(),
         transport_stop: None,
         close: Some(close),
+        teardown: None,
         _live: live,
     })
 }
@@ -374,16 +375,5 @@ mod tests {
         assert!(f.wants(&Change::ResourceUpdated("a://xy".into())).is_none());
         assert!(Filter::parse(None).is_err());
         assert!(Filter::parse(Some(&json!({"toolsListChanged": "yes"}))).is_err());
-    }
-
-    #[test]
-    fn the_live_count_is_bounded_and_released() {
-        let count = Arc::new(AtomicUsize::new(0));
-        let a = LiveGuard::acquire(&count, 2).unwrap();
-        let _b = LiveGuard::acquire(&count, 2).unwrap();
-        assert!(LiveGuard::acquire(&count, 2).is_none());
-        drop(a);
-        assert_eq!(count.load(Ordering::Acquire), 1);
-        assert!(LiveGuard::acquire(&count, 2).is_some());
     }
 }

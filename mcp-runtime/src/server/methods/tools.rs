@@ -89,6 +89,10 @@ pub(crate) fn call(
     let mut arguments = Value::Object(arguments);
     for param in &tool.headers {
         let value = param.value(&arguments).filter(|v| !v.is_null());
+        if value.is_some_and(|v| !param.fits(v)) {
+            // Not an argument of the declared type: validation answers (`isError`).
+            continue;
+        }
         if let Err(e) = guard.check_param(param, value) {
             return super::reject(&parts, Rejection::header(e));
         }

@@ -1,6 +1,7 @@
 //! Streamable HTTP (2026-07-28): one POST endpoint; JSON responses, or SSE when the request
 //! streams notifications; header, Host/Origin, size and media-type rules.
 
+mod conn;
 mod headers;
 mod legacy;
 mod origin;
@@ -13,6 +14,7 @@ use crate::server::Server;
 use crate::server::parts::Streams;
 use crate::server::reply::{ErrorClass, Rejection, Reply};
 use crate::server::route::Prepared;
+use crate::server::slot::Slot;
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::{Request, State};
@@ -37,6 +39,26 @@ pub const DEFAULT_KEEP_ALIVE: Duration = Duration::from_secs(15);
 /// How long open connections may finish after shutdown begins.
 pub const DEFAULT_DRAIN: Duration = Duration::from_secs(30);
 
+/// How long a connection may stay silent while none of its requests is being served
+/// (first byte, keep-alive idle, slow header bytes).
+pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How long a request's headers may take, from the first byte.
+pub const DEFAULT_HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How long a request's body may take once its headers arrived.
+pub const DEFAULT_BODY_READ_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// How long a response write may make no progress (a client that stopped reading) before
+/// the connection is closed.
+pub const DEFAULT_WRITE_STALL_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// Default cap on open connections; past it, new connections wait in the listen backlog.
+pub const DEFAULT_MAX_CONNECTIONS: usize = 4096;
+
+/// The `Retry-After` (seconds) of a 503.
+pub const DEFAULT_RETRY_AFTER: u64 = 1;
+
 /// Settings of the HTTP transport, set through the methods of [`HttpServer`].
 #[derive(Debug, Clone)]
 pub(crate) struct HttpConfig {
@@ -44,7 +66,12 @@ pub(crate) struct HttpConfig {
     allowed_hosts: Option<Vec<String>>,
     allowed_origins: Vec<String>,
     body_limit: usize,
+    idle_timeout: Duration,
     header_read_timeout: Duration,
+    body_read_timeout: Duration,
+    write_stall_timeout: Duration,
+    max_connections: usize,
+    retry_after: u64,
     drain: Duration,
     keep_alive: Duration,
 }
@@ -56,7 +83,12 @@ impl Default for HttpConfig {
             allowed_hosts: Some(Vec::new()),
             allowed_origins: Vec::new(),
             body_limit: DEFAULT_BODY_LIMIT,
-            header_read_timeout: Duration::from_secs(10),
+            idle_timeout: DEFAULT_IDLE_TIMEOUT,
+            header_read_timeout: DEFAULT_HEADER_READ_TIMEOUT,
+            body_read_timeout: DEFAULT_BODY_READ_TIMEOUT,
+            write_stall_timeout: DEFAULT_WRITE_STALL_TIMEOUT,
+            max_connections: DEFAULT_MAX_CONNECTIONS,
+            retry_after: DEFAULT_RETRY_AFTER,
             drain: DEFAULT_DRAIN,
             keep_alive: DEFAULT_KEEP_ALIVE,
         }
@@ -170,6 +202,44 @@ impl HttpServer {
         self
     }
 
+    /// How long a connection may stay silent while none of its requests is being served:
+    /// before the first byte, between keep-alive requests, between header bytes (default
+    /// [`DEFAULT_IDLE_TIMEOUT`]). Applies to [`HttpServer::serve`].
+    pub fn idle_timeout(mut self, d: Duration) -> Self {
+        self.config.idle_timeout = d;
+        self
+    }
+    /// How long a request's headers may take (default [`DEFAULT_HEADER_READ_TIMEOUT`]).
+    /// Applies to [`HttpServer::serve`].
+    pub fn header_read_timeout(mut self, d: Duration) -> Self {
+        self.config.header_read_timeout = d;
+        self
+    }
+    /// How long a request's body may take to arrive (default
+    /// [`DEFAULT_BODY_READ_TIMEOUT`]); past it, 408.
+    pub fn body_read_timeout(mut self, d: Duration) -> Self {
+        self.config.body_read_timeout = d;
+        self
+    }
+    /// How long a response write may make no progress before the connection is closed
+    /// (default [`DEFAULT_WRITE_STALL_TIMEOUT`]): what a client that stops reading can pin
+    /// is freed. Applies to [`HttpServer::serve`].
+    pub fn write_stall_timeout(mut self, d: Duration) -> Self {
+        self.config.write_stall_timeout = d;
+        self
+    }
+    /// The most open connections (default [`DEFAULT_MAX_CONNECTIONS`]); more wait in the
+    /// listen backlog. Applies to [`HttpServer::serve`].
+    pub fn max_connections(mut self, n: usize) -> Self {
+        self.config.max_connections = n.max(1);
+        self
+    }
+    /// The `Retry-After` seconds of a 503 (default [`DEFAULT_RETRY_AFTER`]).
+    pub fn retry_after(mut self, secs: u64) -> Self {
+        self.config.retry_after = secs;
+        self
+    }
+
     /// How often an idle `subscriptions/listen` stream gets an SSE comment line (default
     /// [`DEFAULT_KEEP_ALIVE`]).
     pub fn keep_alive(mut self, every: Duration) -> Self {
@@ -195,7 +265,8 @@ impl HttpServer {
     /// Serves connections from `listener` until `shutdown` completes, then stops accepting
     /// and gives open connections the drain timeout to finish.
     ///
-    /// Connections get a header read timeout (10 s), which `axum::serve` does not set.
+    /// Each connection gets the idle, header-read and write-stall deadlines (which
+    /// `axum::serve` does not set); at most `max_connections` are open at once.
     pub async fn serve(
         self,
         listener: TcpListener,
@@ -212,18 +283,29 @@ impl HttpServer {
         let drain = self.config.drain;
         let server = self.server.clone();
         let sessions = Arc::clone(&self.sessions);
-        let header_timeout = self.config.header_read_timeout;
+        let cfg = self.config.clone();
         let router = self.into_router();
         let graceful = GracefulShutdown::new();
         let mut builder = hyper::server::conn::http1::Builder::new();
+        // hyper's header timer starts when it waits for a request, so it covers the idle
+        // time too: the idle deadline (ours) and the header deadline add up.
         builder
             .timer(TokioTimer::new())
-            .header_read_timeout(header_timeout)
+            .header_read_timeout(cfg.idle_timeout + cfg.header_read_timeout)
             .keep_alive(true);
+        let connections = Arc::new(tokio::sync::Semaphore::new(cfg.max_connections));
         let _ = TokioExecutor::new();
         tracing::info!("serving MCP on http://{local}/mcp");
         tokio::pin!(shutdown);
         loop {
+            // At the cap, stop accepting: new connections wait in the backlog.
+            let permit = tokio::select! {
+                p = Arc::clone(&connections).acquire_owned() => match p {
+                    Ok(p) => p,
+                    Err(_) => break,
+                },
+                () = &mut shutdown => break,
+            };
             let (stream, peer): (tokio::net::TcpStream, SocketAddr) = tokio::select! {
                 accepted = listener.accept() => match accepted {
                     Ok(a) => a,
@@ -237,13 +319,28 @@ impl HttpServer {
                 () = &mut shutdown => break,
             };
             let _ = stream.set_nodelay(true);
-            let service = TowerToHyperService::new(router.clone());
-            let conn = builder.serve_connection(TokioIo::new(stream), service);
+            // The connection is busy while one of its requests is served (until its response
+            // is fully sent); silence is then expected, and the idle deadline sleeps.
+            let busy = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+            let counted = Arc::clone(&busy);
+            let router = router.clone();
+            let service = tower::service_fn(move |req: hyper::Request<hyper::body::Incoming>| {
+                let held = Slot::enter(&counted);
+                let mut router = router.clone();
+                async move {
+                    let resp = tower::Service::call(&mut router, req).await?;
+                    Ok::<_, std::convert::Infallible>(resp.map(|b| conn::holding(b, vec![held])))
+                }
+            });
+            let io = conn::Deadlines::new(stream, cfg.idle_timeout, cfg.write_stall_timeout, busy);
+            let conn =
+                builder.serve_connection(TokioIo::new(io), TowerToHyperService::new(service));
             let conn = graceful.watch(conn);
             tokio::spawn(async move {
                 if let Err(e) = conn.await {
                     tracing::debug!(%peer, "connection ended: {e}");
                 }
+                drop(permit);
             });
         }
         drop(listener);
@@ -283,20 +380,12 @@ fn json_reply(r: Reply) -> Response {
     (status, [(header::CONTENT_TYPE, "application/json")], r.body).into_response()
 }
 
-/// An error response made by the transport itself (no request id could be read).
-fn rpc_error_response(class: ErrorClass, error: RpcError) -> Response {
-    json_reply(Reply::rejection(None, Rejection::new(class, error)))
-}
-
 /// The 403 answer to a failed Host/Origin check.
 fn forbidden(why: &str) -> Response {
-    let body = Reply::rejection(None, Rejection::malformed(&format!("forbidden: {why}"))).body;
-    (
+    refuse(
         StatusCode::FORBIDDEN,
-        [(header::CONTENT_TYPE, "application/json")],
-        body,
+        RpcError::invalid_request(format!("forbidden: {why}")),
     )
-        .into_response()
 }
 
 async fn handle_get_or_delete(State(s): State<Arc<HttpServer>>, req: Request) -> Response {
@@ -320,17 +409,52 @@ async fn handle_get_or_delete(State(s): State<Arc<HttpServer>>, req: Request) ->
 }
 
 async fn handle_post(State(s): State<Arc<HttpServer>>, req: Request) -> Response {
+    let mut resp = serve_post(&s, req).await;
+    if resp.status() == StatusCode::SERVICE_UNAVAILABLE
+        && !resp.headers().contains_key(header::RETRY_AFTER)
+    {
+        resp.headers_mut()
+            .insert(header::RETRY_AFTER, s.config.retry_after.into());
+    }
+    resp
+}
+
+/// An error the transport answers itself, before anything was routed: a JSON-RPC error
+/// body (no id) with `status`.
+fn refuse(status: StatusCode, error: RpcError) -> Response {
+    let body = Reply::rejection(None, Rejection::new(ErrorClass::Malformed, error)).body;
+    (status, [(header::CONTENT_TYPE, "application/json")], body).into_response()
+}
+
+/// A reply in the media type the client accepts: JSON, or one SSE event when it accepts
+/// only `text/event-stream`.
+fn answer(r: Reply, accepts_json: bool) -> Response {
+    if accepts_json {
+        json_reply(r)
+    } else {
+        let status = status_of(r.error);
+        let mut resp = sse::sse_response(
+            None,
+            None::<std::pin::Pin<Box<std::future::Ready<Reply>>>>,
+            mpsc::channel(1).1,
+            Some(r.body),
+        );
+        *resp.status_mut() = status;
+        resp
+    }
+}
+
+async fn serve_post(s: &HttpServer, req: Request) -> Response {
     if let Err(why) = origin::check_host_origin(&s.config, &req) {
         return forbidden(why);
     }
     debug_assert_eq!(req.method(), Method::POST);
     let (parts, body) = req.into_parts();
     if !headers::is_json_content_type(&parts.headers) {
-        return (
+        return refuse(
             StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            "Content-Type must be application/json",
-        )
-            .into_response();
+            RpcError::invalid_request("Content-Type must be application/json"),
+        );
     }
     if parts
         .headers
@@ -338,49 +462,95 @@ async fn handle_post(State(s): State<Arc<HttpServer>>, req: Request) -> Response
         .iter()
         .any(|v| !v.as_bytes().eq_ignore_ascii_case(b"identity"))
     {
-        return (
+        return refuse(
             StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            "request Content-Encoding is not supported",
-        )
-            .into_response();
+            RpcError::invalid_request("request Content-Encoding is not supported"),
+        );
     }
     let (accepts_json, accepts_sse) = headers::accepted(&parts.headers);
     if !accepts_json && !accepts_sse {
-        return (
+        return refuse(
             StatusCode::NOT_ACCEPTABLE,
-            "Accept must allow application/json or text/event-stream",
-        )
-            .into_response();
+            RpcError::invalid_request("Accept must allow application/json or text/event-stream"),
+        );
     }
+    // Admission, before the body is read: a busy server answers at once, and closes the
+    // connection (the unread body cannot be skipped safely).
+    let Some(slot) = s.server.inner.admit() else {
+        tracing::warn!("too many requests in flight");
+        let mut resp = refuse(
+            StatusCode::SERVICE_UNAVAILABLE,
+            RpcError::internal("Too many requests in flight; try again later"),
+        );
+        resp.headers_mut().insert(
+            header::CONNECTION,
+            axum::http::HeaderValue::from_static("close"),
+        );
+        return resp;
+    };
     let limit = s.config.body_limit;
+    let too_large = || {
+        refuse(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            RpcError::invalid_request(format!("the request body is larger than {limit} bytes")),
+        )
+    };
     let declared = parts
         .headers
         .get(header::CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse::<u64>().ok());
     if declared.is_some_and(|n| n > limit as u64) {
-        return (StatusCode::PAYLOAD_TOO_LARGE, "request body too large").into_response();
+        return too_large();
     }
-    let bytes: Bytes = match http_body_util::Limited::new(body, limit).collect().await {
-        Ok(c) => c.to_bytes(),
-        Err(e) => {
+    let deadline = s.config.body_read_timeout;
+    let read = http_body_util::Limited::new(body, limit).collect();
+    let bytes: Bytes = match tokio::time::timeout(deadline, read).await {
+        Ok(Ok(c)) => c.to_bytes(),
+        Ok(Err(e))
             if e.downcast_ref::<http_body_util::LengthLimitError>()
-                .is_some()
-            {
-                return (StatusCode::PAYLOAD_TOO_LARGE, "request body too large").into_response();
-            }
-            return (StatusCode::BAD_REQUEST, "could not read the request body").into_response();
+                .is_some() =>
+        {
+            return too_large();
+        }
+        Ok(Err(_)) => {
+            return refuse(
+                StatusCode::BAD_REQUEST,
+                RpcError::invalid_request("the request body could not be read"),
+            );
+        }
+        Err(_) => {
+            tracing::debug!("request body too slow");
+            let mut resp = refuse(
+                StatusCode::REQUEST_TIMEOUT,
+                RpcError::invalid_request(format!(
+                    "the request body did not arrive within {deadline:?}"
+                )),
+            );
+            resp.headers_mut().insert(
+                header::CONNECTION,
+                axum::http::HeaderValue::from_static("close"),
+            );
+            return resp;
         }
     };
     let msg = match parse_strict(&bytes) {
         Ok(v) => v,
-        Err(e) => return rpc_error_response(ErrorClass::Malformed, RpcError::parse_error(e)),
+        Err(e) => {
+            return answer(
+                Reply::rejection(
+                    None,
+                    Rejection::new(ErrorClass::Malformed, RpcError::parse_error(e)),
+                ),
+                accepts_json,
+            );
+        }
     };
     let msg = match s
         .legacy_post(msg, &parts.headers, (accepts_json, accepts_sse))
         .await
     {
-        Ok(resp) => return resp,
+        Ok(resp) => return resp.map(|b| conn::holding(b, vec![slot])),
         Err(msg) => msg,
     };
 
@@ -393,24 +563,29 @@ async fn handle_post(State(s): State<Arc<HttpServer>>, req: Request) -> Response
         .server
         .prepare(msg, &HeaderGuard::new(&parts.headers), streams)
     {
-        Prepared::Reply(r) => return json_reply(r),
+        Prepared::Reply(r) => return answer(r, accepts_json),
         Prepared::Notification { .. } | Prepared::Answer => {
             return StatusCode::ACCEPTED.into_response();
         }
         Prepared::Listen(listen) if accepts_sse => {
+            // Counted among open listen streams, not among requests in flight.
+            drop(slot);
             return sse::listen_response(listen, s.config.keep_alive);
         }
         Prepared::Listen(_) => {
-            return (
+            return refuse(
                 StatusCode::NOT_ACCEPTABLE,
-                "subscriptions/listen answers with text/event-stream; add it to Accept",
-            )
-                .into_response();
+                RpcError::invalid_request(
+                    "subscriptions/listen answers with text/event-stream; add it to Accept",
+                ),
+            );
         }
         Prepared::Call(job) => job,
     };
     let rx = job.take_notifications();
-    respond(job.run(), rx, accepts_json).await
+    respond(job.run(), rx, accepts_json)
+        .await
+        .map(|b| conn::holding(b, vec![slot]))
 }
 
 /// The answer to a request that runs: JSON, unless the handler streams (its first
@@ -421,7 +596,7 @@ where
     F: Future<Output = Reply> + Send + 'static,
 {
     let Some(mut rx) = rx else {
-        return json_reply(fut.await);
+        return answer(fut.await, accepts_json);
     };
     let mut fut = Box::pin(fut);
     if !accepts_json {

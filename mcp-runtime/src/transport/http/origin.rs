@@ -19,7 +19,9 @@ pub(super) fn check_host_origin(cfg: &HttpConfig, req: &Request) -> Result<(), &
             (None, Some(_), Some(_)) => return Err("repeated Host header"),
             (None, None, _) => return Err("missing Host header"),
         };
-        let name = host_name(host);
+        let Some(name) = host_of(host) else {
+            return Err("malformed Host header");
+        };
         if !is_loopback_name(name)
             && !allowed
                 .iter()
@@ -44,10 +46,10 @@ pub(super) fn check_host_origin(cfg: &HttpConfig, req: &Request) -> Result<(), &
             else {
                 return Err("Origin is not allowed");
             };
-            if rest.contains(['/', '@', '?', '#']) {
+            let Some(name) = host_of(rest) else {
                 return Err("malformed Origin");
-            }
-            if is_loopback_name(host_name(rest)) || cfg.allowed_origins.contains(&o) {
+            };
+            if is_loopback_name(name) || cfg.allowed_origins.contains(&o) {
                 Ok(())
             } else {
                 Err("Origin is not allowed")
@@ -56,12 +58,41 @@ pub(super) fn check_host_origin(cfg: &HttpConfig, req: &Request) -> Result<(), &
     }
 }
 
-/// `host[:port]` → `host` (keeps IPv6 brackets).
-fn host_name(authority: &str) -> &str {
-    if let Some(end) = authority.find(']') {
-        return &authority[..=end];
-    }
-    authority.split(':').next().unwrap_or(authority)
+/// `host[:port]` → `host` (IPv6 keeps its brackets), or `None` when the text is not a
+/// plain authority: userinfo (`a@b`), a path, a bad port or any other stray character is
+/// refused, so what is checked is what a client would connect to.
+fn host_of(authority: &str) -> Option<&str> {
+    let (host, port) = match authority.strip_prefix('[') {
+        Some(rest) => {
+            let end = rest.find(']')?;
+            let inner = &rest[..end];
+            if inner.is_empty()
+                || !inner
+                    .bytes()
+                    .all(|b| b.is_ascii_hexdigit() || b == b':' || b == b'.')
+            {
+                return None;
+            }
+            let after = &rest[end + 1..];
+            let port = match after {
+                "" => None,
+                p => Some(p.strip_prefix(':')?),
+            };
+            (&authority[..end + 2], port)
+        }
+        None => match authority.split_once(':') {
+            Some((h, p)) => (h, Some(p)),
+            None => (authority, None),
+        },
+    };
+    let host_ok = !host.is_empty()
+        && (host.starts_with('[')
+            || host
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_')));
+    let port_ok =
+        port.is_none_or(|p| !p.is_empty() && p.len() <= 5 && p.bytes().all(|b| b.is_ascii_digit()));
+    (host_ok && port_ok).then_some(host)
 }
 
 fn is_loopback_name(name: &str) -> bool {
@@ -76,9 +107,24 @@ mod tests {
 
     #[test]
     fn hosts() {
-        assert_eq!(host_name("127.0.0.1:3000"), "127.0.0.1");
-        assert_eq!(host_name("[::1]:80"), "[::1]");
-        assert!(is_loopback_name(host_name("localhost:1")));
-        assert!(!is_loopback_name(host_name("localhost.evil.com")));
+        assert_eq!(host_of("127.0.0.1:3000"), Some("127.0.0.1"));
+        assert_eq!(host_of("[::1]:80"), Some("[::1]"));
+        assert_eq!(host_of("example.com"), Some("example.com"));
+        assert!(is_loopback_name(host_of("localhost:1").unwrap()));
+        assert!(!is_loopback_name(host_of("localhost.evil.com").unwrap()));
+        for bad in [
+            "127.0.0.1:3000@other.example",
+            "127.0.0.1@other.example",
+            "localhost:80:81",
+            "localhost:",
+            "localhost:99999x",
+            "local host",
+            "[::1",
+            "[::1]x",
+            "[zz]",
+            "",
+        ] {
+            assert_eq!(host_of(bad), None, "{bad}");
+        }
     }
 }

@@ -40,7 +40,7 @@ async fn complete_path(partial: String, known: KnownArguments) -> Vec<String> {
 /// A file under the root.
 #[resource("file:///{+path}", name = "file", mime_type = "text/plain", list = list_files)]
 async fn file(#[arg(complete = complete_path)] path: SafePath, root: State<Root>) -> Result<Vec<u8>, Error> {
-    Ok(std::fs::read(path.under(&root.0))?)
+    Ok(path.read_under(&root.0).await?)
 }
 
 /// Weather in a city.

@@ -9,7 +9,7 @@ impl Calc {
         String::new()
     }
 
-    /// Not async.
+    /// A bad name (a plain `fn` is fine: it runs on the blocking pool).
     #[tool(name = "x y")]
     fn blocking(&self) -> String {
         String::new()

@@ -1,0 +1,678 @@
+//! Hostile clients and faulty networks, at the wire: slow bodies and headers, idle and
+//! stalled connections, load shedding (requests in flight, listen streams, connections),
+//! blocking tools, symlinks out of a `SafePath` root, malformed envelopes and headers, and
+//! the spec points a review found unmet.
+
+mod common;
+
+use common::*;
+use mcp_runtime::config::Limits;
+use mcp_runtime::{
+    Error, Input, Progress, SafePath, Server, State, resource, resources, tool, tools,
+};
+use serde_json::{Value, json};
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::sync::{Arc, Barrier};
+use std::time::{Duration, Instant};
+use tokio::sync::Notify;
+
+/// Says hi.
+#[tool]
+async fn hi() -> &'static str {
+    "hi"
+}
+
+/// Returns `kib` KiB of text.
+#[tool]
+async fn big(kib: u32) -> String {
+    "x".repeat(kib as usize * 1024)
+}
+
+/// Waits until released.
+#[tool]
+async fn held(gate: State<Arc<Notify>>) -> &'static str {
+    gate.notified().await;
+    "released"
+}
+
+/// Blocks its thread at the barrier (a plain `fn`: it runs on the blocking pool).
+#[tool]
+fn busy(barrier: State<Arc<Barrier>>) -> &'static str {
+    barrier.wait();
+    "done"
+}
+
+/// Reports progress from a task it leaves behind, after it answered.
+#[tool]
+async fn leaves_a_task(progress: Progress) -> &'static str {
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        progress.report(1.0, None, Some("too late"));
+    });
+    "answered"
+}
+
+/// Asks a form question.
+#[tool]
+async fn asks_form(input: Input) -> Result<String, Error> {
+    #[derive(serde::Deserialize, schemars::JsonSchema)]
+    struct Ok_ {
+        ok: bool,
+    }
+    let a: Ok_ = input.elicit("ok", "OK?").await?.accepted()?;
+    Ok(a.ok.to_string())
+}
+
+/// Asks the client's model, offering it a tool.
+#[tool]
+async fn samples_with_tools(input: Input) -> Result<String, Error> {
+    let params = json!({"messages": [], "maxTokens": 10, "tools": [{"name": "t", "inputSchema": {"type": "object"}}]});
+    let r = input.sample("s", params).await?;
+    Ok(r.to_string())
+}
+
+/// Routes by region; `region` is mirrored in `Mcp-Param-Region`.
+#[tool]
+async fn routed(#[arg(header = "Region")] region: String) -> String {
+    region
+}
+
+/// A file of the served root.
+#[resource("files:///{+path}")]
+async fn file(path: SafePath, root: State<std::path::PathBuf>) -> Result<String, Error> {
+    let bytes = path.read_under(&*root).await?;
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+fn server(limits: Limits, root: std::path::PathBuf) -> (Server, Arc<Notify>, Arc<Barrier>) {
+    let gate = Arc::new(Notify::new());
+    let barrier = Arc::new(Barrier::new(4));
+    let server = Server::builder("hostile", "1.0")
+        .limits(limits)
+        .tools(tools![
+            hi,
+            big,
+            held,
+            busy,
+            leaves_a_task,
+            asks_form,
+            samples_with_tools,
+            routed
+        ])
+        .resources(resources![file])
+        .state(Arc::clone(&gate))
+        .state(Arc::clone(&barrier))
+        .state(root)
+        .request_state(mcp_runtime::config::RequestState::single_instance())
+        .build()
+        .unwrap();
+    (server, gate, barrier)
+}
+
+fn plain() -> Server {
+    server(Limits::default(), std::env::temp_dir()).0
+}
+
+fn call(id: u64, name: &str, arguments: Value) -> Value {
+    request(
+        json!(id),
+        "tools/call",
+        json!({"name": name, "arguments": arguments}),
+    )
+}
+
+/// The request bytes of `body` with the standard headers, `Connection: close` dropped
+/// when `keep` (so the socket stays open).
+fn bytes_of(addr: SocketAddr, body: &Value, keep: bool) -> Vec<u8> {
+    let headers = standard_headers(body);
+    let h: Vec<(&str, &str)> = headers
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .collect();
+    let b = post_bytes(addr, body.to_string().as_bytes(), &h);
+    if keep {
+        String::from_utf8(b)
+            .unwrap()
+            .replace("Connection: close\r\n", "")
+            .into_bytes()
+    } else {
+        b
+    }
+}
+
+/// Reads until the server closes the connection (or `limit` passes); whether it closed.
+fn closed_within(s: &mut TcpStream, limit: Duration) -> bool {
+    s.set_read_timeout(Some(Duration::from_millis(50))).unwrap();
+    let start = Instant::now();
+    let mut buf = [0u8; 65536];
+    while start.elapsed() < limit {
+        match s.read(&mut buf) {
+            Ok(0) => return true,
+            Ok(_) => {}
+            Err(e)
+                if e.kind() == std::io::ErrorKind::WouldBlock
+                    || e.kind() == std::io::ErrorKind::TimedOut => {}
+            Err(_) => return true,
+        }
+    }
+    false
+}
+
+#[test]
+fn slow_bodies_idle_connections_and_slow_headers_are_cut_off() {
+    let http = plain()
+        .http()
+        .idle_timeout(Duration::from_millis(300))
+        .header_read_timeout(Duration::from_millis(700))
+        .body_read_timeout(Duration::from_millis(600));
+    let addr = serve_in_background(http);
+
+    // A body one byte every 200 ms: 408 with a JSON-RPC error, and the connection closes.
+    let body = call(1, "hi", json!({})).to_string();
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nAccept: application/json\r\nMCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/call\r\nMcp-Name: hi\r\nContent-Length: {}\r\n\r\n",
+        body.len()
+    );
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.write_all(head.as_bytes()).unwrap();
+    s.set_read_timeout(Some(Duration::from_millis(200)))
+        .unwrap();
+    let mut got = Vec::new();
+    for b in body.bytes() {
+        if s.write_all(&[b]).is_err() {
+            break;
+        }
+        let mut chunk = [0u8; 4096];
+        match s.read(&mut chunk) {
+            Ok(0) => break,
+            Ok(n) => got.extend_from_slice(&chunk[..n]),
+            Err(_) => {}
+        }
+        if got.windows(4).any(|w| w == b"\r\n\r\n") {
+            break;
+        }
+    }
+    let r = parse_response(&got);
+    assert_eq!(r.status, 408, "{}", r.text());
+    assert_eq!(r.json()["error"]["code"], -32600);
+    assert!(closed_within(&mut s, Duration::from_secs(3)));
+
+    // Silence before the first byte: closed after the idle deadline.
+    let mut idle = TcpStream::connect(addr).unwrap();
+    let start = Instant::now();
+    assert!(closed_within(&mut idle, Duration::from_secs(5)));
+    assert!(start.elapsed() >= Duration::from_millis(250));
+
+    // Header bytes one every 250 ms: the header deadline (idle + header read) ends it.
+    let mut slow = TcpStream::connect(addr).unwrap();
+    let start = Instant::now();
+    let mut open = true;
+    for b in b"POST /mcp HTTP/1.1\r\nHost: x\r\nX-Slow: aaaaaaaaaaaaaaaaaaaa" {
+        if slow.write_all(&[*b]).is_err() {
+            open = false;
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(250));
+        if start.elapsed() > Duration::from_secs(4) {
+            break;
+        }
+    }
+    assert!(!open || closed_within(&mut slow, Duration::from_secs(3)));
+    assert!(
+        start.elapsed() < Duration::from_secs(4),
+        "a slow header held the connection"
+    );
+}
+
+#[test]
+fn a_client_that_stops_reading_is_dropped_and_frees_its_request() {
+    let (server, _, _) = server(Limits::default().max_in_flight(1), std::env::temp_dir());
+    let addr = serve_in_background(
+        server
+            .http()
+            .write_stall_timeout(Duration::from_millis(300)),
+    );
+    // 16 MiB the client never reads: the write stalls, the connection is closed, and the
+    // request's slot comes back.
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.write_all(&bytes_of(
+        addr,
+        &call(1, "big", json!({"kib": 16384})),
+        true,
+    ))
+    .unwrap();
+    let mut served = false;
+    for _ in 0..100 {
+        std::thread::sleep(Duration::from_millis(100));
+        let r = post(addr, &call(2, "hi", json!({})));
+        if r.status == 200 {
+            served = true;
+            break;
+        }
+        assert_eq!(r.status, 503, "{}", r.text());
+    }
+    assert!(served, "the stalled response never let go of its slot");
+    drop(s);
+}
+
+#[test]
+fn over_the_in_flight_cap_requests_get_503_with_retry_after() {
+    let (server, gate, _) = server(Limits::default().max_in_flight(2), std::env::temp_dir());
+    let addr = serve_in_background(server.http().retry_after(7));
+    let waiting: Vec<_> = (0..2)
+        .map(|i| std::thread::spawn(move || post(addr, &call(10 + i, "held", json!({})))))
+        .collect();
+    std::thread::sleep(Duration::from_millis(300));
+    // Headers only: the body is never needed to refuse.
+    let mut s = TcpStream::connect(addr).unwrap();
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nAccept: application/json\r\nContent-Length: 100000\r\n\r\n"
+    );
+    s.write_all(head.as_bytes()).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let mut buf = Vec::new();
+    let _ = s.read_to_end(&mut buf);
+    let r = parse_response(&buf);
+    assert_eq!(r.status, 503);
+    assert_eq!(r.header("retry-after"), Some("7"));
+    assert_eq!(r.json()["error"]["code"], -32603);
+    // Released, the two finish, and requests are served again.
+    while waiting.iter().any(|w| !w.is_finished()) {
+        gate.notify_waiters();
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    for w in waiting {
+        assert_eq!(
+            w.join().unwrap().json()["result"]["content"][0]["text"],
+            "released"
+        );
+    }
+    assert_eq!(post(addr, &call(3, "hi", json!({}))).status, 200);
+}
+
+#[test]
+fn over_the_listen_cap_streams_get_503_with_retry_after() {
+    let s = Server::builder("x", "1")
+        .tools(tools![hi])
+        .limits(Limits::default().max_subscriptions(1))
+        .build()
+        .unwrap();
+    let addr = serve_in_background(s.http());
+    let listen = request(
+        json!(1),
+        "subscriptions/listen",
+        json!({"notifications": {"toolsListChanged": true}}),
+    );
+    let mut first = Sse::send(addr, &bytes_of(addr, &listen, true));
+    assert!(
+        first.next(Duration::from_secs(5)).is_some(),
+        "the first stream's ack"
+    );
+    let r = post(
+        addr,
+        &request(
+            json!(2),
+            "subscriptions/listen",
+            json!({"notifications": {}}),
+        ),
+    );
+    assert_eq!(r.status, 503);
+    assert_eq!(r.header("retry-after"), Some("1"));
+}
+
+#[test]
+fn past_the_connection_cap_new_connections_wait() {
+    let addr = serve_in_background(
+        plain()
+            .http()
+            .max_connections(1)
+            .idle_timeout(Duration::from_secs(10)),
+    );
+    let holder = TcpStream::connect(addr).unwrap();
+    std::thread::sleep(Duration::from_millis(100));
+    let mut waiting = TcpStream::connect(addr).unwrap();
+    waiting
+        .write_all(&bytes_of(addr, &call(1, "hi", json!({})), false))
+        .unwrap();
+    waiting
+        .set_read_timeout(Some(Duration::from_millis(400)))
+        .unwrap();
+    let mut buf = [0u8; 16];
+    assert!(waiting.read(&mut buf).is_err(), "served past the cap");
+    drop(holder);
+    waiting
+        .set_read_timeout(Some(Duration::from_secs(5)))
+        .unwrap();
+    let mut all = Vec::new();
+    waiting.read_to_end(&mut all).unwrap();
+    assert_eq!(parse_response(&all).status, 200);
+}
+
+#[test]
+fn blocking_tools_do_not_hold_up_other_requests() {
+    let (server, _, barrier) = server(Limits::default(), std::env::temp_dir());
+    // Two runtime workers (as serve_in_background has), three blocked tools.
+    let addr = serve_in_background(server.http());
+    let blocked: Vec<_> = (0..3)
+        .map(|i| std::thread::spawn(move || post(addr, &call(20 + i, "busy", json!({})))))
+        .collect();
+    std::thread::sleep(Duration::from_millis(300));
+    let r = post(addr, &request(json!(1), "server/discover", json!({})));
+    assert_eq!(r.json()["result"]["resultType"], "complete");
+    barrier.wait();
+    for b in blocked {
+        assert_eq!(
+            b.join().unwrap().json()["result"]["content"][0]["text"],
+            "done"
+        );
+    }
+}
+
+#[test]
+fn safe_paths_do_not_follow_symlinks_out_of_the_root() {
+    use std::os::unix::fs::symlink;
+    let base = std::env::temp_dir().join(format!("mcp-safe-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&base);
+    let (root, outside) = (base.join("root"), base.join("outside"));
+    std::fs::create_dir_all(root.join("sub")).unwrap();
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::write(root.join("sub/ok.txt"), "inside").unwrap();
+    std::fs::write(outside.join("secret.txt"), "SECRET").unwrap();
+    symlink(outside.join("secret.txt"), root.join("file-link")).unwrap();
+    symlink(&outside, root.join("dir-link")).unwrap();
+    symlink("sub/ok.txt", root.join("inner-link")).unwrap();
+
+    let (server, _, _) = server(Limits::default(), root.clone());
+    let client = mcp_runtime::testing::TestClient::new(server);
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        assert_eq!(
+            client
+                .read_resource("files:///sub/ok.txt")
+                .await
+                .unwrap()
+                .text(),
+            "inside"
+        );
+        assert_eq!(
+            client
+                .read_resource("files:///inner-link")
+                .await
+                .unwrap()
+                .text(),
+            "inside"
+        );
+        for uri in ["files:///file-link", "files:///dir-link/secret.txt"] {
+            let e = client.read_resource(uri).await.unwrap_err();
+            assert_eq!(e.code, -32602, "{uri}: {e}");
+            assert!(e.message.contains("Resource not found"), "{e}");
+            assert!(!e.message.contains("SECRET"));
+        }
+    });
+
+    // A link swapped back and forth while it is opened never reads outside.
+    let flip = root.join("flip");
+    symlink("sub/ok.txt", &flip).unwrap();
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let swapper = {
+        let (flip, stop, secret) = (flip.clone(), Arc::clone(&stop), outside.join("secret.txt"));
+        std::thread::spawn(move || {
+            let tmp = flip.with_extension("tmp");
+            let mut n = 0u32;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                let target = if n.is_multiple_of(2) {
+                    secret.clone()
+                } else {
+                    "sub/ok.txt".into()
+                };
+                let _ = std::fs::remove_file(&tmp);
+                symlink(&target, &tmp).unwrap();
+                std::fs::rename(&tmp, &flip).unwrap();
+                n += 1;
+            }
+        })
+    };
+    let p = SafePath::new("flip").unwrap();
+    let mut inside = 0;
+    for _ in 0..2000 {
+        match p.open_under(&root) {
+            Ok(mut f) => {
+                let mut s = String::new();
+                f.read_to_string(&mut s).unwrap();
+                assert_eq!(s, "inside", "read through a swapped link");
+                inside += 1;
+            }
+            Err(e) => assert_eq!(e.kind(), std::io::ErrorKind::NotFound),
+        }
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    swapper.join().unwrap();
+    assert!(inside > 0);
+    let _ = std::fs::remove_dir_all(&base);
+}
+
+#[test]
+fn envelopes_hosts_and_media_types_are_checked_at_the_wire() {
+    let addr = serve_in_background(plain().http());
+    // `method` and `result` together: not a valid message.
+    let mut both = request(json!(1), "tools/list", json!({}));
+    both["result"] = json!({});
+    let r = post(addr, &both);
+    assert_eq!(
+        (r.status, r.json()["error"]["code"].clone()),
+        (400, json!(-32600))
+    );
+    // A Host with userinfo smuggled in is not loopback.
+    let body = request(json!(2), "server/discover", json!({})).to_string();
+    let req = format!(
+        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{}@other.example\r\nContent-Type: application/json\r\nAccept: application/json\r\nMCP-Protocol-Version: 2026-07-28\r\nMcp-Method: server/discover\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        addr.port(),
+        body.len()
+    );
+    let r = raw(addr, req.as_bytes());
+    assert_eq!(r.status, 403);
+    assert_eq!(r.json()["error"]["code"], -32600);
+    // SSE only: even an immediate answer comes as an event.
+    let b = request(json!(3), "server/discover", json!({}));
+    let r = post_with(addr, &b, &["Accept"], &[("Accept", "text/event-stream")]);
+    assert_eq!(r.header("content-type"), Some("text/event-stream"));
+    assert_eq!(r.sse_events()[0]["result"]["resultType"], "complete");
+    // The transport's own refusals carry JSON-RPC error bodies.
+    let r = post_with(
+        addr,
+        &b,
+        &["Content-Type"],
+        &[("Content-Type", "text/plain")],
+    );
+    assert_eq!(
+        (r.status, r.json()["error"]["code"].clone()),
+        (415, json!(-32600))
+    );
+    let r = post_with(addr, &b, &["Accept"], &[("Accept", "text/html")]);
+    assert_eq!(
+        (r.status, r.json()["error"]["code"].clone()),
+        (406, json!(-32600))
+    );
+    // Declared too large: refused before the body is read.
+    let mut s = TcpStream::connect(addr).unwrap();
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nAccept: application/json\r\nContent-Length: {}\r\n\r\n{{",
+        5 << 20
+    );
+    s.write_all(head.as_bytes()).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let mut buf = Vec::new();
+    let _ = s.read_to_end(&mut buf);
+    let r = parse_response(&buf);
+    assert_eq!(
+        (r.status, r.json()["error"]["code"].clone()),
+        (413, json!(-32600))
+    );
+}
+
+#[test]
+fn capabilities_are_checked_to_the_sub_capability() {
+    let addr = serve_in_background(plain().http());
+    // Only URL-mode elicitation declared: a form question is refused, naming form mode.
+    let mut b = call(1, "asks_form", json!({}));
+    b["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"] =
+        json!({"elicitation": {"url": {}}});
+    let e = post(addr, &b).json();
+    assert_eq!(e["error"]["code"], -32021, "{e}");
+    assert_eq!(
+        e["error"]["data"]["requiredCapabilities"],
+        json!({"elicitation": {"form": {}}})
+    );
+    // Sampling with tools needs `sampling.tools`.
+    let mut b = call(2, "samples_with_tools", json!({}));
+    b["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"] = json!({"sampling": {}});
+    let e = post(addr, &b).json();
+    assert_eq!(
+        e["error"]["data"]["requiredCapabilities"],
+        json!({"sampling": {"tools": {}}})
+    );
+    // A mirrored argument of the wrong JSON type is a schema failure (isError), not -32020.
+    let b = call(3, "routed", json!({"region": 7}));
+    let r = post_with(addr, &b, &[], &[("Mcp-Param-Region", "7")]);
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(r.json()["result"]["isError"], true);
+}
+
+#[test]
+fn a_declared_schema_dialect_is_honoured_and_an_unknown_one_refused() {
+    let draft4 = r#"{"$schema": "http://json-schema.org/draft-04/schema#", "type": "object",
+        "properties": {"n": {"type": "integer", "maximum": 5, "exclusiveMaximum": true}}}"#;
+    let tool = mcp_runtime::def::ToolDef::new(
+        "bounded",
+        mcp_runtime::handler::Signature::new(),
+        |_c| async { Ok::<_, Error>("ok") },
+    )
+    .description("Takes n < 5.")
+    .input_schema_json(draft4);
+    let s = Server::builder("x", "1").tool(tool).build().unwrap();
+    let client = mcp_runtime::testing::TestClient::new(s);
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        assert!(
+            client
+                .call_tool("bounded", json!({"n": 5}))
+                .await
+                .unwrap()
+                .is_error()
+        );
+        assert!(
+            !client
+                .call_tool("bounded", json!({"n": 4}))
+                .await
+                .unwrap()
+                .is_error()
+        );
+    });
+    let odd =
+        mcp_runtime::def::ToolDef::new("odd", mcp_runtime::handler::Signature::new(), |_c| async {
+            Ok::<_, Error>("ok")
+        })
+        .description("Odd dialect.")
+        .input_schema_json(r#"{"$schema": "https://example.com/dialect", "type": "object"}"#);
+    let err = Server::builder("x", "1").tool(odd).build().unwrap_err();
+    assert!(
+        err.to_string().contains("unsupported JSON Schema dialect"),
+        "{err}"
+    );
+}
+
+/// The stdio transport in-process, over a pipe, line by line.
+struct Pipe {
+    write: tokio::io::WriteHalf<tokio::io::DuplexStream>,
+    lines: tokio::io::Lines<tokio::io::BufReader<tokio::io::ReadHalf<tokio::io::DuplexStream>>>,
+}
+
+impl Pipe {
+    fn serve(server: Server) -> Pipe {
+        use tokio::io::AsyncBufReadExt;
+        let (ours, theirs) = tokio::io::duplex(1 << 16);
+        let (r, w) = tokio::io::split(theirs);
+        tokio::spawn(server.serve_io(r, w, std::future::pending()));
+        let (read, write) = tokio::io::split(ours);
+        Pipe {
+            write,
+            lines: tokio::io::BufReader::new(read).lines(),
+        }
+    }
+    async fn send(&mut self, v: &Value) {
+        use tokio::io::AsyncWriteExt;
+        self.write
+            .write_all(format!("{v}\n").as_bytes())
+            .await
+            .unwrap();
+    }
+    async fn next(&mut self, wait: Duration) -> Option<Value> {
+        let line = tokio::time::timeout(wait, self.lines.next_line())
+            .await
+            .ok()?;
+        line.unwrap().map(|l| serde_json::from_str(&l).unwrap())
+    }
+}
+
+#[tokio::test]
+async fn stdio_keeps_ids_apart_and_a_finished_request_quiet() {
+    let (server, gate, _) = server(Limits::default(), std::env::temp_dir());
+    let mut p = Pipe::serve(server);
+    // An id still in flight cannot be reused; the first request is unaffected.
+    p.send(&call(1, "held", json!({}))).await;
+    p.send(&call(1, "hi", json!({}))).await;
+    let refused = p.next(Duration::from_secs(5)).await.unwrap();
+    assert_eq!(refused["error"]["code"], -32600, "{refused}");
+    p.send(
+        &json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}}),
+    )
+    .await;
+    gate.notify_waiters();
+    assert!(
+        p.next(Duration::from_millis(300)).await.is_none(),
+        "the cancelled request answered"
+    );
+
+    // Progress from a task the handler left behind stops with its answer.
+    let mut b = call(2, "leaves_a_task", json!({}));
+    b["params"]["_meta"]["progressToken"] = json!("t");
+    p.send(&b).await;
+    let answer = p.next(Duration::from_secs(5)).await.unwrap();
+    assert_eq!(answer["id"], 2);
+    assert!(
+        p.next(Duration::from_millis(400)).await.is_none(),
+        "progress after the answer"
+    );
+}
+
+/// A bus whose stream ends at once: the server can no longer feed listen streams.
+struct EndingBus;
+
+impl mcp_runtime::store::NotificationBus for EndingBus {
+    fn publish(&self, _: mcp_runtime::Change) {}
+    fn subscribe(&self) -> futures_util::stream::BoxStream<'static, mcp_runtime::Change> {
+        Box::pin(futures_util::stream::empty())
+    }
+}
+
+#[tokio::test]
+async fn on_stdio_an_abrupt_end_of_a_listen_stream_is_a_cancellation() {
+    let s = Server::builder("x", "1")
+        .tools(tools![hi])
+        .notification_bus(EndingBus)
+        .build()
+        .unwrap();
+    let mut p = Pipe::serve(s);
+    p.send(&request(
+        json!("sub"),
+        "subscriptions/listen",
+        json!({"notifications": {"toolsListChanged": true}}),
+    ))
+    .await;
+    let ack = p.next(Duration::from_secs(5)).await.unwrap();
+    assert_eq!(ack["method"], "notifications/subscriptions/acknowledged");
+    let end = p.next(Duration::from_secs(5)).await.unwrap();
+    assert_eq!(end["method"], "notifications/cancelled");
+    assert_eq!(end["params"]["requestId"], "sub");
+}
