@@ -325,7 +325,9 @@ pub mod kind {
 #[cfg_attr(docsrs, doc(cfg(feature = "http")))]
 pub mod http {
     pub use crate::transport::http::{
-        DEFAULT_BODY_LIMIT, DEFAULT_DRAIN, DEFAULT_KEEP_ALIVE, HttpServer,
+        DEFAULT_BODY_LIMIT, DEFAULT_BODY_READ_TIMEOUT, DEFAULT_DRAIN, DEFAULT_HEADER_READ_TIMEOUT,
+        DEFAULT_IDLE_TIMEOUT, DEFAULT_KEEP_ALIVE, DEFAULT_MAX_CONNECTIONS, DEFAULT_RETRY_AFTER,
+        DEFAULT_WRITE_STALL_TIMEOUT, HttpServer,
     };
 }
 
@@ -388,6 +390,10 @@ pub(crate) fn base64_encode(bytes: &[u8]) -> String {
 /// Not a public API: it changes without notice.
 #[doc(hidden)]
 pub mod __private;
+
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub mod fuzz;
 
 /// The README's examples, compiled as doctests so they cannot rot.
 #[doc = include_str!("../../README.md")]

@@ -69,6 +69,25 @@ async fn read_line<R: AsyncBufRead + Unpin>(r: &mut R, max: usize) -> io::Result
     }
 }
 
+/// The line reader over `bytes` (a 64-byte limit, an 8-byte buffer), for the fuzz target.
+#[cfg(feature = "fuzzing")]
+pub(crate) async fn fuzz_lines(bytes: &[u8]) -> u64 {
+    let mut r = BufReader::with_capacity(8, bytes);
+    // The outcome: how many messages and over-long lines, in small classes.
+    let (mut messages, mut long) = (0u64, 0u64);
+    loop {
+        match read_line(&mut r, 64).await {
+            Ok(Line::Eof) => return (messages.min(8) << 4) | long.min(8),
+            Err(_) => return 1 << 8,
+            Ok(Line::Message(m)) => {
+                assert!(m.len() <= 64, "a line past the limit");
+                messages += 1;
+            }
+            Ok(Line::TooLong) => long += 1,
+        }
+    }
+}
+
 fn memchr(b: &[u8]) -> Option<usize> {
     b.iter().position(|&c| c == b'\n')
 }
