@@ -276,6 +276,31 @@ pub fn cache_scope(scope: &str) -> Check {
     }
 }
 
+/// An OAuth scope an item requires (`#[tool(scopes("files:write"))]`): a scope token of
+/// RFC 6749 section 3.3, printable ASCII without space, `"` or `\`.
+///
+/// ```
+/// assert!(mcp_rules::scope("files:write").is_ok());
+/// assert!(mcp_rules::scope("files write").is_err());
+/// assert!(mcp_rules::scope("").is_err());
+/// ```
+pub fn scope(scope: &str) -> Check {
+    if scope.is_empty() {
+        return Err(Violation::new("empty scope")
+            .help("a scope is one token such as \"files:read\"; leave `scopes` out for none"));
+    }
+    match scope
+        .chars()
+        .find(|&c| !matches!(c, '\x21' | '\x23'..='\x5b' | '\x5d'..='\x7e'))
+    {
+        None => Ok(()),
+        Some(c) => Err(Violation::new(format!(
+            "scope `{scope}` has the character {c:?}, which a scope token cannot hold"
+        ))
+        .help("scope tokens are printable ASCII without space, `\"` or `\\` (RFC 6749 3.3); list several scopes as separate strings")),
+    }
+}
+
 /// How a tool runs as a task (`#[tool(task = "...")]`): `optional` or `required`.
 ///
 /// ```

@@ -52,6 +52,7 @@
 #![warn(missing_docs)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
+pub mod auth;
 mod error;
 pub mod mrtr;
 pub mod protocol;

@@ -23,6 +23,8 @@ pub struct CommonArgs {
     pub ttl_ms: Option<u64>,
     /// Caching hint: `"public"` or `"private"`.
     pub cache_scope: Option<SpannedValue<String>>,
+    /// OAuth scopes a caller needs: `scopes("files:read", "files:write")`.
+    pub scopes: Option<Vec<syn::LitStr>>,
     /// The path of `mcp_runtime`, for crates that re-export it.
     #[darling(rename = "crate")]
     pub krate: Option<SpannedValue<syn::Path>>,

@@ -113,6 +113,19 @@ fn identity(item: &Item, errors: &mut Errors) {
     {
         errors.violation(scope.span, v);
     }
+    for (i, scope) in item.scopes.iter().enumerate() {
+        if let Err(v) = mcp_rules::scope(&scope.value) {
+            errors.violation(scope.span, v);
+        } else if item.scopes[..i].iter().any(|s| s.value == scope.value) {
+            errors.at(
+                scope.span,
+                format!(
+                    "scope `{}` is listed twice; list each scope once",
+                    scope.value
+                ),
+            );
+        }
+    }
 }
 
 /// `meta = r#"{...}"#`: a JSON object whose keys follow the `_meta` naming rules. The

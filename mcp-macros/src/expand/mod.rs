@@ -404,6 +404,10 @@ fn builder(item: &Item) -> Vec<TokenStream> {
             b.push(quote!(.meta(#k, __mcp::json(#v))));
         }
     }
+    if !item.scopes.is_empty() {
+        let scopes = item.scopes.iter().map(|s| &s.value);
+        b.push(quote!(.scopes([#(#scopes),*])));
+    }
     if let Some(c) = &item.cache {
         let some = |v: Option<TokenStream>| match v {
             Some(v) => quote!(__mcp::Some(#v)),

@@ -214,6 +214,8 @@ pub struct Item {
     /// `meta = r#"{...}"#`, as written.
     pub meta: Option<Sp<String>>,
     pub cache: Option<Cache>,
+    /// `scopes("..")`, as written.
+    pub scopes: Vec<Sp<String>>,
     pub shape: Shape,
     /// Where `#[needs_input]` was written.
     pub needs_input: Option<Span>,
@@ -262,6 +264,15 @@ impl Item {
                     .map(str::to_owned)
                     .collect(),
                 theme: icon.theme.as_ref().map(Into::into),
+            })
+            .collect();
+        let scopes = common
+            .scopes
+            .iter()
+            .flatten()
+            .map(|l| Sp {
+                value: l.value(),
+                span: l.span(),
             })
             .collect();
         let cache = (common.ttl_ms.is_some() || common.cache_scope.is_some()).then(|| Cache {
@@ -328,6 +339,7 @@ impl Item {
             icons,
             meta,
             cache,
+            scopes,
             shape,
             needs_input,
             params,

@@ -50,9 +50,17 @@ impl Binding {
             method,
             target: target.to_owned(),
             digest: arguments.map(digest).unwrap_or_default(),
-            // One principal until authorization binds the caller.
+            // Without authorization, one principal for every caller.
             principal: "local".to_owned(),
         }
+    }
+    /// The same binding for the caller `principal` (its issuer and subject), if there is
+    /// one: a state sealed for one caller does not open for another.
+    pub(crate) fn for_caller(mut self, principal: Option<String>) -> Binding {
+        if let Some(p) = principal {
+            self.principal = format!("caller {p}");
+        }
+        self
     }
 }
 

@@ -43,6 +43,7 @@ pub struct ServerBuilder {
     legacy: Legacy,
     server_info_in_meta: bool,
     bus: Option<Arc<dyn NotificationBus>>,
+    auth: Option<crate::auth::Auth>,
 }
 
 impl ServerBuilder {
@@ -68,6 +69,7 @@ impl ServerBuilder {
             legacy: Legacy::default(),
             server_info_in_meta: true,
             bus: None,
+            auth: None,
         }
     }
 
@@ -173,6 +175,14 @@ impl ServerBuilder {
         self.legacy = Legacy::off();
         self
     }
+    /// Authorization over HTTP: the server is an OAuth 2.1 resource server (see
+    /// [`Auth`](crate::auth::Auth)). Every HTTP request then needs a valid bearer token;
+    /// items with scopes need them granted. stdio is not affected (the spec takes its
+    /// credentials from the environment).
+    pub fn auth(mut self, auth: crate::auth::Auth) -> Self {
+        self.auth = Some(auth);
+        self
+    }
     /// The bus carrying changes to listen streams (default: [`LocalBus`], in-process).
     pub fn notification_bus(mut self, bus: impl NotificationBus) -> Self {
         self.bus = Some(Arc::new(bus));
@@ -191,6 +201,9 @@ impl ServerBuilder {
         let mut errors = Vec::new();
         let ext = &self.extensions;
         compile::check_icons(&self.info.icons, "the server", &mut errors);
+        if let Some(a) = &self.auth {
+            errors.extend(a.check());
+        }
         let entries = Entries {
             tools: compile::all(self.tools, ext, compile::tool, &mut errors),
             prompts: compile::all(self.prompts, ext, compile::prompt, &mut errors),
@@ -209,6 +222,7 @@ impl ServerBuilder {
             caching: self.caching,
             instructions: self.instructions,
             server_info,
+            auth: self.auth.map(Arc::new),
         };
         let catalog = match Catalog::assemble(entries, &settings) {
             Ok(c) if errors.is_empty() => c,

@@ -105,6 +105,8 @@ pub(crate) struct Request {
     pub(crate) last_progress: Mutex<Option<f64>>,
     /// The task this request runs as, if it does.
     pub(crate) task: Option<TaskLink>,
+    /// Who is calling, when the transport authenticated the request.
+    pub(crate) principal: Option<Arc<crate::auth::Principal>>,
 }
 
 /// What a handler running as a task reports through: its id, and where progress goes
@@ -139,6 +141,7 @@ impl Request {
             input,
             last_progress: Mutex::new(None),
             task: Some(task),
+            principal: self.principal.clone(),
         }
     }
 }

@@ -23,6 +23,10 @@ use tracing::Span;
 /// Checks a transport adds at fixed points of the request rules (HTTP headers). The core
 /// decides *when* each runs; the transport decides *what* it checks.
 pub(crate) trait TransportGuard {
+    /// The caller the transport authenticated (HTTP with [`Auth`](crate::auth::Auth)).
+    fn principal(&self) -> Option<Arc<crate::auth::Principal>> {
+        None
+    }
     /// `MCP-Protocol-Version` and `Mcp-Method` present; `Mcp-Method` equals `method`.
     fn check_method(&self, method: &str) -> Result<(), RpcError> {
         let _ = method;
@@ -163,6 +167,8 @@ pub(crate) struct Parts {
     pub(crate) session: Option<Arc<Session>>,
     /// Fires when the request is over (answered, cancelled or dropped).
     pub(crate) cancel: CancellationToken,
+    /// Who is calling, when the transport authenticated the request.
+    pub(crate) principal: Option<Arc<crate::auth::Principal>>,
 }
 
 /// Which era a request is served in, and so the shape of its result.
@@ -293,6 +299,11 @@ pub(crate) fn is_legacy_initialize(method: &str, params: Option<&Value>) -> bool
 }
 
 impl Parts {
+    /// The key state is bound to for this caller (issuer and subject), if authenticated.
+    pub(crate) fn caller_key(&self) -> Option<String> {
+        self.principal.as_deref().map(crate::auth::Principal::key)
+    }
+
     /// Applies the request rules that precede routing (see the module docs). Returns the
     /// parts and the method's own params (`_meta` taken out).
     pub(crate) fn read(
@@ -318,7 +329,10 @@ impl Parts {
             Ok(m) => m,
             Err(e) => return Err((id, e)),
         };
-        Ok(Self::assemble(id, method, meta, params, streams, None))
+        let principal = guard.principal();
+        Ok(Self::assemble(
+            id, method, meta, params, streams, None, principal,
+        ))
     }
 
     /// The parts of a request in a legacy session: version and capabilities are the
@@ -366,6 +380,7 @@ impl Parts {
             params,
             streams,
             Some(Arc::clone(session)),
+            session.owner(),
         ))
     }
 
@@ -376,15 +391,20 @@ impl Parts {
         params: Map<String, Value>,
         streams: Streams,
         session: Option<Arc<Session>>,
+        principal: Option<Arc<crate::auth::Principal>>,
     ) -> (Parts, Map<String, Value>) {
         let span = tracing::info_span!(
             "mcp.request",
             method = %reflect(&method),
             id = %id,
             name = tracing::field::Empty,
+            subject = tracing::field::Empty,
             trace_id = tracing::field::Empty,
             parent_span_id = tracing::field::Empty,
         );
+        if let Some(p) = &principal {
+            span.record("subject", reflect(p.subject()).as_str());
+        }
         if let Some(t) = &meta.trace {
             span.record("trace_id", t.trace_id.as_str());
             span.record("parent_span_id", t.parent_id.as_str());
@@ -415,6 +435,7 @@ impl Parts {
             notifications,
             session,
             cancel,
+            principal,
         };
         (parts, params)
     }
@@ -476,6 +497,7 @@ impl Parts {
             input,
             last_progress: Mutex::new(None),
             task: None,
+            principal: self.principal,
         });
         (request, self.span, self.notifications)
     }

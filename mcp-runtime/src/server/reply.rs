@@ -25,6 +25,8 @@ pub(crate) enum ErrorClass {
     UnknownMethod,
     /// The server is at a capacity limit; the client may retry later.
     Busy,
+    /// The caller lacks a scope the item needs (authorization).
+    Forbidden,
     /// The request was understood and failed: bad params, an unknown item, a handler
     /// error, a panic or a timeout.
     Failed,

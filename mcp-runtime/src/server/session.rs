@@ -47,9 +47,29 @@ pub(crate) struct Session {
     last_seen: Mutex<Instant>,
     /// Cancelled when the session ends: its forwarder and waiting requests stop.
     pub(crate) closed: CancellationToken,
+    /// The caller that opened it (HTTP with authorization): only it may use the session.
+    owner: std::sync::OnceLock<Arc<crate::auth::Principal>>,
 }
 
 impl Session {
+    /// Binds the session to the caller that opened it (once).
+    pub(crate) fn bind_owner(&self, principal: Arc<crate::auth::Principal>) {
+        let _ = self.owner.set(principal);
+    }
+    /// The caller that opened it, if bound.
+    pub(crate) fn owner(&self) -> Option<Arc<crate::auth::Principal>> {
+        self.owner.get().cloned()
+    }
+    /// Whether `principal` may use the session: the one that opened it (or anyone, for a
+    /// session opened without authorization).
+    pub(crate) fn admits(&self, principal: Option<&crate::auth::Principal>) -> bool {
+        match (self.owner.get(), principal) {
+            (None, _) => true,
+            (Some(o), Some(p)) => o.key() == p.key(),
+            (Some(_), None) => false,
+        }
+    }
+
     /// A session for a client that sent `initialize` with these params, at `version`.
     pub(crate) fn new(id: String, version: LegacyVersion, params: &Map<String, Value>) -> Self {
         let mut caps = match params.get("capabilities") {
@@ -73,6 +93,7 @@ impl Session {
             in_flight: Mutex::new(HashMap::new()),
             last_seen: Mutex::new(Instant::now()),
             closed: CancellationToken::new(),
+            owner: std::sync::OnceLock::new(),
         }
     }
 

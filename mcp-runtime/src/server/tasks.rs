@@ -160,9 +160,13 @@ async fn start(
         Ok(id) => id,
         Err(e) => return reject(Rejection::failed(e)),
     };
-    // Bound to the caller once authorization names one; until then the unguessable id is
+    // Bound to the caller when authorization names one; otherwise the unguessable id is
     // the only key.
-    let record = TaskRecord::new(task_id.clone(), tasks.ttl, tasks.poll_interval, None);
+    let owner = request
+        .principal
+        .as_deref()
+        .map(crate::auth::Principal::key);
+    let record = TaskRecord::new(task_id.clone(), tasks.ttl, tasks.poll_interval, owner);
     if let Err(e) = tasks.store.create(record.clone()).await {
         return reject(store_rejection(&e));
     }

@@ -81,6 +81,9 @@ fn check_item(
     for key in item.meta.iter().flat_map(|m| m.keys()) {
         p.check(mcp_rules::meta_key(key));
     }
+    for scope in &item.scopes {
+        p.check(mcp_rules::scope(scope));
+    }
     for (id, ty) in &requirements.required_state {
         if !ext.contains(*id) {
             p.push(format!(

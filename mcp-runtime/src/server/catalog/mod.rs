@@ -28,6 +28,20 @@ pub(crate) struct Settings {
     pub(crate) instructions: Option<String>,
     /// The `serverInfo` object results carry in `_meta` (once, serialized), when they do.
     pub(crate) server_info: Option<Box<RawValue>>,
+    /// Authorization, when the server has it.
+    pub(crate) auth: Option<Arc<crate::auth::Auth>>,
+}
+
+impl Settings {
+    /// The scopes a caller needs for `item`: its own, else the server's default ones
+    /// (none without authorization).
+    pub(crate) fn scopes_of<'a>(&'a self, item: &'a crate::server::def::Item) -> &'a [String] {
+        match &self.auth {
+            None => &[],
+            Some(_) if !item.scopes.is_empty() => &item.scopes,
+            Some(a) => &a.default_scopes,
+        }
+    }
 }
 
 /// The checked entries of a catalog, to assemble a catalog from.
@@ -163,7 +177,14 @@ impl Catalog {
             "tools",
             tools
                 .values()
-                .map(|t| (t.def.item.name.clone(), t.json.clone(), t.def.item.cache))
+                .map(|t| {
+                    (
+                        t.def.item.name.clone(),
+                        t.json.clone(),
+                        t.def.item.cache,
+                        s.scopes_of(&t.def.item).to_vec(),
+                    )
+                })
                 .collect(),
             s.page_size,
             lists,
@@ -173,7 +194,14 @@ impl Catalog {
             "prompts",
             prompts
                 .values()
-                .map(|p| (p.def.item.name.clone(), p.json.clone(), p.def.item.cache))
+                .map(|p| {
+                    (
+                        p.def.item.name.clone(),
+                        p.json.clone(),
+                        p.def.item.cache,
+                        s.scopes_of(&p.def.item).to_vec(),
+                    )
+                })
                 .collect(),
             s.page_size,
             lists,
@@ -192,7 +220,14 @@ impl Catalog {
             "resources",
             statics
                 .values()
-                .map(|r| (r.def.spec.uri.clone(), r.json.clone(), r.def.item.cache))
+                .map(|r| {
+                    (
+                        r.def.spec.uri.clone(),
+                        r.json.clone(),
+                        r.def.item.cache,
+                        s.scopes_of(&r.def.item).to_vec(),
+                    )
+                })
                 .collect(),
             s.page_size,
             lister_hints.fold(lists, CacheHints::combine),
@@ -202,7 +237,14 @@ impl Catalog {
             "resourceTemplates",
             templates
                 .iter()
-                .map(|t| (t.def.spec.uri.clone(), t.json.clone(), t.def.item.cache))
+                .map(|t| {
+                    (
+                        t.def.spec.uri.clone(),
+                        t.json.clone(),
+                        t.def.item.cache,
+                        s.scopes_of(&t.def.item).to_vec(),
+                    )
+                })
                 .collect(),
             s.page_size,
             lists,

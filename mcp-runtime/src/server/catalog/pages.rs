@@ -8,7 +8,12 @@ use serde::ser::SerializeMap;
 use serde_json::value::RawValue;
 use std::borrow::Cow;
 use std::collections::BTreeMap;
-use std::sync::OnceLock;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
+
+/// One list entry: sort key, item JSON, the item's hints, the scopes a caller needs to
+/// see it (empty: everyone).
+pub(crate) type ListEntry = (String, Box<RawValue>, Option<CacheHints>, Vec<String>);
 
 /// The body of one page of a list result: `{"<key>": [...], "nextCursor": ...}`.
 pub(crate) struct ListBody<'a, T> {
@@ -65,24 +70,44 @@ pub(crate) struct ListPages {
     pages: BTreeMap<usize, Box<RawValue>>,
     /// The same pages in each legacy revision's shape, made on first use.
     legacy: [OnceLock<BTreeMap<usize, Box<RawValue>>>; 3],
+    /// The scopes a caller needs to see each item (authorization).
+    scopes: Vec<Vec<String>>,
+    /// The list as callers who see only some items see it, by which items they see.
+    partial: Mutex<HashMap<Vec<bool>, Arc<ListPages>>>,
 }
+
+/// The most partial views of one list kept (then the cache starts over).
+const MAX_PARTIAL_VIEWS: usize = 256;
 
 impl ListPages {
     /// Pages `entries` (already in list order): `(sort key, item JSON, item hints)`. The
     /// list's hints are the most restrictive of `default` and every item's.
     pub(crate) fn build(
         key: &'static str,
-        entries: Vec<(String, Box<RawValue>, Option<CacheHints>)>,
+        entries: Vec<ListEntry>,
         page_size: usize,
         default: CacheHints,
         server_info: Option<&RawValue>,
     ) -> ListPages {
-        let hints = entries
+        let mut hints = entries
             .iter()
             .filter_map(|e| e.2)
             .fold(default, CacheHints::combine);
-        let (names, items): (Vec<String>, Vec<Box<RawValue>>) =
-            entries.into_iter().map(|(n, i, _)| (n, i)).unzip();
+        if entries.iter().any(|e| !e.3.is_empty()) {
+            // What a caller sees depends on who it is: no shared cache may keep it.
+            hints = hints.combine(CacheHints::new(
+                u64::MAX,
+                crate::protocol::CacheScope::Private,
+            ));
+        }
+        let mut names = Vec::with_capacity(entries.len());
+        let mut items = Vec::with_capacity(entries.len());
+        let mut scopes = Vec::with_capacity(entries.len());
+        for (n, i, _, s) in entries {
+            names.push(n);
+            items.push(i);
+            scopes.push(s);
+        }
         let mut list = ListPages {
             names,
             items,
@@ -91,6 +116,8 @@ impl ListPages {
             hints,
             pages: BTreeMap::new(),
             legacy: Default::default(),
+            scopes,
+            partial: Mutex::new(HashMap::new()),
         };
         let mut start = 0;
         loop {
@@ -102,6 +129,53 @@ impl ListPages {
             }
         }
         list
+    }
+
+    /// The list as a caller sees it who may see the items whose scopes `visible` accepts:
+    /// `None` when that is every item (serve `self`), else the list of those only, made
+    /// once per set of visible items.
+    pub(crate) fn for_caller(
+        &self,
+        visible: impl Fn(&[String]) -> bool,
+        server_info: Option<&RawValue>,
+    ) -> Option<Arc<ListPages>> {
+        let mask: Vec<bool> = self
+            .scopes
+            .iter()
+            .map(|s| s.is_empty() || visible(s))
+            .collect();
+        if mask.iter().all(|&v| v) {
+            return None;
+        }
+        let mut views = self.partial.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(v) = views.get(&mask) {
+            return Some(Arc::clone(v));
+        }
+        let entries = mask
+            .iter()
+            .enumerate()
+            .filter(|(_, v)| **v)
+            .map(|(i, _)| {
+                (
+                    self.names[i].clone(),
+                    self.items[i].clone(),
+                    None,
+                    Vec::new(),
+                )
+            })
+            .collect();
+        let view = Arc::new(ListPages::build(
+            self.key,
+            entries,
+            self.page_size,
+            self.hints,
+            server_info,
+        ));
+        if views.len() >= MAX_PARTIAL_VIEWS {
+            views.clear();
+        }
+        views.insert(mask, Arc::clone(&view));
+        Some(view)
     }
 
     fn render(&self, start: usize, server_info: Option<&RawValue>) -> Box<RawValue> {
@@ -232,6 +306,7 @@ mod tests {
                 n.to_owned(),
                 RawValue::from_string(format!("{{\"name\":\"{n}\"}}")).unwrap(),
                 None,
+                Vec::new(),
             )
         };
         let hints = CacheHints::new(1000, CacheScope::Public);

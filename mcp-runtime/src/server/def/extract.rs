@@ -109,6 +109,28 @@ impl<K: Kind> FromRequest<K> for Context {
     }
 }
 
+/// The caller, when the request carried a valid token (`None` on stdio and without
+/// [`Auth`](crate::auth::Auth)).
+impl<K: Kind> FromRequest<K> for crate::auth::Caller {
+    fn from_request(call: &mut Call<K>, _: &Param) -> Result<Self, Error> {
+        Ok(crate::auth::Caller(call.request.principal.clone()))
+    }
+}
+
+/// The authenticated caller; a request without one (stdio, or a server without
+/// [`Auth`](crate::auth::Auth)) fails with `-32603` naming the reason. Use
+/// [`Caller`](crate::auth::Caller) where a caller is optional.
+impl<K: Kind> FromRequest<K> for crate::auth::Principal {
+    fn from_request(call: &mut Call<K>, _: &Param) -> Result<Self, Error> {
+        match call.request.principal.as_deref() {
+            Some(p) => Ok(p.clone()),
+            None => Err(Error::protocol(crate::protocol::RpcError::internal(
+                "this handler needs an authenticated caller, and the request has none (stdio, or a server without authorization)",
+            ))),
+        }
+    }
+}
+
 impl<K: Kind> FromRequest<K> for Progress {
     fn from_request(call: &mut Call<K>, _: &Param) -> Result<Self, Error> {
         Ok(Progress(Arc::clone(&call.request)))

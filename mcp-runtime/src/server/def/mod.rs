@@ -114,6 +114,8 @@ pub(crate) struct Item {
     pub(crate) completers: BTreeMap<String, Completer>,
     /// Where it was defined (`crate::module::function`), for messages.
     pub(crate) origin: Option<&'static str>,
+    /// The OAuth scopes a caller needs (empty: the server's default scopes).
+    pub(crate) scopes: Vec<String>,
 }
 
 impl Item {
@@ -206,6 +208,15 @@ impl<K: Kind> Def<K> {
             .meta
             .get_or_insert_with(Map::new)
             .insert(key.into(), value);
+        self
+    }
+    /// The OAuth scopes a caller needs to use the item (`#[tool(scopes("files:write"))]`),
+    /// checked before the handler runs when the server has [`Auth`](crate::auth::Auth);
+    /// without them the call is `403 insufficient_scope` and the item is left out of the
+    /// caller's lists. Without this, the server's
+    /// [`default_scopes`](crate::auth::Auth::default_scopes) apply.
+    pub fn scopes<S: Into<String>>(mut self, scopes: impl IntoIterator<Item = S>) -> Self {
+        self.item.scopes = scopes.into_iter().map(Into::into).collect();
         self
     }
     /// Sets the item's caching hints. A list uses the shortest TTL and the most

@@ -67,6 +67,11 @@ pub(crate) fn complete(
             let Some(p) = catalog.prompts.get(name) else {
                 return bad(&parts, format!("Unknown prompt: {}", reflect(name)));
             };
+            if let Err(r) =
+                crate::server::authz::permit(&server.inner.settings, &parts, &p.def.item)
+            {
+                return super::reject(&parts, r);
+            }
             if !p.def.spec.arguments.iter().any(|a| a.name == arg_name) {
                 return bad(
                     &parts,
@@ -86,6 +91,11 @@ pub(crate) fn complete(
                     format!("Unknown resource template: {}", reflect(uri)),
                 );
             };
+            if let Err(r) =
+                crate::server::authz::permit(&server.inner.settings, &parts, &t.def.item)
+            {
+                return super::reject(&parts, r);
+            }
             if !t.variables.iter().any(|v| v == arg_name) {
                 return bad(
                     &parts,

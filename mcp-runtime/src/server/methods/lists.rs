@@ -23,10 +23,22 @@ pub(crate) fn page(
         Ok(c) => c,
         Err(e) => return Reply::rejection(Some(&parts.id), Rejection::params(e)),
     };
+    // A caller who may not use some items does not see them.
+    let server_info = server.settings.server_info.as_deref();
+    let view = match (&server.settings.auth, &parts.principal) {
+        (Some(auth), Some(caller)) => pages.for_caller(
+            |scopes| {
+                auth.implies
+                    .missing(caller.granted_scopes(), scopes)
+                    .is_empty()
+            },
+            server_info,
+        ),
+        _ => None,
+    };
+    let pages = view.as_deref().unwrap_or(pages);
     let page = match parts.era() {
-        crate::server::parts::Era::Modern => {
-            pages.page(cursor, server.settings.server_info.as_deref())
-        }
+        crate::server::parts::Era::Modern => pages.page(cursor, server_info),
         crate::server::parts::Era::Legacy(version) => pages.legacy_page(cursor, version),
     };
     match page {

@@ -38,6 +38,9 @@ pub(crate) fn get(
             Rejection::params(format!("Unknown prompt: {}", reflect(&name))),
         );
     };
+    if let Err(r) = crate::server::authz::permit(&server.inner.settings, &parts, &prompt.def.item) {
+        return super::reject(&parts, r);
+    }
     if let Some(missing) = prompt
         .def
         .spec
@@ -63,6 +66,7 @@ pub(crate) fn get(
             &name,
             Some(&Value::Object(arguments.clone())),
         )
+        .for_caller(parts.caller_key())
     });
     let item = ItemRequest {
         handler: Arc::clone(&prompt.def.handler),

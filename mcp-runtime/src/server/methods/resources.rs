@@ -46,11 +46,13 @@ pub(crate) fn read(
             Rejection::failed(RpcError::resource_not_found(&uri)),
         );
     };
-    let binding = entry
-        .def
-        .requirements
-        .uses_input
-        .then(|| Binding::new(methods::RESOURCES_READ, &uri, None));
+    if let Err(r) = crate::server::authz::permit(&server.inner.settings, &parts, &entry.def.item) {
+        return super::reject(&parts, r);
+    }
+    let binding =
+        entry.def.requirements.uses_input.then(|| {
+            Binding::new(methods::RESOURCES_READ, &uri, None).for_caller(parts.caller_key())
+        });
     let hints = entry
         .def
         .item
@@ -105,6 +107,23 @@ pub(crate) fn list(
     let inner = Arc::clone(&server.inner);
     let catalog = inner.catalog();
     let era = parts.era();
+    // What this caller may see: the static resources and the templates (whose list
+    // functions run) its scopes cover.
+    let can = |item: &crate::server::def::Item| {
+        crate::server::authz::permit(&inner.settings, &parts, item).is_ok()
+    };
+    let statics: Vec<(String, Box<RawValue>)> = catalog
+        .statics
+        .values()
+        .filter(|r| can(&r.def.item))
+        .map(|r| (r.def.spec.uri.clone(), r.json.clone()))
+        .collect();
+    let listers: Vec<_> = catalog
+        .templates
+        .iter()
+        .filter(|t| can(&t.def.item))
+        .filter_map(|t| t.def.spec.lister.clone())
+        .collect();
     let (request, span, notifications) =
         parts.into_request(&inner, methods::RESOURCES_LIST, None, None, None);
     let id = request.id.clone();
@@ -112,15 +131,9 @@ pub(crate) fn list(
     let reply_id = id.clone();
     let body = async move {
         let timeout = inner.limits.request_timeout;
-        let listed = futures_util::future::join_all(
-            catalog.listers.iter().map(|l| guarded(timeout, || l())),
-        )
-        .await;
-        let mut entries: BTreeMap<String, Box<RawValue>> = catalog
-            .statics
-            .values()
-            .map(|r| (r.def.spec.uri.clone(), r.json.clone()))
-            .collect();
+        let listed =
+            futures_util::future::join_all(listers.iter().map(|l| guarded(timeout, || l()))).await;
+        let mut entries: BTreeMap<String, Box<RawValue>> = statics.into_iter().collect();
         for r in listed {
             match r.map(|r| r.map_err(crate::Error::into_rpc)) {
                 Ok(Ok(list)) => {

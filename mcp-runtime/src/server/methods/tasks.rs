@@ -67,8 +67,8 @@ impl<'a> TaskView<'a> {
     }
 }
 
-/// Whether `caller` may see `task`. Until authorization names callers, both are `None`
-/// and the unguessable id is the only key.
+/// Whether `caller` may see `task`: the caller that created it (without authorization,
+/// both are `None` and the unguessable id is the only key).
 fn visible(task: &TaskRecord, caller: Option<&str>) -> bool {
     task.owner() == caller
 }
@@ -140,10 +140,11 @@ pub(crate) fn get(
         Ok(t) => t,
         Err(r) => return super::reject(&parts, r),
     };
+    let caller = parts.caller_key();
     job(server, parts, |server, id| async move {
         let task = server.tasks.store.get(&task_id).await;
         match task.map_err(|e| store_rejection(&e))? {
-            Some(task) if visible(&task, None) => Ok(Reply::result(
+            Some(task) if visible(&task, caller.as_deref()) => Ok(Reply::result(
                 &id,
                 server.envelope(ResultType::Complete, TaskView::of(&task), None, None),
             )),
@@ -180,10 +181,11 @@ pub(crate) fn update(
             );
         }
     };
+    let caller = parts.caller_key();
     job(server, parts, |server, id| async move {
         let store = &server.tasks.store;
         match store.get(&task_id).await.map_err(|e| store_rejection(&e))? {
-            Some(task) if visible(&task, None) => {}
+            Some(task) if visible(&task, caller.as_deref()) => {}
             _ => return Err(not_found(&task_id)),
         }
         store
@@ -206,10 +208,11 @@ pub(crate) fn cancel(
         Ok(t) => t,
         Err(r) => return super::reject(&parts, r),
     };
+    let caller = parts.caller_key();
     job(server, parts, |server, id| async move {
         let store = &server.tasks.store;
         match store.get(&task_id).await.map_err(|e| store_rejection(&e))? {
-            Some(task) if visible(&task, None) => {}
+            Some(task) if visible(&task, caller.as_deref()) => {}
             _ => return Err(not_found(&task_id)),
         }
         store

@@ -4,6 +4,7 @@ use crate::mrtr::round::Binding;
 use crate::protocol::envelope::ResultType;
 use crate::protocol::legacy::Shape;
 use crate::protocol::{CallToolResult, Content, headers, methods, reflect, tasks};
+use crate::server::authz;
 use crate::server::catalog::Catalog;
 use crate::server::def::TaskSupport;
 use crate::server::def::kind::Tool;
@@ -86,6 +87,9 @@ pub(crate) fn call(
             Rejection::params(format!("Unknown tool: {}", reflect(&name))),
         );
     };
+    if let Err(r) = authz::permit(&server.inner.settings, &parts, &tool.def.item) {
+        return super::reject(&parts, r);
+    }
     let mut arguments = Value::Object(arguments);
     for param in &tool.headers {
         let value = param.value(&arguments).filter(|v| !v.is_null());
@@ -110,11 +114,9 @@ pub(crate) fn call(
             return super::reject(&parts, Rejection::failed(tasks::extension_required(&what)));
         }
     };
-    let binding = tool
-        .def
-        .requirements
-        .uses_input
-        .then(|| Binding::new(methods::TOOLS_CALL, &name, Some(&arguments)));
+    let binding = tool.def.requirements.uses_input.then(|| {
+        Binding::new(methods::TOOLS_CALL, &name, Some(&arguments)).for_caller(parts.caller_key())
+    });
     let check_tool = Arc::clone(tool);
     let check: ArgumentCheck<Tool> = Box::new(move |arguments| {
         let arguments = Value::Object(arguments);

@@ -7,6 +7,7 @@ use crate::protocol::headers::{self, HeaderParam, decode_header_value};
 use crate::server::parts::TransportGuard;
 use axum::http::{HeaderMap, header};
 use serde_json::Value;
+use std::sync::Arc;
 
 /// `application/json`, parameters allowed, compared on the parsed media type.
 pub(super) fn is_json_content_type(headers: &HeaderMap) -> bool {
@@ -55,7 +56,7 @@ pub(super) fn accepted(headers: &HeaderMap) -> (bool, bool) {
 }
 
 /// The request headers the 2026-07-28 HTTP binding mirrors from the body.
-pub(crate) struct HeaderGuard<'a>(&'a HeaderMap);
+pub(crate) struct HeaderGuard<'a>(&'a HeaderMap, Option<Arc<crate::auth::Principal>>);
 
 const VERSION_HEADER: &str = "mcp-protocol-version";
 const METHOD_HEADER: &str = "mcp-method";
@@ -63,7 +64,12 @@ const NAME_HEADER: &str = "mcp-name";
 
 impl<'a> HeaderGuard<'a> {
     pub(crate) fn new(headers: &'a HeaderMap) -> Self {
-        HeaderGuard(headers)
+        HeaderGuard(headers, None)
+    }
+    /// The same guard, for a request `caller` made (authorization).
+    pub(crate) fn with_caller(mut self, caller: Option<Arc<crate::auth::Principal>>) -> Self {
+        self.1 = caller;
+        self
     }
 
     /// The single value of a header, OWS-trimmed. `Err` for a repeated header or one with
@@ -91,6 +97,10 @@ impl<'a> HeaderGuard<'a> {
 }
 
 impl TransportGuard for HeaderGuard<'_> {
+    fn principal(&self) -> Option<Arc<crate::auth::Principal>> {
+        self.1.clone()
+    }
+
     fn check_method(&self, method: &str) -> Result<(), RpcError> {
         if self
             .single(VERSION_HEADER, "MCP-Protocol-Version")?

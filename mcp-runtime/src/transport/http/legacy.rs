@@ -142,6 +142,7 @@ impl HttpServer {
         msg: Value,
         headers: &HeaderMap,
         (accepts_json, accepts_sse): (bool, bool),
+        caller: Option<&Arc<crate::auth::Principal>>,
     ) -> Result<Response, Value> {
         if !self.server.inner.legacy.enabled {
             return Err(msg);
@@ -162,7 +163,12 @@ impl HttpServer {
             return Ok(error(StatusCode::BAD_REQUEST, &msg, e));
         }
         match one(headers, SESSION_HEADER) {
-            Some(id) => match self.sessions.get(id) {
+            // Another caller's session is as unknown as a missing one.
+            Some(id) => match self
+                .sessions
+                .get(id)
+                .filter(|s| s.admits(caller.map(|p| &**p)))
+            {
                 Some(session) => Ok(with_session_header(
                     self.in_session(msg, &session, accepts_json, accepts_sse)
                         .await,
@@ -174,7 +180,7 @@ impl HttpServer {
                     RpcError::invalid_request("unknown or expired session; initialize again"),
                 )),
             },
-            None if self.server.opens_session(&msg) => Ok(self.open_session(msg)),
+            None if self.server.opens_session(&msg) => Ok(self.open_session(msg, caller)),
             // A legacy version header, no session, not `initialize`.
             None if version.is_some() => Ok(error(
                 StatusCode::BAD_REQUEST,
@@ -186,7 +192,7 @@ impl HttpServer {
     }
 
     /// `initialize`: a new session, named in the `Mcp-Session-Id` of the answer.
-    fn open_session(&self, msg: Value) -> Response {
+    fn open_session(&self, msg: Value, caller: Option<&Arc<crate::auth::Principal>>) -> Response {
         let Some(id) = new_session_id() else {
             return error(
                 StatusCode::INTERNAL_SERVER_ERROR,
@@ -198,6 +204,9 @@ impl HttpServer {
         let Some(session) = session else {
             return json_reply(reply);
         };
+        if let Some(p) = caller {
+            session.bind_owner(Arc::clone(p));
+        }
         if !self.sessions.insert(Arc::clone(&session)) {
             tracing::warn!("too many legacy sessions");
             return error(
@@ -274,12 +283,16 @@ impl HttpServer {
 
     /// GET: the session's stream for messages not tied to a request (list changes,
     /// resource updates). One per session at a time.
-    pub(super) fn legacy_get(&self, headers: &HeaderMap) -> Option<Response> {
+    pub(super) fn legacy_get(
+        &self,
+        headers: &HeaderMap,
+        caller: Option<&crate::auth::Principal>,
+    ) -> Option<Response> {
         if !self.server.inner.legacy.enabled {
             return None;
         }
         let id = one(headers, SESSION_HEADER)?;
-        let Some(session) = self.sessions.get(id) else {
+        let Some(session) = self.sessions.get(id).filter(|s| s.admits(caller)) else {
             return Some((StatusCode::NOT_FOUND, "unknown or expired session").into_response());
         };
         if !super::headers::accepted(headers).1 {
@@ -310,11 +323,18 @@ impl HttpServer {
     }
 
     /// DELETE: ends the session.
-    pub(super) fn legacy_delete(&self, headers: &HeaderMap) -> Option<Response> {
+    pub(super) fn legacy_delete(
+        &self,
+        headers: &HeaderMap,
+        caller: Option<&crate::auth::Principal>,
+    ) -> Option<Response> {
         if !self.server.inner.legacy.enabled {
             return None;
         }
         let id = one(headers, SESSION_HEADER)?;
+        if self.sessions.get(id).is_some_and(|s| !s.admits(caller)) {
+            return Some((StatusCode::NOT_FOUND, "unknown or expired session").into_response());
+        }
         Some(match self.sessions.remove(id) {
             Some(s) => {
                 s.close();

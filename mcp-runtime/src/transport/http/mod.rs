@@ -1,6 +1,7 @@
 //! Streamable HTTP (2026-07-28): one POST endpoint; JSON responses, or SSE when the request
 //! streams notifications; header, Host/Origin, size and media-type rules.
 
+mod auth;
 mod conn;
 mod headers;
 mod legacy;
@@ -20,7 +21,7 @@ use axum::body::Bytes;
 use axum::extract::{Request, State};
 use axum::http::{Method, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use axum::routing::post;
+use axum::routing::{get, post};
 use http_body_util::BodyExt;
 use std::future::Future;
 use std::io;
@@ -249,8 +250,12 @@ impl HttpServer {
 
     /// The axum router: POST on the path; GET and DELETE serve legacy sessions (405
     /// otherwise).
+    ///
+    /// With [`Auth`](crate::auth::Auth), it also serves the protected-resource metadata at
+    /// its well-known paths (see [`HttpServer::metadata_router`]).
     pub fn into_router(self) -> Router {
         let path = self.config.path.clone();
+        let metadata = self.metadata_router();
         let shared = Arc::new(self);
         Router::new()
             .route(
@@ -260,6 +265,37 @@ impl HttpServer {
                     .delete(handle_get_or_delete),
             )
             .with_state(shared)
+            .merge(metadata)
+    }
+
+    /// The RFC 9728 protected-resource metadata of a server with
+    /// [`Auth`](crate::auth::Auth), at `/.well-known/oauth-protected-resource` followed by
+    /// the path of its resource URI, and at the bare well-known path (an empty router
+    /// without authorization). [`HttpServer::into_router`] includes it; when you nest the
+    /// MCP router under a prefix of your app, merge this one at the root of the app, since
+    /// clients look for it at the root of the host.
+    pub fn metadata_router(&self) -> Router {
+        let Some(auth) = self.server.inner.settings.auth.clone() else {
+            return Router::new();
+        };
+        let doc = move || {
+            let auth = Arc::clone(&auth);
+            async move { auth::metadata(&auth) }
+        };
+        let mut router =
+            Router::new().route("/.well-known/oauth-protected-resource", get(doc.clone()));
+        let suffixed = self
+            .server
+            .inner
+            .settings
+            .auth
+            .as_ref()
+            .map(|a| a.metadata_path())
+            .filter(|p| p != "/.well-known/oauth-protected-resource");
+        if let Some(p) = suffixed {
+            router = router.route(&p, get(doc));
+        }
+        router
     }
 
     /// Serves connections from `listener` until `shutdown` completes, then stops accepting
@@ -372,12 +408,33 @@ fn status_of(error: Option<ErrorClass>) -> StatusCode {
         ) => StatusCode::BAD_REQUEST,
         Some(ErrorClass::UnknownMethod) => StatusCode::NOT_FOUND,
         Some(ErrorClass::Busy) => StatusCode::SERVICE_UNAVAILABLE,
+        Some(ErrorClass::Forbidden) => StatusCode::FORBIDDEN,
     }
 }
 
 fn json_reply(r: Reply) -> Response {
     let status = status_of(r.error);
-    (status, [(header::CONTENT_TYPE, "application/json")], r.body).into_response()
+    let needs = scopes_needed(&r);
+    let mut resp = (status, [(header::CONTENT_TYPE, "application/json")], r.body).into_response();
+    if let Some(n) = needs {
+        resp.extensions_mut().insert(n);
+    }
+    resp
+}
+
+/// The scopes a call refused for its scopes needed (for the `403` challenge).
+fn scopes_needed(r: &Reply) -> Option<auth::NeedsScopes> {
+    if r.error != Some(ErrorClass::Forbidden) {
+        return None;
+    }
+    let data = r.rpc.as_ref()?.1.data()?;
+    let scopes = data.get("requiredScopes")?.as_array()?;
+    Some(auth::NeedsScopes(
+        scopes
+            .iter()
+            .filter_map(|s| s.as_str().map(str::to_owned))
+            .collect(),
+    ))
 }
 
 /// The 403 answer to a failed Host/Origin check.
@@ -392,10 +449,17 @@ async fn handle_get_or_delete(State(s): State<Arc<HttpServer>>, req: Request) ->
     if let Err(why) = origin::check_host_origin(&s.config, &req) {
         return forbidden(why);
     }
+    let caller = match &s.server.inner.settings.auth {
+        Some(a) => match auth::authenticate(a, req.headers(), s.config.retry_after).await {
+            Ok(p) => Some(p),
+            Err(resp) => return resp,
+        },
+        None => None,
+    };
     let legacy = if req.method() == Method::GET {
-        s.legacy_get(req.headers())
+        s.legacy_get(req.headers(), caller.as_deref())
     } else {
-        s.legacy_delete(req.headers())
+        s.legacy_delete(req.headers(), caller.as_deref())
     };
     if let Some(resp) = legacy {
         return resp;
@@ -410,6 +474,11 @@ async fn handle_get_or_delete(State(s): State<Arc<HttpServer>>, req: Request) ->
 
 async fn handle_post(State(s): State<Arc<HttpServer>>, req: Request) -> Response {
     let mut resp = serve_post(&s, req).await;
+    if let Some(auth::NeedsScopes(needed)) = resp.extensions_mut().remove::<auth::NeedsScopes>()
+        && let Some(a) = &s.server.inner.settings.auth
+    {
+        auth::insufficient_scope(&mut resp, a, &needed);
+    }
     if resp.status() == StatusCode::SERVICE_UNAVAILABLE
         && !resp.headers().contains_key(header::RETRY_AFTER)
     {
@@ -449,6 +518,14 @@ async fn serve_post(s: &HttpServer, req: Request) -> Response {
         return forbidden(why);
     }
     debug_assert_eq!(req.method(), Method::POST);
+    // Who is calling, before anything else is read (a server without `Auth`: nobody).
+    let caller = match &s.server.inner.settings.auth {
+        Some(a) => match auth::authenticate(a, req.headers(), s.config.retry_after).await {
+            Ok(p) => Some(p),
+            Err(resp) => return resp,
+        },
+        None => None,
+    };
     let (parts, body) = req.into_parts();
     if !headers::is_json_content_type(&parts.headers) {
         return refuse(
@@ -547,7 +624,12 @@ async fn serve_post(s: &HttpServer, req: Request) -> Response {
         }
     };
     let msg = match s
-        .legacy_post(msg, &parts.headers, (accepts_json, accepts_sse))
+        .legacy_post(
+            msg,
+            &parts.headers,
+            (accepts_json, accepts_sse),
+            caller.as_ref(),
+        )
         .await
     {
         Ok(resp) => return resp.map(|b| conn::holding(b, vec![slot])),
@@ -559,10 +641,11 @@ async fn serve_post(s: &HttpServer, req: Request) -> Response {
     } else {
         Streams::None
     };
-    let mut job = match s
-        .server
-        .prepare(msg, &HeaderGuard::new(&parts.headers), streams)
-    {
+    let mut job = match s.server.prepare(
+        msg,
+        &HeaderGuard::new(&parts.headers).with_caller(caller),
+        streams,
+    ) {
         Prepared::Reply(r) => return answer(r, accepts_json),
         Prepared::Notification { .. } | Prepared::Answer => {
             return StatusCode::ACCEPTED.into_response();

@@ -1,0 +1,174 @@
+//! Opaque tokens, checked by RFC 7662 introspection, with a response cache.
+
+use super::{AuthError, Principal, TokenValidator, fetch, same_resource};
+use futures_util::future::BoxFuture;
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+use std::collections::HashMap;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use tokio::sync::Mutex;
+
+/// Checks tokens at the authorization server's introspection endpoint (RFC 7662), as a
+/// client of its own (HTTP Basic). A token must be `active`, unexpired, for this server's
+/// audience (`aud`; a response without `aud` is refused unless
+/// [`Introspection::allow_missing_audience`]), and of the configured issuer when the
+/// response names one. Answers are cached (by a hash of the token, never the token) until
+/// the token expires or the cache TTL passes, whichever is first.
+pub struct Introspection {
+    endpoint: Option<String>,
+    issuer: String,
+    audience: String,
+    client_id: String,
+    client_secret: String,
+    ttl: Duration,
+    allow_missing_audience: bool,
+    cache: Mutex<HashMap<[u8; 32], Cached>>,
+    max_entries: usize,
+}
+
+/// An answer kept until the instant, by the SHA-256 of its token.
+type Cached = (Instant, Result<Principal, AuthError>);
+
+impl std::fmt::Debug for Introspection {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Introspection")
+            .field("issuer", &self.issuer)
+            .field("audience", &self.audience)
+            .field("client_id", &self.client_id)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Introspection {
+    /// Introspection at `issuer`'s endpoint (from its metadata) for tokens of `audience`,
+    /// authenticating as `client_id` / `client_secret`.
+    pub fn new(
+        issuer: impl Into<String>,
+        audience: impl Into<String>,
+        client_id: impl Into<String>,
+        client_secret: impl Into<String>,
+    ) -> Self {
+        Introspection {
+            endpoint: None,
+            issuer: issuer.into(),
+            audience: audience.into(),
+            client_id: client_id.into(),
+            client_secret: client_secret.into(),
+            ttl: Duration::from_secs(60),
+            allow_missing_audience: false,
+            cache: Mutex::new(HashMap::new()),
+            max_entries: 10_000,
+        }
+    }
+    /// The endpoint URL, instead of the one in the issuer's metadata.
+    pub fn endpoint(mut self, url: impl Into<String>) -> Self {
+        self.endpoint = Some(url.into());
+        self
+    }
+    /// How long an answer is reused (default 60 s; never past the token's expiry). A
+    /// revoked token stays accepted for at most this long.
+    pub fn cache_ttl(mut self, ttl: Duration) -> Self {
+        self.ttl = ttl;
+        self
+    }
+    /// Accepts active tokens whose introspection names no audience (for authorization
+    /// servers that serve one resource only).
+    pub fn allow_missing_audience(mut self) -> Self {
+        self.allow_missing_audience = true;
+        self
+    }
+
+    async fn endpoint_url(&self) -> Result<String, AuthError> {
+        if let Some(e) = &self.endpoint {
+            return Ok(e.clone());
+        }
+        let meta = fetch::server_metadata(&self.issuer)
+            .await
+            .map_err(AuthError::Unavailable)?;
+        meta.get("introspection_endpoint")
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+            .ok_or_else(|| {
+                AuthError::Unavailable(format!(
+                    "the metadata of {} has no introspection_endpoint",
+                    self.issuer
+                ))
+            })
+    }
+
+    async fn introspect(&self, token: &str) -> Result<Principal, AuthError> {
+        let url = self.endpoint_url().await?;
+        let v = fetch::post_form(
+            &url,
+            Some((&self.client_id, &self.client_secret)),
+            &[("token", token), ("token_type_hint", "access_token")],
+        )
+        .await
+        .map_err(AuthError::Unavailable)?;
+        let Value::Object(claims) = v else {
+            return Err(AuthError::Unavailable(format!("{url} answered no object")));
+        };
+        if claims.get("active") != Some(&Value::Bool(true)) {
+            return Err(AuthError::Invalid("token not active".into()));
+        }
+        if let Some(exp) = claims.get("exp").and_then(Value::as_u64)
+            && UNIX_EPOCH + Duration::from_secs(exp) <= SystemTime::now()
+        {
+            return Err(AuthError::Invalid("token expired".into()));
+        }
+        if let Some(iss) = claims.get("iss").and_then(Value::as_str)
+            && iss != self.issuer
+        {
+            return Err(AuthError::Invalid("token of another issuer".into()));
+        }
+        let aud_ok = match claims.get("aud") {
+            Some(Value::String(a)) => same_resource(a, &self.audience),
+            Some(Value::Array(a)) => a
+                .iter()
+                .filter_map(Value::as_str)
+                .any(|a| same_resource(a, &self.audience)),
+            None => self.allow_missing_audience,
+            Some(_) => false,
+        };
+        if !aud_ok {
+            return Err(AuthError::Invalid("token for another audience".into()));
+        }
+        super::jwt::principal_of(claims, token, Some(&self.issuer))
+    }
+
+    async fn check(&self, token: &str) -> Result<Principal, AuthError> {
+        let key: [u8; 32] = Sha256::digest(token.as_bytes()).into();
+        if let Some((until, r)) = self.cache.lock().await.get(&key)
+            && Instant::now() < *until
+        {
+            return r.clone();
+        }
+        let r = self.introspect(token).await;
+        // An unreachable server is not remembered; an answer is, until the token expires.
+        if !matches!(r, Err(AuthError::Unavailable(_))) {
+            let mut until = Instant::now() + self.ttl;
+            if let Ok(p) = &r
+                && let Some(exp) = p.expiry()
+                && let Ok(left) = exp.duration_since(SystemTime::now())
+            {
+                until = until.min(Instant::now() + left);
+            }
+            let mut cache = self.cache.lock().await;
+            if cache.len() >= self.max_entries {
+                let now = Instant::now();
+                cache.retain(|_, (t, _)| *t > now);
+                if cache.len() >= self.max_entries {
+                    cache.clear();
+                }
+            }
+            cache.insert(key, (until, r.clone()));
+        }
+        r
+    }
+}
+
+impl TokenValidator for Introspection {
+    fn validate<'a>(&'a self, token: &'a str) -> BoxFuture<'a, Result<Principal, AuthError>> {
+        Box::pin(self.check(token))
+    }
+}

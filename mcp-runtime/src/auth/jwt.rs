@@ -1,0 +1,262 @@
+//! JWT access tokens (RFC 9068), checked against the issuer's JWKS.
+
+use super::{AuthError, Principal, Token, TokenValidator, fetch, same_resource};
+use futures_util::future::BoxFuture;
+use jsonwebtoken::jwk::JwkSet;
+use jsonwebtoken::{Algorithm, DecodingKey, Validation};
+use serde_json::{Map, Value};
+use std::time::{Duration, Instant, UNIX_EPOCH};
+use tokio::sync::{Mutex, RwLock};
+
+/// Checks JWT access tokens (RFC 9068): the `typ` header (`at+jwt`), an allowed
+/// asymmetric algorithm, the signature against the issuer's JWKS (found through its
+/// metadata, cached, fetched again when a token names an unknown `kid`), `iss`, `aud`
+/// (this server's canonical URI, compared as a URL), `exp` and `nbf` with a leeway.
+pub struct JwtValidator {
+    issuer: String,
+    audience: String,
+    jwks_uri: Option<String>,
+    leeway: Duration,
+    algorithms: Vec<Algorithm>,
+    require_typ: bool,
+    max_age: Duration,
+    min_refresh: Duration,
+    keys: RwLock<Option<(JwkSet, Instant)>>,
+    fetching: Mutex<Option<Instant>>,
+}
+
+impl std::fmt::Debug for JwtValidator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("JwtValidator")
+            .field("issuer", &self.issuer)
+            .field("audience", &self.audience)
+            .finish_non_exhaustive()
+    }
+}
+
+impl JwtValidator {
+    /// Tokens of `issuer` (its identifier, exactly as in its metadata) for `audience`
+    /// (this server's canonical URI, the same as [`Auth::new`](super::Auth::new)'s).
+    pub fn new(issuer: impl Into<String>, audience: impl Into<String>) -> Self {
+        JwtValidator {
+            issuer: issuer.into(),
+            audience: audience.into(),
+            jwks_uri: None,
+            leeway: Duration::from_secs(30),
+            algorithms: vec![
+                Algorithm::RS256,
+                Algorithm::RS384,
+                Algorithm::RS512,
+                Algorithm::PS256,
+                Algorithm::PS384,
+                Algorithm::PS512,
+                Algorithm::ES256,
+                Algorithm::ES384,
+                Algorithm::EdDSA,
+            ],
+            require_typ: true,
+            max_age: Duration::from_secs(3600),
+            min_refresh: Duration::from_secs(10),
+            keys: RwLock::new(None),
+            fetching: Mutex::new(None),
+        }
+    }
+    /// The JWKS URL, instead of discovering it from the issuer's metadata.
+    pub fn jwks_uri(mut self, url: impl Into<String>) -> Self {
+        self.jwks_uri = Some(url.into());
+        self
+    }
+    /// Clock leeway for `exp` and `nbf` (default 30 s).
+    pub fn leeway(mut self, leeway: Duration) -> Self {
+        self.leeway = leeway;
+        self
+    }
+    /// The accepted algorithms (default: the RSA, RSA-PSS, ECDSA P-256/P-384 and EdDSA
+    /// ones). Symmetric algorithms are never accepted.
+    pub fn algorithms(mut self, algorithms: impl IntoIterator<Item = Algorithm>) -> Self {
+        self.algorithms = algorithms
+            .into_iter()
+            .filter(|a| !matches!(a, Algorithm::HS256 | Algorithm::HS384 | Algorithm::HS512))
+            .collect();
+        self
+    }
+    /// Accepts tokens without the RFC 9068 `typ` header `at+jwt`, for authorization
+    /// servers that do not set it (the default refuses them, so an ID token cannot pass
+    /// as an access token).
+    pub fn accept_any_typ(mut self) -> Self {
+        self.require_typ = false;
+        self
+    }
+    /// How long fetched keys are used before being fetched again (default 1 h), and the
+    /// least time between two fetches caused by unknown `kid`s (default 10 s).
+    pub fn key_refresh(mut self, max_age: Duration, min_interval: Duration) -> Self {
+        self.max_age = max_age;
+        self.min_refresh = min_interval;
+        self
+    }
+
+    async fn fetch_keys(&self) -> Result<JwkSet, AuthError> {
+        let uri = match &self.jwks_uri {
+            Some(u) => u.clone(),
+            None => {
+                let meta = fetch::server_metadata(&self.issuer)
+                    .await
+                    .map_err(AuthError::Unavailable)?;
+                meta.get("jwks_uri")
+                    .and_then(Value::as_str)
+                    .ok_or_else(|| {
+                        AuthError::Unavailable(format!(
+                            "the metadata of {} has no jwks_uri",
+                            self.issuer
+                        ))
+                    })?
+                    .to_owned()
+            }
+        };
+        let v = fetch::get_json(&uri)
+            .await
+            .map_err(AuthError::Unavailable)?;
+        serde_json::from_value(v)
+            .map_err(|e| AuthError::Unavailable(format!("{uri} is not a JWK set: {e}")))
+    }
+
+    /// The key named `kid`: from the cache, else from a fresh fetch (at most one per
+    /// `min_refresh`, and one at a time).
+    async fn key(&self, kid: &str) -> Result<jsonwebtoken::jwk::Jwk, AuthError> {
+        if let Some((set, at)) = &*self.keys.read().await
+            && at.elapsed() < self.max_age
+            && let Some(k) = set.find(kid)
+        {
+            return Ok(k.clone());
+        }
+        let mut last = self.fetching.lock().await;
+        // Someone else may have fetched while we waited.
+        if let Some((set, at)) = &*self.keys.read().await
+            && at.elapsed() < self.max_age
+            && let Some(k) = set.find(kid)
+        {
+            return Ok(k.clone());
+        }
+        let fresh_enough = self
+            .keys
+            .read()
+            .await
+            .as_ref()
+            .is_some_and(|(_, at)| at.elapsed() < self.max_age);
+        if fresh_enough && last.is_some_and(|t| t.elapsed() < self.min_refresh) {
+            return Err(AuthError::Invalid(format!(
+                "unknown signing key `{}`",
+                safe(kid)
+            )));
+        }
+        *last = Some(Instant::now());
+        let set = self.fetch_keys().await?;
+        let found = set.find(kid).cloned();
+        *self.keys.write().await = Some((set, Instant::now()));
+        found.ok_or_else(|| AuthError::Invalid(format!("unknown signing key `{}`", safe(kid))))
+    }
+
+    async fn check(&self, token: &str) -> Result<Principal, AuthError> {
+        let invalid = |why: String| AuthError::Invalid(why);
+        let header = jsonwebtoken::decode_header(token).map_err(|_| invalid("not a JWT".into()))?;
+        if self.require_typ
+            && !header.typ.as_deref().is_some_and(|t| {
+                t.eq_ignore_ascii_case("at+jwt") || t.eq_ignore_ascii_case("application/at+jwt")
+            })
+        {
+            return Err(invalid("not a JWT access token (typ is not at+jwt)".into()));
+        }
+        if !self.algorithms.contains(&header.alg) {
+            return Err(invalid(format!("algorithm {:?} not accepted", header.alg)));
+        }
+        let kid = header
+            .kid
+            .as_deref()
+            .ok_or_else(|| invalid("no kid in the token header".into()))?;
+        let jwk = self.key(kid).await?;
+        let key = DecodingKey::from_jwk(&jwk)
+            .map_err(|e| AuthError::Unavailable(format!("signing key `{}`: {e}", safe(kid))))?;
+        let mut v = Validation::new(header.alg);
+        v.algorithms = vec![header.alg];
+        v.leeway = self.leeway.as_secs();
+        v.validate_nbf = true;
+        v.validate_aud = false;
+        v.set_issuer(&[&self.issuer]);
+        v.set_required_spec_claims(&["exp", "iss", "aud"]);
+        let data = jsonwebtoken::decode::<Map<String, Value>>(token, &key, &v).map_err(|e| {
+            use jsonwebtoken::errors::ErrorKind as K;
+            invalid(match e.kind() {
+                K::ExpiredSignature => "token expired".into(),
+                K::ImmatureSignature => "token not valid yet".into(),
+                K::InvalidIssuer => "token of another issuer".into(),
+                K::InvalidSignature => "bad signature".into(),
+                K::MissingRequiredClaim(c) => format!("token without `{c}`"),
+                other => format!("token refused ({other:?})"),
+            })
+        })?;
+        let claims = data.claims;
+        let aud_ok = match claims.get("aud") {
+            Some(Value::String(a)) => same_resource(a, &self.audience),
+            Some(Value::Array(a)) => a
+                .iter()
+                .filter_map(Value::as_str)
+                .any(|a| same_resource(a, &self.audience)),
+            _ => false,
+        };
+        if !aud_ok {
+            return Err(invalid("token for another audience".into()));
+        }
+        principal_of(claims, token, Some(&self.issuer))
+    }
+}
+
+/// A principal from token claims or an introspection response.
+pub(super) fn principal_of(
+    claims: Map<String, Value>,
+    token: &str,
+    issuer: Option<&str>,
+) -> Result<Principal, AuthError> {
+    let str_claim = |k: &str| claims.get(k).and_then(Value::as_str).map(str::to_owned);
+    let client = str_claim("client_id");
+    let subject = str_claim("sub")
+        .or_else(|| client.clone())
+        .ok_or_else(|| AuthError::Invalid("token without `sub` or `client_id`".into()))?;
+    let mut scopes: Vec<String> = match claims.get("scope") {
+        Some(Value::String(s)) => s.split_whitespace().map(str::to_owned).collect(),
+        _ => Vec::new(),
+    };
+    match claims.get("scp") {
+        Some(Value::Array(a)) => {
+            scopes.extend(a.iter().filter_map(Value::as_str).map(str::to_owned))
+        }
+        Some(Value::String(s)) => scopes.extend(s.split_whitespace().map(str::to_owned)),
+        _ => {}
+    }
+    let mut p = Principal::new(subject)
+        .scopes(scopes)
+        .token(Token::new(token));
+    if let Some(iss) = str_claim("iss").or_else(|| issuer.map(str::to_owned)) {
+        p = p.issuer(iss);
+    }
+    if let Some(c) = client {
+        p = p.client_id(c);
+    }
+    if let Some(exp) = claims.get("exp").and_then(Value::as_u64) {
+        p = p.expires_at(UNIX_EPOCH + Duration::from_secs(exp));
+    }
+    Ok(p.claims(claims))
+}
+
+/// A `kid` (chosen by whoever made the token) made safe to print.
+fn safe(s: &str) -> String {
+    s.chars()
+        .filter(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+        .take(64)
+        .collect()
+}
+
+impl TokenValidator for JwtValidator {
+    fn validate<'a>(&'a self, token: &'a str) -> BoxFuture<'a, Result<Principal, AuthError>> {
+        Box::pin(self.check(token))
+    }
+}

@@ -1,0 +1,306 @@
+//! Who is calling: the server as an OAuth 2.1 resource server (HTTP only; on stdio the
+//! credentials come from the environment, so there is no caller).
+//!
+//! [`Auth`] says which resource this server is (its canonical URI, the audience every
+//! token must carry), which authorization servers issue its tokens, and how a token is
+//! checked ([`TokenValidator`]: [`JwtValidator`] against the issuer's JWKS, or
+//! [`Introspection`] per RFC 7662, both with feature `auth`). The HTTP transport serves
+//! the RFC 9728 metadata, answers `401` with a `WWW-Authenticate` challenge for a missing
+//! or invalid token, and `403 insufficient_scope` for an item whose scopes the caller
+//! lacks (`#[tool(scopes("files:write"))]`). Handlers read the caller through the
+//! [`Principal`] (required) or [`Caller`] (optional) extractors; `requestState`, tasks and
+//! legacy sessions are bound to it.
+
+mod principal;
+mod scopes;
+
+#[cfg(feature = "auth")]
+mod fetch;
+#[cfg(feature = "auth")]
+mod introspect;
+#[cfg(feature = "auth")]
+mod jwt;
+
+pub use principal::{Caller, Principal, Token};
+pub use scopes::ScopeImplies;
+
+#[cfg(feature = "auth")]
+pub use introspect::Introspection;
+#[cfg(feature = "auth")]
+pub use jwt::JwtValidator;
+
+use futures_util::future::BoxFuture;
+use std::sync::Arc;
+
+/// Why a token was not accepted.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AuthError {
+    /// The token is not valid for this server (bad signature, expired, another audience
+    /// or issuer, revoked, malformed): `401` with `error="invalid_token"`. The reason is
+    /// logged (rate-limited) and sent as `error_description`; it never holds the token.
+    Invalid(String),
+    /// The token could not be checked now (the authorization server is unreachable):
+    /// `503` with `Retry-After`.
+    Unavailable(String),
+}
+
+impl std::fmt::Display for AuthError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            AuthError::Invalid(r) => write!(f, "invalid token: {r}"),
+            AuthError::Unavailable(r) => write!(f, "token check unavailable: {r}"),
+        }
+    }
+}
+
+impl std::error::Error for AuthError {}
+
+/// Checks a bearer token and says who presented it.
+///
+/// Two implementations ship with feature `auth`: [`JwtValidator`] (RFC 9068 JWT access
+/// tokens) and [`Introspection`] (RFC 7662). Write your own for anything else; it must
+/// check that the token was issued for this server (its audience).
+pub trait TokenValidator: Send + Sync + 'static {
+    /// The caller the token stands for, or why it is refused.
+    fn validate<'a>(&'a self, token: &'a str) -> BoxFuture<'a, Result<Principal, AuthError>>;
+}
+
+impl<F> TokenValidator for F
+where
+    F: Fn(&str) -> Result<Principal, AuthError> + Send + Sync + 'static,
+{
+    fn validate<'a>(&'a self, token: &'a str) -> BoxFuture<'a, Result<Principal, AuthError>> {
+        let r = self(token);
+        Box::pin(async move { r })
+    }
+}
+
+/// Authorization settings: which resource this server is, who issues its tokens, how they
+/// are checked, and the scopes of the items that declare none.
+///
+/// ```no_run
+/// # #[cfg(feature = "auth")] fn f() {
+/// use mcp_runtime::auth::{Auth, JwtValidator};
+/// let resource = "https://mcp.example.com/mcp";
+/// let issuer = "https://auth.example.com";
+/// let auth = Auth::new(resource, JwtValidator::new(issuer, resource))
+///     .authorization_server(issuer)
+///     .scopes_supported(["mcp:read"]);
+/// # }
+/// ```
+#[derive(Clone)]
+pub struct Auth {
+    pub(crate) resource: String,
+    pub(crate) authorization_servers: Vec<String>,
+    pub(crate) scopes_supported: Vec<String>,
+    pub(crate) default_scopes: Vec<String>,
+    pub(crate) resource_name: Option<String>,
+    pub(crate) validator: Arc<dyn TokenValidator>,
+    pub(crate) implies: ScopeImplies,
+}
+
+impl std::fmt::Debug for Auth {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Auth")
+            .field("resource", &self.resource)
+            .field("authorization_servers", &self.authorization_servers)
+            .field("scopes_supported", &self.scopes_supported)
+            .field("default_scopes", &self.default_scopes)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Auth {
+    /// This server as the resource `resource` (its canonical URI: absolute, no fragment,
+    /// such as `https://mcp.example.com/mcp`), tokens checked by `validator`.
+    pub fn new(resource: impl Into<String>, validator: impl TokenValidator) -> Self {
+        Auth {
+            resource: resource.into(),
+            authorization_servers: Vec::new(),
+            scopes_supported: Vec::new(),
+            default_scopes: Vec::new(),
+            resource_name: None,
+            validator: Arc::new(validator),
+            implies: ScopeImplies::default(),
+        }
+    }
+    /// Adds an authorization server (its issuer identifier, exactly as it publishes it) to
+    /// the metadata. At least one is required.
+    pub fn authorization_server(mut self, issuer: impl Into<String>) -> Self {
+        self.authorization_servers.push(issuer.into());
+        self
+    }
+    /// The scopes a client asks for to use the server at all (`scopes_supported` in the
+    /// metadata and `scope` in a `401` challenge). Keep it minimal; more are asked for
+    /// with `403 insufficient_scope` when an item needs them.
+    pub fn scopes_supported<S: Into<String>>(
+        mut self,
+        scopes: impl IntoIterator<Item = S>,
+    ) -> Self {
+        self.scopes_supported = scopes.into_iter().map(Into::into).collect();
+        self
+    }
+    /// The scopes of every tool, prompt and resource that declares none of its own.
+    pub fn default_scopes<S: Into<String>>(mut self, scopes: impl IntoIterator<Item = S>) -> Self {
+        self.default_scopes = scopes.into_iter().map(Into::into).collect();
+        self
+    }
+    /// A human-readable name for the metadata's `resource_name`.
+    pub fn resource_name(mut self, name: impl Into<String>) -> Self {
+        self.resource_name = Some(name.into());
+        self
+    }
+    /// How a granted scope covers a required one (default: equal, or a broader scope such
+    /// as `files` covering `files:read`; see [`ScopeImplies`]).
+    pub fn scope_implies(mut self, implies: ScopeImplies) -> Self {
+        self.implies = implies;
+        self
+    }
+
+    /// The canonical URI of this server.
+    pub fn resource(&self) -> &str {
+        &self.resource
+    }
+
+    /// The URL of the RFC 9728 metadata: `/.well-known/oauth-protected-resource` inserted
+    /// between the authority and the path of the resource URI.
+    pub fn metadata_url(&self) -> String {
+        let (origin, path) = split_origin(&self.resource);
+        let path = if path == "/" { "" } else { path };
+        format!("{origin}/.well-known/oauth-protected-resource{path}")
+    }
+
+    /// The path part of [`Auth::metadata_url`] (where a router serves it).
+    pub fn metadata_path(&self) -> String {
+        let (_, path) = split_origin(&self.resource);
+        let path = if path == "/" { "" } else { path };
+        format!("/.well-known/oauth-protected-resource{path}")
+    }
+
+    /// The RFC 9728 metadata document.
+    pub fn metadata(&self) -> serde_json::Value {
+        let mut m = serde_json::Map::new();
+        m.insert("resource".into(), self.resource.clone().into());
+        m.insert(
+            "authorization_servers".into(),
+            self.authorization_servers.clone().into(),
+        );
+        if !self.scopes_supported.is_empty() {
+            m.insert(
+                "scopes_supported".into(),
+                self.scopes_supported.clone().into(),
+            );
+        }
+        m.insert("bearer_methods_supported".into(), vec!["header"].into());
+        if let Some(n) = &self.resource_name {
+            m.insert("resource_name".into(), n.clone().into());
+        }
+        serde_json::Value::Object(m)
+    }
+
+    /// The problems of these settings, for `Server::build()`.
+    pub(crate) fn check(&self) -> Vec<String> {
+        let mut errors = Vec::new();
+        let r = &self.resource;
+        let absolute = (r.starts_with("https://") || r.starts_with("http://"))
+            && split_origin(r).0.len() > "https://".len() - 1;
+        if !absolute || r.contains('#') {
+            errors.push(format!(
+                "auth: the resource `{r}` must be an absolute http(s) URI without a fragment (the server's canonical URI, such as https://mcp.example.com/mcp)"
+            ));
+        }
+        if self.authorization_servers.is_empty() {
+            errors.push("auth: name at least one authorization server (`Auth::authorization_server(issuer)`); the metadata must list one".into());
+        }
+        for s in self.scopes_supported.iter().chain(&self.default_scopes) {
+            if let Err(v) = mcp_rules::scope(s) {
+                errors.push(format!("auth: {}", v.message));
+            }
+            if s == "offline_access" {
+                errors.push(
+                    "auth: `offline_access` is not a scope of this server; leave it to clients"
+                        .into(),
+                );
+            }
+        }
+        errors
+    }
+}
+
+/// `https://host:port` and the path (at least `/`) of an absolute URI.
+pub(crate) fn split_origin(uri: &str) -> (&str, &str) {
+    let after_scheme = uri.find("://").map_or(0, |i| i + 3);
+    let rest = &uri[after_scheme..];
+    let end = rest
+        .find(['/', '?', '#'])
+        .map_or(uri.len(), |i| after_scheme + i);
+    let path = &uri[end..];
+    let path = path.split(['?', '#']).next().unwrap_or("");
+    (&uri[..end], if path.is_empty() { "/" } else { path })
+}
+
+#[cfg(feature = "auth")]
+/// Whether `aud` names the resource `resource`: compared as URLs (scheme and host
+/// case-insensitively, a missing path equal to `/`), the path byte for byte.
+pub(crate) fn same_resource(aud: &str, resource: &str) -> bool {
+    let (ao, ap) = split_origin(aud);
+    let (ro, rp) = split_origin(resource);
+    let strip_default = |o: &str| -> String {
+        let lower = o.to_ascii_lowercase();
+        lower
+            .strip_suffix(":443")
+            .filter(|_| lower.starts_with("https://"))
+            .or_else(|| {
+                lower
+                    .strip_suffix(":80")
+                    .filter(|_| lower.starts_with("http://"))
+            })
+            .map_or(lower.clone(), str::to_owned)
+    };
+    strip_default(ao) == strip_default(ro) && ap == rp
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn auth(resource: &str) -> Auth {
+        Auth::new(resource, |_: &str| Err(AuthError::Invalid("no".into())))
+            .authorization_server("https://as.example")
+    }
+
+    #[test]
+    fn the_metadata_url_inserts_the_well_known_path() {
+        let a = auth("https://mcp.example.com/public/mcp");
+        assert_eq!(
+            a.metadata_url(),
+            "https://mcp.example.com/.well-known/oauth-protected-resource/public/mcp"
+        );
+        assert_eq!(
+            a.metadata_path(),
+            "/.well-known/oauth-protected-resource/public/mcp"
+        );
+        let root = auth("https://mcp.example.com");
+        assert_eq!(
+            root.metadata_url(),
+            "https://mcp.example.com/.well-known/oauth-protected-resource"
+        );
+        assert!(a.check().is_empty());
+        assert_eq!(auth("/mcp").check().len(), 1);
+        assert_eq!(auth("https://x.example/mcp#f").check().len(), 1);
+    }
+
+    #[cfg(feature = "auth")]
+    #[test]
+    fn audiences_compare_as_urls() {
+        let r = "https://mcp.example.com/mcp";
+        assert!(same_resource("https://mcp.example.com/mcp", r));
+        assert!(same_resource("HTTPS://MCP.example.com/mcp", r));
+        assert!(same_resource("https://mcp.example.com:443/mcp", r));
+        assert!(!same_resource("https://mcp.example.com/MCP", r));
+        assert!(!same_resource("https://mcp.example.com/mcp/", r));
+        assert!(!same_resource("https://other.example/mcp", r));
+        assert!(!same_resource("https://mcp.example.com.evil/mcp", r));
+        assert!(same_resource("https://a.example", "https://a.example/"));
+    }
+}
