@@ -100,8 +100,8 @@ impl Server {
     pub async fn serve_stdio(self) -> io::Result<()> {
         tracing::info!(server = %self.info().name, "serving MCP on stdio");
         self.serve_io(
-            tokio::io::stdin(),
-            tokio::io::stdout(),
+            super::stdio_pipes::ThreadStdin::spawn()?,
+            super::stdio_pipes::DirectStdout::new(),
             crate::transport::shutdown_signal(),
         )
         .await
@@ -253,13 +253,24 @@ impl Server {
                         let _ = tx.send(refused(r)).await;
                         continue;
                     };
+                    // Most requests finish in their first poll: answer those here, with
+                    // no task to spawn and no worker to wake (the stdio round trip's
+                    // main cost). The others continue as tasks, cancellable.
+                    let mut run = Box::pin(job.run());
+                    if let std::task::Poll::Ready(reply) = futures_util::poll!(&mut run) {
+                        drop(slot);
+                        if tx.send(reply.body).await.is_err() {
+                            break;
+                        }
+                        continue;
+                    }
                     let tx = tx.clone();
                     let map = Arc::clone(&in_flight);
                     let mut guard = in_flight.lock().unwrap_or_else(|e| e.into_inner());
                     let task_id = id.clone();
                     let handle = tasks.spawn(async move {
                         let _slot = slot;
-                        let reply = job.run().await;
+                        let reply = run.await;
                         // Once removed from the map, a late cancel is ignored and the
                         // reply is committed.
                         map.lock()
