@@ -13,7 +13,7 @@ use mcp_runtime::auth::{Auth, Caller, Introspection, JwtValidator, Principal};
 use mcp_runtime::config::RequestState;
 use mcp_runtime::{Error, Input, Server, prompt, prompts, tool, tools};
 use serde_json::{Value, json};
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Write};
 use std::net::{SocketAddr, TcpListener};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -190,6 +190,39 @@ fn token(as_: &AuthServer, client: &str, scope: &str, resource: &str) -> String 
 }
 
 // ---------------------------------------------------------------------------------------
+// Logs: everything the runtime logs in this test process, down to debug, so a test can
+// check that no token ever reaches them.
+
+static LOGS: std::sync::Mutex<Vec<u8>> = std::sync::Mutex::new(Vec::new());
+
+struct Capture;
+impl Write for Capture {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        LOGS.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+fn capture_logs() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let subscriber = tracing_subscriber::fmt()
+            .with_env_filter("mcp_runtime=debug")
+            .with_writer(|| Capture)
+            .with_ansi(false)
+            .finish();
+        let _ = tracing::subscriber::set_global_default(subscriber);
+    });
+}
+
+fn logs() -> String {
+    String::from_utf8_lossy(&LOGS.lock().unwrap()).into_owned()
+}
+
+// ---------------------------------------------------------------------------------------
 // Requests.
 
 fn bearer(addr: SocketAddr, body: &Value, token: Option<&str>) -> Response {
@@ -245,6 +278,7 @@ fn tamper(token: &str) -> String {
 
 #[test]
 fn jwt_access_tokens_are_checked_and_scopes_enforced() {
+    capture_logs();
     let (listener, port) = reserve();
     let resource = format!("http://127.0.0.1:{port}/mcp");
     let as_port = free_port();
@@ -351,11 +385,12 @@ fn jwt_access_tokens_are_checked_and_scopes_enforced() {
 
     // Tokens this server must refuse: 401 invalid_token.
     let foreign = token(&as_, "svc", "mcp:read", "https://other.example/api");
-    for (what, bad) in [
+    let refused = [
         ("another audience", foreign),
         ("a bad signature", tamper(&read)),
         ("not a JWT", "opaque-garbage".to_owned()),
-    ] {
+    ];
+    for (what, bad) in refused.clone() {
         let r = bearer(addr, &call("whoami", json!({})), Some(&bad));
         assert_eq!(r.status, 401, "{what}: {}", r.text());
         assert!(challenge(&r).contains(r#"error="invalid_token""#), "{what}");
@@ -379,6 +414,21 @@ fn jwt_access_tokens_are_checked_and_scopes_enforced() {
     );
     drop(as_);
     let _ = std::fs::remove_file(&keys);
+
+    // The refusals were logged, with their reasons; no token ever was.
+    let logged = logs();
+    assert!(logged.contains("token refused"), "{logged}");
+    assert!(
+        logged.contains("subject=\"svc\""),
+        "spans carry the subject: {logged}"
+    );
+    for t in [&read, &rw, &new]
+        .into_iter()
+        .chain(refused.iter().map(|(_, t)| t))
+    {
+        let signature = t.rsplit('.').next().unwrap();
+        assert!(!logged.contains(signature), "a token reached the logs");
+    }
 }
 
 fn header_kid(token: &str) -> String {
