@@ -75,24 +75,7 @@ fn serve(listener: TcpListener, auth: Auth) -> SocketAddr {
         .auth(auth)
         .build()
         .expect("a valid server");
-    let addr = listener.local_addr().unwrap();
-    listener.set_nonblocking(true).unwrap();
-    std::thread::spawn(move || {
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-            .unwrap();
-        rt.block_on(async move {
-            let listener = tokio::net::TcpListener::from_std(listener).unwrap();
-            server
-                .http()
-                .serve(listener, std::future::pending())
-                .await
-                .unwrap();
-        });
-    });
-    addr
+    serve_on(listener, server.http())
 }
 
 // ---------------------------------------------------------------------------------------

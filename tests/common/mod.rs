@@ -248,7 +248,15 @@ pub fn post(addr: SocketAddr, body: &Value) -> Response {
 /// Serves `server` over HTTP on 127.0.0.1:0 from a background thread (for the life of the
 /// test process) and returns its address.
 pub fn serve_in_background(http: mcp_runtime::http::HttpServer) -> SocketAddr {
-    let std_listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    serve_on(std::net::TcpListener::bind("127.0.0.1:0").unwrap(), http)
+}
+
+/// Serves `http` on a listener already bound (for a server that needs its own URL before
+/// it starts) from a background thread; returns its address.
+pub fn serve_on(
+    std_listener: std::net::TcpListener,
+    http: mcp_runtime::http::HttpServer,
+) -> SocketAddr {
     let addr = std_listener.local_addr().unwrap();
     std_listener.set_nonblocking(true).unwrap();
     std::thread::spawn(move || {
