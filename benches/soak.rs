@@ -697,13 +697,6 @@ async fn soak() -> Result<(), String> {
     let end = server.figures();
     println!("{}", show("peak", peak, &c));
     println!("{}", show("end", end, &c));
-    let avg = |n: u64, s: &AtomicU64| {
-        if n == 0 {
-            0.0
-        } else {
-            get(s) as f64 / n as f64
-        }
-    };
     let mut lines = BTreeMap::new();
     lines.insert(
         "good requests",
@@ -714,30 +707,33 @@ async fn soak() -> Result<(), String> {
             get(&c.good_ok) as f64 / secs.max(1) as f64
         ),
     );
-    lines.insert(
-        "slow headers",
-        format!(
-            "{} cut off by the server, after {:.1}s on average",
-            get(&c.slow_headers_cut),
-            avg(get(&c.slow_headers_cut), &c.slow_headers_secs)
+    // Hostile kinds the server ends: how many, and after how long on average.
+    for (kind, what, n, total) in [
+        (
+            "slow headers",
+            "cut off by the server",
+            &c.slow_headers_cut,
+            &c.slow_headers_secs,
         ),
-    );
-    lines.insert(
-        "slow bodies",
-        format!(
-            "{} refused, after {:.1}s on average",
-            get(&c.slow_body_refused),
-            avg(get(&c.slow_body_refused), &c.slow_body_secs)
+        (
+            "slow bodies",
+            "refused",
+            &c.slow_body_refused,
+            &c.slow_body_secs,
         ),
-    );
-    lines.insert(
-        "non-readers",
-        format!(
-            "{} cut off, after {:.1}s on average",
-            get(&c.non_readers_cut),
-            avg(get(&c.non_readers_cut), &c.non_reader_secs)
+        (
+            "non-readers",
+            "cut off",
+            &c.non_readers_cut,
+            &c.non_reader_secs,
         ),
-    );
+    ] {
+        let avg = get(total) as f64 / get(n).max(1) as f64;
+        lines.insert(
+            kind,
+            format!("{} {what}, after {avg:.1}s on average", get(n)),
+        );
+    }
     lines.insert(
         "malformed",
         format!(

@@ -95,6 +95,8 @@ pub struct Auth {
     pub(crate) scopes_supported: Vec<String>,
     pub(crate) default_scopes: Vec<String>,
     pub(crate) resource_name: Option<String>,
+    // Read by the HTTP transport (stdio has no token to check).
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
     pub(crate) validator: Arc<dyn TokenValidator>,
     pub(crate) implies: ScopeImplies,
 }

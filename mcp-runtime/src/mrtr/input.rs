@@ -347,14 +347,9 @@ impl Input {
                 _ => Err("the answer needs an `action` of accept, decline or cancel".into()),
             }
         };
-        let reask = |req: &Value, why: &str| {
-            let mut r = req.clone();
-            r["params"]["message"] = json!(format!(
-                "The previous answer was not valid ({why}). {message}"
-            ));
-            r
-        };
-        let v = self.answer_or_end_round(key, request, check, reask).await?;
+        let v = self
+            .answer_or_end_round(key, request, check, reask_elicitation(&message))
+            .await?;
         Ok(match v["action"].as_str() {
             Some("accept") => Elicited::Accept(
                 serde_json::from_value(v["content"].clone())
@@ -416,14 +411,9 @@ impl Input {
                 _ => Err("the answer needs an `action` of accept, decline or cancel".into()),
             }
         };
-        let reask = |req: &Value, why: &str| {
-            let mut r = req.clone();
-            r["params"]["message"] = json!(format!(
-                "The previous answer was not valid ({why}). {message}"
-            ));
-            r
-        };
-        let v = self.answer_or_end_round(key, request, check, reask).await?;
+        let v = self
+            .answer_or_end_round(key, request, check, reask_elicitation(&message))
+            .await?;
         Ok(match v["action"].as_str() {
             Some("accept") => Elicited::Accept(v["content"].clone()),
             Some("decline") => Elicited::Decline,
@@ -523,5 +513,17 @@ impl Input {
     /// Which round this is (1 for the first call).
     pub fn round(&self) -> u32 {
         self.lock().round
+    }
+}
+
+/// How an elicitation is asked again after an invalid answer: the same request, its
+/// message saying why.
+fn reask_elicitation(message: &str) -> impl Fn(&Value, &str) -> Value + '_ {
+    move |req, why| {
+        let mut r = req.clone();
+        r["params"]["message"] = json!(format!(
+            "The previous answer was not valid ({why}). {message}"
+        ));
+        r
     }
 }

@@ -190,10 +190,24 @@ impl Server {
     }
 
     /// The method family serving a legacy request.
-    fn route_legacy(&self, parts: Parts, mut params: Map<String, Value>) -> Prepared {
+    fn route_legacy(&self, parts: Parts, params: Map<String, Value>) -> Prepared {
         let catalog = self.inner.catalog();
-        let guard = &super::parts::NoGuard;
-        let reply = |r: Reply| Prepared::Reply(r);
+        self.route_items(
+            parts,
+            params,
+            &super::parts::NoGuard,
+            &catalog,
+            |parts, params| self.route_legacy_only(parts, params, &catalog),
+        )
+    }
+
+    /// The methods only the legacy revisions have.
+    fn route_legacy_only(
+        &self,
+        parts: Parts,
+        mut params: Map<String, Value>,
+        catalog: &super::catalog::Catalog,
+    ) -> Prepared {
         let empty = |parts: &Parts| {
             let envelope = self
                 .inner
@@ -245,39 +259,6 @@ impl Server {
                     session.unsubscribe(&uri);
                 }
                 empty(&parts)
-            }
-            m::TOOLS_LIST if catalog.has_tools() => reply(methods::lists::page(
-                &self.inner,
-                &parts,
-                &params,
-                &catalog.tool_list,
-            )),
-            m::TOOLS_CALL if catalog.has_tools() => {
-                methods::tools::call(self, parts, params, guard, &catalog)
-            }
-            m::PROMPTS_LIST if catalog.has_prompts() => reply(methods::lists::page(
-                &self.inner,
-                &parts,
-                &params,
-                &catalog.prompt_list,
-            )),
-            m::PROMPTS_GET if catalog.has_prompts() => {
-                methods::prompts::get(self, parts, params, guard, &catalog)
-            }
-            m::RESOURCES_LIST if catalog.has_resources() => {
-                methods::resources::list(self, parts, params, &catalog)
-            }
-            m::RESOURCES_TEMPLATES_LIST if catalog.has_resources() => reply(methods::lists::page(
-                &self.inner,
-                &parts,
-                &params,
-                &catalog.template_list,
-            )),
-            m::RESOURCES_READ if catalog.has_resources() => {
-                methods::resources::read(self, parts, params, guard, &catalog)
-            }
-            m::COMPLETE if catalog.has_completions => {
-                methods::completion::complete(self, parts, params, &catalog)
             }
             _ => {
                 tracing::debug!("method not found");

@@ -21,6 +21,7 @@ mod tasks;
 pub(crate) mod trace;
 
 pub use builder::{BuildError, ServerBuilder};
+#[cfg(feature = "http")]
 pub(crate) use methods::listen::Listen;
 
 use crate::protocol::envelope::{Envelope, ResultMeta, ResultType};

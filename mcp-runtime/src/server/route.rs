@@ -1,6 +1,7 @@
 //! Routing: one incoming message → its parts → the method family that serves it.
 
 use super::Server;
+use super::catalog::Catalog;
 use super::methods::{self, listen::Listen};
 use super::parts::{Message, Parts, Streams, TransportGuard, read_envelope};
 use super::pipeline::Job;
@@ -51,6 +52,56 @@ impl Server {
         }
     }
 
+    /// The methods of both eras on tools, prompts and resources (lists, calls, reads,
+    /// completion), when the catalog advertises them; any other method goes to `others`
+    /// (the era's own methods).
+    pub(crate) fn route_items(
+        &self,
+        parts: Parts,
+        params: serde_json::Map<String, Value>,
+        guard: &dyn TransportGuard,
+        catalog: &Catalog,
+        others: impl FnOnce(Parts, serde_json::Map<String, Value>) -> Prepared,
+    ) -> Prepared {
+        let reply = |r: Reply| Prepared::Reply(r);
+        match parts.method.as_str() {
+            m::TOOLS_LIST if catalog.has_tools() => reply(methods::lists::page(
+                &self.inner,
+                &parts,
+                &params,
+                &catalog.tool_list,
+            )),
+            m::TOOLS_CALL if catalog.has_tools() => {
+                methods::tools::call(self, parts, params, guard, catalog)
+            }
+            m::PROMPTS_LIST if catalog.has_prompts() => reply(methods::lists::page(
+                &self.inner,
+                &parts,
+                &params,
+                &catalog.prompt_list,
+            )),
+            m::PROMPTS_GET if catalog.has_prompts() => {
+                methods::prompts::get(self, parts, params, guard, catalog)
+            }
+            m::RESOURCES_LIST if catalog.has_resources() => {
+                methods::resources::list(self, parts, params, catalog)
+            }
+            m::RESOURCES_TEMPLATES_LIST if catalog.has_resources() => reply(methods::lists::page(
+                &self.inner,
+                &parts,
+                &params,
+                &catalog.template_list,
+            )),
+            m::RESOURCES_READ if catalog.has_resources() => {
+                methods::resources::read(self, parts, params, guard, catalog)
+            }
+            m::COMPLETE if catalog.has_completions => {
+                methods::completion::complete(self, parts, params, catalog)
+            }
+            _ => others(parts, params),
+        }
+    }
+
     /// The method family serving `parts.method`; `-32601` for a method that does not
     /// exist or that this server does not advertise.
     fn route(
@@ -60,43 +111,23 @@ impl Server {
         guard: &dyn TransportGuard,
     ) -> Prepared {
         let catalog = self.inner.catalog();
+        self.route_items(parts, params, guard, &catalog, |parts, params| {
+            self.route_modern(parts, params, guard, &catalog)
+        })
+    }
+
+    /// The methods only the 2026-07-28 era has.
+    fn route_modern(
+        &self,
+        parts: Parts,
+        params: serde_json::Map<String, Value>,
+        guard: &dyn TransportGuard,
+        catalog: &Catalog,
+    ) -> Prepared {
         let reply = |r: Reply| Prepared::Reply(r);
         match parts.method.as_str() {
-            m::DISCOVER => reply(methods::lists::discover(&parts, &catalog)),
-            m::TOOLS_LIST if catalog.has_tools() => reply(methods::lists::page(
-                &self.inner,
-                &parts,
-                &params,
-                &catalog.tool_list,
-            )),
-            m::TOOLS_CALL if catalog.has_tools() => {
-                methods::tools::call(self, parts, params, guard, &catalog)
-            }
-            m::PROMPTS_LIST if catalog.has_prompts() => reply(methods::lists::page(
-                &self.inner,
-                &parts,
-                &params,
-                &catalog.prompt_list,
-            )),
-            m::PROMPTS_GET if catalog.has_prompts() => {
-                methods::prompts::get(self, parts, params, guard, &catalog)
-            }
-            m::RESOURCES_LIST if catalog.has_resources() => {
-                methods::resources::list(self, parts, params, &catalog)
-            }
-            m::RESOURCES_TEMPLATES_LIST if catalog.has_resources() => reply(methods::lists::page(
-                &self.inner,
-                &parts,
-                &params,
-                &catalog.template_list,
-            )),
-            m::RESOURCES_READ if catalog.has_resources() => {
-                methods::resources::read(self, parts, params, guard, &catalog)
-            }
-            m::COMPLETE if catalog.has_completions => {
-                methods::completion::complete(self, parts, params, &catalog)
-            }
-            m::LISTEN => methods::listen::open(self, parts, params, &catalog),
+            m::DISCOVER => reply(methods::lists::discover(&parts, catalog)),
+            m::LISTEN => methods::listen::open(self, parts, params, catalog),
             m::TASKS_GET if catalog.uses_tasks => methods::tasks::get(self, parts, params, guard),
             m::TASKS_UPDATE if catalog.uses_tasks => {
                 methods::tasks::update(self, parts, params, guard)

@@ -73,6 +73,25 @@ fn visible(task: &TaskRecord, caller: Option<&str>) -> bool {
     task.owner() == caller
 }
 
+/// The task `task_id` of `caller`; `-32602` for one that does not exist, has expired or
+/// is another caller's.
+async fn callers_task(
+    server: &ServerInner,
+    task_id: &str,
+    caller: Option<&str>,
+) -> Result<TaskRecord, Rejection> {
+    match server
+        .tasks
+        .store
+        .get(task_id)
+        .await
+        .map_err(|e| store_rejection(&e))?
+    {
+        Some(task) if visible(&task, caller) => Ok(task),
+        _ => Err(not_found(task_id)),
+    }
+}
+
 /// `-32602` for a task that does not exist, has expired, or is not the caller's.
 fn not_found(task_id: &str) -> Rejection {
     Rejection::params(format!("Unknown or expired task: {}", reflect(task_id)))
@@ -142,14 +161,11 @@ pub(crate) fn get(
     };
     let caller = parts.caller_key();
     job(server, parts, |server, id| async move {
-        let task = server.tasks.store.get(&task_id).await;
-        match task.map_err(|e| store_rejection(&e))? {
-            Some(task) if visible(&task, caller.as_deref()) => Ok(Reply::result(
-                &id,
-                server.envelope(ResultType::Complete, TaskView::of(&task), None, None),
-            )),
-            _ => Err(not_found(&task_id)),
-        }
+        let task = callers_task(&server, &task_id, caller.as_deref()).await?;
+        Ok(Reply::result(
+            &id,
+            server.envelope(ResultType::Complete, TaskView::of(&task), None, None),
+        ))
     })
 }
 
@@ -183,12 +199,10 @@ pub(crate) fn update(
     };
     let caller = parts.caller_key();
     job(server, parts, |server, id| async move {
-        let store = &server.tasks.store;
-        match store.get(&task_id).await.map_err(|e| store_rejection(&e))? {
-            Some(task) if visible(&task, caller.as_deref()) => {}
-            _ => return Err(not_found(&task_id)),
-        }
-        store
+        callers_task(&server, &task_id, caller.as_deref()).await?;
+        server
+            .tasks
+            .store
             .update(&task_id, TaskChange::Answer(responses))
             .await
             .map_err(|e| store_rejection(&e))?
@@ -210,12 +224,10 @@ pub(crate) fn cancel(
     };
     let caller = parts.caller_key();
     job(server, parts, |server, id| async move {
-        let store = &server.tasks.store;
-        match store.get(&task_id).await.map_err(|e| store_rejection(&e))? {
-            Some(task) if visible(&task, caller.as_deref()) => {}
-            _ => return Err(not_found(&task_id)),
-        }
-        store
+        callers_task(&server, &task_id, caller.as_deref()).await?;
+        server
+            .tasks
+            .store
             .update(&task_id, TaskChange::Cancel)
             .await
             .map_err(|e| store_rejection(&e))?

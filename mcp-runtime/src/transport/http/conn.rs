@@ -84,22 +84,23 @@ impl<S: AsyncRead + Unpin> AsyncRead for Deadlines<S> {
     }
 }
 
-impl<S: AsyncWrite + Unpin> AsyncWrite for Deadlines<S> {
-    fn poll_write(
-        mut self: Pin<&mut Self>,
+impl<S> Deadlines<S> {
+    /// A write-side poll's outcome under the stall deadline: progress resets it; a
+    /// pending write arms it, and fails once it has fired.
+    fn write_deadline<T>(
+        &mut self,
+        polled: Poll<io::Result<T>>,
         cx: &mut Context<'_>,
-        buf: &[u8],
-    ) -> Poll<io::Result<usize>> {
-        let this = &mut *self;
-        match Pin::new(&mut this.inner).poll_write(cx, buf) {
+    ) -> Poll<io::Result<T>> {
+        match polled {
             Poll::Ready(r) => {
-                this.write_timer = None;
+                self.write_timer = None;
                 Poll::Ready(r)
             }
             Poll::Pending => {
                 expired(
-                    &mut this.write_timer,
-                    this.stall,
+                    &mut self.write_timer,
+                    self.stall,
                     cx,
                     "the client stopped reading",
                 )?;
@@ -107,24 +108,21 @@ impl<S: AsyncWrite + Unpin> AsyncWrite for Deadlines<S> {
             }
         }
     }
+}
+
+impl<S: AsyncWrite + Unpin> AsyncWrite for Deadlines<S> {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        let polled = Pin::new(&mut self.inner).poll_write(cx, buf);
+        self.write_deadline(polled, cx)
+    }
 
     fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        let this = &mut *self;
-        match Pin::new(&mut this.inner).poll_flush(cx) {
-            Poll::Ready(r) => {
-                this.write_timer = None;
-                Poll::Ready(r)
-            }
-            Poll::Pending => {
-                expired(
-                    &mut this.write_timer,
-                    this.stall,
-                    cx,
-                    "the client stopped reading",
-                )?;
-                Poll::Pending
-            }
-        }
+        let polled = Pin::new(&mut self.inner).poll_flush(cx);
+        self.write_deadline(polled, cx)
     }
 
     fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
@@ -136,22 +134,8 @@ impl<S: AsyncWrite + Unpin> AsyncWrite for Deadlines<S> {
         cx: &mut Context<'_>,
         bufs: &[io::IoSlice<'_>],
     ) -> Poll<io::Result<usize>> {
-        let this = &mut *self;
-        match Pin::new(&mut this.inner).poll_write_vectored(cx, bufs) {
-            Poll::Ready(r) => {
-                this.write_timer = None;
-                Poll::Ready(r)
-            }
-            Poll::Pending => {
-                expired(
-                    &mut this.write_timer,
-                    this.stall,
-                    cx,
-                    "the client stopped reading",
-                )?;
-                Poll::Pending
-            }
-        }
+        let polled = Pin::new(&mut self.inner).poll_write_vectored(cx, bufs);
+        self.write_deadline(polled, cx)
     }
 
     fn is_write_vectored(&self) -> bool {

@@ -126,6 +126,11 @@ fn error(status: StatusCode, msg: &Value, e: RpcError) -> Response {
     (status, [(header::CONTENT_TYPE, "application/json")], body).into_response()
 }
 
+/// 404 for a session that does not exist (any more) or is another caller's.
+fn unknown_session() -> Response {
+    (StatusCode::NOT_FOUND, "unknown or expired session").into_response()
+}
+
 fn with_session_header(mut resp: Response, id: &str) -> Response {
     if let Ok(v) = HeaderValue::from_str(id) {
         resp.headers_mut().insert(SESSION_HEADER, v);
@@ -163,12 +168,7 @@ impl HttpServer {
             return Ok(error(StatusCode::BAD_REQUEST, &msg, e));
         }
         match one(headers, SESSION_HEADER) {
-            // Another caller's session is as unknown as a missing one.
-            Some(id) => match self
-                .sessions
-                .get(id)
-                .filter(|s| s.admits(caller.map(|p| &**p)))
-            {
+            Some(id) => match self.session_for(id, caller.map(|p| &**p)) {
                 Some(session) => Ok(with_session_header(
                     self.in_session(msg, &session, accepts_json, accepts_sse)
                         .await,
@@ -281,6 +281,16 @@ impl HttpServer {
         super::respond(fut, rx, accepts_json).await
     }
 
+    /// The session `id`, if it exists and `caller` may use it (another caller's session
+    /// is as unknown as a missing one).
+    fn session_for(
+        &self,
+        id: &str,
+        caller: Option<&crate::auth::Principal>,
+    ) -> Option<std::sync::Arc<Session>> {
+        self.sessions.get(id).filter(|s| s.admits(caller))
+    }
+
     /// GET: the session's stream for messages not tied to a request (list changes,
     /// resource updates). One per session at a time.
     pub(super) fn legacy_get(
@@ -292,8 +302,8 @@ impl HttpServer {
             return None;
         }
         let id = one(headers, SESSION_HEADER)?;
-        let Some(session) = self.sessions.get(id).filter(|s| s.admits(caller)) else {
-            return Some((StatusCode::NOT_FOUND, "unknown or expired session").into_response());
+        let Some(session) = self.session_for(id, caller) else {
+            return Some(unknown_session());
         };
         if !super::headers::accepted(headers).1 {
             return Some(
@@ -332,8 +342,8 @@ impl HttpServer {
             return None;
         }
         let id = one(headers, SESSION_HEADER)?;
-        if self.sessions.get(id).is_some_and(|s| !s.admits(caller)) {
-            return Some((StatusCode::NOT_FOUND, "unknown or expired session").into_response());
+        if self.session_for(id, caller).is_none() {
+            return Some(unknown_session());
         }
         Some(match self.sessions.remove(id) {
             Some(s) => {
@@ -341,7 +351,7 @@ impl HttpServer {
                 tracing::info!(session = %id, "legacy session ended by the client");
                 StatusCode::OK.into_response()
             }
-            None => (StatusCode::NOT_FOUND, "unknown or expired session").into_response(),
+            None => unknown_session(),
         })
     }
 }

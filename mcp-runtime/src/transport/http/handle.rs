@@ -1,0 +1,326 @@
+//! One request at the transport: Host/Origin, the bearer token, media types, admission,
+//! the body (size and read deadline), then the core; and the reply as HTTP (the status of
+//! its error class, JSON or SSE, the challenges).
+
+use super::{HeaderGuard, HttpServer, auth, conn, headers, origin, sse};
+use crate::protocol::{RpcError, json::parse_strict};
+use crate::server::parts::Streams;
+use crate::server::reply::{ErrorClass, Rejection, Reply};
+use crate::server::route::Prepared;
+use axum::body::Bytes;
+use axum::extract::{Request, State};
+use axum::http::{Method, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use http_body_util::BodyExt;
+use std::future::Future;
+use std::sync::Arc;
+use tokio::sync::mpsc;
+
+/// The HTTP status of a reply: fixed by the spec for the classes that have one, 200 for
+/// errors of requests that were understood (the body carries the JSON-RPC error).
+pub(super) fn status_of(error: Option<ErrorClass>) -> StatusCode {
+    match error {
+        None | Some(ErrorClass::Failed) => StatusCode::OK,
+        Some(
+            ErrorClass::Malformed
+            | ErrorClass::Header
+            | ErrorClass::Meta
+            | ErrorClass::Version
+            | ErrorClass::Capability,
+        ) => StatusCode::BAD_REQUEST,
+        Some(ErrorClass::UnknownMethod) => StatusCode::NOT_FOUND,
+        Some(ErrorClass::Busy) => StatusCode::SERVICE_UNAVAILABLE,
+        Some(ErrorClass::Forbidden) => StatusCode::FORBIDDEN,
+    }
+}
+
+pub(super) fn json_reply(r: Reply) -> Response {
+    let status = status_of(r.error);
+    let needs = scopes_needed(&r);
+    let mut resp = (status, [(header::CONTENT_TYPE, "application/json")], r.body).into_response();
+    if let Some(n) = needs {
+        resp.extensions_mut().insert(n);
+    }
+    resp
+}
+
+/// The scopes a call refused for its scopes needed (for the `403` challenge).
+pub(super) fn scopes_needed(r: &Reply) -> Option<auth::NeedsScopes> {
+    if r.error != Some(ErrorClass::Forbidden) {
+        return None;
+    }
+    let data = r.rpc.as_ref()?.1.data()?;
+    let scopes = data.get("requiredScopes")?.as_array()?;
+    Some(auth::NeedsScopes(
+        scopes
+            .iter()
+            .filter_map(|s| s.as_str().map(str::to_owned))
+            .collect(),
+    ))
+}
+
+/// The 403 answer to a failed Host/Origin check.
+pub(super) fn forbidden(why: &str) -> Response {
+    refuse(
+        StatusCode::FORBIDDEN,
+        RpcError::invalid_request(format!("forbidden: {why}")),
+    )
+}
+
+pub(super) async fn handle_get_or_delete(
+    State(s): State<Arc<HttpServer>>,
+    req: Request,
+) -> Response {
+    if let Err(why) = origin::check_host_origin(&s.config, &req) {
+        return forbidden(why);
+    }
+    let caller = match &s.server.inner.settings.auth {
+        Some(a) => match auth::authenticate(a, req.headers(), s.config.retry_after).await {
+            Ok(p) => Some(p),
+            Err(resp) => return resp,
+        },
+        None => None,
+    };
+    let legacy = if req.method() == Method::GET {
+        s.legacy_get(req.headers(), caller.as_deref())
+    } else {
+        s.legacy_delete(req.headers(), caller.as_deref())
+    };
+    if let Some(resp) = legacy {
+        return resp;
+    }
+    (
+        StatusCode::METHOD_NOT_ALLOWED,
+        [(header::ALLOW, "POST")],
+        "this MCP endpoint accepts POST only",
+    )
+        .into_response()
+}
+
+pub(super) async fn handle_post(State(s): State<Arc<HttpServer>>, req: Request) -> Response {
+    let mut resp = serve_post(&s, req).await;
+    if let Some(auth::NeedsScopes(needed)) = resp.extensions_mut().remove::<auth::NeedsScopes>()
+        && let Some(a) = &s.server.inner.settings.auth
+    {
+        auth::insufficient_scope(&mut resp, a, &needed);
+    }
+    if resp.status() == StatusCode::SERVICE_UNAVAILABLE
+        && !resp.headers().contains_key(header::RETRY_AFTER)
+    {
+        resp.headers_mut()
+            .insert(header::RETRY_AFTER, s.config.retry_after.into());
+    }
+    resp
+}
+
+/// An error the transport answers itself, before anything was routed: a JSON-RPC error
+/// body (no id) with `status`.
+pub(super) fn refuse(status: StatusCode, error: RpcError) -> Response {
+    let body = Reply::rejection(None, Rejection::new(ErrorClass::Malformed, error)).body;
+    (status, [(header::CONTENT_TYPE, "application/json")], body).into_response()
+}
+
+/// A reply in the media type the client accepts: JSON, or one SSE event when it accepts
+/// only `text/event-stream`.
+pub(super) fn answer(r: Reply, accepts_json: bool) -> Response {
+    if accepts_json {
+        json_reply(r)
+    } else {
+        let status = status_of(r.error);
+        let mut resp = sse::sse_response(
+            None,
+            None::<std::pin::Pin<Box<std::future::Ready<Reply>>>>,
+            mpsc::channel(1).1,
+            Some(r.body),
+        );
+        *resp.status_mut() = status;
+        resp
+    }
+}
+
+pub(super) async fn serve_post(s: &HttpServer, req: Request) -> Response {
+    if let Err(why) = origin::check_host_origin(&s.config, &req) {
+        return forbidden(why);
+    }
+    debug_assert_eq!(req.method(), Method::POST);
+    // Who is calling, before anything else is read (a server without `Auth`: nobody).
+    let caller = match &s.server.inner.settings.auth {
+        Some(a) => match auth::authenticate(a, req.headers(), s.config.retry_after).await {
+            Ok(p) => Some(p),
+            Err(resp) => return resp,
+        },
+        None => None,
+    };
+    let (parts, body) = req.into_parts();
+    if !headers::is_json_content_type(&parts.headers) {
+        return refuse(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            RpcError::invalid_request("Content-Type must be application/json"),
+        );
+    }
+    if parts
+        .headers
+        .get_all(header::CONTENT_ENCODING)
+        .iter()
+        .any(|v| !v.as_bytes().eq_ignore_ascii_case(b"identity"))
+    {
+        return refuse(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            RpcError::invalid_request("request Content-Encoding is not supported"),
+        );
+    }
+    let (accepts_json, accepts_sse) = headers::accepted(&parts.headers);
+    if !accepts_json && !accepts_sse {
+        return refuse(
+            StatusCode::NOT_ACCEPTABLE,
+            RpcError::invalid_request("Accept must allow application/json or text/event-stream"),
+        );
+    }
+    // Admission, before the body is read: a busy server answers at once, and closes the
+    // connection (the unread body cannot be skipped safely).
+    let Some(slot) = s.server.inner.admit() else {
+        tracing::warn!("too many requests in flight");
+        let mut resp = refuse(
+            StatusCode::SERVICE_UNAVAILABLE,
+            RpcError::internal("Too many requests in flight; try again later"),
+        );
+        resp.headers_mut().insert(
+            header::CONNECTION,
+            axum::http::HeaderValue::from_static("close"),
+        );
+        return resp;
+    };
+    let limit = s.config.body_limit;
+    let too_large = || {
+        refuse(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            RpcError::invalid_request(format!("the request body is larger than {limit} bytes")),
+        )
+    };
+    let declared = parts
+        .headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|n| n > limit as u64) {
+        return too_large();
+    }
+    let deadline = s.config.body_read_timeout;
+    let read = http_body_util::Limited::new(body, limit).collect();
+    let bytes: Bytes = match tokio::time::timeout(deadline, read).await {
+        Ok(Ok(c)) => c.to_bytes(),
+        Ok(Err(e))
+            if e.downcast_ref::<http_body_util::LengthLimitError>()
+                .is_some() =>
+        {
+            return too_large();
+        }
+        Ok(Err(_)) => {
+            return refuse(
+                StatusCode::BAD_REQUEST,
+                RpcError::invalid_request("the request body could not be read"),
+            );
+        }
+        Err(_) => {
+            tracing::debug!("request body too slow");
+            let mut resp = refuse(
+                StatusCode::REQUEST_TIMEOUT,
+                RpcError::invalid_request(format!(
+                    "the request body did not arrive within {deadline:?}"
+                )),
+            );
+            resp.headers_mut().insert(
+                header::CONNECTION,
+                axum::http::HeaderValue::from_static("close"),
+            );
+            return resp;
+        }
+    };
+    let msg = match parse_strict(&bytes) {
+        Ok(v) => v,
+        Err(e) => {
+            return answer(
+                Reply::rejection(
+                    None,
+                    Rejection::new(ErrorClass::Malformed, RpcError::parse_error(e)),
+                ),
+                accepts_json,
+            );
+        }
+    };
+    let msg = match s
+        .legacy_post(
+            msg,
+            &parts.headers,
+            (accepts_json, accepts_sse),
+            caller.as_ref(),
+        )
+        .await
+    {
+        Ok(resp) => return resp.map(|b| conn::holding(b, vec![slot])),
+        Err(msg) => msg,
+    };
+
+    let streams = if accepts_sse {
+        Streams::OnDemand
+    } else {
+        Streams::None
+    };
+    let mut job = match s.server.prepare(
+        msg,
+        &HeaderGuard::new(&parts.headers).with_caller(caller),
+        streams,
+    ) {
+        Prepared::Reply(r) => return answer(r, accepts_json),
+        Prepared::Notification { .. } | Prepared::Answer => {
+            return StatusCode::ACCEPTED.into_response();
+        }
+        Prepared::Listen(listen) if accepts_sse => {
+            // Counted among open listen streams, not among requests in flight.
+            drop(slot);
+            return sse::listen_response(listen, s.config.keep_alive);
+        }
+        Prepared::Listen(_) => {
+            return refuse(
+                StatusCode::NOT_ACCEPTABLE,
+                RpcError::invalid_request(
+                    "subscriptions/listen answers with text/event-stream; add it to Accept",
+                ),
+            );
+        }
+        Prepared::Call(job) => job,
+    };
+    let rx = job.take_notifications();
+    respond(job.run(), rx, accepts_json)
+        .await
+        .map(|b| conn::holding(b, vec![slot]))
+}
+
+/// The answer to a request that runs: JSON, unless the handler streams (its first
+/// notification, or a request to the client, switches to SSE: those go first, then the
+/// response).
+pub(super) async fn respond<F>(
+    fut: F,
+    rx: Option<mpsc::Receiver<String>>,
+    accepts_json: bool,
+) -> Response
+where
+    F: Future<Output = Reply> + Send + 'static,
+{
+    let Some(mut rx) = rx else {
+        return answer(fut.await, accepts_json);
+    };
+    let mut fut = Box::pin(fut);
+    if !accepts_json {
+        return sse::sse_response(None, Some(fut), rx, None);
+    }
+    tokio::select! {
+        biased;
+        Some(note) = rx.recv() => sse::sse_response(Some(note), Some(fut), rx, None),
+        reply = &mut fut => match rx.try_recv() {
+            // It finished, but queued notifications first: they go before the response.
+            Ok(first) => sse::sse_response(Some(first), None::<std::pin::Pin<Box<std::future::Ready<Reply>>>>, rx, Some(reply.body)),
+            Err(_) => json_reply(reply),
+        },
+    }
+}
