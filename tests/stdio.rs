@@ -227,7 +227,12 @@ fn the_notes_example_works_over_stdio_and_http() {
         "tools/call",
         json!({"name": "add_note", "arguments": {"title": "t", "body": "b", "tags": ["x"]}}),
     ));
-    assert_eq!(s.recv()["result"]["content"][0]["text"], "saved note 1");
+    let saved = s.recv()["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let id = saved.strip_prefix("saved note ").expect(&saved).to_owned();
+    assert!(id.starts_with("h_") && id.len() == 24, "{id}");
     s.send(&request(
         json!(2),
         "tools/call",
@@ -235,8 +240,14 @@ fn the_notes_example_works_over_stdio_and_http() {
     ));
     assert_eq!(
         s.recv()["result"]["structuredContent"],
-        json!([{"id": 1, "title": "t", "tags": ["x"]}])
+        json!([{"id": id, "title": "t", "tags": ["x"]}])
     );
+    s.send(&request(
+        json!(3),
+        "tools/call",
+        json!({"name": "get_note", "arguments": {"id": id}}),
+    ));
+    assert_eq!(s.recv()["result"]["structuredContent"]["body"], "b");
 
     let (_child, addr) = spawn_http_example("notes", &["--http", "127.0.0.1:0"]);
     let r = post(
@@ -244,10 +255,15 @@ fn the_notes_example_works_over_stdio_and_http() {
         &request(
             json!(1),
             "tools/call",
-            json!({"name": "get_note", "arguments": {"id": 7}}),
+            json!({"name": "get_note", "arguments": {"id": "h_AAAAAAAAAAAAAAAAAAAAAA"}}),
         ),
     );
     assert_eq!(r.json()["result"]["isError"], true);
+    let text = r.json()["result"]["content"][0]["text"].clone();
+    assert!(
+        text.as_str().unwrap().contains("unknown or expired handle"),
+        "{text}"
+    );
 }
 
 #[test]

@@ -146,8 +146,9 @@ pub fn request_state(bytes: &[u8]) -> u64 {
         ttl: Duration::from_secs(60),
         leeway: Duration::ZERO,
         max_rounds: 10,
+        replay: None,
     });
-    let opened = u64::from(sealer.keys.open(text).is_some());
+    let opened = u64::from(sealer.keys.open(text).is_ok());
     let (state, responses) = text.split_once('\n').unwrap_or((text, "{}"));
     let mut params = Map::new();
     params.insert("requestState".into(), Value::String(state.to_owned()));

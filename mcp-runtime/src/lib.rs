@@ -51,6 +51,9 @@
 
 #![warn(missing_docs)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
+// Parts of the core serve only the HTTP transport (multi-instance checks, on-demand
+// streams, readiness); a stdio-only build leaves them unused.
+#![cfg_attr(not(feature = "http"), allow(dead_code))]
 
 pub mod auth;
 mod error;
@@ -327,9 +330,18 @@ pub mod kind {
 pub mod http {
     pub use crate::transport::http::{
         DEFAULT_BODY_LIMIT, DEFAULT_BODY_READ_TIMEOUT, DEFAULT_DRAIN, DEFAULT_HEADER_READ_TIMEOUT,
-        DEFAULT_IDLE_TIMEOUT, DEFAULT_KEEP_ALIVE, DEFAULT_MAX_CONNECTIONS, DEFAULT_RETRY_AFTER,
+        DEFAULT_IDLE_TIMEOUT, DEFAULT_KEEP_ALIVE, DEFAULT_LAME_DUCK, DEFAULT_LIVENESS_PATH,
+        DEFAULT_MAX_CONNECTIONS, DEFAULT_READINESS_PATH, DEFAULT_RETRY_AFTER,
         DEFAULT_WRITE_STALL_TIMEOUT, HttpServer,
     };
+}
+
+/// Request metrics in the Prometheus text format (the `metrics` feature): see
+/// [`metrics::Metrics`].
+#[cfg(feature = "metrics")]
+#[cfg_attr(docsrs, doc(cfg(feature = "metrics")))]
+pub mod metrics {
+    pub use crate::server::metrics::{DURATION_BUCKETS, Metrics};
 }
 
 /// Collects `#[tool]` functions into tool definitions for [`ServerBuilder::tools`]. Two

@@ -3,12 +3,15 @@
 //! input it does not have, and seal what the next round needs.
 
 use super::input::{Input, InputState, Mode};
-use super::state::{KeyRing, Sealed, digest, now};
+use super::state::{KeyRing, OpenError, Sealed, digest, now};
 use crate::protocol::{ClientCapabilities, RpcError};
+use crate::store::ReplayStore;
 use serde::Serialize;
 use serde_json::{Map, Value};
+use sha2::{Digest, Sha256};
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::Duration;
@@ -24,6 +27,8 @@ pub(crate) struct Sealer {
     /// How long past its expiry a state is still accepted (clock skew between instances).
     pub(crate) leeway: Duration,
     pub(crate) max_rounds: u32,
+    /// Where redeemed states are remembered, when states are single use.
+    pub(crate) replay: Option<Arc<dyn ReplayStore>>,
 }
 
 fn ms(d: Duration) -> u64 {
@@ -80,6 +85,8 @@ pub(crate) struct Round {
     sealer: Arc<Sealer>,
     binding: Binding,
     input: Input,
+    /// The presented state's id and how long it stays acceptable (single-use states).
+    redeem: Option<(String, Duration)>,
 }
 
 /// The `input_required` result of a round: what to ask, and the state to send back.
@@ -115,16 +122,11 @@ impl Round {
             }
         };
         let mut state = InputState::new(capabilities);
+        let mut redeem = None;
         match params.remove("requestState") {
             None => {}
             Some(Value::String(s)) => {
-                let sealed = sealer
-                    .keys
-                    .open(&s)
-                    .filter(|p| {
-                        p.exp.saturating_add(ms(sealer.leeway)) >= now() && binding.admits(p)
-                    })
-                    .ok_or_else(|| RpcError::invalid_params("Invalid or expired requestState"))?;
+                let sealed = opened(&sealer, &binding, &s)?;
                 state.responses = responses
                     .into_iter()
                     .filter(|(k, _)| sealed.p.contains(k))
@@ -132,6 +134,18 @@ impl Round {
                 state.answers = sealed.ans;
                 state.steps = sealed.st;
                 state.round = sealed.r + 1;
+                if sealer.replay.is_some() {
+                    let left = sealed
+                        .exp
+                        .saturating_add(ms(sealer.leeway))
+                        .saturating_sub(now());
+                    let id: String = Sha256::digest(s.as_bytes())
+                        .iter()
+                        .take(16)
+                        .map(|b| format!("{b:02x}"))
+                        .collect();
+                    redeem = Some((id, Duration::from_millis(left.max(1))));
+                }
             }
             Some(_) => return Err(RpcError::invalid_params("`requestState` must be a string")),
         }
@@ -139,7 +153,30 @@ impl Round {
             sealer,
             binding,
             input: Input(Arc::new(Mutex::new(state))),
+            redeem,
         })
+    }
+
+    /// With single-use states, redeems the presented one: a state redeemed before (on any
+    /// instance sharing the replay store) fails like any invalid state; a store failure
+    /// refuses the round (fails closed).
+    pub(crate) async fn redeem(&self) -> Result<(), RpcError> {
+        let (Some(store), Some((id, ttl))) = (&self.sealer.replay, &self.redeem) else {
+            return Ok(());
+        };
+        match store.redeem(id, *ttl).await {
+            Ok(true) => Ok(()),
+            Ok(false) => {
+                tracing::debug!("requestState refused: already redeemed (single use)");
+                Err(RpcError::invalid_params("Invalid or expired requestState"))
+            }
+            Err(e) => {
+                tracing::warn!("requestState refused: the replay store failed: {e}");
+                Err(RpcError::internal(
+                    "Internal error: could not check the requestState; try again",
+                ))
+            }
+        }
     }
 
     /// The handler's handle on this round's inputs.
@@ -202,6 +239,73 @@ impl Round {
     }
 }
 
+/// Opens a presented state and checks its expiry and binding. Every failure is one
+/// generic `-32602`; the reason goes to the log: a key this instance does not hold (or
+/// holds other material for) is a deployment problem, so it is a warning, at most one per
+/// [`KEY_WARN_EVERY_MS`] with a count of the ones suppressed.
+fn opened(sealer: &Sealer, binding: &Binding, state: &str) -> Result<Sealed, RpcError> {
+    let invalid = || RpcError::invalid_params("Invalid or expired requestState");
+    match sealer.keys.open(state) {
+        Ok(p) if p.exp.saturating_add(ms(sealer.leeway)) < now() => {
+            tracing::debug!("requestState refused: expired");
+            Err(invalid())
+        }
+        Ok(p) if !binding.admits(&p) => {
+            tracing::debug!("requestState refused: sealed for another request or caller");
+            Err(invalid())
+        }
+        Ok(p) => Ok(p),
+        Err(OpenError::Malformed) => {
+            tracing::debug!("requestState refused: malformed");
+            Err(invalid())
+        }
+        Err(OpenError::UnknownKey(kid)) => {
+            warn_key(
+                &kid,
+                sealer,
+                "it names a key id this instance does not hold",
+            );
+            Err(invalid())
+        }
+        Err(OpenError::Unsealed(kid)) => {
+            warn_key(
+                &kid,
+                sealer,
+                "it does not open with this instance's key of that id (tampered, or instances hold different keys under one id)",
+            );
+            Err(invalid())
+        }
+    }
+}
+
+/// The shortest time between two key warnings.
+pub(crate) const KEY_WARN_EVERY_MS: u64 = 10_000;
+
+static LAST_KEY_WARN: AtomicU64 = AtomicU64::new(0);
+static SUPPRESSED_KEY_WARNS: AtomicU64 = AtomicU64::new(0);
+
+fn warn_key(kid: &str, sealer: &Sealer, why: &str) {
+    let t = now();
+    let last = LAST_KEY_WARN.load(Ordering::Relaxed);
+    if t.saturating_sub(last) < KEY_WARN_EVERY_MS
+        || LAST_KEY_WARN
+            .compare_exchange(last, t, Ordering::Relaxed, Ordering::Relaxed)
+            .is_err()
+    {
+        SUPPRESSED_KEY_WARNS.fetch_add(1, Ordering::Relaxed);
+        tracing::debug!(kid, "requestState refused: {why}");
+        return;
+    }
+    let suppressed = SUPPRESSED_KEY_WARNS.swap(0, Ordering::Relaxed);
+    let held: Vec<&str> = sealer.keys.kids().collect();
+    tracing::warn!(
+        kid,
+        held = ?held,
+        suppressed,
+        "requestState refused: {why}; check that every instance has the same key ring (MCP_REQUEST_STATE_KEYS)"
+    );
+}
+
 impl Binding {
     fn admits(&self, p: &Sealed) -> bool {
         p.m == self.method && p.t == self.target && p.a == self.digest && p.s == self.principal
@@ -250,6 +354,7 @@ mod tests {
             ttl: Duration::from_secs(60),
             leeway: Duration::ZERO,
             max_rounds,
+            replay: None,
         })
     }
 

@@ -160,23 +160,28 @@ impl KeyRing {
         Ok(state)
     }
 
-    /// Opens a state. Every failure is the same `None`: callers answer with one generic
-    /// error that says nothing an attacker could use.
-    pub(crate) fn open(&self, state: &str) -> Option<Sealed> {
+    /// Opens a state. Callers answer every failure with one generic error that says
+    /// nothing an attacker could use; the reason is for the operator's log.
+    pub(crate) fn open(&self, state: &str) -> Result<Sealed, OpenError> {
         if state.len() > MAX_STATE_LEN {
-            return None;
+            return Err(OpenError::Malformed);
         }
         let mut parts = state.splitn(3, '.');
-        let (version, kid, body) = (parts.next()?, parts.next()?, parts.next()?);
+        let (Some(version), Some(kid), Some(body)) = (parts.next(), parts.next(), parts.next())
+        else {
+            return Err(OpenError::Malformed);
+        };
         if version != "v1" {
-            return None;
+            return Err(OpenError::Malformed);
         }
-        let (_, key) = self.keys.iter().find(|(k, _)| k == kid)?;
+        let Some((_, key)) = self.keys.iter().find(|(k, _)| k == kid) else {
+            return Err(OpenError::UnknownKey(kid.chars().take(64).collect()));
+        };
         let blob = base64::engine::general_purpose::URL_SAFE_NO_PAD
             .decode(body)
-            .ok()?;
+            .map_err(|_| OpenError::Malformed)?;
         if blob.len() < 24 {
-            return None;
+            return Err(OpenError::Malformed);
         }
         let (nonce, ct) = blob.split_at(24);
         let aad = format!("v1.{kid}");
@@ -188,9 +193,27 @@ impl KeyRing {
                     aad: aad.as_bytes(),
                 },
             )
-            .ok()?;
-        serde_json::from_slice(&plain).ok()
+            .map_err(|_| OpenError::Unsealed(kid.to_owned()))?;
+        serde_json::from_slice(&plain).map_err(|_| OpenError::Malformed)
     }
+
+    /// The key ids, the active one first.
+    pub(crate) fn kids(&self) -> impl Iterator<Item = &str> {
+        self.keys.iter().map(|(k, _)| k.as_str())
+    }
+}
+
+/// Why a `requestState` did not open.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum OpenError {
+    /// Not a state of ours (shape, encoding, version).
+    Malformed,
+    /// Sealed with a key id this ring does not hold: another instance has other keys, or
+    /// a retired key.
+    UnknownKey(String),
+    /// The key id is known but the seal does not open: tampered, or another instance holds
+    /// different material under the same id.
+    Unsealed(String),
 }
 
 /// What a `requestState` holds.
@@ -283,14 +306,22 @@ mod tests {
         let s = ring.seal(&payload()).unwrap();
         assert!(s.starts_with("v1.k1."));
         assert_eq!(ring.open(&s).unwrap(), payload_eq(&ring.open(&s).unwrap()));
+        assert_eq!(
+            KeyRing::new([("k1", [8u8; 32])]).unwrap().open(&s),
+            Err(OpenError::Unsealed("k1".into()))
+        );
+        assert_eq!(
+            KeyRing::new([("k9", [7u8; 32])]).unwrap().open(&s),
+            Err(OpenError::UnknownKey("k1".into()))
+        );
         let mut bad = s.clone();
         bad.push_str("-TAMPERED");
-        assert!(ring.open(&bad).is_none());
+        assert!(ring.open(&bad).is_err());
         let flipped = format!("{}A{}", &s[..s.len() - 5], &s[s.len() - 4..]);
-        assert!(ring.open(&flipped).is_none() || flipped == s);
-        assert!(ring.open(&s.replace("v1.k1.", "v1.k2.")).is_none());
-        assert!(ring.open("garbage").is_none());
-        assert!(ring.open(&"x".repeat(MAX_STATE_LEN + 1)).is_none());
+        assert!(ring.open(&flipped).is_err() || flipped == s);
+        assert!(ring.open(&s.replace("v1.k1.", "v1.k2.")).is_err());
+        assert!(ring.open("garbage").is_err());
+        assert!(ring.open(&"x".repeat(MAX_STATE_LEN + 1)).is_err());
     }
 
     fn payload_eq(p: &Sealed) -> Sealed {
@@ -302,10 +333,10 @@ mod tests {
         let old = KeyRing::new([("k1", [1u8; 32])]).unwrap();
         let s = old.seal(&payload()).unwrap();
         let rotated = KeyRing::new([("k2", [2u8; 32]), ("k1", [1u8; 32])]).unwrap();
-        assert!(rotated.open(&s).is_some());
+        assert!(rotated.open(&s).is_ok());
         assert!(rotated.seal(&payload()).unwrap().starts_with("v1.k2."));
         let retired = KeyRing::new([("k2", [2u8; 32])]).unwrap();
-        assert!(retired.open(&s).is_none());
+        assert!(retired.open(&s).is_err());
         assert!(KeyRing::new([("k", [0u8; 8])]).is_err());
     }
 

@@ -7,9 +7,10 @@ use super::def::{Icon, PromptDef, Provider, ResourceDef, ToolDef};
 use super::{Server, ServerInfo, ServerInner};
 use crate::mrtr::KeyRing;
 use crate::mrtr::round::Sealer;
-use crate::store::{LocalBus, NotificationBus};
+use crate::store::{HandleConfig, HandleStore, LocalBus, NotificationBus};
 use std::fmt;
 use std::sync::Arc;
+use std::time::Duration;
 
 /// Builds a [`Server`].
 ///
@@ -44,6 +45,10 @@ pub struct ServerBuilder {
     server_info_in_meta: bool,
     bus: Option<Arc<dyn NotificationBus>>,
     auth: Option<crate::auth::Auth>,
+    standby_tools: Vec<ToolDef>,
+    standby_prompts: Vec<PromptDef>,
+    standby_resources: Vec<ResourceDef>,
+    handles: HandleConfig,
 }
 
 impl ServerBuilder {
@@ -70,6 +75,10 @@ impl ServerBuilder {
             server_info_in_meta: true,
             bus: None,
             auth: None,
+            standby_tools: Vec::new(),
+            standby_prompts: Vec::new(),
+            standby_resources: Vec::new(),
+            handles: HandleConfig::default(),
         }
     }
 
@@ -184,8 +193,71 @@ impl ServerBuilder {
         self
     }
     /// The bus carrying changes to listen streams (default: [`LocalBus`], in-process).
+    ///
+    /// A bus set here is treated as shared with other instances: every change (and every
+    /// runtime change to the catalog) goes out through it and reaches this instance's
+    /// listeners when it comes back, so each listener is told once, whichever instance
+    /// made the change. See [`ServerBuilder::standby_tools`] for catalog changes.
     pub fn notification_bus(mut self, bus: impl NotificationBus) -> Self {
         self.bus = Some(Arc::new(bus));
+        self
+    }
+
+    /// Tools every instance holds but does not serve until one instance switches them on
+    /// with [`Server::enable_tool`] (or adds one by that name with [`Server::add_tool`]):
+    /// with a shared [`notification_bus`](Self::notification_bus), the change reaches every
+    /// instance, each serves the tool, and each listener is told once. Checked like the
+    /// served tools.
+    ///
+    /// ```
+    /// use mcp_runtime::{Server, tool, tools};
+    ///
+    /// /// Says hi.
+    /// #[tool]
+    /// async fn hi() -> &'static str { "hi" }
+    /// /// Exports everything (switched on when the export plugin is licensed).
+    /// #[tool]
+    /// async fn export() -> &'static str { "exported" }
+    ///
+    /// let server = Server::builder("x", "1.0")
+    ///     .tools(tools![hi])
+    ///     .standby_tools(tools![export])
+    ///     .build()
+    ///     .unwrap();
+    /// assert_eq!(server.tool_names(), ["hi"]);
+    /// assert!(server.enable_tool("export").unwrap());
+    /// assert_eq!(server.tool_names(), ["export", "hi"]);
+    /// assert!(server.enable_tool("nope").is_err());
+    /// ```
+    pub fn standby_tools(mut self, tools: impl IntoIterator<Item = ToolDef>) -> Self {
+        self.standby_tools.extend(tools);
+        self
+    }
+
+    /// Prompts held on standby (see [`ServerBuilder::standby_tools`]).
+    pub fn standby_prompts(mut self, prompts: impl IntoIterator<Item = PromptDef>) -> Self {
+        self.standby_prompts.extend(prompts);
+        self
+    }
+
+    /// Resources held on standby (see [`ServerBuilder::standby_tools`]).
+    pub fn standby_resources(mut self, resources: impl IntoIterator<Item = ResourceDef>) -> Self {
+        self.standby_resources.extend(resources);
+        self
+    }
+
+    /// Where [`Handles`](crate::store::Handles) keep their values (default: in this
+    /// process, [`MemoryHandleStore`](crate::store::MemoryHandleStore)). A fleet shares
+    /// one, such as [`RedisStore`](crate::store::redis::RedisStore).
+    pub fn handle_store(mut self, store: impl HandleStore) -> Self {
+        self.handles.store = Arc::new(store);
+        self
+    }
+
+    /// How long a handle lives unless the tool says otherwise (default
+    /// [`DEFAULT_HANDLE_TTL`](crate::store::DEFAULT_HANDLE_TTL), an hour).
+    pub fn handle_ttl(mut self, ttl: Duration) -> Self {
+        self.handles.ttl = ttl;
         self
     }
     /// Whether results carry `io.modelcontextprotocol/serverInfo` in `_meta` (default: yes).
@@ -208,6 +280,11 @@ impl ServerBuilder {
             tools: compile::all(self.tools, ext, compile::tool, &mut errors),
             prompts: compile::all(self.prompts, ext, compile::prompt, &mut errors),
             resources: compile::all(self.resources, ext, compile::resource, &mut errors),
+        };
+        let standby = Entries {
+            tools: compile::all(self.standby_tools, ext, compile::tool, &mut errors),
+            prompts: compile::all(self.standby_prompts, ext, compile::prompt, &mut errors),
+            resources: compile::all(self.standby_resources, ext, compile::resource, &mut errors),
         };
         let server_info = self
             .server_info_in_meta
@@ -245,8 +322,9 @@ impl ServerBuilder {
             ttl: self.request_state.ttl,
             leeway: self.request_state.leeway,
             max_rounds: self.request_state.max_rounds,
+            replay: self.request_state.replay.map(|r| r.0),
         };
-        Ok(Server {
+        let server = Server {
             inner: Arc::new_cyclic(|this| ServerInner {
                 this: this.clone(),
                 info: self.info,
@@ -254,7 +332,12 @@ impl ServerBuilder {
                 limits: self.limits,
                 catalog: std::sync::RwLock::new(Arc::new(catalog)),
                 extensions: Arc::new(self.extensions),
-                bus: self.bus.unwrap_or_else(|| Arc::new(LocalBus::default())),
+                bus: self.bus,
+                fanout: LocalBus::default(),
+                standby,
+                replication: Default::default(),
+                instance: instance_id(),
+                handles: self.handles,
                 live: Arc::new(std::sync::atomic::AtomicUsize::new(0)),
                 in_flight: Arc::new(std::sync::atomic::AtomicUsize::new(0)),
                 shutdown: tokio_util::sync::CancellationToken::new(),
@@ -265,8 +348,19 @@ impl ServerBuilder {
                 legacy: self.legacy,
                 running_tasks: Arc::new(std::sync::atomic::AtomicUsize::new(0)),
             }),
-        })
+        };
+        // Inside a runtime, the pump of a shared bus starts now; otherwise when a
+        // transport starts.
+        server.inner.start_background();
+        Ok(server)
     }
+}
+
+/// A random id for this instance (catalog changes name their origin).
+fn instance_id() -> String {
+    let mut b = [0u8; 8];
+    let _ = getrandom::fill(&mut b);
+    b.iter().map(|x| format!("{x:02x}")).collect()
 }
 
 /// Why a server could not be built: every problem found, one per line.

@@ -18,7 +18,7 @@
 
 use crate::mrtr::KeyRing;
 use crate::protocol::{CacheHints, CacheScope};
-use crate::store::{MemoryTaskStore, TaskStore};
+use crate::store::{MemoryTaskStore, ReplayStore, TaskStore};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -146,6 +146,17 @@ pub struct RequestState {
     pub(crate) ttl: Duration,
     pub(crate) leeway: Duration,
     pub(crate) max_rounds: u32,
+    pub(crate) replay: Option<Replay>,
+}
+
+/// The replay store of single-use states.
+#[derive(Clone)]
+pub(crate) struct Replay(pub(crate) Arc<dyn ReplayStore>);
+
+impl std::fmt::Debug for Replay {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Replay")
+    }
 }
 
 /// Default time a `requestState` is still accepted past its expiry (clock skew between
@@ -171,6 +182,7 @@ impl Default for RequestState {
             ttl: DEFAULT_STATE_TTL,
             leeway: DEFAULT_STATE_LEEWAY,
             max_rounds: DEFAULT_MAX_ROUNDS,
+            replay: None,
         }
     }
 }
@@ -208,6 +220,28 @@ impl RequestState {
     /// The most rounds one request may take (default [`DEFAULT_MAX_ROUNDS`]; at least 1).
     pub fn max_rounds(mut self, n: u32) -> Self {
         self.max_rounds = n.max(1);
+        self
+    }
+    /// Makes every `requestState` single use: the first retry that carries it is served,
+    /// any later one (a replay, or a second click on "pay") is refused like an invalid
+    /// state (`-32602`). `store` remembers the redeemed states until they expire; a fleet
+    /// shares one ([`RedisStore`](crate::store::redis::RedisStore)), one instance can use
+    /// [`MemoryReplayStore`](crate::store::MemoryReplayStore). A client whose retry was
+    /// lost must then start the request over.
+    ///
+    /// ```
+    /// use mcp_runtime::Server;
+    /// use mcp_runtime::config::RequestState;
+    /// use mcp_runtime::store::MemoryReplayStore;
+    ///
+    /// let server = Server::builder("payments", "1.0")
+    ///     .request_state(RequestState::single_instance().single_use(MemoryReplayStore::new()))
+    ///     .build()
+    ///     .unwrap();
+    /// # drop(server);
+    /// ```
+    pub fn single_use(mut self, store: impl ReplayStore) -> Self {
+        self.replay = Some(Replay(Arc::new(store)));
         self
     }
 }

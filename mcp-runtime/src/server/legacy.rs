@@ -130,7 +130,13 @@ impl Server {
                 match Parts::legacy(id, method, params, session, streams) {
                     Ok((parts, params)) => {
                         let _entered = parts.span.clone().entered();
-                        self.route_legacy(parts, params)
+                        #[cfg(feature = "metrics")]
+                        let observed =
+                            super::metrics::begin(&parts.method, &params, &self.inner.catalog());
+                        let prepared = self.route_legacy(parts, params);
+                        #[cfg(feature = "metrics")]
+                        let prepared = self.observed(observed, prepared);
+                        prepared
                     }
                     Err((id, r)) => Prepared::Reply(Reply::rejection(Some(&id), r)),
                 }

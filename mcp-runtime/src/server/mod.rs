@@ -11,8 +11,11 @@ pub(crate) mod context;
 pub(crate) mod def;
 mod legacy;
 mod methods;
+#[cfg(feature = "metrics")]
+pub(crate) mod metrics;
 pub(crate) mod parts;
 mod pipeline;
+mod replicate;
 pub(crate) mod reply;
 pub(crate) mod route;
 pub(crate) mod session;
@@ -26,7 +29,7 @@ pub(crate) use methods::listen::Listen;
 
 use crate::protocol::envelope::{Envelope, ResultMeta, ResultType};
 use crate::protocol::{CacheHints, PROTOCOL_VERSION};
-use crate::store::{Change, NotificationBus};
+use crate::store::{CatalogOp, Change, ItemKind, LocalBus, NotificationBus};
 use catalog::compile;
 use context::Extensions;
 use def::{Icon, PromptDef, ResourceDef, ToolDef};
@@ -75,7 +78,18 @@ pub(crate) struct ServerInner {
     /// What is served now; replaced as a whole when the set changes.
     pub(crate) catalog: RwLock<Arc<catalog::Catalog>>,
     pub(crate) extensions: Arc<Extensions>,
-    pub(crate) bus: Arc<dyn NotificationBus>,
+    /// The bus shared with other instances, if one was set: changes go out through it and
+    /// come back through the pump (see `replicate`).
+    pub(crate) bus: Option<Arc<dyn NotificationBus>>,
+    /// What this instance's listen streams and sessions read.
+    pub(crate) fanout: LocalBus,
+    /// Items every instance holds, switched on at runtime.
+    pub(crate) standby: catalog::Entries,
+    pub(crate) replication: replicate::Replication,
+    /// This instance, as catalog changes name it.
+    pub(crate) instance: String,
+    /// Where handles live.
+    pub(crate) handles: crate::store::HandleConfig,
     /// Open listen streams.
     pub(crate) live: Arc<AtomicUsize>,
     /// Requests in flight (counted by the transports).
@@ -98,10 +112,29 @@ pub(crate) struct ServerInner {
     pub(crate) this: Weak<ServerInner>,
 }
 
+impl Drop for ServerInner {
+    fn drop(&mut self) {
+        self.replication.stop.cancel();
+    }
+}
+
 impl ServerInner {
     /// A weak handle to this server, for request contexts (no cycle through handlers).
     pub(crate) fn weak_self(&self) -> Weak<ServerInner> {
         self.this.clone()
+    }
+
+    /// Starts what runs beside the transports (the catalog pump of a shared bus); the
+    /// transports call it when they start.
+    pub(crate) fn start_background(&self) {
+        if let Some(this) = self.this.upgrade() {
+            replicate::start(&this);
+        }
+    }
+
+    /// Whether this instance is ready for traffic: it caught up with the shared catalog.
+    pub(crate) fn is_ready(&self) -> bool {
+        self.catalog_synced()
     }
 
     /// The revisions this server serves (`server/discover`, `-32022`): every one with the
@@ -204,9 +237,10 @@ impl Server {
         PROTOCOL_VERSION
     }
 
-    /// Announces a change to every listen stream that asked for it.
+    /// Announces a change to every listen stream that asked for it, on every instance
+    /// sharing the bus.
     pub fn notify(&self, change: Change) {
-        self.inner.bus.publish(change);
+        self.inner.publish(change);
     }
 
     /// Announces that the contents of the resource at `uri` changed.
@@ -227,10 +261,12 @@ impl Server {
 
     /// Adds a tool while serving (for example when a plugin loads); listeners that asked
     /// for `toolsListChanged` are told. A tool with the same name is replaced. The tool is
-    /// checked as `build()` checks it.
+    /// checked as `build()` checks it. With a shared bus, every other instance adds its
+    /// standby tool of that name (see [`Server::enable_tool`]).
     pub fn add_tool(&self, tool: ToolDef) -> Result<(), BuildError> {
         let entry = Arc::new(compile::tool(tool, &self.inner.extensions).map_err(BuildError)?);
-        self.change(Change::ToolsListChanged, |e| {
+        let name = entry.def.item.name.clone();
+        self.change(ItemKind::Tool, &name, CatalogOp::Added, |e| {
             e.tools.retain(|t| t.def.item.name != entry.def.item.name);
             e.tools.push(entry);
             true
@@ -240,7 +276,7 @@ impl Server {
 
     /// Removes a tool while serving; `false` if there was none by that name.
     pub fn remove_tool(&self, name: &str) -> bool {
-        self.change(Change::ToolsListChanged, |e| {
+        self.change(ItemKind::Tool, name, CatalogOp::Removed, |e| {
             let before = e.tools.len();
             e.tools.retain(|t| t.def.item.name != name);
             e.tools.len() != before
@@ -251,7 +287,8 @@ impl Server {
     /// Adds (or replaces) a prompt while serving.
     pub fn add_prompt(&self, prompt: PromptDef) -> Result<(), BuildError> {
         let entry = Arc::new(compile::prompt(prompt, &self.inner.extensions).map_err(BuildError)?);
-        self.change(Change::PromptsListChanged, |e| {
+        let name = entry.def.item.name.clone();
+        self.change(ItemKind::Prompt, &name, CatalogOp::Added, |e| {
             e.prompts.retain(|p| p.def.item.name != entry.def.item.name);
             e.prompts.push(entry);
             true
@@ -261,7 +298,7 @@ impl Server {
 
     /// Removes a prompt while serving; `false` if there was none by that name.
     pub fn remove_prompt(&self, name: &str) -> bool {
-        self.change(Change::PromptsListChanged, |e| {
+        self.change(ItemKind::Prompt, name, CatalogOp::Removed, |e| {
             let before = e.prompts.len();
             e.prompts.retain(|p| p.def.item.name != name);
             e.prompts.len() != before
@@ -273,7 +310,8 @@ impl Server {
     pub fn add_resource(&self, resource: ResourceDef) -> Result<(), BuildError> {
         let entry =
             Arc::new(compile::resource(resource, &self.inner.extensions).map_err(BuildError)?);
-        self.change(Change::ResourcesListChanged, |e| {
+        let uri = entry.def.spec.uri.clone();
+        self.change(ItemKind::Resource, &uri, CatalogOp::Added, |e| {
             e.resources.retain(|r| r.def.spec.uri != entry.def.spec.uri);
             e.resources.push(entry);
             true
@@ -283,34 +321,12 @@ impl Server {
 
     /// Removes a resource or template (by its URI or template text) while serving.
     pub fn remove_resource(&self, uri: &str) -> bool {
-        self.change(Change::ResourcesListChanged, |e| {
+        self.change(ItemKind::Resource, uri, CatalogOp::Removed, |e| {
             let before = e.resources.len();
             e.resources.retain(|r| r.def.spec.uri != uri);
             e.resources.len() != before
         })
         .unwrap_or(false)
-    }
-
-    /// Rebuilds the catalog with `edit` applied, swaps it in, and announces `change`.
-    /// `edit` says whether it changed anything; `Ok(false)` when it did not.
-    fn change(
-        &self,
-        change: Change,
-        edit: impl FnOnce(&mut catalog::Entries) -> bool,
-    ) -> Result<bool, BuildError> {
-        let _serial = self.inner.changes.lock().unwrap_or_else(|e| e.into_inner());
-        let mut entries = self.inner.catalog().entries();
-        if !edit(&mut entries) {
-            return Ok(false);
-        }
-        let next = catalog::Catalog::assemble(entries, &self.inner.settings).map_err(BuildError)?;
-        *self
-            .inner
-            .catalog
-            .write()
-            .unwrap_or_else(|e| e.into_inner()) = Arc::new(next);
-        self.notify(change);
-        Ok(true)
     }
 
     /// `Err` when the server would serve multi round-trip requests over a network with a

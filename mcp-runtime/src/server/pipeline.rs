@@ -113,6 +113,22 @@ impl Job {
         }
     }
 
+    /// The same job; `f` sees its reply before the transport does.
+    #[cfg(feature = "metrics")]
+    pub(crate) fn inspect(self, f: impl FnOnce(&Reply) + Send + 'static) -> Job {
+        let fut = self.fut;
+        Job {
+            id: self.id,
+            fut: Box::pin(async move {
+                let reply = fut.await;
+                f(&reply);
+                reply
+            }),
+            notifications: self.notifications,
+            cancel: self.cancel,
+        }
+    }
+
     /// The request's own notification channel (for `Streams::OnDemand`).
     pub(crate) fn take_notifications(&mut self) -> Option<mpsc::Receiver<String>> {
         self.notifications.take()
@@ -235,6 +251,11 @@ pub(crate) async fn invoke<K: Kind>(
 ) -> Outcome<K::Output> {
     let timeout = server.limits.request_timeout;
     let request = std::sync::Arc::clone(&call.request);
+    if let Some(round) = &round
+        && let Err(e) = round.redeem().await
+    {
+        return Outcome::Failed(Rejection::failed(e));
+    }
     let run = guarded(timeout, || match &round {
         Some(round) => Box::pin(round.drive(handler(call))),
         None => handler(call).map(Finished::Done).boxed(),

@@ -46,9 +46,41 @@ impl Server {
         match Parts::read(id, method, params, guard, streams, self.inner.versions()) {
             Ok((parts, params)) => {
                 let _entered = parts.span.clone().entered();
-                self.route(parts, params, guard)
+                #[cfg(feature = "metrics")]
+                let observed = super::metrics::begin(&parts.method, &params, &self.inner.catalog());
+                let prepared = self.route(parts, params, guard);
+                #[cfg(feature = "metrics")]
+                let prepared = self.observed(observed, prepared);
+                prepared
             }
             Err((id, rejection)) => Prepared::Reply(Reply::rejection(Some(&id), rejection)),
+        }
+    }
+
+    /// Records the request's metrics once its answer is ready.
+    #[cfg(feature = "metrics")]
+    pub(crate) fn observed(
+        &self,
+        observation: Option<super::metrics::Observation>,
+        prepared: Prepared,
+    ) -> Prepared {
+        let Some(obs) = observation else {
+            return prepared;
+        };
+        match prepared {
+            Prepared::Reply(r) => {
+                super::metrics::end(obs, &self.inner, &r);
+                Prepared::Reply(r)
+            }
+            Prepared::Call(job) => {
+                let server = std::sync::Arc::downgrade(&self.inner);
+                Prepared::Call(job.inspect(move |reply| {
+                    if let Some(s) = server.upgrade() {
+                        super::metrics::end(obs, &s, reply);
+                    }
+                }))
+            }
+            other => other,
         }
     }
 

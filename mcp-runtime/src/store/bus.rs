@@ -1,7 +1,11 @@
-//! The notification bus: how a change made anywhere reaches every listen stream.
+//! The notification bus: how a change made anywhere reaches every listen stream, and how a
+//! change to the catalog made on one instance reaches every instance.
 
-use futures_util::StreamExt;
+use super::StoreError;
+use futures_util::future::BoxFuture;
 use futures_util::stream::BoxStream;
+use futures_util::{FutureExt, StreamExt};
+use serde::{Deserialize, Serialize};
 use tokio::sync::broadcast;
 
 /// A change to what a server serves, announced on listen streams that asked for it.
@@ -22,7 +26,20 @@ use tokio::sync::broadcast;
 /// let server = Server::builder("notes", "1.0").tools(tools![reload]).build().unwrap();
 /// server.notify(Change::ToolsListChanged); // no listener yet: nobody is told
 /// ```
-#[derive(Debug, Clone, PartialEq, Eq)]
+///
+/// On a shared bus a change travels as one line of JSON (see [`Change::to_json`]):
+///
+/// ```
+/// use mcp_runtime::Change;
+///
+/// let c = Change::ResourceUpdated("notes://1".into());
+/// assert_eq!(c.to_json(), r#"{"type":"resourceUpdated","uri":"notes://1"}"#);
+/// assert_eq!(Change::from_json(&c.to_json()).unwrap(), c);
+/// assert_eq!(Change::ToolsListChanged.to_json(), r#"{"type":"toolsListChanged"}"#);
+/// assert!(Change::from_json(r#"{"type":"somethingElse"}"#).is_err());
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(into = "Wire", from = "Wire")]
 pub enum Change {
     /// The set of tools changed (`notifications/tools/list_changed`).
     ToolsListChanged,
@@ -32,6 +49,104 @@ pub enum Change {
     ResourcesListChanged,
     /// The contents of a resource changed (`notifications/resources/updated`).
     ResourceUpdated(String),
+    /// An item was added to or removed from the catalog at runtime on one instance. Every
+    /// instance sharing the bus applies it (from its standby items, see
+    /// [`ServerBuilder::standby_tools`](crate::ServerBuilder::standby_tools)), then tells
+    /// its own listeners that the list changed. Listen streams never see this variant.
+    Catalog(CatalogChange),
+}
+
+/// A runtime change to the catalog, as instances tell each other.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CatalogChange {
+    /// Which list.
+    pub kind: ItemKind,
+    /// The tool or prompt name, or the resource URI (or URI template).
+    pub name: String,
+    /// Added (or replaced) or removed.
+    pub op: CatalogOp,
+    /// The instance that made the change (it has applied it already).
+    pub origin: String,
+}
+
+/// The lists of a catalog.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum ItemKind {
+    /// `tools/list`.
+    Tool,
+    /// `prompts/list`.
+    Prompt,
+    /// `resources/list` and `resources/templates/list`.
+    Resource,
+}
+
+/// What happened to an item.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum CatalogOp {
+    /// Added, or replaced.
+    Added,
+    /// Removed.
+    Removed,
+}
+
+impl CatalogChange {
+    /// The list change listeners are told of.
+    pub fn list_change(&self) -> Change {
+        match self.kind {
+            ItemKind::Tool => Change::ToolsListChanged,
+            ItemKind::Prompt => Change::PromptsListChanged,
+            ItemKind::Resource => Change::ResourcesListChanged,
+        }
+    }
+}
+
+/// The wire form of a [`Change`]: an object tagged by `type`.
+#[derive(Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "camelCase")]
+enum Wire {
+    ToolsListChanged,
+    PromptsListChanged,
+    ResourcesListChanged,
+    ResourceUpdated { uri: String },
+    Catalog(CatalogChange),
+}
+
+impl From<Change> for Wire {
+    fn from(c: Change) -> Wire {
+        match c {
+            Change::ToolsListChanged => Wire::ToolsListChanged,
+            Change::PromptsListChanged => Wire::PromptsListChanged,
+            Change::ResourcesListChanged => Wire::ResourcesListChanged,
+            Change::ResourceUpdated(uri) => Wire::ResourceUpdated { uri },
+            Change::Catalog(c) => Wire::Catalog(c),
+        }
+    }
+}
+
+impl From<Wire> for Change {
+    fn from(w: Wire) -> Change {
+        match w {
+            Wire::ToolsListChanged => Change::ToolsListChanged,
+            Wire::PromptsListChanged => Change::PromptsListChanged,
+            Wire::ResourcesListChanged => Change::ResourcesListChanged,
+            Wire::ResourceUpdated { uri } => Change::ResourceUpdated(uri),
+            Wire::Catalog(c) => Change::Catalog(c),
+        }
+    }
+}
+
+impl Change {
+    /// The change as one line of JSON (what shared buses carry).
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(self).unwrap_or_default()
+    }
+    /// Reads a change carried by a shared bus.
+    pub fn from_json(text: &str) -> Result<Change, String> {
+        serde_json::from_str(text).map_err(|e| format!("not a change: {e}"))
+    }
 }
 
 /// Carries [`Change`]s from where they happen to every listen stream.
@@ -68,11 +183,33 @@ pub enum Change {
 /// server.notify_resource_updated("notes://1");
 /// assert_eq!(count.load(Ordering::Relaxed), 1);
 /// ```
+///
+/// A server with a bus of its own (anything set with
+/// [`ServerBuilder::notification_bus`](crate::ServerBuilder::notification_bus)) treats it
+/// as shared: it publishes every change to it and delivers to its listeners what it reads
+/// back, so a change reaches each listener once, whichever instance made it.
 pub trait NotificationBus: Send + Sync + 'static {
     /// Announces a change.
     fn publish(&self, change: Change);
     /// The changes announced from now on.
     fn subscribe(&self) -> BoxStream<'static, Change>;
+    /// The catalog changes made so far by the instances sharing the bus (the latest per
+    /// item), so an instance that starts late catches up. None by default.
+    fn catalog(&self) -> BoxFuture<'_, Result<Vec<CatalogChange>, StoreError>> {
+        async { Ok(Vec::new()) }.boxed()
+    }
+}
+
+impl<B: NotificationBus + ?Sized> NotificationBus for std::sync::Arc<B> {
+    fn publish(&self, change: Change) {
+        (**self).publish(change)
+    }
+    fn subscribe(&self) -> BoxStream<'static, Change> {
+        (**self).subscribe()
+    }
+    fn catalog(&self) -> BoxFuture<'_, Result<Vec<CatalogChange>, StoreError>> {
+        (**self).catalog()
+    }
 }
 
 /// An in-process [`NotificationBus`] (a broadcast channel of bounded capacity: a listener

@@ -243,8 +243,8 @@ pub enum StoreError {
 impl std::fmt::Display for StoreError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            StoreError::Full => f.write_str("the task store is full"),
-            StoreError::Backend(e) => write!(f, "the task store failed: {e}"),
+            StoreError::Full => f.write_str("the store is full"),
+            StoreError::Backend(e) => write!(f, "the store failed: {e}"),
         }
     }
 }

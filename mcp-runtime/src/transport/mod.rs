@@ -9,6 +9,20 @@ mod stdio_pipes;
 
 /// Resolves on SIGINT (Ctrl-C) or, on Unix, SIGTERM.
 pub(crate) async fn shutdown_signal() {
+    let _ = termination().await;
+}
+
+/// Which signal asked the process to stop.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Signal {
+    /// SIGINT (Ctrl-C): someone at a terminal; stop now.
+    Interrupt,
+    /// SIGTERM: an orchestrator; stop gracefully (lame duck first).
+    Terminate,
+}
+
+/// Resolves on SIGINT or SIGTERM, saying which.
+pub(crate) async fn termination() -> Signal {
     let ctrl_c = async {
         let _ = tokio::signal::ctrl_c().await;
     };
@@ -23,9 +37,10 @@ pub(crate) async fn shutdown_signal() {
     };
     #[cfg(not(unix))]
     let term = std::future::pending::<()>();
-    tokio::select! {
-        () = ctrl_c => {},
-        () = term => {},
-    }
-    tracing::info!("shutdown signal received");
+    let signal = tokio::select! {
+        () = ctrl_c => Signal::Interrupt,
+        () = term => Signal::Terminate,
+    };
+    tracing::info!(?signal, "shutdown signal received");
+    signal
 }

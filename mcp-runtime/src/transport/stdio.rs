@@ -120,6 +120,7 @@ impl Server {
         R: AsyncRead + Unpin,
         W: AsyncWrite + Unpin + Send + 'static,
     {
+        self.inner.start_background();
         let (tx, rx) = mpsc::channel::<String>(1024);
         let writer_task = tokio::spawn(write_lines(writer, rx));
         let mut reader = BufReader::with_capacity(64 * 1024, reader);

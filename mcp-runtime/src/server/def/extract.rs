@@ -20,7 +20,8 @@ use std::sync::Arc;
 ///   `T: Deserialize` (a string argument parsed into `T`). `Option<T>` is not required.
 ///   A resource has no arguments: its parameters named after a variable of the URI
 ///   template are parsed from the URI ([`Call::variable`]).
-/// - **Extractors**: [`Context`], [`Progress`], [`Logger`], [`State<T>`], [`Input`], or your
+/// - **Extractors**: [`Context`], [`Progress`], [`Logger`], [`State<T>`], [`Input`],
+///   [`Handles`](crate::store::Handles), or your
 ///   own type implementing this trait for every kind (`impl<K: Kind> FromRequest<K>`).
 ///   They read the request, not the arguments, and add nothing to the schema.
 ///
@@ -128,6 +129,28 @@ impl<K: Kind> FromRequest<K> for crate::auth::Principal {
                 "this handler needs an authenticated caller, and the request has none (stdio, or a server without authorization)",
             ))),
         }
+    }
+}
+
+/// The server's handle store, as the caller of this request owns it (see
+/// [`Handles`](crate::store::Handles)).
+impl<K: Kind> FromRequest<K> for crate::store::Handles {
+    fn from_request(call: &mut Call<K>, _: &Param) -> Result<Self, Error> {
+        let owner = call
+            .request
+            .principal
+            .as_deref()
+            .map(crate::auth::Principal::key);
+        let server = call.request.server.upgrade().ok_or_else(|| {
+            Error::protocol(RpcError::internal(
+                "Internal error: the server is shutting down",
+            ))
+        })?;
+        Ok(crate::store::Handles::new(
+            Arc::clone(&server.handles.store),
+            server.handles.ttl,
+            owner,
+        ))
     }
 }
 

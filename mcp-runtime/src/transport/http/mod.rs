@@ -5,6 +5,7 @@ mod auth;
 mod conn;
 mod handle;
 mod headers;
+mod health;
 mod legacy;
 mod origin;
 mod sse;
@@ -52,6 +53,16 @@ pub const DEFAULT_MAX_CONNECTIONS: usize = 4096;
 /// The `Retry-After` (seconds) of a 503.
 pub const DEFAULT_RETRY_AFTER: u64 = 1;
 
+/// How long [`Server::serve_http`] keeps serving after SIGTERM while its readiness
+/// endpoint says it is going away, so balancers stop sending before it stops accepting.
+pub const DEFAULT_LAME_DUCK: Duration = Duration::from_secs(5);
+
+/// The default liveness path.
+pub const DEFAULT_LIVENESS_PATH: &str = "/healthz";
+
+/// The default readiness path.
+pub const DEFAULT_READINESS_PATH: &str = "/readyz";
+
 /// Settings of the HTTP transport, set through the methods of [`HttpServer`].
 #[derive(Debug, Clone)]
 pub(crate) struct HttpConfig {
@@ -67,6 +78,15 @@ pub(crate) struct HttpConfig {
     retry_after: u64,
     drain: Duration,
     keep_alive: Duration,
+    /// `None`: [`DEFAULT_LAME_DUCK`] after SIGTERM in `serve_http`, none otherwise.
+    lame_duck: Option<Duration>,
+    /// Liveness and readiness paths, served by [`HttpServer::serve`].
+    health: Option<(String, String)>,
+    /// `GET /metrics`, when set.
+    #[cfg(feature = "metrics")]
+    metrics: Option<crate::metrics::Metrics>,
+    /// Run by each readiness probe.
+    readiness: Option<health::ReadinessCheck>,
 }
 
 impl Default for HttpConfig {
@@ -84,6 +104,14 @@ impl Default for HttpConfig {
             retry_after: DEFAULT_RETRY_AFTER,
             drain: DEFAULT_DRAIN,
             keep_alive: DEFAULT_KEEP_ALIVE,
+            lame_duck: None,
+            health: Some((
+                DEFAULT_LIVENESS_PATH.to_owned(),
+                DEFAULT_READINESS_PATH.to_owned(),
+            )),
+            #[cfg(feature = "metrics")]
+            metrics: None,
+            readiness: None,
         }
     }
 }
@@ -120,6 +148,8 @@ pub struct HttpServer {
     config: HttpConfig,
     /// The legacy era's sessions.
     sessions: Arc<legacy::Sessions>,
+    /// Whether it is going away (readiness false, connections close after their request).
+    lifecycle: Arc<health::Lifecycle>,
 }
 
 impl Server {
@@ -131,6 +161,7 @@ impl Server {
             server: self,
             config: HttpConfig::default(),
             sessions,
+            lifecycle: Arc::default(),
         }
     }
 
@@ -140,14 +171,14 @@ impl Server {
         self.clone().http().into_router()
     }
 
-    /// Binds `addr` and serves at `/mcp` until SIGINT/SIGTERM, then drains. Logs go
-    /// wherever the application's `tracing` subscriber sends them (see
+    /// Binds `addr` and serves at `/mcp` (with liveness at `/healthz` and readiness at
+    /// `/readyz`) until SIGINT or SIGTERM, then drains. After SIGTERM it is a lame duck
+    /// for [`DEFAULT_LAME_DUCK`] first (see [`HttpServer::lame_duck`]). Logs go wherever
+    /// the application's `tracing` subscriber sends them (see
     /// [`telemetry::init`](crate::telemetry::init)).
     pub async fn serve_http(self, addr: impl ToSocketAddrs) -> io::Result<()> {
         let listener = TcpListener::bind(addr).await?;
-        self.http()
-            .serve(listener, crate::transport::shutdown_signal())
-            .await
+        self.http().serve_until_signal(listener).await
     }
 }
 
@@ -240,14 +271,136 @@ impl HttpServer {
         self
     }
 
+    /// How long to stay a *lame duck* once shutdown begins (default: [`DEFAULT_LAME_DUCK`]
+    /// after SIGTERM in [`HttpServer::serve_until_signal`] and [`Server::serve_http`], none
+    /// otherwise): readiness turns false and everything else goes on as before, so a
+    /// balancer that probes readiness (or that is being reconfigured) stops sending
+    /// meanwhile. Then the listener closes (new connections are refused, which balancers
+    /// retry elsewhere), each open connection is closed after the request it serves or
+    /// gets next (`Connection: close`), listen streams end with their result, and the
+    /// server returns once every connection has closed, or after the drain timeout.
+    ///
+    /// ```no_run
+    /// # async fn run(server: mcp_runtime::Server) -> std::io::Result<()> {
+    /// use std::time::Duration;
+    /// let listener = tokio::net::TcpListener::bind("0.0.0.0:8080").await?;
+    /// server.http().lame_duck(Duration::from_secs(10)).serve_until_signal(listener).await
+    /// # }
+    /// ```
+    pub fn lame_duck(mut self, d: Duration) -> Self {
+        self.config.lame_duck = Some(d);
+        self
+    }
+
+    /// Serves liveness at `live` and readiness at `ready` (default [`DEFAULT_LIVENESS_PATH`]
+    /// and [`DEFAULT_READINESS_PATH`]) beside the MCP endpoint in [`HttpServer::serve`].
+    pub fn health_paths(mut self, live: impl Into<String>, ready: impl Into<String>) -> Self {
+        self.config.health = Some((live.into(), ready.into()));
+        self
+    }
+
+    /// Serves `metrics` at `GET /metrics` beside the MCP endpoint (in
+    /// [`HttpServer::serve`] and [`HttpServer::into_router`]).
+    ///
+    /// ```
+    /// use mcp_runtime::Server;
+    /// use mcp_runtime::metrics::Metrics;
+    ///
+    /// let server = Server::builder("x", "1.0").build().unwrap();
+    /// let router = server.http().metrics(Metrics::install().unwrap()).into_router();
+    /// # drop(router);
+    /// ```
+    #[cfg(feature = "metrics")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "metrics")))]
+    pub fn metrics(mut self, metrics: crate::metrics::Metrics) -> Self {
+        self.config.metrics = Some(metrics);
+        self
+    }
+
+    /// Runs `check` on each readiness probe: readiness is `503 {"status":"unavailable"}`
+    /// while it fails (or takes over 2 s), and the reason is logged. For what the server
+    /// cannot serve without, such as a shared store.
+    ///
+    /// ```no_run
+    /// # async fn run(server: mcp_runtime::Server, redis: mcp_runtime::store::redis::RedisStore) {
+    /// let http = server.http().readiness_check(move || {
+    ///     let redis = redis.clone();
+    ///     async move { redis.ping().await.map_err(|e| e.to_string()) }
+    /// });
+    /// # drop(http);
+    /// # }
+    /// ```
+    pub fn readiness_check<F, Fut>(mut self, check: F) -> Self
+    where
+        F: Fn() -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<(), String>> + Send + 'static,
+    {
+        use futures_util::FutureExt;
+        self.config.readiness = Some(health::ReadinessCheck(Arc::new(move || check().boxed())));
+        self
+    }
+
+    /// Serves no health endpoints in [`HttpServer::serve`].
+    pub fn without_health(mut self) -> Self {
+        self.config.health = None;
+        self
+    }
+
+    /// The liveness and readiness endpoints, to mount in your own app (`serve` includes
+    /// them). Liveness answers `200 {"status":"ok"}` while the process serves; readiness
+    /// answers `200 {"status":"ready"}`, or `503` with `"starting"` until the catalog has
+    /// caught up with the shared bus, and `"draining"` once shutdown begins.
+    ///
+    /// ```
+    /// use mcp_runtime::Server;
+    ///
+    /// let http = Server::builder("x", "1.0").build().unwrap().http();
+    /// let app = axum::Router::new().merge(http.health_router()).merge(http.into_router());
+    /// # drop(app);
+    /// ```
+    pub fn health_router(&self) -> Router {
+        let (live, ready) = self.config.health.clone().unwrap_or_else(|| {
+            (
+                DEFAULT_LIVENESS_PATH.to_owned(),
+                DEFAULT_READINESS_PATH.to_owned(),
+            )
+        });
+        health::router(
+            &live,
+            &ready,
+            Arc::downgrade(&self.server.inner),
+            Arc::clone(&self.lifecycle),
+            self.config.readiness.clone(),
+        )
+    }
+
+    /// [`HttpServer::serve`] until SIGINT or SIGTERM; after SIGTERM, a lame duck first
+    /// (see [`HttpServer::lame_duck`]).
+    pub async fn serve_until_signal(self, listener: TcpListener) -> io::Result<()> {
+        let lame = self.config.lame_duck.unwrap_or(DEFAULT_LAME_DUCK);
+        self.serve_inner(listener, async move {
+            match crate::transport::termination().await {
+                crate::transport::Signal::Terminate => lame,
+                crate::transport::Signal::Interrupt => Duration::ZERO,
+            }
+        })
+        .await
+    }
+
     /// The axum router: POST on the path; GET and DELETE serve legacy sessions (405
     /// otherwise).
     ///
     /// With [`Auth`](crate::auth::Auth), it also serves the protected-resource metadata at
     /// its well-known paths (see [`HttpServer::metadata_router`]).
     pub fn into_router(self) -> Router {
+        self.server.inner.start_background();
         let path = self.config.path.clone();
         let metadata = self.metadata_router();
+        #[cfg(feature = "metrics")]
+        let metadata = match &self.config.metrics {
+            Some(m) => metadata.merge(m.router()),
+            None => metadata,
+        };
         let shared = Arc::new(self);
         Router::new()
             .route(
@@ -290,15 +443,31 @@ impl HttpServer {
         router
     }
 
-    /// Serves connections from `listener` until `shutdown` completes, then stops accepting
-    /// and gives open connections the drain timeout to finish.
+    /// Serves connections from `listener` until `shutdown` completes, then (after the lame
+    /// duck time, if one is set with [`HttpServer::lame_duck`]) stops accepting and gives
+    /// open connections the drain timeout to finish.
     ///
     /// Each connection gets the idle, header-read and write-stall deadlines (which
-    /// `axum::serve` does not set); at most `max_connections` are open at once.
+    /// `axum::serve` does not set); at most `max_connections` are open at once. The
+    /// health endpoints are served beside the MCP one (see [`HttpServer::health_router`]).
     pub async fn serve(
         self,
         listener: TcpListener,
         shutdown: impl Future<Output = ()>,
+    ) -> io::Result<()> {
+        let lame = self.config.lame_duck.unwrap_or(Duration::ZERO);
+        self.serve_inner(listener, async move {
+            shutdown.await;
+            lame
+        })
+        .await
+    }
+
+    /// Serves until `shutdown` resolves with the lame duck time to observe.
+    async fn serve_inner(
+        self,
+        listener: TcpListener,
+        shutdown: impl Future<Output = Duration>,
     ) -> io::Result<()> {
         use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
         use hyper_util::server::graceful::GracefulShutdown;
@@ -311,8 +480,13 @@ impl HttpServer {
         let drain = self.config.drain;
         let server = self.server.clone();
         let sessions = Arc::clone(&self.sessions);
+        let lifecycle = Arc::clone(&self.lifecycle);
         let cfg = self.config.clone();
-        let router = self.into_router();
+        let health = cfg.health.is_some().then(|| self.health_router());
+        let router = match health {
+            Some(h) => self.into_router().merge(h),
+            None => self.into_router(),
+        };
         let graceful = GracefulShutdown::new();
         let mut builder = hyper::server::conn::http1::Builder::new();
         // hyper's header timer starts when it waits for a request, so it covers the idle
@@ -325,14 +499,33 @@ impl HttpServer {
         let _ = TokioExecutor::new();
         tracing::info!("serving MCP on http://{local}/mcp");
         tokio::pin!(shutdown);
+        // Set once shutdown began: when the lame duck time ends.
+        let mut stop_at: Option<tokio::time::Instant> = None;
+        let mut lame = Duration::ZERO;
         loop {
+            let until = stop_at;
+            let lame_over = async move {
+                match until {
+                    Some(t) => tokio::time::sleep_until(t).await,
+                    None => std::future::pending().await,
+                }
+            };
+            tokio::pin!(lame_over);
             // At the cap, stop accepting: new connections wait in the backlog.
             let permit = tokio::select! {
                 p = Arc::clone(&connections).acquire_owned() => match p {
                     Ok(p) => p,
                     Err(_) => break,
                 },
-                () = &mut shutdown => break,
+                d = &mut shutdown, if stop_at.is_none() => {
+                    lame = d;
+                    if d.is_zero() { break }
+                    lifecycle.going_away();
+                    tracing::info!("lame duck for {d:?}: readiness is false, still serving");
+                    stop_at = Some(tokio::time::Instant::now() + d);
+                    continue;
+                }
+                () = &mut lame_over => break,
             };
             let (stream, peer): (tokio::net::TcpStream, SocketAddr) = tokio::select! {
                 accepted = listener.accept() => match accepted {
@@ -344,7 +537,15 @@ impl HttpServer {
                         continue;
                     }
                 },
-                () = &mut shutdown => break,
+                d = &mut shutdown, if stop_at.is_none() => {
+                    lame = d;
+                    if d.is_zero() { break }
+                    lifecycle.going_away();
+                    tracing::info!("lame duck for {d:?}: readiness is false, still serving");
+                    stop_at = Some(tokio::time::Instant::now() + d);
+                    continue;
+                }
+                () = &mut lame_over => break,
             };
             let _ = stream.set_nodelay(true);
             // The connection is busy while one of its requests is served (until its response
@@ -352,11 +553,20 @@ impl HttpServer {
             let busy = Arc::new(std::sync::atomic::AtomicUsize::new(0));
             let counted = Arc::clone(&busy);
             let router = router.clone();
+            let going = Arc::clone(&lifecycle);
             let service = tower::service_fn(move |req: hyper::Request<hyper::body::Incoming>| {
                 let held = Slot::enter(&counted);
                 let mut router = router.clone();
+                let going = Arc::clone(&going);
                 async move {
-                    let resp = tower::Service::call(&mut router, req).await?;
+                    let mut resp = tower::Service::call(&mut router, req).await?;
+                    if going.closing() {
+                        // Draining: this connection ends after this response.
+                        resp.headers_mut().insert(
+                            hyper::header::CONNECTION,
+                            hyper::header::HeaderValue::from_static("close"),
+                        );
+                    }
                     Ok::<_, std::convert::Infallible>(resp.map(|b| conn::holding(b, vec![held])))
                 }
             });
@@ -371,17 +581,29 @@ impl HttpServer {
                 drop(permit);
             });
         }
+        lifecycle.going_away();
+        lifecycle.close_connections();
         drop(listener);
         tracing::info!("shutting down; draining open connections");
         // Listen streams end with their result, so their connections can close.
         server.close_subscriptions();
         sessions.close_all();
-        if tokio::time::timeout(drain, graceful.shutdown())
+        let all = u32::try_from(cfg.max_connections).unwrap_or(u32::MAX);
+        let started = tokio::time::Instant::now();
+        if !lame.is_zero() {
+            // Open connections end after their next response; idle ones are left for the
+            // client (a balancer's pool) to close, so none is cut while a request is on
+            // its way. Whatever is left at the end of the drain is closed below.
+            let _ = tokio::time::timeout(drain, connections.acquire_many(all)).await;
+        }
+        let left = drain.saturating_sub(started.elapsed());
+        if tokio::time::timeout(left, graceful.shutdown())
             .await
             .is_err()
         {
             tracing::warn!("connections still open after {drain:?}; closing");
         }
+        tracing::info!(drained_in = ?started.elapsed(), "stopped");
         Ok(())
     }
 }

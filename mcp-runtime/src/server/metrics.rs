@@ -1,0 +1,215 @@
+//! Request metrics (the `metrics` feature), in the Prometheus text format: how many
+//! requests, how long they took, how many are in flight, and the errors by code, per
+//! method and per tool or prompt. Off until [`Metrics::install`]; recorded once per
+//! request, where both transports and both eras hand their messages to the core.
+//!
+//! | metric | type | labels |
+//! |---|---|---|
+//! | `mcp_requests_total` | counter | `method`, `name`, `outcome` (`ok`, `input_required`, `tool_error`, `error`) |
+//! | `mcp_request_errors_total` | counter | `method`, `code` (the JSON-RPC error code) |
+//! | `mcp_request_duration_seconds` | histogram | `method`, `name` |
+//! | `mcp_requests_in_flight` | gauge | |
+//!
+//! `name` is the tool or prompt name for `tools/call` and `prompts/get` when the server
+//! has an item of that name (`unknown` otherwise, so a hostile client cannot grow the
+//! label set), empty for other methods.
+
+use super::ServerInner;
+use super::reply::Reply;
+use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
+
+/// The histogram buckets of `mcp_request_duration_seconds`.
+pub const DURATION_BUCKETS: &[f64] = &[
+    0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0,
+];
+
+/// The methods of both eras (any other is `unknown`: labels stay bounded).
+const KNOWN_METHODS: &[&str] = &[
+    "server/discover",
+    "tools/list",
+    "tools/call",
+    "prompts/list",
+    "prompts/get",
+    "resources/list",
+    "resources/templates/list",
+    "resources/read",
+    "resources/subscribe",
+    "resources/unsubscribe",
+    "completion/complete",
+    "subscriptions/listen",
+    "tasks/get",
+    "tasks/update",
+    "tasks/cancel",
+    "initialize",
+    "ping",
+    "logging/setLevel",
+];
+
+static HANDLE: OnceLock<PrometheusHandle> = OnceLock::new();
+static RECORDED: AtomicU64 = AtomicU64::new(0);
+
+/// The process's request metrics. [`Metrics::install`] turns them on (once per process:
+/// it installs the global `metrics` recorder); every server of the process records into
+/// it.
+///
+/// ```
+/// let metrics = mcp_runtime::metrics::Metrics::install().unwrap();
+/// assert!(metrics.render().is_empty() || metrics.render().contains("mcp_"));
+/// // Serve it: `server.http().metrics(metrics)` adds `GET /metrics`.
+/// ```
+#[derive(Clone)]
+pub struct Metrics {
+    handle: PrometheusHandle,
+}
+
+impl std::fmt::Debug for Metrics {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Metrics")
+    }
+}
+
+impl Metrics {
+    /// Installs the Prometheus recorder (or returns the one installed already). Fails
+    /// when another `metrics` recorder is installed in the process.
+    pub fn install() -> Result<Metrics, String> {
+        if let Some(h) = HANDLE.get() {
+            return Ok(Metrics { handle: h.clone() });
+        }
+        let handle = PrometheusBuilder::new()
+            .set_buckets_for_metric(
+                Matcher::Full("mcp_request_duration_seconds".into()),
+                DURATION_BUCKETS,
+            )
+            .map_err(|e| e.to_string())?
+            .install_recorder()
+            .map_err(|e| format!("cannot install the metrics recorder: {e}"))?;
+        let handle = HANDLE.get_or_init(|| handle).clone();
+        metrics::describe_counter!("mcp_requests_total", "MCP requests, by outcome");
+        metrics::describe_counter!(
+            "mcp_request_errors_total",
+            "MCP requests answered with a JSON-RPC error, by code"
+        );
+        metrics::describe_histogram!(
+            "mcp_request_duration_seconds",
+            metrics::Unit::Seconds,
+            "How long MCP requests took, until their answer was ready"
+        );
+        metrics::describe_gauge!("mcp_requests_in_flight", "MCP requests being served");
+        Ok(Metrics { handle })
+    }
+
+    /// The metrics in the Prometheus text exposition format.
+    pub fn render(&self) -> String {
+        self.handle.run_upkeep();
+        self.handle.render()
+    }
+
+    /// `GET /metrics`, to mount in your own app ([`HttpServer::metrics`](crate::http::HttpServer::metrics)
+    /// serves it beside the MCP endpoint).
+    pub fn router(&self) -> axum::Router {
+        let m = self.clone();
+        axum::Router::new().route(
+            "/metrics",
+            axum::routing::get(move || {
+                let body = m.render();
+                async move {
+                    (
+                        [(
+                            axum::http::header::CONTENT_TYPE,
+                            "text/plain; version=0.0.4; charset=utf-8",
+                        )],
+                        body,
+                    )
+                }
+            }),
+        )
+    }
+}
+
+/// One request being measured.
+pub(crate) struct Observation {
+    start: Instant,
+    method: String,
+    name: String,
+}
+
+/// Starts measuring a request, when metrics are on.
+pub(crate) fn begin(
+    method: &str,
+    params: &serde_json::Map<String, serde_json::Value>,
+    catalog: &super::catalog::Catalog,
+) -> Option<Observation> {
+    HANDLE.get()?;
+    let named = |known: bool| {
+        if known {
+            params
+                .get("name")
+                .and_then(serde_json::Value::as_str)
+                .unwrap_or("unknown")
+                .to_owned()
+        } else {
+            "unknown".to_owned()
+        }
+    };
+    let wanted = params.get("name").and_then(serde_json::Value::as_str);
+    let name = match method {
+        crate::protocol::methods::TOOLS_CALL => {
+            named(wanted.is_some_and(|n| catalog.tools.contains_key(n)))
+        }
+        crate::protocol::methods::PROMPTS_GET => {
+            named(wanted.is_some_and(|n| catalog.prompts.contains_key(n)))
+        }
+        _ => String::new(),
+    };
+    let method = if KNOWN_METHODS.contains(&method) {
+        method.to_owned()
+    } else {
+        "unknown".to_owned()
+    };
+    Some(Observation {
+        start: Instant::now(),
+        method,
+        name,
+    })
+}
+
+/// Records how a measured request ended.
+pub(crate) fn end(obs: Observation, server: &ServerInner, reply: &Reply) {
+    let outcome = if let Some(rpc) = &reply.rpc {
+        metrics::counter!(
+            "mcp_request_errors_total",
+            "method" => obs.method.clone(),
+            "code" => serde_json::to_string(&rpc.1.code()).unwrap_or_default()
+        )
+        .increment(1);
+        "error"
+    } else if reply.body.contains(r#""resultType":"input_required""#) {
+        "input_required"
+    } else if reply.body.contains(r#""isError":true"#) {
+        "tool_error"
+    } else {
+        "ok"
+    };
+    metrics::counter!(
+        "mcp_requests_total",
+        "method" => obs.method.clone(),
+        "name" => obs.name.clone(),
+        "outcome" => outcome
+    )
+    .increment(1);
+    metrics::histogram!(
+        "mcp_request_duration_seconds",
+        "method" => obs.method,
+        "name" => obs.name
+    )
+    .record(obs.start.elapsed().as_secs_f64());
+    metrics::gauge!("mcp_requests_in_flight").set(server.in_flight.load(Ordering::Relaxed) as f64);
+    if RECORDED.fetch_add(1, Ordering::Relaxed) % 4096 == 4095
+        && let Some(h) = HANDLE.get()
+    {
+        h.run_upkeep();
+    }
+}

@@ -1,0 +1,303 @@
+//! Catalog replication: a runtime change to the tools, prompts or resources made on one
+//! instance is applied on every instance sharing the notification bus, and each instance
+//! then tells its own listeners, once.
+//!
+//! Handlers are code, so instances do not ship definitions to each other: every instance
+//! runs the same binary and holds the items that may be switched on at runtime as
+//! *standby* items ([`ServerBuilder::standby_tools`](crate::ServerBuilder::standby_tools)).
+//! The bus carries only [`CatalogChange`]s (kind, name, added or removed); the pump of
+//! each instance applies them from its standby items, then delivers the list change to
+//! its listeners. A server without a bus of its own has no pump: changes go straight to
+//! its listeners.
+
+use super::catalog::{self, Entries};
+use super::{BuildError, Server, ServerInner};
+use crate::store::{CatalogChange, CatalogOp, Change, ItemKind, NotificationBus};
+use futures_util::StreamExt;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use tokio_util::sync::CancellationToken;
+
+/// The pump's state.
+#[derive(Default)]
+pub(crate) struct Replication {
+    started: AtomicBool,
+    /// The catalog has caught up with the bus's record of changes (readiness).
+    synced: AtomicBool,
+    /// Stops the pump when the server goes away.
+    pub(crate) stop: CancellationToken,
+}
+
+impl ServerInner {
+    /// Whether this instance has caught up with the shared catalog (always, without a
+    /// bus of its own).
+    pub(crate) fn catalog_synced(&self) -> bool {
+        self.bus.is_none() || self.replication.synced.load(Ordering::Acquire)
+    }
+
+    /// Delivers `change` to every listener of every instance sharing the bus (this
+    /// instance's listeners only, without one).
+    pub(crate) fn publish(&self, change: Change) {
+        match &self.bus {
+            Some(bus) => bus.publish(change),
+            None => self.fanout.publish(change),
+        }
+    }
+
+    /// Rebuilds the catalog with `edit` applied and swaps it in; `Ok(false)` when `edit`
+    /// changed nothing.
+    pub(crate) fn rebuild(
+        &self,
+        edit: impl FnOnce(&mut Entries) -> bool,
+    ) -> Result<bool, BuildError> {
+        let _serial = self.changes.lock().unwrap_or_else(|e| e.into_inner());
+        let mut entries = self.catalog().entries();
+        if !edit(&mut entries) {
+            return Ok(false);
+        }
+        let next = catalog::Catalog::assemble(entries, &self.settings).map_err(BuildError)?;
+        *self.catalog.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(next);
+        Ok(true)
+    }
+
+    /// Applies a change made on another instance: an added item comes from this
+    /// instance's standby items. `false` when it changed nothing here (applied already,
+    /// or not applicable).
+    fn apply(&self, change: &CatalogChange) -> bool {
+        let name = change.name.as_str();
+        let standby = &self.standby;
+        let result = match (change.kind, change.op) {
+            (ItemKind::Tool, CatalogOp::Removed) => {
+                self.rebuild(|e| remove(&mut e.tools, |t| t.def.item.name == name))
+            }
+            (ItemKind::Prompt, CatalogOp::Removed) => {
+                self.rebuild(|e| remove(&mut e.prompts, |p| p.def.item.name == name))
+            }
+            (ItemKind::Resource, CatalogOp::Removed) => {
+                self.rebuild(|e| remove(&mut e.resources, |r| r.def.spec.uri == name))
+            }
+            (ItemKind::Tool, CatalogOp::Added) => {
+                let Some(entry) = standby.tools.iter().find(|t| t.def.item.name == name) else {
+                    return self.unknown(change);
+                };
+                self.rebuild(|e| {
+                    if e.tools.iter().any(|t| Arc::ptr_eq(t, entry)) {
+                        return false;
+                    }
+                    e.tools.retain(|t| t.def.item.name != name);
+                    e.tools.push(Arc::clone(entry));
+                    true
+                })
+            }
+            (ItemKind::Prompt, CatalogOp::Added) => {
+                let Some(entry) = standby.prompts.iter().find(|p| p.def.item.name == name) else {
+                    return self.unknown(change);
+                };
+                self.rebuild(|e| {
+                    if e.prompts.iter().any(|p| Arc::ptr_eq(p, entry)) {
+                        return false;
+                    }
+                    e.prompts.retain(|p| p.def.item.name != name);
+                    e.prompts.push(Arc::clone(entry));
+                    true
+                })
+            }
+            (ItemKind::Resource, CatalogOp::Added) => {
+                let Some(entry) = standby.resources.iter().find(|r| r.def.spec.uri == name) else {
+                    return self.unknown(change);
+                };
+                self.rebuild(|e| {
+                    if e.resources.iter().any(|r| Arc::ptr_eq(r, entry)) {
+                        return false;
+                    }
+                    e.resources.retain(|r| r.def.spec.uri != name);
+                    e.resources.push(Arc::clone(entry));
+                    true
+                })
+            }
+        };
+        match result {
+            Ok(changed) => changed,
+            Err(e) => {
+                tracing::warn!(kind = ?change.kind, name, "a catalog change from another instance does not apply here: {e}");
+                false
+            }
+        }
+    }
+
+    fn unknown(&self, change: &CatalogChange) -> bool {
+        let catalog = self.catalog();
+        let name = change.name.as_str();
+        let served = match change.kind {
+            ItemKind::Tool => catalog.tools.contains_key(name),
+            ItemKind::Prompt => catalog.prompts.contains_key(name),
+            ItemKind::Resource => {
+                catalog.statics.contains_key(name)
+                    || catalog.templates.iter().any(|r| r.def.spec.uri == name)
+            }
+        };
+        if served {
+            // Added here by hand under that name already: nothing to do.
+            return false;
+        }
+        tracing::warn!(
+            kind = ?change.kind,
+            name = %change.name,
+            origin = %change.origin,
+            "another instance added an item this instance does not have among its standby items; its lists now differ (give every instance the same standby items)"
+        );
+        false
+    }
+}
+
+fn remove<T>(list: &mut Vec<T>, matches: impl Fn(&T) -> bool) -> bool {
+    let before = list.len();
+    list.retain(|x| !matches(x));
+    list.len() != before
+}
+
+/// Starts the pump of a server with a bus of its own, once, on the current Tokio runtime
+/// (a no-op outside one, or when it runs already). The transports call this when they
+/// start; `build()` does when it runs inside a runtime.
+pub(crate) fn start(inner: &Arc<ServerInner>) {
+    let Some(bus) = inner.bus.clone() else {
+        return;
+    };
+    let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+        return;
+    };
+    if inner.replication.started.swap(true, Ordering::AcqRel) {
+        return;
+    }
+    let weak = Arc::downgrade(inner);
+    let stop = inner.replication.stop.clone();
+    runtime.spawn(async move {
+        // Subscribe before catching up, so a change made meanwhile is not lost.
+        let mut changes = bus.subscribe();
+        match bus.catalog().await {
+            Ok(list) => {
+                let Some(server) = weak.upgrade() else { return };
+                for change in &list {
+                    server.apply(change);
+                }
+                if !list.is_empty() {
+                    tracing::info!(changes = list.len(), "caught up with the shared catalog");
+                }
+            }
+            Err(e) => tracing::warn!("could not read the shared catalog: {e}"),
+        }
+        if let Some(server) = weak.upgrade() {
+            server.replication.synced.store(true, Ordering::Release);
+        }
+        loop {
+            let change = tokio::select! {
+                () = stop.cancelled() => return,
+                c = changes.next() => match c {
+                    Some(c) => c,
+                    None => break,
+                },
+            };
+            let Some(server) = weak.upgrade() else { return };
+            match change {
+                Change::Catalog(c) => {
+                    if c.origin == server.instance || server.apply(&c) {
+                        server.fanout.publish(c.list_change());
+                    }
+                }
+                other => server.fanout.publish(other),
+            }
+        }
+        tracing::warn!("the notification bus ended; changes made elsewhere no longer arrive");
+    });
+}
+
+impl Server {
+    /// Switches on a standby tool (see
+    /// [`ServerBuilder::standby_tools`](crate::ServerBuilder::standby_tools)) on every
+    /// instance sharing the bus; `Ok(false)` when it is served already here, `Err` when
+    /// there is no standby tool by that name.
+    pub fn enable_tool(&self, name: &str) -> Result<bool, BuildError> {
+        let entry = self
+            .inner
+            .standby
+            .tools
+            .iter()
+            .find(|t| t.def.item.name == name)
+            .cloned()
+            .ok_or_else(|| BuildError(vec![format!("there is no standby tool `{name}`")]))?;
+        self.change(ItemKind::Tool, name, CatalogOp::Added, |e| {
+            if e.tools.iter().any(|t| Arc::ptr_eq(t, &entry)) {
+                return false;
+            }
+            e.tools.retain(|t| t.def.item.name != name);
+            e.tools.push(entry);
+            true
+        })
+    }
+
+    /// Switches on a standby prompt on every instance sharing the bus.
+    pub fn enable_prompt(&self, name: &str) -> Result<bool, BuildError> {
+        let entry = self
+            .inner
+            .standby
+            .prompts
+            .iter()
+            .find(|p| p.def.item.name == name)
+            .cloned()
+            .ok_or_else(|| BuildError(vec![format!("there is no standby prompt `{name}`")]))?;
+        self.change(ItemKind::Prompt, name, CatalogOp::Added, |e| {
+            if e.prompts.iter().any(|p| Arc::ptr_eq(p, &entry)) {
+                return false;
+            }
+            e.prompts.retain(|p| p.def.item.name != name);
+            e.prompts.push(entry);
+            true
+        })
+    }
+
+    /// Switches on a standby resource (by its URI or template) on every instance sharing
+    /// the bus.
+    pub fn enable_resource(&self, uri: &str) -> Result<bool, BuildError> {
+        let entry = self
+            .inner
+            .standby
+            .resources
+            .iter()
+            .find(|r| r.def.spec.uri == uri)
+            .cloned()
+            .ok_or_else(|| BuildError(vec![format!("there is no standby resource `{uri}`")]))?;
+        self.change(ItemKind::Resource, uri, CatalogOp::Added, |e| {
+            if e.resources.iter().any(|r| Arc::ptr_eq(r, &entry)) {
+                return false;
+            }
+            e.resources.retain(|r| r.def.spec.uri != uri);
+            e.resources.push(entry);
+            true
+        })
+    }
+
+    /// Applies `edit` here, then tells every instance sharing the bus (which apply it
+    /// too) and every listener.
+    pub(crate) fn change(
+        &self,
+        kind: ItemKind,
+        name: &str,
+        op: CatalogOp,
+        edit: impl FnOnce(&mut Entries) -> bool,
+    ) -> Result<bool, BuildError> {
+        if !self.inner.rebuild(edit)? {
+            return Ok(false);
+        }
+        let change = CatalogChange {
+            kind,
+            name: name.to_owned(),
+            op,
+            origin: self.inner.instance.clone(),
+        };
+        match &self.inner.bus {
+            Some(bus) => bus.publish(Change::Catalog(change)),
+            None => self.inner.fanout.publish(change.list_change()),
+        }
+        Ok(true)
+    }
+}

@@ -1,0 +1,458 @@
+//! Handles: opaque, unguessable ids for values a tool gives the client and takes back in a
+//! later call (a draft, a cart, a query cursor). A stateless server keeps no session, so
+//! the value lives in a [`HandleStore`] every instance reaches; the client only carries the
+//! id. [`Handles`] is the extractor tools use: typed, and bound to the caller.
+
+use super::StoreError;
+use base64::Engine;
+use futures_util::FutureExt;
+use futures_util::future::BoxFuture;
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// How long a handle lives unless the tool says otherwise.
+pub const DEFAULT_HANDLE_TTL: Duration = Duration::from_secs(3600);
+
+/// Default cap on the handles a [`MemoryHandleStore`] holds.
+pub const DEFAULT_MAX_HANDLES: usize = 100_000;
+
+/// What a store keeps under one handle id: the value, and the caller it belongs to
+/// (`None` on a server without authorization).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HandleRecord {
+    /// The principal key of the caller that minted it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub owner: Option<String>,
+    /// The value, as JSON.
+    pub value: Value,
+}
+
+/// Where handles live. Every instance of a server reaches the same store, so a handle
+/// minted on one instance reads on any other.
+///
+/// Contract: `insert` stores a record under a fresh id for `ttl`; nothing returns a record
+/// past its TTL; `replace` keeps the record's owner and expiry; `list` returns the live
+/// records of one owner. [`Handles`] checks ids and owners, so stores stay simple.
+pub trait HandleStore: Send + Sync + 'static {
+    /// Stores `record` under the new id `id` for `ttl`.
+    fn insert<'a>(
+        &'a self,
+        id: &'a str,
+        record: HandleRecord,
+        ttl: Duration,
+    ) -> BoxFuture<'a, Result<(), StoreError>>;
+    /// The record, unless it does not exist or has expired.
+    fn get<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Option<HandleRecord>, StoreError>>;
+    /// Replaces the value of a live record (owner and expiry stay); `false` when there is
+    /// none.
+    fn replace<'a>(&'a self, id: &'a str, value: Value) -> BoxFuture<'a, Result<bool, StoreError>>;
+    /// Forgets a record; `false` when there was none.
+    fn remove<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<bool, StoreError>>;
+    /// The live records of `owner` (`None`: the unowned ones), as `(id, value)`, in no
+    /// particular order.
+    fn list<'a>(
+        &'a self,
+        owner: Option<&'a str>,
+    ) -> BoxFuture<'a, Result<Vec<(String, Value)>, StoreError>>;
+}
+
+impl<S: HandleStore + ?Sized> HandleStore for Arc<S> {
+    fn insert<'a>(
+        &'a self,
+        id: &'a str,
+        record: HandleRecord,
+        ttl: Duration,
+    ) -> BoxFuture<'a, Result<(), StoreError>> {
+        (**self).insert(id, record, ttl)
+    }
+    fn get<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Option<HandleRecord>, StoreError>> {
+        (**self).get(id)
+    }
+    fn replace<'a>(&'a self, id: &'a str, value: Value) -> BoxFuture<'a, Result<bool, StoreError>> {
+        (**self).replace(id, value)
+    }
+    fn remove<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<bool, StoreError>> {
+        (**self).remove(id)
+    }
+    fn list<'a>(
+        &'a self,
+        owner: Option<&'a str>,
+    ) -> BoxFuture<'a, Result<Vec<(String, Value)>, StoreError>> {
+        (**self).list(owner)
+    }
+}
+
+/// An in-process [`HandleStore`]: right for one instance (and the default), wrong for a
+/// fleet (use [`RedisStore`](crate::store::redis::RedisStore) there). Holds at most
+/// [`DEFAULT_MAX_HANDLES`]; expired ones are swept as new ones arrive.
+pub struct MemoryHandleStore {
+    handles: Mutex<HashMap<String, (HandleRecord, u64)>>,
+    max: usize,
+}
+
+impl MemoryHandleStore {
+    /// An empty store holding at most [`DEFAULT_MAX_HANDLES`] handles.
+    pub fn new() -> Self {
+        Self::with_capacity(DEFAULT_MAX_HANDLES)
+    }
+    /// An empty store holding at most `max` handles (at least 1).
+    pub fn with_capacity(max: usize) -> Self {
+        MemoryHandleStore {
+            handles: Mutex::new(HashMap::new()),
+            max: max.max(1),
+        }
+    }
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, (HandleRecord, u64)>> {
+        self.handles.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+impl Default for MemoryHandleStore {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+fn expiry(ttl: Duration) -> u64 {
+    super::now_ms().saturating_add(u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX))
+}
+
+impl HandleStore for MemoryHandleStore {
+    fn insert<'a>(
+        &'a self,
+        id: &'a str,
+        record: HandleRecord,
+        ttl: Duration,
+    ) -> BoxFuture<'a, Result<(), StoreError>> {
+        let now = super::now_ms();
+        let mut map = self.lock();
+        if map.len() >= self.max {
+            map.retain(|_, (_, exp)| *exp > now);
+            if map.len() >= self.max {
+                return async { Err(StoreError::Full) }.boxed();
+            }
+        }
+        map.insert(id.to_owned(), (record, expiry(ttl)));
+        async { Ok(()) }.boxed()
+    }
+
+    fn get<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Option<HandleRecord>, StoreError>> {
+        let now = super::now_ms();
+        let mut map = self.lock();
+        let found = match map.get(id) {
+            Some((_, exp)) if *exp <= now => {
+                map.remove(id);
+                None
+            }
+            Some((r, _)) => Some(r.clone()),
+            None => None,
+        };
+        async move { Ok(found) }.boxed()
+    }
+
+    fn replace<'a>(&'a self, id: &'a str, value: Value) -> BoxFuture<'a, Result<bool, StoreError>> {
+        let now = super::now_ms();
+        let mut map = self.lock();
+        let done = match map.get_mut(id) {
+            Some((r, exp)) if *exp > now => {
+                r.value = value;
+                true
+            }
+            _ => false,
+        };
+        async move { Ok(done) }.boxed()
+    }
+
+    fn remove<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<bool, StoreError>> {
+        let now = super::now_ms();
+        let gone = self.lock().remove(id).is_some_and(|(_, exp)| exp > now);
+        async move { Ok(gone) }.boxed()
+    }
+
+    fn list<'a>(
+        &'a self,
+        owner: Option<&'a str>,
+    ) -> BoxFuture<'a, Result<Vec<(String, Value)>, StoreError>> {
+        let now = super::now_ms();
+        let out = self
+            .lock()
+            .iter()
+            .filter(|(_, (r, exp))| *exp > now && r.owner.as_deref() == owner)
+            .map(|(id, (r, _))| (id.clone(), r.value.clone()))
+            .collect();
+        async move { Ok(out) }.boxed()
+    }
+}
+
+/// Why a handle operation failed. Through `?` in a tool it becomes a tool error
+/// (`isError: true`) with this text, so the model knows to start over.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum HandleError {
+    /// No such handle for this caller: never minted, expired, deleted, or another caller's.
+    Unknown(String),
+    /// The stored value is not of the type asked for.
+    Mismatch(String),
+    /// The store failed.
+    Store(StoreError),
+}
+
+impl fmt::Display for HandleError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            HandleError::Unknown(id) => write!(
+                f,
+                "unknown or expired handle `{id}`: it was never issued, has expired or was deleted; create a new one"
+            ),
+            HandleError::Mismatch(e) => write!(f, "the handle holds another kind of value: {e}"),
+            HandleError::Store(e) => write!(f, "the handle store is unavailable: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for HandleError {}
+
+impl From<StoreError> for HandleError {
+    fn from(e: StoreError) -> Self {
+        HandleError::Store(e)
+    }
+}
+
+/// Handle ids: `h_` and 22 base64url characters (128 random bits).
+fn fresh_id() -> Result<String, HandleError> {
+    let mut bytes = [0u8; 16];
+    getrandom::fill(&mut bytes)
+        .map_err(|e| HandleError::Store(StoreError::Backend(format!("no randomness: {e}"))))?;
+    Ok(format!(
+        "h_{}",
+        base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)
+    ))
+}
+
+/// Whether `id` has the shape of a handle (anything else is unknown without asking the
+/// store).
+fn well_formed(id: &str) -> bool {
+    id.len() == 24
+        && id.starts_with("h_")
+        && id[2..]
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+}
+
+/// The handle store as one request sees it: typed values, owned by the caller. An
+/// extractor: take it as a parameter of a tool, prompt or resource.
+///
+/// Without authorization every caller is the same owner and the unguessable id is the
+/// only key; with it, a handle minted by one caller is unknown to every other.
+///
+/// ```
+/// use mcp_runtime::store::{HandleError, Handles};
+/// use mcp_runtime::{Server, tool, tools};
+///
+/// /// Starts a draft and returns its handle.
+/// #[tool]
+/// async fn new_draft(handles: Handles, text: String) -> Result<String, HandleError> {
+///     handles.mint(&text).await
+/// }
+///
+/// /// Appends to a draft.
+/// #[tool]
+/// async fn append(handles: Handles, draft: String, text: String) -> Result<String, HandleError> {
+///     let mut body: String = handles.get(&draft).await?;
+///     body.push_str(&text);
+///     handles.update(&draft, &body).await?;
+///     Ok(body)
+/// }
+///
+/// let server = Server::builder("drafts", "1.0").tools(tools![new_draft, append]).build().unwrap();
+/// # drop(server);
+/// ```
+#[derive(Clone)]
+pub struct Handles {
+    store: Arc<dyn HandleStore>,
+    ttl: Duration,
+    owner: Option<String>,
+}
+
+impl fmt::Debug for Handles {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Handles")
+            .field("ttl", &self.ttl)
+            .field("owner", &self.owner)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Handles {
+    /// A view of `store` for `owner` (what the extractor builds from the server's store
+    /// and the request's caller; useful in tests).
+    pub fn new(store: Arc<dyn HandleStore>, ttl: Duration, owner: Option<String>) -> Self {
+        Handles { store, ttl, owner }
+    }
+
+    /// Stores `value` under a new handle for the server's handle TTL; returns the id.
+    pub async fn mint<T: Serialize + ?Sized>(&self, value: &T) -> Result<String, HandleError> {
+        self.mint_for(value, self.ttl).await
+    }
+
+    /// Stores `value` under a new handle for `ttl`.
+    pub async fn mint_for<T: Serialize + ?Sized>(
+        &self,
+        value: &T,
+        ttl: Duration,
+    ) -> Result<String, HandleError> {
+        let value =
+            serde_json::to_value(value).map_err(|e| HandleError::Mismatch(e.to_string()))?;
+        let id = fresh_id()?;
+        let record = HandleRecord {
+            owner: self.owner.clone(),
+            value,
+        };
+        self.store.insert(&id, record, ttl).await?;
+        Ok(id)
+    }
+
+    /// The value under `id`.
+    pub async fn get<T: DeserializeOwned>(&self, id: &str) -> Result<T, HandleError> {
+        let record = self.record(id).await?;
+        serde_json::from_value(record.value).map_err(|e| HandleError::Mismatch(e.to_string()))
+    }
+
+    /// Replaces the value under `id` (its expiry stays).
+    pub async fn update<T: Serialize + ?Sized>(
+        &self,
+        id: &str,
+        value: &T,
+    ) -> Result<(), HandleError> {
+        self.record(id).await?;
+        let value =
+            serde_json::to_value(value).map_err(|e| HandleError::Mismatch(e.to_string()))?;
+        if self.store.replace(id, value).await? {
+            Ok(())
+        } else {
+            Err(HandleError::Unknown(id.to_owned()))
+        }
+    }
+
+    /// Forgets `id`.
+    pub async fn delete(&self, id: &str) -> Result<(), HandleError> {
+        self.record(id).await?;
+        if self.store.remove(id).await? {
+            Ok(())
+        } else {
+            Err(HandleError::Unknown(id.to_owned()))
+        }
+    }
+
+    /// The caller's live handles holding a `T` (values of other types are skipped),
+    /// sorted by id.
+    pub async fn list<T: DeserializeOwned>(&self) -> Result<Vec<(String, T)>, HandleError> {
+        let mut out: Vec<(String, T)> = self
+            .store
+            .list(self.owner.as_deref())
+            .await?
+            .into_iter()
+            .filter_map(|(id, v)| serde_json::from_value(v).ok().map(|t| (id, t)))
+            .collect();
+        out.sort_by(|a, b| a.0.cmp(&b.0));
+        Ok(out)
+    }
+
+    async fn record(&self, id: &str) -> Result<HandleRecord, HandleError> {
+        let unknown = || HandleError::Unknown(id.chars().take(64).collect());
+        if !well_formed(id) {
+            return Err(unknown());
+        }
+        match self.store.get(id).await? {
+            Some(r) if r.owner == self.owner => Ok(r),
+            _ => Err(unknown()),
+        }
+    }
+}
+
+/// The server's handle settings: where handles live and how long they last.
+#[derive(Clone)]
+pub(crate) struct HandleConfig {
+    pub(crate) store: Arc<dyn HandleStore>,
+    pub(crate) ttl: Duration,
+}
+
+impl Default for HandleConfig {
+    fn default() -> Self {
+        HandleConfig {
+            store: Arc::new(MemoryHandleStore::new()),
+            ttl: DEFAULT_HANDLE_TTL,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn handles(owner: Option<&str>, store: &Arc<MemoryHandleStore>) -> Handles {
+        let store: Arc<dyn HandleStore> = store.clone();
+        Handles::new(store, Duration::from_secs(60), owner.map(str::to_owned))
+    }
+
+    #[tokio::test]
+    async fn handles_are_typed_owned_and_expire() {
+        let store = Arc::new(MemoryHandleStore::new());
+        let alice = handles(Some("alice"), &store);
+        let bob = handles(Some("bob"), &store);
+        let id = alice.mint(&vec![1, 2]).await.unwrap();
+        assert!(well_formed(&id), "{id}");
+        assert_eq!(alice.get::<Vec<i32>>(&id).await.unwrap(), [1, 2]);
+        assert!(matches!(
+            bob.get::<Vec<i32>>(&id).await,
+            Err(HandleError::Unknown(_))
+        ));
+        assert!(matches!(
+            bob.delete(&id).await,
+            Err(HandleError::Unknown(_))
+        ));
+        assert!(matches!(
+            alice.get::<String>(&id).await,
+            Err(HandleError::Mismatch(_))
+        ));
+        alice.update(&id, &vec![3]).await.unwrap();
+        assert_eq!(
+            alice.list::<Vec<i32>>().await.unwrap(),
+            [(id.clone(), vec![3])]
+        );
+        assert!(bob.list::<Vec<i32>>().await.unwrap().is_empty());
+        alice.delete(&id).await.unwrap();
+        assert!(matches!(
+            alice.get::<Vec<i32>>(&id).await,
+            Err(HandleError::Unknown(_))
+        ));
+        assert!(matches!(
+            alice.get::<Vec<i32>>("../../etc").await,
+            Err(HandleError::Unknown(_))
+        ));
+
+        let short = alice
+            .mint_for("x", Duration::from_millis(10))
+            .await
+            .unwrap();
+        tokio::time::sleep(Duration::from_millis(30)).await;
+        let e = alice.get::<String>(&short).await.unwrap_err();
+        assert!(e.to_string().contains("unknown or expired handle"), "{e}");
+    }
+
+    #[tokio::test]
+    async fn the_memory_store_is_capped() {
+        let store = Arc::new(MemoryHandleStore::with_capacity(1));
+        let h = handles(None, &store);
+        h.mint("a").await.unwrap();
+        assert!(matches!(
+            h.mint("b").await,
+            Err(HandleError::Store(StoreError::Full))
+        ));
+    }
+}

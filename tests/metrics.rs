@@ -1,0 +1,135 @@
+//! Request metrics over real HTTP: counts by outcome, errors by code, the latency
+//! histogram and the in-flight gauge, in the Prometheus text format at `GET /metrics`;
+//! label values stay bounded whatever names a client sends.
+
+mod common;
+
+use common::{post, raw, request};
+use mcp_runtime::metrics::Metrics;
+use mcp_runtime::{Error, Input, Server, tool, tools};
+use serde_json::json;
+
+/// Echoes.
+#[tool]
+async fn echo(text: String) -> String {
+    text
+}
+
+/// Always fails.
+#[tool]
+async fn broken() -> Result<String, Error> {
+    Err(Error::new("no"))
+}
+
+#[derive(serde::Deserialize, schemars::JsonSchema, mcp_runtime::Form)]
+struct Ok_ {
+    /// Go on
+    ok: bool,
+}
+
+/// Asks first.
+#[tool]
+async fn ask(input: Input) -> Result<String, Error> {
+    let a: Ok_ = input.elicit("ok", "Go on?").await?.accepted()?;
+    Ok(a.ok.to_string())
+}
+
+fn metric(text: &str, name: &str, labels: &[&str]) -> f64 {
+    text.lines()
+        .filter(|l| l.starts_with(name) && labels.iter().all(|x| l.contains(x)))
+        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+        .sum()
+}
+
+#[test]
+fn request_metrics_are_served_in_the_prometheus_format() {
+    let metrics = Metrics::install().unwrap();
+    let server = Server::builder("m", "1.0")
+        .tools(tools![echo, broken, ask])
+        .request_state(mcp_runtime::config::RequestState::single_instance())
+        .build()
+        .unwrap();
+    let addr = common::serve_in_background(server.http().metrics(metrics.clone()));
+    let call = |name: &str, args: serde_json::Value| {
+        let mut r = request(
+            json!(1),
+            "tools/call",
+            json!({"name": name, "arguments": args}),
+        );
+        r["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"] =
+            json!({"elicitation": {"form": {}}});
+        post(addr, &r).json()
+    };
+    for _ in 0..3 {
+        assert_eq!(
+            call("echo", json!({"text": "x"}))["result"]["content"][0]["text"],
+            "x"
+        );
+    }
+    assert_eq!(call("broken", json!({}))["result"]["isError"], true);
+    assert_eq!(
+        call("ask", json!({}))["result"]["resultType"],
+        "input_required"
+    );
+    for n in 0..5 {
+        let e = call(&format!("no-such-tool-{n}"), json!({}));
+        assert_eq!(e["error"]["code"], -32602, "{e}");
+    }
+    post(addr, &request(json!(2), "tools/list", json!({})));
+    post(addr, &request(json!(3), "made/up", json!({})));
+
+    let r = raw(
+        addr,
+        format!("GET /metrics HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n").as_bytes(),
+    );
+    assert_eq!(r.status, 200);
+    assert!(r.header("content-type").unwrap().starts_with("text/plain"));
+    let text = r.text();
+    let ok = ["method=\"tools/call\"", "name=\"echo\"", "outcome=\"ok\""];
+    assert_eq!(metric(&text, "mcp_requests_total", &ok), 3.0, "{text}");
+    let err = ["name=\"broken\"", "outcome=\"tool_error\""];
+    assert_eq!(metric(&text, "mcp_requests_total", &err), 1.0, "{text}");
+    let asked = ["name=\"ask\"", "outcome=\"input_required\""];
+    assert_eq!(metric(&text, "mcp_requests_total", &asked), 1.0, "{text}");
+    let unknown = ["name=\"unknown\"", "outcome=\"error\""];
+    assert_eq!(metric(&text, "mcp_requests_total", &unknown), 5.0, "{text}");
+    assert!(
+        !text.contains("no-such-tool"),
+        "labels stay bounded:\n{text}"
+    );
+    assert_eq!(
+        metric(
+            &text,
+            "mcp_request_errors_total",
+            &["method=\"tools/call\"", "code=\"-32602\""]
+        ),
+        5.0
+    );
+    assert_eq!(
+        metric(
+            &text,
+            "mcp_request_errors_total",
+            &["method=\"unknown\"", "code=\"-32601\""]
+        ),
+        1.0,
+        "{text}"
+    );
+    assert_eq!(
+        metric(&text, "mcp_requests_total", &["method=\"tools/list\""]),
+        1.0
+    );
+    assert_eq!(
+        metric(
+            &text,
+            "mcp_request_duration_seconds_count",
+            &["name=\"echo\""]
+        ),
+        3.0,
+        "{text}"
+    );
+    assert!(
+        text.contains("mcp_request_duration_seconds_bucket{"),
+        "{text}"
+    );
+    assert!(text.contains("mcp_requests_in_flight"), "{text}");
+}

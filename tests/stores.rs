@@ -1,0 +1,393 @@
+//! One suite for every back end of what instances share: the in-process stores and
+//! `RedisStore` (against a real `redis-server` started by the test) pass the same checks
+//! of the handle, task and replay store contracts and of the notification bus.
+//!
+//! The Redis half needs `redis-server` (Debian package, installed by `.ci/run`); it is
+//! skipped when missing, unless `MCP_FLEET=required`.
+
+#[path = "common/fleet.rs"]
+mod fleet;
+
+use futures_util::StreamExt;
+use mcp_runtime::protocol::tasks::TaskStatus;
+use mcp_runtime::store::redis::RedisStore;
+use mcp_runtime::store::{
+    CatalogChange, CatalogOp, Change, HandleRecord, HandleStore, ItemKind, LocalBus,
+    MemoryHandleStore, MemoryReplayStore, MemoryTaskStore, NotificationBus, ReplayStore,
+    TaskChange, TaskRecord, TaskStore,
+};
+use serde_json::json;
+use std::sync::Arc;
+use std::time::Duration;
+
+fn record(owner: Option<&str>, v: serde_json::Value) -> HandleRecord {
+    HandleRecord {
+        owner: owner.map(str::to_owned),
+        value: v,
+    }
+}
+
+async fn handle_suite(store: Arc<dyn HandleStore>, tag: &str) {
+    let id = |n: &str| format!("h_{tag}{n}");
+    let long = Duration::from_secs(60);
+    store
+        .insert(&id("a"), record(Some("alice"), json!({"n": 1})), long)
+        .await
+        .unwrap();
+    store
+        .insert(&id("b"), record(Some("alice"), json!([1, 2])), long)
+        .await
+        .unwrap();
+    store
+        .insert(&id("c"), record(None, json!("x")), long)
+        .await
+        .unwrap();
+    let got = store.get(&id("a")).await.unwrap().unwrap();
+    assert_eq!(got, record(Some("alice"), json!({"n": 1})));
+    assert_eq!(store.get(&id("c")).await.unwrap().unwrap().owner, None);
+    assert!(store.get(&id("zzz")).await.unwrap().is_none());
+
+    // Replacing keeps the owner; a missing handle is not replaced.
+    assert!(
+        store
+            .replace(&id("a"), json!({"n": 2, "big": 9007199254740993u64}))
+            .await
+            .unwrap()
+    );
+    let got = store.get(&id("a")).await.unwrap().unwrap();
+    assert_eq!(got.owner.as_deref(), Some("alice"));
+    assert_eq!(
+        got.value,
+        json!({"n": 2, "big": 9007199254740993u64}),
+        "numbers survive"
+    );
+    assert!(!store.replace(&id("zzz"), json!(1)).await.unwrap());
+
+    // Lists are per owner.
+    let mut alice: Vec<String> = store
+        .list(Some("alice"))
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|(i, _)| i)
+        .collect();
+    alice.sort();
+    assert_eq!(alice, [id("a"), id("b")]);
+    let unowned = store.list(None).await.unwrap();
+    assert_eq!(unowned, [(id("c"), json!("x"))]);
+    assert!(store.list(Some("bob")).await.unwrap().is_empty());
+
+    // Removal, once.
+    assert!(store.remove(&id("b")).await.unwrap());
+    assert!(!store.remove(&id("b")).await.unwrap());
+    assert!(store.get(&id("b")).await.unwrap().is_none());
+    assert_eq!(store.list(Some("alice")).await.unwrap().len(), 1);
+
+    // Expiry: gone from get, replace, remove and list.
+    store
+        .insert(
+            &id("short"),
+            record(Some("carol"), json!(1)),
+            Duration::from_millis(50),
+        )
+        .await
+        .unwrap();
+    assert!(store.get(&id("short")).await.unwrap().is_some());
+    tokio::time::sleep(Duration::from_millis(150)).await;
+    assert!(store.get(&id("short")).await.unwrap().is_none());
+    assert!(!store.replace(&id("short"), json!(2)).await.unwrap());
+    assert!(store.list(Some("carol")).await.unwrap().is_empty());
+}
+
+fn task(id: &str, ttl: Duration) -> TaskRecord {
+    TaskRecord::new(
+        id.into(),
+        ttl,
+        Some(Duration::from_millis(500)),
+        Some("alice".into()),
+    )
+}
+
+async fn task_suite(store: Arc<dyn TaskStore>, tag: &str) {
+    let id = format!("{tag}-t1");
+    store
+        .create(task(&id, Duration::from_secs(60)))
+        .await
+        .unwrap();
+    let t = store.get(&id).await.unwrap().unwrap();
+    assert_eq!(
+        (t.status(), t.owner()),
+        (TaskStatus::Working, Some("alice"))
+    );
+    assert!(store.get("nope").await.unwrap().is_none());
+    assert!(
+        store
+            .update("nope", TaskChange::Cancel)
+            .await
+            .unwrap()
+            .is_none()
+    );
+
+    // A watcher wakes after a change.
+    let mut watch = store.watch(&id);
+    let waker = {
+        let store = Arc::clone(&store);
+        let id = id.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            store
+                .update(&id, TaskChange::Message("half way".into()))
+                .await
+                .unwrap();
+        })
+    };
+    tokio::time::timeout(Duration::from_secs(5), watch.next())
+        .await
+        .expect("woken within 5 s")
+        .expect("still watching");
+    waker.await.unwrap();
+    assert_eq!(
+        store.get(&id).await.unwrap().unwrap().status_message(),
+        Some("half way")
+    );
+
+    // Concurrent changes from many "instances": none is lost.
+    let asks = (0..20).map(|n| {
+        let store = Arc::clone(&store);
+        let id = id.clone();
+        tokio::spawn(async move {
+            let ask = [(format!("k{n}"), json!({"method": "elicitation/create"}))].into();
+            store
+                .update(&id, TaskChange::Ask(ask))
+                .await
+                .unwrap()
+                .unwrap();
+        })
+    });
+    for a in asks.collect::<Vec<_>>() {
+        a.await.unwrap();
+    }
+    let t = store.get(&id).await.unwrap().unwrap();
+    assert_eq!(t.status(), TaskStatus::InputRequired);
+    assert_eq!(t.input_requests().len(), 20, "no update lost");
+
+    // Terminal statuses stick.
+    store
+        .update(&id, TaskChange::Complete(json!({"content": []})))
+        .await
+        .unwrap();
+    let after = store
+        .update(&id, TaskChange::Cancel)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(after.status(), TaskStatus::Completed);
+    assert!(after.input_requests().is_empty());
+
+    // Expiry: the task goes, and so do its watchers.
+    let short = format!("{tag}-short");
+    store
+        .create(task(&short, Duration::from_millis(100)))
+        .await
+        .unwrap();
+    let mut watch = store.watch(&short);
+    tokio::time::sleep(Duration::from_millis(250)).await;
+    assert!(store.get(&short).await.unwrap().is_none());
+    store.expire().await.unwrap();
+    let end = tokio::time::timeout(Duration::from_secs(10), async {
+        while watch.next().await.is_some() {}
+    })
+    .await;
+    assert!(end.is_ok(), "the watch ends with its task");
+}
+
+async fn replay_suite(store: Arc<dyn ReplayStore>, tag: &str) {
+    let id = format!("{tag}-s1");
+    // Of concurrent redemptions, exactly one wins.
+    let tries: Vec<_> = (0..10)
+        .map(|_| {
+            let store = Arc::clone(&store);
+            let id = id.clone();
+            tokio::spawn(async move { store.redeem(&id, Duration::from_secs(60)).await.unwrap() })
+        })
+        .collect();
+    let mut won = 0;
+    for t in tries {
+        won += usize::from(t.await.unwrap());
+    }
+    assert_eq!(won, 1);
+    assert!(!store.redeem(&id, Duration::from_secs(60)).await.unwrap());
+    // Once expired, an id is forgotten.
+    let short = format!("{tag}-s2");
+    assert!(
+        store
+            .redeem(&short, Duration::from_millis(50))
+            .await
+            .unwrap()
+    );
+    tokio::time::sleep(Duration::from_millis(150)).await;
+    assert!(
+        store
+            .redeem(&short, Duration::from_millis(50))
+            .await
+            .unwrap()
+    );
+}
+
+async fn bus_suite(bus: Arc<dyn NotificationBus>) {
+    let mut a = bus.subscribe();
+    let mut b = bus.subscribe();
+    // Give a shared bus's subscription time to be in place.
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let catalog = Change::Catalog(CatalogChange {
+        kind: ItemKind::Tool,
+        name: "report".into(),
+        op: CatalogOp::Added,
+        origin: "x".into(),
+    });
+    let sent = [
+        Change::ResourceUpdated("notes://1".into()),
+        catalog,
+        Change::ToolsListChanged,
+    ];
+    for c in &sent {
+        bus.publish(c.clone());
+    }
+    for s in [&mut a, &mut b] {
+        for c in &sent {
+            let got = tokio::time::timeout(Duration::from_secs(5), s.next())
+                .await
+                .expect("delivered")
+                .expect("open");
+            assert_eq!(&got, c, "in order, each once");
+        }
+        assert!(
+            tokio::time::timeout(Duration::from_millis(200), s.next())
+                .await
+                .is_err(),
+            "nothing more"
+        );
+    }
+}
+
+#[tokio::test]
+async fn the_in_process_stores_pass_the_suite() {
+    handle_suite(Arc::new(MemoryHandleStore::new()), "m").await;
+    task_suite(Arc::new(MemoryTaskStore::new()), "m").await;
+    replay_suite(Arc::new(MemoryReplayStore::new()), "m").await;
+    bus_suite(Arc::new(LocalBus::default())).await;
+}
+
+fn redis_available() -> bool {
+    if fleet::have("redis-server") {
+        return true;
+    }
+    assert!(
+        std::env::var("MCP_FLEET").as_deref() != Ok("required"),
+        "MCP_FLEET=required but redis-server is not installed"
+    );
+    eprintln!("skipped: redis-server is not installed");
+    false
+}
+
+#[tokio::test]
+async fn the_redis_store_passes_the_same_suite() {
+    if !redis_available() {
+        return;
+    }
+    let redis = fleet::Redis::start();
+    let store = RedisStore::connect(&redis.url()).await.unwrap();
+    store.ping().await.unwrap();
+    handle_suite(Arc::new(store.clone()), "r").await;
+    task_suite(Arc::new(store.clone()), "r").await;
+    replay_suite(Arc::new(store.clone()), "r").await;
+    bus_suite(Arc::new(store.clone())).await;
+
+    // Two stores (two instances) on one Redis: a change published by one reaches the
+    // other, and the catalog record is there for an instance that starts later.
+    let other = RedisStore::connect(&redis.url()).await.unwrap();
+    let mut seen = other.subscribe();
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let added = CatalogChange {
+        kind: ItemKind::Prompt,
+        name: "brief".into(),
+        op: CatalogOp::Added,
+        origin: "a".into(),
+    };
+    store.publish(Change::Catalog(added.clone()));
+    let got = tokio::time::timeout(Duration::from_secs(5), seen.next())
+        .await
+        .unwrap();
+    assert_eq!(got, Some(Change::Catalog(added.clone())));
+    let removed = CatalogChange {
+        op: CatalogOp::Removed,
+        ..added.clone()
+    };
+    store.publish(Change::Catalog(removed.clone()));
+    tokio::time::timeout(Duration::from_secs(5), seen.next())
+        .await
+        .unwrap();
+    let late = RedisStore::connect(&redis.url()).await.unwrap();
+    let record = late.catalog().await.unwrap();
+    assert!(record.contains(&removed), "latest per item: {record:?}");
+    assert!(!record.contains(&added), "{record:?}");
+
+    // Other prefixes are other servers.
+    let apart = RedisStore::connect_with_prefix(&redis.url(), "other")
+        .await
+        .unwrap();
+    assert!(apart.catalog().await.unwrap().is_empty());
+    assert!(HandleStore::get(&apart, "h_ra").await.unwrap().is_none());
+}
+
+#[tokio::test]
+async fn a_redis_outage_is_an_error_not_a_hang_and_the_store_recovers() {
+    if !redis_available() {
+        return;
+    }
+    let redis = fleet::Redis::start();
+    let url = redis.url();
+    let port = redis.port;
+    let store = RedisStore::connect(&url).await.unwrap();
+    store
+        .insert("h_x", record(None, json!(1)), Duration::from_secs(60))
+        .await
+        .unwrap();
+    drop(redis);
+    let t = std::time::Instant::now();
+    let r = HandleStore::get(&store, "h_x").await;
+    assert!(r.is_err(), "{r:?}");
+    assert!(
+        t.elapsed() < Duration::from_secs(15),
+        "took {:?}",
+        t.elapsed()
+    );
+    // A new Redis on the same port: the store reconnects by itself.
+    let bin = fleet::find_program("redis-server").unwrap();
+    let mut again = std::process::Command::new(bin)
+        .args([
+            "--port",
+            &port.to_string(),
+            "--bind",
+            "127.0.0.1",
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+        ])
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    assert!(fleet::wait_port(port, Duration::from_secs(10)));
+    let mut ok = false;
+    for _ in 0..50 {
+        if store.ping().await.is_ok() {
+            ok = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let _ = again.kill();
+    let _ = again.wait();
+    assert!(ok, "reconnected");
+}
