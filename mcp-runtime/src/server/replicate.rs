@@ -14,6 +14,7 @@ use super::catalog::{self, Entries};
 use super::{BuildError, Server, ServerInner};
 use crate::store::{CatalogChange, CatalogOp, Change, ItemKind, NotificationBus};
 use futures_util::StreamExt;
+use futures_util::stream::BoxStream;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use tokio_util::sync::CancellationToken;
@@ -26,6 +27,8 @@ pub(crate) struct Replication {
     synced: AtomicBool,
     /// Stops the pump when the server goes away.
     pub(crate) stop: CancellationToken,
+    /// The shared bus ended: listen streams end too (abruptly: nothing feeds them).
+    ended: CancellationToken,
 }
 
 impl ServerInner {
@@ -33,6 +36,19 @@ impl ServerInner {
     /// bus of its own).
     pub(crate) fn catalog_synced(&self) -> bool {
         self.bus.is_none() || self.replication.synced.load(Ordering::Acquire)
+    }
+
+    /// The changes this instance's listen streams and sessions read: what the pump
+    /// delivers (or, without a bus of its own, what this instance publishes). Ends when a
+    /// shared bus has ended.
+    pub(crate) fn changes(&self) -> BoxStream<'static, Change> {
+        if self.bus.is_none() {
+            return self.fanout.subscribe();
+        }
+        self.fanout
+            .subscribe()
+            .take_until(self.replication.ended.clone().cancelled_owned())
+            .boxed()
     }
 
     /// Delivers `change` to every listener of every instance sharing the bus (this
@@ -207,7 +223,10 @@ pub(crate) fn start(inner: &Arc<ServerInner>) {
                 other => server.fanout.publish(other),
             }
         }
-        tracing::warn!("the notification bus ended; changes made elsewhere no longer arrive");
+        tracing::warn!("the notification bus ended; listen streams end with it");
+        if let Some(server) = weak.upgrade() {
+            server.replication.ended.cancel();
+        }
     });
 }
 

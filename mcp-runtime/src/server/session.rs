@@ -10,7 +10,7 @@ use super::context::NotificationSink;
 use crate::protocol::envelope;
 use crate::protocol::legacy::LegacyVersion;
 use crate::protocol::{ClientCapabilities, LogLevel, RequestId, RpcError};
-use crate::store::{Change, NotificationBus};
+use crate::store::Change;
 use futures_util::StreamExt;
 use serde_json::{Map, Value, json};
 use std::collections::{BTreeSet, HashMap};
@@ -251,7 +251,7 @@ impl Session {
     /// kinds the server has, and updates of subscribed resources.
     pub(crate) fn forward_changes(self: &Arc<Self>, server: &Arc<ServerInner>) {
         let this = Arc::clone(self);
-        let mut changes = server.fanout.subscribe();
+        let mut changes = server.changes();
         let server = Arc::downgrade(server);
         tokio::spawn(async move {
             loop {

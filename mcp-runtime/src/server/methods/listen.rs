@@ -12,7 +12,7 @@ use crate::server::parts::Parts;
 use crate::server::reply::{ErrorClass, Rejection, Reply};
 use crate::server::route::Prepared;
 use crate::server::slot::Slot;
-use crate::store::{Change, NotificationBus, TaskStore};
+use crate::store::{Change, TaskStore};
 use futures_util::StreamExt;
 use futures_util::stream::{BoxStream, SelectAll};
 use serde_json::{Map, Value, json};
@@ -348,7 +348,7 @@ pub(crate) fn open(
         ack: true,
         filter,
         tasks,
-        changes: inner.fanout.subscribe(),
+        changes: inner.changes(),
         stop: inner.shutdown.child_token(),
         transport_stop: None,
         close: Some(close),
