@@ -47,6 +47,24 @@ async fn confirm(input: Input, caller: Caller) -> Result<String, Error> {
     Ok(format!("{} {}", caller.subject().unwrap_or("-"), a.ok))
 }
 
+/// Keeps a secret behind a handle.
+#[tool]
+async fn stash(
+    handles: mcp_runtime::store::Handles,
+    secret: String,
+) -> Result<String, mcp_runtime::store::HandleError> {
+    handles.mint(&secret).await
+}
+
+/// Reads a stashed secret back.
+#[tool]
+async fn unstash(
+    handles: mcp_runtime::store::Handles,
+    id: String,
+) -> Result<String, mcp_runtime::store::HandleError> {
+    handles.get(&id).await
+}
+
 /// A long job, as a task.
 #[tool(task = "required")]
 async fn long_job() -> &'static str {
@@ -69,7 +87,9 @@ fn reserve() -> (TcpListener, u16) {
 
 fn serve(listener: TcpListener, auth: Auth) -> SocketAddr {
     let server = Server::builder("auth-test", "1.0")
-        .tools(tools![whoami, write_note, confirm, long_job])
+        .tools(tools![
+            whoami, write_note, confirm, long_job, stash, unstash
+        ])
         .prompts(prompts![review])
         .request_state(RequestState::single_instance())
         .auth(auth)
@@ -330,13 +350,23 @@ fn jwt_access_tokens_are_checked_and_scopes_enforced() {
 
     // Lists leave out what the caller cannot use, and are private then.
     let r = bearer(addr, &list(), Some(&read));
-    assert_eq!(tool_names(&r), ["confirm", "long_job", "whoami"]);
+    assert_eq!(
+        tool_names(&r),
+        ["confirm", "long_job", "stash", "unstash", "whoami"]
+    );
     assert_eq!(r.json()["result"]["cacheScope"], "private");
     let rw = token(&as_, "svc", "mcp:read mcp:write", &resource);
     let r = bearer(addr, &list(), Some(&rw));
     assert_eq!(
         tool_names(&r),
-        ["confirm", "long_job", "whoami", "write_note"]
+        [
+            "confirm",
+            "long_job",
+            "stash",
+            "unstash",
+            "whoami",
+            "write_note"
+        ]
     );
     assert_eq!(r.json()["result"]["cacheScope"], "private");
     let prompts_list = request(json!(3), "prompts/list", json!({}));
@@ -518,6 +548,28 @@ fn request_state_and_legacy_sessions_belong_to_their_caller() {
     assert_eq!(r.json()["error"]["code"], -32602, "{}", r.text());
     let r = bearer(addr, &poll, Some(&alice));
     assert_eq!(r.json()["result"]["status"], "working", "{}", r.text());
+
+    // A handle minted by one caller is unknown to another.
+    let r = bearer(addr, &call("stash", json!({"secret": "s3"})), Some(&alice));
+    let handle = r.json()["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{}", r.text()))
+        .to_owned();
+    let read = call("unstash", json!({"id": handle}));
+    let r = bearer(addr, &read, Some(&bob));
+    assert_eq!(r.json()["result"]["isError"], true, "{}", r.text());
+    assert!(
+        r.text().contains("unknown or expired handle"),
+        "{}",
+        r.text()
+    );
+    let r = bearer(addr, &read, Some(&alice));
+    assert_eq!(
+        r.json()["result"]["content"][0]["text"],
+        "s3",
+        "{}",
+        r.text()
+    );
 
     // A legacy session opened by `svc` is unknown to `svc2`.
     let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
