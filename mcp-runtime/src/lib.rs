@@ -336,6 +336,16 @@ pub mod http {
     };
 }
 
+/// Middleware around calls of tools, prompts and resources: see [`middleware::Middleware`]
+/// and the module of the same name.
+pub mod middleware {
+    #![doc = "Middleware around calls of tools, prompts and resources."]
+    pub use crate::server::middleware::{
+        Cache, FromFn, Layered, MAX_RATE_BUCKETS, Middleware, Next, RateLimit, Request, Response,
+        SizeLimit, Timing, from_fn,
+    };
+}
+
 /// Request metrics in the Prometheus text format (the `metrics` feature): see
 /// [`metrics::Metrics`].
 #[cfg(feature = "metrics")]

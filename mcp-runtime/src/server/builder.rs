@@ -49,6 +49,7 @@ pub struct ServerBuilder {
     standby_prompts: Vec<PromptDef>,
     standby_resources: Vec<ResourceDef>,
     handles: HandleConfig,
+    layers: super::middleware::Layers,
 }
 
 impl ServerBuilder {
@@ -79,6 +80,7 @@ impl ServerBuilder {
             standby_prompts: Vec::new(),
             standby_resources: Vec::new(),
             handles: HandleConfig::default(),
+            layers: Vec::new(),
         }
     }
 
@@ -246,6 +248,31 @@ impl ServerBuilder {
         self
     }
 
+    /// Wraps every tool, prompt and resource (also those added later) in `middleware`;
+    /// the first one set is the outermost. See [`crate::middleware`].
+    ///
+    /// ```
+    /// use mcp_runtime::middleware::{RateLimit, Timing};
+    /// use mcp_runtime::{Server, tool, tools};
+    /// use std::time::Duration;
+    ///
+    /// /// Says hi.
+    /// #[tool]
+    /// async fn hi() -> &'static str { "hi" }
+    ///
+    /// let server = Server::builder("x", "1.0")
+    ///     .tools(tools![hi])
+    ///     .layer(Timing)
+    ///     .layer(RateLimit::new(100, Duration::from_secs(60)).per_item())
+    ///     .build()
+    ///     .unwrap();
+    /// # drop(server);
+    /// ```
+    pub fn layer(mut self, middleware: impl super::middleware::Middleware) -> Self {
+        self.layers.push(Arc::new(middleware));
+        self
+    }
+
     /// Where [`Handles`](crate::store::Handles) keep their values (default: in this
     /// process, [`MemoryHandleStore`](crate::store::MemoryHandleStore)). A fleet shares
     /// one, such as [`RedisStore`](crate::store::redis::RedisStore).
@@ -276,15 +303,41 @@ impl ServerBuilder {
         if let Some(a) = &self.auth {
             errors.extend(a.check());
         }
+        let layers = &self.layers;
+        let tools = |v: Vec<ToolDef>| -> Vec<ToolDef> {
+            v.into_iter()
+                .map(|d| super::middleware::layered_tool(d, layers))
+                .collect()
+        };
+        let prompts = |v: Vec<PromptDef>| -> Vec<PromptDef> {
+            v.into_iter()
+                .map(|d| super::middleware::layered(d, layers, true))
+                .collect()
+        };
+        let resources = |v: Vec<ResourceDef>| -> Vec<ResourceDef> {
+            v.into_iter()
+                .map(|d| super::middleware::layered(d, layers, true))
+                .collect()
+        };
+        let (standby_tools, standby_prompts, standby_resources) = (
+            tools(self.standby_tools),
+            prompts(self.standby_prompts),
+            resources(self.standby_resources),
+        );
+        let (own_tools, own_prompts, own_resources) = (
+            tools(self.tools),
+            prompts(self.prompts),
+            resources(self.resources),
+        );
         let entries = Entries {
-            tools: compile::all(self.tools, ext, compile::tool, &mut errors),
-            prompts: compile::all(self.prompts, ext, compile::prompt, &mut errors),
-            resources: compile::all(self.resources, ext, compile::resource, &mut errors),
+            tools: compile::all(own_tools, ext, compile::tool, &mut errors),
+            prompts: compile::all(own_prompts, ext, compile::prompt, &mut errors),
+            resources: compile::all(own_resources, ext, compile::resource, &mut errors),
         };
         let standby = Entries {
-            tools: compile::all(self.standby_tools, ext, compile::tool, &mut errors),
-            prompts: compile::all(self.standby_prompts, ext, compile::prompt, &mut errors),
-            resources: compile::all(self.standby_resources, ext, compile::resource, &mut errors),
+            tools: compile::all(standby_tools, ext, compile::tool, &mut errors),
+            prompts: compile::all(standby_prompts, ext, compile::prompt, &mut errors),
+            resources: compile::all(standby_resources, ext, compile::resource, &mut errors),
         };
         let server_info = self
             .server_info_in_meta
@@ -338,6 +391,7 @@ impl ServerBuilder {
                 replication: Default::default(),
                 instance: instance_id(),
                 handles: self.handles,
+                layers: self.layers,
                 live: Arc::new(std::sync::atomic::AtomicUsize::new(0)),
                 in_flight: Arc::new(std::sync::atomic::AtomicUsize::new(0)),
                 shutdown: tokio_util::sync::CancellationToken::new(),

@@ -107,6 +107,8 @@ pub(crate) struct Request {
     pub(crate) task: Option<TaskLink>,
     /// Who is calling, when the transport authenticated the request.
     pub(crate) principal: Option<Arc<crate::auth::Principal>>,
+    /// What middleware inserted for the handler (`Layered<T>`).
+    pub(crate) layered: Mutex<Option<Arc<Extensions>>>,
 }
 
 /// What a handler running as a task reports through: its id, and where progress goes
@@ -140,6 +142,7 @@ impl Request {
             server: self.server.clone(),
             input,
             last_progress: Mutex::new(None),
+            layered: Mutex::new(None),
             task: Some(task),
             principal: self.principal.clone(),
         }

@@ -13,6 +13,7 @@ mod legacy;
 mod methods;
 #[cfg(feature = "metrics")]
 pub(crate) mod metrics;
+pub(crate) mod middleware;
 pub(crate) mod parts;
 mod pipeline;
 mod replicate;
@@ -90,6 +91,8 @@ pub(crate) struct ServerInner {
     pub(crate) instance: String,
     /// Where handles live.
     pub(crate) handles: crate::store::HandleConfig,
+    /// Middleware around every item (also those added at run time).
+    pub(crate) layers: middleware::Layers,
     /// Open listen streams.
     pub(crate) live: Arc<AtomicUsize>,
     /// Requests in flight (counted by the transports).
@@ -264,6 +267,7 @@ impl Server {
     /// checked as `build()` checks it. With a shared bus, every other instance adds its
     /// standby tool of that name (see [`Server::enable_tool`]).
     pub fn add_tool(&self, tool: ToolDef) -> Result<(), BuildError> {
+        let tool = middleware::layered_tool(tool, &self.inner.layers);
         let entry = Arc::new(compile::tool(tool, &self.inner.extensions).map_err(BuildError)?);
         let name = entry.def.item.name.clone();
         self.change(ItemKind::Tool, &name, CatalogOp::Added, |e| {
@@ -286,6 +290,7 @@ impl Server {
 
     /// Adds (or replaces) a prompt while serving.
     pub fn add_prompt(&self, prompt: PromptDef) -> Result<(), BuildError> {
+        let prompt = middleware::layered(prompt, &self.inner.layers, true);
         let entry = Arc::new(compile::prompt(prompt, &self.inner.extensions).map_err(BuildError)?);
         let name = entry.def.item.name.clone();
         self.change(ItemKind::Prompt, &name, CatalogOp::Added, |e| {
@@ -308,6 +313,7 @@ impl Server {
 
     /// Adds (or replaces) a resource or template while serving.
     pub fn add_resource(&self, resource: ResourceDef) -> Result<(), BuildError> {
+        let resource = middleware::layered(resource, &self.inner.layers, true);
         let entry =
             Arc::new(compile::resource(resource, &self.inner.extensions).map_err(BuildError)?);
         let uri = entry.def.spec.uri.clone();

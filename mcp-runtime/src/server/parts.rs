@@ -496,6 +496,7 @@ impl Parts {
             server: server.weak_self(),
             input,
             last_progress: Mutex::new(None),
+            layered: Mutex::new(None),
             task: None,
             principal: self.principal,
         });

@@ -33,6 +33,22 @@ pub trait Kind: sealed::Sealed + Send + Sync + Sized + 'static {
     fn execution_error(content: Vec<Content>) -> Result<Self::Output, RpcError> {
         Err(crate::Error::with_content(content).into_rpc())
     }
+    /// The output as JSON (what middleware sees).
+    #[doc(hidden)]
+    fn to_json(out: Self::Output) -> Result<serde_json::Value, RpcError> {
+        let _ = out;
+        Err(RpcError::internal(
+            "Internal error: no middleware for this kind",
+        ))
+    }
+    /// The output back from JSON (what middleware answered).
+    #[doc(hidden)]
+    fn from_json(v: serde_json::Value) -> Result<Self::Output, RpcError> {
+        let _ = v;
+        Err(RpcError::internal(
+            "Internal error: no middleware for this kind",
+        ))
+    }
     /// What a "not found" from the handler becomes, for `target` (the name or URI):
     /// an execution error with `message`, except for a resource.
     #[doc(hidden)]
@@ -73,6 +89,16 @@ impl Kind for Tool {
     type Spec = super::tool::ToolSpec;
     const LABEL: &'static str = "tool";
     const METHOD: &'static str = methods::TOOLS_CALL;
+    fn to_json(out: Self::Output) -> Result<serde_json::Value, RpcError> {
+        serde_json::to_value(out).map_err(|e| RpcError::internal(format!("Internal error: {e}")))
+    }
+    fn from_json(v: serde_json::Value) -> Result<Self::Output, RpcError> {
+        serde_json::from_value(v).map_err(|e| {
+            RpcError::internal(format!(
+                "Internal error: a middleware answered an invalid result: {e}"
+            ))
+        })
+    }
     fn execution_error(content: Vec<Content>) -> Result<CallToolResult, RpcError> {
         Ok(CallToolResult {
             content,
@@ -87,6 +113,16 @@ impl Kind for Prompt {
     type Spec = super::prompt::PromptSpec;
     const LABEL: &'static str = "prompt";
     const METHOD: &'static str = methods::PROMPTS_GET;
+    fn to_json(out: Self::Output) -> Result<serde_json::Value, RpcError> {
+        serde_json::to_value(out).map_err(|e| RpcError::internal(format!("Internal error: {e}")))
+    }
+    fn from_json(v: serde_json::Value) -> Result<Self::Output, RpcError> {
+        serde_json::from_value(v).map_err(|e| {
+            RpcError::internal(format!(
+                "Internal error: a middleware answered an invalid result: {e}"
+            ))
+        })
+    }
 }
 
 impl Kind for Resource {
@@ -94,6 +130,16 @@ impl Kind for Resource {
     type Spec = super::resource::ResourceSpec;
     const LABEL: &'static str = "resource";
     const METHOD: &'static str = methods::RESOURCES_READ;
+    fn to_json(out: Self::Output) -> Result<serde_json::Value, RpcError> {
+        serde_json::to_value(out).map_err(|e| RpcError::internal(format!("Internal error: {e}")))
+    }
+    fn from_json(v: serde_json::Value) -> Result<Self::Output, RpcError> {
+        serde_json::from_value(v).map_err(|e| {
+            RpcError::internal(format!(
+                "Internal error: a middleware answered an invalid result: {e}"
+            ))
+        })
+    }
     fn not_found(uri: &str, _: String) -> Result<Self::Output, RpcError> {
         Err(RpcError::resource_not_found(uri))
     }

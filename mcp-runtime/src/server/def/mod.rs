@@ -116,6 +116,8 @@ pub(crate) struct Item {
     pub(crate) origin: Option<&'static str>,
     /// The OAuth scopes a caller needs (empty: the server's default scopes).
     pub(crate) scopes: Vec<String>,
+    /// Middleware around this item alone (inside the server's).
+    pub(crate) layers: super::middleware::Layers,
 }
 
 impl Item {
@@ -217,6 +219,26 @@ impl<K: Kind> Def<K> {
     /// [`default_scopes`](crate::auth::Auth::default_scopes) apply.
     pub fn scopes<S: Into<String>>(mut self, scopes: impl IntoIterator<Item = S>) -> Self {
         self.item.scopes = scopes.into_iter().map(Into::into).collect();
+        self
+    }
+    /// Wraps this item's handler in `middleware` (inside the server's middleware; the
+    /// first one set is the outermost). See [`crate::middleware`].
+    ///
+    /// ```
+    /// use mcp_runtime::middleware::RateLimit;
+    /// use mcp_runtime::{Server, tool};
+    /// use std::time::Duration;
+    ///
+    /// /// Sends a text message (expensive: at most 5 a minute).
+    /// #[tool]
+    /// async fn send_sms(to: String) -> String { format!("sent to {to}") }
+    ///
+    /// let sms = send_sms::__mcp_tool().layer(RateLimit::new(5, Duration::from_secs(60)));
+    /// let server = Server::builder("x", "1.0").tool(sms).build().unwrap();
+    /// # drop(server);
+    /// ```
+    pub fn layer(mut self, middleware: impl super::middleware::Middleware) -> Self {
+        self.item.layers.push(std::sync::Arc::new(middleware));
         self
     }
     /// Sets the item's caching hints. A list uses the shortest TTL and the most

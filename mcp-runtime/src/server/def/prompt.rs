@@ -26,7 +26,7 @@ use std::future::Future;
 ///     serde_json::json!({"role": "assistant", "content": {"type": "text", "text": "Let me look."}})
 /// );
 /// ```
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct PromptMessage {
     /// `user` or `assistant`.
     pub role: Role,
@@ -68,7 +68,7 @@ impl PromptMessage {
 /// let server = Server::builder("x", "1.0").prompts(prompts![summarize]).build().unwrap();
 /// # drop(server);
 /// ```
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, serde::Deserialize)]
 pub struct GetPromptResult {
     /// An optional description of this rendering of the prompt.
     #[serde(skip_serializing_if = "Option::is_none")]

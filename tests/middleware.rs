@@ -1,0 +1,312 @@
+//! Middleware over real HTTP: a rate limit that trips and recovers, a middleware that
+//! short-circuits, typed values handed to handlers, every round of a multi round-trip
+//! request, the legacy era, per-item layers inside the server's, size limits and a cache
+//! of read-only results.
+
+mod common;
+
+use common::{post, post_bytes, raw, request};
+use mcp_runtime::config::RequestState;
+use mcp_runtime::middleware::{
+    Cache, Layered, Next, RateLimit, Request, Response, SizeLimit, Timing, from_fn,
+};
+use mcp_runtime::{Error, Input, Server, prompt, prompts, tool, tools};
+use serde_json::{Value, json};
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+static ECHOED: AtomicUsize = AtomicUsize::new(0);
+static LOOKED_UP: AtomicUsize = AtomicUsize::new(0);
+
+#[derive(Clone, Debug)]
+struct Tenant {
+    name: String,
+}
+
+/// Echoes, and says for which tenant.
+#[tool]
+async fn echo(text: String, tenant: Layered<Tenant>) -> String {
+    ECHOED.fetch_add(1, Ordering::SeqCst);
+    format!("{text} for {}", tenant.name)
+}
+
+/// Says hi.
+#[tool]
+async fn hi() -> &'static str {
+    "hi"
+}
+
+/// Looks a word up (read-only: its results may be cached).
+#[tool(annotations(read_only_hint = true))]
+async fn lookup(word: String, lang: Option<String>) -> String {
+    LOOKED_UP.fetch_add(1, Ordering::SeqCst);
+    format!("{word}/{}", lang.unwrap_or_default())
+}
+
+/// Makes a big answer.
+#[tool]
+async fn big(bytes: usize) -> String {
+    "x".repeat(bytes)
+}
+
+#[derive(serde::Deserialize, schemars::JsonSchema, mcp_runtime::Form)]
+struct Go {
+    /// Go on
+    ok: bool,
+}
+
+/// Asks before answering (two rounds).
+#[tool]
+async fn ask(input: Input) -> Result<String, Error> {
+    let go: Go = input.elicit("go", "Go on?").await?.accepted()?;
+    Ok(format!("go={}", go.ok))
+}
+
+/// Greets (a prompt).
+#[prompt]
+async fn greeting(name: String) -> String {
+    format!("Hello {name}")
+}
+
+/// What the outermost middleware saw, in order.
+#[derive(Default)]
+struct Seen(Mutex<Vec<String>>);
+
+fn server(seen: Arc<Seen>) -> Server {
+    let outer = Arc::clone(&seen);
+    let inner_seen = Arc::clone(&seen);
+    let lookup_def = lookup::__mcp_tool().layer(from_fn(move |req: Request, next: Next| {
+        let seen = Arc::clone(&inner_seen);
+        async move {
+            seen.0.lock().unwrap().push(format!("item {}", req.target));
+            next.run(req).await
+        }
+    }));
+    // Two calls per 3 s for `echo` (a token back every 1.5 s).
+    let echo_def = echo::__mcp_tool().layer(RateLimit::new(2, Duration::from_secs(3)));
+    Server::builder("mw", "1.0")
+        .tool(echo_def)
+        .tools(tools![hi, big, ask])
+        .tool(lookup_def)
+        .prompts(prompts![greeting])
+        .request_state(RequestState::single_instance())
+        .layer(from_fn(move |mut req: Request, next: Next| {
+            let seen = Arc::clone(&outer);
+            async move {
+                seen.0
+                    .lock()
+                    .unwrap()
+                    .push(format!("outer {} round {}", req.target, req.round()));
+                if req.arguments.get("text") == Some(&json!("forbidden")) {
+                    return Response::tool_error("forbidden here");
+                }
+                if req.arguments.get("name") == Some(&json!("mallory")) {
+                    return Response::error(mcp_runtime::protocol::RpcError::invalid_params(
+                        "not for mallory",
+                    ));
+                }
+                req.insert(Tenant {
+                    name: "acme".into(),
+                });
+                next.run(req).await
+            }
+        }))
+        .layer(Timing)
+        .layer(RateLimit::new(1000, Duration::from_secs(1)).per_item())
+        .layer(SizeLimit::new(4096))
+        .layer(Cache::new(Duration::from_secs(60)))
+        .build()
+        .unwrap()
+}
+
+fn call(addr: SocketAddr, name: &str, args: Value) -> Value {
+    let mut body = request(
+        json!(1),
+        "tools/call",
+        json!({"name": name, "arguments": args}),
+    );
+    body["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"] =
+        json!({"elicitation": {"form": {}}});
+    post(addr, &body).json()
+}
+
+fn text(v: &Value) -> String {
+    v["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
+}
+
+#[test]
+fn middleware_wraps_every_call() {
+    let seen = Arc::new(Seen::default());
+    let addr = common::serve_in_background(server(Arc::clone(&seen)).http());
+
+    // Typed values reach the handler.
+    assert_eq!(
+        text(&call(addr, "echo", json!({"text": "a"}))),
+        "a for acme"
+    );
+
+    // The rate limit of `echo` trips, and recovers once a token is back.
+    assert_eq!(
+        text(&call(addr, "echo", json!({"text": "b"}))),
+        "b for acme"
+    );
+    let limited = call(addr, "echo", json!({"text": "c"}));
+    assert_eq!(limited["result"]["isError"], true, "{limited}");
+    assert!(
+        text(&limited).starts_with("Rate limit exceeded: retry in"),
+        "{limited}"
+    );
+    assert_eq!(
+        text(&call(addr, "hi", json!({}))),
+        "hi",
+        "another item is not limited"
+    );
+    std::thread::sleep(Duration::from_millis(1600));
+    assert_eq!(
+        text(&call(addr, "echo", json!({"text": "d"}))),
+        "d for acme"
+    );
+    assert_eq!(
+        ECHOED.load(Ordering::SeqCst),
+        3,
+        "the limited call never ran"
+    );
+
+    // Short-circuits: a tool error, and a JSON-RPC error from a prompt.
+    let before = ECHOED.load(Ordering::SeqCst);
+    let refused = call(addr, "echo", json!({"text": "forbidden"}));
+    assert_eq!(refused["result"]["isError"], true);
+    assert_eq!(text(&refused), "forbidden here");
+    assert_eq!(ECHOED.load(Ordering::SeqCst), before);
+    let get = |name: &str| {
+        post(
+            addr,
+            &request(
+                json!(2),
+                "prompts/get",
+                json!({"name": "greeting", "arguments": {"name": name}}),
+            ),
+        )
+        .json()
+    };
+    let ok = get("ann");
+    assert_eq!(
+        ok["result"]["messages"][0]["content"]["text"], "Hello ann",
+        "{ok}"
+    );
+    let e = get("mallory");
+    assert_eq!(e["error"]["code"], -32602, "{e}");
+    assert_eq!(e["error"]["message"], "not for mallory");
+
+    // A multi round-trip request passes the middleware on every round.
+    seen.0.lock().unwrap().clear();
+    let r1 = call(addr, "ask", json!({}));
+    assert_eq!(r1["result"]["resultType"], "input_required", "{r1}");
+    let mut body = request(
+        json!(3),
+        "tools/call",
+        json!({"name": "ask", "arguments": {}, "requestState": r1["result"]["requestState"],
+               "inputResponses": {"go": {"action": "accept", "content": {"ok": true}}}}),
+    );
+    body["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"] =
+        json!({"elicitation": {"form": {}}});
+    assert_eq!(text(&post(addr, &body).json()), "go=true");
+    assert_eq!(
+        *seen.0.lock().unwrap(),
+        ["outer ask round 1", "outer ask round 2"]
+    );
+
+    // Size limits.
+    assert_eq!(text(&call(addr, "big", json!({"bytes": 100}))).len(), 100);
+    let huge = call(addr, "big", json!({"bytes": 10_000}));
+    assert_eq!(huge["result"]["isError"], true);
+    assert!(text(&huge).contains("over the limit of 4096"), "{huge}");
+
+    // The cache: read-only results by canonical arguments; the item's own layer runs
+    // inside the server's (so after the cache, only on a miss).
+    seen.0.lock().unwrap().clear();
+    let a = call(addr, "lookup", json!({"word": "w", "lang": "en"}));
+    let b = call(addr, "lookup", json!({"lang": "en", "word": "w"}));
+    assert_eq!(text(&a), "w/en");
+    assert_eq!(a["result"], b["result"]);
+    assert_eq!(LOOKED_UP.load(Ordering::SeqCst), 1, "the second was a hit");
+    call(addr, "lookup", json!({"word": "v"}));
+    assert_eq!(LOOKED_UP.load(Ordering::SeqCst), 2);
+    assert_eq!(
+        *seen.0.lock().unwrap(),
+        [
+            "outer lookup round 1",
+            "item lookup",
+            "outer lookup round 1",
+            "outer lookup round 1",
+            "item lookup"
+        ]
+    );
+    // Not read-only: never cached.
+    call(addr, "hi", json!({}));
+    let before = seen.0.lock().unwrap().len();
+    call(addr, "hi", json!({}));
+    assert_eq!(seen.0.lock().unwrap().len(), before + 1);
+
+    // The legacy era runs through the same middleware.
+    std::thread::sleep(Duration::from_millis(1600)); // a token back for `echo`
+    let post_legacy = |body: &Value, headers: &[(&str, &str)]| {
+        let mut h = vec![
+            ("Content-Type", "application/json"),
+            ("Accept", "application/json, text/event-stream"),
+        ];
+        h.extend_from_slice(headers);
+        raw(addr, &post_bytes(addr, body.to_string().as_bytes(), &h))
+    };
+    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "legacy", "version": "1"}}});
+    let r = post_legacy(&init, &[]);
+    let session = r.header("mcp-session-id").expect("a session").to_owned();
+    let h = [
+        ("Mcp-Session-Id", session.as_str()),
+        ("MCP-Protocol-Version", "2025-11-25"),
+    ];
+    post_legacy(
+        &json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        &h,
+    );
+    let r = post_legacy(
+        &json!({"jsonrpc": "2.0", "id": 5, "method": "tools/call",
+                "params": {"name": "echo", "arguments": {"text": "old"}}}),
+        &h,
+    );
+    assert_eq!(text(&r.json()), "old for acme", "{}", r.text());
+    let r = post_legacy(
+        &json!({"jsonrpc": "2.0", "id": 6, "method": "tools/call",
+                "params": {"name": "echo", "arguments": {"text": "forbidden"}}}),
+        &h,
+    );
+    assert_eq!(text(&r.json()), "forbidden here");
+}
+
+/// Needs a tenant.
+#[tool]
+async fn tenant_only(t: Layered<Tenant>) -> String {
+    t.name.clone()
+}
+
+#[test]
+fn a_layered_value_nobody_provided_is_an_error_that_names_it() {
+    let server = Server::builder("x", "1.0")
+        .tools(tools![tenant_only])
+        .build()
+        .unwrap();
+    let addr = common::serve_in_background(server.http());
+    let r = call(addr, "tenant_only", json!({}));
+    assert_eq!(r["error"]["code"], -32603, "{r}");
+    assert!(
+        r["error"]["message"].as_str().unwrap().contains("Tenant"),
+        "{r}"
+    );
+}
