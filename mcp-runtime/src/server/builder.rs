@@ -50,6 +50,8 @@ pub struct ServerBuilder {
     standby_resources: Vec<ResourceDef>,
     handles: HandleConfig,
     layers: super::middleware::Layers,
+    /// Problems found by `mount`, reported by `build`.
+    mount_errors: Vec<String>,
 }
 
 impl ServerBuilder {
@@ -81,6 +83,7 @@ impl ServerBuilder {
             standby_resources: Vec::new(),
             handles: HandleConfig::default(),
             layers: Vec::new(),
+            mount_errors: Vec::new(),
         }
     }
 
@@ -149,6 +152,67 @@ impl ServerBuilder {
         self.prompts.extend(P::prompts(&this));
         self
     }
+    /// Serves everything `child` serves under `namespace`: its tools and prompts as
+    /// `{namespace}_{name}`, its resources with `{namespace}+` before their URI scheme
+    /// (`notes://{id}` → `docs+notes://{id}`, also in what their list functions and handlers
+    /// return), its standby items likewise, its middleware around its own items (inside
+    /// this server's), its state where this server has none of that type, and its
+    /// instructions after this server's. Its other settings (limits, authorization,
+    /// stores) are this server's. A name that two sources give is a build error naming
+    /// both; lists stay sorted, and list hints are computed over all items.
+    ///
+    /// ```
+    /// use mcp_runtime::{Server, tool, tools};
+    ///
+    /// /// Searches the docs.
+    /// #[tool]
+    /// async fn search(q: String) -> String { format!("docs about {q}") }
+    /// /// Searches the tickets.
+    /// #[tool(name = "search")]
+    /// async fn search_tickets(q: String) -> String { format!("tickets about {q}") }
+    ///
+    /// let docs = Server::builder("docs", "1.0").tools(tools![search]);
+    /// let tickets = Server::builder("tickets", "1.0").tools(tools![search_tickets]);
+    /// let server = Server::builder("support", "1.0")
+    ///     .mount("docs", docs)
+    ///     .mount("tickets", tickets)
+    ///     .build()
+    ///     .unwrap();
+    /// assert_eq!(server.tool_names(), ["docs_search", "tickets_search"]);
+    /// ```
+    pub fn mount(mut self, namespace: impl Into<String>, child: ServerBuilder) -> Self {
+        use super::{middleware, mount};
+        let ns = namespace.into();
+        if let Err(e) = mount::check_namespace(&ns) {
+            self.mount_errors.push(e);
+            return self;
+        }
+        let layers = child.layers;
+        let tool = |d| mount::tool(&ns, middleware::layered_tool(d, &layers));
+        let prompt = |d| mount::prompt(&ns, middleware::layered(d, &layers, true));
+        let resource = |d| mount::resource(&ns, middleware::layered(d, &layers, true));
+        self.tools.extend(child.tools.into_iter().map(tool));
+        self.standby_tools
+            .extend(child.standby_tools.into_iter().map(tool));
+        self.prompts.extend(child.prompts.into_iter().map(prompt));
+        self.standby_prompts
+            .extend(child.standby_prompts.into_iter().map(prompt));
+        self.resources
+            .extend(child.resources.into_iter().map(resource));
+        self.standby_resources
+            .extend(child.standby_resources.into_iter().map(resource));
+        self.extensions.fill_from(child.extensions);
+        if let Some(i) = child.instructions {
+            let mine = self.instructions.take().unwrap_or_default();
+            let sep = if mine.is_empty() { "" } else { "\n\n" };
+            self.instructions = Some(format!(
+                "{mine}{sep}Tools, prompts and resources prefixed `{ns}`: {i}"
+            ));
+        }
+        self.mount_errors.extend(child.mount_errors);
+        self
+    }
+
     /// Shares `value` with every handler taking a `State<T>` parameter.
     pub fn state<T: Send + Sync + 'static>(mut self, value: T) -> Self {
         self.extensions.insert(value);
@@ -296,8 +360,8 @@ impl ServerBuilder {
     /// Checks every definition (by the rules the macros apply at compile time) and
     /// precomputes everything that does not change per request (discover result, list
     /// pages, compiled argument validators). Every problem is reported at once.
-    pub fn build(self) -> Result<Server, BuildError> {
-        let mut errors = Vec::new();
+    pub fn build(mut self) -> Result<Server, BuildError> {
+        let mut errors = std::mem::take(&mut self.mount_errors);
         let ext = &self.extensions;
         compile::check_icons(&self.info.icons, "the server", &mut errors);
         if let Some(a) = &self.auth {

@@ -75,6 +75,12 @@ impl Extensions {
             .get(&TypeId::of::<T>())
             .and_then(|v| Arc::clone(v).downcast::<T>().ok())
     }
+    /// Adds `other`'s values of the types this one has none of.
+    pub(crate) fn fill_from(&mut self, other: Extensions) {
+        for (k, v) in other.0 {
+            self.0.entry(k).or_insert(v);
+        }
+    }
     pub(crate) fn contains(&self, id: TypeId) -> bool {
         self.0.contains_key(&id)
     }

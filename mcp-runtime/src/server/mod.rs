@@ -14,6 +14,7 @@ mod methods;
 #[cfg(feature = "metrics")]
 pub(crate) mod metrics;
 pub(crate) mod middleware;
+mod mount;
 pub(crate) mod parts;
 mod pipeline;
 mod replicate;

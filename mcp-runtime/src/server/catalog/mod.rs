@@ -317,9 +317,15 @@ impl Catalog {
 
 /// ` (`a::f` and `b::g`)`: where two clashing items were defined, when known.
 fn origins(a: &crate::server::def::Item, b: &crate::server::def::Item) -> String {
-    match (a.origin, b.origin) {
-        (Some(a), Some(b)) => format!(" (`{a}` and `{b}`)"),
-        (Some(x), None) | (None, Some(x)) => format!(" (one is `{x}`)"),
+    let describe = |i: &crate::server::def::Item| match (i.origin, &i.mounted) {
+        (Some(o), Some(ns)) => Some(format!("`{o}` mounted under `{ns}`")),
+        (Some(o), None) => Some(format!("`{o}`")),
+        (None, Some(ns)) => Some(format!("one mounted under `{ns}`")),
+        (None, None) => None,
+    };
+    match (describe(a), describe(b)) {
+        (Some(a), Some(b)) => format!(" ({a} and {b})"),
+        (Some(x), None) | (None, Some(x)) => format!(" (one is {x})"),
         (None, None) => String::new(),
     }
 }

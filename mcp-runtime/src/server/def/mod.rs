@@ -118,6 +118,8 @@ pub(crate) struct Item {
     pub(crate) scopes: Vec<String>,
     /// Middleware around this item alone (inside the server's).
     pub(crate) layers: super::middleware::Layers,
+    /// The namespace it was mounted under, if it was.
+    pub(crate) mounted: Option<String>,
 }
 
 impl Item {

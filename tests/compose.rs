@@ -1,0 +1,248 @@
+//! Composition over real HTTP: two servers mounted under namespaces in a third, with
+//! namespaced lists, calls, prompts, reads (URIs rewritten in lists, templates, list
+//! functions and contents), the children's state and middleware, notifications made by a
+//! child's handler reaching the parent's listeners, and clashes refused at build time
+//! naming both sources.
+
+mod common;
+
+use common::{Sse, post, post_bytes, request, standard_headers};
+use mcp_runtime::Resource;
+use mcp_runtime::middleware::{Next, Request, from_fn};
+use mcp_runtime::{Context, Server, State, prompt, prompts, resource, resources, tool, tools};
+use serde_json::{Value, json};
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+#[derive(Default)]
+struct Hits(AtomicUsize);
+
+/// Searches the docs.
+#[tool]
+async fn search(q: String, hits: State<Hits>) -> String {
+    let n = hits.0.fetch_add(1, Ordering::SeqCst) + 1;
+    format!("docs about {q} (search {n})")
+}
+
+/// Tells listeners that a note changed.
+#[tool]
+async fn touch(cx: Context) -> &'static str {
+    if let Some(s) = cx.server() {
+        s.notify_resource_updated("docs+notes://1");
+    }
+    "touched"
+}
+
+/// A brief on a topic.
+#[prompt]
+async fn brief(topic: String) -> String {
+    format!("Brief me on {topic}")
+}
+
+/// Lists the notes.
+async fn list_notes() -> Vec<Resource> {
+    vec![
+        Resource::new("notes://1", "one"),
+        Resource::new("notes://2", "two"),
+    ]
+}
+
+/// One note.
+#[resource("notes://{id}", mime_type = "text/markdown", list = list_notes)]
+async fn note(id: u32) -> String {
+    format!("# Note {id}")
+}
+
+/// The index.
+#[resource("notes://index")]
+async fn index() -> &'static str {
+    "1,2"
+}
+
+/// Searches the tickets.
+#[tool(name = "search")]
+async fn search_tickets(q: String) -> String {
+    format!("tickets about {q}")
+}
+
+/// Says hello.
+#[tool]
+async fn hello() -> &'static str {
+    "hello"
+}
+
+/// A tool named as a mounted one would be.
+#[tool]
+async fn docs_search() -> &'static str {
+    "clash"
+}
+
+fn docs() -> mcp_runtime::ServerBuilder {
+    Server::builder("docs", "1.0")
+        .instructions("Search the docs before answering.")
+        .tools(tools![search, touch])
+        .prompts(prompts![brief])
+        .resources(resources![note, index])
+        .state(Hits::default())
+        .layer(from_fn(|req: Request, next: Next| async move {
+            let mut r = next.run(req).await;
+            if let mcp_runtime::middleware::Response::Result(v) = &mut r
+                && let Some(t) = v.pointer_mut("/content/0/text")
+            {
+                *t = json!(format!("{} [docs]", t.as_str().unwrap_or_default()));
+            }
+            r
+        }))
+}
+
+fn tickets() -> mcp_runtime::ServerBuilder {
+    Server::builder("tickets", "1.0").tools(tools![search_tickets])
+}
+
+fn names(addr: SocketAddr, method: &str, key: &str, field: &str) -> Vec<String> {
+    let r = post(addr, &request(json!(1), method, json!({}))).json();
+    r["result"][key]
+        .as_array()
+        .unwrap_or_else(|| panic!("{r}"))
+        .iter()
+        .map(|t| t[field].as_str().unwrap().to_owned())
+        .collect()
+}
+
+fn call(addr: SocketAddr, name: &str, args: Value) -> Value {
+    post(
+        addr,
+        &request(
+            json!(2),
+            "tools/call",
+            json!({"name": name, "arguments": args}),
+        ),
+    )
+    .json()
+}
+
+#[test]
+fn mounted_servers_are_served_under_their_namespaces() {
+    let server = Server::builder("support", "1.0")
+        .instructions("Support desk.")
+        .tools(tools![hello])
+        .mount("docs", docs())
+        .mount("tickets", tickets())
+        .build()
+        .unwrap();
+    let addr = common::serve_in_background(server.http());
+
+    assert_eq!(
+        names(addr, "tools/list", "tools", "name"),
+        ["docs_search", "docs_touch", "hello", "tickets_search"]
+    );
+    let r = call(addr, "docs_search", json!({"q": "x"}));
+    assert_eq!(
+        r["result"]["content"][0]["text"], "docs about x (search 1) [docs]",
+        "{r}"
+    );
+    let r = call(addr, "tickets_search", json!({"q": "x"}));
+    assert_eq!(
+        r["result"]["content"][0]["text"], "tickets about x",
+        "only docs' own middleware on docs"
+    );
+    let r = call(addr, "hello", json!({}));
+    assert_eq!(r["result"]["content"][0]["text"], "hello");
+
+    assert_eq!(
+        names(addr, "prompts/list", "prompts", "name"),
+        ["docs_brief"]
+    );
+    let r = post(
+        addr,
+        &request(
+            json!(3),
+            "prompts/get",
+            json!({"name": "docs_brief", "arguments": {"topic": "t"}}),
+        ),
+    )
+    .json();
+    assert_eq!(
+        r["result"]["messages"][0]["content"]["text"], "Brief me on t",
+        "{r}"
+    );
+
+    assert_eq!(
+        names(
+            addr,
+            "resources/templates/list",
+            "resourceTemplates",
+            "uriTemplate"
+        ),
+        ["docs+notes://{id}"]
+    );
+    assert_eq!(
+        names(addr, "resources/list", "resources", "uri"),
+        ["docs+notes://1", "docs+notes://2", "docs+notes://index"]
+    );
+    let r = post(
+        addr,
+        &request(json!(4), "resources/read", json!({"uri": "docs+notes://2"})),
+    )
+    .json();
+    assert_eq!(r["result"]["contents"][0]["uri"], "docs+notes://2", "{r}");
+    assert_eq!(r["result"]["contents"][0]["text"], "# Note 2");
+    let r = post(
+        addr,
+        &request(json!(5), "resources/read", json!({"uri": "notes://2"})),
+    )
+    .json();
+    assert!(
+        r.get("error").is_some(),
+        "the unprefixed URI is not served: {r}"
+    );
+
+    let discover = post(addr, &request(json!(6), "server/discover", json!({}))).json();
+    let instructions = discover["result"]["instructions"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(instructions.starts_with("Support desk."), "{discover}");
+    assert!(
+        instructions.contains("prefixed `docs`: Search the docs"),
+        "{instructions}"
+    );
+
+    // A notification made by the child's handler reaches the parent's listeners.
+    let body = request(
+        json!("sub"),
+        "subscriptions/listen",
+        json!({"notifications": {"resourceSubscriptions": ["docs+notes://1"]}}),
+    );
+    let h = standard_headers(&body);
+    let h: Vec<(&str, &str)> = h.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    let mut sub = Sse::send(addr, &post_bytes(addr, body.to_string().as_bytes(), &h));
+    assert_eq!(
+        sub.next(Duration::from_secs(5)).unwrap()["method"],
+        "notifications/subscriptions/acknowledged"
+    );
+    call(addr, "docs_touch", json!({}));
+    let n = sub.next(Duration::from_secs(5)).expect("told");
+    assert_eq!(n["method"], "notifications/resources/updated");
+    assert_eq!(n["params"]["uri"], "docs+notes://1");
+}
+
+#[test]
+fn clashes_and_bad_namespaces_are_build_errors_naming_the_sources() {
+    let e = Server::builder("x", "1.0")
+        .tools(tools![docs_search])
+        .mount("docs", docs())
+        .build()
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("two tools are named `docs_search`"), "{e}");
+    assert!(e.contains("mounted under `docs`"), "{e}");
+    assert!(e.contains("compose::docs_search"), "{e}");
+
+    let e = Server::builder("x", "1.0")
+        .mount("2 bad", tickets())
+        .build()
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("mount namespace `2 bad`"), "{e}");
+}
