@@ -317,6 +317,41 @@ pub fn task_support(value: &str) -> Check {
     }
 }
 
+/// The URI of an MCP App view: `ui://` and something after it, no whitespace.
+///
+/// ```
+/// assert!(mcp_rules::view_uri("ui://weather/view.html").is_ok());
+/// assert!(mcp_rules::view_uri("https://example.com/view.html").is_err());
+/// assert!(mcp_rules::view_uri("ui://").is_err());
+/// ```
+pub fn view_uri(uri: &str) -> Check {
+    match uri.strip_prefix("ui://") {
+        Some(rest) if !rest.is_empty() && !rest.contains(char::is_whitespace) => Ok(()),
+        _ => Err(Violation::new(format!("`{uri}` is not an MCP App view URI"))
+            .help("an MCP App view is a resource with a fixed `ui://` URI, such as \"ui://weather/view.html\"")),
+    }
+}
+
+/// A sandbox permission an MCP App view may ask for (the attribute's spelling).
+///
+/// ```
+/// assert!(mcp_rules::app_permission("clipboard_write").is_ok());
+/// assert!(mcp_rules::app_permission("usb").is_err());
+/// ```
+pub fn app_permission(name: &str) -> Check {
+    if matches!(
+        name,
+        "camera" | "microphone" | "geolocation" | "clipboard_write"
+    ) {
+        Ok(())
+    } else {
+        Err(
+            Violation::new(format!("unknown MCP App permission `{name}`"))
+                .help("use `camera`, `microphone`, `geolocation` or `clipboard_write`"),
+        )
+    }
+}
+
 /// The `priority` annotation: between 0 and 1.
 ///
 /// ```

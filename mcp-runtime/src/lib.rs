@@ -336,6 +336,14 @@ pub mod http {
     };
 }
 
+/// MCP Apps (`io.modelcontextprotocol/ui`): tools with interactive views. See the module.
+pub mod apps {
+    #![doc = "MCP Apps (`io.modelcontextprotocol/ui`): interactive views of tools."]
+    pub use crate::server::apps::{
+        Csp, EXTENSION, MIME_TYPE, Permission, UiResource, Visibility, is_view_uri,
+    };
+}
+
 /// Middleware around calls of tools, prompts and resources: see [`middleware::Middleware`]
 /// and the module of the same name.
 pub mod middleware {

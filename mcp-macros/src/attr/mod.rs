@@ -8,7 +8,9 @@ mod options;
 mod param;
 
 pub use function::Function;
-pub use options::{ArgArgs, CommonArgs, InputArgs, PromptArgs, ResourceArgs, ServerArgs, ToolArgs};
+pub use options::{
+    AppArgs, ArgArgs, CommonArgs, InputArgs, PromptArgs, ResourceArgs, ServerArgs, ToolArgs,
+};
 pub use param::{RawParam, take_needs_input, take_params};
 
 use crate::errors::Errors;

@@ -44,6 +44,8 @@ pub struct ToolArgs {
     pub inline_refs: Flag,
     /// Runs as a task (the tasks extension): `"optional"` or `"required"`.
     pub task: Option<SpannedValue<String>>,
+    /// The MCP App view of its results: a `ui://` resource of the server.
+    pub ui: Option<SpannedValue<String>>,
 }
 
 /// `annotations(...)` inside `#[tool]`.
@@ -80,6 +82,21 @@ pub struct ResourceArgs {
     pub annotations: Option<ResourceAnnotationArgs>,
     /// A function listing the resources a template can produce.
     pub list: Option<syn::Path>,
+    /// Served as an MCP App view: `app`, or `app(prefers_border = true, ...)`.
+    pub app: Option<SpannedValue<darling::util::Override<AppArgs>>>,
+}
+
+/// `app(...)` inside `#[resource]`: how an MCP App view is served.
+#[derive(Debug, Default, Clone, FromMeta)]
+#[darling(default)]
+pub struct AppArgs {
+    pub prefers_border: Option<bool>,
+    pub domain: Option<String>,
+    pub connect_domains: Option<Vec<syn::LitStr>>,
+    pub resource_domains: Option<Vec<syn::LitStr>>,
+    pub frame_domains: Option<Vec<syn::LitStr>>,
+    pub base_uri_domains: Option<Vec<syn::LitStr>>,
+    pub permissions: Option<PathList>,
 }
 
 /// `annotations(audience(user, assistant), priority = 0.5, last_modified = "...")`.

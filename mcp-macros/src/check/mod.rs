@@ -27,6 +27,11 @@ pub fn item(item: &Item, errors: &mut Errors) {
             {
                 errors.violation(task.span, v);
             }
+            if let Some(ui) = &t.ui
+                && let Err(v) = mcp_rules::view_uri(&ui.value)
+            {
+                errors.violation(ui.span, v);
+            }
             if let Some(schema) = &t.input_schema {
                 match serde_json::from_str::<serde_json::Value>(&schema.value) {
                     Err(e) => errors.at(
@@ -356,6 +361,27 @@ fn resource(item: &Item, errors: &mut Errors) {
     let Spec::Resource(r) = &item.spec else {
         return;
     };
+    if let Some(b) = &r.app {
+        let (span, app) = &**b;
+        let uri = r.uri.value();
+        if let Err(v) = mcp_rules::view_uri(&uri) {
+            errors.violation(r.uri.span(), v);
+        } else if r.template.as_ref().is_ok_and(|t| !t.variables().is_empty()) {
+            errors.spanned(
+                &r.uri,
+                "an MCP App view has a fixed URI; remove the template variables (or `app`)",
+            );
+        }
+        if r.mime_type.is_some() {
+            errors.at(*span, "an MCP App view's MIME type is `text/html;profile=mcp-app`, set by `app`; remove `mime_type`");
+        }
+        for p in app.permissions.iter().flat_map(|l| l.iter()) {
+            let name = p.get_ident().map(ToString::to_string).unwrap_or_default();
+            if let Err(v) = mcp_rules::app_permission(&name) {
+                errors.violation(syn::spanned::Spanned::span(p), v);
+            }
+        }
+    }
     let template = match &r.template {
         Ok(t) => t,
         Err(e) => {

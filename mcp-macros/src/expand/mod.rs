@@ -449,6 +449,10 @@ fn builder(item: &Item) -> Vec<TokenStream> {
                 Some("required") => b.push(quote!(.task(__mcp::TaskSupport::Required))),
                 _ => {}
             }
+            if let Some(ui) = &t.ui {
+                let ui = &ui.value;
+                b.push(quote!(.ui(#ui)));
+            }
         }
         Spec::Resource(r) => {
             if let Some(m) = &r.mime_type {
@@ -484,6 +488,52 @@ fn builder(item: &Item) -> Vec<TokenStream> {
             }
             if let Some(list) = &r.list {
                 b.push(quote_spanned!(syn::spanned::Spanned::span(list)=> .list_with(#list)));
+            }
+            if let Some(view) = &r.app {
+                let app = &view.1;
+                let mut ui = quote!(__mcp::UiResource::new());
+                if let Some(v) = app.prefers_border {
+                    ui = quote!(#ui.prefers_border(#v));
+                }
+                if let Some(d) = &app.domain {
+                    ui = quote!(#ui.domain(#d));
+                }
+                let list = |l: &Option<Vec<syn::LitStr>>| {
+                    let items = l.iter().flatten().map(|s| s.value());
+                    quote!(__mcp::Vec::from([#(__mcp::String::from(#items)),*]))
+                };
+                let any_csp = [
+                    &app.connect_domains,
+                    &app.resource_domains,
+                    &app.frame_domains,
+                    &app.base_uri_domains,
+                ]
+                .iter()
+                .any(|l| l.is_some());
+                if any_csp {
+                    let (c, r, f, bu) = (
+                        list(&app.connect_domains),
+                        list(&app.resource_domains),
+                        list(&app.frame_domains),
+                        list(&app.base_uri_domains),
+                    );
+                    ui = quote!(#ui.csp(__mcp::Csp {
+                        connect_domains: #c,
+                        resource_domains: #r,
+                        frame_domains: #f,
+                        base_uri_domains: #bu,
+                    }));
+                }
+                for p in app.permissions.iter().flat_map(|l| l.iter()) {
+                    let variant = match p.get_ident().map(ToString::to_string).as_deref() {
+                        Some("camera") => quote!(Camera),
+                        Some("microphone") => quote!(Microphone),
+                        Some("geolocation") => quote!(Geolocation),
+                        _ => quote!(ClipboardWrite),
+                    };
+                    ui = quote!(#ui.permission(__mcp::Permission::#variant));
+                }
+                b.push(quote!(.app(#ui)));
             }
         }
         Spec::Prompt => {}

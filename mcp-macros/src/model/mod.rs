@@ -177,6 +177,8 @@ pub struct ToolSpec {
     pub inline_refs: bool,
     /// `task = "optional" | "required"`.
     pub task: Option<Sp<String>>,
+    /// `ui = "ui://..."`: the MCP App view.
+    pub ui: Option<Sp<String>>,
 }
 
 /// What a resource adds.
@@ -188,6 +190,8 @@ pub struct ResourceSpec {
     pub size: Option<u64>,
     pub annotations: Option<ResourceAnnotations>,
     pub list: Option<syn::Path>,
+    /// `app` / `app(...)`: served as an MCP App view (with where `app` was written).
+    pub app: Option<Box<(proc_macro2::Span, crate::attr::AppArgs)>>,
 }
 
 /// What the kind adds.
@@ -295,6 +299,7 @@ impl Item {
                 input_schema: t.input_schema.as_ref().map(Into::into),
                 inline_refs: t.inline_refs.is_present(),
                 task: t.task.as_ref().map(Into::into),
+                ui: t.ui.as_ref().map(Into::into),
             }),
             Options::Resource(uri, r) => Spec::Resource(ResourceSpec {
                 template: UriTemplate::parse(&uri.value()).map_err(|e| e.to_string()),
@@ -307,6 +312,14 @@ impl Item {
                     last_modified: a.last_modified.as_ref().map(Into::into),
                 }),
                 list: r.list,
+                app: r.app.as_ref().map(|a| {
+                    let span = a.span();
+                    let args = match &**a {
+                        darling::util::Override::Inherit => Default::default(),
+                        darling::util::Override::Explicit(x) => x.clone(),
+                    };
+                    Box::new((span, args))
+                }),
             }),
             Options::Prompt(_) => Spec::Prompt,
         };

@@ -52,6 +52,8 @@ pub struct ServerBuilder {
     layers: super::middleware::Layers,
     /// Problems found by `mount`, reported by `build`.
     mount_errors: Vec<String>,
+    /// Extensions declared in `capabilities.extensions`.
+    declared: serde_json::Map<String, serde_json::Value>,
 }
 
 impl ServerBuilder {
@@ -84,6 +86,7 @@ impl ServerBuilder {
             handles: HandleConfig::default(),
             layers: Vec::new(),
             mount_errors: Vec::new(),
+            declared: serde_json::Map::new(),
         }
     }
 
@@ -210,6 +213,26 @@ impl ServerBuilder {
             ));
         }
         self.mount_errors.extend(child.mount_errors);
+        self
+    }
+
+    /// Declares the extension `id` (such as `com.example/audit`) with its `settings` in
+    /// `server/discover`'s `capabilities.extensions` (the ones the framework serves, tasks
+    /// and MCP Apps, are declared when used). Handlers read what the client declared with
+    /// [`Context::client_extension`](crate::Context::client_extension); an item that needs
+    /// it says so with [`Def::requires_extension`](crate::def::ToolDef::requires_extension).
+    ///
+    /// ```
+    /// use mcp_runtime::Server;
+    ///
+    /// let server = Server::builder("x", "1.0")
+    ///     .extension("com.example/audit", serde_json::json!({"version": 2}))
+    ///     .build()
+    ///     .unwrap();
+    /// # drop(server);
+    /// ```
+    pub fn extension(mut self, id: impl Into<String>, settings: serde_json::Value) -> Self {
+        self.declared.insert(id.into(), settings);
         self
     }
 
@@ -417,6 +440,7 @@ impl ServerBuilder {
             instructions: self.instructions,
             server_info,
             auth: self.auth.map(Arc::new),
+            extensions: std::mem::take(&mut self.declared),
         };
         let catalog = match Catalog::assemble(entries, &settings) {
             Ok(c) if errors.is_empty() => c,

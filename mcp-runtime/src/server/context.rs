@@ -201,6 +201,16 @@ impl Context {
     pub fn client_info(&self) -> Option<&Value> {
         self.0.client_info.as_ref()
     }
+    /// The settings the client declared for the extension `id`
+    /// (`clientCapabilities.extensions[id]`), if it declared it.
+    pub fn client_extension(&self, id: &str) -> Option<&Value> {
+        self.0
+            .capabilities
+            .as_map()
+            .get("extensions")
+            .and_then(|e| e.get(id))
+            .filter(|v| v.is_object())
+    }
     /// The whole request `_meta`.
     pub fn meta(&self) -> &Map<String, Value> {
         &self.0.meta

@@ -94,6 +94,17 @@ impl Server {
         }
         // `logging/setLevel` is served whatever the tools do.
         capabilities.insert("logging".into(), json!({}));
+        // Extensions: the declared ones, and MCP Apps when used (tasks are a 2026-07-28
+        // extension).
+        let mut extensions = inner.settings.extensions.clone();
+        if catalog.uses_apps {
+            extensions
+                .entry(crate::server::apps::EXTENSION)
+                .or_insert_with(|| json!({}));
+        }
+        if !extensions.is_empty() {
+            capabilities.insert("extensions".into(), Value::Object(extensions));
+        }
         let body = Initialized {
             protocol_version: version.as_str(),
             capabilities,

@@ -3,6 +3,7 @@
 //! `reply` (serialized through the one result envelope, errors classified for the
 //! transport). `catalog` holds what is served, precomputed; `def` what users define.
 
+pub(crate) mod apps;
 mod authz;
 mod builder;
 mod catalog;

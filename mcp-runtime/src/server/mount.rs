@@ -32,14 +32,31 @@ pub(crate) fn name(ns: &str, name: &str) -> String {
     format!("{ns}_{name}")
 }
 
-/// A URI (or URI template) mounted under `ns`: the namespace as a scheme prefix.
+/// A URI (or URI template) mounted under `ns`: the namespace as a scheme prefix; for an
+/// MCP App view (`ui://`, a scheme hosts look for), the namespace as its first segment.
 pub(crate) fn uri(ns: &str, uri: &str) -> String {
-    format!("{ns}+{uri}")
+    match uri.strip_prefix("ui://") {
+        Some(rest) => format!("ui://{ns}/{rest}"),
+        None => format!("{ns}+{uri}"),
+    }
 }
 
 pub(crate) fn tool(ns: &str, mut def: ToolDef) -> ToolDef {
     def.item.name = name(ns, &def.item.name);
     def.item.mounted = Some(ns.to_owned());
+    if let Some(view) = def.item.view.take() {
+        let view = uri(ns, &view);
+        if let Some(ui) = def
+            .item
+            .meta
+            .as_mut()
+            .and_then(|m| m.get_mut("ui"))
+            .and_then(serde_json::Value::as_object_mut)
+        {
+            ui.insert("resourceUri".into(), serde_json::json!(view));
+        }
+        def.item.view = Some(view);
+    }
     def
 }
 
@@ -52,19 +69,17 @@ pub(crate) fn prompt(ns: &str, mut def: PromptDef) -> PromptDef {
 pub(crate) fn resource(ns: &str, mut def: ResourceDef) -> ResourceDef {
     def.spec.uri = uri(ns, &def.spec.uri);
     def.item.mounted = Some(ns.to_owned());
-    let prefix = format!("{ns}+");
+    let ns_owned = ns.to_owned();
     // What the list function lists, and what the handler returns, carry the child's
     // URIs: give them the namespace too.
     if let Some(lister) = def.spec.lister.take() {
-        let prefix = prefix.clone();
+        let ns = ns_owned.clone();
         def.spec.lister = Some(Arc::new(move || {
-            let (lister, prefix) = (Arc::clone(&lister), prefix.clone());
+            let (lister, ns) = (Arc::clone(&lister), ns.clone());
             Box::pin(async move {
                 let mut listed = lister().await?;
                 for r in &mut listed {
-                    if !r.uri.starts_with(&prefix) {
-                        r.uri.insert_str(0, &prefix);
-                    }
+                    remount(&ns, &mut r.uri);
                 }
                 Ok(listed)
             })
@@ -72,22 +87,27 @@ pub(crate) fn resource(ns: &str, mut def: ResourceDef) -> ResourceDef {
     }
     let inner: Handler<kind::Resource> = Arc::clone(&def.handler);
     def.handler = Arc::new(move |call| {
-        let (inner, prefix) = (Arc::clone(&inner), prefix.clone());
+        let (inner, ns) = (Arc::clone(&inner), ns_owned.clone());
         Box::pin(async move {
             let mut contents = inner(call).await?;
             for c in &mut contents {
-                let uri = match c {
-                    ResourceContents::Text(t) => &mut t.uri,
-                    ResourceContents::Blob(b) => &mut b.uri,
-                };
-                if !uri.starts_with(&prefix) {
-                    uri.insert_str(0, &prefix);
+                match c {
+                    ResourceContents::Text(t) => remount(&ns, &mut t.uri),
+                    ResourceContents::Blob(b) => remount(&ns, &mut b.uri),
                 }
             }
             Ok(contents)
         })
     });
     def
+}
+
+/// Gives `u` the namespace, unless it has it already.
+fn remount(ns: &str, u: &mut String) {
+    let mounted = u.starts_with(&format!("{ns}+")) || u.starts_with(&format!("ui://{ns}/"));
+    if !mounted {
+        *u = uri(ns, u);
+    }
 }
 
 #[cfg(test)]
@@ -103,5 +123,6 @@ mod tests {
         }
         assert_eq!(name("docs", "search"), "docs_search");
         assert_eq!(uri("docs", "file:///{+path}"), "docs+file:///{+path}");
+        assert_eq!(uri("docs", "ui://view.html"), "ui://docs/view.html");
     }
 }

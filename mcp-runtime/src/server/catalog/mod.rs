@@ -30,6 +30,8 @@ pub(crate) struct Settings {
     pub(crate) server_info: Option<Box<RawValue>>,
     /// Authorization, when the server has it.
     pub(crate) auth: Option<Arc<crate::auth::Auth>>,
+    /// Extensions declared with `ServerBuilder::extension` (id → settings).
+    pub(crate) extensions: Map<String, Value>,
 }
 
 impl Settings {
@@ -67,6 +69,8 @@ pub(crate) struct Catalog {
     pub(crate) has_completions: bool,
     /// Some handler asks for input (multi round-trip requests).
     pub(crate) uses_input: bool,
+    /// Some tool has an MCP App view, or some resource is one.
+    pub(crate) uses_apps: bool,
     /// Some tool runs as a task (the tasks extension is advertised and served).
     pub(crate) uses_tasks: bool,
 }
@@ -138,6 +142,40 @@ impl Catalog {
                 templates.push(r);
             }
         }
+        // MCP Apps: a view is a static `ui://` resource, and a tool's view is served.
+        for r in statics.values().chain(&templates) {
+            if r.def.item.app
+                && (!crate::server::apps::is_view_uri(&r.def.spec.uri) || !r.template.is_static())
+            {
+                errors.push(format!(
+                    "resource `{}` is served as an MCP App view, which needs a fixed `ui://` URI",
+                    r.def.spec.uri
+                ));
+            }
+        }
+        for t in tools.values() {
+            let Some(view) = &t.def.item.view else {
+                continue;
+            };
+            if !crate::server::apps::is_view_uri(view) {
+                errors.push(format!(
+                    "tool `{}` shows the view `{view}`, which is not a `ui://` URI",
+                    t.def.item.name
+                ));
+                continue;
+            }
+            match statics.get(view) {
+                Some(r) if r.def.item.app => {}
+                Some(_) => errors.push(format!(
+                    "tool `{}` shows the view `{view}`, which is served, but not as an MCP App view; serve it with `#[resource(\"{view}\", app)]` (or `ResourceDef::app`)",
+                    t.def.item.name
+                )),
+                None => errors.push(format!(
+                    "tool `{}` shows the view `{view}`, which this server does not serve; add a `#[resource(\"{view}\", app)]`",
+                    t.def.item.name
+                )),
+            }
+        }
         if !errors.is_empty() {
             return Err(errors);
         }
@@ -154,6 +192,8 @@ impl Catalog {
         let uses_tasks = tools
             .values()
             .any(|t| t.def.spec.task != crate::server::def::TaskSupport::Forbidden);
+        let uses_apps = tools.values().any(|t| t.def.item.view.is_some())
+            || statics.values().any(|r| r.def.item.app);
         let has_completions = prompts.values().any(|p| !p.def.item.completers.is_empty())
             || templates.iter().any(|t| !t.def.item.completers.is_empty());
 
@@ -170,7 +210,9 @@ impl Catalog {
                 completions: has_completions,
                 logging: uses_logging,
                 tasks: uses_tasks,
+                apps: uses_apps,
             },
+            &s.extensions,
         );
         let lists = s.caching.lists;
         let tool_list = ListPages::build(
@@ -263,6 +305,7 @@ impl Catalog {
             listers,
             has_completions,
             uses_input,
+            uses_apps,
             uses_tasks,
         })
     }
@@ -338,6 +381,7 @@ struct Features {
     completions: bool,
     logging: bool,
     tasks: bool,
+    apps: bool,
 }
 
 /// The `server/discover` result. Changes are announced on `subscriptions/listen` streams,
@@ -348,6 +392,7 @@ fn discover(
     instructions: Option<&str>,
     server_info: Option<&RawValue>,
     f: Features,
+    declared: &Map<String, Value>,
 ) -> Box<RawValue> {
     let mut capabilities = Map::new();
     if f.tools {
@@ -368,9 +413,18 @@ fn discover(
     if f.logging {
         capabilities.insert("logging".into(), json!({}));
     }
+    let mut extensions = declared.clone();
     if f.tasks {
-        let mut extensions = Map::new();
-        extensions.insert(crate::protocol::tasks::EXTENSION.into(), json!({}));
+        extensions
+            .entry(crate::protocol::tasks::EXTENSION)
+            .or_insert_with(|| json!({}));
+    }
+    if f.apps {
+        extensions
+            .entry(crate::server::apps::EXTENSION)
+            .or_insert_with(|| json!({}));
+    }
+    if !extensions.is_empty() {
         capabilities.insert("extensions".into(), Value::Object(extensions));
     }
     let envelope = Envelope {

@@ -120,6 +120,10 @@ pub(crate) struct Item {
     pub(crate) layers: super::middleware::Layers,
     /// The namespace it was mounted under, if it was.
     pub(crate) mounted: Option<String>,
+    /// A tool's MCP App view (`ui://`), checked against the served resources.
+    pub(crate) view: Option<String>,
+    /// A resource served as an MCP App view.
+    pub(crate) app: bool,
 }
 
 impl Item {
@@ -221,6 +225,24 @@ impl<K: Kind> Def<K> {
     /// [`default_scopes`](crate::auth::Auth::default_scopes) apply.
     pub fn scopes<S: Into<String>>(mut self, scopes: impl IntoIterator<Item = S>) -> Self {
         self.item.scopes = scopes.into_iter().map(Into::into).collect();
+        self
+    }
+    /// Serves the item only to clients that declare the extension `id` in their
+    /// capabilities: a call from any other gets `-32021` naming it (in the legacy era, an
+    /// execution error). The item stays in the lists.
+    pub fn requires_extension(mut self, id: impl Into<String>) -> Self {
+        let id: String = id.into();
+        let inner = std::sync::Arc::clone(&self.handler);
+        self.handler = std::sync::Arc::new(move |call: Call<K>| {
+            if call.request.capabilities.has_extension(&id) {
+                return inner(call);
+            }
+            let e = Error::missing_capability(
+                format!("this needs the `{id}` extension, which this request did not declare"),
+                serde_json::json!({ "extensions": { id.as_str(): {} } }),
+            );
+            Box::pin(async move { Err(e) })
+        });
         self
     }
     /// Wraps this item's handler in `middleware` (inside the server's middleware; the
