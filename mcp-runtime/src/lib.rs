@@ -59,6 +59,9 @@ pub mod auth;
 mod error;
 pub mod mrtr;
 pub mod protocol;
+#[cfg(feature = "proxy")]
+#[cfg_attr(docsrs, doc(cfg(feature = "proxy")))]
+pub mod proxy;
 mod schema;
 mod server;
 pub mod store;

@@ -29,6 +29,11 @@ impl ErrorCode {
     /// `-32022`: the requested protocol version is not supported.
     pub const UNSUPPORTED_PROTOCOL_VERSION: ErrorCode = ErrorCode(-32022);
 
+    /// Any code, as another server sent it (a proxy passes it on).
+    pub(crate) const fn from_wire(code: i32) -> ErrorCode {
+        ErrorCode(code)
+    }
+
     /// An application-defined code. Returns `None` for codes inside the range JSON-RPC
     /// reserves (`-32768..=-32000`), which applications must not use.
     pub const fn application(code: i32) -> Option<ErrorCode> {

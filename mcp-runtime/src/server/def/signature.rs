@@ -181,6 +181,21 @@ impl Signature {
         }
     }
 
+    /// A prompt argument known only at run time (a proxied prompt's).
+    #[cfg_attr(not(feature = "proxy"), allow(dead_code))]
+    pub(crate) fn add_raw_argument(
+        &mut self,
+        name: &str,
+        description: Option<&str>,
+        required: bool,
+    ) {
+        self.arguments.push(PromptArgument {
+            name: name.to_owned(),
+            description: description.map(str::to_owned),
+            required,
+        });
+    }
+
     /// Adds `param` as a prompt argument (a string parsed into `T`), required unless `T`
     /// accepts a missing value.
     pub fn add_text_argument<T: DeserializeOwned>(&mut self, param: &Param) {
