@@ -12,6 +12,7 @@
 //! - around every call: a log line (`Timing`), a rate limit per caller and tool, and a cap
 //!   on result size.
 
+use mcp_runtime::config::RequestState;
 use mcp_runtime::middleware::{RateLimit, SizeLimit, Timing};
 use mcp_runtime::proxy::Upstream;
 use mcp_runtime::{Server, tool, tools};
@@ -51,7 +52,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         let upstream = Upstream::http(&url).await?;
         builder = builder.mount("remote", upstream.items().await?);
     }
+    // Proxied tools may ask for input (their questions pass through): one instance here;
+    // a fleet sets MCP_REQUEST_STATE_KEYS, which takes precedence.
     let server = builder
+        .request_state(RequestState::single_instance())
         .layer(Timing)
         .layer(RateLimit::new(120, Duration::from_secs(60)).per_item())
         .layer(SizeLimit::new(1 << 20))

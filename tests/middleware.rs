@@ -310,3 +310,46 @@ fn a_layered_value_nobody_provided_is_an_error_that_names_it() {
         "{r}"
     );
 }
+
+/// Expensive: once a minute, by its own attribute.
+#[tool(layer = RateLimit::new(1, Duration::from_secs(60)))]
+async fn expensive() -> &'static str {
+    "done"
+}
+
+static GROUPED: AtomicUsize = AtomicUsize::new(0);
+
+/// One of a group with middleware of its own.
+#[tool]
+async fn grouped() -> &'static str {
+    "grouped"
+}
+
+#[test]
+fn an_attribute_layer_and_a_merged_group_wrap_only_their_items() {
+    let group = Server::builder("group", "1.0")
+        .tools(tools![grouped])
+        .layer(from_fn(|req: Request, next: Next| async move {
+            GROUPED.fetch_add(1, Ordering::SeqCst);
+            next.run(req).await
+        }));
+    let server = Server::builder("x", "1.0")
+        .tools(tools![expensive, hi])
+        .merge(group)
+        .build()
+        .unwrap();
+    assert_eq!(server.tool_names(), ["expensive", "grouped", "hi"]);
+    let addr = common::serve_in_background(server.http());
+    assert_eq!(text(&call(addr, "expensive", json!({}))), "done");
+    let again = call(addr, "expensive", json!({}));
+    assert_eq!(again["result"]["isError"], true, "{again}");
+    assert!(text(&again).starts_with("Rate limit exceeded"));
+    assert_eq!(text(&call(addr, "hi", json!({}))), "hi");
+    assert_eq!(text(&call(addr, "hi", json!({}))), "hi", "not limited");
+    assert_eq!(text(&call(addr, "grouped", json!({}))), "grouped");
+    assert_eq!(
+        GROUPED.load(Ordering::SeqCst),
+        1,
+        "the group's middleware ran for its item only"
+    );
+}

@@ -3,7 +3,8 @@
 //! TypeScript SDK 1.x, a child process on stdio, legacy era) and a server written with the
 //! official Python SDK (`mcp` 2.3.0, over Streamable HTTP, 2026-07-28) — next to a mounted
 //! local server and a middleware, and the official Python client drives it all through the
-//! gateway. A backend that goes away gives clean errors.
+//! gateway, a multi round-trip request of the Python server included. A backend that goes
+//! away gives clean errors.
 //!
 //! Needs the pinned clients of `tests/clients` (`tests/clients/setup.sh`): skipped without
 //! them, unless `MCP_REAL_CLIENTS=required` (set by `.ci/run`).
@@ -109,6 +110,7 @@ async fn a_gateway_serves_third_party_servers_to_a_real_client() {
     let calls = Arc::new(AtomicUsize::new(0));
     let counted = Arc::clone(&calls);
     let server = Server::builder("gateway", "1.0")
+        .request_state(mcp_runtime::config::RequestState::single_instance())
         .mount(
             "local",
             Server::builder("local", "1.0").tools(tools![hello]),
@@ -172,6 +174,13 @@ async fn a_gateway_serves_third_party_servers_to_a_real_client() {
     );
     assert_eq!(seen["add"], "5");
     assert_eq!(seen["hello"], "hello from the gateway");
+    // The Python server's multi round-trip request, through our rounds: its question
+    // reached the client, the client's answer and the server's own state came back to it.
+    assert_eq!(seen["asked"], "Really deploy?", "{seen}");
+    assert_eq!(
+        seen["confirm"], "deploy confirmed=True state=pending:deploy",
+        "{seen}"
+    );
     assert!(
         calls.load(Ordering::SeqCst) >= 4,
         "the middleware saw every call"

@@ -8,12 +8,18 @@ import sys
 
 import anyio
 from mcp import Client
+from mcp_types import ElicitResult
 
 
 async def main() -> None:
     url, path = sys.argv[1], sys.argv[2]
     seen: dict = {}
-    async with Client(url, mode="2026-07-28") as c:
+
+    async def on_elicit(ctx, params):  # the upstream's question, passed through the gateway
+        seen["asked"] = params.message
+        return ElicitResult(action="accept", content={"ok": True})
+
+    async with Client(url, mode="2026-07-28", elicitation_callback=on_elicit) as c:
         tools, cursor = [], None
         while True:  # every tool must survive the client's own validation
             page = await c.list_tools(cursor=cursor)
@@ -31,6 +37,8 @@ async def main() -> None:
         seen["add"] = r.content[0].text
         r = await c.call_tool("local_hello", {})
         seen["hello"] = r.content[0].text
+        r = await c.call_tool("py_confirm", {"action": "deploy"})
+        seen["confirm"] = r.content[0].text
     print(json.dumps(seen))
 
 

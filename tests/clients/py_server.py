@@ -2,7 +2,8 @@
 Streamable HTTP on 127.0.0.1:$PORT, for tests/proxy.rs to put behind the gateway."""
 import os
 
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
+from mcp_types import ElicitRequest, ElicitRequestFormParams, InputRequiredResult
 
 mcp = MCPServer("py-upstream", version="1.0.0")
 
@@ -17,6 +18,25 @@ def add(a: int, b: int) -> str:
 def shout(text: str) -> str:
     """Upper-cases text."""
     return text.upper()
+
+
+@mcp.tool()
+async def confirm(ctx: Context, action: str) -> str | InputRequiredResult:
+    """Asks the user to confirm an action (a multi round-trip request), then does it."""
+    if not ctx.input_responses:
+        ask = ElicitRequest(
+            method="elicitation/create",
+            params=ElicitRequestFormParams(
+                message=f"Really {action}?",
+                requested_schema={"type": "object", "properties": {"ok": {"type": "boolean"}}},
+            ),
+        )
+        return InputRequiredResult(
+            input_requests={"ok": ask}, request_state=f"pending:{action}", result_type="input_required"
+        )
+    answer = ctx.input_responses["ok"]
+    content = getattr(answer, "content", None) or {}
+    return f"{action} confirmed={content.get('ok')} state={ctx.request_state}"
 
 
 @mcp.prompt()

@@ -25,6 +25,9 @@ pub struct CommonArgs {
     pub cache_scope: Option<SpannedValue<String>>,
     /// OAuth scopes a caller needs: `scopes("files:read", "files:write")`.
     pub scopes: Option<Vec<syn::LitStr>>,
+    /// Middleware around this item alone (repeatable; the first is the outermost).
+    #[darling(multiple)]
+    pub layer: Vec<syn::Expr>,
     /// The path of `mcp_runtime`, for crates that re-export it.
     #[darling(rename = "crate")]
     pub krate: Option<SpannedValue<syn::Path>>,

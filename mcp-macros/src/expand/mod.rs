@@ -408,6 +408,11 @@ fn builder(item: &Item) -> Vec<TokenStream> {
         let scopes = item.scopes.iter().map(|s| &s.value);
         b.push(quote!(.scopes([#(#scopes),*])));
     }
+    // Spanned at the expression, so a value that is not a middleware is reported there.
+    for layer in &item.layers {
+        let span = syn::spanned::Spanned::span(layer);
+        b.push(quote_spanned!(span=> .layer(#layer)));
+    }
     if let Some(c) = &item.cache {
         let some = |v: Option<TokenStream>| match v {
             Some(v) => quote!(__mcp::Some(#v)),

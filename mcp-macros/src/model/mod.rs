@@ -220,6 +220,8 @@ pub struct Item {
     pub cache: Option<Cache>,
     /// `scopes("..")`, as written.
     pub scopes: Vec<Sp<String>>,
+    /// `layer = expr`, each as written.
+    pub layers: Vec<syn::Expr>,
     pub shape: Shape,
     /// Where `#[needs_input]` was written.
     pub needs_input: Option<Span>,
@@ -270,6 +272,7 @@ impl Item {
                 theme: icon.theme.as_ref().map(Into::into),
             })
             .collect();
+        let layers = common.layer.clone();
         let scopes = common
             .scopes
             .iter()
@@ -353,6 +356,7 @@ impl Item {
             meta,
             cache,
             scopes,
+            layers,
             shape,
             needs_input,
             params,

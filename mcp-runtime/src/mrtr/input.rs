@@ -510,6 +510,49 @@ impl Input {
         Ok(out)
     }
 
+    /// Asks the client with a request of your own, `{"method": ..., "params": ...}` (one
+    /// another server asked, say): `elicitation/create`, `sampling/createMessage` or
+    /// `roots/list`, checked against the client's capabilities. Returns the client's answer
+    /// as it came. Like the other questions, the round ends here until it is answered.
+    pub async fn ask(&self, key: &str, request: Value) -> Result<Value, Error> {
+        match request["method"].as_str() {
+            Some("elicitation/create") => {
+                let mode = request["params"]["mode"].as_str().unwrap_or("form");
+                if !matches!(mode, "form" | "url") {
+                    return Err(Error::new(format!("unknown elicitation mode `{mode}`")));
+                }
+                self.require(
+                    &format!("elicitation.{mode}"),
+                    json!({ "elicitation": { mode: {} } }),
+                )?;
+            }
+            Some("sampling/createMessage") => {
+                self.require("sampling", json!({ "sampling": {} }))?
+            }
+            Some("roots/list") => self.require("roots", json!({ "roots": {} }))?,
+            other => {
+                return Err(Error::new(format!(
+                    "cannot ask the client `{}`",
+                    other.unwrap_or("(no method)")
+                )));
+            }
+        }
+        self.answer_or_end_round(key, request, |_| Ok(()), |r, _| r.clone())
+            .await
+    }
+
+    /// A value recorded under `key` in an earlier round.
+    #[cfg_attr(not(feature = "proxy"), allow(dead_code))]
+    pub(crate) fn recorded_step(&self, key: &str) -> Option<Value> {
+        self.lock().steps.get(key).cloned()
+    }
+
+    /// Records `value` under `key` for the rounds to come.
+    #[cfg_attr(not(feature = "proxy"), allow(dead_code))]
+    pub(crate) fn record_step(&self, key: &str, value: Value) {
+        self.lock().steps.insert(key.to_owned(), value);
+    }
+
     /// Which round this is (1 for the first call).
     pub fn round(&self) -> u32 {
         self.lock().round

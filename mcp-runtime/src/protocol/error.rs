@@ -30,6 +30,7 @@ impl ErrorCode {
     pub const UNSUPPORTED_PROTOCOL_VERSION: ErrorCode = ErrorCode(-32022);
 
     /// Any code, as another server sent it (a proxy passes it on).
+    #[cfg_attr(not(feature = "proxy"), allow(dead_code))]
     pub(crate) const fn from_wire(code: i32) -> ErrorCode {
         ErrorCode(code)
     }

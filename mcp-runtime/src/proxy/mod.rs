@@ -20,9 +20,13 @@
 //! # Ok(()) }
 //! ```
 //!
-//! What it does not do yet: multi round-trip requests (an upstream that asks for input
-//! gets a tool error saying so), resource templates, subscriptions and list changes of the
-//! upstream (its lists are read once, by `items`), TLS (`https://`).
+//! A 2026-07-28 upstream that asks for input (`input_required`) has its questions passed
+//! to the client through this server's own rounds, so the proxied tools ask for input:
+//! serving them over HTTP needs a shared `requestState` key, as any such server does.
+//!
+//! What it does not do yet: the requests a legacy upstream sends during a call (they get
+//! `-32601`), resource templates, subscriptions and list changes of the upstream (its lists
+//! are read once, by `items`), TLS (`https://`).
 
 mod link;
 
@@ -148,25 +152,13 @@ impl Upstream {
         let name = t["name"].as_str().unwrap_or_default().to_owned();
         let link = Arc::clone(&self.link);
         let upstream_name = name.clone();
-        let mut def = ToolDef::new(name, Signature::new(), move |call: Call<kind::Tool>| {
+        let mut signature = Signature::new();
+        // It may ask for input (the upstream's questions pass through): rounds are sealed.
+        signature.requirements().uses_input();
+        let mut def = ToolDef::new(name, signature, move |call: Call<kind::Tool>| {
             let (link, name) = (Arc::clone(&link), upstream_name.clone());
-            async move {
-                let args = Value::Object(call.arguments);
-                let r = link
-                    .request("tools/call", json!({ "name": name, "arguments": args }))
-                    .await
-                    .map_err(failed)?;
-                if r.get("resultType").and_then(Value::as_str) == Some("input_required") {
-                    return Err(Error::new(
-                        "the upstream server asked for input, which this proxy does not forward",
-                    ));
-                }
-                serde_json::from_value::<CallToolResult>(r).map_err(|e| {
-                    Error::new(format!(
-                        "the upstream server answered an invalid result: {e}"
-                    ))
-                })
-            }
+            let input = call.input().ok();
+            async move { forward_call(&link, input, &name, call.arguments).await }
         });
         if let Some(d) = t["description"].as_str() {
             def = def.description(d);
@@ -255,6 +247,84 @@ impl Upstream {
         }
         Some(def)
     }
+}
+
+/// Most rounds of one forwarded multi round-trip request.
+const MAX_UPSTREAM_ROUNDS: usize = 16;
+
+/// A `tools/call` forwarded, with its rounds: when the upstream asks for input, its
+/// questions go to our client as ours (under the round's key), the upstream's answer and
+/// `requestState` are recorded in our sealed state, and the next round gives the upstream
+/// the client's answers. Each of our rounds runs this again from the start; recorded
+/// upstream rounds are not sent again.
+async fn forward_call(
+    link: &Link,
+    input: Option<crate::Input>,
+    name: &str,
+    arguments: serde_json::Map<String, Value>,
+) -> Result<CallToolResult, Error> {
+    let mut carry = serde_json::Map::new();
+    for round in 0..MAX_UPSTREAM_ROUNDS {
+        let key = format!("upstream.{round}");
+        let recorded = input.as_ref().and_then(|i| i.recorded_step(&key));
+        let r = match recorded {
+            Some(r) => r,
+            None => {
+                let mut params = json!({ "name": name, "arguments": arguments });
+                if let Value::Object(p) = &mut params {
+                    p.extend(std::mem::take(&mut carry));
+                }
+                let r = link.request("tools/call", params).await.map_err(failed)?;
+                if asks(&r)
+                    && let Some(i) = &input
+                {
+                    i.record_step(&key, r.clone());
+                }
+                r
+            }
+        };
+        if !asks(&r) {
+            return serde_json::from_value::<CallToolResult>(r).map_err(|e| {
+                Error::new(format!(
+                    "the upstream server answered an invalid result: {e}"
+                ))
+            });
+        }
+        let Some(input) = &input else {
+            return Err(Error::new(
+                "the upstream server asked for input, which this request cannot forward",
+            ));
+        };
+        let requests: Vec<(String, Value)> = r["inputRequests"]
+            .as_object()
+            .map(|m| m.iter().map(|(k, v)| (k.clone(), v.clone())).collect())
+            .unwrap_or_default();
+        // All of a round's questions at once, so they go out in one round of ours.
+        let keys: Vec<String> = requests.iter().map(|(k, _)| format!("{key}.{k}")).collect();
+        let answers = futures_util::future::join_all(
+            requests
+                .iter()
+                .zip(&keys)
+                .map(|((_, req), k)| input.ask(k, req.clone())),
+        )
+        .await;
+        let mut responses = serde_json::Map::new();
+        for ((k, _), a) in requests.into_iter().zip(answers) {
+            responses.insert(k, a?);
+        }
+        carry.insert("inputResponses".into(), Value::Object(responses));
+        if let Some(s) = r.get("requestState") {
+            carry.insert("requestState".into(), s.clone());
+        }
+    }
+    Err(Error::new(format!(
+        "the upstream server asked for input more than {MAX_UPSTREAM_ROUNDS} times"
+    )))
+}
+
+/// Whether an upstream result asks for input.
+fn asks(r: &Value) -> bool {
+    r.get("resultType").and_then(Value::as_str) == Some("input_required")
 }
 
 /// An upstream failure as the handler's error: a JSON-RPC error of the upstream passes

@@ -236,6 +236,73 @@ impl ServerBuilder {
         self
     }
 
+    /// Serves everything `child` serves under its own names (no namespace), with its
+    /// middleware around its items only: how a group of items (a `#[server]` provider,
+    /// say) gets middleware of its own. Otherwise like [`ServerBuilder::mount`].
+    ///
+    /// ```
+    /// use mcp_runtime::middleware::RateLimit;
+    /// use mcp_runtime::{Server, tool, tools};
+    /// use std::time::Duration;
+    ///
+    /// /// Sends a text message.
+    /// #[tool]
+    /// async fn sms(to: String) -> String { format!("sent to {to}") }
+    /// /// Says hi.
+    /// #[tool]
+    /// async fn hi() -> &'static str { "hi" }
+    ///
+    /// let paid = Server::builder("paid", "1.0")
+    ///     .tools(tools![sms])
+    ///     .layer(RateLimit::new(5, Duration::from_secs(60)));
+    /// let server = Server::builder("x", "1.0").tools(tools![hi]).merge(paid).build().unwrap();
+    /// assert_eq!(server.tool_names(), ["hi", "sms"]);
+    /// ```
+    pub fn merge(mut self, child: ServerBuilder) -> Self {
+        use super::middleware;
+        let layers = child.layers;
+        self.tools.extend(
+            child
+                .tools
+                .into_iter()
+                .map(|d| middleware::layered_tool(d, &layers)),
+        );
+        self.standby_tools.extend(
+            child
+                .standby_tools
+                .into_iter()
+                .map(|d| middleware::layered_tool(d, &layers)),
+        );
+        for (mine, theirs) in [
+            (&mut self.prompts, child.prompts),
+            (&mut self.standby_prompts, child.standby_prompts),
+        ] {
+            mine.extend(
+                theirs
+                    .into_iter()
+                    .map(|d| middleware::layered(d, &layers, true)),
+            );
+        }
+        for (mine, theirs) in [
+            (&mut self.resources, child.resources),
+            (&mut self.standby_resources, child.standby_resources),
+        ] {
+            mine.extend(
+                theirs
+                    .into_iter()
+                    .map(|d| middleware::layered(d, &layers, true)),
+            );
+        }
+        self.extensions.fill_from(child.extensions);
+        if let Some(i) = child.instructions {
+            let mine = self.instructions.take().unwrap_or_default();
+            let sep = if mine.is_empty() { "" } else { "\n\n" };
+            self.instructions = Some(format!("{mine}{sep}{i}"));
+        }
+        self.mount_errors.extend(child.mount_errors);
+        self
+    }
+
     /// Shares `value` with every handler taking a `State<T>` parameter.
     pub fn state<T: Send + Sync + 'static>(mut self, value: T) -> Self {
         self.extensions.insert(value);

@@ -167,6 +167,11 @@ impl Next {
 
 /// Code around calls. Implement it, or make one from an `async` closure with
 /// [`from_fn`].
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a middleware",
+    label = "not a middleware",
+    note = "a middleware implements `mcp_runtime::middleware::Middleware` (such as `Timing`, `RateLimit`, `SizeLimit`, `Cache`); make one from an async closure with `mcp_runtime::middleware::from_fn`"
+)]
 pub trait Middleware: Send + Sync + 'static {
     /// Handles one call: answer it, or pass it on with `next.run(request)`.
     fn call(&self, request: Request, next: Next) -> BoxFuture<'static, Response>;
