@@ -96,12 +96,8 @@ impl Server {
         capabilities.insert("logging".into(), json!({}));
         // Extensions: the declared ones, and MCP Apps when used (tasks are a 2026-07-28
         // extension).
-        let mut extensions = inner.settings.extensions.clone();
-        if catalog.uses_apps {
-            extensions
-                .entry(crate::server::apps::EXTENSION)
-                .or_insert_with(|| json!({}));
-        }
+        let extensions =
+            super::catalog::extensions(&inner.settings.extensions, false, catalog.uses_apps);
         if !extensions.is_empty() {
             capabilities.insert("extensions".into(), Value::Object(extensions));
         }

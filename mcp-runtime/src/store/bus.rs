@@ -253,17 +253,26 @@ impl NotificationBus for LocalBus {
     }
 
     fn subscribe(&self) -> BoxStream<'static, Change> {
-        futures_util::stream::unfold(self.0.subscribe(), |mut rx| async move {
-            loop {
-                match rx.recv().await {
-                    Ok(c) => return Some((c, rx)),
-                    Err(broadcast::error::RecvError::Lagged(n)) => {
-                        tracing::warn!(skipped = n, "a slow listen stream missed changes");
-                    }
-                    Err(broadcast::error::RecvError::Closed) => return None,
-                }
-            }
-        })
-        .boxed()
+        changes_of(self.0.subscribe(), "a slow listen stream missed changes")
     }
+}
+
+/// The changes a broadcast receiver gets, as a stream; a receiver that falls behind skips
+/// what it missed, with `lagged` as the warning.
+pub(crate) fn changes_of(
+    rx: broadcast::Receiver<Change>,
+    lagged: &'static str,
+) -> BoxStream<'static, Change> {
+    futures_util::stream::unfold(rx, move |mut rx| async move {
+        loop {
+            match rx.recv().await {
+                Ok(c) => return Some((c, rx)),
+                Err(broadcast::error::RecvError::Lagged(n)) => {
+                    tracing::warn!(skipped = n, "{lagged}");
+                }
+                Err(broadcast::error::RecvError::Closed) => return None,
+            }
+        }
+    })
+    .boxed()
 }

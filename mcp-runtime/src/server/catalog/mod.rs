@@ -373,6 +373,27 @@ fn origins(a: &crate::server::def::Item, b: &crate::server::def::Item) -> String
     }
 }
 
+/// `capabilities.extensions`: the declared ones, and those the framework serves when used
+/// (tasks is a 2026-07-28 extension: the legacy era leaves it out).
+pub(crate) fn extensions(
+    declared: &Map<String, Value>,
+    tasks: bool,
+    apps: bool,
+) -> Map<String, Value> {
+    let mut extensions = declared.clone();
+    if tasks {
+        extensions
+            .entry(crate::protocol::tasks::EXTENSION)
+            .or_insert_with(|| json!({}));
+    }
+    if apps {
+        extensions
+            .entry(crate::server::apps::EXTENSION)
+            .or_insert_with(|| json!({}));
+    }
+    extensions
+}
+
 /// Which features a server has, for its capabilities.
 struct Features {
     tools: bool,
@@ -413,17 +434,7 @@ fn discover(
     if f.logging {
         capabilities.insert("logging".into(), json!({}));
     }
-    let mut extensions = declared.clone();
-    if f.tasks {
-        extensions
-            .entry(crate::protocol::tasks::EXTENSION)
-            .or_insert_with(|| json!({}));
-    }
-    if f.apps {
-        extensions
-            .entry(crate::server::apps::EXTENSION)
-            .or_insert_with(|| json!({}));
-    }
+    let extensions = extensions(declared, f.tasks, f.apps);
     if !extensions.is_empty() {
         capabilities.insert("extensions".into(), Value::Object(extensions));
     }

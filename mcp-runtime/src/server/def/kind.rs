@@ -58,6 +58,20 @@ pub trait Kind: sealed::Sealed + Send + Sync + Sized + 'static {
     }
 }
 
+/// An output as JSON (what middleware sees).
+fn json_of<T: serde::Serialize>(out: T) -> Result<serde_json::Value, RpcError> {
+    serde_json::to_value(out).map_err(|e| RpcError::internal(format!("Internal error: {e}")))
+}
+
+/// An output from JSON (what middleware answered).
+fn from_json<T: serde::de::DeserializeOwned>(v: serde_json::Value) -> Result<T, RpcError> {
+    serde_json::from_value(v).map_err(|e| {
+        RpcError::internal(format!(
+            "Internal error: a middleware answered an invalid result: {e}"
+        ))
+    })
+}
+
 /// A tool (`tools/call`): arguments in, [`CallToolResult`] out.
 #[derive(Debug, Clone, Copy)]
 pub struct Tool;
@@ -90,14 +104,10 @@ impl Kind for Tool {
     const LABEL: &'static str = "tool";
     const METHOD: &'static str = methods::TOOLS_CALL;
     fn to_json(out: Self::Output) -> Result<serde_json::Value, RpcError> {
-        serde_json::to_value(out).map_err(|e| RpcError::internal(format!("Internal error: {e}")))
+        json_of(out)
     }
     fn from_json(v: serde_json::Value) -> Result<Self::Output, RpcError> {
-        serde_json::from_value(v).map_err(|e| {
-            RpcError::internal(format!(
-                "Internal error: a middleware answered an invalid result: {e}"
-            ))
-        })
+        from_json(v)
     }
     fn execution_error(content: Vec<Content>) -> Result<CallToolResult, RpcError> {
         Ok(CallToolResult {
@@ -114,14 +124,10 @@ impl Kind for Prompt {
     const LABEL: &'static str = "prompt";
     const METHOD: &'static str = methods::PROMPTS_GET;
     fn to_json(out: Self::Output) -> Result<serde_json::Value, RpcError> {
-        serde_json::to_value(out).map_err(|e| RpcError::internal(format!("Internal error: {e}")))
+        json_of(out)
     }
     fn from_json(v: serde_json::Value) -> Result<Self::Output, RpcError> {
-        serde_json::from_value(v).map_err(|e| {
-            RpcError::internal(format!(
-                "Internal error: a middleware answered an invalid result: {e}"
-            ))
-        })
+        from_json(v)
     }
 }
 
@@ -131,14 +137,10 @@ impl Kind for Resource {
     const LABEL: &'static str = "resource";
     const METHOD: &'static str = methods::RESOURCES_READ;
     fn to_json(out: Self::Output) -> Result<serde_json::Value, RpcError> {
-        serde_json::to_value(out).map_err(|e| RpcError::internal(format!("Internal error: {e}")))
+        json_of(out)
     }
     fn from_json(v: serde_json::Value) -> Result<Self::Output, RpcError> {
-        serde_json::from_value(v).map_err(|e| {
-            RpcError::internal(format!(
-                "Internal error: a middleware answered an invalid result: {e}"
-            ))
-        })
+        from_json(v)
     }
     fn not_found(uri: &str, _: String) -> Result<Self::Output, RpcError> {
         Err(RpcError::resource_not_found(uri))

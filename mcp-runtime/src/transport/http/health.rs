@@ -41,6 +41,19 @@ impl Lifecycle {
     pub(crate) fn going_away(&self) {
         self.going.store(true, Ordering::Release);
     }
+    /// Shutdown begins with `lame` of lame duck: readiness turns false, and serving goes
+    /// on until the instant returned (`None`: no lame duck, stop now).
+    pub(crate) fn lame_duck_until(
+        &self,
+        lame: std::time::Duration,
+    ) -> Option<tokio::time::Instant> {
+        if lame.is_zero() {
+            return None;
+        }
+        self.going_away();
+        tracing::info!("lame duck for {lame:?}: readiness is false, still serving");
+        Some(tokio::time::Instant::now() + lame)
+    }
     pub(crate) fn close_connections(&self) {
         self.closing.store(true, Ordering::Release);
     }

@@ -519,11 +519,10 @@ impl HttpServer {
                 },
                 d = &mut shutdown, if stop_at.is_none() => {
                     lame = d;
-                    if d.is_zero() { break }
-                    lifecycle.going_away();
-                    tracing::info!("lame duck for {d:?}: readiness is false, still serving");
-                    stop_at = Some(tokio::time::Instant::now() + d);
-                    continue;
+                    match lifecycle.lame_duck_until(d) {
+                        None => break,
+                        until => { stop_at = until; continue }
+                    }
                 }
                 () = &mut lame_over => break,
             };
@@ -539,11 +538,10 @@ impl HttpServer {
                 },
                 d = &mut shutdown, if stop_at.is_none() => {
                     lame = d;
-                    if d.is_zero() { break }
-                    lifecycle.going_away();
-                    tracing::info!("lame duck for {d:?}: readiness is false, still serving");
-                    stop_at = Some(tokio::time::Instant::now() + d);
-                    continue;
+                    match lifecycle.lame_duck_until(d) {
+                        None => break,
+                        until => { stop_at = until; continue }
+                    }
                 }
                 () = &mut lame_over => break,
             };

@@ -1,0 +1,161 @@
+//! `RedisStore` as a [`HandleStore`]: a hash per handle (`owner`, `value`), expiring with
+//! it, and a set of ids per owner for `list`.
+
+use super::{RedisStore, backend, ms};
+use crate::store::{HandleRecord, HandleStore, StoreError};
+use futures_util::FutureExt;
+use futures_util::future::BoxFuture;
+use serde_json::Value;
+use std::time::Duration;
+
+static INSERT_HANDLE: std::sync::LazyLock<redis::Script> = std::sync::LazyLock::new(|| {
+    redis::Script::new(
+        r"
+redis.call('HSET', KEYS[1], 'value', ARGV[1])
+if ARGV[2] ~= '' then redis.call('HSET', KEYS[1], 'owner', ARGV[2]) end
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
+redis.call('SADD', KEYS[2], ARGV[4])
+if redis.call('PTTL', KEYS[2]) < tonumber(ARGV[3]) then redis.call('PEXPIRE', KEYS[2], ARGV[3]) end
+return 1",
+    )
+});
+
+static REPLACE_HANDLE: std::sync::LazyLock<redis::Script> = std::sync::LazyLock::new(|| {
+    redis::Script::new(
+        r"
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+redis.call('HSET', KEYS[1], 'value', ARGV[1])
+return 1",
+    )
+});
+
+impl HandleStore for RedisStore {
+    fn insert<'a>(
+        &'a self,
+        id: &'a str,
+        record: HandleRecord,
+        ttl: Duration,
+    ) -> BoxFuture<'a, Result<(), StoreError>> {
+        async move {
+            let mut c = self.conn.clone();
+            INSERT_HANDLE
+                .key(self.key("h", id))
+                .key(self.owner_index(record.owner.as_deref()))
+                .arg(record.value.to_string())
+                .arg(record.owner.as_deref().unwrap_or(""))
+                .arg(ms(ttl))
+                .arg(id)
+                .invoke_async::<i64>(&mut c)
+                .await
+                .map(drop)
+                .map_err(backend)
+        }
+        .boxed()
+    }
+
+    fn get<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Option<HandleRecord>, StoreError>> {
+        async move {
+            let mut c = self.conn.clone();
+            let (owner, value): (Option<String>, Option<String>) = redis::cmd("HMGET")
+                .arg(self.key("h", id))
+                .arg("owner")
+                .arg("value")
+                .query_async(&mut c)
+                .await
+                .map_err(backend)?;
+            let Some(value) = value else { return Ok(None) };
+            let value: Value = serde_json::from_str(&value).map_err(backend)?;
+            Ok(Some(HandleRecord { owner, value }))
+        }
+        .boxed()
+    }
+
+    fn replace<'a>(&'a self, id: &'a str, value: Value) -> BoxFuture<'a, Result<bool, StoreError>> {
+        async move {
+            let mut c = self.conn.clone();
+            REPLACE_HANDLE
+                .key(self.key("h", id))
+                .arg(value.to_string())
+                .invoke_async::<i64>(&mut c)
+                .await
+                .map(|n| n == 1)
+                .map_err(backend)
+        }
+        .boxed()
+    }
+
+    fn remove<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<bool, StoreError>> {
+        async move {
+            let mut c = self.conn.clone();
+            let key = self.key("h", id);
+            let owner: Option<String> = redis::cmd("HGET")
+                .arg(&key)
+                .arg("owner")
+                .query_async(&mut c)
+                .await
+                .map_err(backend)?;
+            let (gone, _): (i64, i64) = redis::pipe()
+                .atomic()
+                .cmd("DEL")
+                .arg(&key)
+                .cmd("SREM")
+                .arg(self.owner_index(owner.as_deref()))
+                .arg(id)
+                .query_async(&mut c)
+                .await
+                .map_err(backend)?;
+            Ok(gone == 1)
+        }
+        .boxed()
+    }
+
+    fn list<'a>(
+        &'a self,
+        owner: Option<&'a str>,
+    ) -> BoxFuture<'a, Result<Vec<(String, Value)>, StoreError>> {
+        async move {
+            let mut c = self.conn.clone();
+            let index = self.owner_index(owner);
+            let ids: Vec<String> = redis::cmd("SMEMBERS")
+                .arg(&index)
+                .query_async(&mut c)
+                .await
+                .map_err(backend)?;
+            if ids.is_empty() {
+                return Ok(Vec::new());
+            }
+            let mut pipe = redis::pipe();
+            for id in &ids {
+                pipe.cmd("HMGET")
+                    .arg(self.key("h", id))
+                    .arg("owner")
+                    .arg("value");
+            }
+            let rows: Vec<(Option<String>, Option<String>)> =
+                pipe.query_async(&mut c).await.map_err(backend)?;
+            let mut out = Vec::new();
+            let mut stale = Vec::new();
+            for (id, (o, v)) in ids.into_iter().zip(rows) {
+                match v {
+                    Some(v) if o.as_deref() == owner => {
+                        if let Ok(v) = serde_json::from_str(&v) {
+                            out.push((id, v));
+                        }
+                    }
+                    Some(_) => {}
+                    None => stale.push(id),
+                }
+            }
+            if !stale.is_empty() {
+                // Expired handles leave their index entry behind; tidy up.
+                let _ = redis::cmd("SREM")
+                    .arg(&index)
+                    .arg(&stale)
+                    .query_async::<i64>(&mut c)
+                    .await;
+            }
+            Ok(out)
+        }
+        .boxed()
+    }
+}

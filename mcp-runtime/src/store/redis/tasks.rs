@@ -1,0 +1,158 @@
+//! `RedisStore` as a [`TaskStore`]: a hash per task (`rec`, `ver`), updated by a Lua
+//! compare-and-set on the version (no lost updates between instances), with a wake-up
+//! channel per task for watchers.
+
+use super::{MAX_CAS_ATTEMPTS, RedisStore, WATCH_CHECK, backend};
+use crate::store::{StoreError, TaskChange, TaskRecord, TaskStore};
+use futures_util::future::BoxFuture;
+use futures_util::stream::BoxStream;
+use futures_util::{FutureExt, StreamExt};
+use std::sync::{Arc, Weak};
+use tokio::sync::watch;
+
+static CREATE_TASK: std::sync::LazyLock<redis::Script> = std::sync::LazyLock::new(|| {
+    redis::Script::new(
+        r"
+if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+redis.call('HSET', KEYS[1], 'rec', ARGV[1], 'ver', 0)
+redis.call('PEXPIREAT', KEYS[1], ARGV[2])
+return 1",
+    )
+});
+
+static UPDATE_TASK: std::sync::LazyLock<redis::Script> = std::sync::LazyLock::new(|| {
+    redis::Script::new(
+        r"
+if redis.call('HGET', KEYS[1], 'ver') ~= ARGV[1] then return 0 end
+redis.call('HSET', KEYS[1], 'rec', ARGV[2], 'ver', ARGV[3])
+redis.call('PUBLISH', ARGV[4], ARGV[3])
+return 1",
+    )
+});
+
+impl RedisStore {
+    async fn read_task(&self, id: &str) -> Result<Option<(TaskRecord, String)>, StoreError> {
+        let mut c = self.conn.clone();
+        let (rec, ver): (Option<String>, Option<String>) = redis::cmd("HMGET")
+            .arg(self.key("t", id))
+            .arg("rec")
+            .arg("ver")
+            .query_async(&mut c)
+            .await
+            .map_err(backend)?;
+        let (Some(rec), Some(ver)) = (rec, ver) else {
+            return Ok(None);
+        };
+        let rec: TaskRecord = serde_json::from_str(&rec).map_err(backend)?;
+        if rec.is_expired(crate::store::now_ms()) {
+            return Ok(None);
+        }
+        Ok(Some((rec, ver)))
+    }
+}
+
+impl TaskStore for RedisStore {
+    fn create(&self, task: TaskRecord) -> BoxFuture<'_, Result<(), StoreError>> {
+        async move {
+            let mut c = self.conn.clone();
+            let text = serde_json::to_string(&task).map_err(backend)?;
+            let made: i64 = CREATE_TASK
+                .key(self.key("t", task.id()))
+                .arg(text)
+                .arg(task.expires_ms())
+                .invoke_async(&mut c)
+                .await
+                .map_err(backend)?;
+            if made == 1 {
+                Ok(())
+            } else {
+                Err(StoreError::Backend(format!("task `{}` exists", task.id())))
+            }
+        }
+        .boxed()
+    }
+
+    fn get<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Option<TaskRecord>, StoreError>> {
+        async move { Ok(self.read_task(id).await?.map(|(r, _)| r)) }.boxed()
+    }
+
+    fn update<'a>(
+        &'a self,
+        id: &'a str,
+        change: TaskChange,
+    ) -> BoxFuture<'a, Result<Option<TaskRecord>, StoreError>> {
+        async move {
+            for _ in 0..MAX_CAS_ATTEMPTS {
+                let Some((mut rec, ver)) = self.read_task(id).await? else {
+                    return Ok(None);
+                };
+                if !rec.apply(&change) {
+                    return Ok(Some(rec));
+                }
+                let next = ver.parse::<u64>().unwrap_or(0).wrapping_add(1).to_string();
+                let text = serde_json::to_string(&rec).map_err(backend)?;
+                let mut c = self.conn.clone();
+                let done: i64 = UPDATE_TASK
+                    .key(self.key("t", id))
+                    .arg(&ver)
+                    .arg(text)
+                    .arg(&next)
+                    .arg(self.key("tw", id))
+                    .invoke_async(&mut c)
+                    .await
+                    .map_err(backend)?;
+                if done == 1 {
+                    return Ok(Some(rec));
+                }
+            }
+            Err(StoreError::Backend(format!(
+                "task `{id}` changed {MAX_CAS_ATTEMPTS} times while being updated"
+            )))
+        }
+        .boxed()
+    }
+
+    fn watch(&self, id: &str) -> BoxStream<'static, ()> {
+        let tx = {
+            let mut w = self
+                .shared
+                .watchers
+                .lock()
+                .unwrap_or_else(|e| e.into_inner());
+            match w.get(id).and_then(Weak::upgrade) {
+                Some(tx) => tx,
+                None => {
+                    let tx = Arc::new(watch::channel(0u64).0);
+                    w.insert(id.to_owned(), Arc::downgrade(&tx));
+                    tx
+                }
+            }
+        };
+        let mut rx = tx.subscribe();
+        rx.mark_unchanged();
+        let store = self.clone();
+        let id = id.to_owned();
+        futures_util::stream::unfold((rx, tx, store, id), |(mut rx, tx, store, id)| async move {
+            loop {
+                tokio::select! {
+                    changed = rx.changed() => {
+                        changed.ok()?;
+                        return Some(((), (rx, tx, store, id)));
+                    }
+                    () = tokio::time::sleep(WATCH_CHECK) => {
+                        // Ends with the task; a backend error keeps watching.
+                        if let Ok(None) = store.read_task(&id).await {
+                            return None;
+                        }
+                    }
+                }
+            }
+        })
+        .boxed()
+    }
+
+    fn expire(&self) -> BoxFuture<'_, Result<usize, StoreError>> {
+        // Redis expires tasks itself.
+        async { Ok(0) }.boxed()
+    }
+}
