@@ -1,5 +1,6 @@
 //! Redis back ends for what the instances of a fleet share (the `redis` feature):
-//! [`RedisStore`] is a [`HandleStore`], a [`ReplayStore`], a [`TaskStore`] and a
+//! [`RedisStore`] is a [`HandleStore`](crate::store::HandleStore), a
+//! [`ReplayStore`](crate::store::ReplayStore), a [`TaskStore`](crate::store::TaskStore) and a
 //! [`NotificationBus`] (with the catalog record late instances catch up from), over one
 //! multiplexed connection that reconnects by itself and one pub/sub connection.
 //!
