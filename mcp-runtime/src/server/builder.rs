@@ -31,29 +31,29 @@ use std::time::Duration;
 /// # drop(server);
 /// ```
 pub struct ServerBuilder {
-    info: ServerInfo,
-    instructions: Option<String>,
-    tools: Vec<ToolDef>,
-    resources: Vec<ResourceDef>,
-    prompts: Vec<PromptDef>,
-    extensions: Extensions,
-    limits: Limits,
-    caching: Caching,
-    request_state: RequestState,
-    tasks: Tasks,
-    legacy: Legacy,
-    server_info_in_meta: bool,
-    bus: Option<Arc<dyn NotificationBus>>,
-    auth: Option<crate::auth::Auth>,
-    standby_tools: Vec<ToolDef>,
-    standby_prompts: Vec<PromptDef>,
-    standby_resources: Vec<ResourceDef>,
-    handles: HandleConfig,
-    layers: super::middleware::Layers,
+    pub(super) info: ServerInfo,
+    pub(super) instructions: Option<String>,
+    pub(super) tools: Vec<ToolDef>,
+    pub(super) resources: Vec<ResourceDef>,
+    pub(super) prompts: Vec<PromptDef>,
+    pub(super) extensions: Extensions,
+    pub(super) limits: Limits,
+    pub(super) caching: Caching,
+    pub(super) request_state: RequestState,
+    pub(super) tasks: Tasks,
+    pub(super) legacy: Legacy,
+    pub(super) server_info_in_meta: bool,
+    pub(super) bus: Option<Arc<dyn NotificationBus>>,
+    pub(super) auth: Option<crate::auth::Auth>,
+    pub(super) standby_tools: Vec<ToolDef>,
+    pub(super) standby_prompts: Vec<PromptDef>,
+    pub(super) standby_resources: Vec<ResourceDef>,
+    pub(super) handles: HandleConfig,
+    pub(super) layers: super::middleware::Layers,
     /// Problems found by `mount`, reported by `build`.
-    mount_errors: Vec<String>,
+    pub(super) mount_errors: Vec<String>,
     /// Extensions declared in `capabilities.extensions`.
-    declared: serde_json::Map<String, serde_json::Value>,
+    pub(super) declared: serde_json::Map<String, serde_json::Value>,
 }
 
 impl ServerBuilder {
@@ -155,154 +155,6 @@ impl ServerBuilder {
         self.prompts.extend(P::prompts(&this));
         self
     }
-    /// Serves everything `child` serves under `namespace`: its tools and prompts as
-    /// `{namespace}_{name}`, its resources with `{namespace}+` before their URI scheme
-    /// (`notes://{id}` → `docs+notes://{id}`, also in what their list functions and handlers
-    /// return), its standby items likewise, its middleware around its own items (inside
-    /// this server's), its state where this server has none of that type, and its
-    /// instructions after this server's. Its other settings (limits, authorization,
-    /// stores) are this server's. A name that two sources give is a build error naming
-    /// both; lists stay sorted, and list hints are computed over all items.
-    ///
-    /// ```
-    /// use mcp_runtime::{Server, tool, tools};
-    ///
-    /// /// Searches the docs.
-    /// #[tool]
-    /// async fn search(q: String) -> String { format!("docs about {q}") }
-    /// /// Searches the tickets.
-    /// #[tool(name = "search")]
-    /// async fn search_tickets(q: String) -> String { format!("tickets about {q}") }
-    ///
-    /// let docs = Server::builder("docs", "1.0").tools(tools![search]);
-    /// let tickets = Server::builder("tickets", "1.0").tools(tools![search_tickets]);
-    /// let server = Server::builder("support", "1.0")
-    ///     .mount("docs", docs)
-    ///     .mount("tickets", tickets)
-    ///     .build()
-    ///     .unwrap();
-    /// assert_eq!(server.tool_names(), ["docs_search", "tickets_search"]);
-    /// ```
-    pub fn mount(mut self, namespace: impl Into<String>, child: ServerBuilder) -> Self {
-        use super::{middleware, mount};
-        let ns = namespace.into();
-        if let Err(e) = mount::check_namespace(&ns) {
-            self.mount_errors.push(e);
-            return self;
-        }
-        let layers = child.layers;
-        let tool = |d| mount::tool(&ns, middleware::layered_tool(d, &layers));
-        let prompt = |d| mount::prompt(&ns, middleware::layered(d, &layers, true));
-        let resource = |d| mount::resource(&ns, middleware::layered(d, &layers, true));
-        self.tools.extend(child.tools.into_iter().map(tool));
-        self.standby_tools
-            .extend(child.standby_tools.into_iter().map(tool));
-        self.prompts.extend(child.prompts.into_iter().map(prompt));
-        self.standby_prompts
-            .extend(child.standby_prompts.into_iter().map(prompt));
-        self.resources
-            .extend(child.resources.into_iter().map(resource));
-        self.standby_resources
-            .extend(child.standby_resources.into_iter().map(resource));
-        self.extensions.fill_from(child.extensions);
-        if let Some(i) = child.instructions {
-            let mine = self.instructions.take().unwrap_or_default();
-            let sep = if mine.is_empty() { "" } else { "\n\n" };
-            self.instructions = Some(format!(
-                "{mine}{sep}Tools, prompts and resources prefixed `{ns}`: {i}"
-            ));
-        }
-        self.mount_errors.extend(child.mount_errors);
-        self
-    }
-
-    /// Declares the extension `id` (such as `com.example/audit`) with its `settings` in
-    /// `server/discover`'s `capabilities.extensions` (the ones the framework serves, tasks
-    /// and MCP Apps, are declared when used). Handlers read what the client declared with
-    /// [`Context::client_extension`](crate::Context::client_extension); an item that needs
-    /// it says so with [`Def::requires_extension`](crate::def::ToolDef::requires_extension).
-    ///
-    /// ```
-    /// use mcp_runtime::Server;
-    ///
-    /// let server = Server::builder("x", "1.0")
-    ///     .extension("com.example/audit", serde_json::json!({"version": 2}))
-    ///     .build()
-    ///     .unwrap();
-    /// # drop(server);
-    /// ```
-    pub fn extension(mut self, id: impl Into<String>, settings: serde_json::Value) -> Self {
-        self.declared.insert(id.into(), settings);
-        self
-    }
-
-    /// Serves everything `child` serves under its own names (no namespace), with its
-    /// middleware around its items only: how a group of items (a `#[server]` provider,
-    /// say) gets middleware of its own. Otherwise like [`ServerBuilder::mount`].
-    ///
-    /// ```
-    /// use mcp_runtime::middleware::RateLimit;
-    /// use mcp_runtime::{Server, tool, tools};
-    /// use std::time::Duration;
-    ///
-    /// /// Sends a text message.
-    /// #[tool]
-    /// async fn sms(to: String) -> String { format!("sent to {to}") }
-    /// /// Says hi.
-    /// #[tool]
-    /// async fn hi() -> &'static str { "hi" }
-    ///
-    /// let paid = Server::builder("paid", "1.0")
-    ///     .tools(tools![sms])
-    ///     .layer(RateLimit::new(5, Duration::from_secs(60)));
-    /// let server = Server::builder("x", "1.0").tools(tools![hi]).merge(paid).build().unwrap();
-    /// assert_eq!(server.tool_names(), ["hi", "sms"]);
-    /// ```
-    pub fn merge(mut self, child: ServerBuilder) -> Self {
-        use super::middleware;
-        let layers = child.layers;
-        self.tools.extend(
-            child
-                .tools
-                .into_iter()
-                .map(|d| middleware::layered_tool(d, &layers)),
-        );
-        self.standby_tools.extend(
-            child
-                .standby_tools
-                .into_iter()
-                .map(|d| middleware::layered_tool(d, &layers)),
-        );
-        for (mine, theirs) in [
-            (&mut self.prompts, child.prompts),
-            (&mut self.standby_prompts, child.standby_prompts),
-        ] {
-            mine.extend(
-                theirs
-                    .into_iter()
-                    .map(|d| middleware::layered(d, &layers, true)),
-            );
-        }
-        for (mine, theirs) in [
-            (&mut self.resources, child.resources),
-            (&mut self.standby_resources, child.standby_resources),
-        ] {
-            mine.extend(
-                theirs
-                    .into_iter()
-                    .map(|d| middleware::layered(d, &layers, true)),
-            );
-        }
-        self.extensions.fill_from(child.extensions);
-        if let Some(i) = child.instructions {
-            let mine = self.instructions.take().unwrap_or_default();
-            let sep = if mine.is_empty() { "" } else { "\n\n" };
-            self.instructions = Some(format!("{mine}{sep}{i}"));
-        }
-        self.mount_errors.extend(child.mount_errors);
-        self
-    }
-
     /// Shares `value` with every handler taking a `State<T>` parameter.
     pub fn state<T: Send + Sync + 'static>(mut self, value: T) -> Self {
         self.extensions.insert(value);

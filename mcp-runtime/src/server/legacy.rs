@@ -138,8 +138,7 @@ impl Server {
                     Ok((parts, params)) => {
                         let _entered = parts.span.clone().entered();
                         #[cfg(feature = "metrics")]
-                        let observed =
-                            super::metrics::begin(&parts.method, &params, &self.inner.catalog());
+                        let observed = super::metrics::begin(&parts.method, &params, &self.inner);
                         let prepared = self.route_legacy(parts, params);
                         #[cfg(feature = "metrics")]
                         let prepared = self.observed(observed, prepared);

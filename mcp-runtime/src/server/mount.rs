@@ -3,9 +3,11 @@
 //! what their list functions and handlers return) get the namespace as a scheme prefix
 //! (`notes://1` → `docs+notes://1`), its middleware wraps its own items inside the
 //! parent's, and its state fills in what the parent does not have. Everything else (the
-//! transport settings, limits, authorization, stores) is the parent's.
+//! transport settings, limits, authorization, stores) is the parent's. `merge` does the
+//! same without a namespace.
 
 use super::def::{Handler, PromptDef, ResourceDef, ToolDef, kind};
+use super::{ServerBuilder, middleware};
 use crate::protocol::ResourceContents;
 use std::sync::Arc;
 
@@ -107,6 +109,140 @@ fn remount(ns: &str, u: &mut String) {
     let mounted = u.starts_with(&format!("{ns}+")) || u.starts_with(&format!("ui://{ns}/"));
     if !mounted {
         *u = uri(ns, u);
+    }
+}
+
+impl ServerBuilder {
+    /// Serves everything `child` serves under `namespace`: its tools and prompts as
+    /// `{namespace}_{name}`, its resources with `{namespace}+` before their URI scheme
+    /// (`notes://{id}` → `docs+notes://{id}`, also in what their list functions and handlers
+    /// return), its standby items likewise, its middleware around its own items (inside
+    /// this server's), its state where this server has none of that type, and its
+    /// instructions after this server's. Its other settings (limits, authorization,
+    /// stores) are this server's. A name that two sources give is a build error naming
+    /// both; lists stay sorted, and list hints are computed over all items.
+    ///
+    /// ```
+    /// use mcp_runtime::{Server, tool, tools};
+    ///
+    /// /// Searches the docs.
+    /// #[tool]
+    /// async fn search(q: String) -> String { format!("docs about {q}") }
+    /// /// Searches the tickets.
+    /// #[tool(name = "search")]
+    /// async fn search_tickets(q: String) -> String { format!("tickets about {q}") }
+    ///
+    /// let docs = Server::builder("docs", "1.0").tools(tools![search]);
+    /// let tickets = Server::builder("tickets", "1.0").tools(tools![search_tickets]);
+    /// let server = Server::builder("support", "1.0")
+    ///     .mount("docs", docs)
+    ///     .mount("tickets", tickets)
+    ///     .build()
+    ///     .unwrap();
+    /// assert_eq!(server.tool_names(), ["docs_search", "tickets_search"]);
+    /// ```
+    pub fn mount(mut self, namespace: impl Into<String>, child: ServerBuilder) -> Self {
+        let ns = namespace.into();
+        if let Err(e) = check_namespace(&ns) {
+            self.mount_errors.push(e);
+            return self;
+        }
+        self.fold_in(child, Some(&ns))
+    }
+
+    /// Declares the extension `id` (such as `com.example/audit`) with its `settings` in
+    /// `server/discover`'s `capabilities.extensions` (the ones the framework serves, tasks
+    /// and MCP Apps, are declared when used). Handlers read what the client declared with
+    /// [`Context::client_extension`](crate::Context::client_extension); an item that needs
+    /// it says so with [`Def::requires_extension`](crate::def::ToolDef::requires_extension).
+    ///
+    /// ```
+    /// use mcp_runtime::Server;
+    ///
+    /// let server = Server::builder("x", "1.0")
+    ///     .extension("com.example/audit", serde_json::json!({"version": 2}))
+    ///     .build()
+    ///     .unwrap();
+    /// # drop(server);
+    /// ```
+    pub fn extension(mut self, id: impl Into<String>, settings: serde_json::Value) -> Self {
+        self.declared.insert(id.into(), settings);
+        self
+    }
+
+    /// Serves everything `child` serves under its own names (no namespace), with its
+    /// middleware around its items only: how a group of items (a `#[server]` provider,
+    /// say) gets middleware of its own. Otherwise like [`ServerBuilder::mount`].
+    ///
+    /// ```
+    /// use mcp_runtime::middleware::RateLimit;
+    /// use mcp_runtime::{Server, tool, tools};
+    /// use std::time::Duration;
+    ///
+    /// /// Sends a text message.
+    /// #[tool]
+    /// async fn sms(to: String) -> String { format!("sent to {to}") }
+    /// /// Says hi.
+    /// #[tool]
+    /// async fn hi() -> &'static str { "hi" }
+    ///
+    /// let paid = Server::builder("paid", "1.0")
+    ///     .tools(tools![sms])
+    ///     .layer(RateLimit::new(5, Duration::from_secs(60)));
+    /// let server = Server::builder("x", "1.0").tools(tools![hi]).merge(paid).build().unwrap();
+    /// assert_eq!(server.tool_names(), ["hi", "sms"]);
+    /// ```
+    pub fn merge(self, child: ServerBuilder) -> Self {
+        self.fold_in(child, None)
+    }
+
+    /// Takes in `child`'s items (with its middleware around them, renamed under `ns` when
+    /// mounted), state, instructions and problems.
+    fn fold_in(mut self, child: ServerBuilder, ns: Option<&str>) -> Self {
+        let layers = child.layers;
+        let tool = |d| {
+            let d = middleware::layered_tool(d, &layers);
+            match ns {
+                Some(ns) => tool(ns, d),
+                None => d,
+            }
+        };
+        let prompt = |d| {
+            let d = middleware::layered(d, &layers, true);
+            match ns {
+                Some(ns) => prompt(ns, d),
+                None => d,
+            }
+        };
+        let resource = |d| {
+            let d = middleware::layered(d, &layers, true);
+            match ns {
+                Some(ns) => resource(ns, d),
+                None => d,
+            }
+        };
+        self.tools.extend(child.tools.into_iter().map(tool));
+        self.standby_tools
+            .extend(child.standby_tools.into_iter().map(tool));
+        self.prompts.extend(child.prompts.into_iter().map(prompt));
+        self.standby_prompts
+            .extend(child.standby_prompts.into_iter().map(prompt));
+        self.resources
+            .extend(child.resources.into_iter().map(resource));
+        self.standby_resources
+            .extend(child.standby_resources.into_iter().map(resource));
+        self.extensions.fill_from(child.extensions);
+        if let Some(i) = child.instructions {
+            let mine = self.instructions.take().unwrap_or_default();
+            let sep = if mine.is_empty() { "" } else { "\n\n" };
+            let theirs = match ns {
+                Some(ns) => format!("Tools, prompts and resources prefixed `{ns}`: {i}"),
+                None => i,
+            };
+            self.instructions = Some(format!("{mine}{sep}{theirs}"));
+        }
+        self.mount_errors.extend(child.mount_errors);
+        self
     }
 }
 

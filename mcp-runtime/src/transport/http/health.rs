@@ -2,6 +2,7 @@
 //! says so on readiness (a lame duck) before it stops accepting, then closes each
 //! connection after its next response.
 
+use super::{DEFAULT_LIVENESS_PATH, DEFAULT_READINESS_PATH, HttpServer};
 use crate::server::ServerInner;
 use axum::Router;
 use axum::http::StatusCode;
@@ -27,6 +28,94 @@ impl std::fmt::Debug for ReadinessCheck {
 
 /// How long a readiness check may take before the probe says unavailable.
 const CHECK_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// The health and shutdown settings of [`HttpServer`].
+impl HttpServer {
+    /// How long to stay a *lame duck* once shutdown begins (default: [`DEFAULT_LAME_DUCK`](super::DEFAULT_LAME_DUCK)
+    /// after SIGTERM in [`HttpServer::serve_until_signal`] and [`Server::serve_http`](crate::Server::serve_http), none
+    /// otherwise): readiness turns false and everything else goes on as before, so a
+    /// balancer that probes readiness (or that is being reconfigured) stops sending
+    /// meanwhile. Then the listener closes (new connections are refused, which balancers
+    /// retry elsewhere), each open connection is closed after the request it serves or
+    /// gets next (`Connection: close`), listen streams end with their result, and the
+    /// server returns once every connection has closed, or after the drain timeout.
+    ///
+    /// ```no_run
+    /// # async fn run(server: mcp_runtime::Server) -> std::io::Result<()> {
+    /// use std::time::Duration;
+    /// let listener = tokio::net::TcpListener::bind("0.0.0.0:8080").await?;
+    /// server.http().lame_duck(Duration::from_secs(10)).serve_until_signal(listener).await
+    /// # }
+    /// ```
+    pub fn lame_duck(mut self, d: Duration) -> Self {
+        self.config.lame_duck = Some(d);
+        self
+    }
+
+    /// Serves liveness at `live` and readiness at `ready` (default [`DEFAULT_LIVENESS_PATH`]
+    /// and [`DEFAULT_READINESS_PATH`]) beside the MCP endpoint in [`HttpServer::serve`].
+    pub fn health_paths(mut self, live: impl Into<String>, ready: impl Into<String>) -> Self {
+        self.config.health = Some((live.into(), ready.into()));
+        self
+    }
+
+    /// Runs `check` on each readiness probe: readiness is `503 {"status":"unavailable"}`
+    /// while it fails (or takes over 2 s), and the reason is logged. For what the server
+    /// cannot serve without, such as a shared store.
+    ///
+    /// ```no_run
+    /// # async fn run(server: mcp_runtime::Server, redis: mcp_runtime::store::redis::RedisStore) {
+    /// let http = server.http().readiness_check(move || {
+    ///     let redis = redis.clone();
+    ///     async move { redis.ping().await.map_err(|e| e.to_string()) }
+    /// });
+    /// # drop(http);
+    /// # }
+    /// ```
+    pub fn readiness_check<F, Fut>(mut self, check: F) -> Self
+    where
+        F: Fn() -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<(), String>> + Send + 'static,
+    {
+        use futures_util::FutureExt;
+        self.config.readiness = Some(ReadinessCheck(Arc::new(move || check().boxed())));
+        self
+    }
+
+    /// Serves no health endpoints in [`HttpServer::serve`].
+    pub fn without_health(mut self) -> Self {
+        self.config.health = None;
+        self
+    }
+
+    /// The liveness and readiness endpoints, to mount in your own app (`serve` includes
+    /// them). Liveness answers `200 {"status":"ok"}` while the process serves; readiness
+    /// answers `200 {"status":"ready"}`, or `503` with `"starting"` until the catalog has
+    /// caught up with the shared bus, and `"draining"` once shutdown begins.
+    ///
+    /// ```
+    /// use mcp_runtime::Server;
+    ///
+    /// let http = Server::builder("x", "1.0").build().unwrap().http();
+    /// let app = axum::Router::new().merge(http.health_router()).merge(http.into_router());
+    /// # drop(app);
+    /// ```
+    pub fn health_router(&self) -> Router {
+        let (live, ready) = self.config.health.clone().unwrap_or_else(|| {
+            (
+                DEFAULT_LIVENESS_PATH.to_owned(),
+                DEFAULT_READINESS_PATH.to_owned(),
+            )
+        });
+        router(
+            &live,
+            &ready,
+            Arc::downgrade(&self.server.inner),
+            Arc::clone(&self.lifecycle),
+            self.config.readiness.clone(),
+        )
+    }
+}
 
 /// Where an HTTP server is in its life.
 #[derive(Debug, Default)]
