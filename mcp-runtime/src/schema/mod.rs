@@ -1,4 +1,5 @@
-//! JSON Schema generation (schemars, 2020-12) and argument validation, compiled once.
+//! JSON Schema generation (schemars, 2020-12) and argument validation, compiled once (on
+//! first use where that cannot hide a broken schema until then).
 
 use schemars::{JsonSchema, SchemaGenerator, generate::SchemaSettings};
 use serde_json::Value;
@@ -69,6 +70,72 @@ pub(crate) fn inline_schema_for<T: JsonSchema + ?Sized>() -> Value {
 
 /// A compiled validator for a tool's `inputSchema`.
 pub(crate) struct ArgumentValidator(jsonschema::Validator);
+
+/// A tool's argument validator, compiled when it is first needed (the first `tools/call`
+/// of that tool) or up front ([`LazyValidator::compiled`]). Compiling one (meta-schema
+/// check included) is most of what a tool costs at start-up, and most tools of a large
+/// server are never called by a given process.
+pub(crate) struct LazyValidator(std::sync::OnceLock<Result<ArgumentValidator, String>>);
+
+impl LazyValidator {
+    /// One compiled already.
+    pub(crate) fn compiled(validator: ArgumentValidator) -> Self {
+        let cell = std::sync::OnceLock::new();
+        let _ = cell.set(Ok(validator));
+        LazyValidator(cell)
+    }
+
+    /// One compiled on first use (see [`LazyValidator::get`]).
+    pub(crate) fn deferred() -> Self {
+        LazyValidator(std::sync::OnceLock::new())
+    }
+
+    /// Whether it has been compiled (or tried to).
+    #[cfg(test)]
+    pub(crate) fn is_compiled(&self) -> bool {
+        self.0.get().is_some()
+    }
+
+    /// The validator, compiled now from `schema()` if it was not yet (once: concurrent
+    /// first calls wait for one compilation). `Err`: why the schema does not compile.
+    pub(crate) fn get(
+        &self,
+        schema: impl FnOnce() -> Result<Value, String>,
+    ) -> Result<&ArgumentValidator, &str> {
+        self.0
+            .get_or_init(|| schema().and_then(|s| ArgumentValidator::compile(&s)))
+            .as_ref()
+            .map_err(String::as_str)
+    }
+}
+
+/// Whether a generated schema (schemars output, from the macros or `Signature`) may have
+/// its validator compiled on first use: whether nothing in it can fail to compile other
+/// than by breaking the meta-schema, which schemars output does not. Patterns (regular
+/// expressions given by the user in attributes), references that do not point into the
+/// schema itself, identifiers, declared dialects and deep nesting are compiled up front,
+/// so they are refused when the server is built, as a hand-written schema is.
+pub(crate) fn can_defer(schema: &Value) -> bool {
+    fn walk(v: &Value, level: usize) -> bool {
+        if level > MAX_SCHEMA_DEPTH {
+            return false;
+        }
+        match v {
+            Value::Object(m) => m.iter().all(|(k, v)| {
+                let plain = match k.as_str() {
+                    "pattern" | "patternProperties" | "$id" | "$schema" | "$anchor"
+                    | "$dynamicRef" | "$dynamicAnchor" | "$recursiveRef" | "$vocabulary" => false,
+                    "$ref" => v.as_str().is_some_and(|r| r.starts_with('#')),
+                    _ => true,
+                };
+                plain && walk(v, level + 1)
+            }),
+            Value::Array(a) => a.iter().all(|v| walk(v, level + 1)),
+            _ => true,
+        }
+    }
+    walk(schema, 1)
+}
 
 /// The dialect a schema declares with `$schema` (2020-12 when it declares none, as MCP
 /// specifies); an unknown one is an error, never silently read as another.
@@ -206,6 +273,59 @@ mod tests {
         assert!(e.err().unwrap().contains("unsupported JSON Schema dialect"));
         let e = ArgumentValidator::compile(&json!({"$schema": 7}));
         assert!(e.is_err());
+    }
+
+    #[test]
+    fn only_schemas_that_cannot_fail_to_compile_are_deferred() {
+        let mut generator = generator();
+        let plain = generator.subschema_for::<(String, u32, Option<bool>)>();
+        assert!(can_defer(&plain.to_value()));
+        assert!(can_defer(&json!({"type": "object",
+            "properties": {"a": {"$ref": "#/$defs/A"}}, "$defs": {"A": {"type": "string"}}})));
+        for risky in [
+            json!({"properties": {"a": {"type": "string", "pattern": "^a"}}}),
+            json!({"patternProperties": {"^a": {}}}),
+            json!({"properties": {"a": {"$ref": "https://example.com/a.json"}}}),
+            json!({"$schema": "http://json-schema.org/draft-07/schema#"}),
+            json!({"$defs": {"a": {"$id": "urn:a"}}}),
+        ] {
+            assert!(!can_defer(&risky), "{risky}");
+        }
+        let mut deep = json!({"type": "object"});
+        for _ in 0..70 {
+            deep = json!({"allOf": [deep]});
+        }
+        assert!(!can_defer(&deep));
+    }
+
+    #[test]
+    fn a_lazy_validator_compiles_once_and_keeps_its_error() {
+        let lazy = LazyValidator::deferred();
+        assert!(!lazy.is_compiled());
+        let mut runs = 0;
+        let schema = || Ok(json!({"type": "object", "required": ["a"]}));
+        assert!(
+            lazy.get(|| {
+                runs += 1;
+                schema()
+            })
+            .is_ok()
+        );
+        assert!(
+            lazy.get(|| {
+                runs += 1;
+                schema()
+            })
+            .is_ok()
+        );
+        assert_eq!(runs, 1);
+        assert!(
+            lazy.get(schema)
+                .is_ok_and(|v| v.validate(&json!({})).is_err())
+        );
+        let broken = LazyValidator::deferred();
+        assert!(broken.get(|| Ok(json!({"type": "strnig"}))).is_err());
+        assert!(broken.get(schema).is_err(), "the first outcome is kept");
     }
 
     #[test]

@@ -301,7 +301,15 @@ impl ServerBuilder {
 
     /// Checks every definition (by the rules the macros apply at compile time) and
     /// precomputes everything that does not change per request (discover result, list
-    /// pages, compiled argument validators). Every problem is reported at once.
+    /// pages). Every problem is reported at once.
+    ///
+    /// Argument validators of hand-written `inputSchema`s are compiled here, so a schema
+    /// that does not compile is refused now. Those of generated schemas (the macros',
+    /// `Signature`'s) are compiled on the tool's first call: schemars output is valid by
+    /// construction, and the parts of one that can still fail (patterns, references
+    /// outside the schema, identifiers, a declared dialect) make it compiled here too. A
+    /// hand-written `JsonSchema` impl that breaks the meta-schema is the one case left
+    /// to the first call, which then fails with a tool error (and logs why).
     pub fn build(mut self) -> Result<Server, BuildError> {
         let mut errors = std::mem::take(&mut self.mount_errors);
         let ext = &self.extensions;

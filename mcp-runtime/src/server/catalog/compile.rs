@@ -3,28 +3,52 @@
 //! compile time, so a definition built by hand is held to exactly the same.
 
 use crate::protocol::headers::{self, HeaderParam};
-use crate::schema::ArgumentValidator;
+use crate::schema::{ArgumentValidator, LazyValidator};
 use crate::server::context::Extensions;
 use crate::server::def::kind::Kind;
 use crate::server::def::{Def, Icon, Item, PromptDef, Requirements, ResourceDef, ToolDef};
 use mcp_rules::Check;
 use mcp_uri_template::UriTemplate;
 use serde_json::value::RawValue;
+use std::sync::Arc;
 
 /// A tool, checked, with its validator and list entry.
+///
+/// Its JSON is held once, as the text `tools/list` serves (shared with the list); the
+/// parsed `inputSchema` and `outputSchema` are dropped from `def` once that text is made.
 pub(crate) struct ToolEntry {
     pub(crate) def: ToolDef,
-    pub(crate) validator: ArgumentValidator,
+    /// Compiled on the first call when the schema is generated (see
+    /// [`crate::schema::can_defer`]), else when the server is built.
+    validator: LazyValidator,
     /// The definition as listed.
-    pub(crate) json: Box<RawValue>,
+    pub(crate) json: Arc<RawValue>,
     /// Its `x-mcp-header` parameters.
     pub(crate) headers: Vec<HeaderParam>,
+}
+
+impl ToolEntry {
+    /// The argument validator, compiled now (from the listed `inputSchema`) if this is the
+    /// first call. `Err`: the schema does not compile (only a generated schema can get
+    /// that far, from a hand-written `JsonSchema` impl).
+    pub(crate) fn validator(&self) -> Result<&ArgumentValidator, &str> {
+        self.validator.get(|| {
+            #[derive(serde::Deserialize)]
+            struct Listed {
+                #[serde(rename = "inputSchema")]
+                input_schema: serde_json::Value,
+            }
+            serde_json::from_str::<Listed>(self.json.get())
+                .map(|l| l.input_schema)
+                .map_err(|e| e.to_string())
+        })
+    }
 }
 
 /// A prompt, checked, with its list entry.
 pub(crate) struct PromptEntry {
     pub(crate) def: PromptDef,
-    pub(crate) json: Box<RawValue>,
+    pub(crate) json: Arc<RawValue>,
 }
 
 /// A resource or template, checked, with its parsed template and list entry.
@@ -32,7 +56,7 @@ pub(crate) struct ResourceEntry {
     pub(crate) def: ResourceDef,
     pub(crate) template: UriTemplate,
     pub(crate) variables: Vec<String>,
-    pub(crate) json: Box<RawValue>,
+    pub(crate) json: Arc<RawValue>,
 }
 
 /// Problems found in one definition, each naming it.
@@ -96,8 +120,10 @@ fn check_item(
     }
 }
 
-/// Checks a tool and compiles its argument validator.
-pub(crate) fn tool(def: ToolDef, ext: &Extensions) -> Result<ToolEntry, Vec<String>> {
+/// Checks a tool; compiles its argument validator when its schema is hand-written (so a
+/// broken one is refused now) or has parts that can fail to compile, and leaves it to the
+/// first call otherwise.
+pub(crate) fn tool(mut def: ToolDef, ext: &Extensions) -> Result<ToolEntry, Vec<String>> {
     let mut errors = Vec::new();
     let mut p = Problems {
         what: format!("tool `{}`", def.item.name),
@@ -120,9 +146,14 @@ pub(crate) fn tool(def: ToolDef, ext: &Extensions) -> Result<ToolEntry, Vec<Stri
     } else {
         let root = spec.input_schema.get("type").and_then(|t| t.as_str());
         p.check(mcp_rules::input_schema_root(root));
-        match ArgumentValidator::compile(&spec.input_schema) {
-            Ok(v) => validator = Some(v),
-            Err(e) => p.push(format!("inputSchema does not compile: {e}")),
+        let generated = spec.input_schema_text.is_none();
+        if generated && crate::schema::can_defer(&spec.input_schema) {
+            validator = Some(LazyValidator::deferred());
+        } else {
+            match ArgumentValidator::compile(&spec.input_schema) {
+                Ok(v) => validator = Some(LazyValidator::compiled(v)),
+                Err(e) => p.push(format!("inputSchema does not compile: {e}")),
+            }
         }
     }
     let headers = headers::header_params(&spec.input_schema).unwrap_or_else(|es| {
@@ -132,12 +163,19 @@ pub(crate) fn tool(def: ToolDef, ext: &Extensions) -> Result<ToolEntry, Vec<Stri
         Vec::new()
     });
     match validator {
-        Some(validator) if errors.is_empty() => Ok(ToolEntry {
-            json: def.to_json(),
-            def,
-            validator,
-            headers,
-        }),
+        Some(validator) if errors.is_empty() => {
+            let json = Arc::from(def.to_json());
+            // The listed text is the one copy kept.
+            def.spec.input_schema = serde_json::Value::Null;
+            def.spec.input_schema_text = None;
+            def.spec.output_schema = None;
+            Ok(ToolEntry {
+                json,
+                def,
+                validator,
+                headers,
+            })
+        }
         _ => Err(errors),
     }
 }
@@ -166,7 +204,7 @@ pub(crate) fn prompt(def: PromptDef, ext: &Extensions) -> Result<PromptEntry, Ve
     }
     if errors.is_empty() {
         Ok(PromptEntry {
-            json: def.to_json(),
+            json: Arc::from(def.to_json()),
             def,
         })
     } else {
@@ -220,7 +258,7 @@ pub(crate) fn resource(def: ResourceDef, ext: &Extensions) -> Result<ResourceEnt
         p.push("it has a list function, but only templates can list what they produce");
     }
     if errors.is_empty() {
-        let json = def.to_json(!template.is_static());
+        let json = Arc::from(def.to_json(!template.is_static()));
         Ok(ResourceEntry {
             def,
             template,
@@ -238,10 +276,10 @@ pub(crate) fn all<K: Kind, E>(
     ext: &Extensions,
     compile: fn(Def<K>, &Extensions) -> Result<E, Vec<String>>,
     errors: &mut Vec<String>,
-) -> Vec<std::sync::Arc<E>> {
+) -> Vec<Arc<E>> {
     defs.into_iter()
         .filter_map(|d| compile(d, ext).map_err(|e| errors.extend(e)).ok())
-        .map(std::sync::Arc::new)
+        .map(Arc::new)
         .collect()
 }
 
@@ -296,5 +334,128 @@ mod tests {
             assert!(all.contains(expected), "missing `{expected}` in:\n{all}");
         }
         assert_eq!(errors.len(), 8, "{all}");
+    }
+
+    /// A number argument whose schema is whatever `SCHEMA` holds (a hand-written
+    /// `JsonSchema` impl, the one way a generated schema can be broken).
+    struct Custom;
+    impl<'de> serde::Deserialize<'de> for Custom {
+        fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            serde_json::Value::deserialize(d).map(|_| Custom)
+        }
+    }
+    thread_local! {
+        static SCHEMA: std::cell::RefCell<serde_json::Value> =
+            const { std::cell::RefCell::new(serde_json::Value::Null) };
+    }
+    impl schemars::JsonSchema for Custom {
+        fn schema_name() -> std::borrow::Cow<'static, str> {
+            "Custom".into()
+        }
+        fn inline_schema() -> bool {
+            true
+        }
+        fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+            SCHEMA
+                .with(|s| s.borrow().clone())
+                .try_into()
+                .unwrap_or_default()
+        }
+    }
+
+    fn with_arg<T: serde::de::DeserializeOwned + schemars::JsonSchema>(name: &str) -> ToolDef {
+        let mut sig = Signature::new();
+        sig.add_argument::<T>(&crate::handler::Param::new("n"));
+        ToolDef::new(name, sig, |_| async { Ok::<_, Error>("ok") }).description("T.")
+    }
+
+    fn custom(name: &str, schema: serde_json::Value) -> ToolDef {
+        SCHEMA.with(|s| *s.borrow_mut() = schema);
+        with_arg::<Custom>(name)
+    }
+
+    /// One `tools/call` over an in-process pipe: the result object.
+    async fn call(server: crate::Server, name: &str, args: serde_json::Value) -> serde_json::Value {
+        use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+        let (ours, theirs) = tokio::io::duplex(1 << 16);
+        let (r, w) = tokio::io::split(theirs);
+        tokio::spawn(server.serve_io(r, w, std::future::pending()));
+        let (read, mut write) = tokio::io::split(ours);
+        let body = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": {"name": name, "arguments": args, "_meta": {
+                "io.modelcontextprotocol/protocolVersion": crate::protocol::PROTOCOL_VERSION,
+                "io.modelcontextprotocol/clientCapabilities": {}}}});
+        write
+            .write_all(format!("{body}\n").as_bytes())
+            .await
+            .unwrap();
+        let mut lines = tokio::io::BufReader::new(read).lines();
+        let line = lines.next_line().await.unwrap().unwrap();
+        let v: serde_json::Value = serde_json::from_str(&line).unwrap();
+        v["result"].clone()
+    }
+
+    #[tokio::test]
+    async fn generated_validators_compile_on_the_first_call_with_the_same_errors() {
+        let server = Server::builder("x", "1")
+            .tool(with_arg::<u8>("small"))
+            .build()
+            .unwrap();
+        let entry = std::sync::Arc::clone(&server.inner.catalog().tools["small"]);
+        assert!(!entry.validator.is_compiled());
+        let r = call(server.clone(), "small", serde_json::json!({"n": 300})).await;
+        assert!(entry.validator.is_compiled());
+        assert_eq!(r["isError"], true, "{r}");
+        let text = r["content"][0]["text"].as_str().unwrap_or_default();
+        assert!(
+            text.starts_with("Invalid arguments for tool `small`: `n`: "),
+            "{text}"
+        );
+        let r = call(server, "small", serde_json::json!({"n": 3})).await;
+        assert_ne!(r["isError"], true, "{r}");
+    }
+
+    #[test]
+    fn hand_written_and_risky_schemas_are_compiled_when_built() {
+        // Hand-written: compiled (and refused) at once.
+        let t = tool("hand").input_schema(serde_json::json!({"type": "object"}));
+        let s = Server::builder("x", "1").tool(t).build().unwrap();
+        assert!(s.inner.catalog().tools["hand"].validator.is_compiled());
+        // Generated, but with a user's regular expression in it: refused at once.
+        let bad = custom(
+            "bad",
+            serde_json::json!({"type": "string", "pattern": "(unclosed"}),
+        );
+        let errors = build_errors(Server::builder("x", "1").tool(bad));
+        assert!(
+            errors
+                .iter()
+                .any(|e| e.contains("inputSchema does not compile")),
+            "{errors:?}"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_generated_schema_that_does_not_compile_fails_its_calls() {
+        let odd = custom("odd", serde_json::json!({"type": "strnig"}));
+        let server = Server::builder("x", "1").tool(odd).build().unwrap();
+        let r = call(server, "odd", serde_json::json!({"n": 1})).await;
+        assert_eq!(r["isError"], true, "{r}");
+        let text = r["content"][0]["text"].as_str().unwrap_or_default();
+        assert!(text.contains("cannot check its arguments"), "{text}");
+    }
+
+    #[test]
+    fn the_listed_json_is_the_one_copy() {
+        let s = Server::builder("x", "1")
+            .tool(with_arg::<u8>("small"))
+            .build()
+            .unwrap();
+        let catalog = s.inner.catalog();
+        let entry = &catalog.tools["small"];
+        // Held by the entry and the list, not copied.
+        assert_eq!(std::sync::Arc::strong_count(&entry.json), 2);
+        assert!(entry.def.spec.input_schema.is_null());
+        assert!(entry.json.get().contains(r#""inputSchema":{"#));
     }
 }

@@ -222,7 +222,7 @@ impl Catalog {
                 .map(|t| {
                     (
                         t.def.item.name.clone(),
-                        t.json.clone(),
+                        Arc::clone(&t.json),
                         t.def.item.cache,
                         s.scopes_of(&t.def.item).to_vec(),
                     )
@@ -239,7 +239,7 @@ impl Catalog {
                 .map(|p| {
                     (
                         p.def.item.name.clone(),
-                        p.json.clone(),
+                        Arc::clone(&p.json),
                         p.def.item.cache,
                         s.scopes_of(&p.def.item).to_vec(),
                     )
@@ -265,7 +265,7 @@ impl Catalog {
                 .map(|r| {
                     (
                         r.def.spec.uri.clone(),
-                        r.json.clone(),
+                        Arc::clone(&r.json),
                         r.def.item.cache,
                         s.scopes_of(&r.def.item).to_vec(),
                     )
@@ -282,7 +282,7 @@ impl Catalog {
                 .map(|t| {
                     (
                         t.def.spec.uri.clone(),
-                        t.json.clone(),
+                        Arc::clone(&t.json),
                         t.def.item.cache,
                         s.scopes_of(&t.def.item).to_vec(),
                     )

@@ -11,9 +11,9 @@ use std::collections::BTreeMap;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
-/// One list entry: sort key, item JSON, the item's hints, the scopes a caller needs to
-/// see it (empty: everyone).
-pub(crate) type ListEntry = (String, Box<RawValue>, Option<CacheHints>, Vec<String>);
+/// One list entry: sort key, item JSON (shared with the catalog entry it lists), the
+/// item's hints, the scopes a caller needs to see it (empty: everyone).
+pub(crate) type ListEntry = (String, Arc<RawValue>, Option<CacheHints>, Vec<String>);
 
 /// The body of one page of a list result: `{"<key>": [...], "nextCursor": ...}`.
 pub(crate) struct ListBody<'a, T> {
@@ -61,8 +61,8 @@ pub(crate) fn list_result<T: Serialize>(
 pub(crate) struct ListPages {
     /// The key each item is sorted and paged by (name or URI).
     names: Vec<String>,
-    /// Each item as JSON text.
-    items: Vec<Box<RawValue>>,
+    /// Each item as JSON text (the catalog entry's own copy, shared).
+    items: Vec<Arc<RawValue>>,
     key: &'static str,
     page_size: usize,
     pub(crate) hints: CacheHints,
@@ -158,7 +158,7 @@ impl ListPages {
             .map(|(i, _)| {
                 (
                     self.names[i].clone(),
-                    self.items[i].clone(),
+                    Arc::clone(&self.items[i]),
                     None,
                     Vec::new(),
                 )
@@ -178,12 +178,20 @@ impl ListPages {
         Some(view)
     }
 
+    /// The items of `start..end`, to serialize.
+    fn slice(&self, start: usize, end: usize) -> Vec<&RawValue> {
+        self.items[start.min(end)..end]
+            .iter()
+            .map(|i| &**i)
+            .collect()
+    }
+
     fn render(&self, start: usize, server_info: Option<&RawValue>) -> Box<RawValue> {
         let end = (start + self.page_size).min(self.items.len());
         let next = (end < self.items.len()).then(|| encode_cursor(&self.names[end - 1]));
         list_result(
             self.key,
-            &self.items[start.min(end)..end],
+            &self.slice(start, end),
             next,
             self.hints,
             server_info,
@@ -248,7 +256,7 @@ impl ListPages {
             result_type: ResultType::Complete,
             body: ListBody {
                 key: self.key,
-                items: &self.items[start.min(end)..end],
+                items: &self.slice(start, end),
                 next_cursor,
             },
             cache: None,
@@ -304,7 +312,7 @@ mod tests {
         let item = |n: &str| {
             (
                 n.to_owned(),
-                RawValue::from_string(format!("{{\"name\":\"{n}\"}}")).unwrap(),
+                Arc::from(RawValue::from_string(format!("{{\"name\":\"{n}\"}}")).unwrap()),
                 None,
                 Vec::new(),
             )

@@ -112,11 +112,11 @@ pub(crate) fn list(
     let can = |item: &crate::server::def::Item| {
         crate::server::authz::permit(&inner.settings, &parts, item).is_ok()
     };
-    let statics: Vec<(String, Box<RawValue>)> = catalog
+    let statics: Vec<(String, Arc<RawValue>)> = catalog
         .statics
         .values()
         .filter(|r| can(&r.def.item))
-        .map(|r| (r.def.spec.uri.clone(), r.json.clone()))
+        .map(|r| (r.def.spec.uri.clone(), Arc::clone(&r.json)))
         .collect();
     let listers: Vec<_> = catalog
         .templates
@@ -133,13 +133,13 @@ pub(crate) fn list(
         let timeout = inner.limits.request_timeout;
         let listed =
             futures_util::future::join_all(listers.iter().map(|l| guarded(timeout, || l()))).await;
-        let mut entries: BTreeMap<String, Box<RawValue>> = statics.into_iter().collect();
+        let mut entries: BTreeMap<String, Arc<RawValue>> = statics.into_iter().collect();
         for r in listed {
             match r.map(|r| r.map_err(crate::Error::into_rpc)) {
                 Ok(Ok(list)) => {
                     for res in list {
                         if let Ok(v) = serde_json::value::to_raw_value(&res) {
-                            entries.entry(res.uri).or_insert(v);
+                            entries.entry(res.uri).or_insert(Arc::from(v));
                         }
                     }
                 }
@@ -150,7 +150,7 @@ pub(crate) fn list(
         }
         let page_size = inner.settings.page_size;
         let start = cursor.as_deref().map_or(Bound::Unbounded, Bound::Excluded);
-        let mut page: Vec<(&String, &Box<RawValue>)> = entries
+        let mut page: Vec<(&String, &Arc<RawValue>)> = entries
             .range::<str, _>((start, Bound::Unbounded))
             .take(page_size + 1)
             .collect();

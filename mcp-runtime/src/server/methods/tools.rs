@@ -120,7 +120,17 @@ pub(crate) fn call(
     let check_tool = Arc::clone(tool);
     let check: ArgumentCheck<Tool> = Box::new(move |arguments| {
         let arguments = Value::Object(arguments);
-        match check_tool.validator.validate(&arguments) {
+        let validator = match check_tool.validator() {
+            Ok(v) => v,
+            Err(e) => {
+                tracing::error!(tool = %check_tool.def.item.name, "the inputSchema does not compile: {e}");
+                return Err(CallToolResult::error(format!(
+                    "The tool `{}` cannot check its arguments: its inputSchema does not compile",
+                    check_tool.def.item.name
+                )));
+            }
+        };
+        match validator.validate(&arguments) {
             Ok(()) => Ok(into_map(arguments)),
             Err(msg) => {
                 tracing::debug!(%msg, "invalid arguments");
