@@ -315,3 +315,334 @@ fn the_gateway_example_combines_a_mount_a_proxy_and_middleware() {
     .json();
     assert_eq!(r["result"]["content"][0]["text"], "up; fronting fs", "{r}");
 }
+
+/// The "everything" reference server, or `None` (skipped like the rest).
+fn everything() -> Option<(PathBuf, PathBuf, PathBuf)> {
+    let (node, python, _) = tools_at_hand()?;
+    let ev = clients().join("node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+    assert!(
+        ev.exists(),
+        "{} is missing: run tests/clients/setup.sh",
+        ev.display()
+    );
+    Some((node, python, ev))
+}
+
+async fn wait_for_port(port: u16) {
+    for _ in 0..200 {
+        if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("nothing listens on port {port}");
+}
+
+/// A 2025-11-25 upstream asks during a call (elicitation, sampling): its requests reach
+/// our client, as `input_required` rounds for a 2026-07-28 client and as requests in its
+/// session for a legacy one, and the answers go back to the waiting upstream call; over
+/// stdio and over Streamable HTTP. Its resource templates pass through, and the tools it
+/// registers only after `initialize` (announced with `list_changed`) are followed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_legacy_upstreams_requests_reach_clients_of_either_era() {
+    let Some((node, python, ev)) = everything() else {
+        return;
+    };
+    let port = free_port();
+    let mut ev_http = Command::new(&node)
+        .arg(&ev)
+        .arg("streamableHttp")
+        .env("PORT", port.to_string())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_for_port(port).await;
+    let evs = Upstream::stdio(&node, [ev.as_os_str(), "stdio".as_ref()])
+        .await
+        .expect("the everything server speaks MCP on stdio");
+    let evh = Upstream::http(&format!("http://127.0.0.1:{port}/mcp"))
+        .await
+        .expect("the everything server speaks MCP on HTTP");
+    assert_eq!(evs.protocol_version(), "2025-11-25");
+    assert_eq!(evh.protocol_version(), "2025-11-25");
+    let server = Server::builder("gateway", "1.0")
+        .request_state(mcp_runtime::config::RequestState::single_instance())
+        .mount("evs", evs.items().await.unwrap())
+        .mount("evh", evh.items().await.unwrap())
+        .build()
+        .unwrap();
+    let _f1 = evs.follow(&server, "evs");
+    let _f2 = evh.follow(&server, "evh");
+    let addr = common::serve_in_background(server.http());
+    // It registers its elicitation and sampling tools once initialized, and says so.
+    let mut listed = Vec::new();
+    for _ in 0..100 {
+        let r = post(addr, &request(json!(1), "tools/list", json!({}))).json();
+        listed = r["result"]["tools"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|t| t["name"].as_str().map(str::to_owned))
+            .collect();
+        let want = [
+            "evs_trigger-elicitation-request",
+            "evh_trigger-sampling-request",
+        ];
+        if want.iter().all(|w| listed.iter().any(|n| n == w)) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(
+        listed
+            .iter()
+            .any(|n| n == "evh_trigger-elicitation-request"),
+        "{listed:?}"
+    );
+
+    for legacy in [false, true] {
+        let script = clients().join("py_proxy_everything.py");
+        let gateway = format!("http://{addr}/mcp");
+        let python = python.clone();
+        let out = tokio::task::spawn_blocking(move || {
+            let mut cmd = Command::new(&python);
+            cmd.arg(script);
+            if legacy {
+                cmd.arg("--legacy");
+            }
+            cmd.arg(gateway).output().unwrap()
+        })
+        .await
+        .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "legacy={legacy}: {}\n{stdout}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let seen: Value = serde_json::from_str(stdout.trim()).unwrap();
+        let version = if legacy { "2025-11-25" } else { "2026-07-28" };
+        assert_eq!(seen["version"], version, "{seen}");
+        for up in ["evs", "evh"] {
+            let elicited = seen[format!("{up}_elicited")].as_str().unwrap();
+            assert!(
+                elicited.contains("- Name: Ada Lovelace") && elicited.contains("terms: true"),
+                "legacy={legacy} {up}: {seen}"
+            );
+            assert_eq!(seen[format!("{up}_elicited_error")], false);
+            let sampled = seen[format!("{up}_sampled")].as_str().unwrap();
+            assert!(
+                sampled.contains("forty-two"),
+                "legacy={legacy} {up}: {seen}"
+            );
+        }
+        assert_eq!(seen["asked"].as_array().unwrap().len(), 2, "{seen}");
+        assert!(
+            seen["sampled"][0].as_str().unwrap().contains("the answer?"),
+            "{seen}"
+        );
+        assert_eq!(seen["sum"], "The sum of 2 and 40 is 42.", "{seen}");
+        let templates = seen["templates"].as_array().unwrap();
+        assert!(
+            templates
+                .iter()
+                .any(|t| t == "evs+demo://resource/dynamic/text/{resourceId}"),
+            "{seen}"
+        );
+        assert_eq!(
+            seen["template_read"][0], "evs+demo://resource/dynamic/text/7",
+            "{seen}"
+        );
+        assert!(
+            seen["template_read"][1]
+                .as_str()
+                .unwrap()
+                .starts_with("Resource 7: This is a plaintext resource"),
+            "{seen}"
+        );
+    }
+    let _ = ev_http.kill();
+    let _ = ev_http.wait();
+}
+
+/// Changes a tool at runtime; the gateway's `follow` applies it once the list's `ttlMs`
+/// has run out.
+#[tool]
+async fn version() -> &'static str {
+    "v1"
+}
+
+/// A 2026-07-28 upstream (one of ours, over HTTP) whose lists say `ttlMs: 1000`: a tool
+/// it adds and one it removes while serving show in the gateway's list within a few
+/// seconds (through `Server::add_tool` and `remove_tool`, which tell the gateway's
+/// listeners as tests/listen.rs shows).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_modern_upstreams_lists_are_read_again_when_their_ttl_runs_out() {
+    use mcp_runtime::config::Caching;
+    use mcp_runtime::protocol::{CacheHints, CacheScope};
+    let upstream = Server::builder("upstream", "1.0")
+        .caching(Caching::default().lists(CacheHints::new(1000, CacheScope::Public)))
+        .tools(tools![hello, version])
+        .build()
+        .unwrap();
+    let up_addr = common::serve_in_background(upstream.clone().http());
+    let up = Upstream::http(&format!("http://{up_addr}/mcp"))
+        .await
+        .unwrap();
+    let gateway = Server::builder("gateway", "1.0")
+        .request_state(mcp_runtime::config::RequestState::single_instance())
+        .mount("up", up.items().await.unwrap())
+        .build()
+        .unwrap();
+    let _following = up.follow(&gateway, "up");
+    assert_eq!(gateway.tool_names(), ["up_hello", "up_version"]);
+
+    assert!(upstream.remove_tool("version"));
+    let echo = mcp_runtime::def::ToolDef::new(
+        "shout",
+        mcp_runtime::handler::Signature::new(),
+        |_call| async { Ok::<_, mcp_runtime::Error>("HEY") },
+    );
+    upstream.add_tool(echo).unwrap();
+    let mut names = Vec::new();
+    for _ in 0..50 {
+        names = gateway.tool_names();
+        if names == ["up_hello", "up_shout"] {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(names, ["up_hello", "up_shout"]);
+    // The new tool forwards.
+    let addr = common::serve_in_background(gateway.http());
+    let r = post(
+        addr,
+        &request(
+            json!(1),
+            "tools/call",
+            json!({"name": "up_shout", "arguments": {}}),
+        ),
+    )
+    .json();
+    assert_eq!(r["result"]["content"][0]["text"], "HEY", "{r}");
+}
+
+/// Serves `router` over TLS on a free port with a fresh self-signed certificate for
+/// `localhost`; the address and the certificate (PEM).
+async fn serve_tls(router: axum::Router) -> (std::net::SocketAddr, String) {
+    use tokio_rustls::rustls;
+    let key = rcgen::generate_simple_self_signed(vec!["localhost".to_owned()]).unwrap();
+    let pem = key.cert.pem();
+    let der = rustls::pki_types::PrivateKeyDer::Pkcs8(key.signing_key.serialize_der().into());
+    let config = rustls::ServerConfig::builder_with_provider(std::sync::Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .unwrap()
+    .with_no_client_auth()
+    .with_single_cert(vec![key.cert.der().clone()], der)
+    .unwrap();
+    let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        while let Ok((tcp, _)) = listener.accept().await {
+            let (acceptor, router) = (acceptor.clone(), router.clone());
+            tokio::spawn(async move {
+                // A handshake the client refuses is that client's failure, not ours.
+                let Ok(tls) = acceptor.accept(tcp).await else {
+                    return;
+                };
+                let service = hyper_util::service::TowerToHyperService::new(router);
+                let _ = hyper::server::conn::http1::Builder::new()
+                    .serve_connection(hyper_util::rt::TokioIo::new(tls), service)
+                    .await;
+            });
+        }
+    });
+    (addr, pem)
+}
+
+/// An `https://` upstream whose certificate a private authority signed: trusted with
+/// `HttpOptions::root_certificates_pem`, refused without it; the headers of the options
+/// reach it on every request (here, the key it demands).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_https_upstream_with_a_private_authority_and_a_credential() {
+    use axum::response::IntoResponse;
+    use mcp_runtime::proxy::{HttpOptions, UpstreamError};
+    let upstream = Server::builder("upstream", "1.0")
+        .tools(tools![hello])
+        .build()
+        .unwrap();
+    let router = upstream
+        .http()
+        .into_router()
+        .layer(axum::middleware::from_fn(
+            |req: axum::extract::Request, next: axum::middleware::Next| async move {
+                if req
+                    .headers()
+                    .get("x-upstream-key")
+                    .is_none_or(|v| v != "k1")
+                {
+                    return hyper::StatusCode::UNAUTHORIZED.into_response();
+                }
+                next.run(req).await
+            },
+        ));
+    let (addr, ca) = serve_tls(router).await;
+    let url = format!("https://localhost:{}/mcp", addr.port());
+
+    // Not trusted: a clean error naming the certificate.
+    let e = Upstream::http_with(&url, HttpOptions::new().header("x-upstream-key", "k1"))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&e, UpstreamError::Unavailable(m) if m.contains("certificate")),
+        "{e}"
+    );
+    // Trusted, without the key: the upstream's 401, as an error.
+    let trusted = HttpOptions::new()
+        .root_certificates_pem(ca.as_bytes())
+        .unwrap();
+    let e = Upstream::http_with(&url, trusted.clone())
+        .await
+        .unwrap_err();
+    assert!(e.to_string().contains("401"), "{e}");
+    // Trusted, with the key: it serves.
+    let up = Upstream::http_with(&url, trusted.header("x-upstream-key", "k1"))
+        .await
+        .unwrap();
+    assert_eq!(up.protocol_version(), "2026-07-28");
+    let gateway = Server::builder("gateway", "1.0")
+        .request_state(mcp_runtime::config::RequestState::single_instance())
+        .mount("up", up.items().await.unwrap())
+        .build()
+        .unwrap();
+    let gw = common::serve_in_background(gateway.http());
+    let r = post(
+        gw,
+        &request(
+            json!(1),
+            "tools/call",
+            json!({"name": "up_hello", "arguments": {}}),
+        ),
+    )
+    .json();
+    assert_eq!(
+        r["result"]["content"][0]["text"], "hello from the gateway",
+        "{r}"
+    );
+    // Bad settings are refused before anything is sent.
+    assert!(
+        HttpOptions::new()
+            .root_certificates_pem(b"not pem")
+            .is_err()
+    );
+    let e = Upstream::http_with(&url, HttpOptions::new().header("bad name", "x"))
+        .await
+        .unwrap_err();
+    assert!(e.to_string().contains("bad header name"), "{e}");
+    let e = Upstream::http("ftp://localhost/mcp").await.unwrap_err();
+    assert!(e.to_string().contains("http:// or https://"), "{e}");
+}

@@ -57,20 +57,74 @@ fn gone(why: impl fmt::Display) -> UpstreamError {
 
 type Pending = Arc<Mutex<HashMap<u64, oneshot::Sender<Value>>>>;
 
+/// A request the upstream sent us during one of our calls (2025-11-25: elicitation,
+/// sampling, roots), to be answered with [`Link::respond`].
+#[derive(Debug, Clone)]
+pub(crate) struct Asked {
+    /// Its JSON-RPC id, as it came.
+    pub(crate) id: Value,
+    /// `{"method": .., "params": ..}`.
+    pub(crate) request: Value,
+}
+
+/// The calls in flight that take the upstream's requests (stdio: the wire does not say
+/// which call a request belongs to, so it goes to the one call in flight).
+type Askers = Arc<Mutex<Vec<(u64, mpsc::UnboundedSender<Asked>)>>>;
+
+/// What the upstream sends about our requests and lists, outside of answers.
+#[derive(Default)]
+pub(crate) struct Changes {
+    /// Bumped on every `notifications/{tools,prompts,resources}/list_changed`.
+    pub(crate) lists: tokio::sync::watch::Sender<u64>,
+}
+
+impl Changes {
+    fn list_changed(&self) {
+        self.lists.send_modify(|n| *n += 1);
+    }
+}
+
+/// The requests an upstream may send during a call, which this proxy passes to its own
+/// client; every other request gets `-32601`.
+fn passes(method: &str) -> bool {
+    matches!(
+        method,
+        "elicitation/create" | "sampling/createMessage" | "roots/list"
+    )
+}
+
+/// One notification or request the upstream sent outside of an answer: list changes are
+/// told, requests get the answer they can have (`ping`, or an error).
+fn unsolicited(msg: &Value, changes: &Changes) -> Option<Value> {
+    let method = msg.get("method").and_then(Value::as_str)?;
+    if method.ends_with("/list_changed") {
+        changes.list_changed();
+    }
+    let id = msg.get("id")?;
+    Some(if method == "ping" {
+        json!({"jsonrpc": "2.0", "id": id, "result": {}})
+    } else {
+        json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32601,
+            "message": format!("this proxy does not serve `{method}` outside of a call")}})
+    })
+}
+
 enum Wire {
     Stdio {
         out: mpsc::Sender<String>,
         pending: Pending,
+        askers: Askers,
         closed: CancellationToken,
         _child: Mutex<tokio::process::Child>,
     },
     Http {
         url: hyper::Uri,
-        client: hyper_util::client::legacy::Client<
-            hyper_util::client::legacy::connect::HttpConnector,
-            Full<Bytes>,
-        >,
-        session: Mutex<Option<String>>,
+        client: HttpClient,
+        /// What every request carries (`HttpOptions::header`).
+        headers: Arc<hyper::HeaderMap>,
+        session: Arc<Mutex<Option<String>>>,
+        /// Ends the GET stream (2025-11-25) when the link goes.
+        closed: CancellationToken,
     },
 }
 
@@ -82,6 +136,7 @@ pub(crate) struct Link {
     version: String,
     /// What `server/discover` or `initialize` said.
     hello: Value,
+    changes: Arc<Changes>,
 }
 
 const MODERN: &str = crate::protocol::PROTOCOL_VERSION;
@@ -113,10 +168,14 @@ impl Link {
                 }
             }
         });
-        // Reader: answers go to their request; requests of the server get an error (this
-        // client declares no capabilities); notifications are dropped.
+        // Reader: answers go to their request; a request of the server goes to the one call
+        // in flight when it is one this proxy passes on, else it gets the answer it can
+        // have; list changes are told.
+        let askers: Askers = Arc::default();
+        let changes = Arc::new(Changes::default());
         {
             let (pending, closed, out) = (Arc::clone(&pending), closed.clone(), out.clone());
+            let (askers, changes) = (Arc::clone(&askers), Arc::clone(&changes));
             tokio::spawn(async move {
                 let mut lines = BufReader::new(stdout).lines();
                 while let Ok(Some(line)) = lines.next_line().await {
@@ -127,16 +186,43 @@ impl Link {
                         tracing::debug!("upstream wrote a line that is not JSON");
                         continue;
                     };
-                    let id = msg.get("id").cloned();
-                    if msg.get("method").is_some() {
-                        if let Some(id) = id {
-                            let reply = json!({"jsonrpc": "2.0", "id": id, "error": {
-                                "code": -32601, "message": "this proxy serves no requests"}});
+                    if let Some(method) = msg.get("method").and_then(Value::as_str) {
+                        if let Some(id) = msg.get("id").filter(|_| passes(method)) {
+                            let asker = {
+                                let a = askers.lock().unwrap_or_else(|e| e.into_inner());
+                                match a.as_slice() {
+                                    [(_, tx)] => Some(tx.clone()),
+                                    _ => None,
+                                }
+                            };
+                            let asked = Asked {
+                                id: id.clone(),
+                                request: json!({"method": method, "params": msg["params"]}),
+                            };
+                            match asker.map(|tx| tx.send(asked)) {
+                                Some(Ok(())) => {}
+                                _ => {
+                                    let n = askers.lock().unwrap_or_else(|e| e.into_inner()).len();
+                                    let why = if n == 0 {
+                                        format!(
+                                            "this proxy passes `{method}` on only during a call, to the client that made it"
+                                        )
+                                    } else {
+                                        format!(
+                                            "`{method}` came while {n} calls were in flight, and stdio does not say whose client to ask"
+                                        )
+                                    };
+                                    let reply = json!({"jsonrpc": "2.0", "id": id, "error": {
+                                        "code": -32603, "message": why}});
+                                    let _ = out.send(reply.to_string()).await;
+                                }
+                            }
+                        } else if let Some(reply) = unsolicited(&msg, &changes) {
                             let _ = out.send(reply.to_string()).await;
                         }
                         continue;
                     }
-                    let Some(n) = id.as_ref().and_then(Value::as_u64) else {
+                    let Some(n) = msg.get("id").and_then(Value::as_u64) else {
                         continue;
                     };
                     let waiting = pending.lock().unwrap_or_else(|e| e.into_inner()).remove(&n);
@@ -146,43 +232,51 @@ impl Link {
                 }
                 closed.cancel();
                 pending.lock().unwrap_or_else(|e| e.into_inner()).clear();
+                askers.lock().unwrap_or_else(|e| e.into_inner()).clear();
                 tracing::warn!("the upstream server closed its stdout");
             });
         }
         let wire = Wire::Stdio {
             out,
             pending,
+            askers,
             closed,
             _child: Mutex::new(child),
         };
-        Self::settle(wire).await
+        Self::settle(wire, changes).await
     }
 
-    pub(crate) async fn http(url: &str) -> Result<Link, UpstreamError> {
+    pub(crate) async fn http(
+        url: &str,
+        options: &super::HttpOptions,
+    ) -> Result<Link, UpstreamError> {
         let url: hyper::Uri = url
             .parse()
             .map_err(|e| gone(format!("bad URL `{url}`: {e}")))?;
-        if url.scheme_str() != Some("http") {
-            return Err(gone("only http:// upstreams are supported"));
+        if !matches!(url.scheme_str(), Some("http" | "https")) {
+            return Err(gone("an HTTP upstream's URL is http:// or https://"));
         }
         let client =
             hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
-                .build_http();
+                .build(options.connector()?);
         let wire = Wire::Http {
             url,
             client,
-            session: Mutex::new(None),
+            headers: Arc::new(options.header_map()?),
+            session: Arc::default(),
+            closed: CancellationToken::new(),
         };
-        Self::settle(wire).await
+        Self::settle(wire, Arc::default()).await
     }
 
     /// Finds the era: `server/discover` first; `initialize` when it is not known.
-    async fn settle(wire: Wire) -> Result<Link, UpstreamError> {
+    async fn settle(wire: Wire, changes: Arc<Changes>) -> Result<Link, UpstreamError> {
         let mut link = Link {
             wire,
             next: AtomicU64::new(1),
             version: MODERN.to_owned(),
             hello: Value::Null,
+            changes,
         };
         match link.request("server/discover", json!({})).await {
             Ok(d)
@@ -197,9 +291,11 @@ impl Link {
             Err(e) => return Err(e),
         }
         link.version = "2025-11-25".to_owned();
+        // What it may ask during a call passes to our client (who is asked only if it
+        // can answer: see `Input::ask`).
         let init = json!({
             "protocolVersion": "2025-11-25",
-            "capabilities": {},
+            "capabilities": {"elicitation": {"form": {}, "url": {}}, "sampling": {}, "roots": {}},
             "clientInfo": {"name": "mcp-runtime-proxy", "version": env!("CARGO_PKG_VERSION")},
         });
         let hello = link.request("initialize", init).await?;
@@ -209,6 +305,30 @@ impl Link {
         link.hello = hello;
         link.notify("notifications/initialized").await?;
         tracing::info!(version = %link.version, "connected to a legacy upstream");
+        if let Wire::Http {
+            url,
+            client,
+            headers,
+            session,
+            closed,
+        } = &link.wire
+        {
+            let get = Listen {
+                url: url.clone(),
+                client: client.clone(),
+                headers: Arc::clone(headers),
+                session: Arc::clone(session),
+                version: link.version.clone(),
+                changes: Arc::clone(&link.changes),
+            };
+            let closed = closed.clone();
+            tokio::spawn(async move {
+                tokio::select! {
+                    () = get.run() => {}
+                    () = closed.cancelled() => {}
+                }
+            });
+        }
         Ok(link)
     }
 
@@ -233,7 +353,7 @@ impl Link {
         self.hello["instructions"].as_str().map(str::to_owned)
     }
 
-    fn is_modern(&self) -> bool {
+    pub(crate) fn is_modern(&self) -> bool {
         self.version == MODERN
     }
 
@@ -252,26 +372,12 @@ impl Link {
         params: Value,
     ) -> Result<Value, UpstreamError> {
         let id = self.next.fetch_add(1, Ordering::Relaxed);
-        let mut params = params;
-        if self.is_modern()
-            && let Value::Object(p) = &mut params
-        {
-            p.insert(
-                "_meta".into(),
-                json!({
-                    "io.modelcontextprotocol/protocolVersion": MODERN,
-                    "io.modelcontextprotocol/clientCapabilities": {},
-                    "io.modelcontextprotocol/clientInfo":
-                        {"name": "mcp-runtime-proxy", "version": env!("CARGO_PKG_VERSION")},
-                }),
-            );
-        }
         let name = params
             .get("name")
             .or_else(|| params.get("uri"))
             .and_then(Value::as_str)
             .map(str::to_owned);
-        let msg = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        let msg = self.message(id, method, params);
         let answer = tokio::time::timeout(DEFAULT_UPSTREAM_TIMEOUT, async {
             match &self.wire {
                 Wire::Stdio {
@@ -304,38 +410,139 @@ impl Link {
         })
         .await
         .map_err(|_| UpstreamError::Timeout)??;
-        if let Some(e) = answer.get("error") {
-            return Err(UpstreamError::Rpc {
-                code: e["code"]
-                    .as_i64()
-                    .and_then(|c| i32::try_from(c).ok())
-                    .unwrap_or(-32603),
-                message: e["message"].as_str().unwrap_or_default().to_owned(),
-                data: e.get("data").cloned(),
-            });
-        }
-        answer
-            .get("result")
-            .cloned()
-            .ok_or_else(|| gone("an answer with neither result nor error"))
+        outcome(answer)
     }
 
-    /// POSTs one message; the answer to it (JSON, or the matching SSE event), if any.
-    async fn post(
+    /// What the upstream says about its lists.
+    pub(crate) fn changes(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.changes.lists.subscribe()
+    }
+
+    /// The `_meta` and params of one request in the era spoken, and its message.
+    fn message(&self, id: u64, method: &str, params: Value) -> Value {
+        let mut params = params;
+        if self.is_modern()
+            && let Value::Object(p) = &mut params
+        {
+            p.insert(
+                "_meta".into(),
+                json!({
+                    "io.modelcontextprotocol/protocolVersion": MODERN,
+                    "io.modelcontextprotocol/clientCapabilities": {},
+                    "io.modelcontextprotocol/clientInfo":
+                        {"name": "mcp-runtime-proxy", "version": env!("CARGO_PKG_VERSION")},
+                }),
+            );
+        }
+        json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+    }
+
+    /// Starts a request whose upstream may ask us things before it answers (a 2025-11-25
+    /// `tools/call`): its questions and then its answer come from the [`Ongoing`].
+    pub(crate) async fn start(
+        &self,
+        method: &str,
+        params: Value,
+    ) -> Result<Ongoing, UpstreamError> {
+        let id = self.next.fetch_add(1, Ordering::Relaxed);
+        let msg = self.message(id, method, params);
+        let (asks_tx, asks) = mpsc::unbounded_channel();
+        let (answer_tx, answer) = oneshot::channel::<Result<Value, UpstreamError>>();
+        match &self.wire {
+            Wire::Stdio {
+                out,
+                pending,
+                askers,
+                closed,
+                ..
+            } => {
+                if closed.is_cancelled() {
+                    return Err(gone("the upstream server exited"));
+                }
+                let (tx, rx) = oneshot::channel();
+                pending
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .insert(id, tx);
+                askers
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .push((id, asks_tx));
+                out.send(msg.to_string())
+                    .await
+                    .map_err(|_| gone("the upstream server exited"))?;
+                let (closed, askers) = (closed.clone(), Arc::clone(askers));
+                tokio::spawn(async move {
+                    let a = tokio::select! {
+                        a = rx => a.map_err(|_| gone("the upstream server exited")),
+                        () = closed.cancelled() => Err(gone("the upstream server exited")),
+                    };
+                    askers
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .retain(|(n, _)| *n != id);
+                    let _ = answer_tx.send(a.and_then(outcome));
+                });
+            }
+            Wire::Http { .. } => {
+                let resp = self.send(&msg, method, None).await?;
+                tokio::spawn(read_events(resp, id, asks_tx, answer_tx));
+            }
+        }
+        Ok(Ongoing {
+            id,
+            asks,
+            answer,
+            cancel: self.canceller(),
+        })
+    }
+
+    /// Sends `notifications/cancelled` for a request given up on.
+    fn canceller(&self) -> Option<mpsc::Sender<String>> {
+        match &self.wire {
+            Wire::Stdio { out, .. } => Some(out.clone()),
+            Wire::Http { .. } => None,
+        }
+    }
+
+    /// Answers a request the upstream sent (`Ok`: its result; `Err`: a JSON-RPC error).
+    pub(crate) async fn respond(
+        &self,
+        id: Value,
+        answer: Result<Value, (i32, String)>,
+    ) -> Result<(), UpstreamError> {
+        let msg = match answer {
+            Ok(result) => json!({"jsonrpc": "2.0", "id": id, "result": result}),
+            Err((code, message)) => {
+                json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}})
+            }
+        };
+        match &self.wire {
+            Wire::Stdio { out, .. } => out
+                .send(msg.to_string())
+                .await
+                .map_err(|_| gone("the upstream server exited")),
+            Wire::Http { .. } => self.post(&msg, "", None).await.map(drop),
+        }
+    }
+    /// POSTs one message; the response, its body unread.
+    async fn send(
         &self,
         msg: &Value,
         method: &str,
         name: Option<&str>,
-    ) -> Result<Option<Value>, UpstreamError> {
+    ) -> Result<hyper::Response<hyper::body::Incoming>, UpstreamError> {
         let Wire::Http {
             url,
             client,
+            headers,
             session,
+            ..
         } = &self.wire
         else {
             return Err(gone("not an HTTP upstream"));
         };
-        let mut req = hyper::Request::post(url.clone())
+        let mut req = with_headers(hyper::Request::post(url.clone()), headers)
             .header("content-type", "application/json")
             .header("accept", "application/json, text/event-stream")
             .header("mcp-protocol-version", self.version.as_str());
@@ -355,7 +562,7 @@ impl Link {
         let resp = client
             .request(req)
             .await
-            .map_err(|e| gone(format!("cannot reach it: {e}")))?;
+            .map_err(|e| gone(format!("cannot reach it: {}", causes(&e))))?;
         if let Some(s) = resp
             .headers()
             .get("mcp-session-id")
@@ -363,6 +570,17 @@ impl Link {
         {
             *session.lock().unwrap_or_else(|e| e.into_inner()) = Some(s.to_owned());
         }
+        Ok(resp)
+    }
+
+    /// POSTs one message; the answer to it (JSON, or the matching SSE event), if any.
+    async fn post(
+        &self,
+        msg: &Value,
+        method: &str,
+        name: Option<&str>,
+    ) -> Result<Option<Value>, UpstreamError> {
+        let resp = self.send(msg, method, name).await?;
         let status = resp.status();
         let sse = resp
             .headers()
@@ -374,7 +592,7 @@ impl Link {
             .await
             .map_err(|e| gone(format!("reading its answer: {e}")))?
             .to_bytes();
-        if status.as_u16() == 202 || body.is_empty() {
+        if status.as_u16() == 202 || (body.is_empty() && status.is_success()) {
             return Ok(None);
         }
         let text = String::from_utf8_lossy(&body);
@@ -395,5 +613,303 @@ impl Link {
             ))),
             None => Err(gone("an answer that is not JSON-RPC")),
         }
+    }
+}
+
+impl Drop for Link {
+    fn drop(&mut self) {
+        if let Wire::Http { closed, .. } = &self.wire {
+            closed.cancel();
+        }
+    }
+}
+
+type HttpClient = hyper_util::client::legacy::Client<
+    hyper_rustls::HttpsConnector<hyper_util::client::legacy::connect::HttpConnector>,
+    Full<Bytes>,
+>;
+
+/// A request to an HTTP upstream with its fixed headers.
+fn with_headers(
+    mut req: hyper::http::request::Builder,
+    headers: &hyper::HeaderMap,
+) -> hyper::http::request::Builder {
+    if let Some(h) = req.headers_mut() {
+        h.extend(headers.iter().map(|(k, v)| (k.clone(), v.clone())));
+    }
+    req
+}
+
+/// The GET stream of a 2025-11-25 HTTP upstream, where its notifications and requests
+/// outside of calls come: list changes are told, requests answered (`ping`, or an error).
+struct Listen {
+    url: hyper::Uri,
+    client: HttpClient,
+    headers: Arc<hyper::HeaderMap>,
+    session: Arc<Mutex<Option<String>>>,
+    version: String,
+    changes: Arc<Changes>,
+}
+
+impl Listen {
+    async fn run(self) {
+        let sid = self
+            .session
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
+        let mut req = with_headers(hyper::Request::get(self.url.clone()), &self.headers)
+            .header("accept", "text/event-stream")
+            .header("mcp-protocol-version", self.version.as_str());
+        if let Some(s) = &sid {
+            req = req.header("mcp-session-id", s.as_str());
+        }
+        let Ok(req) = req.body(Full::new(Bytes::new())) else {
+            return;
+        };
+        let resp = match self.client.request(req).await {
+            Ok(r) if r.status().is_success() => r,
+            // 405: it offers no GET stream; its list changes are not heard.
+            Ok(r) => {
+                tracing::debug!(status = %r.status(), "the upstream has no GET stream");
+                return;
+            }
+            Err(e) => {
+                tracing::debug!("the upstream's GET stream: {e}");
+                return;
+            }
+        };
+        let mut body = resp.into_body();
+        let mut buf = Vec::new();
+        while let Some(Ok(frame)) = body.frame().await {
+            let Ok(data) = frame.into_data() else {
+                continue;
+            };
+            buf.extend_from_slice(&data);
+            if buf.len() > MAX_MESSAGE {
+                return;
+            }
+            while let Some(event) = take_event(&mut buf) {
+                let Ok(msg) = serde_json::from_str::<Value>(&event) else {
+                    continue;
+                };
+                if let Some(reply) = unsolicited(&msg, &self.changes) {
+                    self.reply(&reply, sid.as_deref()).await;
+                }
+            }
+        }
+    }
+
+    async fn reply(&self, msg: &Value, sid: Option<&str>) {
+        let mut req = with_headers(hyper::Request::post(self.url.clone()), &self.headers)
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-protocol-version", self.version.as_str());
+        if let Some(s) = sid {
+            req = req.header("mcp-session-id", s);
+        }
+        if let Ok(req) = req.body(Full::new(Bytes::from(msg.to_string()))) {
+            let _ = self.client.request(req).await;
+        }
+    }
+}
+
+/// An error with its causes (`client error (Connect): invalid peer certificate: ..`).
+fn causes(e: &dyn std::error::Error) -> String {
+    let mut out = e.to_string();
+    let mut next = e.source();
+    while let Some(c) = next {
+        let c_text = c.to_string();
+        if !out.contains(&c_text) {
+            out.push_str(": ");
+            out.push_str(&c_text);
+        }
+        next = c.source();
+    }
+    out
+}
+
+/// An answer's result, or its error.
+fn outcome(answer: Value) -> Result<Value, UpstreamError> {
+    if let Some(e) = answer.get("error") {
+        return Err(UpstreamError::Rpc {
+            code: e["code"]
+                .as_i64()
+                .and_then(|c| i32::try_from(c).ok())
+                .unwrap_or(-32603),
+            message: e["message"].as_str().unwrap_or_default().to_owned(),
+            data: e.get("data").cloned(),
+        });
+    }
+    answer
+        .get("result")
+        .cloned()
+        .ok_or_else(|| gone("an answer with neither result nor error"))
+}
+
+/// What an [`Ongoing`] request brings next.
+#[derive(Debug)]
+pub(crate) enum Next {
+    /// The upstream asks us something first.
+    Asked(Asked),
+    /// Its answer.
+    Answer(Result<Value, UpstreamError>),
+}
+
+/// A request sent whose upstream may ask things before it answers. Dropped before its
+/// answer, it is cancelled upstream (`notifications/cancelled`).
+pub(crate) struct Ongoing {
+    id: u64,
+    asks: mpsc::UnboundedReceiver<Asked>,
+    answer: oneshot::Receiver<Result<Value, UpstreamError>>,
+    cancel: Option<mpsc::Sender<String>>,
+}
+
+impl Ongoing {
+    /// The next question, or the answer; [`UpstreamError::Timeout`] when neither comes
+    /// within [`DEFAULT_UPSTREAM_TIMEOUT`].
+    pub(crate) async fn next(&mut self) -> Next {
+        let next = tokio::time::timeout(DEFAULT_UPSTREAM_TIMEOUT, async {
+            tokio::select! {
+                biased;
+                Some(a) = self.asks.recv() => Next::Asked(a),
+                a = &mut self.answer => Next::Answer(
+                    a.unwrap_or_else(|_| Err(gone("the upstream server went away")))),
+            }
+        })
+        .await;
+        match next {
+            Ok(Next::Answer(a)) => {
+                self.cancel = None;
+                Next::Answer(a)
+            }
+            Ok(asked) => asked,
+            Err(_) => Next::Answer(Err(UpstreamError::Timeout)),
+        }
+    }
+}
+
+impl Drop for Ongoing {
+    fn drop(&mut self) {
+        if let Some(out) = self.cancel.take() {
+            let note = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                "params": {"requestId": self.id, "reason": "the proxied call was given up"}});
+            let _ = out.try_send(note.to_string());
+        }
+    }
+}
+
+/// Reads the response to a POSTed request as it comes: JSON, or an SSE stream on which
+/// the upstream's requests about it come before its answer.
+async fn read_events(
+    resp: hyper::Response<hyper::body::Incoming>,
+    id: u64,
+    asks: mpsc::UnboundedSender<Asked>,
+    answer: oneshot::Sender<Result<Value, UpstreamError>>,
+) {
+    let status = resp.status();
+    let sse = resp
+        .headers()
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|c| c.starts_with("text/event-stream"));
+    let mut body = resp.into_body();
+    if !sse {
+        let got = http_body_util::Limited::new(body, MAX_MESSAGE)
+            .collect()
+            .await
+            .map_err(|e| gone(format!("reading its answer: {e}")))
+            .and_then(|b| {
+                serde_json::from_slice::<Value>(&b.to_bytes())
+                    .map_err(|_| gone(format!("HTTP {status} with an answer that is not JSON-RPC")))
+            });
+        let _ = answer.send(got.and_then(outcome));
+        return;
+    }
+    let mut buf: Vec<u8> = Vec::new();
+    loop {
+        let frame = match body.frame().await {
+            Some(Ok(f)) => f,
+            Some(Err(e)) => {
+                let _ = answer.send(Err(gone(format!("its event stream broke: {e}"))));
+                return;
+            }
+            None => {
+                let _ = answer.send(Err(gone("its event stream ended with no answer")));
+                return;
+            }
+        };
+        let Ok(data) = frame.into_data() else {
+            continue;
+        };
+        buf.extend_from_slice(&data);
+        if buf.len() > MAX_MESSAGE {
+            let _ = answer.send(Err(gone("an event larger than the limit")));
+            return;
+        }
+        while let Some(event) = take_event(&mut buf) {
+            let Ok(msg) = serde_json::from_str::<Value>(&event) else {
+                continue;
+            };
+            match msg.get("method").and_then(Value::as_str) {
+                Some(method) => {
+                    if let Some(rid) = msg.get("id") {
+                        // A request about this call (`ping` and the rest answered as on
+                        // stdio, by the call's handler through `Asked`).
+                        let asked = Asked {
+                            id: rid.clone(),
+                            request: json!({"method": method, "params": msg["params"]}),
+                        };
+                        let _ = asks.send(asked);
+                    }
+                }
+                None if msg.get("id").and_then(Value::as_u64) == Some(id) => {
+                    let _ = answer.send(outcome(msg));
+                    return;
+                }
+                None => {}
+            }
+        }
+    }
+}
+
+/// The data of the first whole SSE event in `buf` (taken out of it), if there is one.
+fn take_event(buf: &mut Vec<u8>) -> Option<String> {
+    loop {
+        let lf = buf.windows(2).position(|w| w == b"\n\n").map(|i| (i, 2));
+        let crlf = buf
+            .windows(4)
+            .position(|w| w == b"\r\n\r\n")
+            .map(|i| (i, 4));
+        let end = match (lf, crlf) {
+            (Some(a), Some(b)) => std::cmp::min(a, b),
+            (a, b) => a.or(b)?,
+        };
+        let raw: Vec<u8> = buf.drain(..end.0 + end.1).collect();
+        let text = String::from_utf8_lossy(&raw);
+        let data: Vec<&str> = text
+            .lines()
+            .filter_map(|l| l.strip_prefix("data:"))
+            .map(|d| d.strip_prefix(' ').unwrap_or(d))
+            .collect();
+        if !data.is_empty() {
+            return Some(data.join("\n"));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::take_event;
+
+    #[test]
+    fn events_are_cut_at_blank_lines_in_either_line_ending() {
+        let mut buf =
+            b"id: 1\ndata: {\"a\":1}\n\n: keep-alive\n\ndata: x\r\ndata: y\r\n\r\ndata: par"
+                .to_vec();
+        assert_eq!(take_event(&mut buf).as_deref(), Some("{\"a\":1}"));
+        assert_eq!(take_event(&mut buf).as_deref(), Some("x\ny"));
+        assert_eq!(take_event(&mut buf), None);
+        assert_eq!(buf, b"data: par");
     }
 }

@@ -28,7 +28,13 @@
 //! `-32601`), resource templates, subscriptions and list changes of the upstream (its lists
 //! are read once, by `items`), TLS (`https://`).
 
+mod follow;
 mod link;
+mod options;
+mod parked;
+
+pub use follow::Following;
+pub use options::HttpOptions;
 
 pub use link::{DEFAULT_UPSTREAM_TIMEOUT, UpstreamError};
 
@@ -47,6 +53,9 @@ use std::sync::Arc;
 #[derive(Clone)]
 pub struct Upstream {
     link: Arc<Link>,
+    parked: Arc<parked::Parked>,
+    /// The lists as last read (by `items`), where `follow` starts from.
+    seen: Arc<std::sync::Mutex<Option<follow::Lists>>>,
 }
 
 impl std::fmt::Debug for Upstream {
@@ -58,6 +67,14 @@ impl std::fmt::Debug for Upstream {
 }
 
 impl Upstream {
+    fn new(link: Link) -> Upstream {
+        Upstream {
+            link: Arc::new(link),
+            parked: Arc::default(),
+            seen: Arc::default(),
+        }
+    }
+
     /// Starts `program` with `args` and speaks MCP with it on its stdin and stdout (its
     /// stderr goes to this process's). It is killed when the last clone of the
     /// `Upstream` (and of the definitions made from it) is dropped.
@@ -73,16 +90,19 @@ impl Upstream {
 
     /// Like [`Upstream::stdio`], with a command of your own (environment, directory).
     pub async fn command(cmd: tokio::process::Command) -> Result<Upstream, UpstreamError> {
-        Ok(Upstream {
-            link: Arc::new(Link::stdio(cmd).await?),
-        })
+        Ok(Upstream::new(Link::stdio(cmd).await?))
     }
 
-    /// Connects to the Streamable HTTP endpoint at `url` (`http://` only).
+    /// Connects to the Streamable HTTP endpoint at `url` (`http://`, or `https://`
+    /// checked against the public certificate authorities).
     pub async fn http(url: &str) -> Result<Upstream, UpstreamError> {
-        Ok(Upstream {
-            link: Arc::new(Link::http(url).await?),
-        })
+        Self::http_with(url, HttpOptions::new()).await
+    }
+
+    /// Like [`Upstream::http`], with headers every request carries (credentials) and
+    /// certificate authorities of your own.
+    pub async fn http_with(url: &str, options: HttpOptions) -> Result<Upstream, UpstreamError> {
+        Ok(Upstream::new(Link::http(url, &options).await?))
     }
 
     /// The revision spoken with it (`2026-07-28`, or the one `initialize` negotiated).
@@ -95,8 +115,10 @@ impl Upstream {
         self.link.request(method, params).await
     }
 
-    /// What the upstream serves (its tools, prompts and static resources, read now), as a
-    /// builder to [`mount`](ServerBuilder::mount): each definition forwards its calls.
+    /// What the upstream serves (its tools, prompts, resources and resource templates,
+    /// read now), as a builder to [`mount`](ServerBuilder::mount): each definition
+    /// forwards its calls. To keep them in step with the upstream's changes once the
+    /// server runs, see [`Upstream::follow`].
     pub async fn items(&self) -> Result<ServerBuilder, UpstreamError> {
         let info = self.link.server_info();
         let mut b = Server::builder(
@@ -106,30 +128,69 @@ impl Upstream {
         if let Some(i) = self.link.instructions() {
             b = b.instructions(i);
         }
-        let caps = self.link.capabilities();
-        if caps.get("tools").is_some() {
-            for t in self.list("tools/list", "tools").await? {
-                b = b.tool(self.tool(&t));
+        let lists = self.read_lists().await?;
+        for t in &lists.tools {
+            b = b.tool(self.tool(t));
+        }
+        for p in &lists.prompts {
+            b = b.prompt(self.prompt(p));
+        }
+        for r in &lists.resources {
+            if let Some(def) = self.resource(r) {
+                b = b.resource(def);
             }
         }
-        if caps.get("prompts").is_some() {
-            for p in self.list("prompts/list", "prompts").await? {
-                b = b.prompt(self.prompt(&p));
+        for r in &lists.templates {
+            if let Some(def) = self.template(r) {
+                b = b.resource(def);
             }
         }
-        if caps.get("resources").is_some() {
-            for r in self.list("resources/list", "resources").await? {
-                if let Some(def) = self.resource(&r) {
-                    b = b.resource(def);
-                }
-            }
-        }
+        *self.seen.lock().unwrap_or_else(|e| e.into_inner()) = Some(lists);
         Ok(b)
     }
 
-    /// Every page of a list.
-    async fn list(&self, method: &str, key: &str) -> Result<Vec<Value>, UpstreamError> {
+    /// Every list the upstream has, read now.
+    async fn read_lists(&self) -> Result<follow::Lists, UpstreamError> {
+        let caps = self.link.capabilities();
+        let mut lists = follow::Lists::default();
+        if caps.get("tools").is_some() {
+            let (items, t) = self.list("tools/list", "tools").await?;
+            lists.tools = items;
+            lists.shorten(t);
+        }
+        if caps.get("prompts").is_some() {
+            let (items, t) = self.list("prompts/list", "prompts").await?;
+            lists.prompts = items;
+            lists.shorten(t);
+        }
+        if caps.get("resources").is_some() {
+            let (items, t) = self.list("resources/list", "resources").await?;
+            lists.resources = items;
+            lists.shorten(t);
+            // A server with resources and no templates may not know the method.
+            match self
+                .list("resources/templates/list", "resourceTemplates")
+                .await
+            {
+                Ok((items, t)) => {
+                    lists.templates = items;
+                    lists.shorten(t);
+                }
+                Err(UpstreamError::Rpc { .. }) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(lists)
+    }
+
+    /// Every page of a list, and the shortest `ttlMs` its pages gave.
+    async fn list(
+        &self,
+        method: &str,
+        key: &str,
+    ) -> Result<(Vec<Value>, Option<u64>), UpstreamError> {
         let mut out = Vec::new();
+        let mut ttl: Option<u64> = None;
         let mut cursor: Option<String> = None;
         for _ in 0..1000 {
             let params = match &cursor {
@@ -140,25 +201,35 @@ impl Upstream {
             if let Some(items) = page.get(key).and_then(Value::as_array) {
                 out.extend(items.iter().cloned());
             }
+            if let Some(t) = page.get("ttlMs").and_then(Value::as_u64) {
+                ttl = Some(ttl.map_or(t, |l| l.min(t)));
+            }
             match page.get("nextCursor").and_then(Value::as_str) {
                 Some(c) if !c.is_empty() => cursor = Some(c.to_owned()),
-                _ => return Ok(out),
+                _ => return Ok((out, ttl)),
             }
         }
-        Ok(out)
+        Ok((out, ttl))
     }
 
     fn tool(&self, t: &Value) -> ToolDef {
         let name = t["name"].as_str().unwrap_or_default().to_owned();
-        let link = Arc::clone(&self.link);
+        let (link, parked) = (Arc::clone(&self.link), Arc::clone(&self.parked));
         let upstream_name = name.clone();
         let mut signature = Signature::new();
         // It may ask for input (the upstream's questions pass through): rounds are sealed.
         signature.requirements().uses_input();
         let mut def = ToolDef::new(name, signature, move |call: Call<kind::Tool>| {
-            let (link, name) = (Arc::clone(&link), upstream_name.clone());
+            let (link, parked) = (Arc::clone(&link), Arc::clone(&parked));
+            let name = upstream_name.clone();
             let input = call.input().ok();
-            async move { forward_call(&link, input, &name, call.arguments).await }
+            async move {
+                if link.is_modern() {
+                    forward_call(&link, input, &name, call.arguments).await
+                } else {
+                    parked::forward(&link, &parked, input, &name, call.arguments).await
+                }
+            }
         });
         if let Some(d) = t["description"].as_str() {
             def = def.description(d);
@@ -222,21 +293,7 @@ impl Upstream {
             Signature::new(),
             move |_call: Call<kind::Resource>| {
                 let (link, uri) = (Arc::clone(&link), upstream_uri.clone());
-                async move {
-                    let r = link
-                        .request("resources/read", json!({ "uri": uri }))
-                        .await
-                        .map_err(failed)?;
-                    let contents = r
-                        .get("contents")
-                        .cloned()
-                        .unwrap_or(Value::Array(Vec::new()));
-                    serde_json::from_value::<Vec<ResourceContents>>(contents).map_err(|e| {
-                        Error::new(format!(
-                            "the upstream server answered invalid contents: {e}"
-                        ))
-                    })
-                }
+                async move { read(&link, &uri).await }
             },
         );
         if let Some(d) = r["description"].as_str() {
@@ -247,6 +304,71 @@ impl Upstream {
         }
         Some(def)
     }
+}
+
+impl Upstream {
+    fn template(&self, r: &Value) -> Option<ResourceDef> {
+        let template = r["uriTemplate"].as_str()?.to_owned();
+        let name = r["name"].as_str().unwrap_or(&template).to_owned();
+        let link = Arc::clone(&self.link);
+        let scheme = template
+            .split_once("://")
+            .map(|(s, _)| format!("{s}://"))
+            .unwrap_or_default();
+        let mut def = ResourceDef::new(
+            template,
+            name,
+            Signature::new(),
+            move |call: Call<kind::Resource>| {
+                let link = Arc::clone(&link);
+                let uri = unmounted(call.target().uri(), &scheme);
+                async move { read(&link, &uri).await }
+            },
+        );
+        if let Some(d) = r["description"].as_str() {
+            def = def.description(d);
+        }
+        if let Some(m) = r["mimeType"].as_str() {
+            def = def.mime_type(m);
+        }
+        Some(def)
+    }
+}
+
+/// The upstream's own URI of one this server was asked for: mounted, it has the
+/// namespace before the upstream's scheme (`ns+demo://x`), or as the first segment of a
+/// `ui://` URI.
+fn unmounted(uri: &str, scheme: &str) -> String {
+    if scheme.is_empty() || uri.starts_with(scheme) {
+        return uri.to_owned();
+    }
+    if scheme == "ui://"
+        && let Some(rest) = uri.strip_prefix("ui://")
+        && let Some((_, rest)) = rest.split_once('/')
+    {
+        return format!("ui://{rest}");
+    }
+    match uri.find(&format!("+{scheme}")) {
+        Some(i) => uri[i + 1..].to_owned(),
+        None => uri.to_owned(),
+    }
+}
+
+/// `resources/read` of one upstream URI.
+async fn read(link: &Link, uri: &str) -> Result<Vec<ResourceContents>, Error> {
+    let r = link
+        .request("resources/read", json!({ "uri": uri }))
+        .await
+        .map_err(failed)?;
+    let contents = r
+        .get("contents")
+        .cloned()
+        .unwrap_or(Value::Array(Vec::new()));
+    serde_json::from_value::<Vec<ResourceContents>>(contents).map_err(|e| {
+        Error::new(format!(
+            "the upstream server answered invalid contents: {e}"
+        ))
+    })
 }
 
 /// Most rounds of one forwarded multi round-trip request.

@@ -15,7 +15,7 @@ mod methods;
 #[cfg(feature = "metrics")]
 pub(crate) mod metrics;
 pub(crate) mod middleware;
-mod mount;
+pub(crate) mod mount;
 pub(crate) mod parts;
 mod pipeline;
 mod replicate;

@@ -1,0 +1,222 @@
+//! Keeping a server's proxied items in step with the upstream: its lists are read again
+//! when it says they changed (`notifications/*/list_changed`, 2025-11-25) or when the
+//! `ttlMs` its lists gave runs out (2026-07-28), and what changed is applied to the
+//! server (added, replaced, removed), which tells the server's own listening clients.
+
+use super::Upstream;
+use crate::server::Server;
+use crate::server::mount;
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+/// The shortest wait between two reads of the upstream's lists, whatever its `ttlMs`.
+const MIN_REREAD: Duration = Duration::from_secs(1);
+
+/// How long a burst of change notifications is let settle before the lists are read.
+const SETTLE: Duration = Duration::from_millis(50);
+
+/// The upstream's lists as read once.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub(crate) struct Lists {
+    pub(crate) tools: Vec<Value>,
+    pub(crate) prompts: Vec<Value>,
+    pub(crate) resources: Vec<Value>,
+    pub(crate) templates: Vec<Value>,
+    /// The shortest `ttlMs` of them, if they gave one.
+    pub(crate) ttl_ms: Option<u64>,
+}
+
+impl Lists {
+    pub(crate) fn shorten(&mut self, ttl: Option<u64>) {
+        if let Some(t) = ttl {
+            self.ttl_ms = Some(self.ttl_ms.map_or(t, |l| l.min(t)));
+        }
+    }
+}
+
+/// Following an upstream (see [`Upstream::follow`]); it stops when this is dropped.
+#[must_use = "following stops when the handle is dropped"]
+#[derive(Debug)]
+pub struct Following {
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for Following {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+impl Upstream {
+    /// Keeps what `server` serves from this upstream under `namespace` (mounted with
+    /// [`ServerBuilder::mount`](crate::ServerBuilder::mount) from
+    /// [`items`](Upstream::items)) in step with it while `server` runs: the upstream's
+    /// lists are read again when it announces a change (a 2025-11-25 upstream's
+    /// `list_changed` notifications) or when their `ttlMs` runs out (a 2026-07-28
+    /// upstream; at most once a second), and the tools, prompts, resources and templates
+    /// that appeared, changed or went are added, replaced or removed, so the server's
+    /// clients are told as for any runtime change. A read that fails is tried again later.
+    ///
+    /// ```no_run
+    /// # use mcp_runtime::Server;
+    /// # use mcp_runtime::proxy::Upstream;
+    /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+    /// let tickets = Upstream::http("http://127.0.0.1:9000/mcp").await?;
+    /// let server = Server::builder("gateway", "1.0")
+    ///     .mount("tickets", tickets.items().await?)
+    ///     .build()?;
+    /// let _following = tickets.follow(&server, "tickets");
+    /// server.serve_http("127.0.0.1:8080").await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn follow(&self, server: &Server, namespace: impl Into<String>) -> Following {
+        let up = self.clone();
+        let ns = namespace.into();
+        let server = std::sync::Arc::downgrade(&server.inner);
+        let task = tokio::spawn(async move {
+            let mut changes = up.link.changes();
+            let mut seen = up
+                .seen
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .clone()
+                .unwrap_or_default();
+            let mut backoff = MIN_REREAD;
+            loop {
+                let reread = seen
+                    .ttl_ms
+                    .map(|t| Duration::from_millis(t).max(MIN_REREAD));
+                tokio::select! {
+                    r = changes.changed() => if r.is_err() { return },
+                    () = sleep_or_never(reread) => {}
+                }
+                tokio::time::sleep(SETTLE).await;
+                changes.borrow_and_update();
+                let Some(inner) = server.upgrade() else {
+                    return;
+                };
+                let server = Server { inner };
+                match up.read_lists().await {
+                    Ok(now) => {
+                        backoff = MIN_REREAD;
+                        if now != seen {
+                            apply(&up, &server, &ns, &seen, &now);
+                            seen = now;
+                        }
+                    }
+                    Err(e) => {
+                        tracing::warn!(namespace = %ns, "reading the upstream's lists: {e}");
+                        tokio::time::sleep(backoff).await;
+                        backoff = (backoff * 2).min(Duration::from_secs(30));
+                    }
+                }
+            }
+        });
+        Following { task }
+    }
+}
+
+async fn sleep_or_never(d: Option<Duration>) {
+    match d {
+        Some(d) => tokio::time::sleep(d).await,
+        None => std::future::pending().await,
+    }
+}
+
+/// What changed between two reads, by key: gone, and new or different.
+fn diff<'a>(before: &'a [Value], now: &'a [Value], key: &str) -> (Vec<&'a str>, Vec<&'a Value>) {
+    let index = |l: &'a [Value]| -> BTreeMap<&'a str, &'a Value> {
+        l.iter()
+            .filter_map(|v| Some((v.get(key)?.as_str()?, v)))
+            .collect()
+    };
+    let (b, n) = (index(before), index(now));
+    let gone = b.keys().filter(|k| !n.contains_key(*k)).copied().collect();
+    let changed = n
+        .iter()
+        .filter(|(k, v)| b.get(*k) != Some(*v))
+        .map(|(_, v)| *v)
+        .collect();
+    (gone, changed)
+}
+
+fn apply(up: &Upstream, server: &Server, ns: &str, before: &Lists, now: &Lists) {
+    let report = |what: &str, name: &str, r: Result<(), crate::BuildError>| {
+        if let Err(e) = r {
+            tracing::warn!(namespace = %ns, "the upstream's {what} `{name}` cannot be served: {e}");
+        }
+    };
+    let (gone, changed) = diff(&before.tools, &now.tools, "name");
+    for n in gone {
+        server.remove_tool(&mount::name(ns, n));
+    }
+    for t in changed {
+        let name = t["name"].as_str().unwrap_or_default();
+        report("tool", name, server.add_tool(mount::tool(ns, up.tool(t))));
+    }
+    let (gone, changed) = diff(&before.prompts, &now.prompts, "name");
+    for n in gone {
+        server.remove_prompt(&mount::name(ns, n));
+    }
+    for p in changed {
+        let name = p["name"].as_str().unwrap_or_default();
+        report(
+            "prompt",
+            name,
+            server.add_prompt(mount::prompt(ns, up.prompt(p))),
+        );
+    }
+    let (gone, changed) = diff(&before.resources, &now.resources, "uri");
+    for u in gone {
+        server.remove_resource(&mount::uri(ns, u));
+    }
+    for r in changed {
+        if let Some(def) = up.resource(r) {
+            let uri = r["uri"].as_str().unwrap_or_default();
+            report(
+                "resource",
+                uri,
+                server.add_resource(mount::resource(ns, def)),
+            );
+        }
+    }
+    let (gone, changed) = diff(&before.templates, &now.templates, "uriTemplate");
+    for u in gone {
+        server.remove_resource(&mount::uri(ns, u));
+    }
+    for r in changed {
+        if let Some(def) = up.template(r) {
+            let uri = r["uriTemplate"].as_str().unwrap_or_default();
+            report(
+                "template",
+                uri,
+                server.add_resource(mount::resource(ns, def)),
+            );
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::diff;
+    use serde_json::json;
+
+    #[test]
+    fn a_diff_names_what_went_and_what_is_new_or_different() {
+        let before = [
+            json!({"name": "a", "d": 1}),
+            json!({"name": "b"}),
+            json!({"name": "c"}),
+        ];
+        let now = [
+            json!({"name": "a", "d": 2}),
+            json!({"name": "c"}),
+            json!({"name": "e"}),
+        ];
+        let (gone, changed) = diff(&before, &now, "name");
+        assert_eq!(gone, ["b"]);
+        let changed: Vec<&str> = changed.iter().filter_map(|v| v["name"].as_str()).collect();
+        assert_eq!(changed, ["a", "e"]);
+    }
+}

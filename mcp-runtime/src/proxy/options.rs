@@ -1,0 +1,100 @@
+//! How to reach an HTTP upstream: headers every request carries (its credentials, say)
+//! and the certificate authorities trusted for `https://` beyond the public ones.
+
+use super::UpstreamError;
+use rustls::pki_types::CertificateDer;
+use rustls::pki_types::pem::PemObject;
+
+/// Settings of an HTTP upstream, for [`Upstream::http_with`](super::Upstream::http_with).
+///
+/// ```no_run
+/// # use mcp_runtime::proxy::{HttpOptions, Upstream};
+/// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+/// let ca = std::fs::read("/etc/ssl/internal-ca.pem")?;
+/// let tickets = Upstream::http_with(
+///     "https://tickets.internal/mcp",
+///     HttpOptions::new()
+///         .header("authorization", "Bearer s3cr3t")
+///         .root_certificates_pem(&ca)?,
+/// )
+/// .await?;
+/// # Ok(()) }
+/// ```
+#[derive(Debug, Clone, Default)]
+pub struct HttpOptions {
+    pub(crate) headers: Vec<(String, String)>,
+    pub(crate) roots: Vec<CertificateDer<'static>>,
+}
+
+impl HttpOptions {
+    /// No extra headers; the public certificate authorities (Mozilla's, built in).
+    pub fn new() -> HttpOptions {
+        HttpOptions::default()
+    }
+
+    /// A header every request to the upstream carries (checked when connecting).
+    pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> HttpOptions {
+        self.headers.push((name.into(), value.into()));
+        self
+    }
+
+    /// Also trusts the certificate authorities in `pem` (one or more `CERTIFICATE`
+    /// blocks), for an upstream whose certificate a private authority signed.
+    pub fn root_certificates_pem(mut self, pem: &[u8]) -> Result<HttpOptions, UpstreamError> {
+        let before = self.roots.len();
+        for cert in CertificateDer::pem_slice_iter(pem) {
+            let cert = cert.map_err(|e| {
+                UpstreamError::Unavailable(format!("a root certificate that is not PEM: {e}"))
+            })?;
+            self.roots.push(cert);
+        }
+        if self.roots.len() == before {
+            return Err(UpstreamError::Unavailable(
+                "no CERTIFICATE in the root certificates given".into(),
+            ));
+        }
+        Ok(self)
+    }
+
+    /// The connector: `http://` as is, `https://` checked against the public roots and
+    /// the ones given.
+    pub(crate) fn connector(
+        &self,
+    ) -> Result<
+        hyper_rustls::HttpsConnector<hyper_util::client::legacy::connect::HttpConnector>,
+        UpstreamError,
+    > {
+        let mut roots =
+            rustls::RootCertStore::from_iter(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
+        for cert in &self.roots {
+            roots.add(cert.clone()).map_err(|e| {
+                UpstreamError::Unavailable(format!("a root certificate rustls refuses: {e}"))
+            })?;
+        }
+        let tls = rustls::ClientConfig::builder_with_provider(std::sync::Arc::new(
+            rustls::crypto::ring::default_provider(),
+        ))
+        .with_safe_default_protocol_versions()
+        .map_err(|e| UpstreamError::Unavailable(format!("TLS: {e}")))?
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+        Ok(hyper_rustls::HttpsConnectorBuilder::new()
+            .with_tls_config(tls)
+            .https_or_http()
+            .enable_http1()
+            .build())
+    }
+
+    /// The headers, checked.
+    pub(crate) fn header_map(&self) -> Result<hyper::HeaderMap, UpstreamError> {
+        let mut map = hyper::HeaderMap::new();
+        for (k, v) in &self.headers {
+            let name = hyper::header::HeaderName::from_bytes(k.as_bytes())
+                .map_err(|_| UpstreamError::Unavailable(format!("bad header name `{k}`")))?;
+            let value = hyper::header::HeaderValue::from_str(v)
+                .map_err(|_| UpstreamError::Unavailable(format!("bad value for header `{k}`")))?;
+            map.append(name, value);
+        }
+        Ok(map)
+    }
+}
