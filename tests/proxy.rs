@@ -431,6 +431,11 @@ async fn a_legacy_upstreams_requests_reach_clients_of_either_era() {
                 "legacy={legacy} {up}: {seen}"
             );
             assert_eq!(seen[format!("{up}_elicited_error")], false);
+            assert_eq!(
+                seen[format!("{up}_progress")],
+                json!([1.0, 2.0, 3.0, 4.0]),
+                "legacy={legacy} {up}: the upstream's progress reached the client: {seen}"
+            );
             let sampled = seen[format!("{up}_sampled")].as_str().unwrap();
             assert!(
                 sampled.contains("forty-two"),
@@ -473,8 +478,9 @@ async fn version() -> &'static str {
     "v1"
 }
 
-/// A 2026-07-28 upstream (one of ours, over HTTP) whose lists say `ttlMs: 1000`: a tool
-/// it adds and one it removes while serving show in the gateway's list within a few
+/// A 2026-07-28 upstream (one of ours, over HTTP) whose lists say `ttlMs: 1000` and that
+/// does not take `subscriptions/listen`: a tool it adds and one it removes while serving
+/// show in the gateway's list within a few
 /// seconds (through `Server::add_tool` and `remove_tool`, which tell the gateway's
 /// listeners as tests/listen.rs shows).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -486,7 +492,27 @@ async fn a_modern_upstreams_lists_are_read_again_when_their_ttl_runs_out() {
         .tools(tools![hello, version])
         .build()
         .unwrap();
-    let up_addr = common::serve_in_background(upstream.clone().http());
+    // It refuses `subscriptions/listen`: only the TTL can bring its changes.
+    let router = upstream
+        .clone()
+        .http()
+        .into_router()
+        .layer(axum::middleware::from_fn(
+            |req: axum::extract::Request, next: axum::middleware::Next| async move {
+                use axum::response::IntoResponse;
+                if req
+                    .headers()
+                    .get("mcp-method")
+                    .is_some_and(|m| m == "subscriptions/listen")
+                {
+                    return hyper::StatusCode::METHOD_NOT_ALLOWED.into_response();
+                }
+                next.run(req).await
+            },
+        ));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let up_addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, router).await });
     let up = Upstream::http(&format!("http://{up_addr}/mcp"))
         .await
         .unwrap();
@@ -645,4 +671,128 @@ async fn an_https_upstream_with_a_private_authority_and_a_credential() {
     assert!(e.to_string().contains("bad header name"), "{e}");
     let e = Upstream::http("ftp://localhost/mcp").await.unwrap_err();
     assert!(e.to_string().contains("http:// or https://"), "{e}");
+}
+
+/// Counts to three, telling its progress.
+#[tool]
+async fn steps(cx: mcp_runtime::Context) -> &'static str {
+    for i in 1..=3 {
+        cx.progress().report(f64::from(i), Some(3.0), None);
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    "done"
+}
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct Sure {
+    /// Really?
+    sure: bool,
+}
+
+/// Asks before it acts.
+#[tool]
+async fn careful(input: mcp_runtime::Input) -> Result<String, mcp_runtime::Error> {
+    let s: Sure = input.elicit("sure", "Really?").await?.accepted()?;
+    Ok(format!("sure={}", s.sure))
+}
+
+/// A running server of this process mounted live (`Upstream::local` + `follow`): what it
+/// adds and removes while running shows in the parent at once (told on its listen
+/// stream, long before its five-minute list TTL), its progress reaches the parent's
+/// client, and its question passes through the parent's rounds.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_running_server_mounted_live_changes_reports_and_asks_through_its_parent() {
+    let child = Server::builder("child", "1.0")
+        .tools(tools![steps, careful])
+        .build()
+        .unwrap();
+    let kid = Upstream::local(child.clone()).await.unwrap();
+    assert_eq!(kid.protocol_version(), "2026-07-28");
+    let parent = Server::builder("parent", "1.0")
+        .request_state(mcp_runtime::config::RequestState::single_instance())
+        .tools(tools![hello])
+        .mount("kid", kid.items().await.unwrap())
+        .build()
+        .unwrap();
+    let _following = kid.follow(&parent, "kid");
+    let addr = common::serve_in_background(parent.clone().http());
+    assert_eq!(parent.tool_names(), ["hello", "kid_careful", "kid_steps"]);
+
+    // Progress, through the pipe and the parent's event stream.
+    let mut body = request(
+        json!(7),
+        "tools/call",
+        json!({"name": "kid_steps", "arguments": {}}),
+    );
+    body["params"]["_meta"]["progressToken"] = json!("p-1");
+    let events = post(addr, &body).sse_events();
+    let progress: Vec<f64> = events
+        .iter()
+        .filter(|e| e["method"] == "notifications/progress")
+        .map(|e| {
+            assert_eq!(e["params"]["progressToken"], "p-1");
+            e["params"]["progress"].as_f64().unwrap()
+        })
+        .collect();
+    assert_eq!(progress, [1.0, 2.0, 3.0], "{events:?}");
+    assert_eq!(
+        events.last().unwrap()["result"]["content"][0]["text"],
+        "done"
+    );
+
+    // A runtime change of the child, in the parent at once.
+    let late = mcp_runtime::def::ToolDef::new(
+        "late",
+        mcp_runtime::handler::Signature::new(),
+        |_call| async { Ok::<_, mcp_runtime::Error>("late but here") },
+    );
+    child.add_tool(late).unwrap();
+    let mut names = Vec::new();
+    for _ in 0..40 {
+        names = parent.tool_names();
+        if names.iter().any(|n| n == "kid_late") {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(names.iter().any(|n| n == "kid_late"), "{names:?}");
+    let r = post(
+        addr,
+        &request(
+            json!(8),
+            "tools/call",
+            json!({"name": "kid_late", "arguments": {}}),
+        ),
+    )
+    .json();
+    assert_eq!(r["result"]["content"][0]["text"], "late but here", "{r}");
+    assert!(child.remove_tool("late"));
+    for _ in 0..40 {
+        names = parent.tool_names();
+        if !names.iter().any(|n| n == "kid_late") {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(names, ["hello", "kid_careful", "kid_steps"]);
+
+    // The child's question, as the parent's round; the answer goes back to it.
+    let mut body = request(
+        json!(9),
+        "tools/call",
+        json!({"name": "kid_careful", "arguments": {}}),
+    );
+    body["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"] =
+        json!({"elicitation": {"form": {}}});
+    let r = post(addr, &body).json();
+    assert_eq!(r["result"]["resultType"], "input_required", "{r}");
+    let asked = r["result"]["inputRequests"].as_object().unwrap();
+    assert_eq!(asked.len(), 1, "{r}");
+    let (key, question) = asked.iter().next().unwrap();
+    assert_eq!(question["params"]["message"], "Really?");
+    body["params"]["inputResponses"] =
+        json!({ key.clone(): {"action": "accept", "content": {"sure": true}} });
+    body["params"]["requestState"] = r["result"]["requestState"].clone();
+    let r = post(addr, &body).json();
+    assert_eq!(r["result"]["content"][0]["text"], "sure=true", "{r}");
 }

@@ -48,6 +48,18 @@ async def main() -> None:
                 f"{up}_trigger-sampling-request", {"prompt": "the answer?", "maxTokens": 20}
             )
             seen[f"{up}_sampled"] = "\n".join(x.text for x in r.content if x.type == "text")
+        for up in ("evs", "evh"):  # its progress notifications, through the gateway
+            progress: list = []
+
+            async def on_progress(value, total, message, progress=progress):
+                progress.append(value)
+
+            r = await c.call_tool(
+                f"{up}_trigger-long-running-operation",
+                {"duration": 1, "steps": 4},
+                progress_callback=on_progress,
+            )
+            seen[f"{up}_progress"] = progress
         r = await c.call_tool("evs_get-sum", {"a": 2, "b": 40})
         seen["sum"] = r.content[0].text
         templates = (await c.list_resource_templates()).resource_templates

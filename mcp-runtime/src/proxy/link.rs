@@ -69,7 +69,54 @@ pub(crate) struct Asked {
 
 /// The calls in flight that take the upstream's requests (stdio: the wire does not say
 /// which call a request belongs to, so it goes to the one call in flight).
-type Askers = Arc<Mutex<Vec<(u64, mpsc::UnboundedSender<Asked>)>>>;
+type Askers = Arc<Mutex<Vec<(u64, mpsc::UnboundedSender<Next>)>>>;
+
+/// Where a message the upstream sent on stdio (not an answer) goes: a request it passes
+/// on to the one call in flight; progress to the call whose token it names (our request
+/// id); a log message to the one call in flight; the rest as [`unsolicited`]. The reply
+/// to send at once, if any.
+fn route(msg: &Value, askers: &Askers, changes: &Changes) -> Option<Value> {
+    let method = msg.get("method").and_then(Value::as_str)?;
+    let calls = askers.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    let only = match calls.as_slice() {
+        [(_, tx)] => Some(tx),
+        _ => None,
+    };
+    match (method, msg.get("id")) {
+        (m, Some(id)) if passes(m) => {
+            let asked = Next::Asked(Asked {
+                id: id.clone(),
+                request: json!({"method": m, "params": msg["params"]}),
+            });
+            if only.is_some_and(|tx| tx.send(asked).is_ok()) {
+                return None;
+            }
+            let why = if calls.is_empty() {
+                format!("this proxy passes `{m}` on only during a call, to the client that made it")
+            } else {
+                format!(
+                    "`{m}` came while {} calls were in flight, and stdio does not say whose client to ask",
+                    calls.len()
+                )
+            };
+            Some(json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32603, "message": why}}))
+        }
+        ("notifications/progress", None) => {
+            let token = msg["params"]["progressToken"].as_u64();
+            if let Some((_, tx)) = calls.iter().find(|(id, _)| Some(*id) == token) {
+                let _ = tx.send(Next::Progress(msg["params"].clone()));
+            }
+            None
+        }
+        ("notifications/message", None) => {
+            if let Some(tx) = only {
+                let _ = tx.send(Next::Log(msg["params"].clone()));
+            }
+            None
+        }
+        _ => unsolicited(msg, changes),
+    }
+}
 
 /// What the upstream sends about our requests and lists, outside of answers.
 #[derive(Default)]
@@ -115,7 +162,7 @@ enum Wire {
         pending: Pending,
         askers: Askers,
         closed: CancellationToken,
-        _child: Mutex<tokio::process::Child>,
+        _child: Mutex<Option<tokio::process::Child>>,
     },
     Http {
         url: hyper::Uri,
@@ -123,8 +170,6 @@ enum Wire {
         /// What every request carries (`HttpOptions::header`).
         headers: Arc<hyper::HeaderMap>,
         session: Arc<Mutex<Option<String>>>,
-        /// Ends the GET stream (2025-11-25) when the link goes.
-        closed: CancellationToken,
     },
 }
 
@@ -137,6 +182,8 @@ pub(crate) struct Link {
     /// What `server/discover` or `initialize` said.
     hello: Value,
     changes: Arc<Changes>,
+    /// Cancelled when the link goes: its writer and streams end.
+    dropped: CancellationToken,
 }
 
 const MODERN: &str = crate::protocol::PROTOCOL_VERSION;
@@ -153,13 +200,33 @@ impl Link {
         let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
             return Err(gone("no pipes to it"));
         };
+        Self::pipes(stdout, stdin, Some(child), CancellationToken::new()).await
+    }
+
+    /// Newline-delimited JSON-RPC over `read` and `write` (a child's stdout and stdin, or
+    /// an in-process pipe); `dropped` is cancelled when the link goes.
+    pub(crate) async fn pipes<R, W>(
+        read: R,
+        write: W,
+        child: Option<tokio::process::Child>,
+        dropped: CancellationToken,
+    ) -> Result<Link, UpstreamError>
+    where
+        R: tokio::io::AsyncRead + Unpin + Send + 'static,
+        W: tokio::io::AsyncWrite + Unpin + Send + 'static,
+    {
+        let (stdin, stdout) = (write, read);
         let (out, mut queue) = mpsc::channel::<String>(256);
         let pending: Pending = Arc::default();
         let closed = CancellationToken::new();
-        // Writer: one line per message.
+        // Writer: one line per message, until the link goes.
+        let ended = dropped.clone();
         tokio::spawn(async move {
             let mut stdin = stdin;
-            while let Some(line) = queue.recv().await {
+            while let Some(line) = tokio::select! {
+                l = queue.recv() => l,
+                () = ended.cancelled() => None,
+            } {
                 if stdin.write_all(line.as_bytes()).await.is_err()
                     || stdin.write_all(b"\n").await.is_err()
                     || stdin.flush().await.is_err()
@@ -186,38 +253,8 @@ impl Link {
                         tracing::debug!("upstream wrote a line that is not JSON");
                         continue;
                     };
-                    if let Some(method) = msg.get("method").and_then(Value::as_str) {
-                        if let Some(id) = msg.get("id").filter(|_| passes(method)) {
-                            let asker = {
-                                let a = askers.lock().unwrap_or_else(|e| e.into_inner());
-                                match a.as_slice() {
-                                    [(_, tx)] => Some(tx.clone()),
-                                    _ => None,
-                                }
-                            };
-                            let asked = Asked {
-                                id: id.clone(),
-                                request: json!({"method": method, "params": msg["params"]}),
-                            };
-                            match asker.map(|tx| tx.send(asked)) {
-                                Some(Ok(())) => {}
-                                _ => {
-                                    let n = askers.lock().unwrap_or_else(|e| e.into_inner()).len();
-                                    let why = if n == 0 {
-                                        format!(
-                                            "this proxy passes `{method}` on only during a call, to the client that made it"
-                                        )
-                                    } else {
-                                        format!(
-                                            "`{method}` came while {n} calls were in flight, and stdio does not say whose client to ask"
-                                        )
-                                    };
-                                    let reply = json!({"jsonrpc": "2.0", "id": id, "error": {
-                                        "code": -32603, "message": why}});
-                                    let _ = out.send(reply.to_string()).await;
-                                }
-                            }
-                        } else if let Some(reply) = unsolicited(&msg, &changes) {
+                    if msg.get("method").is_some() {
+                        if let Some(reply) = route(&msg, &askers, &changes) {
                             let _ = out.send(reply.to_string()).await;
                         }
                         continue;
@@ -243,7 +280,7 @@ impl Link {
             closed,
             _child: Mutex::new(child),
         };
-        Self::settle(wire, changes).await
+        Self::settle(wire, changes, dropped).await
     }
 
     pub(crate) async fn http(
@@ -264,19 +301,23 @@ impl Link {
             client,
             headers: Arc::new(options.header_map()?),
             session: Arc::default(),
-            closed: CancellationToken::new(),
         };
-        Self::settle(wire, Arc::default()).await
+        Self::settle(wire, Arc::default(), CancellationToken::new()).await
     }
 
     /// Finds the era: `server/discover` first; `initialize` when it is not known.
-    async fn settle(wire: Wire, changes: Arc<Changes>) -> Result<Link, UpstreamError> {
+    async fn settle(
+        wire: Wire,
+        changes: Arc<Changes>,
+        dropped: CancellationToken,
+    ) -> Result<Link, UpstreamError> {
         let mut link = Link {
             wire,
             next: AtomicU64::new(1),
             version: MODERN.to_owned(),
             hello: Value::Null,
             changes,
+            dropped,
         };
         match link.request("server/discover", json!({})).await {
             Ok(d)
@@ -285,6 +326,7 @@ impl Link {
                     .is_some_and(|v| v.iter().any(|x| x == MODERN)) =>
             {
                 link.hello = d;
+                link.listen().await;
                 return Ok(link);
             }
             Ok(_) | Err(UpstreamError::Rpc { .. }) => {}
@@ -305,31 +347,60 @@ impl Link {
         link.hello = hello;
         link.notify("notifications/initialized").await?;
         tracing::info!(version = %link.version, "connected to a legacy upstream");
-        if let Wire::Http {
-            url,
-            client,
-            headers,
-            session,
-            closed,
-        } = &link.wire
-        {
-            let get = Listen {
-                url: url.clone(),
-                client: client.clone(),
-                headers: Arc::clone(headers),
-                session: Arc::clone(session),
-                version: link.version.clone(),
-                changes: Arc::clone(&link.changes),
-            };
-            let closed = closed.clone();
-            tokio::spawn(async move {
-                tokio::select! {
-                    () = get.run() => {}
-                    () = closed.cancelled() => {}
-                }
-            });
-        }
+        link.listen().await;
         Ok(link)
+    }
+
+    /// Opens the stream the upstream tells its list changes on, if it has lists: a
+    /// 2026-07-28 `subscriptions/listen` (on stdio, a request left open; on HTTP, a POST
+    /// whose event stream stays open), or a 2025-11-25 HTTP upstream's GET stream (on
+    /// stdio its notifications come anyway). Over HTTP it is opened again when it ends.
+    async fn listen(&self) {
+        let caps = self.capabilities();
+        if !["tools", "prompts", "resources"]
+            .iter()
+            .any(|k| caps.contains_key(*k))
+        {
+            return;
+        }
+        let id = self.next.fetch_add(1, Ordering::Relaxed);
+        let filter = json!({"notifications": {
+            "toolsListChanged": caps.contains_key("tools"),
+            "promptsListChanged": caps.contains_key("prompts"),
+            "resourcesListChanged": caps.contains_key("resources"),
+        }});
+        let open = self.message(id, "subscriptions/listen", filter, None);
+        match &self.wire {
+            Wire::Stdio { out, .. } => {
+                if self.is_modern() {
+                    // Its answer comes only when it closes; nobody waits for it.
+                    let _ = out.send(open.to_string()).await;
+                }
+            }
+            Wire::Http {
+                url,
+                client,
+                headers,
+                session,
+            } => {
+                let listen = Listen {
+                    url: url.clone(),
+                    client: client.clone(),
+                    headers: Arc::clone(headers),
+                    session: Arc::clone(session),
+                    version: self.version.clone(),
+                    changes: Arc::clone(&self.changes),
+                    open: self.is_modern().then_some(open),
+                };
+                let dropped = self.dropped.clone();
+                tokio::spawn(async move {
+                    tokio::select! {
+                        () = listen.run() => {}
+                        () = dropped.cancelled() => {}
+                    }
+                });
+            }
+        }
     }
 
     pub(crate) fn version(&self) -> &str {
@@ -377,7 +448,7 @@ impl Link {
             .or_else(|| params.get("uri"))
             .and_then(Value::as_str)
             .map(str::to_owned);
-        let msg = self.message(id, method, params);
+        let msg = self.message(id, method, params, None);
         let answer = tokio::time::timeout(DEFAULT_UPSTREAM_TIMEOUT, async {
             match &self.wire {
                 Wire::Stdio {
@@ -419,7 +490,7 @@ impl Link {
     }
 
     /// The `_meta` and params of one request in the era spoken, and its message.
-    fn message(&self, id: u64, method: &str, params: Value) -> Value {
+    fn message(&self, id: u64, method: &str, params: Value, caps: Option<&Value>) -> Value {
         let mut params = params;
         if self.is_modern()
             && let Value::Object(p) = &mut params
@@ -428,7 +499,7 @@ impl Link {
                 "_meta".into(),
                 json!({
                     "io.modelcontextprotocol/protocolVersion": MODERN,
-                    "io.modelcontextprotocol/clientCapabilities": {},
+                    "io.modelcontextprotocol/clientCapabilities": caps.cloned().unwrap_or_else(|| json!({})),
                     "io.modelcontextprotocol/clientInfo":
                         {"name": "mcp-runtime-proxy", "version": env!("CARGO_PKG_VERSION")},
                 }),
@@ -437,15 +508,30 @@ impl Link {
         json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
     }
 
-    /// Starts a request whose upstream may ask us things before it answers (a 2025-11-25
-    /// `tools/call`): its questions and then its answer come from the [`Ongoing`].
+    /// Starts a request that may bring more than its answer: the upstream's progress and
+    /// log messages about it, and (2025-11-25) its requests to us, then its answer, all
+    /// from the [`Ongoing`]. `caps`: the client capabilities a 2026-07-28 upstream is
+    /// told (what our client can answer).
     pub(crate) async fn start(
         &self,
         method: &str,
         params: Value,
+        caps: Option<&Value>,
     ) -> Result<Ongoing, UpstreamError> {
         let id = self.next.fetch_add(1, Ordering::Relaxed);
-        let msg = self.message(id, method, params);
+        let name = params
+            .get("name")
+            .or_else(|| params.get("uri"))
+            .and_then(Value::as_str)
+            .map(str::to_owned);
+        let mut msg = self.message(id, method, params, caps);
+        // Its progress comes back under our request id.
+        if let Some(p) = msg["params"].as_object_mut() {
+            let meta = p.entry("_meta").or_insert_with(|| json!({}));
+            if let Some(m) = meta.as_object_mut() {
+                m.insert("progressToken".into(), json!(id));
+            }
+        }
         let (asks_tx, asks) = mpsc::unbounded_channel();
         let (answer_tx, answer) = oneshot::channel::<Result<Value, UpstreamError>>();
         match &self.wire {
@@ -485,7 +571,7 @@ impl Link {
                 });
             }
             Wire::Http { .. } => {
-                let resp = self.send(&msg, method, None).await?;
+                let resp = self.send(&msg, method, name.as_deref()).await?;
                 tokio::spawn(read_events(resp, id, asks_tx, answer_tx));
             }
         }
@@ -618,9 +704,7 @@ impl Link {
 
 impl Drop for Link {
     fn drop(&mut self) {
-        if let Wire::Http { closed, .. } = &self.wire {
-            closed.cancel();
-        }
+        self.dropped.cancel();
     }
 }
 
@@ -640,8 +724,9 @@ fn with_headers(
     req
 }
 
-/// The GET stream of a 2025-11-25 HTTP upstream, where its notifications and requests
-/// outside of calls come: list changes are told, requests answered (`ping`, or an error).
+/// Where an HTTP upstream tells its list changes: the 2026-07-28 `subscriptions/listen`
+/// stream (`open`), or a 2025-11-25 upstream's GET stream, where its requests outside
+/// of calls come too (answered: `ping`, or an error).
 struct Listen {
     url: hyper::Uri,
     client: HttpClient,
@@ -649,36 +734,71 @@ struct Listen {
     session: Arc<Mutex<Option<String>>>,
     version: String,
     changes: Arc<Changes>,
+    /// The `subscriptions/listen` request (2026-07-28); `None`: the GET stream.
+    open: Option<Value>,
 }
 
 impl Listen {
+    /// Keeps the stream open: opened again after it ends, waiting longer each time it
+    /// fails at once; given up when the upstream has none (`405`, or an error answer).
     async fn run(self) {
+        let mut backoff = Duration::from_millis(500);
+        loop {
+            let started = std::time::Instant::now();
+            if !self.once().await {
+                return;
+            }
+            if started.elapsed() > Duration::from_secs(30) {
+                backoff = Duration::from_millis(500);
+            }
+            tokio::time::sleep(backoff).await;
+            backoff = (backoff * 2).min(Duration::from_secs(30));
+        }
+    }
+
+    /// One stream, read to its end; `false` when there is no such stream to open.
+    async fn once(&self) -> bool {
         let sid = self
             .session
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .clone();
-        let mut req = with_headers(hyper::Request::get(self.url.clone()), &self.headers)
-            .header("accept", "text/event-stream")
-            .header("mcp-protocol-version", self.version.as_str());
+        let mut req = match &self.open {
+            Some(_) => with_headers(hyper::Request::post(self.url.clone()), &self.headers)
+                .header("content-type", "application/json")
+                .header("accept", "application/json, text/event-stream")
+                .header("mcp-method", "subscriptions/listen"),
+            None => with_headers(hyper::Request::get(self.url.clone()), &self.headers)
+                .header("accept", "text/event-stream"),
+        }
+        .header("mcp-protocol-version", self.version.as_str());
         if let Some(s) = &sid {
             req = req.header("mcp-session-id", s.as_str());
         }
-        let Ok(req) = req.body(Full::new(Bytes::new())) else {
-            return;
+        let body = self.open.as_ref().map(Value::to_string).unwrap_or_default();
+        let Ok(req) = req.body(Full::new(Bytes::from(body))) else {
+            return false;
         };
         let resp = match self.client.request(req).await {
             Ok(r) if r.status().is_success() => r,
-            // 405: it offers no GET stream; its list changes are not heard.
             Ok(r) => {
-                tracing::debug!(status = %r.status(), "the upstream has no GET stream");
-                return;
+                tracing::debug!(status = %r.status(), "the upstream has no change stream");
+                return false;
             }
             Err(e) => {
-                tracing::debug!("the upstream's GET stream: {e}");
-                return;
+                tracing::debug!("the upstream's change stream: {}", causes(&e));
+                return true;
             }
         };
+        let sse = resp
+            .headers()
+            .get("content-type")
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|c| c.starts_with("text/event-stream"));
+        if !sse {
+            // An answer at once (an error): it does not listen.
+            return false;
+        }
         let mut body = resp.into_body();
         let mut buf = Vec::new();
         while let Some(Ok(frame)) = body.frame().await {
@@ -687,7 +807,7 @@ impl Listen {
             };
             buf.extend_from_slice(&data);
             if buf.len() > MAX_MESSAGE {
-                return;
+                return true;
             }
             while let Some(event) = take_event(&mut buf) {
                 let Ok(msg) = serde_json::from_str::<Value>(&event) else {
@@ -698,6 +818,7 @@ impl Listen {
                 }
             }
         }
+        true
     }
 
     async fn reply(&self, msg: &Value, sid: Option<&str>) {
@@ -752,6 +873,10 @@ fn outcome(answer: Value) -> Result<Value, UpstreamError> {
 pub(crate) enum Next {
     /// The upstream asks us something first.
     Asked(Asked),
+    /// Its progress (`notifications/progress` params).
+    Progress(Value),
+    /// A log message about it (`notifications/message` params).
+    Log(Value),
     /// Its answer.
     Answer(Result<Value, UpstreamError>),
 }
@@ -760,7 +885,7 @@ pub(crate) enum Next {
 /// answer, it is cancelled upstream (`notifications/cancelled`).
 pub(crate) struct Ongoing {
     id: u64,
-    asks: mpsc::UnboundedReceiver<Asked>,
+    asks: mpsc::UnboundedReceiver<Next>,
     answer: oneshot::Receiver<Result<Value, UpstreamError>>,
     cancel: Option<mpsc::Sender<String>>,
 }
@@ -772,7 +897,7 @@ impl Ongoing {
         let next = tokio::time::timeout(DEFAULT_UPSTREAM_TIMEOUT, async {
             tokio::select! {
                 biased;
-                Some(a) = self.asks.recv() => Next::Asked(a),
+                Some(n) = self.asks.recv() => n,
                 a = &mut self.answer => Next::Answer(
                     a.unwrap_or_else(|_| Err(gone("the upstream server went away")))),
             }
@@ -804,7 +929,7 @@ impl Drop for Ongoing {
 async fn read_events(
     resp: hyper::Response<hyper::body::Incoming>,
     id: u64,
-    asks: mpsc::UnboundedSender<Asked>,
+    asks: mpsc::UnboundedSender<Next>,
     answer: oneshot::Sender<Result<Value, UpstreamError>>,
 ) {
     let status = resp.status();
@@ -852,16 +977,18 @@ async fn read_events(
                 continue;
             };
             match msg.get("method").and_then(Value::as_str) {
+                // What comes on this stream is about this call.
                 Some(method) => {
-                    if let Some(rid) = msg.get("id") {
-                        // A request about this call (`ping` and the rest answered as on
-                        // stdio, by the call's handler through `Asked`).
-                        let asked = Asked {
+                    let next = match (method, msg.get("id")) {
+                        (m, Some(rid)) => Next::Asked(Asked {
                             id: rid.clone(),
-                            request: json!({"method": method, "params": msg["params"]}),
-                        };
-                        let _ = asks.send(asked);
-                    }
+                            request: json!({"method": m, "params": msg["params"]}),
+                        }),
+                        ("notifications/progress", None) => Next::Progress(msg["params"].clone()),
+                        ("notifications/message", None) => Next::Log(msg["params"].clone()),
+                        _ => continue,
+                    };
+                    let _ = asks.send(next);
                 }
                 None if msg.get("id").and_then(Value::as_u64) == Some(id) => {
                     let _ = answer.send(outcome(msg));

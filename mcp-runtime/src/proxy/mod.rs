@@ -105,6 +105,30 @@ impl Upstream {
         Ok(Upstream::new(Link::http(url, &options).await?))
     }
 
+    /// A running [`Server`] of this process, served through an in-process pipe as if it
+    /// were another: mount its [`items`](Upstream::items) and [`follow`](Upstream::follow)
+    /// it, and the tools, prompts and resources it adds or removes while running show in
+    /// the parent at once (it tells them on `subscriptions/listen`), its progress and log
+    /// messages reach the parent's client, and its questions (`input_required`) pass
+    /// through the parent's rounds. Each call crosses the pipe as JSON; for a child that
+    /// never changes, [`ServerBuilder::mount`] of its builder costs nothing per call.
+    pub async fn local(server: Server) -> Result<Upstream, UpstreamError> {
+        let (ours, theirs) = tokio::io::duplex(1 << 20);
+        let (their_read, their_write) = tokio::io::split(theirs);
+        let (our_read, our_write) = tokio::io::split(ours);
+        let dropped = tokio_util::sync::CancellationToken::new();
+        let stop = dropped.clone();
+        tokio::spawn(async move {
+            let stopped = async move { stop.cancelled().await };
+            if let Err(e) = server.serve_io(their_read, their_write, stopped).await {
+                tracing::warn!("a local upstream stopped: {e}");
+            }
+        });
+        Ok(Upstream::new(
+            Link::pipes(our_read, our_write, None, dropped).await?,
+        ))
+    }
+
     /// The revision spoken with it (`2026-07-28`, or the one `initialize` negotiated).
     pub fn protocol_version(&self) -> &str {
         self.link.version()
@@ -223,11 +247,12 @@ impl Upstream {
             let (link, parked) = (Arc::clone(&link), Arc::clone(&parked));
             let name = upstream_name.clone();
             let input = call.input().ok();
+            let cx = call.context();
             async move {
                 if link.is_modern() {
-                    forward_call(&link, input, &name, call.arguments).await
+                    forward_call(&link, &cx, input, &name, call.arguments).await
                 } else {
-                    parked::forward(&link, &parked, input, &name, call.arguments).await
+                    parked::forward(&link, &cx, &parked, input, &name, call.arguments).await
                 }
             }
         });
@@ -381,6 +406,7 @@ const MAX_UPSTREAM_ROUNDS: usize = 16;
 /// upstream rounds are not sent again.
 async fn forward_call(
     link: &Link,
+    cx: &crate::Context,
     input: Option<crate::Input>,
     name: &str,
     arguments: serde_json::Map<String, Value>,
@@ -396,7 +422,7 @@ async fn forward_call(
                 if let Value::Object(p) = &mut params {
                     p.extend(std::mem::take(&mut carry));
                 }
-                let r = link.request("tools/call", params).await.map_err(failed)?;
+                let r = answer(link, cx, params).await?;
                 if asks(&r)
                     && let Some(i) = &input
                 {
@@ -442,6 +468,64 @@ async fn forward_call(
     Err(Error::new(format!(
         "the upstream server asked for input more than {MAX_UPSTREAM_ROUNDS} times"
     )))
+}
+
+/// One `tools/call` to a 2026-07-28 upstream, its progress and log messages passed to
+/// our client on the way.
+async fn answer(link: &Link, cx: &crate::Context, params: Value) -> Result<Value, Error> {
+    // What our client can answer, the upstream may ask.
+    let caps: serde_json::Map<String, Value> = cx
+        .client_capabilities()
+        .as_map()
+        .iter()
+        .filter(|(k, _)| matches!(k.as_str(), "elicitation" | "sampling" | "roots"))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    let caps = Value::Object(caps);
+    let mut call = link
+        .start("tools/call", params, Some(&caps))
+        .await
+        .map_err(failed)?;
+    loop {
+        match call.next().await {
+            link::Next::Answer(a) => return a.map_err(failed),
+            link::Next::Asked(asked) => {
+                // A 2026-07-28 server asks with `input_required`, not with requests.
+                let m = asked.request["method"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_owned();
+                let reply = if m == "ping" {
+                    Ok(json!({}))
+                } else {
+                    Err((-32601, format!("a 2026-07-28 server does not send `{m}`")))
+                };
+                link.respond(asked.id, reply).await.map_err(failed)?;
+            }
+            other => relay(cx, &other),
+        }
+    }
+}
+
+/// Passes an upstream's progress or log message about a call on to our client.
+pub(crate) fn relay(cx: &crate::Context, next: &link::Next) {
+    match next {
+        link::Next::Progress(p) => {
+            if let Some(progress) = p["progress"].as_f64() {
+                cx.progress()
+                    .report(progress, p["total"].as_f64(), p["message"].as_str());
+            }
+        }
+        link::Next::Log(p) => {
+            let level = p["level"]
+                .as_str()
+                .and_then(crate::protocol::LogLevel::parse)
+                .unwrap_or(crate::protocol::LogLevel::Info);
+            cx.logger()
+                .log(level, p["logger"].as_str(), p.get("data").cloned());
+        }
+        link::Next::Asked(_) | link::Next::Answer(_) => {}
+    }
 }
 
 /// Whether an upstream result asks for input.

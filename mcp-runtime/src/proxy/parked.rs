@@ -81,6 +81,7 @@ impl Parked {
 /// 2026-07-28 client, `input_required` rounds; for a legacy one, requests in its session).
 pub(crate) async fn forward(
     link: &Link,
+    cx: &crate::Context,
     parked: &Parked,
     input: Option<crate::Input>,
     name: &str,
@@ -104,6 +105,7 @@ pub(crate) async fn forward(
                 .start(
                     "tools/call",
                     json!({ "name": name, "arguments": arguments }),
+                    None,
                 )
                 .await
                 .map_err(failed)?;
@@ -120,7 +122,7 @@ pub(crate) async fn forward(
     };
     // Another round of the same request (a retry) waits for this one.
     let mut call = call.lock().await;
-    let result = drive(link, &mut call, input.as_ref()).await;
+    let result = drive(link, cx, &mut call, input.as_ref()).await;
     // Reached only when the upstream answered (or failed): a round that ends waiting for
     // the client's answer is dropped at the question, and the call stays parked.
     parked.forget(&token);
@@ -133,7 +135,12 @@ pub(crate) async fn forward(
 }
 
 /// Runs the call on until its answer, asking its questions on the way.
-async fn drive(link: &Link, call: &mut Call, input: Option<&crate::Input>) -> Result<Value, Error> {
+async fn drive(
+    link: &Link,
+    cx: &crate::Context,
+    call: &mut Call,
+    input: Option<&crate::Input>,
+) -> Result<Value, Error> {
     loop {
         let (seq, asked) = match call.held.take() {
             Some(h) => h,
@@ -142,6 +149,10 @@ async fn drive(link: &Link, call: &mut Call, input: Option<&crate::Input>) -> Re
                 Next::Asked(a) => {
                     call.asked += 1;
                     (call.asked, a)
+                }
+                other => {
+                    super::relay(cx, &other);
+                    continue;
                 }
             },
         };
