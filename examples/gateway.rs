@@ -10,7 +10,9 @@
 //! - `fs_*`: the server started by `UPSTREAM_STDIO` (a command line), on its stdio;
 //! - `remote_*`: the Streamable HTTP server at `UPSTREAM_HTTP`;
 //! - around every call: a log line (`Timing`), a rate limit per caller and tool, and a cap
-//!   on result size.
+//!   on result size;
+//! - the proxied lists followed: what an upstream adds or removes while the gateway runs
+//!   shows in the gateway's lists (and its clients are told).
 
 use mcp_runtime::config::RequestState;
 use mcp_runtime::middleware::{RateLimit, SizeLimit, Timing};
@@ -42,15 +44,18 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut builder = Server::builder("gateway", env!("CARGO_PKG_VERSION"))
         .instructions("A gateway: ops_* are local, fs_* and remote_* are proxied servers.")
         .mount("ops", Server::builder("ops", "1.0").tools(tools![status]));
+    let mut upstreams = Vec::new();
     if let Ok(line) = std::env::var("UPSTREAM_STDIO") {
         let mut words = line.split_whitespace();
         let program = words.next().ok_or("UPSTREAM_STDIO is empty")?;
         let upstream = Upstream::stdio(program, words).await?;
         builder = builder.mount("fs", upstream.items().await?);
+        upstreams.push(("fs", upstream));
     }
     if let Ok(url) = std::env::var("UPSTREAM_HTTP") {
         let upstream = Upstream::http(&url).await?;
         builder = builder.mount("remote", upstream.items().await?);
+        upstreams.push(("remote", upstream));
     }
     // Proxied tools may ask for input (their questions pass through): one instance here;
     // a fleet sets MCP_REQUEST_STATE_KEYS, which takes precedence.
@@ -60,6 +65,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .layer(RateLimit::new(120, Duration::from_secs(60)).per_item())
         .layer(SizeLimit::new(1 << 20))
         .build()?;
+    let _following: Vec<_> = upstreams
+        .iter()
+        .map(|(ns, up)| up.follow(&server, *ns))
+        .collect();
     let port = std::env::var("PORT").unwrap_or_else(|_| "8080".into());
     server.serve_http(format!("127.0.0.1:{port}")).await?;
     Ok(())

@@ -1,9 +1,12 @@
-//! Proxying (the `proxy` feature): serve another MCP server's tools, prompts and resources
-//! through this one. [`Upstream`] connects to it, as a child process on stdio or at a
-//! Streamable HTTP URL, in either era (it asks `server/discover` first, and opens a
-//! 2025-11-25 session with `initialize` when the server does not know it), and
+//! Proxying (the `proxy` feature): serve another MCP server's tools, prompts, resources
+//! and resource templates through this one. [`Upstream`] connects to it, as a child
+//! process on stdio, at a Streamable HTTP URL (`http://` or `https://`, with the headers
+//! and certificate authorities of [`HttpOptions`]), or as a running [`Server`] of this
+//! process ([`Upstream::local`]), in either era (it asks `server/discover` first, and opens
+//! a 2025-11-25 session with `initialize` when the server does not know it), and
 //! [`Upstream::items`] turns what it serves into definitions whose handlers forward each
-//! call: mount them like any other server's.
+//! call: mount them like any other server's. [`Upstream::follow`] keeps them in step
+//! with the upstream while the server runs.
 //!
 //! ```no_run
 //! use mcp_runtime::Server;
@@ -11,22 +14,35 @@
 //!
 //! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
 //! let fs = Upstream::stdio("npx", ["-y", "@modelcontextprotocol/server-filesystem", "/srv/docs"]).await?;
-//! let tickets = Upstream::http("http://127.0.0.1:9000/mcp").await?;
+//! let tickets = Upstream::http("https://tickets.example.com/mcp").await?;
 //! let server = Server::builder("gateway", "1.0")
 //!     .mount("fs", fs.items().await?)
 //!     .mount("tickets", tickets.items().await?)
 //!     .build()?;
+//! let _following = (fs.follow(&server, "fs"), tickets.follow(&server, "tickets"));
 //! server.serve_http("127.0.0.1:8080").await?;
 //! # Ok(()) }
 //! ```
 //!
-//! A 2026-07-28 upstream that asks for input (`input_required`) has its questions passed
-//! to the client through this server's own rounds, so the proxied tools ask for input:
-//! serving them over HTTP needs a shared `requestState` key, as any such server does.
+//! During a forwarded call:
+//! - a 2026-07-28 upstream that asks for input (`input_required`) has its questions passed
+//!   to the client through this server's own rounds; it is told the client's
+//!   capabilities (elicitation, sampling, roots), so it asks only what can be answered;
+//! - a 2025-11-25 upstream's requests (`elicitation/create`, `sampling/createMessage`,
+//!   `roots/list`) reach the client the same way (`input_required` rounds for a 2026-07-28
+//!   client, requests in the session of a legacy one) while the upstream call waits,
+//!   parked in this process between rounds (so a fleet routes a request's rounds to one
+//!   instance, or the later round gets a clear error); on stdio, where the wire does not
+//!   say which call a request belongs to, that is done while one call is in flight, and a
+//!   request that comes while several are gets an error rather than the wrong client;
+//! - the upstream's progress reaches the client under the client's progress token, and
+//!   its log messages go to the client's log (on stdio, while one call is in flight).
 //!
-//! What it does not do yet: the requests a legacy upstream sends during a call (they get
-//! `-32601`), resource templates, subscriptions and list changes of the upstream (its lists
-//! are read once, by `items`), TLS (`https://`).
+//! Either way, serving proxied tools over HTTP needs a shared `requestState` key, as any
+//! server whose tools ask for input does.
+//!
+//! What it does not do: forward `resources/subscribe` and resource updates of the
+//! upstream, completions, or tasks of the upstream.
 
 mod follow;
 mod link;
