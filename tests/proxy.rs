@@ -796,3 +796,57 @@ async fn a_running_server_mounted_live_changes_reports_and_asks_through_its_pare
     let r = post(addr, &body).json();
     assert_eq!(r["result"]["content"][0]["text"], "sure=true", "{r}");
 }
+
+static HUNG_UP: AtomicUsize = AtomicUsize::new(0);
+
+/// Counts the calls of `hang` that stopped.
+struct Stopped;
+
+impl Drop for Stopped {
+    fn drop(&mut self) {
+        HUNG_UP.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+/// Waits until it is cancelled (its future dropped, or its token fired).
+#[tool]
+async fn hang(cx: mcp_runtime::Context) -> &'static str {
+    let _stopped = Stopped;
+    cx.cancellation().cancelled().await;
+    "cancelled"
+}
+
+/// A forwarded call given up on (its client went away) is cancelled upstream
+/// (`notifications/cancelled`), so the upstream's work stops too.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_forwarded_call_given_up_is_cancelled_upstream() {
+    let child = Server::builder("child", "1.0")
+        .tools(tools![hang])
+        .build()
+        .unwrap();
+    let kid = Upstream::local(child).await.unwrap();
+    let parent = Server::builder("parent", "1.0")
+        .request_state(mcp_runtime::config::RequestState::single_instance())
+        .mount("kid", kid.items().await.unwrap())
+        .build()
+        .unwrap();
+    let client = mcp_runtime::testing::TestClient::new(parent);
+    let call = client.call_tool("kid_hang", json!({}));
+    assert!(
+        tokio::time::timeout(Duration::from_millis(300), call)
+            .await
+            .is_err(),
+        "it hangs until cancelled"
+    );
+    for _ in 0..50 {
+        if HUNG_UP.load(Ordering::SeqCst) == 1 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(
+        HUNG_UP.load(Ordering::SeqCst),
+        1,
+        "the upstream saw the cancel"
+    );
+}

@@ -570,25 +570,41 @@ impl Link {
                     let _ = answer_tx.send(a.and_then(outcome));
                 });
             }
-            Wire::Http { .. } => {
+            Wire::Http {
+                url,
+                client,
+                headers,
+                session,
+            } => {
                 let resp = self.send(&msg, method, name.as_deref()).await?;
-                tokio::spawn(read_events(resp, id, asks_tx, answer_tx));
+                let reading = tokio::spawn(read_events(resp, id, asks_tx, answer_tx));
+                let peer = Listen {
+                    url: url.clone(),
+                    client: client.clone(),
+                    headers: Arc::clone(headers),
+                    session: Arc::clone(session),
+                    version: self.version.clone(),
+                    changes: Arc::clone(&self.changes),
+                    open: None,
+                };
+                return Ok(Ongoing {
+                    id,
+                    asks,
+                    answer,
+                    cancel: Some(Cancel::Http(Box::new(peer), reading.abort_handle())),
+                });
             }
         }
+        let cancel = match &self.wire {
+            Wire::Stdio { out, .. } => Some(Cancel::Stdio(out.clone())),
+            Wire::Http { .. } => None,
+        };
         Ok(Ongoing {
             id,
             asks,
             answer,
-            cancel: self.canceller(),
+            cancel,
         })
-    }
-
-    /// Sends `notifications/cancelled` for a request given up on.
-    fn canceller(&self) -> Option<mpsc::Sender<String>> {
-        match &self.wire {
-            Wire::Stdio { out, .. } => Some(out.clone()),
-            Wire::Http { .. } => None,
-        }
     }
 
     /// Answers a request the upstream sent (`Ok`: its result; `Err`: a JSON-RPC error).
@@ -727,6 +743,7 @@ fn with_headers(
 /// Where an HTTP upstream tells its list changes: the 2026-07-28 `subscriptions/listen`
 /// stream (`open`), or a 2025-11-25 upstream's GET stream, where its requests outside
 /// of calls come too (answered: `ping`, or an error).
+#[derive(Clone)]
 struct Listen {
     url: hyper::Uri,
     client: HttpClient,
@@ -826,6 +843,11 @@ impl Listen {
             .header("content-type", "application/json")
             .header("accept", "application/json, text/event-stream")
             .header("mcp-protocol-version", self.version.as_str());
+        if self.version == MODERN
+            && let Some(m) = msg.get("method").and_then(Value::as_str)
+        {
+            req = req.header("mcp-method", m);
+        }
         if let Some(s) = sid {
             req = req.header("mcp-session-id", s);
         }
@@ -887,7 +909,15 @@ pub(crate) struct Ongoing {
     id: u64,
     asks: mpsc::UnboundedReceiver<Next>,
     answer: oneshot::Receiver<Result<Value, UpstreamError>>,
-    cancel: Option<mpsc::Sender<String>>,
+    cancel: Option<Cancel>,
+}
+
+/// How a request given up on is cancelled upstream.
+enum Cancel {
+    /// A line on its stdin.
+    Stdio(mpsc::Sender<String>),
+    /// A POST, and the end of the read of its event stream.
+    Http(Box<Listen>, tokio::task::AbortHandle),
 }
 
 impl Ongoing {
@@ -916,10 +946,26 @@ impl Ongoing {
 
 impl Drop for Ongoing {
     fn drop(&mut self) {
-        if let Some(out) = self.cancel.take() {
-            let note = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
-                "params": {"requestId": self.id, "reason": "the proxied call was given up"}});
-            let _ = out.try_send(note.to_string());
+        let note = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+            "params": {"requestId": self.id, "reason": "the proxied call was given up"}});
+        match self.cancel.take() {
+            Some(Cancel::Stdio(out)) => {
+                let _ = out.try_send(note.to_string());
+            }
+            Some(Cancel::Http(peer, reading)) => {
+                reading.abort();
+                if let Ok(rt) = tokio::runtime::Handle::try_current() {
+                    rt.spawn(async move {
+                        let sid = peer
+                            .session
+                            .lock()
+                            .unwrap_or_else(|e| e.into_inner())
+                            .clone();
+                        peer.reply(&note, sid.as_deref()).await;
+                    });
+                }
+            }
+            None => {}
         }
     }
 }
