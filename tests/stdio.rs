@@ -307,3 +307,52 @@ fn resources_prompts_and_completion_over_stdio() {
         "test://template/{id}/data"
     );
 }
+
+/// stdin that is not a pipe (a file, as in `server < requests.jsonl`; a socket) is read
+/// by a thread instead of the runtime's poller, with the same answers.
+#[test]
+fn stdin_from_a_file_or_a_socket_is_served_too() {
+    let requests = format!(
+        "{}\n{}\n",
+        request(json!(1), "tools/list", json!({})),
+        call(json!(2), "test_simple_text")
+    );
+    let check = |stdout: &[u8]| {
+        let lines: Vec<Value> = String::from_utf8_lossy(stdout)
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert_eq!(lines.len(), 2, "{lines:?}");
+        let mut ids: Vec<i64> = lines.iter().filter_map(|l| l["id"].as_i64()).collect();
+        ids.sort_unstable();
+        assert_eq!(ids, [1, 2]);
+        assert!(lines.iter().all(|l| l.get("result").is_some()), "{lines:?}");
+    };
+
+    let path = std::env::temp_dir().join(format!("mcp-stdin-{}.jsonl", std::process::id()));
+    std::fs::write(&path, &requests).unwrap();
+    let out = Command::new(example("conformance"))
+        .arg("--stdio")
+        .stdin(std::fs::File::open(&path).unwrap())
+        .stderr(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    check(&out.stdout);
+    let _ = std::fs::remove_file(&path);
+
+    let (ours, theirs) = std::os::unix::net::UnixStream::pair().unwrap();
+    let child = Command::new(example("conformance"))
+        .arg("--stdio")
+        .stdin(std::os::fd::OwnedFd::from(theirs))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut ours = ours;
+    ours.write_all(requests.as_bytes()).unwrap();
+    ours.shutdown(std::net::Shutdown::Write).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success());
+    check(&out.stdout);
+}

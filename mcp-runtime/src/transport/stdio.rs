@@ -100,7 +100,7 @@ impl Server {
     pub async fn serve_stdio(self) -> io::Result<()> {
         tracing::info!(server = %self.info().name, "serving MCP on stdio");
         self.serve_io(
-            super::stdio_pipes::ThreadStdin::spawn()?,
+            super::stdio_pipes::Stdin::open()?,
             super::stdio_pipes::DirectStdout::new(),
             crate::transport::shutdown_signal(),
         )
