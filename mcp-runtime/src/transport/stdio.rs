@@ -29,54 +29,105 @@ enum Line {
     Eof,
 }
 
-/// Reads one line of at most `max` bytes (newline excluded). On overflow, skips to the next
-/// newline without buffering the rest.
-async fn read_line<R: AsyncBufRead + Unpin>(r: &mut R, max: usize) -> io::Result<Line> {
-    let mut buf = Vec::new();
-    let mut overflow = false;
-    loop {
-        let chunk = r.fill_buf().await?;
-        if chunk.is_empty() {
-            // EOF: a partial last line is still a message.
-            return Ok(if overflow {
-                Line::TooLong
-            } else if buf.is_empty() {
-                Line::Eof
-            } else {
-                Line::Message(buf)
-            });
+/// Lines of at most `max` bytes (newline excluded) from a buffered reader. On overflow,
+/// the rest of the line is skipped to its newline without being buffered. Cancel-safe: a
+/// partial line stays here for the next call, so it can wait in a `select!`.
+struct Lines<R> {
+    reader: R,
+    max: usize,
+    buf: Vec<u8>,
+    overflow: bool,
+}
+
+impl<R: AsyncBufRead + Unpin> Lines<R> {
+    fn new(reader: R, max: usize) -> Self {
+        Lines {
+            reader,
+            max,
+            buf: Vec::new(),
+            overflow: false,
         }
-        let (take, done) = match memchr(chunk) {
-            Some(i) => (i, true),
-            None => (chunk.len(), false),
-        };
-        if !overflow {
-            if buf.len() + take > max {
-                overflow = true;
-                buf = Vec::new();
-            } else {
-                buf.extend_from_slice(&chunk[..take]);
+    }
+
+    async fn next(&mut self) -> io::Result<Line> {
+        loop {
+            let chunk = self.reader.fill_buf().await?;
+            if chunk.is_empty() {
+                // EOF: a partial last line is still a message.
+                return Ok(if std::mem::take(&mut self.overflow) {
+                    Line::TooLong
+                } else if self.buf.is_empty() {
+                    Line::Eof
+                } else {
+                    Line::Message(std::mem::take(&mut self.buf))
+                });
+            }
+            let (take, done) = match memchr(chunk) {
+                Some(i) => (i, true),
+                None => (chunk.len(), false),
+            };
+            if !self.overflow {
+                if self.buf.len() + take > self.max {
+                    self.overflow = true;
+                    self.buf = Vec::new();
+                } else {
+                    self.buf.extend_from_slice(&chunk[..take]);
+                }
+            }
+            self.reader.consume(if done { take + 1 } else { take });
+            if done {
+                return Ok(if std::mem::take(&mut self.overflow) {
+                    Line::TooLong
+                } else {
+                    Line::Message(std::mem::take(&mut self.buf))
+                });
             }
         }
-        r.consume(if done { take + 1 } else { take });
-        if done {
-            return Ok(if overflow {
-                Line::TooLong
-            } else {
-                Line::Message(buf)
-            });
+    }
+}
+
+/// What goes to stdout: the serving loop writes a reply it has at once itself (after
+/// whatever is queued, so a request's notifications still come before its answer), and
+/// what other tasks send through the queue when it wakes for it. No writer task: the
+/// common round trip wakes nothing but the loop.
+struct Out<W: AsyncWrite + Unpin> {
+    w: tokio::io::BufWriter<W>,
+    queue: mpsc::Receiver<String>,
+}
+
+impl<W: AsyncWrite + Unpin> Out<W> {
+    /// Writes what is queued, then `line`, and flushes. `Err`: stdout is closed.
+    async fn put(&mut self, line: String) -> io::Result<()> {
+        while let Ok(queued) = self.queue.try_recv() {
+            self.line(&queued).await?;
         }
+        self.line(&line).await?;
+        self.w.flush().await
+    }
+
+    /// Writes `first` (taken from the queue) and whatever else is queued, and flushes.
+    async fn forward(&mut self, first: String) -> io::Result<()> {
+        self.line(&first).await?;
+        while let Ok(queued) = self.queue.try_recv() {
+            self.line(&queued).await?;
+        }
+        self.w.flush().await
+    }
+
+    async fn line(&mut self, line: &str) -> io::Result<()> {
+        self.w.write_all(line.as_bytes()).await?;
+        self.w.write_all(b"\n").await
     }
 }
 
 /// The line reader over `bytes` (a 64-byte limit, an 8-byte buffer), for the fuzz target.
 #[cfg(feature = "fuzzing")]
 pub(crate) async fn fuzz_lines(bytes: &[u8]) -> u64 {
-    let mut r = BufReader::with_capacity(8, bytes);
+    let mut r = Lines::new(BufReader::with_capacity(8, bytes), 64);
     // The outcome: how many messages and over-long lines, in small classes.
     let (mut messages, mut long) = (0u64, 0u64);
     loop {
-        match read_line(&mut r, 64).await {
+        match r.next().await {
             Ok(Line::Eof) => return (messages.min(8) << 4) | long.min(8),
             Err(_) => return 1 << 8,
             Ok(Line::Message(m)) => {
@@ -122,8 +173,11 @@ impl Server {
     {
         self.inner.start_background();
         let (tx, rx) = mpsc::channel::<String>(1024);
-        let writer_task = tokio::spawn(write_lines(writer, rx));
-        let mut reader = BufReader::with_capacity(64 * 1024, reader);
+        let mut out = Out {
+            w: tokio::io::BufWriter::new(writer),
+            queue: rx,
+        };
+        let mut lines = Lines::new(BufReader::with_capacity(64 * 1024, reader), MAX_LINE);
         let in_flight: Arc<Mutex<HashMap<RequestId, AbortHandle>>> = Arc::default();
         let mut tasks = JoinSet::new();
         let end_of_input = tokio_util::sync::CancellationToken::new();
@@ -132,8 +186,16 @@ impl Server {
 
         loop {
             let line = tokio::select! {
-                line = read_line(&mut reader, MAX_LINE) => line,
+                biased;
                 () = &mut shutdown => break,
+                Some(queued) = out.queue.recv() => {
+                    if let Err(e) = out.forward(queued).await {
+                        tracing::debug!("stdout closed: {e}");
+                        break;
+                    }
+                    continue;
+                }
+                line = lines.next() => line,
             };
             // Reap finished tasks so the set does not grow.
             while tasks.try_join_next().is_some() {}
@@ -141,7 +203,9 @@ impl Server {
                 Ok(Line::Message(b)) => b,
                 Ok(Line::TooLong) => {
                     let e = RpcError::parse_error(format!("line longer than {MAX_LINE} bytes"));
-                    let _ = tx.send(parse_error(e)).await;
+                    if out.put(parse_error(e)).await.is_err() {
+                        break;
+                    }
                     continue;
                 }
                 Ok(Line::Eof) => break,
@@ -157,7 +221,13 @@ impl Server {
             let msg = match parse_strict(trimmed) {
                 Ok(v) => v,
                 Err(e) => {
-                    let _ = tx.send(parse_error(RpcError::parse_error(e))).await;
+                    if out
+                        .put(parse_error(RpcError::parse_error(e)))
+                        .await
+                        .is_err()
+                    {
+                        break;
+                    }
                     continue;
                 }
             };
@@ -171,7 +241,7 @@ impl Server {
                     s.forward_changes(&self.inner);
                     session = Some(s);
                 }
-                if tx.send(reply.body).await.is_err() {
+                if out.put(reply.body).await.is_err() {
                     break;
                 }
                 continue;
@@ -200,7 +270,7 @@ impl Server {
             match prepared {
                 Prepared::Answer => {}
                 Prepared::Reply(r) => {
-                    if tx.send(r.body).await.is_err() {
+                    if out.put(r.body).await.is_err() {
                         break;
                     }
                 }
@@ -242,7 +312,9 @@ impl Server {
                         .contains_key(&id);
                     if duplicate {
                         let r = Rejection::malformed("this request id is already in flight");
-                        let _ = tx.send(refused(r)).await;
+                        if out.put(refused(r)).await.is_err() {
+                            break;
+                        }
                         continue;
                     }
                     let Some(slot) = self.inner.admit() else {
@@ -251,7 +323,9 @@ impl Server {
                             ErrorClass::Busy,
                             RpcError::internal("Too many requests in flight; try again later"),
                         );
-                        let _ = tx.send(refused(r)).await;
+                        if out.put(refused(r)).await.is_err() {
+                            break;
+                        }
                         continue;
                     };
                     // Most requests finish in their first poll: answer those here, with
@@ -260,7 +334,7 @@ impl Server {
                     let mut run = Box::pin(job.run());
                     if let std::task::Poll::Ready(reply) = futures_util::poll!(&mut run) {
                         drop(slot);
-                        if tx.send(reply.body).await.is_err() {
+                        if out.put(reply.body).await.is_err() {
                             break;
                         }
                         continue;
@@ -290,16 +364,33 @@ impl Server {
         if let Some(s) = &session {
             s.close();
         }
-        let drain = async { while tasks.join_next().await.is_some() {} };
+        // What the tasks still send is written as it comes.
+        let drain = async {
+            loop {
+                tokio::select! {
+                    biased;
+                    Some(queued) = out.queue.recv() => {
+                        if out.forward(queued).await.is_err() {
+                            return;
+                        }
+                    }
+                    done = tasks.join_next() => if done.is_none() { return },
+                }
+            }
+        };
         if tokio::time::timeout(EOF_DRAIN, drain).await.is_err() {
             tracing::warn!("in-flight requests did not finish in {EOF_DRAIN:?}; cancelling them");
             tasks.shutdown().await;
         }
         drop(tx);
-        match writer_task.await {
-            Ok(r) => r,
-            Err(e) => Err(io::Error::other(e)),
+        while let Ok(queued) = out.queue.try_recv() {
+            if out.line(&queued).await.is_err() {
+                return Ok(());
+            }
         }
+        // The reader of stdout may be gone (EPIPE): that ends the session quietly.
+        let _ = out.w.flush().await;
+        Ok(())
     }
 }
 
@@ -335,53 +426,41 @@ fn cancel(in_flight: &Mutex<HashMap<RequestId, AbortHandle>>, params: Option<&Va
     }
 }
 
-async fn write_lines<W: AsyncWrite + Unpin>(
-    w: W,
-    mut rx: mpsc::Receiver<String>,
-) -> io::Result<()> {
-    let mut w = tokio::io::BufWriter::new(w);
-    while let Some(line) = rx.recv().await {
-        let mut line = line;
-        line.push('\n');
-        let r = async {
-            w.write_all(line.as_bytes()).await?;
-            // Batch whatever is already queued, then flush.
-            while let Ok(mut more) = rx.try_recv() {
-                more.push('\n');
-                w.write_all(more.as_bytes()).await?;
-            }
-            w.flush().await
-        }
-        .await;
-        if let Err(e) = r {
-            // The reader of stdout is gone (EPIPE): stop quietly.
-            tracing::debug!("stdout closed: {e}");
-            return Ok(());
-        }
-    }
-    w.flush().await.or(Ok(()))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[tokio::test]
+    async fn a_line_read_cut_short_by_select_loses_nothing() {
+        let (mut tx, rx) = tokio::io::duplex(64);
+        let mut r = Lines::new(BufReader::new(rx), 100);
+        tx.write_all(b"abc").await.unwrap();
+        let cut = tokio::time::timeout(Duration::from_millis(20), r.next()).await;
+        assert!(cut.is_err(), "no whole line yet");
+        tx.write_all(b"def\nnext\n").await.unwrap();
+        let Line::Message(m) = r.next().await.unwrap() else {
+            panic!()
+        };
+        assert_eq!(m, b"abcdef");
+        let Line::Message(m) = r.next().await.unwrap() else {
+            panic!()
+        };
+        assert_eq!(m, b"next");
+    }
+
+    #[tokio::test]
     async fn long_lines_are_skipped_and_the_stream_resyncs() {
         let input = format!("{}\n{{\"a\":1}}\r\nlast", "x".repeat(100));
-        let mut r = BufReader::with_capacity(8, input.as_bytes());
-        assert!(matches!(
-            read_line(&mut r, 50).await.unwrap(),
-            Line::TooLong
-        ));
-        let Line::Message(m) = read_line(&mut r, 50).await.unwrap() else {
+        let mut r = Lines::new(BufReader::with_capacity(8, input.as_bytes()), 50);
+        assert!(matches!(r.next().await.unwrap(), Line::TooLong));
+        let Line::Message(m) = r.next().await.unwrap() else {
             panic!()
         };
         assert_eq!(m, b"{\"a\":1}\r");
-        let Line::Message(m) = read_line(&mut r, 50).await.unwrap() else {
+        let Line::Message(m) = r.next().await.unwrap() else {
             panic!()
         };
         assert_eq!(m, b"last");
-        assert!(matches!(read_line(&mut r, 50).await.unwrap(), Line::Eof));
+        assert!(matches!(r.next().await.unwrap(), Line::Eof));
     }
 }
