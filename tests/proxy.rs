@@ -55,6 +55,19 @@ fn tools_at_hand() -> Option<(PathBuf, PathBuf, PathBuf)> {
     None
 }
 
+/// `tools/call` over HTTP; the whole answer.
+fn call_tool(addr: std::net::SocketAddr, id: u64, name: &str, arguments: Value) -> Value {
+    post(
+        addr,
+        &request(
+            json!(id),
+            "tools/call",
+            json!({"name": name, "arguments": arguments}),
+        ),
+    )
+    .json()
+}
+
 fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
@@ -205,30 +218,14 @@ async fn a_gateway_serves_third_party_servers_to_a_real_client() {
 
     // An upstream error keeps its code; a file outside the allowed directory is the
     // filesystem server's own tool error.
-    let r = post(
-        addr,
-        &request(
-            json!(3),
-            "tools/call",
-            json!({"name": "fs_read_text_file", "arguments": {"path": "/etc/passwd"}}),
-        ),
-    )
-    .json();
+    let r = call_tool(addr, 3, "fs_read_text_file", json!({"path": "/etc/passwd"}));
     assert_eq!(r["result"]["isError"], true, "{r}");
 
     // The Python server goes away: a clean tool error, quickly.
     let _ = py_server.kill();
     let _ = py_server.wait();
     let started = std::time::Instant::now();
-    let r = post(
-        addr,
-        &request(
-            json!(4),
-            "tools/call",
-            json!({"name": "py_add", "arguments": {"a": 1, "b": 1}}),
-        ),
-    )
-    .json();
+    let r = call_tool(addr, 4, "py_add", json!({"a": 1, "b": 1}));
     assert_eq!(r["result"]["isError"], true, "{r}");
     assert!(
         r["result"]["content"][0]["text"]
@@ -239,15 +236,12 @@ async fn a_gateway_serves_third_party_servers_to_a_real_client() {
     );
     assert!(started.elapsed() < Duration::from_secs(10));
     // The other upstream still serves.
-    let r = post(
+    let r = call_tool(
         addr,
-        &request(
-            json!(5),
-            "tools/call",
-            json!({"name": "fs_list_directory", "arguments": {"path": dir.display().to_string()}}),
-        ),
-    )
-    .json();
+        5,
+        "fs_list_directory",
+        json!({"path": dir.display().to_string()}),
+    );
     assert!(
         r["result"]["content"][0]["text"]
             .as_str()
@@ -304,15 +298,7 @@ fn the_gateway_example_combines_a_mount_a_proxy_and_middleware() {
         names.contains(&"ops_status") && names.contains(&"fs_list_directory"),
         "{names:?}"
     );
-    let r = post(
-        addr,
-        &request(
-            json!(2),
-            "tools/call",
-            json!({"name": "ops_status", "arguments": {}}),
-        ),
-    )
-    .json();
+    let r = call_tool(addr, 2, "ops_status", json!({}));
     assert_eq!(r["result"]["content"][0]["text"], "up; fronting fs", "{r}");
 }
 
@@ -542,15 +528,7 @@ async fn a_modern_upstreams_lists_are_read_again_when_their_ttl_runs_out() {
     assert_eq!(names, ["up_hello", "up_shout"]);
     // The new tool forwards.
     let addr = common::serve_in_background(gateway.http());
-    let r = post(
-        addr,
-        &request(
-            json!(1),
-            "tools/call",
-            json!({"name": "up_shout", "arguments": {}}),
-        ),
-    )
-    .json();
+    let r = call_tool(addr, 1, "up_shout", json!({}));
     assert_eq!(r["result"]["content"][0]["text"], "HEY", "{r}");
 }
 
@@ -646,15 +624,7 @@ async fn an_https_upstream_with_a_private_authority_and_a_credential() {
         .build()
         .unwrap();
     let gw = common::serve_in_background(gateway.http());
-    let r = post(
-        gw,
-        &request(
-            json!(1),
-            "tools/call",
-            json!({"name": "up_hello", "arguments": {}}),
-        ),
-    )
-    .json();
+    let r = call_tool(gw, 1, "up_hello", json!({}));
     assert_eq!(
         r["result"]["content"][0]["text"], "hello from the gateway",
         "{r}"
@@ -756,15 +726,7 @@ async fn a_running_server_mounted_live_changes_reports_and_asks_through_its_pare
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     assert!(names.iter().any(|n| n == "kid_late"), "{names:?}");
-    let r = post(
-        addr,
-        &request(
-            json!(8),
-            "tools/call",
-            json!({"name": "kid_late", "arguments": {}}),
-        ),
-    )
-    .json();
+    let r = call_tool(addr, 8, "kid_late", json!({}));
     assert_eq!(r["result"]["content"][0]["text"], "late but here", "{r}");
     assert!(child.remove_tool("late"));
     for _ in 0..40 {

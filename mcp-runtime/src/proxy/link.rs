@@ -443,31 +443,12 @@ impl Link {
         params: Value,
     ) -> Result<Value, UpstreamError> {
         let id = self.next.fetch_add(1, Ordering::Relaxed);
-        let name = params
-            .get("name")
-            .or_else(|| params.get("uri"))
-            .and_then(Value::as_str)
-            .map(str::to_owned);
+        let name = target_name(&params);
         let msg = self.message(id, method, params, None);
         let answer = tokio::time::timeout(DEFAULT_UPSTREAM_TIMEOUT, async {
             match &self.wire {
-                Wire::Stdio {
-                    out,
-                    pending,
-                    closed,
-                    ..
-                } => {
-                    if closed.is_cancelled() {
-                        return Err(gone("the upstream server exited"));
-                    }
-                    let (tx, rx) = oneshot::channel();
-                    pending
-                        .lock()
-                        .unwrap_or_else(|e| e.into_inner())
-                        .insert(id, tx);
-                    out.send(msg.to_string())
-                        .await
-                        .map_err(|_| gone("the upstream server exited"))?;
+                Wire::Stdio { closed, .. } => {
+                    let rx = self.enqueue(id, &msg).await?;
                     tokio::select! {
                         a = rx => a.map_err(|_| gone("the upstream server exited")),
                         () = closed.cancelled() => Err(gone("the upstream server exited")),
@@ -482,6 +463,35 @@ impl Link {
         .await
         .map_err(|_| UpstreamError::Timeout)??;
         outcome(answer)
+    }
+
+    /// Sends a request on stdio; where its answer will come.
+    async fn enqueue(
+        &self,
+        id: u64,
+        msg: &Value,
+    ) -> Result<oneshot::Receiver<Value>, UpstreamError> {
+        let Wire::Stdio {
+            out,
+            pending,
+            closed,
+            ..
+        } = &self.wire
+        else {
+            return Err(gone("not a stdio upstream"));
+        };
+        if closed.is_cancelled() {
+            return Err(gone("the upstream server exited"));
+        }
+        let (tx, rx) = oneshot::channel();
+        pending
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(id, tx);
+        out.send(msg.to_string())
+            .await
+            .map_err(|_| gone("the upstream server exited"))?;
+        Ok(rx)
     }
 
     /// What the upstream says about its lists.
@@ -519,11 +529,7 @@ impl Link {
         caps: Option<&Value>,
     ) -> Result<Ongoing, UpstreamError> {
         let id = self.next.fetch_add(1, Ordering::Relaxed);
-        let name = params
-            .get("name")
-            .or_else(|| params.get("uri"))
-            .and_then(Value::as_str)
-            .map(str::to_owned);
+        let name = target_name(&params);
         let mut msg = self.message(id, method, params, caps);
         // Its progress comes back under our request id.
         if let Some(p) = msg["params"].as_object_mut() {
@@ -535,28 +541,21 @@ impl Link {
         let (asks_tx, asks) = mpsc::unbounded_channel();
         let (answer_tx, answer) = oneshot::channel::<Result<Value, UpstreamError>>();
         match &self.wire {
-            Wire::Stdio {
-                out,
-                pending,
-                askers,
-                closed,
-                ..
-            } => {
-                if closed.is_cancelled() {
-                    return Err(gone("the upstream server exited"));
-                }
-                let (tx, rx) = oneshot::channel();
-                pending
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .insert(id, tx);
+            Wire::Stdio { askers, closed, .. } => {
                 askers
                     .lock()
                     .unwrap_or_else(|e| e.into_inner())
                     .push((id, asks_tx));
-                out.send(msg.to_string())
-                    .await
-                    .map_err(|_| gone("the upstream server exited"))?;
+                let rx = match self.enqueue(id, &msg).await {
+                    Ok(rx) => rx,
+                    Err(e) => {
+                        askers
+                            .lock()
+                            .unwrap_or_else(|e| e.into_inner())
+                            .retain(|(n, _)| *n != id);
+                        return Err(e);
+                    }
+                };
                 let (closed, askers) = (closed.clone(), Arc::clone(askers));
                 tokio::spawn(async move {
                     let a = tokio::select! {
@@ -855,6 +854,15 @@ impl Listen {
             let _ = self.client.request(req).await;
         }
     }
+}
+
+/// The tool or prompt name, or the resource URI, a request is about (`Mcp-Name`).
+fn target_name(params: &Value) -> Option<String> {
+    params
+        .get("name")
+        .or_else(|| params.get("uri"))
+        .and_then(Value::as_str)
+        .map(str::to_owned)
 }
 
 /// An error with its causes (`client error (Connect): invalid peer certificate: ..`).

@@ -328,7 +328,7 @@ impl Upstream {
         let name = r["name"].as_str().unwrap_or(&uri).to_owned();
         let link = Arc::clone(&self.link);
         let upstream_uri = uri.clone();
-        let mut def = ResourceDef::new(
+        let def = ResourceDef::new(
             uri,
             name,
             Signature::new(),
@@ -337,13 +337,7 @@ impl Upstream {
                 async move { read(&link, &uri).await }
             },
         );
-        if let Some(d) = r["description"].as_str() {
-            def = def.description(d);
-        }
-        if let Some(m) = r["mimeType"].as_str() {
-            def = def.mime_type(m);
-        }
-        Some(def)
+        Some(described(def, r))
     }
 }
 
@@ -356,7 +350,7 @@ impl Upstream {
             .split_once("://")
             .map(|(s, _)| format!("{s}://"))
             .unwrap_or_default();
-        let mut def = ResourceDef::new(
+        let def = ResourceDef::new(
             template,
             name,
             Signature::new(),
@@ -366,14 +360,19 @@ impl Upstream {
                 async move { read(&link, &uri).await }
             },
         );
-        if let Some(d) = r["description"].as_str() {
-            def = def.description(d);
-        }
-        if let Some(m) = r["mimeType"].as_str() {
-            def = def.mime_type(m);
-        }
-        Some(def)
+        Some(described(def, r))
     }
+}
+
+/// A resource or template with the description and MIME type the upstream listed.
+fn described(mut def: ResourceDef, r: &Value) -> ResourceDef {
+    if let Some(d) = r["description"].as_str() {
+        def = def.description(d);
+    }
+    if let Some(m) = r["mimeType"].as_str() {
+        def = def.mime_type(m);
+    }
+    def
 }
 
 /// The upstream's own URI of one this server was asked for: mounted, it has the
