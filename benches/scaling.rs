@@ -25,9 +25,12 @@
 //! (an older checkout, for a before/after in one sitting); its crates go to
 //! `<target>/scaling/alt/` (the target directory stays shared).
 
-use std::io::{BufRead, BufReader, Write};
+#[path = "common/child.rs"]
+mod child;
+
+use child::StdioChild;
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, ChildStdout, Command, ExitCode, Stdio};
+use std::process::{Command, ExitCode, Stdio};
 use std::time::{Duration, Instant};
 
 const META: &str = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#;
@@ -230,64 +233,6 @@ impl Crate {
     }
 }
 
-struct Server {
-    child: Child,
-    stdin: ChildStdin,
-    stdout: BufReader<ChildStdout>,
-    line: String,
-}
-
-impl Server {
-    fn spawn(exe: &Path) -> Result<Server, String> {
-        let mut child = Command::new(exe)
-            .env("RUST_LOG", "warn")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .map_err(|e| format!("spawn {}: {e}", exe.display()))?;
-        let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
-            return Err("no pipes to the child".into());
-        };
-        Ok(Server {
-            child,
-            stdin,
-            stdout: BufReader::new(stdout),
-            line: String::new(),
-        })
-    }
-
-    fn round_trip(&mut self, req: &str) -> Result<&str, String> {
-        self.stdin
-            .write_all(req.as_bytes())
-            .and_then(|()| self.stdin.flush())
-            .map_err(|e| format!("write: {e}"))?;
-        self.line.clear();
-        match self.stdout.read_line(&mut self.line) {
-            Ok(0) => Err("the server closed stdout".into()),
-            Ok(_) => Ok(&self.line),
-            Err(e) => Err(format!("read: {e}")),
-        }
-    }
-
-    fn rss_kib(&self) -> u64 {
-        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))
-            .unwrap_or_default();
-        status
-            .lines()
-            .find_map(|l| l.strip_prefix("VmRSS:"))
-            .and_then(|v| v.split_whitespace().next()?.parse().ok())
-            .unwrap_or(0)
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 fn list(id: u64, cursor: Option<&str>) -> String {
     let cursor = cursor.map_or(String::new(), |c| format!(r#""cursor":"{c}","#));
     format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/list","params":{{{cursor}{META}}}}}"#)
@@ -342,7 +287,7 @@ fn time_build(exe: &Path) -> Result<f64, String> {
 /// Spawn → first `tools/list` answered.
 fn cold_start(exe: &Path, n: usize) -> Result<Duration, String> {
     let start = Instant::now();
-    let mut s = Server::spawn(exe)?;
+    let mut s = StdioChild::spawn(Command::new(exe))?;
     let answer = s.round_trip(&list(1, None))?.to_owned();
     let took = start.elapsed();
     check_page(&answer, n.min(PAGE), n > PAGE)?;
@@ -351,7 +296,7 @@ fn cold_start(exe: &Path, n: usize) -> Result<Duration, String> {
 
 /// RSS after paging the whole list and 50 calls; then µs per `tools/call` round trip.
 fn steady(exe: &Path, n: usize, secs: f64) -> Result<(u64, f64), String> {
-    let mut s = Server::spawn(exe)?;
+    let mut s = StdioChild::spawn(Command::new(exe))?;
     let mut id = 0;
     let mut cursor: Option<String> = None;
     let mut seen = 0;

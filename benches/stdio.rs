@@ -4,6 +4,9 @@
 //! JSON-RPC on their stdin/stdout. Printed, never asserted; non-zero exit only when a
 //! server answers wrongly.
 //!
+//! A fourth child, "ours-current-thread", is "ours" on a current-thread runtime
+//! (`#[tokio::main(flavor = "current_thread")]`): no second worker to wake per message.
+//!
 //! A third child, "ours-tokio-io", is the same server over `tokio::io::stdin()` and
 //! `stdout()` (what `serve_stdio` used before it got its own pipe handling), so one run
 //! shows that change.
@@ -22,8 +25,12 @@
 
 use mcp_runtime::{Server, tool, tools};
 use serde_json::{Value, json};
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, ChildStdin, ChildStdout, Command, ExitCode, Stdio};
+#[path = "common/child.rs"]
+mod child;
+
+use child::StdioChild;
+use std::io::{BufRead, Write};
+use std::process::{Command, ExitCode};
 use std::time::{Duration, Instant};
 
 /// Adds two integers.
@@ -40,16 +47,20 @@ async fn echo(text: String) -> String {
 
 fn serve(kind: &str) -> std::io::Result<()> {
     match kind {
-        "ours" | "ours-tokio-io" => {
-            let rt = tokio::runtime::Builder::new_multi_thread()
-                .enable_all()
-                .build()?;
+        "ours" | "ours-tokio-io" | "ours-current-thread" => {
+            let rt = if kind == "ours-current-thread" {
+                tokio::runtime::Builder::new_current_thread()
+            } else {
+                tokio::runtime::Builder::new_multi_thread()
+            }
+            .enable_all()
+            .build()?;
             rt.block_on(async {
                 let server = Server::builder("bench", "1.0")
                     .tools(tools![add, echo])
                     .build()
                     .map_err(std::io::Error::other)?;
-                if kind == "ours" {
+                if kind != "ours-tokio-io" {
                     server.serve_stdio().await
                 } else {
                     // The same server over tokio's stdin/stdout (the blocking pool), as
@@ -90,71 +101,12 @@ fn serve(kind: &str) -> std::io::Result<()> {
 
 const META: &str = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#;
 
-struct Child_ {
-    child: Child,
-    stdin: ChildStdin,
-    stdout: BufReader<ChildStdout>,
-    line: String,
-}
-
-impl Child_ {
-    fn spawn(kind: &str) -> Result<Child_, String> {
-        let exe = std::env::current_exe().map_err(|e| e.to_string())?;
-        let mut child = Command::new(exe)
-            .args(["--serve", kind])
-            .env("RUST_LOG", "warn")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .map_err(|e| format!("spawn {kind}: {e}"))?;
-        let stdin = child.stdin.take().expect("piped");
-        let stdout = BufReader::new(child.stdout.take().expect("piped"));
-        Ok(Child_ {
-            child,
-            stdin,
-            stdout,
-            line: String::new(),
-        })
-    }
-
-    fn round_trip(&mut self, req: &str) -> Result<&str, String> {
-        self.stdin
-            .write_all(req.as_bytes())
-            .and_then(|()| self.stdin.flush())
-            .map_err(|e| format!("write: {e}"))?;
-        self.line.clear();
-        match self.stdout.read_line(&mut self.line) {
-            Ok(0) => Err("the server closed stdout".into()),
-            Ok(_) => Ok(&self.line),
-            Err(e) => Err(format!("read: {e}")),
-        }
-    }
-
-    fn cpu_ticks(&self) -> u64 {
-        let stat =
-            std::fs::read_to_string(format!("/proc/{}/stat", self.child.id())).unwrap_or_default();
-        let rest = stat.rsplit_once(')').map_or("", |r| r.1);
-        let field = |n: usize| rest.split_whitespace().nth(n - 3)?.parse::<u64>().ok();
-        field(14).unwrap_or(0) + field(15).unwrap_or(0)
-    }
-
-    fn rss_kib(&self) -> u64 {
-        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))
-            .unwrap_or_default();
-        status
-            .lines()
-            .find_map(|l| l.strip_prefix("VmRSS:"))
-            .and_then(|v| v.split_whitespace().next()?.parse().ok())
-            .unwrap_or(0)
-    }
-}
-
-impl Drop for Child_ {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+/// One of this binary's servers (`--serve kind`) as a child.
+fn spawn(kind: &str) -> Result<StdioChild, String> {
+    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    let mut cmd = Command::new(exe);
+    cmd.args(["--serve", kind]);
+    StdioChild::spawn(cmd)
 }
 
 fn call(id: u64) -> String {
@@ -174,7 +126,7 @@ struct Sample {
     ticks: u64,
 }
 
-fn measure(c: &mut Child_, secs: f64, next_id: &mut u64) -> Result<Sample, String> {
+fn measure(c: &mut StdioChild, secs: f64, next_id: &mut u64) -> Result<Sample, String> {
     // Warm-up.
     for _ in 0..200 {
         *next_id += 1;
@@ -208,7 +160,7 @@ fn tick_us() -> f64 {
 
 fn cold_start(kind: &str) -> Result<(Duration, u64), String> {
     let start = Instant::now();
-    let mut c = Child_::spawn(kind)?;
+    let mut c = spawn(kind)?;
     let answer = c.round_trip(&list(1))?.to_owned();
     let took = start.elapsed();
     if !answer.contains("\"tools\"") {
@@ -233,16 +185,19 @@ fn bench() -> Result<(), String> {
     let rounds = env("BENCH_ROUNDS", 3.0).max(1.0) as u32;
     let starts = env("BENCH_STARTS", 15.0).max(1.0) as usize;
     let tick = tick_us();
-    let mut ours = Child_::spawn("ours")?;
-    let mut raw = Child_::spawn("raw")?;
-    let mut old = Child_::spawn("ours-tokio-io")?;
+    let mut ours = spawn("ours")?;
+    let mut raw = spawn("raw")?;
+    let mut old = spawn("ours-tokio-io")?;
+    let mut one = spawn("ours-current-thread")?;
     let (mut so, mut sr, mut st) = (Sample::default(), Sample::default(), Sample::default());
+    let mut s1 = Sample::default();
     let mut id = 0;
     for _ in 0..rounds {
         for (c, s) in [
             (&mut ours, &mut so),
             (&mut raw, &mut sr),
             (&mut old, &mut st),
+            (&mut one, &mut s1),
         ] {
             let m = measure(c, secs / f64::from(rounds), &mut id)?;
             s.trips += m.trips;
@@ -250,7 +205,7 @@ fn bench() -> Result<(), String> {
             s.ticks += m.ticks;
         }
     }
-    drop((ours, raw, old));
+    drop((ours, raw, old, one));
     let rate = |s: &Sample| s.trips as f64 / s.secs;
     let cpu = |s: &Sample| s.ticks as f64 * tick / s.trips.max(1) as f64;
     println!("stdio benchmark: {secs}s per server in {rounds} rounds, one client, closed loop");
@@ -286,6 +241,20 @@ fn bench() -> Result<(), String> {
         cpu(&st),
         cpu(&st) / cpu(&sr)
     );
+    println!(
+        "{:<34} {:>12.0} {:>12.0} {:>7.2}x   (ours on a current-thread runtime)",
+        "  current-thread: round trips/s",
+        rate(&sr),
+        rate(&s1),
+        rate(&s1) / rate(&sr)
+    );
+    println!(
+        "{:<34} {:>10.1}us {:>10.1}us {:>7.2}x",
+        "  current-thread: CPU/round trip",
+        cpu(&sr),
+        cpu(&s1),
+        cpu(&s1) / cpu(&sr)
+    );
     let start_of = |kind: &str| -> Result<(Duration, u64), String> {
         let mut times = Vec::new();
         let mut rss = 0;
@@ -312,6 +281,21 @@ fn bench() -> Result<(), String> {
         rr as f64 / 1024.0,
         ro as f64 / 1024.0,
         ro as f64 / rr.max(1) as f64
+    );
+    let (t1, r1) = start_of("ours-current-thread")?;
+    println!(
+        "{:<34} {:>10.2}ms {:>10.2}ms {:>7.2}x",
+        "  current-thread: cold start",
+        tr.as_secs_f64() * 1e3,
+        t1.as_secs_f64() * 1e3,
+        t1.as_secs_f64() / tr.as_secs_f64()
+    );
+    println!(
+        "{:<34} {:>9.1}MiB {:>9.1}MiB {:>7.2}x",
+        "  current-thread: idle RSS",
+        rr as f64 / 1024.0,
+        r1 as f64 / 1024.0,
+        r1 as f64 / rr.max(1) as f64
     );
     Ok(())
 }

@@ -377,20 +377,9 @@ impl Link {
                     let _ = out.send(open.to_string()).await;
                 }
             }
-            Wire::Http {
-                url,
-                client,
-                headers,
-                session,
-            } => {
-                let listen = Listen {
-                    url: url.clone(),
-                    client: client.clone(),
-                    headers: Arc::clone(headers),
-                    session: Arc::clone(session),
-                    version: self.version.clone(),
-                    changes: Arc::clone(&self.changes),
-                    open: self.is_modern().then_some(open),
+            Wire::Http { .. } => {
+                let Some(listen) = self.peer(self.is_modern().then_some(open)) else {
+                    return;
                 };
                 let dropped = self.dropped.clone();
                 tokio::spawn(async move {
@@ -463,6 +452,29 @@ impl Link {
         .await
         .map_err(|_| UpstreamError::Timeout)??;
         outcome(answer)
+    }
+
+    /// An HTTP upstream's change stream (`open`: the `subscriptions/listen` request; `None`:
+    /// the GET stream), also what posts our notifications to it.
+    fn peer(&self, open: Option<Value>) -> Option<Listen> {
+        let Wire::Http {
+            url,
+            client,
+            headers,
+            session,
+        } = &self.wire
+        else {
+            return None;
+        };
+        Some(Listen {
+            url: url.clone(),
+            client: client.clone(),
+            headers: Arc::clone(headers),
+            session: Arc::clone(session),
+            version: self.version.clone(),
+            changes: Arc::clone(&self.changes),
+            open,
+        })
     }
 
     /// Sends a request on stdio; where its answer will come.
@@ -569,28 +581,17 @@ impl Link {
                     let _ = answer_tx.send(a.and_then(outcome));
                 });
             }
-            Wire::Http {
-                url,
-                client,
-                headers,
-                session,
-            } => {
+            Wire::Http { .. } => {
                 let resp = self.send(&msg, method, name.as_deref()).await?;
                 let reading = tokio::spawn(read_events(resp, id, asks_tx, answer_tx));
-                let peer = Listen {
-                    url: url.clone(),
-                    client: client.clone(),
-                    headers: Arc::clone(headers),
-                    session: Arc::clone(session),
-                    version: self.version.clone(),
-                    changes: Arc::clone(&self.changes),
-                    open: None,
-                };
+                let cancel = self
+                    .peer(None)
+                    .map(|peer| Cancel::Http(Box::new(peer), reading.abort_handle()));
                 return Ok(Ongoing {
                     id,
                     asks,
                     answer,
-                    cancel: Some(Cancel::Http(Box::new(peer), reading.abort_handle())),
+                    cancel,
                 });
             }
         }

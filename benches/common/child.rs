@@ -1,0 +1,79 @@
+//! A server child process on stdio, for the benches that measure one (`stdio`,
+//! `scaling`): newline-delimited JSON-RPC round trips, and its CPU time and RSS from
+//! `/proc`.
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+
+/// The child; killed when dropped.
+pub struct StdioChild {
+    child: Child,
+    stdin: ChildStdin,
+    stdout: BufReader<ChildStdout>,
+    line: String,
+}
+
+impl StdioChild {
+    /// Starts `cmd` with piped stdin and stdout, `RUST_LOG=warn` and stderr discarded.
+    pub fn spawn(mut cmd: Command) -> Result<StdioChild, String> {
+        let what = format!("{:?}", cmd.get_program());
+        let mut child = cmd
+            .env("RUST_LOG", "warn")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .map_err(|e| format!("spawn {what}: {e}"))?;
+        let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+            return Err("no pipes to the child".into());
+        };
+        Ok(StdioChild {
+            child,
+            stdin,
+            stdout: BufReader::new(stdout),
+            line: String::new(),
+        })
+    }
+
+    /// Writes `req` (one line, newline included) and reads one line back.
+    pub fn round_trip(&mut self, req: &str) -> Result<&str, String> {
+        self.stdin
+            .write_all(req.as_bytes())
+            .and_then(|()| self.stdin.flush())
+            .map_err(|e| format!("write: {e}"))?;
+        self.line.clear();
+        match self.stdout.read_line(&mut self.line) {
+            Ok(0) => Err("the server closed stdout".into()),
+            Ok(_) => Ok(&self.line),
+            Err(e) => Err(format!("read: {e}")),
+        }
+    }
+
+    /// User plus system CPU time so far, in clock ticks.
+    #[allow(dead_code)] // not every bench reads it
+    pub fn cpu_ticks(&self) -> u64 {
+        let stat =
+            std::fs::read_to_string(format!("/proc/{}/stat", self.child.id())).unwrap_or_default();
+        let rest = stat.rsplit_once(')').map_or("", |r| r.1);
+        let field = |n: usize| rest.split_whitespace().nth(n - 3)?.parse::<u64>().ok();
+        field(14).unwrap_or(0) + field(15).unwrap_or(0)
+    }
+
+    /// Resident set size now, in KiB.
+    pub fn rss_kib(&self) -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))
+            .unwrap_or_default();
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmRSS:"))
+            .and_then(|v| v.split_whitespace().next()?.parse().ok())
+            .unwrap_or(0)
+    }
+}
+
+impl Drop for StdioChild {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
