@@ -152,7 +152,12 @@ fn serve(kind: &str) -> std::io::Result<()> {
         let listener = TcpListener::bind(("127.0.0.1", 0)).await?;
         println!("{}", listener.local_addr()?.port());
         match kind {
-            "ours" => {
+            "ours" | "ours-logged" => {
+                if kind == "ours-logged" {
+                    // Logging as it ships: the stderr subscriber at its default filter
+                    // (`info`), so the request span of every call is live.
+                    mcp_runtime::telemetry::init();
+                }
                 let tools = tools![
                     add, echo, greet, sum, divide, weather, search, tag_counts, sort, now
                 ];
@@ -209,6 +214,10 @@ impl ServerProcess {
         let exe = std::env::current_exe().map_err(|e| e.to_string())?;
         let mut cmd = Command::new(exe);
         cmd.args(["--serve", name]).envs(env.iter().copied());
+        if name == "ours-logged" {
+            // Its log lines (start-up, warnings) are not the benchmark's output.
+            cmd.stderr(Stdio::null());
+        }
         let child = cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).spawn();
         let mut child = child.map_err(|e| format!("spawn {name}: {e}"))?;
         let mut line = String::new();
@@ -586,6 +595,36 @@ async fn bench() -> Result<(), String> {
         let b = cpu_us(rows.iter().map(|r| &r.raw), tick_us);
         let ratio = a / b;
         println!("server CPU per request, {label:<18}  ours {a:.1}µs, raw {b:.1}µs ({ratio:.2}x)");
+    }
+
+    // The same server with logging on as it ships (`telemetry::init()`, `info`): what the
+    // per-request span and the subscriber cost, against ours without a subscriber and
+    // against raw, same run.
+    let logged = ServerProcess::spawn("ours-logged", &[])?;
+    println!();
+    for c in [16, 128] {
+        let (mut l, mut o, mut r) = (Sample::default(), Sample::default(), Sample::default());
+        for _ in 0..rounds {
+            phase(&logged, (ADD, c), window, &mut l).await?;
+            phase(&ours, (ADD, c), window, &mut o).await?;
+            phase(&raw, (ADD, c), window, &mut r).await?;
+        }
+        let vs_ours = Row::new(String::new(), l, o);
+        let (l_cpu, o_cpu) = (
+            cpu_us(std::iter::once(&vs_ours.ours), tick_us),
+            cpu_us(std::iter::once(&vs_ours.raw), tick_us),
+        );
+        let vs_raw = Row::new(String::new(), vs_ours.ours, r);
+        let r_cpu = cpu_us(std::iter::once(&vs_raw.raw), tick_us);
+        println!(
+            "tools/call c={c:<3} logging on (telemetry::init, info): {:.0} req/s, cpu {l_cpu:.1}µs/req; \
+             vs ours without a subscriber {:.2}x throughput, span cost {:+.1}µs/req; vs raw {:.2}x throughput, {:.2}x cpu",
+            vs_raw.ours.rps(),
+            vs_ours.tput,
+            l_cpu - o_cpu,
+            vs_raw.tput,
+            l_cpu / r_cpu
+        );
     }
 
     // Throughput (ours/raw) must reach its goal; p99 (ours/raw) must stay within its goal.
