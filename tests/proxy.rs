@@ -812,3 +812,68 @@ async fn a_forwarded_call_given_up_is_cancelled_upstream() {
         "the upstream saw the cancel"
     );
 }
+
+/// A resource update of a live child reaches the parent's subscriber under the mounted
+/// URI (the parent served over a byte stream here, its client writing lines).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_live_childs_resource_updates_reach_the_parents_subscribers() {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+    let note = mcp_runtime::def::ResourceDef::new(
+        "notes://1",
+        "note",
+        mcp_runtime::handler::Signature::new(),
+        |_call| async { Ok::<_, mcp_runtime::Error>("first note") },
+    );
+    let child = Server::builder("child", "1.0")
+        .resource(note)
+        .build()
+        .unwrap();
+    let kid = Upstream::local(child.clone()).await.unwrap();
+    let parent = Server::builder("parent", "1.0")
+        .mount("kid", kid.items().await.unwrap())
+        .build()
+        .unwrap();
+    let _following = kid.follow(&parent, "kid");
+    let (ours, theirs) = tokio::io::duplex(1 << 16);
+    let (r, w) = tokio::io::split(theirs);
+    tokio::spawn(parent.serve_io(r, w, std::future::pending()));
+    let (read, mut write) = tokio::io::split(ours);
+    let mut lines = tokio::io::BufReader::new(read).lines();
+    let listen = request(
+        json!("sub"),
+        "subscriptions/listen",
+        json!({"notifications": {"resourceSubscriptions": ["kid+notes://1"]}}),
+    );
+    write
+        .write_all(format!("{listen}\n").as_bytes())
+        .await
+        .unwrap();
+    let ack: Value = serde_json::from_str(&lines.next_line().await.unwrap().unwrap()).unwrap();
+    assert_eq!(
+        ack["method"], "notifications/subscriptions/acknowledged",
+        "{ack}"
+    );
+    assert_eq!(
+        ack["params"]["notifications"]["resourceSubscriptions"],
+        json!(["kid+notes://1"]),
+        "{ack}"
+    );
+    // The child's update, told until the parent's subscriber hears it (the follower
+    // subscribes upstream as it starts).
+    let mut heard = None;
+    for _ in 0..50 {
+        child.notify_resource_updated("notes://1");
+        if let Ok(Ok(Some(line))) =
+            tokio::time::timeout(Duration::from_millis(100), lines.next_line()).await
+        {
+            heard = Some(serde_json::from_str::<Value>(&line).unwrap());
+            break;
+        }
+    }
+    let heard = heard.expect("the parent's subscriber heard the child's update");
+    assert_eq!(
+        heard["method"], "notifications/resources/updated",
+        "{heard}"
+    );
+    assert_eq!(heard["params"]["uri"], "kid+notes://1", "{heard}");
+}

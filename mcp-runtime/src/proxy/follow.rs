@@ -1,7 +1,8 @@
 //! Keeping a server's proxied items in step with the upstream: its lists are read again
 //! when it says they changed (`notifications/*/list_changed`, 2025-11-25) or when the
 //! `ttlMs` its lists gave runs out (2026-07-28), and what changed is applied to the
-//! server (added, replaced, removed), which tells the server's own listening clients.
+//! server (added, replaced, removed), which tells the server's own listening clients. The
+//! upstream's resources are subscribed to, and their updates told under our URIs.
 
 use super::Upstream;
 use crate::server::Server;
@@ -57,6 +58,9 @@ impl Upstream {
     /// upstream; at most once a second), and the tools, prompts, resources and templates
     /// that appeared, changed or went are added, replaced or removed, so the server's
     /// clients are told as for any runtime change. A read that fails is tried again later.
+    /// The upstream's static resources are subscribed to (a `subscriptions/listen`
+    /// stream, or `resources/subscribe` when a legacy upstream offers it), and each
+    /// update it tells reaches this server's subscribers under the mounted URI.
     ///
     /// ```no_run
     /// # use mcp_runtime::Server;
@@ -76,12 +80,15 @@ impl Upstream {
         let server = std::sync::Arc::downgrade(&server.inner);
         let task = tokio::spawn(async move {
             let mut changes = up.link.changes();
+            let mut updates = up.link.updates();
             let mut seen = up
                 .seen
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
                 .clone()
                 .unwrap_or_default();
+            let mut watched = uris(&seen);
+            up.link.watch_resources(&watched, &[]).await;
             let mut backoff = MIN_REREAD;
             loop {
                 let reread = seen
@@ -90,6 +97,18 @@ impl Upstream {
                 tokio::select! {
                     r = changes.changed() => if r.is_err() { return },
                     () = sleep_or_never(reread) => {}
+                    u = updates.recv() => {
+                        // An update of one of its resources: told under our URI.
+                        let Some(inner) = server.upgrade() else { return };
+                        match u {
+                            Ok(uri) => Server { inner }.notify_resource_updated(mount::uri(&ns, &uri)),
+                            Err(tokio::sync::broadcast::error::RecvError::Lagged(n)) => {
+                                tracing::warn!(namespace = %ns, "{n} resource updates of the upstream were dropped");
+                            }
+                            Err(_) => return,
+                        }
+                        continue;
+                    }
                 }
                 tokio::time::sleep(SETTLE).await;
                 changes.borrow_and_update();
@@ -102,6 +121,11 @@ impl Upstream {
                         backoff = MIN_REREAD;
                         if now != seen {
                             apply(&up, &server, &ns, &seen, &now);
+                            let now_watched = uris(&now);
+                            if now_watched != watched {
+                                up.link.watch_resources(&now_watched, &watched).await;
+                                watched = now_watched;
+                            }
                             seen = now;
                         }
                     }
@@ -115,6 +139,15 @@ impl Upstream {
         });
         Following { task }
     }
+}
+
+/// The URIs of the upstream's static resources, whose updates are asked for.
+fn uris(lists: &Lists) -> Vec<String> {
+    lists
+        .resources
+        .iter()
+        .filter_map(|r| r["uri"].as_str().map(str::to_owned))
+        .collect()
 }
 
 async fn sleep_or_never(d: Option<Duration>) {

@@ -119,10 +119,20 @@ fn route(msg: &Value, askers: &Askers, changes: &Changes) -> Option<Value> {
 }
 
 /// What the upstream sends about our requests and lists, outside of answers.
-#[derive(Default)]
 pub(crate) struct Changes {
     /// Bumped on every `notifications/{tools,prompts,resources}/list_changed`.
     pub(crate) lists: tokio::sync::watch::Sender<u64>,
+    /// The URI of every `notifications/resources/updated`.
+    pub(crate) updated: tokio::sync::broadcast::Sender<String>,
+}
+
+impl Default for Changes {
+    fn default() -> Self {
+        Changes {
+            lists: tokio::sync::watch::Sender::default(),
+            updated: tokio::sync::broadcast::channel(256).0,
+        }
+    }
 }
 
 impl Changes {
@@ -146,6 +156,11 @@ fn unsolicited(msg: &Value, changes: &Changes) -> Option<Value> {
     let method = msg.get("method").and_then(Value::as_str)?;
     if method.ends_with("/list_changed") {
         changes.list_changed();
+    }
+    if method == "notifications/resources/updated"
+        && let Some(uri) = msg["params"]["uri"].as_str()
+    {
+        let _ = changes.updated.send(uri.to_owned());
     }
     let id = msg.get("id")?;
     Some(if method == "ping" {
@@ -184,6 +199,15 @@ pub(crate) struct Link {
     changes: Arc<Changes>,
     /// Cancelled when the link goes: its writer and streams end.
     dropped: CancellationToken,
+    /// The stream of resource updates asked for (2026-07-28).
+    watching: Mutex<Option<Watch>>,
+}
+
+/// A `subscriptions/listen` for resource updates: its request id on stdio, its task over
+/// HTTP.
+enum Watch {
+    Stdio(u64),
+    Http(tokio::task::AbortHandle),
 }
 
 const MODERN: &str = crate::protocol::PROTOCOL_VERSION;
@@ -318,6 +342,7 @@ impl Link {
             hello: Value::Null,
             changes,
             dropped,
+            watching: Mutex::new(None),
         };
         match link.request("server/discover", json!({})).await {
             Ok(d)
@@ -390,6 +415,79 @@ impl Link {
                 });
             }
         }
+    }
+
+    /// Asks the upstream to tell updates of `uris` (dropping what was asked before, which
+    /// was `before`): a 2026-07-28 upstream on a `subscriptions/listen` stream of their
+    /// own, a 2025-11-25 one with `resources/subscribe` and `resources/unsubscribe` (when
+    /// it offers subscriptions). They come through [`Link::updates`].
+    pub(crate) async fn watch_resources(&self, uris: &[String], before: &[String]) {
+        if self.is_modern() {
+            let previous = self
+                .watching
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .take();
+            match previous {
+                Some(Watch::Stdio(id)) => {
+                    let note = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                        "params": {"requestId": id}});
+                    if let Wire::Stdio { out, .. } = &self.wire {
+                        let _ = out.send(note.to_string()).await;
+                    }
+                }
+                Some(Watch::Http(task)) => task.abort(),
+                None => {}
+            }
+            if uris.is_empty() {
+                return;
+            }
+            let id = self.next.fetch_add(1, Ordering::Relaxed);
+            let filter = json!({"notifications": {"resourceSubscriptions": uris}});
+            let open = self.message(id, "subscriptions/listen", filter, None);
+            let watch = match &self.wire {
+                Wire::Stdio { out, .. } => {
+                    let _ = out.send(open.to_string()).await;
+                    Watch::Stdio(id)
+                }
+                Wire::Http { .. } => {
+                    let Some(listen) = self.peer(Some(open)) else {
+                        return;
+                    };
+                    let dropped = self.dropped.clone();
+                    let task = tokio::spawn(async move {
+                        tokio::select! {
+                            () = listen.run() => {}
+                            () = dropped.cancelled() => {}
+                        }
+                    });
+                    Watch::Http(task.abort_handle())
+                }
+            };
+            *self.watching.lock().unwrap_or_else(|e| e.into_inner()) = Some(watch);
+            return;
+        }
+        if self.hello["capabilities"]["resources"]["subscribe"] != json!(true) {
+            return;
+        }
+        for u in uris.iter().filter(|u| !before.contains(u)) {
+            if let Err(e) = self
+                .request("resources/subscribe", json!({ "uri": u }))
+                .await
+            {
+                tracing::debug!(uri = %u, "the upstream refused a subscription: {e}");
+            }
+        }
+        for u in before.iter().filter(|u| !uris.contains(u)) {
+            let _ = self
+                .request("resources/unsubscribe", json!({ "uri": u }))
+                .await;
+        }
+    }
+
+    /// The URIs the upstream says were updated.
+    pub(crate) fn updates(&self) -> tokio::sync::broadcast::Receiver<String> {
+        self.changes.updated.subscribe()
     }
 
     pub(crate) fn version(&self) -> &str {

@@ -41,8 +41,8 @@
 //! Either way, serving proxied tools over HTTP needs a shared `requestState` key, as any
 //! server whose tools ask for input does.
 //!
-//! What it does not do: forward `resources/subscribe` and resource updates of the
-//! upstream, completions, or tasks of the upstream.
+//! With [`Upstream::follow`], the upstream's resource updates reach this server's
+//! subscribers too. What it does not forward: completions, and tasks of the upstream.
 
 mod follow;
 mod link;
