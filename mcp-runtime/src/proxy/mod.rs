@@ -46,8 +46,12 @@
 
 mod follow;
 mod link;
+mod ongoing;
 mod options;
 mod parked;
+mod routing;
+mod streams;
+mod watch;
 
 pub use follow::Following;
 pub use options::HttpOptions;
@@ -503,8 +507,8 @@ async fn answer(link: &Link, cx: &crate::Context, params: Value) -> Result<Value
         .map_err(failed)?;
     loop {
         match call.next().await {
-            link::Next::Answer(a) => return a.map_err(failed),
-            link::Next::Asked(asked) => {
+            ongoing::Next::Answer(a) => return a.map_err(failed),
+            ongoing::Next::Asked(asked) => {
                 // A 2026-07-28 server asks with `input_required`, not with requests.
                 let m = asked.request["method"]
                     .as_str()
@@ -523,15 +527,15 @@ async fn answer(link: &Link, cx: &crate::Context, params: Value) -> Result<Value
 }
 
 /// Passes an upstream's progress or log message about a call on to our client.
-pub(crate) fn relay(cx: &crate::Context, next: &link::Next) {
+pub(crate) fn relay(cx: &crate::Context, next: &ongoing::Next) {
     match next {
-        link::Next::Progress(p) => {
+        ongoing::Next::Progress(p) => {
             if let Some(progress) = p["progress"].as_f64() {
                 cx.progress()
                     .report(progress, p["total"].as_f64(), p["message"].as_str());
             }
         }
-        link::Next::Log(p) => {
+        ongoing::Next::Log(p) => {
             let level = p["level"]
                 .as_str()
                 .and_then(crate::protocol::LogLevel::parse)
@@ -539,7 +543,7 @@ pub(crate) fn relay(cx: &crate::Context, next: &link::Next) {
             cx.logger()
                 .log(level, p["logger"].as_str(), p.get("data").cloned());
         }
-        link::Next::Asked(_) | link::Next::Answer(_) => {}
+        ongoing::Next::Asked(_) | ongoing::Next::Answer(_) => {}
     }
 }
 

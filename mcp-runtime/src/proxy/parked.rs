@@ -7,7 +7,8 @@
 //! request's rounds to the instance that holds it, or the round gets a clear error) and
 //! is given up, and cancelled upstream, after [`PARK_LIMIT`] without a round.
 
-use super::link::{Link, Next, Ongoing};
+use super::link::Link;
+use super::ongoing::{Next, Ongoing};
 use super::{UpstreamError, failed};
 use crate::Error;
 use crate::protocol::CallToolResult;
@@ -29,7 +30,7 @@ const TOKEN_STEP: &str = "upstream.call";
 struct Call {
     ongoing: Ongoing,
     /// The question asked and not answered yet (it is asked again in the next round).
-    held: Option<(u32, super::link::Asked)>,
+    held: Option<(u32, super::routing::Asked)>,
     /// Questions seen so far.
     asked: u32,
 }

@@ -1,0 +1,88 @@
+//! A request in flight that may bring more than its answer: the upstream's requests,
+//! progress and log messages about it first; cancelled upstream when given up on.
+
+use super::link::{DEFAULT_UPSTREAM_TIMEOUT, UpstreamError, gone};
+use super::routing::Asked;
+use super::streams::Listen;
+use serde_json::{Value, json};
+use tokio::sync::{mpsc, oneshot};
+
+/// What an [`Ongoing`] request brings next.
+#[derive(Debug)]
+pub(crate) enum Next {
+    /// The upstream asks us something first.
+    Asked(Asked),
+    /// Its progress (`notifications/progress` params).
+    Progress(Value),
+    /// A log message about it (`notifications/message` params).
+    Log(Value),
+    /// Its answer.
+    Answer(Result<Value, UpstreamError>),
+}
+
+/// A request sent whose upstream may ask things before it answers. Dropped before its
+/// answer, it is cancelled upstream (`notifications/cancelled`).
+pub(crate) struct Ongoing {
+    pub(super) id: u64,
+    pub(super) asks: mpsc::UnboundedReceiver<Next>,
+    pub(super) answer: oneshot::Receiver<Result<Value, UpstreamError>>,
+    pub(super) cancel: Option<Cancel>,
+}
+
+/// How a request given up on is cancelled upstream.
+pub(super) enum Cancel {
+    /// A line on its stdin.
+    Stdio(mpsc::Sender<String>),
+    /// A POST, and the end of the read of its event stream.
+    Http(Box<Listen>, tokio::task::AbortHandle),
+}
+
+impl Ongoing {
+    /// The next question, or the answer; [`UpstreamError::Timeout`] when neither comes
+    /// within [`DEFAULT_UPSTREAM_TIMEOUT`].
+    pub(crate) async fn next(&mut self) -> Next {
+        let next = tokio::time::timeout(DEFAULT_UPSTREAM_TIMEOUT, async {
+            tokio::select! {
+                biased;
+                Some(n) = self.asks.recv() => n,
+                a = &mut self.answer => Next::Answer(
+                    a.unwrap_or_else(|_| Err(gone("the upstream server went away")))),
+            }
+        })
+        .await;
+        match next {
+            Ok(Next::Answer(a)) => {
+                self.cancel = None;
+                Next::Answer(a)
+            }
+            Ok(asked) => asked,
+            Err(_) => Next::Answer(Err(UpstreamError::Timeout)),
+        }
+    }
+}
+
+impl Drop for Ongoing {
+    fn drop(&mut self) {
+        let note = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+            "params": {"requestId": self.id, "reason": "the proxied call was given up"}});
+        match self.cancel.take() {
+            Some(Cancel::Stdio(out)) => {
+                let _ = out.try_send(note.to_string());
+            }
+            Some(Cancel::Http(peer, reading)) => {
+                reading.abort();
+                if let Ok(rt) = tokio::runtime::Handle::try_current() {
+                    rt.spawn(async move {
+                        let sid = peer
+                            .session
+                            .lock()
+                            .unwrap_or_else(|e| e.into_inner())
+                            .clone();
+                        peer.reply(&note, sid.as_deref()).await;
+                    });
+                }
+            }
+            None => {}
+        }
+    }
+}

@@ -1,0 +1,122 @@
+//! What a stdio upstream sends besides answers, and where it goes: its requests and
+//! progress to the call they are about, list changes and resource updates told, the
+//! rest answered at once.
+
+use super::ongoing::Next;
+use serde_json::{Value, json};
+use std::sync::{Arc, Mutex};
+use tokio::sync::mpsc;
+
+/// A request the upstream sent us during one of our calls (2025-11-25: elicitation,
+/// sampling, roots), to be answered with [`Link::respond`].
+#[derive(Debug, Clone)]
+pub(crate) struct Asked {
+    /// Its JSON-RPC id, as it came.
+    pub(crate) id: Value,
+    /// `{"method": .., "params": ..}`.
+    pub(crate) request: Value,
+}
+
+/// The calls in flight that take the upstream's requests (stdio: the wire does not say
+/// which call a request belongs to, so it goes to the one call in flight).
+pub(super) type Askers = Arc<Mutex<Vec<(u64, mpsc::UnboundedSender<Next>)>>>;
+
+/// Where a message the upstream sent on stdio (not an answer) goes: a request it passes
+/// on to the one call in flight; progress to the call whose token it names (our request
+/// id); a log message to the one call in flight; the rest as [`unsolicited`]. The reply
+/// to send at once, if any.
+pub(super) fn route(msg: &Value, askers: &Askers, changes: &Changes) -> Option<Value> {
+    let method = msg.get("method").and_then(Value::as_str)?;
+    let calls = askers.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    let only = match calls.as_slice() {
+        [(_, tx)] => Some(tx),
+        _ => None,
+    };
+    match (method, msg.get("id")) {
+        (m, Some(id)) if passes(m) => {
+            let asked = Next::Asked(Asked {
+                id: id.clone(),
+                request: json!({"method": m, "params": msg["params"]}),
+            });
+            if only.is_some_and(|tx| tx.send(asked).is_ok()) {
+                return None;
+            }
+            let why = if calls.is_empty() {
+                format!("this proxy passes `{m}` on only during a call, to the client that made it")
+            } else {
+                format!(
+                    "`{m}` came while {} calls were in flight, and stdio does not say whose client to ask",
+                    calls.len()
+                )
+            };
+            Some(json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32603, "message": why}}))
+        }
+        ("notifications/progress", None) => {
+            let token = msg["params"]["progressToken"].as_u64();
+            if let Some((_, tx)) = calls.iter().find(|(id, _)| Some(*id) == token) {
+                let _ = tx.send(Next::Progress(msg["params"].clone()));
+            }
+            None
+        }
+        ("notifications/message", None) => {
+            if let Some(tx) = only {
+                let _ = tx.send(Next::Log(msg["params"].clone()));
+            }
+            None
+        }
+        _ => unsolicited(msg, changes),
+    }
+}
+
+/// What the upstream sends about our requests and lists, outside of answers.
+pub(crate) struct Changes {
+    /// Bumped on every `notifications/{tools,prompts,resources}/list_changed`.
+    pub(crate) lists: tokio::sync::watch::Sender<u64>,
+    /// The URI of every `notifications/resources/updated`.
+    pub(crate) updated: tokio::sync::broadcast::Sender<String>,
+}
+
+impl Default for Changes {
+    fn default() -> Self {
+        Changes {
+            lists: tokio::sync::watch::Sender::default(),
+            updated: tokio::sync::broadcast::channel(256).0,
+        }
+    }
+}
+
+impl Changes {
+    fn list_changed(&self) {
+        self.lists.send_modify(|n| *n += 1);
+    }
+}
+
+/// The requests an upstream may send during a call, which this proxy passes to its own
+/// client; every other request gets `-32601`.
+pub(super) fn passes(method: &str) -> bool {
+    matches!(
+        method,
+        "elicitation/create" | "sampling/createMessage" | "roots/list"
+    )
+}
+
+/// One notification or request the upstream sent outside of an answer: list changes are
+/// told, requests get the answer they can have (`ping`, or an error).
+pub(super) fn unsolicited(msg: &Value, changes: &Changes) -> Option<Value> {
+    let method = msg.get("method").and_then(Value::as_str)?;
+    if method.ends_with("/list_changed") {
+        changes.list_changed();
+    }
+    if method == "notifications/resources/updated"
+        && let Some(uri) = msg["params"]["uri"].as_str()
+    {
+        let _ = changes.updated.send(uri.to_owned());
+    }
+    let id = msg.get("id")?;
+    Some(if method == "ping" {
+        json!({"jsonrpc": "2.0", "id": id, "result": {}})
+    } else {
+        json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32601,
+            "message": format!("this proxy does not serve `{method}` outside of a call")}})
+    })
+}

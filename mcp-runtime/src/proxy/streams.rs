@@ -1,0 +1,262 @@
+//! The HTTP side of an upstream: its change streams (`subscriptions/listen`, or the
+//! legacy GET stream) and the event stream of one POSTed request, read as they come.
+
+use super::link::{MAX_MESSAGE, MODERN, UpstreamError, causes, gone, outcome};
+use super::ongoing::Next;
+use super::routing::{Asked, Changes, unsolicited};
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use serde_json::{Value, json};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::sync::{mpsc, oneshot};
+
+pub(super) type HttpClient = hyper_util::client::legacy::Client<
+    hyper_rustls::HttpsConnector<hyper_util::client::legacy::connect::HttpConnector>,
+    Full<Bytes>,
+>;
+
+/// A request to an HTTP upstream with its fixed headers.
+pub(super) fn with_headers(
+    mut req: hyper::http::request::Builder,
+    headers: &hyper::HeaderMap,
+) -> hyper::http::request::Builder {
+    if let Some(h) = req.headers_mut() {
+        h.extend(headers.iter().map(|(k, v)| (k.clone(), v.clone())));
+    }
+    req
+}
+
+/// Where an HTTP upstream tells its list changes: the 2026-07-28 `subscriptions/listen`
+/// stream (`open`), or a 2025-11-25 upstream's GET stream, where its requests outside
+/// of calls come too (answered: `ping`, or an error).
+#[derive(Clone)]
+pub(super) struct Listen {
+    pub(super) url: hyper::Uri,
+    pub(super) client: HttpClient,
+    pub(super) headers: Arc<hyper::HeaderMap>,
+    pub(super) session: Arc<Mutex<Option<String>>>,
+    pub(super) version: String,
+    pub(super) changes: Arc<Changes>,
+    /// The `subscriptions/listen` request (2026-07-28); `None`: the GET stream.
+    pub(super) open: Option<Value>,
+}
+
+impl Listen {
+    /// Keeps the stream open: opened again after it ends, waiting longer each time it
+    /// fails at once; given up when the upstream has none (`405`, or an error answer).
+    pub(super) async fn run(self) {
+        let mut backoff = Duration::from_millis(500);
+        loop {
+            let started = std::time::Instant::now();
+            if !self.once().await {
+                return;
+            }
+            if started.elapsed() > Duration::from_secs(30) {
+                backoff = Duration::from_millis(500);
+            }
+            tokio::time::sleep(backoff).await;
+            backoff = (backoff * 2).min(Duration::from_secs(30));
+        }
+    }
+
+    /// One stream, read to its end; `false` when there is no such stream to open.
+    async fn once(&self) -> bool {
+        let sid = self
+            .session
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
+        let mut req = match &self.open {
+            Some(_) => with_headers(hyper::Request::post(self.url.clone()), &self.headers)
+                .header("content-type", "application/json")
+                .header("accept", "application/json, text/event-stream")
+                .header("mcp-method", "subscriptions/listen"),
+            None => with_headers(hyper::Request::get(self.url.clone()), &self.headers)
+                .header("accept", "text/event-stream"),
+        }
+        .header("mcp-protocol-version", self.version.as_str());
+        if let Some(s) = &sid {
+            req = req.header("mcp-session-id", s.as_str());
+        }
+        let body = self.open.as_ref().map(Value::to_string).unwrap_or_default();
+        let Ok(req) = req.body(Full::new(Bytes::from(body))) else {
+            return false;
+        };
+        let resp = match self.client.request(req).await {
+            Ok(r) if r.status().is_success() => r,
+            Ok(r) => {
+                tracing::debug!(status = %r.status(), "the upstream has no change stream");
+                return false;
+            }
+            Err(e) => {
+                tracing::debug!("the upstream's change stream: {}", causes(&e));
+                return true;
+            }
+        };
+        let sse = resp
+            .headers()
+            .get("content-type")
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|c| c.starts_with("text/event-stream"));
+        if !sse {
+            // An answer at once (an error): it does not listen.
+            return false;
+        }
+        let mut body = resp.into_body();
+        let mut buf = Vec::new();
+        while let Some(Ok(frame)) = body.frame().await {
+            let Ok(data) = frame.into_data() else {
+                continue;
+            };
+            buf.extend_from_slice(&data);
+            if buf.len() > MAX_MESSAGE {
+                return true;
+            }
+            while let Some(event) = take_event(&mut buf) {
+                let Ok(msg) = serde_json::from_str::<Value>(&event) else {
+                    continue;
+                };
+                if let Some(reply) = unsolicited(&msg, &self.changes) {
+                    self.reply(&reply, sid.as_deref()).await;
+                }
+            }
+        }
+        true
+    }
+
+    pub(super) async fn reply(&self, msg: &Value, sid: Option<&str>) {
+        let mut req = with_headers(hyper::Request::post(self.url.clone()), &self.headers)
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-protocol-version", self.version.as_str());
+        if self.version == MODERN
+            && let Some(m) = msg.get("method").and_then(Value::as_str)
+        {
+            req = req.header("mcp-method", m);
+        }
+        if let Some(s) = sid {
+            req = req.header("mcp-session-id", s);
+        }
+        if let Ok(req) = req.body(Full::new(Bytes::from(msg.to_string()))) {
+            let _ = self.client.request(req).await;
+        }
+    }
+}
+
+/// Reads the response to a POSTed request as it comes: JSON, or an SSE stream on which
+/// the upstream's requests about it come before its answer.
+pub(super) async fn read_events(
+    resp: hyper::Response<hyper::body::Incoming>,
+    id: u64,
+    asks: mpsc::UnboundedSender<Next>,
+    answer: oneshot::Sender<Result<Value, UpstreamError>>,
+) {
+    let status = resp.status();
+    let sse = resp
+        .headers()
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|c| c.starts_with("text/event-stream"));
+    let mut body = resp.into_body();
+    if !sse {
+        let got = http_body_util::Limited::new(body, MAX_MESSAGE)
+            .collect()
+            .await
+            .map_err(|e| gone(format!("reading its answer: {e}")))
+            .and_then(|b| {
+                serde_json::from_slice::<Value>(&b.to_bytes())
+                    .map_err(|_| gone(format!("HTTP {status} with an answer that is not JSON-RPC")))
+            });
+        let _ = answer.send(got.and_then(outcome));
+        return;
+    }
+    let mut buf: Vec<u8> = Vec::new();
+    loop {
+        let frame = match body.frame().await {
+            Some(Ok(f)) => f,
+            Some(Err(e)) => {
+                let _ = answer.send(Err(gone(format!("its event stream broke: {e}"))));
+                return;
+            }
+            None => {
+                let _ = answer.send(Err(gone("its event stream ended with no answer")));
+                return;
+            }
+        };
+        let Ok(data) = frame.into_data() else {
+            continue;
+        };
+        buf.extend_from_slice(&data);
+        if buf.len() > MAX_MESSAGE {
+            let _ = answer.send(Err(gone("an event larger than the limit")));
+            return;
+        }
+        while let Some(event) = take_event(&mut buf) {
+            let Ok(msg) = serde_json::from_str::<Value>(&event) else {
+                continue;
+            };
+            match msg.get("method").and_then(Value::as_str) {
+                // What comes on this stream is about this call.
+                Some(method) => {
+                    let next = match (method, msg.get("id")) {
+                        (m, Some(rid)) => Next::Asked(Asked {
+                            id: rid.clone(),
+                            request: json!({"method": m, "params": msg["params"]}),
+                        }),
+                        ("notifications/progress", None) => Next::Progress(msg["params"].clone()),
+                        ("notifications/message", None) => Next::Log(msg["params"].clone()),
+                        _ => continue,
+                    };
+                    let _ = asks.send(next);
+                }
+                None if msg.get("id").and_then(Value::as_u64) == Some(id) => {
+                    let _ = answer.send(outcome(msg));
+                    return;
+                }
+                None => {}
+            }
+        }
+    }
+}
+
+/// The data of the first whole SSE event in `buf` (taken out of it), if there is one.
+pub(super) fn take_event(buf: &mut Vec<u8>) -> Option<String> {
+    loop {
+        let lf = buf.windows(2).position(|w| w == b"\n\n").map(|i| (i, 2));
+        let crlf = buf
+            .windows(4)
+            .position(|w| w == b"\r\n\r\n")
+            .map(|i| (i, 4));
+        let end = match (lf, crlf) {
+            (Some(a), Some(b)) => std::cmp::min(a, b),
+            (a, b) => a.or(b)?,
+        };
+        let raw: Vec<u8> = buf.drain(..end.0 + end.1).collect();
+        let text = String::from_utf8_lossy(&raw);
+        let data: Vec<&str> = text
+            .lines()
+            .filter_map(|l| l.strip_prefix("data:"))
+            .map(|d| d.strip_prefix(' ').unwrap_or(d))
+            .collect();
+        if !data.is_empty() {
+            return Some(data.join("\n"));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::take_event;
+
+    #[test]
+    fn events_are_cut_at_blank_lines_in_either_line_ending() {
+        let mut buf =
+            b"id: 1\ndata: {\"a\":1}\n\n: keep-alive\n\ndata: x\r\ndata: y\r\n\r\ndata: par"
+                .to_vec();
+        assert_eq!(take_event(&mut buf).as_deref(), Some("{\"a\":1}"));
+        assert_eq!(take_event(&mut buf).as_deref(), Some("x\ny"));
+        assert_eq!(take_event(&mut buf), None);
+        assert_eq!(buf, b"data: par");
+    }
+}

@@ -1,0 +1,136 @@
+//! What an upstream tells about changes, asked for and heard: the stream of its list
+//! changes (a 2026-07-28 `subscriptions/listen`, a legacy HTTP upstream's GET stream; a
+//! legacy stdio upstream's notifications come anyway), and updates of the resources it
+//! was asked to watch.
+
+use super::link::{Link, Wire};
+use serde_json::json;
+use std::sync::atomic::Ordering;
+
+/// A `subscriptions/listen` for resource updates: its request id on stdio, its task over
+/// HTTP.
+pub(super) enum Watch {
+    Stdio(u64),
+    Http(tokio::task::AbortHandle),
+}
+
+impl Link {
+    /// Opens the stream the upstream tells its list changes on, if it has lists: a
+    /// 2026-07-28 `subscriptions/listen` (on stdio, a request left open; on HTTP, a POST
+    /// whose event stream stays open), or a 2025-11-25 HTTP upstream's GET stream (on
+    /// stdio its notifications come anyway). Over HTTP it is opened again when it ends.
+    pub(super) async fn listen(&self) {
+        let caps = self.capabilities();
+        if !["tools", "prompts", "resources"]
+            .iter()
+            .any(|k| caps.contains_key(*k))
+        {
+            return;
+        }
+        let id = self.next.fetch_add(1, Ordering::Relaxed);
+        let filter = json!({"notifications": {
+            "toolsListChanged": caps.contains_key("tools"),
+            "promptsListChanged": caps.contains_key("prompts"),
+            "resourcesListChanged": caps.contains_key("resources"),
+        }});
+        let open = self.message(id, "subscriptions/listen", filter, None);
+        match &self.wire {
+            Wire::Stdio { out, .. } => {
+                if self.is_modern() {
+                    // Its answer comes only when it closes; nobody waits for it.
+                    let _ = out.send(open.to_string()).await;
+                }
+            }
+            Wire::Http { .. } => {
+                let Some(listen) = self.peer(self.is_modern().then_some(open)) else {
+                    return;
+                };
+                let dropped = self.dropped.clone();
+                tokio::spawn(async move {
+                    tokio::select! {
+                        () = listen.run() => {}
+                        () = dropped.cancelled() => {}
+                    }
+                });
+            }
+        }
+    }
+
+    /// Asks the upstream to tell updates of `uris` (dropping what was asked before, which
+    /// was `before`): a 2026-07-28 upstream on a `subscriptions/listen` stream of their
+    /// own, a 2025-11-25 one with `resources/subscribe` and `resources/unsubscribe` (when
+    /// it offers subscriptions). They come through [`Link::updates`].
+    pub(crate) async fn watch_resources(&self, uris: &[String], before: &[String]) {
+        if self.is_modern() {
+            let previous = self
+                .watching
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .take();
+            match previous {
+                Some(Watch::Stdio(id)) => {
+                    let note = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                        "params": {"requestId": id}});
+                    if let Wire::Stdio { out, .. } = &self.wire {
+                        let _ = out.send(note.to_string()).await;
+                    }
+                }
+                Some(Watch::Http(task)) => task.abort(),
+                None => {}
+            }
+            if uris.is_empty() {
+                return;
+            }
+            let id = self.next.fetch_add(1, Ordering::Relaxed);
+            let filter = json!({"notifications": {"resourceSubscriptions": uris}});
+            let open = self.message(id, "subscriptions/listen", filter, None);
+            let watch = match &self.wire {
+                Wire::Stdio { out, .. } => {
+                    let _ = out.send(open.to_string()).await;
+                    Watch::Stdio(id)
+                }
+                Wire::Http { .. } => {
+                    let Some(listen) = self.peer(Some(open)) else {
+                        return;
+                    };
+                    let dropped = self.dropped.clone();
+                    let task = tokio::spawn(async move {
+                        tokio::select! {
+                            () = listen.run() => {}
+                            () = dropped.cancelled() => {}
+                        }
+                    });
+                    Watch::Http(task.abort_handle())
+                }
+            };
+            *self.watching.lock().unwrap_or_else(|e| e.into_inner()) = Some(watch);
+            return;
+        }
+        if self.hello["capabilities"]["resources"]["subscribe"] != json!(true) {
+            return;
+        }
+        for u in uris.iter().filter(|u| !before.contains(u)) {
+            if let Err(e) = self
+                .request("resources/subscribe", json!({ "uri": u }))
+                .await
+            {
+                tracing::debug!(uri = %u, "the upstream refused a subscription: {e}");
+            }
+        }
+        for u in before.iter().filter(|u| !uris.contains(u)) {
+            let _ = self
+                .request("resources/unsubscribe", json!({ "uri": u }))
+                .await;
+        }
+    }
+
+    /// The URIs the upstream says were updated.
+    pub(crate) fn updates(&self) -> tokio::sync::broadcast::Receiver<String> {
+        self.changes.updated.subscribe()
+    }
+
+    /// What the upstream says about its lists.
+    pub(crate) fn changes(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.changes.lists.subscribe()
+    }
+}
