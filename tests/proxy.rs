@@ -55,6 +55,20 @@ fn tools_at_hand() -> Option<(PathBuf, PathBuf, PathBuf)> {
     None
 }
 
+/// Runs a client script to its end; the one JSON object it printed.
+async fn client_saw(mut cmd: Command) -> Value {
+    let out = tokio::task::spawn_blocking(move || cmd.output().unwrap())
+        .await
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}\n{stdout}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_str(stdout.trim()).unwrap()
+}
+
 /// `tools/call` over HTTP; the whole answer.
 fn call_tool(addr: std::net::SocketAddr, id: u64, name: &str, arguments: Value) -> Value {
     post(
@@ -143,23 +157,9 @@ async fn a_gateway_serves_third_party_servers_to_a_real_client() {
     let script = clients().join("py_proxy.py");
     let gateway = format!("http://{addr}/mcp");
     let path = file.display().to_string();
-    let out = tokio::task::spawn_blocking(move || {
-        Command::new(&python)
-            .arg(script)
-            .arg(gateway)
-            .arg(path)
-            .output()
-            .unwrap()
-    })
-    .await
-    .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{}\n{stdout}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let seen: Value = serde_json::from_str(stdout.trim()).unwrap();
+    let mut cmd = Command::new(&python);
+    cmd.arg(script).arg(gateway).arg(path);
+    let seen = client_saw(cmd).await;
     let names: Vec<&str> = seen["tools"]
         .as_array()
         .unwrap()
@@ -390,24 +390,13 @@ async fn a_legacy_upstreams_requests_reach_clients_of_either_era() {
     for legacy in [false, true] {
         let script = clients().join("py_proxy_everything.py");
         let gateway = format!("http://{addr}/mcp");
-        let python = python.clone();
-        let out = tokio::task::spawn_blocking(move || {
-            let mut cmd = Command::new(&python);
-            cmd.arg(script);
-            if legacy {
-                cmd.arg("--legacy");
-            }
-            cmd.arg(gateway).output().unwrap()
-        })
-        .await
-        .unwrap();
-        let stdout = String::from_utf8_lossy(&out.stdout);
-        assert!(
-            out.status.success(),
-            "legacy={legacy}: {}\n{stdout}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let seen: Value = serde_json::from_str(stdout.trim()).unwrap();
+        let mut cmd = Command::new(&python);
+        cmd.arg(script);
+        if legacy {
+            cmd.arg("--legacy");
+        }
+        cmd.arg(gateway);
+        let seen = client_saw(cmd).await;
         let version = if legacy { "2025-11-25" } else { "2026-07-28" };
         assert_eq!(seen["version"], version, "{seen}");
         for up in ["evs", "evh"] {

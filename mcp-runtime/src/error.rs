@@ -121,18 +121,28 @@ impl fmt::Display for Error {
     }
 }
 
+/// `e`'s message, then each of its sources', `: `-separated; with `skip_repeats`, a source
+/// whose text is already there is left out (client errors that repeat their cause).
+pub(crate) fn with_sources(e: &dyn std::error::Error, skip_repeats: bool) -> String {
+    let mut out = e.to_string();
+    let mut next = e.source();
+    while let Some(s) = next {
+        let text = s.to_string();
+        if !(skip_repeats && out.contains(&text)) {
+            out.push_str(": ");
+            out.push_str(&text);
+        }
+        next = s.source();
+    }
+    out
+}
+
 /// `?` on any error: its message and its sources become an execution error. An
 /// `io::Error` of kind `NotFound` is kept apart: read from a resource, it answers with the
 /// resource-not-found error for the URI (`-32602` with `data.uri`), not `-32603`.
 impl<E: std::error::Error + Send + Sync + 'static> From<E> for Error {
     fn from(e: E) -> Self {
-        let mut msg = e.to_string();
-        let mut source = e.source();
-        while let Some(s) = source {
-            msg.push_str(": ");
-            msg.push_str(&s.to_string());
-            source = s.source();
-        }
+        let msg = with_sources(&e, false);
         let not_found = (&e as &dyn std::any::Any)
             .downcast_ref::<std::io::Error>()
             .is_some_and(|io| io.kind() == std::io::ErrorKind::NotFound);

@@ -1,8 +1,7 @@
 //! The client side a proxy needs, once: one request at a time to an upstream MCP server
 //! over stdio or Streamable HTTP, in the era it speaks.
 
-use bytes::Bytes;
-use http_body_util::{BodyExt, Full};
+use http_body_util::BodyExt;
 use serde_json::{Map, Value, json};
 use std::collections::HashMap;
 use std::fmt;
@@ -16,7 +15,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::ongoing::{Cancel, Ongoing};
 use super::routing::{Askers, Changes, route};
-use super::streams::{HttpClient, Listen, read_events, with_headers};
+use super::streams::{Listen, Peer, is_event_stream, read_events, take_event};
 use super::watch::Watch;
 
 /// How long one upstream request may take.
@@ -70,13 +69,7 @@ pub(super) enum Wire {
         closed: CancellationToken,
         _child: Mutex<Option<tokio::process::Child>>,
     },
-    Http {
-        url: hyper::Uri,
-        client: HttpClient,
-        /// What every request carries (`HttpOptions::header`).
-        headers: Arc<hyper::HeaderMap>,
-        session: Arc<Mutex<Option<String>>>,
-    },
+    Http(Peer),
 }
 
 /// A connection to one upstream, after the era was settled.
@@ -204,12 +197,12 @@ impl Link {
         let client =
             hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
                 .build(options.connector()?);
-        let wire = Wire::Http {
+        let wire = Wire::Http(Peer {
             url,
             client,
             headers: Arc::new(options.header_map()?),
             session: Arc::default(),
-        };
+        });
         Self::settle(wire, Arc::default(), CancellationToken::new()).await
     }
 
@@ -289,7 +282,7 @@ impl Link {
         let msg = json!({"jsonrpc": "2.0", "method": method});
         match &self.wire {
             Wire::Stdio { out, .. } => out.send(msg.to_string()).await.map_err(gone),
-            Wire::Http { .. } => self.post(&msg, method, None).await.map(drop),
+            Wire::Http(_) => self.post(&msg, None).await.map(drop),
         }
     }
 
@@ -311,8 +304,8 @@ impl Link {
                         () = closed.cancelled() => Err(gone("the upstream server exited")),
                     }
                 }
-                Wire::Http { .. } => self
-                    .post(&msg, method, name.as_deref())
+                Wire::Http(_) => self
+                    .post(&msg, name.as_deref())
                     .await?
                     .ok_or_else(|| gone("no answer")),
             }
@@ -325,20 +318,11 @@ impl Link {
     /// An HTTP upstream's change stream (`open`: the `subscriptions/listen` request; `None`:
     /// the GET stream), also what posts our notifications to it.
     pub(super) fn peer(&self, open: Option<Value>) -> Option<Listen> {
-        let Wire::Http {
-            url,
-            client,
-            headers,
-            session,
-        } = &self.wire
-        else {
+        let Wire::Http(peer) = &self.wire else {
             return None;
         };
         Some(Listen {
-            url: url.clone(),
-            client: client.clone(),
-            headers: Arc::clone(headers),
-            session: Arc::clone(session),
+            peer: peer.clone(),
             version: self.version.clone(),
             changes: Arc::clone(&self.changes),
             open,
@@ -450,8 +434,8 @@ impl Link {
                     let _ = answer_tx.send(a.and_then(outcome));
                 });
             }
-            Wire::Http { .. } => {
-                let resp = self.send(&msg, method, name.as_deref()).await?;
+            Wire::Http(_) => {
+                let resp = self.send(&msg, name.as_deref()).await?;
                 let reading = tokio::spawn(read_events(resp, id, asks_tx, answer_tx));
                 let cancel = self
                     .peer(None)
@@ -466,7 +450,7 @@ impl Link {
         }
         let cancel = match &self.wire {
             Wire::Stdio { out, .. } => Some(Cancel::Stdio(out.clone())),
-            Wire::Http { .. } => None,
+            Wire::Http(_) => None,
         };
         Ok(Ongoing {
             id,
@@ -493,71 +477,27 @@ impl Link {
                 .send(msg.to_string())
                 .await
                 .map_err(|_| gone("the upstream server exited")),
-            Wire::Http { .. } => self.post(&msg, "", None).await.map(drop),
+            Wire::Http(_) => self.post(&msg, None).await.map(drop),
         }
     }
+
     /// POSTs one message; the response, its body unread.
     async fn send(
         &self,
         msg: &Value,
-        method: &str,
         name: Option<&str>,
     ) -> Result<hyper::Response<hyper::body::Incoming>, UpstreamError> {
-        let Wire::Http {
-            url,
-            client,
-            headers,
-            session,
-            ..
-        } = &self.wire
-        else {
+        let Wire::Http(peer) = &self.wire else {
             return Err(gone("not an HTTP upstream"));
         };
-        let mut req = with_headers(hyper::Request::post(url.clone()), headers)
-            .header("content-type", "application/json")
-            .header("accept", "application/json, text/event-stream")
-            .header("mcp-protocol-version", self.version.as_str());
-        if self.is_modern() {
-            req = req.header("mcp-method", method);
-            if let Some(n) = name.filter(|n| n.is_ascii() && !n.contains(['\r', '\n'])) {
-                req = req.header("mcp-name", n);
-            }
-        }
-        let sid = session.lock().unwrap_or_else(|e| e.into_inner()).clone();
-        if let Some(s) = sid {
-            req = req.header("mcp-session-id", s);
-        }
-        let req = req
-            .body(Full::new(Bytes::from(msg.to_string())))
-            .map_err(gone)?;
-        let resp = client
-            .request(req)
-            .await
-            .map_err(|e| gone(format!("cannot reach it: {}", causes(&e))))?;
-        if let Some(s) = resp
-            .headers()
-            .get("mcp-session-id")
-            .and_then(|v| v.to_str().ok())
-        {
-            *session.lock().unwrap_or_else(|e| e.into_inner()) = Some(s.to_owned());
-        }
-        Ok(resp)
+        peer.send(peer.post(&self.version, msg, name)?).await
     }
 
     /// POSTs one message; the answer to it (JSON, or the matching SSE event), if any.
-    async fn post(
-        &self,
-        msg: &Value,
-        method: &str,
-        name: Option<&str>,
-    ) -> Result<Option<Value>, UpstreamError> {
-        let resp = self.send(msg, method, name).await?;
+    async fn post(&self, msg: &Value, name: Option<&str>) -> Result<Option<Value>, UpstreamError> {
+        let resp = self.send(msg, name).await?;
         let status = resp.status();
-        let sse = resp
-            .headers()
-            .get("content-type")
-            .and_then(|v| v.to_str().ok())
-            .is_some_and(|c| c.starts_with("text/event-stream"));
+        let sse = is_event_stream(&resp);
         let body = http_body_util::Limited::new(resp.into_body(), MAX_MESSAGE)
             .collect()
             .await
@@ -569,9 +509,10 @@ impl Link {
         let text = String::from_utf8_lossy(&body);
         let id = msg.get("id");
         let parsed = if sse {
-            text.lines()
-                .filter_map(|l| l.strip_prefix("data:"))
-                .filter_map(|d| serde_json::from_str::<Value>(d.trim()).ok())
+            let mut events = body.to_vec();
+            events.extend_from_slice(b"\n\n");
+            std::iter::from_fn(|| take_event(&mut events))
+                .filter_map(|d| serde_json::from_str::<Value>(&d).ok())
                 .find(|v| v.get("id") == id)
         } else {
             serde_json::from_str::<Value>(&text).ok()
@@ -600,21 +541,6 @@ fn target_name(params: &Value) -> Option<String> {
         .or_else(|| params.get("uri"))
         .and_then(Value::as_str)
         .map(str::to_owned)
-}
-
-/// An error with its causes (`client error (Connect): invalid peer certificate: ..`).
-pub(super) fn causes(e: &dyn std::error::Error) -> String {
-    let mut out = e.to_string();
-    let mut next = e.source();
-    while let Some(c) = next {
-        let c_text = c.to_string();
-        if !out.contains(&c_text) {
-            out.push_str(": ");
-            out.push_str(&c_text);
-        }
-        next = c.source();
-    }
-    out
 }
 
 /// An answer's result, or its error.

@@ -72,14 +72,7 @@ impl Drop for Ongoing {
             Some(Cancel::Http(peer, reading)) => {
                 reading.abort();
                 if let Ok(rt) = tokio::runtime::Handle::try_current() {
-                    rt.spawn(async move {
-                        let sid = peer
-                            .session
-                            .lock()
-                            .unwrap_or_else(|e| e.into_inner())
-                            .clone();
-                        peer.reply(&note, sid.as_deref()).await;
-                    });
+                    rt.spawn(async move { peer.reply(&note).await });
                 }
             }
             None => {}

@@ -27,7 +27,8 @@ pub(super) type Askers = Arc<Mutex<Vec<(u64, mpsc::UnboundedSender<Next>)>>>;
 /// to send at once, if any.
 pub(super) fn route(msg: &Value, askers: &Askers, changes: &Changes) -> Option<Value> {
     let method = msg.get("method").and_then(Value::as_str)?;
-    let calls = askers.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    // Sends on these channels never wait, so the lock is held while routing.
+    let calls = askers.lock().unwrap_or_else(|e| e.into_inner());
     let only = match calls.as_slice() {
         [(_, tx)] => Some(tx),
         _ => None,

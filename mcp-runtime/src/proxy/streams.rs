@@ -1,7 +1,7 @@
 //! The HTTP side of an upstream: its change streams (`subscriptions/listen`, or the
 //! legacy GET stream) and the event stream of one POSTed request, read as they come.
 
-use super::link::{MAX_MESSAGE, MODERN, UpstreamError, causes, gone, outcome};
+use super::link::{MAX_MESSAGE, MODERN, UpstreamError, gone, outcome};
 use super::ongoing::Next;
 use super::routing::{Asked, Changes, unsolicited};
 use bytes::Bytes;
@@ -16,26 +16,101 @@ pub(super) type HttpClient = hyper_util::client::legacy::Client<
     Full<Bytes>,
 >;
 
-/// A request to an HTTP upstream with its fixed headers.
-pub(super) fn with_headers(
-    mut req: hyper::http::request::Builder,
-    headers: &hyper::HeaderMap,
-) -> hyper::http::request::Builder {
-    if let Some(h) = req.headers_mut() {
-        h.extend(headers.iter().map(|(k, v)| (k.clone(), v.clone())));
+/// An HTTP upstream: where it is, and what every request to it carries.
+#[derive(Clone)]
+pub(super) struct Peer {
+    pub(super) url: hyper::Uri,
+    pub(super) client: HttpClient,
+    /// The headers of `HttpOptions::header`.
+    pub(super) headers: Arc<hyper::HeaderMap>,
+    /// The 2025-11-25 session, once `initialize` opened one.
+    pub(super) session: Arc<Mutex<Option<String>>>,
+}
+
+impl Peer {
+    /// A request with what every one carries: the fixed headers, `MCP-Protocol-Version`
+    /// and the session, if there is one.
+    fn start(
+        &self,
+        req: hyper::http::request::Builder,
+        version: &str,
+    ) -> hyper::http::request::Builder {
+        let mut req = req.header("mcp-protocol-version", version);
+        if let Some(h) = req.headers_mut() {
+            h.extend(self.headers.iter().map(|(k, v)| (k.clone(), v.clone())));
+        }
+        let sid = self
+            .session
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
+        match sid {
+            Some(s) => req.header("mcp-session-id", s),
+            None => req,
+        }
     }
-    req
+
+    /// A POST of `msg`; in 2026-07-28 with `Mcp-Method` (the message's) and `Mcp-Name`
+    /// (`name`, when it can be a header).
+    pub(super) fn post(
+        &self,
+        version: &str,
+        msg: &Value,
+        name: Option<&str>,
+    ) -> Result<hyper::Request<Full<Bytes>>, UpstreamError> {
+        let mut req = self
+            .start(hyper::Request::post(self.url.clone()), version)
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream");
+        if version == MODERN {
+            if let Some(m) = msg.get("method").and_then(Value::as_str) {
+                req = req.header("mcp-method", m);
+            }
+            if let Some(n) = name.filter(|n| n.is_ascii() && !n.contains(['\r', '\n'])) {
+                req = req.header("mcp-name", n);
+            }
+        }
+        req.body(Full::new(Bytes::from(msg.to_string())))
+            .map_err(gone)
+    }
+
+    /// Sends `req`; keeps the session id the response gives.
+    pub(super) async fn send(
+        &self,
+        req: hyper::Request<Full<Bytes>>,
+    ) -> Result<hyper::Response<hyper::body::Incoming>, UpstreamError> {
+        let resp = self.client.request(req).await.map_err(|e| {
+            gone(format!(
+                "cannot reach it: {}",
+                crate::error::with_sources(&e, true)
+            ))
+        })?;
+        if let Some(s) = resp
+            .headers()
+            .get("mcp-session-id")
+            .and_then(|v| v.to_str().ok())
+        {
+            *self.session.lock().unwrap_or_else(|e| e.into_inner()) = Some(s.to_owned());
+        }
+        Ok(resp)
+    }
+}
+
+/// Whether a response is an SSE stream.
+pub(super) fn is_event_stream(resp: &hyper::Response<hyper::body::Incoming>) -> bool {
+    resp.headers()
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|c| c.starts_with("text/event-stream"))
 }
 
 /// Where an HTTP upstream tells its list changes: the 2026-07-28 `subscriptions/listen`
 /// stream (`open`), or a 2025-11-25 upstream's GET stream, where its requests outside
-/// of calls come too (answered: `ping`, or an error).
+/// of calls come too (answered: `ping`, or an error). Also what posts our notifications
+/// to it.
 #[derive(Clone)]
 pub(super) struct Listen {
-    pub(super) url: hyper::Uri,
-    pub(super) client: HttpClient,
-    pub(super) headers: Arc<hyper::HeaderMap>,
-    pub(super) session: Arc<Mutex<Option<String>>>,
+    pub(super) peer: Peer,
     pub(super) version: String,
     pub(super) changes: Arc<Changes>,
     /// The `subscriptions/listen` request (2026-07-28); `None`: the GET stream.
@@ -62,43 +137,33 @@ impl Listen {
 
     /// One stream, read to its end; `false` when there is no such stream to open.
     async fn once(&self) -> bool {
-        let sid = self
-            .session
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone();
-        let mut req = match &self.open {
-            Some(_) => with_headers(hyper::Request::post(self.url.clone()), &self.headers)
-                .header("content-type", "application/json")
-                .header("accept", "application/json, text/event-stream")
-                .header("mcp-method", "subscriptions/listen"),
-            None => with_headers(hyper::Request::get(self.url.clone()), &self.headers)
-                .header("accept", "text/event-stream"),
-        }
-        .header("mcp-protocol-version", self.version.as_str());
-        if let Some(s) = &sid {
-            req = req.header("mcp-session-id", s.as_str());
-        }
-        let body = self.open.as_ref().map(Value::to_string).unwrap_or_default();
-        let Ok(req) = req.body(Full::new(Bytes::from(body))) else {
+        let req = match &self.open {
+            Some(open) => self.peer.post(&self.version, open, None),
+            None => self
+                .peer
+                .start(hyper::Request::get(self.peer.url.clone()), &self.version)
+                .header("accept", "text/event-stream")
+                .body(Full::new(Bytes::new()))
+                .map_err(gone),
+        };
+        let Ok(req) = req else {
             return false;
         };
-        let resp = match self.client.request(req).await {
+        let resp = match self.peer.client.request(req).await {
             Ok(r) if r.status().is_success() => r,
             Ok(r) => {
                 tracing::debug!(status = %r.status(), "the upstream has no change stream");
                 return false;
             }
             Err(e) => {
-                tracing::debug!("the upstream's change stream: {}", causes(&e));
+                tracing::debug!(
+                    "the upstream's change stream: {}",
+                    crate::error::with_sources(&e, true)
+                );
                 return true;
             }
         };
-        let sse = resp
-            .headers()
-            .get("content-type")
-            .and_then(|v| v.to_str().ok())
-            .is_some_and(|c| c.starts_with("text/event-stream"));
+        let sse = is_event_stream(&resp);
         if !sse {
             // An answer at once (an error): it does not listen.
             return false;
@@ -118,28 +183,17 @@ impl Listen {
                     continue;
                 };
                 if let Some(reply) = unsolicited(&msg, &self.changes) {
-                    self.reply(&reply, sid.as_deref()).await;
+                    self.reply(&reply).await;
                 }
             }
         }
         true
     }
 
-    pub(super) async fn reply(&self, msg: &Value, sid: Option<&str>) {
-        let mut req = with_headers(hyper::Request::post(self.url.clone()), &self.headers)
-            .header("content-type", "application/json")
-            .header("accept", "application/json, text/event-stream")
-            .header("mcp-protocol-version", self.version.as_str());
-        if self.version == MODERN
-            && let Some(m) = msg.get("method").and_then(Value::as_str)
-        {
-            req = req.header("mcp-method", m);
-        }
-        if let Some(s) = sid {
-            req = req.header("mcp-session-id", s);
-        }
-        if let Ok(req) = req.body(Full::new(Bytes::from(msg.to_string()))) {
-            let _ = self.client.request(req).await;
+    /// POSTs `msg` (a notification or an answer; what comes back is not read).
+    pub(super) async fn reply(&self, msg: &Value) {
+        if let Ok(req) = self.peer.post(&self.version, msg, None) {
+            let _ = self.peer.client.request(req).await;
         }
     }
 }
@@ -153,11 +207,7 @@ pub(super) async fn read_events(
     answer: oneshot::Sender<Result<Value, UpstreamError>>,
 ) {
     let status = resp.status();
-    let sse = resp
-        .headers()
-        .get("content-type")
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|c| c.starts_with("text/event-stream"));
+    let sse = is_event_stream(&resp);
     let mut body = resp.into_body();
     if !sse {
         let got = http_body_util::Limited::new(body, MAX_MESSAGE)

@@ -41,7 +41,7 @@ impl Link {
                     let _ = out.send(open.to_string()).await;
                 }
             }
-            Wire::Http { .. } => {
+            Wire::Http(_) => {
                 let Some(listen) = self.peer(self.is_modern().then_some(open)) else {
                     return;
                 };
@@ -89,7 +89,7 @@ impl Link {
                     let _ = out.send(open.to_string()).await;
                     Watch::Stdio(id)
                 }
-                Wire::Http { .. } => {
+                Wire::Http(_) => {
                     let Some(listen) = self.peer(Some(open)) else {
                         return;
                     };
