@@ -1,5 +1,6 @@
-//! The client side a proxy needs, once: one request at a time to an upstream MCP server
-//! over stdio or Streamable HTTP, in the era it speaks.
+//! The client side a proxy needs, once: the connection to one upstream MCP server (a child
+//! on stdio, an in-process pipe, or Streamable HTTP), the era it speaks settled, and the
+//! requests and answers sent to it, many at a time.
 
 use http_body_util::BodyExt;
 use serde_json::{Map, Value, json};
