@@ -275,7 +275,17 @@ impl Worker {
             };
             tokio::select! {
                 out = &mut fut => break Ok(out),
-                () = asked => self.publish().await,
+                () = asked => {
+                    // A status the handler reported before asking shows with the question.
+                    let mut last = None;
+                    while let Ok(message) = self.status.try_recv() {
+                        last = Some(message);
+                    }
+                    if let Some(message) = last {
+                        self.update(TaskChange::Message(message)).await;
+                    }
+                    self.publish().await
+                }
                 Some(message) = self.status.recv() => {
                     self.update(TaskChange::Message(message)).await;
                 }
