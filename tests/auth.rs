@@ -212,11 +212,16 @@ impl Write for Capture {
 fn capture_logs() {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
-        let subscriber = tracing_subscriber::fmt()
-            .with_env_filter("mcp_runtime=debug")
-            .with_writer(|| Capture)
-            .with_ansi(false)
-            .finish();
+        use tracing_subscriber::layer::SubscriberExt;
+        let only_ours = tracing_subscriber::filter::Targets::new()
+            .with_target("mcp_runtime", tracing::Level::DEBUG);
+        let subscriber = tracing_subscriber::registry()
+            .with(
+                tracing_subscriber::fmt::layer()
+                    .with_writer(|| Capture)
+                    .with_ansi(false),
+            )
+            .with(only_ours);
         let _ = tracing::subscriber::set_global_default(subscriber);
     });
 }

@@ -1,5 +1,18 @@
 //! JSON Schema generation (schemars, 2020-12) and argument validation, compiled once (on
 //! first use where that cannot hide a broken schema until then).
+//!
+//! Validation is built in ([`compile`] reads a schema, [`validate`] applies it): every
+//! keyword of the 2020-12 validation and applicator vocabularies, `unevaluated*` included,
+//! local `$ref`s (JSON pointers, recursion allowed), and the older dialects a schema may
+//! declare (2019-09, draft-07, -06, -04). `format` is an annotation, as 2020-12 has it by
+//! default. The few things it does not implement (`$dynamicRef`, `$recursiveRef`,
+//! references to an `$id` or `$anchor`) are handed to the `jsonschema` crate when the
+//! feature of that name is on, and refused with their name when it is off.
+
+mod compile;
+#[cfg(all(test, feature = "jsonschema"))]
+mod differential;
+mod validate;
 
 use schemars::{JsonSchema, SchemaGenerator, generate::SchemaSettings};
 use serde_json::Value;
@@ -68,8 +81,14 @@ pub(crate) fn inline_schema_for<T: JsonSchema + ?Sized>() -> Value {
     inline_generator().into_root_schema_for::<T>().to_value()
 }
 
-/// A compiled validator for a tool's `inputSchema`.
-pub(crate) struct ArgumentValidator(jsonschema::Validator);
+/// A compiled validator for a tool's `inputSchema` (or an elicitation form's schema).
+pub(crate) struct ArgumentValidator(Engine);
+
+enum Engine {
+    BuiltIn(compile::Program),
+    #[cfg(feature = "jsonschema")]
+    Full(Box<jsonschema::Validator>),
+}
 
 /// A tool's argument validator, compiled when it is first needed (the first `tools/call`
 /// of that tool) or up front ([`LazyValidator::compiled`]). Compiling one (meta-schema
@@ -137,12 +156,21 @@ pub(crate) fn can_defer(schema: &Value) -> bool {
     walk(schema, 1)
 }
 
+/// The JSON Schema dialects a schema may declare, oldest first.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum Dialect {
+    Draft4,
+    Draft6,
+    Draft7,
+    Draft2019,
+    Draft2020,
+}
+
 /// The dialect a schema declares with `$schema` (2020-12 when it declares none, as MCP
 /// specifies); an unknown one is an error, never silently read as another.
-fn dialect(schema: &Value) -> Result<jsonschema::Draft, String> {
-    use jsonschema::Draft;
+fn dialect(schema: &Value) -> Result<Dialect, String> {
     let Some(uri) = schema.get("$schema") else {
-        return Ok(Draft::Draft202012);
+        return Ok(Dialect::Draft2020);
     };
     let Some(uri) = uri.as_str() else {
         return Err("`$schema` must be a string (a dialect URI)".into());
@@ -152,11 +180,11 @@ fn dialect(schema: &Value) -> Result<jsonschema::Draft, String> {
         .trim_start_matches("https://")
         .trim_start_matches("http://");
     match bare {
-        "json-schema.org/draft/2020-12/schema" => Ok(Draft::Draft202012),
-        "json-schema.org/draft/2019-09/schema" => Ok(Draft::Draft201909),
-        "json-schema.org/draft-07/schema" => Ok(Draft::Draft7),
-        "json-schema.org/draft-06/schema" => Ok(Draft::Draft6),
-        "json-schema.org/draft-04/schema" => Ok(Draft::Draft4),
+        "json-schema.org/draft/2020-12/schema" => Ok(Dialect::Draft2020),
+        "json-schema.org/draft/2019-09/schema" => Ok(Dialect::Draft2019),
+        "json-schema.org/draft-07/schema" => Ok(Dialect::Draft7),
+        "json-schema.org/draft-06/schema" => Ok(Dialect::Draft6),
+        "json-schema.org/draft-04/schema" => Ok(Dialect::Draft4),
         _ => Err(format!(
             "unsupported JSON Schema dialect {}: use 2020-12 (the default), 2019-09, draft-07, draft-06 or draft-04",
             crate::protocol::reflect(uri)
@@ -166,50 +194,105 @@ fn dialect(schema: &Value) -> Result<jsonschema::Draft, String> {
 
 impl ArgumentValidator {
     /// Compiles `schema` (2020-12 unless it names another dialect). Remote references are
-    /// never fetched: this crate builds jsonschema without its HTTP and file resolvers, so
-    /// a schema with an unresolvable `$ref` is refused here.
+    /// never fetched, so a schema with a `$ref` outside itself is refused here.
     ///
-    /// Patterns run on the linear-time `regex` engine (no backtracking, so a hostile
-    /// argument cannot make one slow), with a size cap; schemas nested deeper than
-    /// [`MAX_SCHEMA_DEPTH`] are refused.
+    /// Patterns run on `regex-lite` (no backtracking, so a hostile argument cannot make
+    /// one slow); schemas nested deeper than [`MAX_SCHEMA_DEPTH`] are refused.
     pub(crate) fn compile(schema: &Value) -> Result<Self, String> {
         if depth(schema) > MAX_SCHEMA_DEPTH {
             return Err(format!(
                 "the schema nests deeper than {MAX_SCHEMA_DEPTH} levels"
             ));
         }
+        let dialect = dialect(schema)?;
+        match compile::compile(schema, dialect) {
+            Ok(program) => Ok(ArgumentValidator(Engine::BuiltIn(program))),
+            Err(compile::Refusal::Invalid(e)) => Err(e),
+            Err(compile::Refusal::Unsupported(what)) => Self::full(schema, dialect, &what),
+        }
+    }
+
+    /// A schema the built-in validator does not implement, compiled by `jsonschema`.
+    #[cfg(feature = "jsonschema")]
+    fn full(schema: &Value, dialect: Dialect, _what: &str) -> Result<Self, String> {
+        use jsonschema::Draft;
+        let draft = match dialect {
+            Dialect::Draft4 => Draft::Draft4,
+            Dialect::Draft6 => Draft::Draft6,
+            Dialect::Draft7 => Draft::Draft7,
+            Dialect::Draft2019 => Draft::Draft201909,
+            Dialect::Draft2020 => Draft::Draft202012,
+        };
         jsonschema::options()
-            .with_draft(dialect(schema)?)
+            .with_draft(draft)
+            .should_validate_formats(false)
             .with_pattern_options(
                 jsonschema::PatternOptions::regex()
                     .size_limit(1 << 20)
                     .dfa_size_limit(1 << 20),
             )
             .build(schema)
-            .map(ArgumentValidator)
+            .map(|v| ArgumentValidator(Engine::Full(Box::new(v))))
             .map_err(|e| e.to_string())
+    }
+
+    #[cfg(not(feature = "jsonschema"))]
+    fn full(_: &Value, _: Dialect, what: &str) -> Result<Self, String> {
+        Err(unsupported(what))
     }
 
     /// Checks the arguments. On failure, a message naming each offending field.
     pub(crate) fn validate(&self, instance: &Value) -> Result<(), String> {
-        if self.0.is_valid(instance) {
-            return Ok(());
-        }
-        let mut msgs = Vec::new();
-        for err in self.0.iter_errors(instance).take(8) {
-            let path = err.instance_path().to_string();
-            let msg = crate::protocol::reflect(&err.to_string());
-            if path.is_empty() {
-                msgs.push(msg);
-            } else {
-                msgs.push(format!(
-                    "`{}`: {msg}",
-                    path.trim_start_matches('/').replace('/', ".")
-                ));
+        let failures = match &self.0 {
+            Engine::BuiltIn(p) => {
+                if p.is_valid(instance) {
+                    return Ok(());
+                }
+                p.failures(instance)
             }
+            #[cfg(feature = "jsonschema")]
+            Engine::Full(v) => {
+                if v.is_valid(instance) {
+                    return Ok(());
+                }
+                v.iter_errors(instance)
+                    .take(validate::MAX_FAILURES)
+                    .map(|e| {
+                        let path = e.instance_path().to_string();
+                        (
+                            path.trim_start_matches('/').replace('/', "."),
+                            e.to_string(),
+                        )
+                    })
+                    .collect()
+            }
+        };
+        let msgs: Vec<String> = failures
+            .into_iter()
+            .map(|(path, msg)| {
+                let msg = crate::protocol::reflect(&msg);
+                if path.is_empty() {
+                    msg
+                } else {
+                    format!("`{path}`: {msg}")
+                }
+            })
+            .collect();
+        if msgs.is_empty() {
+            // A schema that failed without saying why cannot happen; never report success.
+            return Err("the value does not match the schema".into());
         }
         Err(msgs.join("; "))
     }
+}
+
+/// Why a schema using `what` is refused without the `jsonschema` feature.
+#[cfg_attr(feature = "jsonschema", allow(dead_code))]
+fn unsupported(what: &str) -> String {
+    format!(
+        "the schema uses {what}, which the built-in validator does not implement; \
+         enable the `jsonschema` feature of mcp-runtime to validate it in full"
+    )
 }
 
 #[cfg(test)]

@@ -10,6 +10,7 @@ use serde_json::Value;
 use std::collections::HashMap;
 use std::future::Future;
 use std::io;
+use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
@@ -165,12 +166,35 @@ impl Server {
         self,
         reader: R,
         writer: W,
-        shutdown: impl Future<Output = ()>,
+        shutdown: impl Future<Output = ()> + Send,
     ) -> io::Result<()>
     where
-        R: AsyncRead + Unpin,
+        R: AsyncRead + Unpin + Send,
         W: AsyncWrite + Unpin + Send + 'static,
     {
+        // One compiled serving loop whatever the stream types (the few virtual calls per
+        // buffer cost nothing next to a read), instead of a copy per caller's types.
+        self.serve_streams(Box::new(reader), Box::new(writer), Box::pin(shutdown))
+            .await
+    }
+
+    /// The serving loop, boxed: polled through one vtable, so its code exists once, not
+    /// in every codegen unit that awaits it.
+    fn serve_streams<'a>(
+        self,
+        reader: Box<dyn AsyncRead + Unpin + Send + 'a>,
+        writer: Box<dyn AsyncWrite + Unpin + Send>,
+        shutdown: Pin<Box<dyn Future<Output = ()> + Send + 'a>>,
+    ) -> Pin<Box<dyn Future<Output = io::Result<()>> + Send + 'a>> {
+        Box::pin(self.serve_loop(reader, writer, shutdown))
+    }
+
+    async fn serve_loop(
+        self,
+        reader: Box<dyn AsyncRead + Unpin + Send + '_>,
+        writer: Box<dyn AsyncWrite + Unpin + Send>,
+        shutdown: Pin<Box<dyn Future<Output = ()> + Send + '_>>,
+    ) -> io::Result<()> {
         self.inner.start_background();
         let (tx, rx) = mpsc::channel::<String>(1024);
         let mut out = Out {

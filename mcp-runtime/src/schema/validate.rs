@@ -1,0 +1,699 @@
+//! The built-in validator's second half: a [`Program`] applied to an instance.
+//!
+//! One walk does both jobs. Asked only whether an instance is valid, it stops at the first
+//! failure; asked why not, it goes on and records up to [`MAX_FAILURES`] messages, each with
+//! the instance path of the offending value. Subschemas whose failure is not the instance's
+//! fault alone (`anyOf`, `oneOf`, `not`, `if`, `contains`) are always asked the short way.
+
+use super::compile::{Id, Node, Program, ty};
+use serde_json::{Map, Number, Value};
+use std::cmp::Ordering;
+
+/// Messages recorded at most for one instance.
+pub(super) const MAX_FAILURES: usize = 8;
+
+/// Subschemas entered at most on one path (a `$ref` cycle that consumes nothing of the
+/// instance would otherwise never end).
+const MAX_DEPTH: usize = 256;
+
+impl Program {
+    /// Whether `instance` is valid.
+    pub(crate) fn is_valid(&self, instance: &Value) -> bool {
+        Walk {
+            program: self,
+            failures: None,
+        }
+        .check(0, instance, &mut Vec::new(), 0)
+    }
+
+    /// Why `instance` is not valid: up to [`MAX_FAILURES`] messages, each after the path
+    /// of the value it is about (`a.b.0`; empty for the instance itself).
+    pub(crate) fn failures(&self, instance: &Value) -> Vec<(String, String)> {
+        let mut failures = Vec::new();
+        Walk {
+            program: self,
+            failures: Some(&mut failures),
+        }
+        .check(0, instance, &mut Vec::new(), 0);
+        failures
+    }
+}
+
+enum Seg<'i> {
+    Key(&'i str),
+    Index(usize),
+}
+
+struct Walk<'p, 'f> {
+    program: &'p Program,
+    /// `None`: stop at the first failure.
+    failures: Option<&'f mut Vec<(String, String)>>,
+}
+
+impl<'i> Walk<'_, '_> {
+    /// Records a failure; whether to go on looking for more.
+    fn fail(&mut self, path: &[Seg<'i>], message: &dyn Fn() -> String) -> bool {
+        let Some(failures) = self.failures.as_deref_mut() else {
+            return false;
+        };
+        if failures.len() < MAX_FAILURES {
+            let path = path
+                .iter()
+                .map(|s| match s {
+                    Seg::Key(k) => (*k).to_owned(),
+                    Seg::Index(i) => i.to_string(),
+                })
+                .collect::<Vec<_>>()
+                .join(".");
+            failures.push((path, message()));
+        }
+        failures.len() < MAX_FAILURES
+    }
+
+    /// Whether `v` passes `id` alone, asked the short way.
+    fn passes(&self, id: Id, v: &'i Value, path: &mut Vec<Seg<'i>>, depth: usize) -> bool {
+        Walk {
+            program: self.program,
+            failures: None,
+        }
+        .check(id, v, path, depth)
+    }
+
+    /// Checks `v` against node `id`; `false` once it failed (in the short way, at once).
+    fn check(&mut self, id: Id, v: &'i Value, path: &mut Vec<Seg<'i>>, depth: usize) -> bool {
+        let program = self.program;
+        let n = &program.nodes[id as usize];
+        let mut ok = true;
+        // Evaluates one assertion: on failure, records it and returns from `check` unless
+        // more failures are wanted.
+        macro_rules! assert_or {
+            ($cond:expr, $msg:expr) => {
+                if !$cond {
+                    ok = false;
+                    if !self.fail(path, &|| $msg) {
+                        return false;
+                    }
+                }
+            };
+        }
+        if n.never {
+            assert_or!(false, "no value is allowed here".to_owned());
+            return ok;
+        }
+        if depth > MAX_DEPTH {
+            assert_or!(
+                false,
+                format!("the schema's references nest deeper than {MAX_DEPTH} levels")
+            );
+            return ok;
+        }
+        if let Some(t) = n.types {
+            assert_or!(
+                type_matches(t, v),
+                format!("{} is not {}", show(v), type_names(t))
+            );
+        }
+        if let Some(c) = &n.constant {
+            assert_or!(equal(v, c), format!("{} is not {}", show(v), show(c)));
+        }
+        if let Some(values) = &n.one_of_values {
+            assert_or!(
+                values.iter().any(|e| equal(v, e)),
+                format!("{} is not one of {}", show(v), show_list(values))
+            );
+        }
+        match v {
+            Value::Number(x) => {
+                if let Some(m) = &n.minimum {
+                    assert_or!(compare(x, m).is_ge(), format!("{x} is less than {m}"));
+                }
+                if let Some(m) = &n.maximum {
+                    assert_or!(compare(x, m).is_le(), format!("{x} is greater than {m}"));
+                }
+                if let Some(m) = &n.exclusive_minimum {
+                    assert_or!(
+                        compare(x, m).is_gt(),
+                        format!("{x} is not greater than {m}")
+                    );
+                }
+                if let Some(m) = &n.exclusive_maximum {
+                    assert_or!(compare(x, m).is_lt(), format!("{x} is not less than {m}"));
+                }
+                if let Some(m) = &n.multiple_of {
+                    assert_or!(multiple_of(x, m), format!("{x} is not a multiple of {m}"));
+                }
+            }
+            Value::String(s) => {
+                if n.min_length.is_some() || n.max_length.is_some() {
+                    let len = s.chars().count() as u64;
+                    if let Some(m) = n.min_length {
+                        assert_or!(
+                            len >= m,
+                            format!("{} is shorter than {m} characters", show(v))
+                        );
+                    }
+                    if let Some(m) = n.max_length {
+                        assert_or!(
+                            len <= m,
+                            format!("{} is longer than {m} characters", show(v))
+                        );
+                    }
+                }
+                if let Some(p) = &n.pattern {
+                    assert_or!(
+                        p.regex.is_match(s),
+                        format!(
+                            "{} does not match the pattern {}",
+                            show(v),
+                            show_str(&p.text)
+                        )
+                    );
+                }
+            }
+            Value::Array(items) => ok &= self.array(n, items, path, depth),
+            Value::Object(map) => ok &= self.object(n, v, map, path, depth),
+            _ => {}
+        }
+        if !ok && self.failures.is_none() {
+            return false;
+        }
+        if let Some(r) = n.reference {
+            ok &= self.check(r, v, path, depth + 1);
+            if !ok && self.failures.is_none() {
+                return false;
+            }
+        }
+        for &s in &n.all_of {
+            ok &= self.check(s, v, path, depth + 1);
+            if !ok && self.failures.is_none() {
+                return false;
+            }
+        }
+        if !n.any_of.is_empty() {
+            let any = n.any_of.iter().any(|&s| self.passes(s, v, path, depth + 1));
+            assert_or!(
+                any,
+                format!("{} matches none of the schemas of `anyOf`", show(v))
+            );
+        }
+        if !n.one_of.is_empty() {
+            let matching = n
+                .one_of
+                .iter()
+                .filter(|&&s| self.passes(s, v, path, depth + 1))
+                .take(2)
+                .count();
+            assert_or!(
+                matching == 1,
+                if matching == 0 {
+                    format!("{} matches none of the schemas of `oneOf`", show(v))
+                } else {
+                    format!(
+                        "{} matches more than one of the schemas of `oneOf`",
+                        show(v)
+                    )
+                }
+            );
+        }
+        if let Some(not) = n.not {
+            assert_or!(
+                !self.passes(not, v, path, depth + 1),
+                format!("{} matches the schema of `not`", show(v))
+            );
+        }
+        if let Some((test, then, otherwise)) = n.condition {
+            let branch = if self.passes(test, v, path, depth + 1) {
+                then
+            } else {
+                otherwise
+            };
+            if let Some(b) = branch {
+                ok &= self.check(b, v, path, depth + 1);
+                if !ok && self.failures.is_none() {
+                    return false;
+                }
+            }
+        }
+        if ok && (n.unevaluated_properties.is_some() || n.unevaluated_items.is_some()) {
+            ok &= self.unevaluated(id, v, path, depth);
+        }
+        ok
+    }
+
+    fn array(
+        &mut self,
+        n: &Node,
+        items: &'i [Value],
+        path: &mut Vec<Seg<'i>>,
+        depth: usize,
+    ) -> bool {
+        let mut ok = true;
+        let len = items.len() as u64;
+        macro_rules! go_on {
+            ($cond:expr, $msg:expr) => {
+                if !$cond {
+                    ok = false;
+                    if !self.fail(path, &|| $msg) {
+                        return false;
+                    }
+                }
+            };
+        }
+        if let Some(m) = n.min_items {
+            go_on!(len >= m, format!("the array has fewer than {m} items"));
+        }
+        if let Some(m) = n.max_items {
+            go_on!(len <= m, format!("the array has more than {m} items"));
+        }
+        if n.unique_items {
+            let repeated = (1..items.len()).find_map(|j| {
+                (0..j)
+                    .find(|&i| equal(&items[i], &items[j]))
+                    .map(|i| (i, j))
+            });
+            go_on!(
+                repeated.is_none(),
+                match repeated {
+                    Some((i, j)) => format!("items {i} and {j} are equal; items must be unique"),
+                    None => String::new(),
+                }
+            );
+        }
+        for (i, (&s, item)) in n.prefix_items.iter().zip(items).enumerate() {
+            path.push(Seg::Index(i));
+            ok &= self.check(s, item, path, depth + 1);
+            path.pop();
+            if !ok && self.failures.is_none() {
+                return false;
+            }
+        }
+        if let Some(s) = n.items {
+            for (i, item) in items.iter().enumerate().skip(n.prefix_items.len()) {
+                path.push(Seg::Index(i));
+                ok &= self.check(s, item, path, depth + 1);
+                path.pop();
+                if !ok && self.failures.is_none() {
+                    return false;
+                }
+            }
+        }
+        if let Some(c) = n.contains {
+            let mut found = 0u64;
+            for (i, item) in items.iter().enumerate() {
+                path.push(Seg::Index(i));
+                found += u64::from(self.passes(c, item, path, depth + 1));
+                path.pop();
+            }
+            let min = n.min_contains.unwrap_or(1);
+            go_on!(
+                found >= min,
+                if min == 1 {
+                    "no item matches the schema of `contains`".to_owned()
+                } else {
+                    format!("fewer than {min} items match the schema of `contains`")
+                }
+            );
+            if let Some(max) = n.max_contains {
+                go_on!(
+                    found <= max,
+                    format!("more than {max} items match the schema of `contains`")
+                );
+            }
+        }
+        ok
+    }
+
+    fn object(
+        &mut self,
+        n: &Node,
+        whole: &'i Value,
+        map: &'i Map<String, Value>,
+        path: &mut Vec<Seg<'i>>,
+        depth: usize,
+    ) -> bool {
+        let mut ok = true;
+        macro_rules! go_on {
+            ($cond:expr, $msg:expr) => {
+                if !$cond {
+                    ok = false;
+                    if !self.fail(path, &|| $msg) {
+                        return false;
+                    }
+                }
+            };
+        }
+        for name in &n.required {
+            go_on!(
+                map.contains_key(name),
+                format!("the required property {} is missing", show_str(name))
+            );
+        }
+        let len = map.len() as u64;
+        if let Some(m) = n.min_properties {
+            go_on!(
+                len >= m,
+                format!("the object has fewer than {m} properties")
+            );
+        }
+        if let Some(m) = n.max_properties {
+            go_on!(len <= m, format!("the object has more than {m} properties"));
+        }
+        for (name, also) in &n.dependent_required {
+            if map.contains_key(name) {
+                for a in also {
+                    go_on!(
+                        map.contains_key(a),
+                        format!(
+                            "the property {} is required when {} is present",
+                            show_str(a),
+                            show_str(name)
+                        )
+                    );
+                }
+            }
+        }
+        for (name, s) in &n.properties {
+            if let Some((key, value)) = map.get_key_value(name) {
+                path.push(Seg::Key(key));
+                ok &= self.check(*s, value, path, depth + 1);
+                path.pop();
+                if !ok && self.failures.is_none() {
+                    return false;
+                }
+            }
+        }
+        let needs_walk = !n.pattern_properties.is_empty()
+            || n.additional_properties.is_some()
+            || n.property_names.is_some();
+        if needs_walk {
+            for (key, value) in map {
+                path.push(Seg::Key(key));
+                if let Some(names) = n.property_names {
+                    let name = Value::String(key.clone());
+                    if !self.passes(names, &name, &mut Vec::new(), depth + 1) {
+                        ok = false;
+                        let keep_going = self.fail(path, &|| {
+                            format!("the property name {} is not allowed", show_str(key))
+                        });
+                        if !keep_going {
+                            path.pop();
+                            return false;
+                        }
+                    }
+                }
+                let mut matched = n.properties.iter().any(|(p, _)| p == key);
+                for (p, s) in &n.pattern_properties {
+                    if p.regex.is_match(key) {
+                        matched = true;
+                        ok &= self.check(*s, value, path, depth + 1);
+                        if !ok && self.failures.is_none() {
+                            path.pop();
+                            return false;
+                        }
+                    }
+                }
+                if let (false, Some(s)) = (matched, n.additional_properties) {
+                    if self.program.nodes[s as usize].never {
+                        ok = false;
+                        let keep_going = self.fail(path, &|| {
+                            format!("the property {} is not allowed", show_str(key))
+                        });
+                        if !keep_going {
+                            path.pop();
+                            return false;
+                        }
+                    } else {
+                        ok &= self.check(s, value, path, depth + 1);
+                        if !ok && self.failures.is_none() {
+                            path.pop();
+                            return false;
+                        }
+                    }
+                }
+                path.pop();
+            }
+        }
+        for (name, s) in &n.dependent_schemas {
+            if map.contains_key(name) {
+                ok &= self.check(*s, whole, path, depth + 1);
+                if !ok && self.failures.is_none() {
+                    return false;
+                }
+            }
+        }
+        ok
+    }
+}
+
+/// What the subschemas that applied to a value evaluated of it, for `unevaluated*`.
+#[derive(Default)]
+struct Evaluated<'i> {
+    all: bool,
+    keys: Vec<&'i str>,
+    indices: Vec<bool>,
+}
+
+impl<'i> Walk<'_, '_> {
+    /// `unevaluatedProperties` and `unevaluatedItems` of node `id`, once everything else
+    /// of it passed: the members no keyword of it (or of a subschema that applied) looked
+    /// at must pass them.
+    fn unevaluated(&mut self, id: Id, v: &'i Value, path: &mut Vec<Seg<'i>>, depth: usize) -> bool {
+        let n = &self.program.nodes[id as usize];
+        let mut ok = true;
+        let mut seen = Evaluated::default();
+        match v {
+            Value::Object(map) => {
+                let Some(u) = n.unevaluated_properties else {
+                    return true;
+                };
+                self.evaluated(id, v, &mut seen, depth, true);
+                if seen.all {
+                    return true;
+                }
+                for (key, value) in map {
+                    if seen.keys.contains(&key.as_str()) {
+                        continue;
+                    }
+                    path.push(Seg::Key(key));
+                    let passed = self.unevaluated_member(u, value, path, depth, &|| {
+                        format!("the property {} is not allowed", show_str(key))
+                    });
+                    path.pop();
+                    ok &= passed;
+                    if !ok && self.failures.is_none() {
+                        return false;
+                    }
+                }
+            }
+            Value::Array(items) => {
+                let Some(u) = n.unevaluated_items else {
+                    return true;
+                };
+                seen.indices = vec![false; items.len()];
+                self.evaluated(id, v, &mut seen, depth, true);
+                if seen.all {
+                    return true;
+                }
+                for (i, item) in items.iter().enumerate() {
+                    if seen.indices[i] {
+                        continue;
+                    }
+                    path.push(Seg::Index(i));
+                    let passed = self.unevaluated_member(u, item, path, depth, &|| {
+                        format!("item {i} is not allowed")
+                    });
+                    path.pop();
+                    ok &= passed;
+                    if !ok && self.failures.is_none() {
+                        return false;
+                    }
+                }
+            }
+            _ => {}
+        }
+        ok
+    }
+
+    fn unevaluated_member(
+        &mut self,
+        u: Id,
+        v: &'i Value,
+        path: &mut Vec<Seg<'i>>,
+        depth: usize,
+        refused: &dyn Fn() -> String,
+    ) -> bool {
+        if self.program.nodes[u as usize].never {
+            self.fail(path, refused);
+            return false;
+        }
+        self.check(u, v, path, depth + 1)
+    }
+
+    /// Adds to `seen` what node `id` (valid for `v`) and its applied subschemas evaluate.
+    fn evaluated(&self, id: Id, v: &'i Value, seen: &mut Evaluated<'i>, depth: usize, top: bool) {
+        if seen.all || depth > MAX_DEPTH {
+            return;
+        }
+        let n = &self.program.nodes[id as usize];
+        match v {
+            Value::Object(map) => {
+                if n.additional_properties.is_some() || (!top && n.unevaluated_properties.is_some())
+                {
+                    seen.all = true;
+                    return;
+                }
+                for (key, _) in map {
+                    let named = n.properties.iter().any(|(p, _)| p == key)
+                        || n.pattern_properties
+                            .iter()
+                            .any(|(p, _)| p.regex.is_match(key));
+                    if named {
+                        seen.keys.push(key);
+                    }
+                }
+            }
+            Value::Array(items) => {
+                if n.items.is_some() || (!top && n.unevaluated_items.is_some()) {
+                    seen.all = true;
+                    return;
+                }
+                for flag in seen.indices.iter_mut().take(n.prefix_items.len()) {
+                    *flag = true;
+                }
+                if let Some(c) = n.contains {
+                    for (i, item) in items.iter().enumerate() {
+                        if self.passes(c, item, &mut Vec::new(), depth + 1) {
+                            seen.indices[i] = true;
+                        }
+                    }
+                }
+            }
+            _ => return,
+        }
+        let mut scratch = Vec::new();
+        if let Some(r) = n.reference {
+            self.evaluated(r, v, seen, depth + 1, false);
+        }
+        for &s in &n.all_of {
+            self.evaluated(s, v, seen, depth + 1, false);
+        }
+        for &s in n.any_of.iter().chain(&n.one_of) {
+            if self.passes(s, v, &mut scratch, depth + 1) {
+                self.evaluated(s, v, seen, depth + 1, false);
+            }
+        }
+        if let Some((test, then, otherwise)) = n.condition {
+            if self.passes(test, v, &mut scratch, depth + 1) {
+                self.evaluated(test, v, seen, depth + 1, false);
+                if let Some(t) = then {
+                    self.evaluated(t, v, seen, depth + 1, false);
+                }
+            } else if let Some(e) = otherwise {
+                self.evaluated(e, v, seen, depth + 1, false);
+            }
+        }
+        if let Value::Object(map) = v {
+            for (name, s) in &n.dependent_schemas {
+                if map.contains_key(name) {
+                    self.evaluated(*s, v, seen, depth + 1, false);
+                }
+            }
+        }
+    }
+}
+
+fn type_matches(t: u8, v: &Value) -> bool {
+    let bit = match v {
+        Value::Null => ty::NULL,
+        Value::Bool(_) => ty::BOOLEAN,
+        Value::Object(_) => ty::OBJECT,
+        Value::Array(_) => ty::ARRAY,
+        Value::String(_) => ty::STRING,
+        Value::Number(n) if is_integer(n) => ty::NUMBER | ty::INTEGER,
+        Value::Number(_) => ty::NUMBER,
+    };
+    t & bit != 0
+}
+
+fn is_integer(n: &Number) -> bool {
+    n.is_i64() || n.is_u64() || n.as_f64().is_some_and(|f| f.fract() == 0.0)
+}
+
+fn type_names(t: u8) -> String {
+    let names = [
+        (ty::NULL, "null"),
+        (ty::BOOLEAN, "a boolean"),
+        (ty::OBJECT, "an object"),
+        (ty::ARRAY, "an array"),
+        (ty::NUMBER, "a number"),
+        (ty::STRING, "a string"),
+        (ty::INTEGER, "an integer"),
+    ];
+    let listed: Vec<&str> = names
+        .iter()
+        .filter(|(b, _)| t & b != 0)
+        .map(|(_, n)| *n)
+        .collect();
+    listed.join(" or ")
+}
+
+/// An integer's exact value, when it is one.
+fn exact(n: &Number) -> Option<i128> {
+    n.as_i64()
+        .map(i128::from)
+        .or_else(|| n.as_u64().map(i128::from))
+}
+
+fn compare(a: &Number, b: &Number) -> Ordering {
+    if let (Some(x), Some(y)) = (exact(a), exact(b)) {
+        return x.cmp(&y);
+    }
+    let (x, y) = (a.as_f64().unwrap_or(0.0), b.as_f64().unwrap_or(0.0));
+    x.partial_cmp(&y).unwrap_or(Ordering::Equal)
+}
+
+fn multiple_of(x: &Number, m: &Number) -> bool {
+    if let (Some(x), Some(m)) = (exact(x), exact(m)) {
+        return m != 0 && x % m == 0;
+    }
+    let (x, m) = (x.as_f64().unwrap_or(0.0), m.as_f64().unwrap_or(1.0));
+    let q = x / m;
+    q.is_finite() && (q - q.round()).abs() <= 1e-9 * q.abs().max(1.0)
+}
+
+/// JSON equality: numbers by value (`1` equals `1.0`), objects regardless of order.
+pub(super) fn equal(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => compare(x, y).is_eq(),
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(a, b)| equal(a, b))
+        }
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len() && x.iter().all(|(k, a)| y.get(k).is_some_and(|b| equal(a, b)))
+        }
+        _ => a == b,
+    }
+}
+
+/// Characters of a value shown in a message at most.
+const SHOWN: usize = 60;
+
+fn show(v: &Value) -> String {
+    clip(v.to_string())
+}
+
+fn show_str(s: &str) -> String {
+    clip(Value::from(s).to_string())
+}
+
+fn show_list(values: &[Value]) -> String {
+    clip(Value::from(values.to_vec()).to_string())
+}
+
+fn clip(mut s: String) -> String {
+    if let Some((i, _)) = s.char_indices().nth(SHOWN) {
+        s.truncate(i);
+        s.push('…');
+    }
+    s
+}
