@@ -44,6 +44,7 @@ pub const TARGETS: &[&str] = &[
     "uri_template",
     "request_state",
     "stdio_lines",
+    "schema",
 ];
 
 struct World {
@@ -81,6 +82,7 @@ pub fn run(name: &str, data: &[u8]) -> Option<u64> {
         "uri_template" => fuzz::uri_template(data),
         "request_state" => fuzz::request_state(data),
         "stdio_lines" => fuzz::stdio_lines(&world().runtime, data),
+        "schema" => fuzz::schema(data),
         _ => return None,
     })
 }
@@ -123,6 +125,20 @@ pub fn seeds(name: &str) -> Vec<Vec<u8>> {
             format!("{}\nshort\n", "x".repeat(100)),
             "no newline at the end".into(),
         ],
+        "schema" => vec![
+            r##"{"type":"object","properties":{"a":{"type":"integer","minimum":1}},"required":["a"],"additionalProperties":false}
+{"a":0,"b":1}"##.into(),
+            r##"{"$defs":{"t":{"type":"array","items":{"$ref":"#/$defs/t"}}},"$ref":"#/$defs/t"}
+[[[]],[[[1]]]]"##.into(),
+            r##"{"anyOf":[{"properties":{"a":true}}],"unevaluatedProperties":false,"pattern":"^a+$"}
+{"a":1,"b":2}"##.into(),
+            r##"{"prefixItems":[{"const":1.0}],"contains":{"enum":["x",[1]]},"maxContains":1,"uniqueItems":true}
+[1,"x",[1]]"##.into(),
+            r##"{"$schema":"http://json-schema.org/draft-04/schema#","maximum":3,"exclusiveMaximum":true,"multipleOf":0.5}
+2.5"##.into(),
+            r##"{"if":{"type":"string"},"then":{"minLength":2},"else":{"not":{"type":"null"}},"dependentSchemas":{"a":{"required":["b"]}}}
+"é""##.into(),
+        ],
         _ => vec![],
     };
     s.into_iter().map(String::into_bytes).collect()
@@ -164,4 +180,10 @@ pub const DICTIONARY: &[&str] = &[
     "initialize",
     "\"inputResponses\":",
     "\"requestState\":",
+    "\"$ref\":\"#\"",
+    "\"anyOf\":[",
+    "\"properties\":{",
+    "\"items\":",
+    "\"unevaluatedProperties\":false",
+    "\"type\":\"integer\"",
 ];

@@ -168,3 +168,31 @@ pub fn request_state(bytes: &[u8]) -> u64 {
 pub fn stdio_lines(runtime: &tokio::runtime::Runtime, bytes: &[u8]) -> u64 {
     runtime.block_on(crate::transport::stdio::fuzz_lines(bytes))
 }
+
+/// JSON Schema validation: `schema\ninstance`. The schema is compiled (any refusal is
+/// fine); a compiled one checks the instance both ways the built-in validator can (the
+/// short way and the way that explains), which must agree.
+pub fn schema(bytes: &[u8]) -> u64 {
+    let Ok(text) = std::str::from_utf8(bytes) else {
+        return 1;
+    };
+    let (schema, instance) = text.split_once('\n').unwrap_or((text, "null"));
+    let (Ok(schema), Ok(instance)) = (
+        serde_json::from_str::<Value>(schema),
+        serde_json::from_str::<Value>(instance),
+    ) else {
+        return 2;
+    };
+    let validator = match crate::schema::ArgumentValidator::compile(&schema) {
+        Ok(v) => v,
+        Err(e) => return signal(3, &e),
+    };
+    assert!(
+        validator.agrees(&instance),
+        "the validator's two walks disagree on {instance} against {schema}"
+    );
+    match validator.validate(&instance) {
+        Ok(()) => signal(4, ""),
+        Err(e) => signal(5, &e),
+    }
+}

@@ -109,7 +109,69 @@ pub(super) fn compile(schema: &Value, dialect: Dialect) -> Result<Program, Refus
         let node = c.read(target, &pointer)?;
         c.nodes[id as usize] = node;
     }
-    Ok(Program { nodes: c.nodes })
+    let program = Program { nodes: c.nodes };
+    if program.loops_in_place() {
+        return Err(Refusal::Invalid(
+            "the schema refers to itself without descending into the value (a `$ref` cycle \
+             through `$ref`, `allOf`, `anyOf`, `oneOf`, `not`, `if` or `dependentSchemas` \
+             alone), so no value could ever be checked against it"
+                .into(),
+        ));
+    }
+    Ok(program)
+}
+
+impl Program {
+    /// The subschemas node `id` applies to the same value (not to a member or an item).
+    fn in_place(&self, id: Id) -> impl Iterator<Item = Id> + '_ {
+        let n = &self.nodes[id as usize];
+        let (test, then, otherwise) = match n.condition {
+            Some((t, a, b)) => (Some(t), a, b),
+            None => (None, None, None),
+        };
+        n.reference
+            .into_iter()
+            .chain(n.all_of.iter().copied())
+            .chain(n.any_of.iter().copied())
+            .chain(n.one_of.iter().copied())
+            .chain(n.not)
+            .chain(test)
+            .chain(then)
+            .chain(otherwise)
+            .chain(n.dependent_schemas.iter().map(|(_, s)| *s))
+    }
+
+    /// Whether some node reaches itself through subschemas applied in place: validating
+    /// any value against it would never end.
+    fn loops_in_place(&self) -> bool {
+        // 0: not seen, 1: on the current path, 2: done.
+        let mut state = vec![0u8; self.nodes.len()];
+        for start in 0..self.nodes.len() as Id {
+            if state[start as usize] != 0 {
+                continue;
+            }
+            let mut stack: Vec<(Id, Vec<Id>)> = vec![(start, self.in_place(start).collect())];
+            state[start as usize] = 1;
+            while let Some((node, pending)) = stack.last_mut() {
+                match pending.pop() {
+                    Some(next) => match state[next as usize] {
+                        1 => return true,
+                        0 => {
+                            state[next as usize] = 1;
+                            let children = self.in_place(next).collect();
+                            stack.push((next, children));
+                        }
+                        _ => {}
+                    },
+                    None => {
+                        state[*node as usize] = 2;
+                        stack.pop();
+                    }
+                }
+            }
+        }
+        false
+    }
 }
 
 struct Compiler<'a> {
@@ -600,6 +662,27 @@ mod tests {
         let refs: Vec<_> = p.nodes.iter().filter_map(|n| n.reference).collect();
         assert_eq!(refs.len(), 3);
         assert!(refs.iter().all(|r| *r == refs[0]));
+    }
+
+    #[test]
+    fn a_schema_that_loops_without_descending_is_refused() {
+        for looping in [
+            json!({"$ref": "#"}),
+            json!({"anyOf": [{"type": "string"}, {"$ref": "#/$defs/a"}],
+                   "$defs": {"a": {"allOf": [{"$ref": "#"}]}}}),
+            json!({"$defs": {"a": {"not": {"$ref": "#/$defs/a"}}},
+                   "properties": {"x": {"$ref": "#/$defs/a"}}}),
+        ] {
+            assert!(refused(looping).contains("refers to itself"));
+        }
+        // Through a member or an item, a cycle ends with the value.
+        for fine in [
+            json!({"properties": {"next": {"$ref": "#"}}}),
+            json!({"items": {"$ref": "#"}, "anyOf": [{"$ref": "#/$defs/t"}],
+                   "$defs": {"t": {"type": "array"}}}),
+        ] {
+            assert!(compile(&fine, Dialect::Draft2020).is_ok(), "{fine}");
+        }
     }
 
     #[test]

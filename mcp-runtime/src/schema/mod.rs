@@ -241,6 +241,17 @@ impl ArgumentValidator {
         Err(unsupported(what))
     }
 
+    /// Whether the built-in validator's short walk and its explaining walk agree on
+    /// `instance` (the fuzz target checks it).
+    #[cfg(feature = "fuzzing")]
+    pub(crate) fn agrees(&self, instance: &Value) -> bool {
+        match &self.0 {
+            Engine::BuiltIn(p) => p.is_valid(instance) == p.failures(instance).is_empty(),
+            #[cfg(feature = "jsonschema")]
+            Engine::Full(_) => true,
+        }
+    }
+
     /// Checks the arguments. On failure, a message naming each offending field.
     pub(crate) fn validate(&self, instance: &Value) -> Result<(), String> {
         let failures = match &self.0 {
