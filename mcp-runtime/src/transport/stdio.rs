@@ -151,12 +151,19 @@ impl Server {
     /// if you use [`telemetry::init`](crate::telemetry::init), which writes to stderr.
     pub async fn serve_stdio(self) -> io::Result<()> {
         tracing::info!(server = %self.info().name, "serving MCP on stdio");
-        self.serve_io(
-            super::stdio_pipes::Stdin::open()?,
-            super::stdio_pipes::DirectStdout::new(),
-            crate::transport::shutdown_signal(),
-        )
-        .await
+        let serving = self.serve_streams(
+            Box::new(super::stdio_pipes::Stdin::open()?),
+            Box::new(super::stdio_pipes::DirectStdout::new()),
+            Box::pin(crate::transport::shutdown_signal()),
+        );
+        // On a worker of the runtime, not on the thread that called `block_on`: the worker
+        // that sees stdin readable then runs the loop itself, instead of waking that
+        // thread for every message (two context switches per round trip).
+        match tokio::spawn(serving).await {
+            Ok(served) => served,
+            Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+            Err(e) => Err(io::Error::other(e)),
+        }
     }
 
     /// Serves newline-delimited JSON-RPC over any byte stream (a pipe, a socket), until
