@@ -12,6 +12,9 @@ const HOW: &str = "benches/run-all.sh builds benches/rmcp-server and sets it; by
 
 /// The rmcp server's binary (`BENCH_RMCP_BIN`), or why there is none.
 pub fn binary() -> Result<PathBuf, String> {
+    if std::env::var_os("BENCH_RMCP").is_some_and(|v| v == "0") {
+        return Err("BENCH_RMCP=0".into());
+    }
     match std::env::var_os("BENCH_RMCP_BIN") {
         Some(path) if !path.is_empty() => {
             let path = PathBuf::from(path);
