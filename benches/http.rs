@@ -18,8 +18,26 @@
 //! clones and serializes a fixed `Value` per request, as a naive raw server would. That
 //! `Value` is the result our server returned, so both `tools/list` payloads are identical.
 //! The legacy row sends `tools/call` inside a 2025-11-25 session (opened once with
-//! `initialize`; `Mcp-Session-Id` on every request, no `_meta`); the raw server answers it
-//! the same way.
+//! `initialize` and `notifications/initialized`; `Mcp-Session-Id` on every request, no
+//! `_meta`); the raw server answers it the same way.
+//!
+//! rmcp (the official Rust SDK, 3.11.0) is a third server in the same run when
+//! `BENCH_RMCP_BIN` names the binary of benches/rmcp-server (`--serve http`: rmcp's
+//! `StreamableHttpService` with its default config and a `LocalSessionManager`, in axum,
+//! TCP_NODELAY on accepted connections); benches/run-all.sh builds it and sets the
+//! variable, otherwise one `rmcp: skipped (...)` line says why and how. It gets the very
+//! requests ours gets, headers and body: the 2026-07-28 `tools/call` rows, which rmcp
+//! serves without a session (the version in `MCP-Protocol-Version` and `_meta`,
+//! `Mcp-Method` and `Mcp-Name` checked against the body), and the legacy row in a
+//! 2025-11-25 session of its own, opened the same way. With its default config rmcp
+//! answers every request with an event stream (`text/event-stream`, the message in one
+//! `data:`; in a legacy session after a priming event), where ours and raw answer
+//! `application/json`. Its server has the two tools of benches/stdio.rs (`add`, `echo`),
+//! not ten, so it has no `tools/list` row. Its rows follow ours', with ours over rmcp.
+//!
+//! Before timing, each server's answer to each request kind must be right (a tool result
+//! "5", not an error, for `tools/call`); during the rows every response must have status
+//! 200 and the expected text in its body.
 
 use axum::serve::ListenerExt;
 use axum::{Json, Router, extract::State, routing::post};
@@ -33,10 +51,14 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Read};
+use std::path::Path;
 use std::process::{Child, Command, ExitCode, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::net::{TcpListener, TcpStream};
+
+#[path = "common/rmcp.rs"]
+mod rmcp;
 
 // ---------------------------------------------------------------------------------------
 // The tools: `add` is what tools/call measures; the others give tools/list a realistic
@@ -207,9 +229,12 @@ struct ServerProcess {
     name: &'static str,
     port: u16,
     child: Child,
+    /// The `Mcp-Session-Id` of the legacy rows (empty until opened).
+    session: String,
 }
 
 impl ServerProcess {
+    /// One of this binary's servers (`--serve name`).
     fn spawn(name: &'static str, env: &[(&str, &str)]) -> Result<ServerProcess, String> {
         let exe = std::env::current_exe().map_err(|e| e.to_string())?;
         let mut cmd = Command::new(exe);
@@ -218,12 +243,30 @@ impl ServerProcess {
             // Its log lines (start-up, warnings) are not the benchmark's output.
             cmd.stderr(Stdio::null());
         }
+        ServerProcess::start(name, cmd)
+    }
+
+    /// The rmcp server of benches/rmcp-server (`BENCH_RMCP_BIN`), on HTTP.
+    fn spawn_rmcp(bin: &Path) -> Result<ServerProcess, String> {
+        let mut cmd = Command::new(bin);
+        cmd.args(["--serve", "http"]);
+        ServerProcess::start("rmcp", cmd)
+    }
+
+    /// Starts `cmd`, which prints its port on stdout and serves until its stdin closes.
+    fn start(name: &'static str, mut cmd: Command) -> Result<ServerProcess, String> {
         let child = cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).spawn();
         let mut child = child.map_err(|e| format!("spawn {name}: {e}"))?;
         let mut line = String::new();
         let _ = BufReader::new(child.stdout.take().expect("piped")).read_line(&mut line);
         let port = line.trim().parse().unwrap_or(0);
-        let server = ServerProcess { name, port, child };
+        let session = String::new();
+        let server = ServerProcess {
+            name,
+            port,
+            child,
+            session,
+        };
         if port == 0 {
             return Err(format!("the {name} server did not start"));
         }
@@ -265,22 +308,25 @@ macro_rules! meta {
     };
 }
 
-/// One kind of request, sent identically (headers and body) to both servers.
+/// One kind of request, sent identically (headers and body) to every server.
 #[derive(Clone, Copy)]
 struct Call {
     method: &'static str,
     /// `Mcp-Name` (tools/call only).
     name: Option<&'static str>,
+    /// With the JSON-RPC id 1, which a legacy request replaces by an id of its own.
     body: &'static str,
     /// What a correct response body contains.
     expected: &'static str,
-    /// A legacy-era request (2025-11-25): in the session of [`SESSION`], no `_meta`.
+    /// A legacy-era request (2025-11-25): in the server's session
+    /// ([`ServerProcess::session`]), no `_meta`, and an id not used before in it (MCP
+    /// requires it; rmcp routes an answer in a session by its id, and loses answers to
+    /// concurrent requests with one id).
     legacy: bool,
 }
 
-/// The legacy session the legacy rows run in (opened with `initialize` on ours; the raw
-/// server ignores the header).
-static SESSION: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+/// The id of the next legacy request: unique in this process, so in every session.
+static NEXT_LEGACY_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
 
 /// `tools/call` of `add(2, 3)`.
 const ADD: Call = Call {
@@ -308,6 +354,9 @@ const LEGACY_ADD: Call = Call {
 /// `initialize` at 2025-11-25, for the legacy rows.
 const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}"#;
 
+/// What the client sends once `initialize` is answered.
+const INITIALIZED: &str = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+
 /// `tools/list` (its only page).
 const LIST: Call = Call {
     method: "tools/list",
@@ -322,13 +371,13 @@ const LIST: Call = Call {
 };
 
 impl Call {
-    fn request(self, port: u16) -> Request<Full<Bytes>> {
+    /// The request to the server on `port` (`session`: its legacy session), and its id.
+    fn request(self, port: u16, session: &str) -> (Request<Full<Bytes>>, u64) {
         let mut req = Request::post("/mcp")
             .header(header::HOST, format!("127.0.0.1:{port}"))
             .header(header::CONTENT_TYPE, "application/json")
             .header(header::ACCEPT, "application/json, text/event-stream");
         if self.legacy {
-            let session = SESSION.get().map_or("", String::as_str);
             req = req
                 .header("mcp-protocol-version", "2025-11-25")
                 .header("mcp-session-id", session);
@@ -340,27 +389,41 @@ impl Call {
         if let Some(name) = self.name {
             req = req.header("mcp-name", name);
         }
-        let req = req.body(Full::new(Bytes::from_static(self.body.as_bytes())));
-        req.expect("a valid request")
+        let (body, id) = match self.legacy {
+            false => (Bytes::from_static(self.body.as_bytes()), 1),
+            true => {
+                let id = NEXT_LEGACY_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let body = self
+                    .body
+                    .replacen(r#""id":1,"#, &format!(r#""id":{id},"#), 1);
+                (Bytes::from(body), id)
+            }
+        };
+        (req.body(Full::new(body)).expect("a valid request"), id)
     }
 }
 
 type Sender = hyper::client::conn::http1::SendRequest<Full<Bytes>>;
 
-/// Opens a legacy session on ours (`initialize`, then `notifications/initialized`); its id.
+/// Opens a legacy session (`initialize`, then `notifications/initialized`); its id.
 async fn open_session(port: u16) -> Result<String, String> {
     let mut tx = connect(port).await?;
-    let post = |body: &'static str| {
-        Request::post("/mcp")
+    let post = |body: &'static str, session: Option<&str>| {
+        let mut req = Request::post("/mcp")
             .header(header::HOST, format!("127.0.0.1:{port}"))
             .header(header::CONTENT_TYPE, "application/json")
-            .header(header::ACCEPT, "application/json, text/event-stream")
-            .body(Full::new(Bytes::from_static(body.as_bytes())))
-            .expect("a valid request")
+            .header(header::ACCEPT, "application/json, text/event-stream");
+        if let Some(session) = session {
+            req = req
+                .header("mcp-protocol-version", "2025-11-25")
+                .header("mcp-session-id", session);
+        }
+        let req = req.body(Full::new(Bytes::from_static(body.as_bytes())));
+        req.expect("a valid request")
     };
     tx.ready().await.map_err(|e| e.to_string())?;
     let resp = tx
-        .send_request(post(INITIALIZE))
+        .send_request(post(INITIALIZE, None))
         .await
         .map_err(|e| e.to_string())?;
     let id = resp
@@ -369,10 +432,23 @@ async fn open_session(port: u16) -> Result<String, String> {
         .and_then(|v| v.to_str().ok())
         .ok_or("initialize gave no Mcp-Session-Id")?
         .to_owned();
+    let body = resp.into_body().collect().await;
+    let body = body.map_err(|e| e.to_string())?.to_bytes();
+    let body = String::from_utf8_lossy(&body);
+    if !rmcp::http_message(&body).contains(r#""protocolVersion":"2025-11-25""#) {
+        return Err(format!("initialize: unexpected answer: {body}"));
+    }
+    tx.ready().await.map_err(|e| e.to_string())?;
+    let resp = tx.send_request(post(INITIALIZED, Some(&id))).await;
+    let resp = resp.map_err(|e| e.to_string())?;
+    let status = resp.status();
     resp.into_body()
         .collect()
         .await
         .map_err(|e| e.to_string())?;
+    if !status.is_success() {
+        return Err(format!("notifications/initialized: {status}"));
+    }
     Ok(id)
 }
 
@@ -387,19 +463,22 @@ async fn connect(port: u16) -> Result<Sender, String> {
     Ok(tx)
 }
 
-/// Sends one request; `Err` unless the status is 200 (and, if `check`, the body is right).
-async fn send(tx: &mut Sender, port: u16, call: Call, check: bool) -> Result<Bytes, String> {
+/// Sends one request; its answer's body and the request's id. `Err` unless the status is
+/// 200 and the body holds `call.expected`.
+async fn send(tx: &mut Sender, server: (u16, &str), call: Call) -> Result<(Bytes, u64), String> {
     tx.ready().await.map_err(|e| format!("connection: {e}"))?;
-    let resp = tx.send_request(call.request(port)).await;
+    let (req, id) = call.request(server.0, server.1);
+    let resp = tx.send_request(req).await;
     let resp = resp.map_err(|e| format!("request: {e}"))?;
     let status = resp.status();
     let body = resp.into_body().collect().await;
     let body = body.map_err(|e| format!("body: {e}"))?.to_bytes();
-    let text = String::from_utf8_lossy(&body);
-    if status != StatusCode::OK || (check && !text.contains(call.expected)) {
+    let expected = call.expected.as_bytes();
+    if status != StatusCode::OK || !body.windows(expected.len()).any(|w| w == expected) {
+        let text = String::from_utf8_lossy(&body);
         return Err(format!("unexpected response: {status} {text}"));
     }
-    Ok(body)
+    Ok((body, id))
 }
 
 /// Measurements of one server in one row, merged over rounds.
@@ -444,18 +523,20 @@ async fn phase(
 ) -> Result<(), String> {
     let (port, start) = (server.port, Instant::now() + warmup);
     let until = start + measure;
-    let worker = move || async move {
-        let (mut tx, mut nanos) = (connect(port).await?, Vec::new());
-        // The first response of each worker has its body checked; all have their status.
-        send(&mut tx, port, call, true).await?;
-        loop {
-            let t = Instant::now();
-            if t >= until {
-                return Ok::<_, String>(nanos);
-            }
-            send(&mut tx, port, call, false).await?;
-            if t >= start {
-                nanos.push(t.elapsed().as_nanos() as u64);
+    let session: Arc<str> = server.session.as_str().into();
+    let worker = move || {
+        let session = Arc::clone(&session);
+        async move {
+            let (mut tx, mut nanos) = (connect(port).await?, Vec::new());
+            loop {
+                let t = Instant::now();
+                if t >= until {
+                    return Ok::<_, String>(nanos);
+                }
+                send(&mut tx, (port, &session), call).await?;
+                if t >= start {
+                    nanos.push(t.elapsed().as_nanos() as u64);
+                }
             }
         }
     };
@@ -463,8 +544,12 @@ async fn phase(
     tokio::time::sleep_until(start.into()).await;
     let cpu0 = server.cpu_ticks();
     let mut errors = Vec::new();
+    // A worker still waiting 10 s after the window is waiting for an answer that will not come.
+    let late = until + Duration::from_secs(10);
     for w in workers {
-        match w.await.map_err(|e| e.to_string()).and_then(|r| r) {
+        let w = tokio::time::timeout_at(late.into(), w).await;
+        let w = w.map_err(|_| "no answer within 10 s of the window's end".to_owned());
+        match w.and_then(|w| w.map_err(|e| e.to_string())).and_then(|r| r) {
             Ok(nanos) => into.nanos.extend(nanos),
             Err(e) => errors.push(e),
         }
@@ -522,8 +607,8 @@ async fn bench() -> Result<(), String> {
     let tick_us = tick_us();
 
     // Start ours, check its tool list, and hand that list to the raw server.
-    let ours = ServerProcess::spawn("ours", &[])?;
-    let list = send(&mut connect(ours.port).await?, ours.port, LIST, true).await?;
+    let mut ours = ServerProcess::spawn("ours", &[])?;
+    let (list, _) = send(&mut connect(ours.port).await?, (ours.port, ""), LIST).await?;
     let list: Value = serde_json::from_slice(&list).map_err(|e| e.to_string())?;
     let tools = list["result"]["tools"].as_array().map_or(0, Vec::len);
     if tools != TOOL_COUNT {
@@ -531,29 +616,64 @@ async fn bench() -> Result<(), String> {
             "ours: tools/list has {tools} tools, not {TOOL_COUNT}"
         ));
     }
-    let raw = ServerProcess::spawn("raw", &[(TOOLS_LIST_ENV, &list["result"].to_string())])?;
-    SESSION
-        .set(open_session(ours.port).await?)
-        .map_err(|_| "the session is set once")?;
-    let mut bytes = Vec::new();
-    for call in [ADD, LIST, LEGACY_ADD] {
-        for s in [&ours, &raw] {
-            let body = send(&mut connect(s.port).await?, s.port, call, true).await;
-            bytes.push(body.map_err(|e| format!("{}: {e}", s.name))?.len());
+    let mut raw = ServerProcess::spawn("raw", &[(TOOLS_LIST_ENV, &list["result"].to_string())])?;
+    let mut rmcp = match rmcp::binary() {
+        Ok(bin) => Some(ServerProcess::spawn_rmcp(&bin)?),
+        Err(why) => {
+            println!("rmcp: skipped ({why})");
+            None
         }
+    };
+    ours.session = open_session(ours.port).await?;
+    // The raw server ignores the header; it gets the same bytes as ours.
+    raw.session = ours.session.clone();
+    if let Some(rmcp) = &mut rmcp {
+        rmcp.session = open_session(rmcp.port).await?;
+    }
+    // Every server's answer to every request kind it is measured with, checked, and its size.
+    let mut bytes = Vec::new();
+    for (call, what) in [
+        (ADD, "tools/call"),
+        (LIST, "tools/list"),
+        (LEGACY_ADD, "legacy tools/call"),
+    ] {
+        let mut sizes = what.to_owned();
+        for s in [Some(&ours), Some(&raw), rmcp.as_ref()]
+            .into_iter()
+            .flatten()
+        {
+            if s.name == "rmcp" && call.method == "tools/list" {
+                continue;
+            }
+            let body = send(&mut connect(s.port).await?, (s.port, &s.session), call).await;
+            let (body, id) = body.map_err(|e| format!("{}: {e}", s.name))?;
+            if call.method == "tools/call" {
+                let text = String::from_utf8_lossy(&body);
+                let checked = rmcp::check_call_result(rmcp::http_message(&text), id, "5");
+                checked.map_err(|e| format!("{}: {e}", s.name))?;
+            }
+            sizes += &format!(" {} {}", s.name, body.len());
+        }
+        bytes.push(sizes);
     }
 
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let and_rmcp = if rmcp.is_some() {
+        " and rmcp 3.11.0 (rmcp)"
+    } else {
+        ""
+    };
     println!(
-        "mcp-runtime (ours) vs raw axum + serde_json (raw), HTTP/1.1 on 127.0.0.1; {cores} cores \
-         shared by both servers and the load generator.\nEach row: {secs}s measured per server \
-         in {rounds} alternating rounds, each after {warmup}s warm-up; cpu = server user+sys.\n\
-         Response bytes: tools/call ours {} raw {}; tools/list ours {} raw {}; legacy tools/call \
-         ours {} raw {}.\n",
-        bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5]
+        "mcp-runtime (ours) vs raw axum + serde_json (raw){and_rmcp}, HTTP/1.1 on 127.0.0.1; \
+         {cores} cores shared by the servers and the load generator.\nEach row: {secs}s \
+         measured per server in {rounds} alternating rounds, each after {warmup}s warm-up; \
+         cpu = server user+sys.\nResponse bytes: {}.\n",
+        bytes.join("; ")
     );
 
     let mut rows = Vec::new();
+    // rmcp's samples, with the index of their row in `rows`.
+    let mut rmcp_rows = Vec::new();
     for (call, c) in [
         (ADD, 1),
         (ADD, 16),
@@ -561,17 +681,19 @@ async fn bench() -> Result<(), String> {
         (LIST, 16),
         (LEGACY_ADD, 16),
     ] {
-        let (mut ours_s, mut raw_s) = (Sample::default(), Sample::default());
-        for round in 0..rounds {
+        let with_rmcp = rmcp.as_ref().filter(|_| call.method == "tools/call");
+        let servers = [Some(&ours), Some(&raw), with_rmcp].into_iter().flatten();
+        let mut samples: Vec<_> = servers.map(|s| (s, Sample::default())).collect();
+        for round in 0..rounds as usize {
             // Alternate who goes first, too.
-            let mut order = [(&ours, &mut ours_s), (&raw, &mut raw_s)];
-            if round % 2 == 1 {
-                order.reverse();
-            }
-            for (server, sample) in order {
+            for i in 0..samples.len() {
+                let n = samples.len();
+                let (server, sample) = &mut samples[(i + round) % n];
                 phase(server, (call, c), window, sample).await?;
             }
         }
+        let mut samples = samples.into_iter().map(|(_, sample)| sample);
+        let (ours_s, raw_s) = (samples.next().expect("ours"), samples.next().expect("raw"));
         let era = if call.legacy { " (legacy)" } else { "" };
         let row = Row::new(format!("{}{era} c={c}", call.method), ours_s, raw_s);
         println!(
@@ -582,19 +704,45 @@ async fn bench() -> Result<(), String> {
             row.tput,
             row.p99
         );
+        if let Some(mut m) = samples.next() {
+            m.nanos.sort_unstable();
+            let tput = row.ours.rps() / m.rps();
+            let p99 = row.ours.pct(99).as_secs_f64() / m.pct(99).as_secs_f64();
+            let cpu = cpu_us([&row.ours], tick_us) / cpu_us([&m], tick_us);
+            println!(
+                "{:<25} rmcp {} | ours/rmcp: throughput {tput:.2}x  p99 {p99:.2}x  cpu {cpu:.2}x",
+                "",
+                m.show(tick_us)
+            );
+            rmcp_rows.push((rows.len(), m));
+        }
         rows.push(row);
     }
+    drop(rmcp);
 
     // Server CPU per request over all rows of a method.
-    for (label, rows) in [
-        ("tools/call (all c)", &rows[..3]),
-        ("tools/list", &rows[3..4]),
-        ("tools/call, legacy", &rows[4..]),
+    for (label, range) in [
+        ("tools/call (all c)", 0..3),
+        ("tools/list", 3..4),
+        ("tools/call, legacy", 4..5),
     ] {
-        let a = cpu_us(rows.iter().map(|r| &r.ours), tick_us);
-        let b = cpu_us(rows.iter().map(|r| &r.raw), tick_us);
+        let a = cpu_us(rows[range.clone()].iter().map(|r| &r.ours), tick_us);
+        let b = cpu_us(rows[range.clone()].iter().map(|r| &r.raw), tick_us);
         let ratio = a / b;
-        println!("server CPU per request, {label:<18}  ours {a:.1}µs, raw {b:.1}µs ({ratio:.2}x)");
+        let m: Vec<_> = rmcp_rows
+            .iter()
+            .filter(|(i, _)| range.contains(i))
+            .collect();
+        let vs_rmcp = match m.is_empty() {
+            true => String::new(),
+            false => {
+                let m = cpu_us(m.into_iter().map(|(_, s)| s), tick_us);
+                format!(", rmcp {m:.1}µs (ours/rmcp {:.2}x)", a / m)
+            }
+        };
+        println!(
+            "server CPU per request, {label:<18}  ours {a:.1}µs, raw {b:.1}µs ({ratio:.2}x){vs_rmcp}"
+        );
     }
 
     // The same server with logging on as it ships (`telemetry::init()`, `info`): what the

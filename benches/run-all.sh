@@ -3,6 +3,10 @@
 #   http, stdio, soak, fleet (when `redis-server` is on PATH), scaling,
 #   then the README example's stripped release binary, dependency count and cold
 #   release build time ("size").
+# rmcp (the official Rust SDK) beside ours: benches/rmcp-server is built first (release,
+#   in <target>/rmcp-server/, cold when "size" runs and BENCH_COLD_BUILD is not 0), and
+#   BENCH_RMCP_BIN points http and stdio at it; "size" sets its binary, dependency count
+#   and cold build beside the README example's. BENCH_RMCP=0 skips all of that.
 # BENCH_ONLY="stdio size" runs only those pieces.
 # Longer runs: BENCH_SECS, BENCH_ROUNDS, BENCH_STARTS, SOAK_SECS, BENCH_SCALING_N=10,100,1000.
 set -euo pipefail
@@ -16,15 +20,61 @@ export SOAK_REPORT_SECS="${SOAK_REPORT_SECS:-10}"
 export SOAK_SETTLE_SECS="${SOAK_SETTLE_SECS:-2}"
 export BENCH_SCALING_N="${BENCH_SCALING_N:-10,100}"
 only="${BENCH_ONLY:-http stdio soak fleet scaling size}"
-# 0: no cold release build of the README example (it is then built incrementally).
+# 0: no cold release build of the README example nor of the rmcp server (they are then
+# built incrementally).
 cold_build="${BENCH_COLD_BUILD:-1}"
+# 0: no rmcp server, no rmcp rows (the benches print why).
+with_rmcp="${BENCH_RMCP:-1}"
 cargo="${CARGO:-cargo}"
 target="${CARGO_TARGET_DIR:-$PWD/target}"
 case "$target" in /*) ;; *) target="$PWD/$target" ;; esac
+# What cargo builds with: -j as CARGO_BUILD_JOBS says, else one job per core.
+jobs="${CARGO_BUILD_JOBS:-$(nproc)}"
 
 section() { printf '\n=== %s ===\n' "$*"; }
 
 wanted() { [[ " ${only//,/ } " == *" $1 "* ]]; }
+
+# Seconds between two `date +%s.%N` readings, one decimal.
+elapsed() { awk -v s="$1" -v e="$2" 'BEGIN { printf "%.1f", e - s }'; }
+
+# The rmcp server (benches/rmcp-server, rmcp 3.11.0): a crate and workspace of its own
+# with its own Cargo.lock, built like the README example below (release, its own target
+# dir, cold when "size" is wanted, timed). Its crates are fetched before the clock starts.
+rmcp_crate="$PWD/benches/rmcp-server"
+rmcp_dir="$target/rmcp-server"
+rmcp_bin="$rmcp_dir/rmcp-bench-server"
+rmcp_build=""
+unset BENCH_RMCP_BIN
+if [ "$with_rmcp" = 0 ]; then
+    rmcp_why="BENCH_RMCP=0"
+elif ! { wanted http || wanted stdio || wanted size; }; then
+    rmcp_why="not needed by BENCH_ONLY=\"$only\""
+else
+    section "rmcp server (benches/rmcp-server): release build"
+    rmcp_why=""
+    if [ "$cold_build" != 0 ] && wanted size && [ -d "$rmcp_dir/target" ]; then
+        rm -rf -- "$rmcp_dir/target"
+    fi
+    rmcp_cargo() { (cd "$rmcp_crate" && CARGO_TARGET_DIR="$rmcp_dir/target" "$cargo" "$@"); }
+    if ! rmcp_cargo fetch --locked --quiet; then
+        rmcp_why="cargo fetch failed in benches/rmcp-server"
+    else
+        start=$(date +%s.%N)
+        if rmcp_cargo build --quiet --offline --locked --release; then
+            end=$(date +%s.%N)
+            if [ "$cold_build" != 0 ] && wanted size; then
+                rmcp_build=$(elapsed "$start" "$end")
+            fi
+            cp "$rmcp_dir/target/release/rmcp-bench-server" "$rmcp_bin"
+            export BENCH_RMCP_BIN="$rmcp_bin"
+            echo "built $rmcp_bin in $(elapsed "$start" "$end") s (-j$jobs)"
+        else
+            rmcp_why="its release build failed"
+        fi
+    fi
+    [ -z "$rmcp_why" ] || echo "rmcp: skipped ($rmcp_why)"
+fi
 
 run_bench() {
     wanted "$1" || return 0
@@ -76,21 +126,55 @@ fi
 start=$(date +%s.%N)
 (cd "$crate" && CARGO_TARGET_DIR="$build_dir" "$cargo" build --quiet --offline --release)
 end=$(date +%s.%N)
+build=""
 if [ "$cold_build" != 0 ]; then
-    awk -v s="$start" -v e="$end" -v j="$(nproc)" \
-        'BEGIN { printf "cold release build (-j%s):          %.1f s\n", j, e - s }'
+    build=$(elapsed "$start" "$end")
+    echo "cold release build (-j$jobs):          $build s"
 else
     echo "cold release build:                 skipped (BENCH_COLD_BUILD=0)"
 fi
 stripped="$(mktemp)"
 trap 'rm -f "$stripped"' EXIT
-cp "$build_dir/release/readme-example" "$stripped"
-strip "$stripped"
-size=$(stat -c %s "$stripped")
-awk -v b="$size" 'BEGIN { printf "stripped release binary:            %d bytes (%.2f MiB)\n", b, b / 1048576 }'
+# The stripped size of binary $1, in bytes.
+stripped_size() {
+    cp "$1" "$stripped"
+    strip "$stripped"
+    stat -c %s "$stripped"
+}
+mib() { awk -v b="$1" 'BEGIN { printf "%d bytes (%.2f MiB)", b, b / 1048576 }'; }
+size=$(stripped_size "$build_dir/release/readme-example")
+echo "stripped release binary:            $(mib "$size")"
 # `(*)` marks a crate printed before: counted once in the first figure; the second is
 # the plain `cargo tree -e normal --prefix none | sort -u | wc -l`.
-tree=$(cd "$crate" && "$cargo" tree --offline -e normal --prefix none)
-deps=$(sed 's/ (\*)$//' <<<"$tree" | sort -u | wc -l)
-lines=$(sort -u <<<"$tree" | wc -l)
+count_crates() {
+    local tree
+    tree=$("$cargo" tree --offline -e normal --prefix none "$@")
+    echo "$(sed 's/ (\*)$//' <<<"$tree" | sort -u | wc -l) $(sort -u <<<"$tree" | wc -l)"
+}
+read -r deps lines < <(cd "$crate" && count_crates)
 echo "crates in the dependency tree:      $deps ($lines lines with \`(*)\` repeats; cargo tree -e normal)"
+
+section "rmcp server (benches/rmcp-server, rmcp 3.11.0) beside the README example"
+if [ -z "${BENCH_RMCP_BIN:-}" ]; then
+    echo "rmcp: skipped (${rmcp_why:-no binary})"
+    exit 0
+fi
+# ours / rmcp, two decimals.
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2fx", a / b }'; }
+if [ -n "$rmcp_build" ] && [ -n "$build" ]; then
+    echo "cold release build (-j$jobs):          rmcp $rmcp_build s; ours/rmcp $(ratio "$build" "$rmcp_build")"
+else
+    echo "cold release build:                 skipped (BENCH_COLD_BUILD=0)"
+fi
+rmcp_size=$(stripped_size "$BENCH_RMCP_BIN")
+echo "stripped release binary:            rmcp $(mib "$rmcp_size"); ours/rmcp $(ratio "$size" "$rmcp_size")"
+read -r rmcp_deps rmcp_lines < <(cd "$rmcp_crate" && count_crates --locked)
+echo "crates in the dependency tree:      rmcp $rmcp_deps ($rmcp_lines lines); ours/rmcp $(ratio "$deps" "$rmcp_deps")"
+# The README example serves stdio alone (mcp-runtime's default features compile HTTP in,
+# but it never calls it); the rmcp server above serves stdio and HTTP. Without its
+# `http` feature it serves stdio alone too (its own target dir, built incrementally).
+(cd "$rmcp_crate" && CARGO_TARGET_DIR="$rmcp_dir/target-stdio" \
+    "$cargo" build --quiet --offline --locked --release --no-default-features)
+stdio_size=$(stripped_size "$rmcp_dir/target-stdio/release/rmcp-bench-server")
+read -r stdio_deps stdio_lines < <(cd "$rmcp_crate" && count_crates --locked --no-default-features)
+echo "stdio only (--no-default-features): rmcp $(mib "$stdio_size"), $stdio_deps crates ($stdio_lines lines); ours/rmcp $(ratio "$size" "$stdio_size") size, $(ratio "$deps" "$stdio_deps") crates"

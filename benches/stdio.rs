@@ -20,6 +20,21 @@
 //!   (default 15) spawns;
 //! - idle RSS after the first calls (`VmRSS` of `/proc/<pid>/status`).
 //!
+//! rmcp (the official Rust SDK, 3.11.0) in the same run, when `BENCH_RMCP_BIN` names the
+//! binary of benches/rmcp-server (benches/run-all.sh builds it and sets it; otherwise one
+//! `rmcp: skipped (...)` line says why and how): "rmcp" serves the same two tools over
+//! `rmcp::transport::stdio()` (tokio's stdin/stdout, what rmcp's README uses), and a
+//! variant, "rmcp-pipes", over `rmcp::transport::stdio_pipes()`. Both get the very
+//! requests ours gets: 2026-07-28, no `initialize`, the protocol version and client
+//! capabilities in each request's `_meta` (rmcp takes the first such request as the start
+//! of a session-less lifecycle). The rmcp column sits beside raw and ours; a row naming a
+//! variant puts it in the column it replaces. Ratios are ours (or our variant) over raw
+//! and over rmcp.
+//!
+//! Before timing, each server's answers to `tools/call add(2, 3)` (and, but for raw, to
+//! `echo("hi")`) must be tool results with the right text and id: a server answering
+//! errors fails the bench instead of being timed.
+//!
 //! The client runs in this process; client and server share the machine's cores, so
 //! compare ratios.
 
@@ -27,6 +42,8 @@ use mcp_runtime::{Server, tool, tools};
 use serde_json::{Value, json};
 #[path = "common/child.rs"]
 mod child;
+#[path = "common/rmcp.rs"]
+mod rmcp;
 
 use child::StdioChild;
 use std::io::{BufRead, Write};
@@ -101,17 +118,35 @@ fn serve(kind: &str) -> std::io::Result<()> {
 
 const META: &str = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#;
 
-/// One of this binary's servers (`--serve kind`) as a child.
+/// The command of a server: one of this binary's (`--serve kind`), or "rmcp" /
+/// "rmcp-pipes", the binary of `BENCH_RMCP_BIN`.
+fn command(kind: &str) -> Result<Command, String> {
+    let mut cmd = match kind {
+        "rmcp" | "rmcp-pipes" => Command::new(rmcp::binary()?),
+        _ => Command::new(std::env::current_exe().map_err(|e| e.to_string())?),
+    };
+    match kind {
+        "rmcp" => {}
+        "rmcp-pipes" => drop(cmd.args(["--serve", "stdio-pipes"])),
+        _ => drop(cmd.args(["--serve", kind])),
+    }
+    Ok(cmd)
+}
+
+/// A server (see [`command`]) as a child.
 fn spawn(kind: &str) -> Result<StdioChild, String> {
-    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
-    let mut cmd = Command::new(exe);
-    cmd.args(["--serve", kind]);
-    StdioChild::spawn(cmd)
+    StdioChild::spawn(command(kind)?)
 }
 
 fn call(id: u64) -> String {
     format!(
         r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"add","arguments":{{"a":2,"b":3}},{META}}}}}"#
+    ) + "\n"
+}
+
+fn echo_call(id: u64) -> String {
+    format!(
+        r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"echo","arguments":{{"text":"hi"}},{META}}}}}"#
     ) + "\n"
 }
 
@@ -124,6 +159,21 @@ struct Sample {
     trips: u64,
     secs: f64,
     ticks: u64,
+}
+
+/// Fails unless `kind` answers `add(2, 3)` with the tool result "5" (and, but for raw,
+/// which answers every call with the sum, `echo("hi")` with "hi").
+fn verify(kind: &str, c: &mut StdioChild, next_id: &mut u64) -> Result<(), String> {
+    let mut calls = vec![(call as fn(u64) -> String, "5")];
+    if kind != "raw" {
+        calls.push((echo_call, "hi"));
+    }
+    for (request, text) in calls {
+        *next_id += 1;
+        let answer = c.round_trip(&request(*next_id))?;
+        rmcp::check_call_result(answer, *next_id, text).map_err(|e| format!("{kind}: {e}"))?;
+    }
+    Ok(())
 }
 
 fn measure(c: &mut StdioChild, secs: f64, next_id: &mut u64) -> Result<Sample, String> {
@@ -159,8 +209,9 @@ fn tick_us() -> f64 {
 }
 
 fn cold_start(kind: &str) -> Result<(Duration, u64), String> {
+    let cmd = command(kind)?;
     let start = Instant::now();
-    let mut c = spawn(kind)?;
+    let mut c = StdioChild::spawn(cmd)?;
     let answer = c.round_trip(&list(1))?.to_owned();
     let took = start.elapsed();
     if !answer.contains("\"tools\"") {
@@ -180,82 +231,92 @@ fn env(name: &str, default: f64) -> f64 {
         .unwrap_or(default)
 }
 
+/// One row of the table: raw, ours (or our variant), rmcp (or its variant) when measured.
+fn row(label: &str, unit: &str, (raw, ours, rmcp): (f64, f64, Option<f64>), note: &str) {
+    let cell = |v: f64| match unit {
+        "" => format!("{v:.0}"),
+        "us" => format!("{v:.1}us"),
+        "ms" => format!("{v:.2}ms"),
+        _ => format!("{v:.1}{unit}"),
+    };
+    let (rmcp, vs_rmcp) = match rmcp {
+        Some(r) => (cell(r), format!("{:.2}x", ours / r)),
+        None => ("-".into(), "-".into()),
+    };
+    let vs_raw = format!("{:.2}x", ours / raw);
+    let (raw, ours) = (cell(raw), cell(ours));
+    println!("{label:<36} {raw:>11} {ours:>11} {rmcp:>11} {vs_raw:>9} {vs_rmcp:>10}{note}");
+}
+
 fn bench() -> Result<(), String> {
     let secs = env("BENCH_SECS", 3.0);
     let rounds = env("BENCH_ROUNDS", 3.0).max(1.0) as u32;
     let starts = env("BENCH_STARTS", 15.0).max(1.0) as usize;
     let tick = tick_us();
-    let mut ours = spawn("ours")?;
-    let mut raw = spawn("raw")?;
-    let mut old = spawn("ours-tokio-io")?;
-    let mut one = spawn("ours-current-thread")?;
-    let (mut so, mut sr, mut st) = (Sample::default(), Sample::default(), Sample::default());
-    let mut s1 = Sample::default();
+    let with_rmcp = match rmcp::binary() {
+        Ok(_) => true,
+        Err(why) => {
+            println!("rmcp: skipped ({why})");
+            false
+        }
+    };
+    let mut kinds = vec!["ours", "raw", "ours-tokio-io", "ours-current-thread"];
+    if with_rmcp {
+        kinds.extend(["rmcp", "rmcp-pipes"]);
+    }
     let mut id = 0;
+    let mut servers = Vec::new();
+    for kind in kinds {
+        let mut child = spawn(kind)?;
+        verify(kind, &mut child, &mut id)?;
+        servers.push((kind, child, Sample::default()));
+    }
     for _ in 0..rounds {
-        for (c, s) in [
-            (&mut ours, &mut so),
-            (&mut raw, &mut sr),
-            (&mut old, &mut st),
-            (&mut one, &mut s1),
-        ] {
+        for (_, c, s) in &mut servers {
             let m = measure(c, secs / f64::from(rounds), &mut id)?;
             s.trips += m.trips;
             s.secs += m.secs;
             s.ticks += m.ticks;
         }
     }
-    drop((ours, raw, old, one));
+    let samples: Vec<(&str, Sample)> = servers.into_iter().map(|(k, _, s)| (k, s)).collect();
+    let sample = |kind: &str| samples.iter().find(|(k, _)| *k == kind).map(|(_, s)| s);
     let rate = |s: &Sample| s.trips as f64 / s.secs;
     let cpu = |s: &Sample| s.ticks as f64 * tick / s.trips.max(1) as f64;
+    let [so, sr, st, s1] = ["ours", "raw", "ours-tokio-io", "ours-current-thread"]
+        .map(|k| sample(k).expect("measured"));
+    let (sm, sp) = (sample("rmcp"), sample("rmcp-pipes"));
     println!("stdio benchmark: {secs}s per server in {rounds} rounds, one client, closed loop");
     println!(
-        "{:<34} {:>12} {:>12} {:>8}",
-        "metric", "raw", "ours", "ours/raw"
+        "{:<36} {:>11} {:>11} {:>11} {:>9} {:>10}",
+        "metric", "raw", "ours", "rmcp", "ours/raw", "ours/rmcp"
     );
-    println!(
-        "{:<34} {:>12.0} {:>12.0} {:>7.2}x",
-        "round trips/s",
-        rate(&sr),
-        rate(&so),
-        rate(&so) / rate(&sr)
-    );
-    println!(
-        "{:<34} {:>10.1}us {:>10.1}us {:>7.2}x",
-        "server CPU per round trip",
-        cpu(&sr),
-        cpu(&so),
-        cpu(&so) / cpu(&sr)
-    );
-    println!(
-        "{:<34} {:>12.0} {:>12.0} {:>7.2}x   (ours over tokio::io stdin/stdout)",
+    let trips = |ours: &Sample, rmcp: Option<&Sample>| (rate(sr), rate(ours), rmcp.map(rate));
+    let cpus = |ours: &Sample, rmcp: Option<&Sample>| (cpu(sr), cpu(ours), rmcp.map(cpu));
+    row("round trips/s", "", trips(so, sm), "");
+    row("server CPU per round trip", "us", cpus(so, sm), "");
+    let note = "   (ours over tokio::io stdin/stdout)";
+    row(
         "  tokio::io variant: round trips/s",
-        rate(&sr),
-        rate(&st),
-        rate(&st) / rate(&sr)
+        "",
+        trips(st, sm),
+        note,
     );
-    println!(
-        "{:<34} {:>10.1}us {:>10.1}us {:>7.2}x",
+    row(
         "  tokio::io variant: CPU/round trip",
-        cpu(&sr),
-        cpu(&st),
-        cpu(&st) / cpu(&sr)
+        "us",
+        cpus(st, sm),
+        "",
     );
-    println!(
-        "{:<34} {:>12.0} {:>12.0} {:>7.2}x   (ours on a current-thread runtime)",
-        "  current-thread: round trips/s",
-        rate(&sr),
-        rate(&s1),
-        rate(&s1) / rate(&sr)
-    );
-    println!(
-        "{:<34} {:>10.1}us {:>10.1}us {:>7.2}x",
-        "  current-thread: CPU/round trip",
-        cpu(&sr),
-        cpu(&s1),
-        cpu(&s1) / cpu(&sr)
-    );
-    let start_of = |kind: &str| -> Result<(Duration, u64), String> {
+    let note = "   (ours on a current-thread runtime)";
+    row("  current-thread: round trips/s", "", trips(s1, sm), note);
+    row("  current-thread: CPU/round trip", "us", cpus(s1, sm), "");
+    if with_rmcp {
+        let note = "   (rmcp over rmcp::transport::stdio_pipes())";
+        row("  rmcp stdio_pipes: round trips/s", "", trips(so, sp), note);
+        row("  rmcp stdio_pipes: CPU/round trip", "us", cpus(so, sp), "");
+    }
+    let start_of = |kind: &str| -> Result<(f64, f64), String> {
         let mut times = Vec::new();
         let mut rss = 0;
         for _ in 0..starts {
@@ -264,39 +325,22 @@ fn bench() -> Result<(), String> {
             rss = r;
         }
         times.sort();
-        Ok((times[times.len() / 2], rss))
+        Ok((
+            times[times.len() / 2].as_secs_f64() * 1e3,
+            rss as f64 / 1024.0,
+        ))
     };
     let (tr, rr) = start_of("raw")?;
     let (to, ro) = start_of("ours")?;
-    println!(
-        "{:<34} {:>10.2}ms {:>10.2}ms {:>7.2}x",
-        "cold start (spawn -> tools/list)",
-        tr.as_secs_f64() * 1e3,
-        to.as_secs_f64() * 1e3,
-        to.as_secs_f64() / tr.as_secs_f64()
-    );
-    println!(
-        "{:<34} {:>9.1}MiB {:>9.1}MiB {:>7.2}x",
-        "idle RSS after 50 calls",
-        rr as f64 / 1024.0,
-        ro as f64 / 1024.0,
-        ro as f64 / rr.max(1) as f64
-    );
+    let (tm, rm) = match with_rmcp {
+        true => start_of("rmcp").map(|(t, r)| (Some(t), Some(r)))?,
+        false => (None, None),
+    };
+    row("cold start (spawn -> tools/list)", "ms", (tr, to, tm), "");
+    row("idle RSS after 50 calls", "MiB", (rr, ro, rm), "");
     let (t1, r1) = start_of("ours-current-thread")?;
-    println!(
-        "{:<34} {:>10.2}ms {:>10.2}ms {:>7.2}x",
-        "  current-thread: cold start",
-        tr.as_secs_f64() * 1e3,
-        t1.as_secs_f64() * 1e3,
-        t1.as_secs_f64() / tr.as_secs_f64()
-    );
-    println!(
-        "{:<34} {:>9.1}MiB {:>9.1}MiB {:>7.2}x",
-        "  current-thread: idle RSS",
-        rr as f64 / 1024.0,
-        r1 as f64 / 1024.0,
-        r1 as f64 / rr.max(1) as f64
-    );
+    row("  current-thread: cold start", "ms", (tr, t1, tm), "");
+    row("  current-thread: idle RSS", "MiB", (rr, r1, rm), "");
     Ok(())
 }
 
