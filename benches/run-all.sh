@@ -153,6 +153,33 @@ count_crates() {
 }
 read -r deps lines < <(cd "$crate" && count_crates)
 echo "crates in the dependency tree:      $deps ($lines lines with \`(*)\` repeats; cargo tree -e normal)"
+# VmRSS (KiB) of binary $1 serving stdio, after a tools/list and 50 calls of tool $2 with
+# arguments $3 (2026-07-28, `_meta` on each); each answer must be a result.
+idle_rss() {
+    local meta='"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}'
+    local line i rss
+    coproc SRV { exec env RUST_LOG=warn "$1" 2>/dev/null; }
+    local pid=$SRV_PID
+    printf '{"jsonrpc":"2.0","id":0,"method":"tools/list","params":{%s}}\n' "$meta" >&"${SRV[1]}"
+    read -r line <&"${SRV[0]}"
+    for ((i = 1; i <= 50; i++)); do
+        printf '{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"%s","arguments":%s,%s}}\n' \
+            "$i" "$2" "$3" "$meta" >&"${SRV[1]}"
+        read -r line <&"${SRV[0]}" || line=""
+        case "$line" in
+        *'"result"'*) ;;
+        *) echo "bad answer from $1: ${line:-nothing}" >&2; kill "$pid" 2>/dev/null; return 1 ;;
+        esac
+        case "$line" in *'"isError":true'*) echo "tool error from $1: $line" >&2; kill "$pid"; return 1 ;; esac
+    done
+    sleep 0.3
+    rss=$(awk '/^VmRSS:/ { print $2 }' "/proc/$pid/status")
+    kill "$pid" 2>/dev/null
+    wait "$pid" 2>/dev/null || true
+    echo "$rss"
+}
+rss=$(idle_rss "$build_dir/release/readme-example" forecast '{"city":"Oslo"}')
+echo "idle RSS (its own binary, stdio):   $rss KiB after tools/list and 50 calls"
 
 section "rmcp server (benches/rmcp-server, rmcp 3.11.0) beside the README example"
 if [ -z "${BENCH_RMCP_BIN:-}" ]; then
@@ -170,6 +197,8 @@ rmcp_size=$(stripped_size "$BENCH_RMCP_BIN")
 echo "stripped release binary:            rmcp $(mib "$rmcp_size"); ours/rmcp $(ratio "$size" "$rmcp_size")"
 read -r rmcp_deps rmcp_lines < <(cd "$rmcp_crate" && count_crates --locked)
 echo "crates in the dependency tree:      rmcp $rmcp_deps ($rmcp_lines lines); ours/rmcp $(ratio "$deps" "$rmcp_deps")"
+rmcp_rss=$(idle_rss "$BENCH_RMCP_BIN" add '{"a":1,"b":2}')
+echo "idle RSS (its own binary, stdio):   rmcp $rmcp_rss KiB; ours/rmcp $(ratio "$rss" "$rmcp_rss")"
 # The README example serves stdio alone (mcp-runtime's default features compile HTTP in,
 # but it never calls it); the rmcp server above serves stdio and HTTP. Without its
 # `http` feature it serves stdio alone too (its own target dir, built incrementally).
