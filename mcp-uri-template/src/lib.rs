@@ -217,7 +217,7 @@ fn bind_query(group: &[Part], text: &str, out: &mut BTreeMap<String, String>) ->
     for pair in body.split('&').filter(|p| !p.is_empty()) {
         let (key, raw) = pair.split_once('=').unwrap_or((pair, ""));
         if exprs(group).any(|e| e.vars.iter().any(|v| v == key)) {
-            let value = decode(raw).filter(|v| !v.contains('\0'))?;
+            let value = percent_decode(raw).filter(|v| !v.contains('\0'))?;
             if out.insert(key.to_owned(), value).is_some() {
                 return None; // a repeated key is ambiguous
             }
@@ -610,8 +610,13 @@ fn valid_chars(s: &str, allowed: fn(u8) -> bool) -> bool {
     true
 }
 
-/// Percent-decodes once; `None` on a bad triplet or invalid UTF-8.
-fn decode(s: &str) -> Option<String> {
+/// Percent-decodes once (`%2F` to `/`); `None` on a bad triplet or invalid UTF-8.
+///
+/// ```
+/// assert_eq!(mcp_uri_template::percent_decode("a%20b").as_deref(), Some("a b"));
+/// assert_eq!(mcp_uri_template::percent_decode("a%2"), None);
+/// ```
+pub fn percent_decode(s: &str) -> Option<String> {
     let b = s.as_bytes();
     let mut out = Vec::with_capacity(b.len());
     let mut i = 0;
@@ -634,7 +639,7 @@ fn segment_value(raw: &str) -> Option<String> {
     if raw.is_empty() || !valid_chars(raw, is_unreserved) {
         return None;
     }
-    let v = decode(raw)?;
+    let v = percent_decode(raw)?;
     let unsafe_ = v == "." || v == ".." || v.contains(['/', '\\', '\0']);
     (!unsafe_).then_some(v)
 }
@@ -644,7 +649,7 @@ fn reserved_value(raw: &str) -> Option<String> {
     if raw.is_empty() || !valid_chars(raw, |b| is_unreserved(b) || is_reserved(b)) {
         return None;
     }
-    decode(raw).filter(|v| !v.contains('\0'))
+    percent_decode(raw).filter(|v| !v.contains('\0'))
 }
 
 impl TemplateError {

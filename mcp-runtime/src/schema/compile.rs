@@ -421,8 +421,8 @@ impl Compiler<'_> {
                 "a `$ref` outside the schema (\"{r}\"); references are never fetched"
             )));
         };
-        let pointer =
-            percent_decode(fragment).ok_or_else(|| invalid(at, "is not a valid URI fragment"))?;
+        let pointer = mcp_uri_template::percent_decode(fragment)
+            .ok_or_else(|| invalid(at, "is not a valid URI fragment"))?;
         if !pointer.is_empty() && !pointer.starts_with('/') {
             return Err(Refusal::Unsupported(format!(
                 "a `$ref` to an anchor (\"{r}\")"
@@ -469,24 +469,6 @@ fn resolve<'v>(root: &'v Value, pointer: &str) -> Option<&'v Value> {
         };
     }
     Some(v)
-}
-
-/// Decodes `%XX` escapes of a URI fragment.
-fn percent_decode(s: &str) -> Option<String> {
-    let bytes = s.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%' {
-            let hex = s.get(i + 1..i + 3)?;
-            out.push(u8::from_str_radix(hex, 16).ok()?);
-            i += 3;
-        } else {
-            out.push(bytes[i]);
-            i += 1;
-        }
-    }
-    String::from_utf8(out).ok()
 }
 
 fn types(v: &Value) -> Option<u8> {
@@ -690,7 +672,7 @@ mod tests {
         let root = json!({"$defs": {"a/b": {"x~y": [1, {"k": true}]}}});
         assert_eq!(resolve(&root, "/$defs/a~1b/x~0y/1/k"), Some(&json!(true)));
         assert_eq!(
-            percent_decode("/%24defs/a%20b").as_deref(),
+            mcp_uri_template::percent_decode("/%24defs/a%20b").as_deref(),
             Some("/$defs/a b")
         );
     }

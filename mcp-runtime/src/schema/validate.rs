@@ -9,6 +9,19 @@ use super::compile::{Id, Node, Program, ty};
 use serde_json::{Map, Number, Value};
 use std::cmp::Ordering;
 
+/// One assertion of a walk: when `$cond` is false, `$ok` becomes false and `$msg` is
+/// recorded, and the enclosing function returns `false` unless more failures are wanted.
+macro_rules! assert_or {
+    ($walk:ident, $ok:ident, $path:ident, $cond:expr, $msg:expr) => {
+        if !$cond {
+            $ok = false;
+            if !$walk.fail($path, &|| $msg) {
+                return false;
+            }
+        }
+    };
+}
+
 /// Messages recorded at most for one instance.
 pub(super) const MAX_FAILURES: usize = 8;
 
@@ -84,24 +97,15 @@ impl<'i> Walk<'_, '_> {
         let program = self.program;
         let n = &program.nodes[id as usize];
         let mut ok = true;
-        // Evaluates one assertion: on failure, records it and returns from `check` unless
-        // more failures are wanted.
-        macro_rules! assert_or {
-            ($cond:expr, $msg:expr) => {
-                if !$cond {
-                    ok = false;
-                    if !self.fail(path, &|| $msg) {
-                        return false;
-                    }
-                }
-            };
-        }
         if n.never {
-            assert_or!(false, "no value is allowed here".to_owned());
+            assert_or!(self, ok, path, false, "no value is allowed here".to_owned());
             return ok;
         }
         if depth > MAX_DEPTH {
             assert_or!(
+                self,
+                ok,
+                path,
                 false,
                 format!("the schema's references nest deeper than {MAX_DEPTH} levels")
             );
@@ -109,15 +113,27 @@ impl<'i> Walk<'_, '_> {
         }
         if let Some(t) = n.types {
             assert_or!(
+                self,
+                ok,
+                path,
                 type_matches(t, v),
                 format!("{} is not {}", show(v), type_names(t))
             );
         }
         if let Some(c) = &n.constant {
-            assert_or!(equal(v, c), format!("{} is not {}", show(v), show(c)));
+            assert_or!(
+                self,
+                ok,
+                path,
+                equal(v, c),
+                format!("{} is not {}", show(v), show(c))
+            );
         }
         if let Some(values) = &n.one_of_values {
             assert_or!(
+                self,
+                ok,
+                path,
                 values.iter().any(|e| equal(v, e)),
                 format!("{} is not one of {}", show(v), show_list(values))
             );
@@ -125,22 +141,49 @@ impl<'i> Walk<'_, '_> {
         match v {
             Value::Number(x) => {
                 if let Some(m) = &n.minimum {
-                    assert_or!(compare(x, m).is_ge(), format!("{x} is less than {m}"));
+                    assert_or!(
+                        self,
+                        ok,
+                        path,
+                        compare(x, m).is_ge(),
+                        format!("{x} is less than {m}")
+                    );
                 }
                 if let Some(m) = &n.maximum {
-                    assert_or!(compare(x, m).is_le(), format!("{x} is greater than {m}"));
+                    assert_or!(
+                        self,
+                        ok,
+                        path,
+                        compare(x, m).is_le(),
+                        format!("{x} is greater than {m}")
+                    );
                 }
                 if let Some(m) = &n.exclusive_minimum {
                     assert_or!(
+                        self,
+                        ok,
+                        path,
                         compare(x, m).is_gt(),
                         format!("{x} is not greater than {m}")
                     );
                 }
                 if let Some(m) = &n.exclusive_maximum {
-                    assert_or!(compare(x, m).is_lt(), format!("{x} is not less than {m}"));
+                    assert_or!(
+                        self,
+                        ok,
+                        path,
+                        compare(x, m).is_lt(),
+                        format!("{x} is not less than {m}")
+                    );
                 }
                 if let Some(m) = &n.multiple_of {
-                    assert_or!(multiple_of(x, m), format!("{x} is not a multiple of {m}"));
+                    assert_or!(
+                        self,
+                        ok,
+                        path,
+                        multiple_of(x, m),
+                        format!("{x} is not a multiple of {m}")
+                    );
                 }
             }
             Value::String(s) => {
@@ -148,12 +191,18 @@ impl<'i> Walk<'_, '_> {
                     let len = s.chars().count() as u64;
                     if let Some(m) = n.min_length {
                         assert_or!(
+                            self,
+                            ok,
+                            path,
                             len >= m,
                             format!("{} is shorter than {m} characters", show(v))
                         );
                     }
                     if let Some(m) = n.max_length {
                         assert_or!(
+                            self,
+                            ok,
+                            path,
                             len <= m,
                             format!("{} is longer than {m} characters", show(v))
                         );
@@ -161,6 +210,9 @@ impl<'i> Walk<'_, '_> {
                 }
                 if let Some(p) = &n.pattern {
                     assert_or!(
+                        self,
+                        ok,
+                        path,
                         p.regex.is_match(s),
                         format!(
                             "{} does not match the pattern {}",
@@ -192,6 +244,9 @@ impl<'i> Walk<'_, '_> {
         if !n.any_of.is_empty() {
             let any = n.any_of.iter().any(|&s| self.passes(s, v, path, depth + 1));
             assert_or!(
+                self,
+                ok,
+                path,
                 any,
                 format!("{} matches none of the schemas of `anyOf`", show(v))
             );
@@ -204,6 +259,9 @@ impl<'i> Walk<'_, '_> {
                 .take(2)
                 .count();
             assert_or!(
+                self,
+                ok,
+                path,
                 matching == 1,
                 if matching == 0 {
                     format!("{} matches none of the schemas of `oneOf`", show(v))
@@ -217,6 +275,9 @@ impl<'i> Walk<'_, '_> {
         }
         if let Some(not) = n.not {
             assert_or!(
+                self,
+                ok,
+                path,
                 !self.passes(not, v, path, depth + 1),
                 format!("{} matches the schema of `not`", show(v))
             );
@@ -249,21 +310,23 @@ impl<'i> Walk<'_, '_> {
     ) -> bool {
         let mut ok = true;
         let len = items.len() as u64;
-        macro_rules! go_on {
-            ($cond:expr, $msg:expr) => {
-                if !$cond {
-                    ok = false;
-                    if !self.fail(path, &|| $msg) {
-                        return false;
-                    }
-                }
-            };
-        }
         if let Some(m) = n.min_items {
-            go_on!(len >= m, format!("the array has fewer than {m} items"));
+            assert_or!(
+                self,
+                ok,
+                path,
+                len >= m,
+                format!("the array has fewer than {m} items")
+            );
         }
         if let Some(m) = n.max_items {
-            go_on!(len <= m, format!("the array has more than {m} items"));
+            assert_or!(
+                self,
+                ok,
+                path,
+                len <= m,
+                format!("the array has more than {m} items")
+            );
         }
         if n.unique_items {
             let repeated = (1..items.len()).find_map(|j| {
@@ -271,7 +334,10 @@ impl<'i> Walk<'_, '_> {
                     .find(|&i| equal(&items[i], &items[j]))
                     .map(|i| (i, j))
             });
-            go_on!(
+            assert_or!(
+                self,
+                ok,
+                path,
                 repeated.is_none(),
                 match repeated {
                     Some((i, j)) => format!("items {i} and {j} are equal; items must be unique"),
@@ -305,7 +371,10 @@ impl<'i> Walk<'_, '_> {
                 path.pop();
             }
             let min = n.min_contains.unwrap_or(1);
-            go_on!(
+            assert_or!(
+                self,
+                ok,
+                path,
                 found >= min,
                 if min == 1 {
                     "no item matches the schema of `contains`".to_owned()
@@ -314,7 +383,10 @@ impl<'i> Walk<'_, '_> {
                 }
             );
             if let Some(max) = n.max_contains {
-                go_on!(
+                assert_or!(
+                    self,
+                    ok,
+                    path,
                     found <= max,
                     format!("more than {max} items match the schema of `contains`")
                 );
@@ -332,36 +404,41 @@ impl<'i> Walk<'_, '_> {
         depth: usize,
     ) -> bool {
         let mut ok = true;
-        macro_rules! go_on {
-            ($cond:expr, $msg:expr) => {
-                if !$cond {
-                    ok = false;
-                    if !self.fail(path, &|| $msg) {
-                        return false;
-                    }
-                }
-            };
-        }
         for name in &n.required {
-            go_on!(
+            assert_or!(
+                self,
+                ok,
+                path,
                 map.contains_key(name),
                 format!("the required property {} is missing", show_str(name))
             );
         }
         let len = map.len() as u64;
         if let Some(m) = n.min_properties {
-            go_on!(
+            assert_or!(
+                self,
+                ok,
+                path,
                 len >= m,
                 format!("the object has fewer than {m} properties")
             );
         }
         if let Some(m) = n.max_properties {
-            go_on!(len <= m, format!("the object has more than {m} properties"));
+            assert_or!(
+                self,
+                ok,
+                path,
+                len <= m,
+                format!("the object has more than {m} properties")
+            );
         }
         for (name, also) in &n.dependent_required {
             if map.contains_key(name) {
                 for a in also {
-                    go_on!(
+                    assert_or!(
+                        self,
+                        ok,
+                        path,
                         map.contains_key(a),
                         format!(
                             "the property {} is required when {} is present",
