@@ -500,25 +500,44 @@ async fn a_modern_upstreams_lists_are_read_again_when_their_ttl_runs_out() {
     assert_eq!(gateway.tool_names(), ["up_hello", "up_version"]);
 
     assert!(upstream.remove_tool("version"));
-    let echo = mcp_runtime::def::ToolDef::new(
-        "shout",
-        mcp_runtime::handler::Signature::new(),
-        |_call| async { Ok::<_, mcp_runtime::Error>("HEY") },
-    );
-    upstream.add_tool(echo).unwrap();
-    let mut names = Vec::new();
-    for _ in 0..50 {
-        names = gateway.tool_names();
-        if names == ["up_hello", "up_shout"] {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    upstream.add_tool(text_tool("shout", "HEY")).unwrap();
+    let names = tool_names_once(&gateway, 50, Duration::from_millis(100), |n| {
+        n == ["up_hello", "up_shout"]
+    })
+    .await;
     assert_eq!(names, ["up_hello", "up_shout"]);
     // The new tool forwards.
     let addr = common::serve_in_background(gateway.http());
     let r = call_tool(addr, 1, "up_shout", json!({}));
     assert_eq!(r["result"]["content"][0]["text"], "HEY", "{r}");
+}
+
+/// A tool without arguments that answers `text`.
+fn text_tool(name: &str, text: &'static str) -> mcp_runtime::def::ToolDef {
+    mcp_runtime::def::ToolDef::new(
+        name,
+        mcp_runtime::handler::Signature::new(),
+        move |_call| async move { Ok::<_, mcp_runtime::Error>(text) },
+    )
+}
+
+/// `server`'s tool names once `done` holds of them, asked up to `tries` times `every`
+/// apart; the last names seen otherwise.
+async fn tool_names_once(
+    server: &Server,
+    tries: u32,
+    every: Duration,
+    done: impl Fn(&[String]) -> bool,
+) -> Vec<String> {
+    let mut names = Vec::new();
+    for _ in 0..tries {
+        names = server.tool_names();
+        if done(&names) {
+            break;
+        }
+        tokio::time::sleep(every).await;
+    }
+    names
 }
 
 /// Serves `router` over TLS on a free port with a fresh self-signed certificate for
@@ -700,31 +719,15 @@ async fn a_running_server_mounted_live_changes_reports_and_asks_through_its_pare
     );
 
     // A runtime change of the child, in the parent at once.
-    let late = mcp_runtime::def::ToolDef::new(
-        "late",
-        mcp_runtime::handler::Signature::new(),
-        |_call| async { Ok::<_, mcp_runtime::Error>("late but here") },
-    );
-    child.add_tool(late).unwrap();
-    let mut names = Vec::new();
-    for _ in 0..40 {
-        names = parent.tool_names();
-        if names.iter().any(|n| n == "kid_late") {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    child.add_tool(text_tool("late", "late but here")).unwrap();
+    let every = Duration::from_millis(50);
+    let has_late = |n: &[String]| n.iter().any(|n| n == "kid_late");
+    let names = tool_names_once(&parent, 40, every, has_late).await;
     assert!(names.iter().any(|n| n == "kid_late"), "{names:?}");
     let r = call_tool(addr, 8, "kid_late", json!({}));
     assert_eq!(r["result"]["content"][0]["text"], "late but here", "{r}");
     assert!(child.remove_tool("late"));
-    for _ in 0..40 {
-        names = parent.tool_names();
-        if !names.iter().any(|n| n == "kid_late") {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    let names = tool_names_once(&parent, 40, every, |n| !has_late(n)).await;
     assert_eq!(names, ["hello", "kid_careful", "kid_steps"]);
 
     // The child's question, as the parent's round; the answer goes back to it.

@@ -1,7 +1,8 @@
 //! JSON Schema generation (schemars, 2020-12) and argument validation, compiled once (on
 //! first use where that cannot hide a broken schema until then).
 //!
-//! Validation is built in ([`compile`] reads a schema, [`validate`] applies it): every
+//! Validation is built in ([`compile`] reads a schema, [`validate`] applies it, with
+//! [`unevaluated`] for `unevaluated*` and [`values`] for comparing and showing values): every
 //! keyword of the 2020-12 validation and applicator vocabularies, `unevaluated*` included,
 //! local `$ref`s (JSON pointers, recursion allowed), and the older dialects a schema may
 //! declare (2019-09, draft-07, -06, -04). `format` is an annotation, as 2020-12 has it by
@@ -12,7 +13,9 @@
 mod compile;
 #[cfg(all(test, feature = "jsonschema"))]
 mod differential;
+mod unevaluated;
 mod validate;
+mod values;
 
 use schemars::{JsonSchema, SchemaGenerator, generate::SchemaSettings};
 use serde_json::Value;

@@ -5,9 +5,11 @@
 //! the instance path of the offending value. Subschemas whose failure is not the instance's
 //! fault alone (`anyOf`, `oneOf`, `not`, `if`, `contains`) are always asked the short way.
 
-use super::compile::{Id, Node, Program, ty};
-use serde_json::{Map, Number, Value};
-use std::cmp::Ordering;
+use super::compile::{Id, Node, Program};
+use super::values::{
+    compare, equal, multiple_of, show, show_list, show_str, type_matches, type_names,
+};
+use serde_json::{Map, Value};
 
 /// One assertion of a walk: when `$cond` is false, `$ok` becomes false and `$msg` is
 /// recorded, and the enclosing function returns `false` unless more failures are wanted.
@@ -27,7 +29,7 @@ pub(super) const MAX_FAILURES: usize = 8;
 
 /// Subschemas entered at most on one path (a `$ref` cycle that consumes nothing of the
 /// instance would otherwise never end).
-const MAX_DEPTH: usize = 256;
+pub(super) const MAX_DEPTH: usize = 256;
 
 impl Program {
     /// Whether `instance` is valid.
@@ -52,20 +54,20 @@ impl Program {
     }
 }
 
-enum Seg<'i> {
+pub(super) enum Seg<'i> {
     Key(&'i str),
     Index(usize),
 }
 
-struct Walk<'p, 'f> {
-    program: &'p Program,
+pub(super) struct Walk<'p, 'f> {
+    pub(super) program: &'p Program,
     /// `None`: stop at the first failure.
-    failures: Option<&'f mut Vec<(String, String)>>,
+    pub(super) failures: Option<&'f mut Vec<(String, String)>>,
 }
 
 impl<'i> Walk<'_, '_> {
     /// Records a failure; whether to go on looking for more.
-    fn fail(&mut self, path: &[Seg<'i>], message: &dyn Fn() -> String) -> bool {
+    pub(super) fn fail(&mut self, path: &[Seg<'i>], message: &dyn Fn() -> String) -> bool {
         let Some(failures) = self.failures.as_deref_mut() else {
             return false;
         };
@@ -84,7 +86,13 @@ impl<'i> Walk<'_, '_> {
     }
 
     /// Whether `v` passes `id` alone, asked the short way.
-    fn passes(&self, id: Id, v: &'i Value, path: &mut Vec<Seg<'i>>, depth: usize) -> bool {
+    pub(super) fn passes(
+        &self,
+        id: Id,
+        v: &'i Value,
+        path: &mut Vec<Seg<'i>>,
+        depth: usize,
+    ) -> bool {
         Walk {
             program: self.program,
             failures: None,
@@ -93,7 +101,13 @@ impl<'i> Walk<'_, '_> {
     }
 
     /// Checks `v` against node `id`; `false` once it failed (in the short way, at once).
-    fn check(&mut self, id: Id, v: &'i Value, path: &mut Vec<Seg<'i>>, depth: usize) -> bool {
+    pub(super) fn check(
+        &mut self,
+        id: Id,
+        v: &'i Value,
+        path: &mut Vec<Seg<'i>>,
+        depth: usize,
+    ) -> bool {
         let program = self.program;
         let n = &program.nodes[id as usize];
         let mut ok = true;
@@ -520,257 +534,4 @@ impl<'i> Walk<'_, '_> {
         }
         ok
     }
-}
-
-/// What the subschemas that applied to a value evaluated of it, for `unevaluated*`.
-#[derive(Default)]
-struct Evaluated<'i> {
-    all: bool,
-    keys: Vec<&'i str>,
-    indices: Vec<bool>,
-}
-
-impl<'i> Walk<'_, '_> {
-    /// `unevaluatedProperties` and `unevaluatedItems` of node `id`, once everything else
-    /// of it passed: the members no keyword of it (or of a subschema that applied) looked
-    /// at must pass them.
-    fn unevaluated(&mut self, id: Id, v: &'i Value, path: &mut Vec<Seg<'i>>, depth: usize) -> bool {
-        let n = &self.program.nodes[id as usize];
-        let mut ok = true;
-        let mut seen = Evaluated::default();
-        match v {
-            Value::Object(map) => {
-                let Some(u) = n.unevaluated_properties else {
-                    return true;
-                };
-                self.evaluated(id, v, &mut seen, depth, true);
-                if seen.all {
-                    return true;
-                }
-                for (key, value) in map {
-                    if seen.keys.contains(&key.as_str()) {
-                        continue;
-                    }
-                    path.push(Seg::Key(key));
-                    let passed = self.unevaluated_member(u, value, path, depth, &|| {
-                        format!("the property {} is not allowed", show_str(key))
-                    });
-                    path.pop();
-                    ok &= passed;
-                    if !ok && self.failures.is_none() {
-                        return false;
-                    }
-                }
-            }
-            Value::Array(items) => {
-                let Some(u) = n.unevaluated_items else {
-                    return true;
-                };
-                seen.indices = vec![false; items.len()];
-                self.evaluated(id, v, &mut seen, depth, true);
-                if seen.all {
-                    return true;
-                }
-                for (i, item) in items.iter().enumerate() {
-                    if seen.indices[i] {
-                        continue;
-                    }
-                    path.push(Seg::Index(i));
-                    let passed = self.unevaluated_member(u, item, path, depth, &|| {
-                        format!("item {i} is not allowed")
-                    });
-                    path.pop();
-                    ok &= passed;
-                    if !ok && self.failures.is_none() {
-                        return false;
-                    }
-                }
-            }
-            _ => {}
-        }
-        ok
-    }
-
-    fn unevaluated_member(
-        &mut self,
-        u: Id,
-        v: &'i Value,
-        path: &mut Vec<Seg<'i>>,
-        depth: usize,
-        refused: &dyn Fn() -> String,
-    ) -> bool {
-        if self.program.nodes[u as usize].never {
-            self.fail(path, refused);
-            return false;
-        }
-        self.check(u, v, path, depth + 1)
-    }
-
-    /// Adds to `seen` what node `id` (valid for `v`) and its applied subschemas evaluate.
-    fn evaluated(&self, id: Id, v: &'i Value, seen: &mut Evaluated<'i>, depth: usize, top: bool) {
-        if seen.all || depth > MAX_DEPTH {
-            return;
-        }
-        let n = &self.program.nodes[id as usize];
-        match v {
-            Value::Object(map) => {
-                if n.additional_properties.is_some() || (!top && n.unevaluated_properties.is_some())
-                {
-                    seen.all = true;
-                    return;
-                }
-                for (key, _) in map {
-                    let named = n.properties.iter().any(|(p, _)| p == key)
-                        || n.pattern_properties
-                            .iter()
-                            .any(|(p, _)| p.regex.is_match(key));
-                    if named {
-                        seen.keys.push(key);
-                    }
-                }
-            }
-            Value::Array(items) => {
-                if n.items.is_some() || (!top && n.unevaluated_items.is_some()) {
-                    seen.all = true;
-                    return;
-                }
-                for flag in seen.indices.iter_mut().take(n.prefix_items.len()) {
-                    *flag = true;
-                }
-                if let Some(c) = n.contains {
-                    for (i, item) in items.iter().enumerate() {
-                        if self.passes(c, item, &mut Vec::new(), depth + 1) {
-                            seen.indices[i] = true;
-                        }
-                    }
-                }
-            }
-            _ => return,
-        }
-        let mut scratch = Vec::new();
-        if let Some(r) = n.reference {
-            self.evaluated(r, v, seen, depth + 1, false);
-        }
-        for &s in &n.all_of {
-            self.evaluated(s, v, seen, depth + 1, false);
-        }
-        for &s in n.any_of.iter().chain(&n.one_of) {
-            if self.passes(s, v, &mut scratch, depth + 1) {
-                self.evaluated(s, v, seen, depth + 1, false);
-            }
-        }
-        if let Some((test, then, otherwise)) = n.condition {
-            if self.passes(test, v, &mut scratch, depth + 1) {
-                self.evaluated(test, v, seen, depth + 1, false);
-                if let Some(t) = then {
-                    self.evaluated(t, v, seen, depth + 1, false);
-                }
-            } else if let Some(e) = otherwise {
-                self.evaluated(e, v, seen, depth + 1, false);
-            }
-        }
-        if let Value::Object(map) = v {
-            for (name, s) in &n.dependent_schemas {
-                if map.contains_key(name) {
-                    self.evaluated(*s, v, seen, depth + 1, false);
-                }
-            }
-        }
-    }
-}
-
-fn type_matches(t: u8, v: &Value) -> bool {
-    let bit = match v {
-        Value::Null => ty::NULL,
-        Value::Bool(_) => ty::BOOLEAN,
-        Value::Object(_) => ty::OBJECT,
-        Value::Array(_) => ty::ARRAY,
-        Value::String(_) => ty::STRING,
-        Value::Number(n) if is_integer(n) => ty::NUMBER | ty::INTEGER,
-        Value::Number(_) => ty::NUMBER,
-    };
-    t & bit != 0
-}
-
-fn is_integer(n: &Number) -> bool {
-    n.is_i64() || n.is_u64() || n.as_f64().is_some_and(|f| f.fract() == 0.0)
-}
-
-fn type_names(t: u8) -> String {
-    let names = [
-        (ty::NULL, "null"),
-        (ty::BOOLEAN, "a boolean"),
-        (ty::OBJECT, "an object"),
-        (ty::ARRAY, "an array"),
-        (ty::NUMBER, "a number"),
-        (ty::STRING, "a string"),
-        (ty::INTEGER, "an integer"),
-    ];
-    let listed: Vec<&str> = names
-        .iter()
-        .filter(|(b, _)| t & b != 0)
-        .map(|(_, n)| *n)
-        .collect();
-    listed.join(" or ")
-}
-
-/// An integer's exact value, when it is one.
-fn exact(n: &Number) -> Option<i128> {
-    n.as_i64()
-        .map(i128::from)
-        .or_else(|| n.as_u64().map(i128::from))
-}
-
-fn compare(a: &Number, b: &Number) -> Ordering {
-    if let (Some(x), Some(y)) = (exact(a), exact(b)) {
-        return x.cmp(&y);
-    }
-    let (x, y) = (a.as_f64().unwrap_or(0.0), b.as_f64().unwrap_or(0.0));
-    x.partial_cmp(&y).unwrap_or(Ordering::Equal)
-}
-
-fn multiple_of(x: &Number, m: &Number) -> bool {
-    if let (Some(x), Some(m)) = (exact(x), exact(m)) {
-        return m != 0 && x % m == 0;
-    }
-    let (x, m) = (x.as_f64().unwrap_or(0.0), m.as_f64().unwrap_or(1.0));
-    let q = x / m;
-    q.is_finite() && (q - q.round()).abs() <= 1e-9 * q.abs().max(1.0)
-}
-
-/// JSON equality: numbers by value (`1` equals `1.0`), objects regardless of order.
-pub(super) fn equal(a: &Value, b: &Value) -> bool {
-    match (a, b) {
-        (Value::Number(x), Value::Number(y)) => compare(x, y).is_eq(),
-        (Value::Array(x), Value::Array(y)) => {
-            x.len() == y.len() && x.iter().zip(y).all(|(a, b)| equal(a, b))
-        }
-        (Value::Object(x), Value::Object(y)) => {
-            x.len() == y.len() && x.iter().all(|(k, a)| y.get(k).is_some_and(|b| equal(a, b)))
-        }
-        _ => a == b,
-    }
-}
-
-/// Characters of a value shown in a message at most.
-const SHOWN: usize = 60;
-
-fn show(v: &Value) -> String {
-    clip(v.to_string())
-}
-
-fn show_str(s: &str) -> String {
-    clip(Value::from(s).to_string())
-}
-
-fn show_list(values: &[Value]) -> String {
-    clip(Value::from(values.to_vec()).to_string())
-}
-
-fn clip(mut s: String) -> String {
-    if let Some((i, _)) = s.char_indices().nth(SHOWN) {
-        s.truncate(i);
-        s.push('…');
-    }
-    s
 }
