@@ -225,6 +225,63 @@ fn slow_bodies_idle_connections_and_slow_headers_are_cut_off() {
     );
 }
 
+/// Reads one response with a `Content-Length` from a keep-alive connection.
+fn read_one_response(s: &mut TcpStream) -> Response {
+    let mut got = Vec::new();
+    let mut chunk = [0u8; 4096];
+    loop {
+        if let Some(end) = got.windows(4).position(|w| w == b"\r\n\r\n") {
+            let head = String::from_utf8_lossy(&got[..end]).to_ascii_lowercase();
+            let len: usize = head
+                .lines()
+                .find_map(|l| l.strip_prefix("content-length:"))
+                .and_then(|v| v.trim().parse().ok())
+                .unwrap_or_else(|| panic!("no content-length in {head}"));
+            if got.len() >= end + 4 + len {
+                return parse_response(&got);
+            }
+        }
+        match s.read(&mut chunk) {
+            Ok(0) => panic!(
+                "closed before a whole response: {:?}",
+                String::from_utf8_lossy(&got)
+            ),
+            Ok(n) => got.extend_from_slice(&chunk[..n]),
+            Err(e) => panic!("read: {e}"),
+        }
+    }
+}
+
+#[test]
+fn a_long_request_does_not_use_up_the_next_requests_header_deadline() {
+    // The wait for a request may last idle + header (400 ms here); a request served for
+    // longer than that on a keep-alive connection leaves the next one a deadline of its
+    // own.
+    let (server, gate, _) = server(Limits::default(), std::env::temp_dir());
+    let addr = serve_in_background(
+        server
+            .http()
+            .idle_timeout(Duration::from_millis(200))
+            .header_read_timeout(Duration::from_millis(200)),
+    );
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    s.write_all(&bytes_of(addr, &call(1, "held", json!({})), true))
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(900));
+    gate.notify_one();
+    let r = read_one_response(&mut s);
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(r.json()["result"]["content"][0]["text"], "released");
+    s.write_all(&bytes_of(addr, &call(2, "hi", json!({})), true))
+        .unwrap();
+    let r = read_one_response(&mut s);
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(r.json()["result"]["content"][0]["text"], "hi");
+    // And the idle deadline still closes it afterwards.
+    assert!(closed_within(&mut s, Duration::from_secs(3)));
+}
+
 #[test]
 fn a_client_that_stops_reading_is_dropped_and_frees_its_request() {
     let (server, _, _) = server(Limits::default().max_in_flight(1), std::env::temp_dir());

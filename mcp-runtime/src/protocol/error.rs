@@ -1,5 +1,6 @@
 use serde::Serialize;
 use serde_json::{Value, json};
+use std::borrow::Cow;
 use std::fmt;
 
 /// A JSON-RPC error code.
@@ -87,8 +88,14 @@ pub struct RpcError {
 const MAX_MESSAGE: usize = 1024;
 const MAX_REFLECTED: usize = 128;
 
-/// Shortens text that came from the peer before it is reflected in an error message.
-pub(crate) fn reflect(s: &str) -> String {
+/// Shortens text that came from the peer before it is reflected in an error message or
+/// a log field: control characters escaped, at most `MAX_REFLECTED` characters. Text
+/// that needs neither (printable ASCII, short: every method and tool name of a
+/// well-behaved client) is borrowed as it is.
+pub(crate) fn reflect(s: &str) -> Cow<'_, str> {
+    if s.len() <= MAX_REFLECTED && s.bytes().all(|b| (0x20..0x7f).contains(&b)) {
+        return Cow::Borrowed(s);
+    }
     let mut out = String::new();
     for c in s.chars().take(MAX_REFLECTED) {
         if c.is_control() {
@@ -100,7 +107,7 @@ pub(crate) fn reflect(s: &str) -> String {
     if s.chars().count() > MAX_REFLECTED {
         out.push('…');
     }
-    out
+    Cow::Owned(out)
 }
 
 impl RpcError {

@@ -5,6 +5,7 @@
 //! while an intermediary may have read the first, so duplicates are refused outright.
 
 use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde_json::map::Entry;
 use serde_json::{Map, Number, Value};
 use std::fmt;
 
@@ -81,14 +82,19 @@ impl<'de> Visitor<'de> for StrictVisitor {
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
         let mut out = Map::new();
         while let Some(key) = map.next_key::<String>()? {
-            if out.contains_key(&key) {
-                return Err(de::Error::custom(format_args!(
-                    "duplicate member name {}",
-                    super::error::reflect(&key)
-                )));
+            // One search of the map per member: the slot found is the one filled.
+            match out.entry(key) {
+                Entry::Occupied(taken) => {
+                    return Err(de::Error::custom(format_args!(
+                        "duplicate member name {}",
+                        super::error::reflect(taken.key())
+                    )));
+                }
+                Entry::Vacant(slot) => {
+                    let Strict(v) = map.next_value()?;
+                    slot.insert(v);
+                }
             }
-            let Strict(v) = map.next_value()?;
-            out.insert(key, v);
         }
         Ok(Value::Object(out))
     }

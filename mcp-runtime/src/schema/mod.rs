@@ -284,7 +284,7 @@ impl ArgumentValidator {
         let msgs: Vec<String> = failures
             .into_iter()
             .map(|(path, msg)| {
-                let msg = crate::protocol::reflect(&msg);
+                let msg = crate::protocol::reflect(&msg).into_owned();
                 if path.is_empty() {
                     msg
                 } else {

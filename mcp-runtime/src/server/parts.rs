@@ -12,7 +12,7 @@ use super::trace::TraceContext;
 use crate::protocol::headers::HeaderParam;
 use crate::protocol::legacy::LegacyVersion;
 use crate::protocol::{
-    ClientCapabilities, LogLevel, MODERN_VERSIONS, RequestId, RpcError, keys, reflect,
+    ClientCapabilities, LogLevel, MODERN_VERSIONS, RequestId, RpcError, keys, methods as m, reflect,
 };
 use serde_json::{Map, Value};
 use std::sync::{Arc, Mutex};
@@ -393,17 +393,28 @@ impl Parts {
         session: Option<Arc<Session>>,
         principal: Option<Arc<crate::auth::Principal>>,
     ) -> (Parts, Map<String, Value>) {
+        // The target is read here, where the span is made, rather than recorded once the
+        // method has checked it: recording later costs the formatting subscriber a second
+        // pass over the span's fields. It is only a log field; the method still checks it.
+        let target = || {
+            let key = match method.as_str() {
+                m::TOOLS_CALL | m::PROMPTS_GET => "name",
+                m::RESOURCES_READ => "uri",
+                _ => return None,
+            };
+            params.get(key).and_then(Value::as_str).map(reflect)
+        };
         let span = tracing::info_span!(
             "mcp.request",
             method = %reflect(&method),
             id = %id,
-            name = tracing::field::Empty,
+            name = target().as_deref(),
             subject = tracing::field::Empty,
             trace_id = tracing::field::Empty,
             parent_span_id = tracing::field::Empty,
         );
         if let Some(p) = &principal {
-            span.record("subject", reflect(p.subject()).as_str());
+            span.record("subject", &*reflect(p.subject()));
         }
         if let Some(t) = &meta.trace {
             span.record("trace_id", t.trace_id.as_str());
@@ -474,9 +485,6 @@ impl Parts {
         mime_type: Option<Arc<str>>,
         input: Option<crate::Input>,
     ) -> (Arc<Request>, Span, Option<mpsc::Receiver<String>>) {
-        if let Some(n) = &target {
-            self.span.record("name", reflect(n).as_str());
-        }
         let meta = self.meta;
         let request = Arc::new(Request {
             client_info: meta.rest.get(keys::CLIENT_INFO).cloned(),

@@ -5,7 +5,7 @@
 use crate::protocol::RpcError;
 use crate::protocol::headers::{self, HeaderParam, decode_header_value};
 use crate::server::parts::TransportGuard;
-use axum::http::{HeaderMap, header};
+use axum::http::{HeaderMap, HeaderName, header};
 use serde_json::Value;
 use std::sync::Arc;
 
@@ -58,9 +58,11 @@ pub(super) fn accepted(headers: &HeaderMap) -> (bool, bool) {
 /// The request headers the 2026-07-28 HTTP binding mirrors from the body.
 pub(crate) struct HeaderGuard<'a>(&'a HeaderMap, Option<Arc<crate::auth::Principal>>);
 
-const VERSION_HEADER: &str = "mcp-protocol-version";
-const METHOD_HEADER: &str = "mcp-method";
-const NAME_HEADER: &str = "mcp-name";
+// Header names, parsed once: looking a header up by `&str` parses the name every time.
+pub(super) static VERSION_HEADER: HeaderName = HeaderName::from_static("mcp-protocol-version");
+pub(super) static SESSION_HEADER: HeaderName = HeaderName::from_static("mcp-session-id");
+static METHOD_HEADER: HeaderName = HeaderName::from_static("mcp-method");
+static NAME_HEADER: HeaderName = HeaderName::from_static("mcp-name");
 
 impl<'a> HeaderGuard<'a> {
     pub(crate) fn new(headers: &'a HeaderMap) -> Self {
@@ -74,7 +76,7 @@ impl<'a> HeaderGuard<'a> {
 
     /// The single value of a header, OWS-trimmed. `Err` for a repeated header or one with
     /// characters outside visible ASCII, space and tab.
-    fn single(&self, name: &str, display: &str) -> Result<Option<&'a str>, RpcError> {
+    fn single(&self, name: &HeaderName, display: &str) -> Result<Option<&'a str>, RpcError> {
         let mut values = self.0.get_all(name).iter();
         match (values.next(), values.next()) {
             (None, _) => Ok(None),
@@ -103,14 +105,14 @@ impl TransportGuard for HeaderGuard<'_> {
 
     fn check_method(&self, method: &str) -> Result<(), RpcError> {
         if self
-            .single(VERSION_HEADER, "MCP-Protocol-Version")?
+            .single(&VERSION_HEADER, "MCP-Protocol-Version")?
             .is_none()
         {
             return Err(RpcError::header_mismatch(
                 "missing MCP-Protocol-Version header",
             ));
         }
-        match self.single(METHOD_HEADER, "Mcp-Method")? {
+        match self.single(&METHOD_HEADER, "Mcp-Method")? {
             None => Err(RpcError::header_mismatch("missing Mcp-Method header")),
             Some(m) if m == method => Ok(()),
             Some(m) => Err(RpcError::header_mismatch(format!(
@@ -122,7 +124,7 @@ impl TransportGuard for HeaderGuard<'_> {
     }
 
     fn check_version(&self, version: &str) -> Result<(), RpcError> {
-        match self.single(VERSION_HEADER, "MCP-Protocol-Version")? {
+        match self.single(&VERSION_HEADER, "MCP-Protocol-Version")? {
             Some(v) if v == version => Ok(()),
             Some(v) => Err(RpcError::header_mismatch(format!(
                 "MCP-Protocol-Version header {} does not match _meta protocolVersion {}",
@@ -136,8 +138,9 @@ impl TransportGuard for HeaderGuard<'_> {
     }
 
     fn check_param(&self, param: &HeaderParam, value: Option<&Value>) -> Result<(), RpcError> {
-        let header = format!("mcp-param-{}", param.name.to_ascii_lowercase());
         let display = format!("Mcp-Param-{}", param.name);
+        let header = HeaderName::try_from(format!("mcp-param-{}", param.name.to_ascii_lowercase()))
+            .map_err(|_| RpcError::header_mismatch(format!("{display} is not a header name")))?;
         match (self.single(&header, &display)?, value) {
             (None, None) => Ok(()),
             (None, Some(_)) => Err(RpcError::header_mismatch(format!(
@@ -152,7 +155,7 @@ impl TransportGuard for HeaderGuard<'_> {
     }
 
     fn check_name(&self, expected: &str) -> Result<(), RpcError> {
-        let Some(raw) = self.single(NAME_HEADER, "Mcp-Name")? else {
+        let Some(raw) = self.single(&NAME_HEADER, "Mcp-Name")? else {
             return Err(RpcError::header_mismatch("missing Mcp-Name header"));
         };
         let value = decode_header_value(raw)

@@ -6,6 +6,7 @@
 //! a stream does not cancel its request in these revisions; `notifications/cancelled`
 //! does.
 
+use super::headers::{SESSION_HEADER, VERSION_HEADER};
 use super::{HttpServer, json_reply, sse};
 use crate::protocol::legacy::LegacyVersion;
 use crate::protocol::{RpcError, keys};
@@ -13,16 +14,13 @@ use crate::server::parts::Streams;
 use crate::server::reply::{ErrorClass, Rejection, Reply};
 use crate::server::route::Prepared;
 use crate::server::session::Session;
-use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::{mpsc, oneshot};
-
-const SESSION_HEADER: &str = "mcp-session-id";
-const VERSION_HEADER: &str = "mcp-protocol-version";
 
 /// The live sessions of one HTTP server, capped, forgotten after an idle timeout.
 pub(crate) struct Sessions {
@@ -101,7 +99,7 @@ fn new_session_id() -> Option<String> {
 }
 
 /// The single value of a header, if it is there once and readable.
-fn one<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
+fn one<'a>(headers: &'a HeaderMap, name: &HeaderName) -> Option<&'a str> {
     let mut values = headers.get_all(name).iter();
     match (values.next(), values.next()) {
         (Some(v), None) => v.to_str().ok().map(str::trim),
@@ -133,7 +131,7 @@ fn unknown_session() -> Response {
 
 fn with_session_header(mut resp: Response, id: &str) -> Response {
     if let Ok(v) = HeaderValue::from_str(id) {
-        resp.headers_mut().insert(SESSION_HEADER, v);
+        resp.headers_mut().insert(SESSION_HEADER.clone(), v);
     }
     resp
 }
@@ -152,7 +150,7 @@ impl HttpServer {
         if !self.server.inner.legacy.enabled {
             return Err(msg);
         }
-        let version = one(headers, VERSION_HEADER);
+        let version = one(headers, &VERSION_HEADER);
         let modern_header = version.is_some_and(|v| crate::protocol::MODERN_VERSIONS.contains(&v));
         if modern_header || has_modern_meta(&msg) {
             return Err(msg);
@@ -167,7 +165,7 @@ impl HttpServer {
             ));
             return Ok(error(StatusCode::BAD_REQUEST, &msg, e));
         }
-        match one(headers, SESSION_HEADER) {
+        match one(headers, &SESSION_HEADER) {
             Some(id) => match self.session_for(id, caller.map(|p| &**p)) {
                 Some(session) => Ok(with_session_header(
                     self.in_session(msg, &session, accepts_json, accepts_sse)
@@ -301,7 +299,7 @@ impl HttpServer {
         if !self.server.inner.legacy.enabled {
             return None;
         }
-        let id = one(headers, SESSION_HEADER)?;
+        let id = one(headers, &SESSION_HEADER)?;
         let Some(session) = self.session_for(id, caller) else {
             return Some(unknown_session());
         };
@@ -341,7 +339,7 @@ impl HttpServer {
         if !self.server.inner.legacy.enabled {
             return None;
         }
-        let id = one(headers, SESSION_HEADER)?;
+        let id = one(headers, &SESSION_HEADER)?;
         if self.session_for(id, caller).is_none() {
             return Some(unknown_session());
         }

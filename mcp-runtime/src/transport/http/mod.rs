@@ -384,7 +384,7 @@ impl HttpServer {
         listener: TcpListener,
         shutdown: impl Future<Output = Duration>,
     ) -> io::Result<()> {
-        use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+        use hyper_util::rt::{TokioExecutor, TokioIo};
         use hyper_util::server::graceful::GracefulShutdown;
         use hyper_util::service::TowerToHyperService;
 
@@ -404,12 +404,9 @@ impl HttpServer {
         };
         let graceful = GracefulShutdown::new();
         let mut builder = hyper::server::conn::http1::Builder::new();
-        // hyper's header timer starts when it waits for a request, so it covers the idle
-        // time too: the idle deadline (ours) and the header deadline add up.
-        builder
-            .timer(TokioTimer::new())
-            .header_read_timeout(cfg.idle_timeout + cfg.header_read_timeout)
-            .keep_alive(true);
+        // The header deadline is `conn::Deadlines`' (one timer per connection, not one per
+        // request as hyper's would be).
+        builder.header_read_timeout(None).keep_alive(true);
         let connections = Arc::new(tokio::sync::Semaphore::new(cfg.max_connections));
         let _ = TokioExecutor::new();
         tracing::info!("serving MCP on http://{local}/mcp");
@@ -463,12 +460,15 @@ impl HttpServer {
             let _ = stream.set_nodelay(true);
             // The connection is busy while one of its requests is served (until its response
             // is fully sent); silence is then expected, and the idle deadline sleeps.
-            let busy = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+            let busy = Arc::new(conn::Busy::default());
             let counted = Arc::clone(&busy);
             let router = router.clone();
             let going = Arc::clone(&lifecycle);
             let service = tower::service_fn(move |req: hyper::Request<hyper::body::Incoming>| {
-                let held = Slot::enter(&counted);
+                counted
+                    .started
+                    .fetch_add(1, std::sync::atomic::Ordering::Release);
+                let held = Slot::enter(&counted.serving);
                 let mut router = router.clone();
                 let going = Arc::clone(&going);
                 async move {
@@ -483,7 +483,13 @@ impl HttpServer {
                     Ok::<_, std::convert::Infallible>(resp.map(|b| conn::holding(b, vec![held])))
                 }
             });
-            let io = conn::Deadlines::new(stream, cfg.idle_timeout, cfg.write_stall_timeout, busy);
+            let io = conn::Deadlines::new(
+                stream,
+                cfg.idle_timeout,
+                cfg.header_read_timeout,
+                cfg.write_stall_timeout,
+                busy,
+            );
             let conn =
                 builder.serve_connection(TokioIo::new(io), TowerToHyperService::new(service));
             let conn = graceful.watch(conn);
