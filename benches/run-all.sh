@@ -153,11 +153,11 @@ count_crates() {
 }
 read -r deps lines < <(cd "$crate" && count_crates)
 echo "crates in the dependency tree:      $deps ($lines lines with \`(*)\` repeats; cargo tree -e normal)"
-# VmRSS (KiB) of binary $1 serving stdio, after a tools/list and 50 calls of tool $2 with
-# arguments $3 (2026-07-28, `_meta` on each); each answer must be a result.
+# "VmRSS RssAnon" (KiB) of binary $1 serving stdio, after a tools/list and 50 calls of
+# tool $2 with arguments $3 (2026-07-28, `_meta` on each); each answer must be a result.
 idle_rss() {
     local meta='"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}'
-    local line i rss
+    local line i rss anon
     coproc SRV { exec env RUST_LOG=warn "$1" 2>/dev/null; }
     local pid=$SRV_PID
     printf '{"jsonrpc":"2.0","id":0,"method":"tools/list","params":{%s}}\n' "$meta" >&"${SRV[1]}"
@@ -174,12 +174,54 @@ idle_rss() {
     done
     sleep 0.3
     rss=$(awk '/^VmRSS:/ { print $2 }' "/proc/$pid/status")
+    anon=$(awk '/^RssAnon:/ { print $2 }' "/proc/$pid/status")
     kill "$pid" 2>/dev/null
     wait "$pid" 2>/dev/null || true
-    echo "$rss"
+    echo "$rss $anon"
 }
-rss=$(idle_rss "$build_dir/release/readme-example" forecast '{"city":"Oslo"}')
-echo "idle RSS (its own binary, stdio):   $rss KiB after tools/list and 50 calls"
+read -r rss anon < <(idle_rss "$build_dir/release/readme-example" forecast '{"city":"Oslo"}')
+echo "idle RSS (its own binary, stdio):   $rss KiB after tools/list and 50 calls ($anon KiB anonymous)"
+
+# The floor for that figure: the stdio bench's bare line loop (read a line, parse it into
+# a serde_json::Value, answer, write, flush) as a binary of its own, release, stripped of
+# nothing, built with the same toolchain (its own target dir; serde_json from the lock).
+bare="$target/bare-loop"
+mkdir -p "$bare/src"
+cat >"$bare/src/main.rs" <<'RS'
+use std::io::{BufRead, Write};
+fn main() -> std::io::Result<()> {
+    let stdin = std::io::stdin();
+    let mut out = std::io::stdout().lock();
+    for line in stdin.lock().lines() {
+        let Ok(req) = serde_json::from_str::<serde_json::Value>(&line?) else { continue };
+        let result = match req["method"].as_str() {
+            Some("tools/call") => serde_json::json!({"content": [{"type": "text", "text": "ok"}]}),
+            _ => serde_json::json!({"tools": []}),
+        };
+        let reply = serde_json::json!({"jsonrpc": "2.0", "id": req["id"], "result": result});
+        serde_json::to_writer(&mut out, &reply)?;
+        out.write_all(b"\n")?;
+        out.flush()?;
+    }
+    Ok(())
+}
+RS
+{
+    echo '[package]'
+    echo 'name = "bare-loop"'
+    echo 'version = "0.1.0"'
+    echo 'edition = "2024"'
+    echo 'publish = false'
+    echo
+    echo '[dependencies]'
+    echo 'serde_json = "1"'
+    echo
+    echo '[workspace]'
+} >"$bare/Cargo.toml"
+cp Cargo.lock "$bare/Cargo.lock"
+(cd "$bare" && CARGO_TARGET_DIR="$bare/target" "$cargo" build --quiet --offline --release)
+read -r bare_rss bare_anon < <(idle_rss "$bare/target/release/bare-loop" any '{}')
+echo "idle RSS of a bare line loop:       $bare_rss KiB ($bare_anon KiB anonymous); the README example over it: $(awk -v a="$rss" -v b="$bare_rss" 'BEGIN { printf "%.2fx", a / b }') ($(awk -v a="$anon" -v b="$bare_anon" 'BEGIN { printf "%.2fx", a / b }') anonymous)"
 
 section "rmcp server (benches/rmcp-server, rmcp 3.11.0) beside the README example"
 if [ -z "${BENCH_RMCP_BIN:-}" ]; then
@@ -197,8 +239,8 @@ rmcp_size=$(stripped_size "$BENCH_RMCP_BIN")
 echo "stripped release binary:            rmcp $(mib "$rmcp_size"); ours/rmcp $(ratio "$size" "$rmcp_size")"
 read -r rmcp_deps rmcp_lines < <(cd "$rmcp_crate" && count_crates --locked)
 echo "crates in the dependency tree:      rmcp $rmcp_deps ($rmcp_lines lines); ours/rmcp $(ratio "$deps" "$rmcp_deps")"
-rmcp_rss=$(idle_rss "$BENCH_RMCP_BIN" add '{"a":1,"b":2}')
-echo "idle RSS (its own binary, stdio):   rmcp $rmcp_rss KiB; ours/rmcp $(ratio "$rss" "$rmcp_rss")"
+read -r rmcp_rss rmcp_anon < <(idle_rss "$BENCH_RMCP_BIN" add '{"a":1,"b":2}')
+echo "idle RSS (its own binary, stdio):   rmcp $rmcp_rss KiB ($rmcp_anon KiB anonymous); ours/rmcp $(ratio "$rss" "$rmcp_rss") ($(ratio "$anon" "$rmcp_anon") anonymous)"
 # The README example serves stdio alone (mcp-runtime's default features compile HTTP in,
 # but it never calls it); the rmcp server above serves stdio and HTTP. Without its
 # `http` feature it serves stdio alone too (its own target dir, built incrementally).

@@ -18,7 +18,9 @@
 //!   `/proc/<pid>/stat`) per round trip;
 //! - cold start: spawn → the answer to the first `tools/list`, median of `BENCH_STARTS`
 //!   (default 15) spawns;
-//! - idle RSS after the first calls (`VmRSS` of `/proc/<pid>/status`).
+//! - idle RSS after the first calls (`VmRSS` of `/proc/<pid>/status`), and its anonymous
+//!   part (`RssAnon`: heap, stacks, written pages; the rest is pages of the binary and its
+//!   libraries, shared through the page cache).
 //!
 //! rmcp (the official Rust SDK, 3.11.0) in the same run, when `BENCH_RMCP_BIN` names the
 //! binary of benches/rmcp-server (benches/run-all.sh builds it and sets it; otherwise one
@@ -208,7 +210,9 @@ fn tick_us() -> f64 {
     1e6 / tck
 }
 
-fn cold_start(kind: &str) -> Result<(Duration, u64), String> {
+/// Spawn → the `tools/list` answer, then 50 calls: the time to the answer, and the idle
+/// resident set and its anonymous part (KiB) after the calls.
+fn cold_start(kind: &str) -> Result<(Duration, u64, u64), String> {
     let cmd = command(kind)?;
     let start = Instant::now();
     let mut c = StdioChild::spawn(cmd)?;
@@ -221,7 +225,7 @@ fn cold_start(kind: &str) -> Result<(Duration, u64), String> {
         c.round_trip(&call(id))?;
     }
     std::thread::sleep(Duration::from_millis(100));
-    Ok((took, c.rss_kib()))
+    Ok((took, c.rss_kib(), c.anon_kib()))
 }
 
 fn env(name: &str, default: f64) -> f64 {
@@ -237,6 +241,7 @@ fn row(label: &str, unit: &str, (raw, ours, rmcp): (f64, f64, Option<f64>), note
         "" => format!("{v:.0}"),
         "us" => format!("{v:.1}us"),
         "ms" => format!("{v:.2}ms"),
+        "MiB" => format!("{v:.2}MiB"),
         _ => format!("{v:.1}{unit}"),
     };
     let (rmcp, vs_rmcp) = match rmcp {
@@ -316,31 +321,36 @@ fn bench() -> Result<(), String> {
         row("  rmcp stdio_pipes: round trips/s", "", trips(so, sp), note);
         row("  rmcp stdio_pipes: CPU/round trip", "us", cpus(so, sp), "");
     }
-    let start_of = |kind: &str| -> Result<(f64, f64), String> {
+    // Median start time; resident set and its anonymous part, in MiB, of the last start.
+    let start_of = |kind: &str| -> Result<(f64, f64, f64), String> {
         let mut times = Vec::new();
-        let mut rss = 0;
+        let (mut rss, mut anon) = (0, 0);
         for _ in 0..starts {
-            let (t, r) = cold_start(kind)?;
+            let (t, r, a) = cold_start(kind)?;
             times.push(t);
-            rss = r;
+            (rss, anon) = (r, a);
         }
         times.sort();
         Ok((
             times[times.len() / 2].as_secs_f64() * 1e3,
             rss as f64 / 1024.0,
+            anon as f64 / 1024.0,
         ))
     };
-    let (tr, rr) = start_of("raw")?;
-    let (to, ro) = start_of("ours")?;
-    let (tm, rm) = match with_rmcp {
-        true => start_of("rmcp").map(|(t, r)| (Some(t), Some(r)))?,
-        false => (None, None),
+    let (tr, rr, ar) = start_of("raw")?;
+    let (to, ro, ao) = start_of("ours")?;
+    let (tm, rm, am) = match with_rmcp {
+        true => start_of("rmcp").map(|(t, r, a)| (Some(t), Some(r), Some(a)))?,
+        false => (None, None, None),
     };
     row("cold start (spawn -> tools/list)", "ms", (tr, to, tm), "");
     row("idle RSS after 50 calls", "MiB", (rr, ro, rm), "");
-    let (t1, r1) = start_of("ours-current-thread")?;
+    let note = "   (RssAnon: heap, stacks, written pages; the rest is file pages)";
+    row("  of it anonymous", "MiB", (ar, ao, am), note);
+    let (t1, r1, a1) = start_of("ours-current-thread")?;
     row("  current-thread: cold start", "ms", (tr, t1, tm), "");
     row("  current-thread: idle RSS", "MiB", (rr, r1, rm), "");
+    row("  current-thread: anonymous", "MiB", (ar, a1, am), "");
     Ok(())
 }
 

@@ -61,11 +61,24 @@ impl StdioChild {
 
     /// Resident set size now, in KiB.
     pub fn rss_kib(&self) -> u64 {
+        self.status_kib("VmRSS:")
+    }
+
+    /// The anonymous part of the resident set now, in KiB: heap, stacks and written
+    /// pages, the memory this process alone holds (the rest is pages of files, its binary
+    /// and libraries, shared through the page cache).
+    #[allow(dead_code)] // not every bench that includes this file reads it
+    pub fn anon_kib(&self) -> u64 {
+        self.status_kib("RssAnon:")
+    }
+
+    /// A `kB` field of `/proc/<pid>/status`.
+    fn status_kib(&self, field: &str) -> u64 {
         let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))
             .unwrap_or_default();
         status
             .lines()
-            .find_map(|l| l.strip_prefix("VmRSS:"))
+            .find_map(|l| l.strip_prefix(field))
             .and_then(|v| v.split_whitespace().next()?.parse().ok())
             .unwrap_or(0)
     }
