@@ -49,6 +49,60 @@ where
     Box::pin(future)
 }
 
+/// The definitions of a `tools![..]`, `resources![..]` or `prompts![..]`: each
+/// constructor of the list's constant table, called in order. A loop here rather than one
+/// call per item in the caller, so the caller's code does not grow with the list.
+pub fn defs<T>(constructors: &[fn() -> T]) -> Vec<T> {
+    constructors.iter().map(|make| make()).collect()
+}
+
+/// Coerces a handler that captures nothing (the closure of a free function or of an
+/// associated function without `self`) to a function pointer, so that the definition's
+/// constructor and its type-erased wrapper are compiled once per kind and output type
+/// rather than once per item.
+pub fn handler<K: crate::kind::Kind, R>(
+    f: fn(Call<K>) -> futures_util::future::BoxFuture<'static, Result<R, Error>>,
+) -> fn(Call<K>) -> futures_util::future::BoxFuture<'static, Result<R, Error>> {
+    f
+}
+
+/// The handler of an `async fn` that asks for no input and captures nothing: the call's
+/// parameters are read before the function's future is made, so the only future per item
+/// is the function's own; the wrapper around it is compiled once per kind and output type.
+/// An error reading a parameter is the call's error, as before.
+pub fn direct<K: crate::kind::Kind, R: Send + 'static>(
+    f: fn(Call<K>) -> Result<futures_util::future::BoxFuture<'static, R>, Error>,
+) -> impl Fn(Call<K>) -> Direct<R> + Send + Sync + 'static {
+    move |call: Call<K>| Direct(Some(f(call)))
+}
+
+/// The future of a [`direct`] handler: the function's future, or the error reading its
+/// parameters.
+pub struct Direct<R>(Option<Result<futures_util::future::BoxFuture<'static, R>, Error>>);
+
+impl<R> core::future::Future for Direct<R> {
+    type Output = Result<R, Error>;
+
+    fn poll(
+        self: core::pin::Pin<&mut Self>,
+        cx: &mut core::task::Context<'_>,
+    ) -> core::task::Poll<Self::Output> {
+        let this = self.get_mut();
+        match this.0.take() {
+            Some(Ok(mut fut)) => match fut.as_mut().poll(cx) {
+                core::task::Poll::Ready(out) => core::task::Poll::Ready(Ok(out)),
+                core::task::Poll::Pending => {
+                    this.0 = Some(Ok(fut));
+                    core::task::Poll::Pending
+                }
+            },
+            Some(Err(e)) => core::task::Poll::Ready(Err(e)),
+            // Polled after it was ready.
+            None => core::task::Poll::Pending,
+        }
+    }
+}
+
 /// Parses JSON text the macro already validated at compile time.
 pub fn json(text: &str) -> serde_json::Value {
     serde_json::from_str(text).unwrap_or(serde_json::Value::Null)

@@ -273,6 +273,33 @@ pub fn definition(item: &Item) -> TokenStream {
             #body
         }
     };
+    // A handler that captures nothing goes in as a function pointer: the constructor and
+    // its type-erased wrapper are then compiled once per output type, not once per item.
+    // An `async fn` that asks for no input needs no future of its own around the
+    // function's: its parameters are read first, then the function's future is boxed.
+    let asks = item.params.iter().any(|p| p.role == Role::Input);
+    let handler = if !capture_outer.is_empty() {
+        handler
+    } else if item.shape.is_async && !asks {
+        // The call too is spanned at the name: a future that is not `Send` is reported
+        // there, as the async block's is on the other paths.
+        let span = item.ident.span();
+        let invoke = if free {
+            quote_spanned!(span=> __mcp_fn(#(#args),*))
+        } else {
+            quote_spanned!(span=> Self::#ident(#(#args),*))
+        };
+        let boxed = quote_spanned! {span=> __mcp::boxed(#invoke) };
+        quote! {
+            __mcp::direct(move |#call_arg: __mcp::Call<#kind>| {
+                #bind_fn
+                #(#extracts)*
+                __mcp::Ok(#boxed)
+            })
+        }
+    } else {
+        quote!(__mcp::handler(#handler))
+    };
     let name = &item.name.value;
     // The constructor requires the return type to convert into a result; spanned at the
     // return type, that is where a wrong one is reported.
