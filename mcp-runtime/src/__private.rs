@@ -19,6 +19,8 @@ pub use std::string::String;
 pub use std::sync::Arc;
 pub use std::vec::Vec;
 
+use futures_util::future::BoxFuture;
+
 /// Checks at compile time that a form field's type is allowed (reported at the type).
 pub fn assert_form_field<T: FormField>() {}
 
@@ -42,11 +44,96 @@ pub fn cache_hints(ttl_ms: Option<u64>, private: Option<bool>) -> CacheHints {
 
 /// Boxes a handler's future, requiring it to be `Send` (the error is reported at the
 /// handler's name).
-pub fn boxed<F, T>(future: F) -> futures_util::future::BoxFuture<'static, T>
+pub fn boxed<F, T>(future: F) -> BoxFuture<'static, T>
 where
     F: core::future::Future<Output = T> + Send + 'static,
 {
     Box::pin(future)
+}
+
+/// The definitions of a `tools![..]`, `resources![..]` or `prompts![..]`: each
+/// constructor of the list's constant table, called in order. A loop here rather than one
+/// call per item in the caller, so the caller's code does not grow with the list.
+pub fn defs<T>(constructors: &[fn() -> T]) -> Vec<T> {
+    constructors.iter().map(|make| make()).collect()
+}
+
+/// The definitions of one kind of a `#[server]` impl: each item's constructor, given the
+/// server value, called in order (as [`defs`]).
+pub fn defs_with<S, T>(this: &Arc<S>, constructors: &[fn(&Arc<S>) -> T]) -> Vec<T> {
+    constructors.iter().map(|make| make(this)).collect()
+}
+
+/// Coerces a handler that captures nothing (the closure of a free function or of an
+/// associated function without `self`) to a function pointer, so that the definition's
+/// constructor and its type-erased wrapper are compiled once per kind and output type
+/// rather than once per item.
+pub fn handler<K: crate::kind::Kind, R>(
+    f: fn(Call<K>) -> BoxFuture<'static, Result<R, Error>>,
+) -> fn(Call<K>) -> BoxFuture<'static, Result<R, Error>> {
+    f
+}
+
+/// What a `&self` method's handler is given: the server value and the call.
+pub type MethodHandler<S, K, R> = fn(Arc<S>, Call<K>) -> BoxFuture<'static, Result<R, Error>>;
+
+/// What a `&self` method's [`direct_with`] handler is given: the server value and the
+/// call, to read the parameters from before the method's future is made.
+pub type MethodDirect<S, K, R> = fn(&Arc<S>, Call<K>) -> Result<BoxFuture<'static, R>, Error>;
+
+/// [`handler`] for a `&self` method of a `#[server]` impl: the handler gets the server
+/// value, so it captures nothing and is one function pointer; the closure holding the
+/// value is compiled once per server type, kind and output type.
+pub fn handler_with<S: Send + Sync + 'static, K: crate::kind::Kind, R: 'static>(
+    this: Arc<S>,
+    f: MethodHandler<S, K, R>,
+) -> impl Fn(Call<K>) -> BoxFuture<'static, Result<R, Error>> + Send + Sync + 'static {
+    move |call: Call<K>| f(Arc::clone(&this), call)
+}
+
+/// [`direct`] for a `&self` method of a `#[server]` impl (see [`handler_with`]).
+pub fn direct_with<S: Send + Sync + 'static, K: crate::kind::Kind, R: Send + 'static>(
+    this: Arc<S>,
+    f: MethodDirect<S, K, R>,
+) -> impl Fn(Call<K>) -> Direct<R> + Send + Sync + 'static {
+    move |call: Call<K>| Direct(Some(f(&this, call)))
+}
+
+/// The handler of an `async fn` that asks for no input and captures nothing: the call's
+/// parameters are read before the function's future is made, so the only future per item
+/// is the function's own; the wrapper around it is compiled once per kind and output type.
+/// An error reading a parameter is the call's error, as before.
+pub fn direct<K: crate::kind::Kind, R: Send + 'static>(
+    f: fn(Call<K>) -> Result<BoxFuture<'static, R>, Error>,
+) -> impl Fn(Call<K>) -> Direct<R> + Send + Sync + 'static {
+    move |call: Call<K>| Direct(Some(f(call)))
+}
+
+/// The future of a [`direct`] handler: the function's future, or the error reading its
+/// parameters.
+pub struct Direct<R>(Option<Result<BoxFuture<'static, R>, Error>>);
+
+impl<R> core::future::Future for Direct<R> {
+    type Output = Result<R, Error>;
+
+    fn poll(
+        self: core::pin::Pin<&mut Self>,
+        cx: &mut core::task::Context<'_>,
+    ) -> core::task::Poll<Self::Output> {
+        let this = self.get_mut();
+        match this.0.take() {
+            Some(Ok(mut fut)) => match fut.as_mut().poll(cx) {
+                core::task::Poll::Ready(out) => core::task::Poll::Ready(Ok(out)),
+                core::task::Poll::Pending => {
+                    this.0 = Some(Ok(fut));
+                    core::task::Poll::Pending
+                }
+            },
+            Some(Err(e)) => core::task::Poll::Ready(Err(e)),
+            // Polled after it was ready.
+            None => core::task::Poll::Pending,
+        }
+    }
 }
 
 /// Parses JSON text the macro already validated at compile time.

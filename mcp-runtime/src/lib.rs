@@ -365,8 +365,15 @@ pub mod metrics {
     pub use crate::server::metrics::{DURATION_BUCKETS, Metrics};
 }
 
-/// Collects `#[tool]` functions into tool definitions for [`ServerBuilder::tools`]. Two
-/// tools of one list with the same name are a compile error.
+/// Collects `#[tool]` functions into tool definitions (a `Vec<ToolDef>`) for
+/// [`ServerBuilder::tools`]. Two tools of one list with the same name are a compile error.
+///
+/// The list is a constant table of the tools' constructors, called in order by one
+/// function of this crate: the function that names the list stays small however long it
+/// is, so build time grows with the number of tools and no faster. rustc compiles the items
+/// of one module in one codegen unit, so hundreds of tools build faster on several cores
+/// when they are spread over modules (`tools![files::read, files::write, ..]`): 1000 tools
+/// in ten modules took 11.5 s for a release build where one module took 17.9 s (2 cores).
 ///
 /// ```
 /// use mcp_runtime::{tool, tools};
@@ -388,30 +395,34 @@ macro_rules! tools {
     ($($($segment:ident)::+),* $(,)?) => {{
         const __MCP_NAMES: &[&str] = &[$($($segment)::+ :: __MCP_KEY),*];
         const _: () = $crate::__private::assert_distinct::<{ __MCP_NAMES.len() }>("tools", __MCP_NAMES);
-        [$($($segment)::+ :: __mcp_tool()),*]
+        const __MCP_DEFS: &[fn() -> $crate::__private::ToolDef] = &[$($($segment)::+ :: __mcp_tool),*];
+        $crate::__private::defs(__MCP_DEFS)
     }};
 }
 
-/// Collects `#[resource]` functions into resource definitions for
-/// [`ServerBuilder::resources`]. Two resources of one list with the same URI (or URI
-/// template) are a compile error.
+/// Collects `#[resource]` functions into resource definitions (a `Vec<ResourceDef>`) for
+/// [`ServerBuilder::resources`], as [`tools!`] does. Two resources of one list with the
+/// same URI (or URI template) are a compile error.
 #[macro_export]
 macro_rules! resources {
     ($($($segment:ident)::+),* $(,)?) => {{
         const __MCP_NAMES: &[&str] = &[$($($segment)::+ :: __MCP_KEY),*];
         const _: () = $crate::__private::assert_distinct::<{ __MCP_NAMES.len() }>("resources", __MCP_NAMES);
-        [$($($segment)::+ :: __mcp_resource()),*]
+        const __MCP_DEFS: &[fn() -> $crate::__private::ResourceDef] = &[$($($segment)::+ :: __mcp_resource),*];
+        $crate::__private::defs(__MCP_DEFS)
     }};
 }
 
-/// Collects `#[prompt]` functions into prompt definitions for [`ServerBuilder::prompts`].
-/// Two prompts of one list with the same name are a compile error.
+/// Collects `#[prompt]` functions into prompt definitions (a `Vec<PromptDef>`) for
+/// [`ServerBuilder::prompts`], as [`tools!`] does. Two prompts of one list with the same
+/// name are a compile error.
 #[macro_export]
 macro_rules! prompts {
     ($($($segment:ident)::+),* $(,)?) => {{
         const __MCP_NAMES: &[&str] = &[$($($segment)::+ :: __MCP_KEY),*];
         const _: () = $crate::__private::assert_distinct::<{ __MCP_NAMES.len() }>("prompts", __MCP_NAMES);
-        [$($($segment)::+ :: __mcp_prompt()),*]
+        const __MCP_DEFS: &[fn() -> $crate::__private::PromptDef] = &[$($($segment)::+ :: __mcp_prompt),*];
+        $crate::__private::defs(__MCP_DEFS)
     }};
 }
 

@@ -236,41 +236,84 @@ pub fn definition(item: &Item) -> TokenStream {
     let ident = &item.ident;
     let args = item.params.iter().map(|p| &p.ident);
     let args: Vec<_> = args.collect();
-    let (capture_outer, capture_inner, invoke) = match (free, &item.shape.receiver) {
+    // A `&self` method's handler gets the server value from the runtime (`__this`); no
+    // handler captures anything, so each goes in as a function pointer and the
+    // constructor and its type-erased wrapper are compiled once per output type (and
+    // server type), not once per item.
+    let method = !free && matches!(item.shape.receiver, Receiver::Ref(_));
+    let invoke = match (free, method) {
         // Called through `__mcp_fn`, bound before the parameters are, so a parameter named
         // like the function cannot shadow it.
-        (true, _) => (quote!(), quote!(), quote!(__mcp_fn(#(#args),*))),
-        (false, Receiver::Ref(_)) => (
-            quote!(let __this = __mcp::Arc::clone(this);),
-            quote!(let __this = __mcp::Arc::clone(&__this);),
-            quote!(__this.#ident(#(#args),*)),
-        ),
-        (false, _) => (quote!(), quote!(), quote!(Self::#ident(#(#args),*))),
-    };
-    // A plain `fn` runs on the blocking pool, so it never holds up the runtime.
-    let call = if item.shape.is_async {
-        quote!(#invoke.await)
-    } else {
-        quote!(__mcp::blocking(move || #invoke).await?)
+        (true, _) => quote!(__mcp_fn(#(#args),*)),
+        (false, true) => quote!(__this.#ident(#(#args),*)),
+        (false, false) => quote!(Self::#ident(#(#args),*)),
     };
     let bind_fn = free.then(|| quote!(let __mcp_fn = #ident;));
-    // Spanned at the function's name, so a non-`Send` future is reported there.
-    let body = quote_spanned! {item.ident.span()=>
-        __mcp::boxed(async move {
-            #bind_fn
-            #(#extracts)*
-            __mcp::Result::<_, __mcp::Error>::Ok(#call)
-        })
-    };
     let call_arg = if item.params.is_empty() {
         quote!(_)
     } else {
         quote!(mut __call)
     };
-    let handler = quote! {
-        move |#call_arg: __mcp::Call<#kind>| {
-            #capture_inner
-            #body
+    let span = item.ident.span();
+    let asks = item.params.iter().any(|p| p.role == Role::Input);
+    let handler = if item.shape.is_async && !asks {
+        // An `async fn` that asks for no input needs no future of its own around the
+        // function's: its parameters are read first, then the function's future is
+        // boxed (a `&self` method's in an async block holding the value). Spanned at the
+        // name, so a future that is not `Send` is reported there.
+        let call = match (free, method) {
+            (true, _) => quote_spanned!(span=> __mcp_fn(#(#args),*)),
+            (false, true) => quote_spanned!(span=> __this.#ident(#(#args),*)),
+            (false, false) => quote_spanned!(span=> Self::#ident(#(#args),*)),
+        };
+        if method {
+            let boxed = quote_spanned! {span=>
+                __mcp::boxed(async move { #call.await })
+            };
+            quote! {
+                __mcp::direct_with(
+                    __mcp::Arc::clone(this),
+                    |__this: &__mcp::Arc<Self>, #call_arg: __mcp::Call<#kind>| {
+                        #(#extracts)*
+                        let __this = __mcp::Arc::clone(__this);
+                        __mcp::Ok(#boxed)
+                    },
+                )
+            }
+        } else {
+            let boxed = quote_spanned!(span=> __mcp::boxed(#call));
+            quote! {
+                __mcp::direct(|#call_arg: __mcp::Call<#kind>| {
+                    #bind_fn
+                    #(#extracts)*
+                    __mcp::Ok(#boxed)
+                })
+            }
+        }
+    } else {
+        // A plain `fn` runs on the blocking pool, so it never holds up the runtime.
+        let call = if item.shape.is_async {
+            quote!(#invoke.await)
+        } else {
+            quote!(__mcp::blocking(move || #invoke).await?)
+        };
+        // Spanned at the function's name, so a non-`Send` future is reported there.
+        let body = quote_spanned! {span=>
+            __mcp::boxed(async move {
+                #bind_fn
+                #(#extracts)*
+                __mcp::Result::<_, __mcp::Error>::Ok(#call)
+            })
+        };
+        if method {
+            quote! {
+                __mcp::handler_with(
+                    __mcp::Arc::clone(this),
+                    |__this: __mcp::Arc<Self>, #call_arg: __mcp::Call<#kind>| { #body },
+                )
+            }
+        } else {
+            quote!(__mcp::handler(|#call_arg: __mcp::Call<#kind>| { #body }))
         }
     };
     let name = &item.name.value;
@@ -304,7 +347,6 @@ pub fn definition(item: &Item) -> TokenStream {
         #inline_refs
         #uses_input
         #(#describes)*
-        #capture_outer
         #new
             #(#builder)*
     }}

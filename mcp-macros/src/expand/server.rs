@@ -105,38 +105,75 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
         let stub = imp
             .trait_
             .is_none()
-            .then(|| provider(&krate, self_ty, quote!()));
+            .then(|| provider(&krate, self_ty, quote!(), quote!()));
         return quote!(#imp #stub #errors);
     }
-    let kind_fn = |kind: Kind, method: &str, ty: TokenStream| {
-        let defs: Vec<TokenStream> = model
-            .items
-            .iter()
-            .filter(|i| i.kind == kind)
-            .map(super::definition)
+    // Each item is built by a hidden associated function of its own, listed in a constant
+    // table that `Provider` hands to the runtime: the functions stay small however many
+    // items the impl has, as with `tools![..]`.
+    let mut helpers = Vec::new();
+    let mut kind_fn = |kind: Kind, method: &str, ty: TokenStream| {
+        let items: Vec<&Item> = model.items.iter().filter(|i| i.kind == kind).collect();
+        if items.is_empty() {
+            return None;
+        }
+        let names: Vec<syn::Ident> = (0..items.len())
+            .map(|i| quote::format_ident!("__mcp_{}_{}", method, i))
             .collect();
-        (!defs.is_empty()).then(|| {
-            let method = syn::Ident::new(method, proc_macro2::Span::call_site());
-            quote! {
-                fn #method(this: &__mcp::Arc<Self>) -> __mcp::Vec<__mcp::#ty> {
+        let table = quote::format_ident!("__MCP_{}", method.to_uppercase());
+        for (item, name) in items.iter().zip(&names) {
+            let def = super::definition(item);
+            helpers.push(quote! {
+                #[doc(hidden)]
+                fn #name(this: &__mcp::Arc<Self>) -> __mcp::#ty {
                     let _ = this;
-                    __mcp::Vec::from([#(#defs),*])
+                    #def
                 }
+            });
+        }
+        helpers.push(quote! {
+            #[doc(hidden)]
+            const #table: &'static [fn(&__mcp::Arc<Self>) -> __mcp::#ty] = &[#(Self::#names),*];
+        });
+        let method = syn::Ident::new(method, proc_macro2::Span::call_site());
+        Some(quote! {
+            fn #method(this: &__mcp::Arc<Self>) -> __mcp::Vec<__mcp::#ty> {
+                __mcp::defs_with(this, Self::#table)
             }
         })
     };
     let tools = kind_fn(Kind::Tool, "tools", quote!(ToolDef));
     let resources = kind_fn(Kind::Resource, "resources", quote!(ResourceDef));
     let prompts = kind_fn(Kind::Prompt, "prompts", quote!(PromptDef));
-    let provider = provider(&krate, self_ty, quote!(#tools #resources #prompts));
+    let provider = provider(
+        &krate,
+        self_ty,
+        quote!(#(#helpers)*),
+        quote!(#tools #resources #prompts),
+    );
     quote!(#imp #provider)
 }
 
-/// `impl Provider for Type { body }`, fenced in a `const _` with the `__mcp` alias.
-fn provider(krate: &TokenStream, self_ty: &syn::Type, body: TokenStream) -> TokenStream {
+/// `impl Provider for Type { body }`, after the hidden `impl Type { helpers }` that builds
+/// the items (if any), fenced in a `const _` with the `__mcp` alias.
+fn provider(
+    krate: &TokenStream,
+    self_ty: &syn::Type,
+    helpers: TokenStream,
+    body: TokenStream,
+) -> TokenStream {
+    let helpers = (!helpers.is_empty()).then(|| {
+        quote! {
+            #[automatically_derived]
+            impl #self_ty {
+                #helpers
+            }
+        }
+    });
     quote! {
         const _: () = {
             use #krate::__private as __mcp;
+            #helpers
             #[automatically_derived]
             impl __mcp::Provider for #self_ty {
                 #body
@@ -161,7 +198,7 @@ fn unparsable(item: TokenStream, e: syn::Error, krate: &TokenStream) -> TokenStr
     };
     match shell.parse2(item.clone()) {
         Ok(Some(ty)) => {
-            let stub = provider(krate, &ty, quote!());
+            let stub = provider(krate, &ty, quote!(), quote!());
             let item = strip_ours(item, true);
             quote!(#item #stub)
         }
