@@ -222,12 +222,12 @@ impl<S: AsyncWrite + Unpin> AsyncWrite for Deadlines<S> {
     }
 }
 
-/// A response body that holds `guards` until it is fully sent (or dropped): the request
+/// A response body that holds `guard` until it is fully sent (or dropped): the request
 /// stays counted while its response streams.
-pub(super) fn holding(body: Body, guards: Vec<Slot>) -> Body {
+pub(super) fn holding(body: Body, guard: Slot) -> Body {
     struct Holding {
         body: Body,
-        _guards: Vec<Slot>,
+        _guard: Slot,
     }
     impl HttpBody for Holding {
         type Data = Bytes;
@@ -246,11 +246,8 @@ pub(super) fn holding(body: Body, guards: Vec<Slot>) -> Body {
             self.body.size_hint()
         }
     }
-    if guards.is_empty() {
-        return body;
-    }
     Body::new(Holding {
         body,
-        _guards: guards,
+        _guard: guard,
     })
 }

@@ -257,7 +257,7 @@ pub(super) async fn serve_post(s: &HttpServer, req: Request) -> Response {
         )
         .await
     {
-        Ok(resp) => return resp.map(|b| conn::holding(b, vec![slot])),
+        Ok(resp) => return resp.map(|b| conn::holding(b, slot)),
         Err(msg) => msg,
     };
 
@@ -293,7 +293,7 @@ pub(super) async fn serve_post(s: &HttpServer, req: Request) -> Response {
     let rx = job.take_notifications();
     respond(job.run(), rx, accepts_json)
         .await
-        .map(|b| conn::holding(b, vec![slot]))
+        .map(|b| conn::holding(b, slot))
 }
 
 /// The answer to a request that runs: JSON, unless the handler streams (its first

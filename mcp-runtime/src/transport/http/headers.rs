@@ -23,6 +23,13 @@ pub(super) fn is_json_content_type(headers: &HeaderMap) -> bool {
 
 /// Which response media types the client accepts: (json, sse). No `Accept` means JSON.
 pub(super) fn accepted(headers: &HeaderMap) -> (bool, bool) {
+    // What every Streamable HTTP client sends, answered without parsing.
+    let mut values = headers.get_all(header::ACCEPT).iter();
+    if let (Some(v), None) = (values.next(), values.next())
+        && v.as_bytes() == b"application/json, text/event-stream"
+    {
+        return (true, true);
+    }
     let mut any = false;
     let (mut json, mut sse) = (false, false);
     for v in headers.get_all(header::ACCEPT) {

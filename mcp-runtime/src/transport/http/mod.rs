@@ -480,7 +480,7 @@ impl HttpServer {
                             hyper::header::HeaderValue::from_static("close"),
                         );
                     }
-                    Ok::<_, std::convert::Infallible>(resp.map(|b| conn::holding(b, vec![held])))
+                    Ok::<_, std::convert::Infallible>(resp.map(|b| conn::holding(b, held)))
                 }
             });
             let io = conn::Deadlines::new(
