@@ -88,7 +88,7 @@ pub(crate) enum Message {
 /// Reads the JSON-RPC envelope of one message. The error carries the id when it could be
 /// read.
 pub(crate) fn read_envelope(msg: Value) -> Result<Message, (Option<RequestId>, Rejection)> {
-    let mut obj = match msg {
+    let obj = match msg {
         Value::Object(o) => o,
         Value::Array(_) => {
             return Err((
@@ -105,9 +105,21 @@ pub(crate) fn read_envelope(msg: Value) -> Result<Message, (Option<RequestId>, R
             ));
         }
     };
-    let id = match obj.get("id") {
+    // One pass over the members (removing them one by one searched the map each time).
+    let (mut id, mut jsonrpc, mut method, mut params, mut answer) = (None, None, None, None, false);
+    for (key, value) in obj {
+        match key.as_str() {
+            "id" => id = Some(value),
+            "jsonrpc" => jsonrpc = Some(value),
+            "method" => method = Some(value),
+            "params" => params = Some(value),
+            "result" | "error" => answer = true,
+            _ => {}
+        }
+    }
+    let id = match id {
         None => None,
-        Some(v) => match RequestId::from_value(v) {
+        Some(v) => match RequestId::from_value(&v) {
             Some(id) => Some(id),
             None => {
                 return Err((
@@ -118,13 +130,13 @@ pub(crate) fn read_envelope(msg: Value) -> Result<Message, (Option<RequestId>, R
         },
     };
     let fail = |id: Option<RequestId>, why: &str| Err((id, Rejection::malformed(why)));
-    if obj.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
+    if jsonrpc.as_ref().and_then(Value::as_str) != Some("2.0") {
         return fail(id, "`jsonrpc` must be \"2.0\"");
     }
-    let method = match obj.remove("method") {
+    let method = match method {
         Some(Value::String(m)) => m,
         Some(_) => return fail(id, "`method` must be a string"),
-        None if obj.contains_key("result") || obj.contains_key("error") => {
+        None if answer => {
             return fail(
                 id,
                 "this server sends no requests, so it accepts no responses",
@@ -132,10 +144,9 @@ pub(crate) fn read_envelope(msg: Value) -> Result<Message, (Option<RequestId>, R
         }
         None => return fail(id, "`method` is missing"),
     };
-    if obj.contains_key("result") || obj.contains_key("error") {
+    if answer {
         return fail(id, "a message has `method` or `result`/`error`, not both");
     }
-    let params = obj.remove("params");
     Ok(match id {
         Some(id) => Message::Request { id, method, params },
         None => Message::Notification { method, params },
