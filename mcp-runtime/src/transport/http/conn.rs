@@ -122,18 +122,15 @@ impl<S: AsyncRead + Unpin> AsyncRead for Deadlines<S> {
         match Pin::new(&mut this.inner).poll_read(cx, buf) {
             Poll::Ready(r) => {
                 // Bytes (or the end): the silence is over; the header deadline holds
-                // until a request is being served.
+                // until a request is started (`head_by` names the request it is for).
                 this.read_timer.disarm();
-                if !waiting {
-                    this.head_by = None;
-                }
                 Poll::Ready(r)
             }
             Poll::Pending if waiting => {
                 if this.read_timer.armed.is_none() {
                     let now = Instant::now();
                     // A deadline set while waiting for an earlier request is not this
-                    // one's (that request was served without a read in between).
+                    // one's.
                     let started = this.busy.started.load(Ordering::Acquire);
                     let head_by = match this.head_by {
                         Some((at, n)) if n == started => at,
@@ -157,7 +154,6 @@ impl<S: AsyncRead + Unpin> AsyncRead for Deadlines<S> {
             Poll::Pending => {
                 // A request is being served: silence from the client is expected.
                 this.read_timer.disarm();
-                this.head_by = None;
                 Poll::Pending
             }
         }
