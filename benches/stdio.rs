@@ -5,10 +5,10 @@
 //! server answers wrongly.
 //!
 //! A fourth child, "ours-current-thread", is "ours" on a current-thread runtime
-//! (`#[tokio::main(flavor = "current_thread")]`): no second worker to wake per message.
+//! (`#[tokio::main(flavor = "current_thread")]`, what `cargo mcp new` generates for stdio).
 //!
 //! A third child, "ours-tokio-io", is the same server over `tokio::io::stdin()` and
-//! `stdout()` (what `serve_stdio` used before it got its own pipe handling), so one run
+//! `stdout()` (what `serve_stdio` used before it read stdin itself), so one run
 //! shows that change.
 //!
 //! Rows:

@@ -209,6 +209,67 @@ fn exits_cleanly_on_eof() {
     assert!(status.success());
 }
 
+/// A request that completes in its first poll is answered by the thread that read it;
+/// the log message it sent before answering still reaches stdout first, every time.
+#[test]
+fn an_answer_given_at_once_still_comes_after_its_notifications() {
+    let mut s = Stdio_::conformance();
+    for id in 1..=100 {
+        let mut req = call(json!(id), "test_logging_tool");
+        req["params"]["_meta"]["io.modelcontextprotocol/logLevel"] = json!("info");
+        s.send(&req);
+        let first = s.recv();
+        assert_eq!(first["method"], "notifications/message", "{first}");
+        assert_eq!(first["params"]["data"], "test_logging_tool ran", "{first}");
+        let answer = s.recv();
+        assert_eq!(answer["id"], id, "{answer}");
+        assert_eq!(
+            answer["result"]["content"][0]["text"],
+            "Logging tool completed."
+        );
+    }
+}
+
+/// SIGTERM while stdin is still open (the reading thread is blocked in a read): the
+/// request in flight finishes and is answered, and the process exits 0.
+#[test]
+fn sigterm_with_stdin_open_drains_and_exits() {
+    let mut s = Stdio_::conformance();
+    let mut body = call(json!(1), "test_tool_with_progress");
+    body["params"]["_meta"]["progressToken"] = json!("p");
+    s.send(&body);
+    // Its first progress report: the request is in flight, 100 ms from its answer.
+    let first = s.recv();
+    assert_eq!(first["method"], "notifications/progress", "{first}");
+    let pid = s.child.0.id().to_string();
+    let killed = Command::new("kill").args(["-TERM", &pid]).status().unwrap();
+    assert!(killed.success());
+    let answer = loop {
+        let v = s.recv();
+        if v.get("id").is_some() {
+            break v;
+        }
+    };
+    assert_eq!(answer["id"], 1);
+    assert_eq!(
+        answer["result"]["content"][0]["text"],
+        "Progress test completed."
+    );
+    let start = Instant::now();
+    let status = loop {
+        if let Some(st) = s.child.0.try_wait().unwrap() {
+            break st;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(5),
+            "did not exit after SIGTERM with stdin open"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert!(status.success(), "{status}");
+    assert!(s.stdin.is_some(), "stdin was open all along");
+}
+
 #[test]
 fn tools_list_is_identical_across_restarts() {
     let get = || {
@@ -308,8 +369,8 @@ fn resources_prompts_and_completion_over_stdio() {
     );
 }
 
-/// stdin that is not a pipe (a file, as in `server < requests.jsonl`; a socket) is read
-/// by a thread instead of the runtime's poller, with the same answers.
+/// stdin that is not a pipe (a file, as in `server < requests.jsonl`; a socket) is served
+/// the same way, with the same answers.
 #[test]
 fn stdin_from_a_file_or_a_socket_is_served_too() {
     let requests = format!(

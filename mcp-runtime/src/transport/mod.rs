@@ -4,8 +4,6 @@
 pub mod http;
 #[cfg(feature = "stdio")]
 pub mod stdio;
-#[cfg(feature = "stdio")]
-mod stdio_pipes;
 
 /// Resolves on SIGINT (Ctrl-C) or, on Unix, SIGTERM.
 pub(crate) async fn shutdown_signal() {

@@ -1,0 +1,245 @@
+//! One stdio connection's messages: what each line does, whoever reads it.
+
+use super::MAX_LINE;
+use super::lines::Line;
+use crate::protocol::{RequestId, RpcError, json::parse_strict, methods};
+use crate::server::Server;
+use crate::server::parts::{NoGuard, Streams};
+use crate::server::reply::{ErrorClass, Rejection, Reply};
+use crate::server::route::Prepared;
+use crate::server::session::Session;
+use serde_json::Value;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
+use std::task::{Context, Poll, Waker};
+use tokio::sync::mpsc;
+use tokio::task::{AbortHandle, JoinSet};
+use tokio_util::sync::CancellationToken;
+
+type InFlight = Arc<Mutex<HashMap<RequestId, AbortHandle>>>;
+
+/// What a connection keeps between messages. Shared by reference between the reader of
+/// the lines and the end of the connection, hence the locks (never held across an await
+/// or a handler's poll).
+pub(super) struct Dispatch {
+    server: Server,
+    /// Where spawned requests and subscriptions queue what they write.
+    tx: mpsc::Sender<String>,
+    in_flight: InFlight,
+    tasks: Mutex<JoinSet<()>>,
+    end_of_input: CancellationToken,
+    /// The legacy era's one session, opened by `initialize`.
+    session: OnceLock<Arc<Session>>,
+}
+
+impl Dispatch {
+    pub(super) fn new(server: Server, tx: mpsc::Sender<String>) -> Self {
+        Dispatch {
+            server,
+            tx,
+            in_flight: Arc::default(),
+            tasks: Mutex::new(JoinSet::new()),
+            end_of_input: CancellationToken::new(),
+            session: OnceLock::new(),
+        }
+    }
+
+    fn tasks(&self) -> std::sync::MutexGuard<'_, JoinSet<()>> {
+        self.tasks.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Handles one line: the line to write at once (after what is queued), if any. A
+    /// request that completes in its first poll is answered here, with no task to spawn;
+    /// the others continue as tasks, cancellable, and queue their answers. Must run in
+    /// the runtime's context (tasks are spawned on it).
+    pub(super) fn line(&self, line: Line) -> Option<String> {
+        // Reap finished tasks so the set does not grow.
+        {
+            let mut tasks = self.tasks();
+            while tasks.try_join_next().is_some() {}
+        }
+        let bytes = match line {
+            Line::Message(b) => b,
+            Line::TooLong => {
+                let e = RpcError::parse_error(format!("line longer than {MAX_LINE} bytes"));
+                return Some(parse_error(e));
+            }
+            Line::Eof => return None,
+        };
+        let trimmed = bytes.strip_suffix(b"\r").unwrap_or(&bytes);
+        if trimmed.iter().all(u8::is_ascii_whitespace) {
+            return None;
+        }
+        let msg = match parse_strict(trimmed) {
+            Ok(v) => v,
+            Err(e) => return Some(parse_error(RpcError::parse_error(e))),
+        };
+        self.message(msg)
+    }
+
+    fn message(&self, msg: Value) -> Option<String> {
+        let server = &self.server;
+        // The legacy era: `initialize` opens the process's one session; later messages
+        // without per-request `_meta` belong to it. Modern requests are served
+        // statelessly all along.
+        if server.opens_session(&msg) && self.session.get().is_none() {
+            let (opened, reply) = server.initialize(msg, "stdio".into());
+            if let Some(s) = opened {
+                s.set_outbound(Some(self.tx.clone()));
+                s.forward_changes(&server.inner);
+                let _ = self.session.set(s);
+            }
+            return Some(reply.body);
+        }
+        let legacy = self.session.get().filter(|_| !is_modern(&msg));
+        if let (Some(s), Value::Array(batch)) = (legacy, &msg) {
+            // 2025-03-26 allows JSON-RPC batches; later revisions do not.
+            let s = Arc::clone(s);
+            let batch = batch.clone();
+            let server = server.clone();
+            let tx = self.tx.clone();
+            self.tasks().spawn(async move {
+                if let Some(line) = server
+                    .run_batch(batch, &s, Streams::Shared(tx.clone()))
+                    .await
+                {
+                    let _ = tx.send(line).await;
+                }
+            });
+            return None;
+        }
+        let prepared = match legacy {
+            Some(s) => server.prepare_legacy(msg, s, Streams::Shared(self.tx.clone())),
+            None => server.prepare(msg, &NoGuard, Streams::Shared(self.tx.clone())),
+        };
+        match prepared {
+            Prepared::Answer => None,
+            Prepared::Reply(r) => Some(r.body),
+            Prepared::Notification { method, params } => {
+                if method == methods::NOTIFICATION_CANCELLED {
+                    cancel(&self.in_flight, params.as_ref());
+                }
+                None
+            }
+            Prepared::Listen(mut listen) => {
+                // Several subscriptions can share the connection; each ends on
+                // `notifications/cancelled` naming it, or gracefully at the end of input.
+                listen.stop_with(self.end_of_input.clone());
+                listen.cancel_on_teardown();
+                let id = listen.id().clone();
+                let tx = self.tx.clone();
+                let map = Arc::clone(&self.in_flight);
+                let mut guard = self.in_flight.lock().unwrap_or_else(|e| e.into_inner());
+                let task_id = id.clone();
+                let handle = self.tasks().spawn(async move {
+                    while let Some(msg) = listen.next().await {
+                        if tx.send(msg).await.is_err() {
+                            break;
+                        }
+                    }
+                    map.lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .remove(&task_id);
+                });
+                guard.insert(id, handle);
+                None
+            }
+            Prepared::Call(job) => {
+                let id = job.id().clone();
+                let refused = |r: Rejection| Some(Reply::rejection(Some(&id), r).body);
+                // An id still in flight cannot name a second request: its cancel would
+                // be ambiguous.
+                let duplicate = self
+                    .in_flight
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .contains_key(&id);
+                if duplicate {
+                    return refused(Rejection::malformed("this request id is already in flight"));
+                }
+                let Some(slot) = server.inner.admit() else {
+                    tracing::warn!("too many requests in flight");
+                    return refused(Rejection::new(
+                        ErrorClass::Busy,
+                        RpcError::internal("Too many requests in flight; try again later"),
+                    ));
+                };
+                // The first poll, with no waker: what is still pending is spawned, and
+                // the task's first poll registers its own waker wherever this one did.
+                let mut run = Box::pin(job.run());
+                if let Poll::Ready(reply) =
+                    run.as_mut().poll(&mut Context::from_waker(Waker::noop()))
+                {
+                    drop(slot);
+                    return Some(reply.body);
+                }
+                let tx = self.tx.clone();
+                let map = Arc::clone(&self.in_flight);
+                let mut guard = self.in_flight.lock().unwrap_or_else(|e| e.into_inner());
+                let task_id = id.clone();
+                let handle = self.tasks().spawn(async move {
+                    let _slot = slot;
+                    let reply = run.await;
+                    // Once removed from the map, a late cancel is ignored and the reply is
+                    // committed.
+                    map.lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .remove(&task_id);
+                    let _ = tx.send(reply.body).await;
+                });
+                guard.insert(id, handle);
+                None
+            }
+        }
+    }
+
+    /// The end of input: subscriptions end with their result, the session closes.
+    pub(super) fn end_input(&self) {
+        self.end_of_input.cancel();
+        if let Some(s) = self.session.get() {
+            s.close();
+        }
+    }
+
+    /// Waits for a task to end: `false` once none is left.
+    pub(super) async fn join_next(&self) -> bool {
+        std::future::poll_fn(|cx| self.tasks().poll_join_next(cx).map(|r| r.is_some())).await
+    }
+
+    /// Cancels what is still running.
+    pub(super) fn abort_all(&self) {
+        self.tasks().abort_all();
+    }
+}
+
+/// Whether a message carries per-request `_meta` (the modern era).
+fn is_modern(msg: &Value) -> bool {
+    msg.get("params")
+        .and_then(|p| p.get("_meta"))
+        .and_then(|m| m.get(crate::protocol::keys::PROTOCOL_VERSION))
+        .is_some()
+}
+
+/// The answer to a line that is not a JSON message.
+fn parse_error(e: RpcError) -> String {
+    Reply::rejection(None, Rejection::new(ErrorClass::Malformed, e)).body
+}
+
+/// `notifications/cancelled {requestId}`: drop the request's future. Unknown, finished or
+/// malformed cancels are ignored.
+fn cancel(in_flight: &Mutex<HashMap<RequestId, AbortHandle>>, params: Option<&Value>) {
+    let Some(id) = params
+        .and_then(|p| p.get("requestId"))
+        .and_then(RequestId::from_value)
+    else {
+        return;
+    };
+    if let Some(h) = in_flight
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .remove(&id)
+    {
+        tracing::debug!(%id, "request cancelled by the client");
+        h.abort();
+    }
+}

@@ -1,0 +1,340 @@
+//! stdio: one JSON-RPC message per line on stdin/stdout; logs go to stderr.
+//!
+//! [`Server::serve_stdio`] reads stdin on a thread of its own, with plain blocking reads,
+//! and answers there what completes in its first poll, writing it to stdout itself: a
+//! round trip costs what a bare line loop's does (a read and a write), with no poller, no
+//! task and no worker to wake. What does not complete at once runs as a task of the
+//! runtime and queues its answer, which a task forwards. [`Server::serve_io`] serves any
+//! async byte stream the same way from one task.
+
+mod dispatch;
+mod lines;
+
+#[cfg(feature = "fuzzing")]
+pub(crate) use lines::fuzz_lines;
+
+use crate::server::Server;
+use dispatch::Dispatch;
+use lines::{BlockingLines, Line, Lines};
+use std::future::Future;
+use std::io::{self, Write as _};
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::task::Poll;
+use std::time::Duration;
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::sync::mpsc;
+
+/// Longest accepted line (4 MiB). A longer line is discarded up to its newline and answered
+/// with `-32700`; the stream stays in sync.
+pub const MAX_LINE: usize = 4 * 1024 * 1024;
+
+/// How long in-flight requests may finish after stdin closes.
+pub const EOF_DRAIN: Duration = Duration::from_secs(5);
+
+/// How many lines spawned requests may queue before they wait for stdout.
+const QUEUE: usize = 1024;
+
+impl Server {
+    /// Serves on stdin/stdout until stdin closes or the process gets SIGINT/SIGTERM.
+    ///
+    /// stdin is read by a thread of its own (`mcp-stdio`), which also makes the first
+    /// poll of each request, in the runtime's context; what is still pending then runs as
+    /// a task. After SIGINT/SIGTERM that thread may stay blocked in a read until the
+    /// process exits; it serves nothing more.
+    ///
+    /// Logs go wherever the application's `tracing` subscriber sends them; never to stdout
+    /// if you use [`telemetry::init`](crate::telemetry::init), which writes to stderr.
+    pub async fn serve_stdio(self) -> io::Result<()> {
+        tracing::info!(server = %self.info().name, "serving MCP on stdio");
+        self.inner.start_background();
+        let (tx, rx) = mpsc::channel::<String>(QUEUE);
+        let out = Arc::new(Mutex::new(StdOut {
+            w: io::BufWriter::with_capacity(64 * 1024, io::stdout()),
+            queue: rx,
+        }));
+        let dispatch = Arc::new(Dispatch::new(self, tx));
+        let stop = Arc::new(AtomicBool::new(false));
+        let (done_tx, mut done) = tokio::sync::oneshot::channel::<()>();
+        let runtime = tokio::runtime::Handle::current();
+        {
+            let (out, dispatch, stop) =
+                (Arc::clone(&out), Arc::clone(&dispatch), Arc::clone(&stop));
+            std::thread::Builder::new()
+                .name("mcp-stdio".into())
+                .spawn(move || {
+                    let _in_runtime = runtime.enter();
+                    let mut lines = BlockingLines::new(io::stdin().lock(), MAX_LINE);
+                    loop {
+                        let line = match lines.next() {
+                            Ok(Line::Eof) => break,
+                            Ok(line) => line,
+                            Err(e) => {
+                                tracing::warn!("stdin read failed: {e}");
+                                break;
+                            }
+                        };
+                        if stop.load(Ordering::Acquire) {
+                            break;
+                        }
+                        if let Some(answer) = dispatch.line(line)
+                            && let Err(e) = lock(&out).put(&answer)
+                        {
+                            tracing::debug!("stdout closed: {e}");
+                            break;
+                        }
+                    }
+                    let _ = done_tx.send(());
+                })?;
+        }
+        let forwarding = async move {
+            let shutdown = crate::transport::shutdown_signal();
+            tokio::pin!(shutdown);
+            loop {
+                tokio::select! {
+                    biased;
+                    () = &mut shutdown => break,
+                    _ = &mut done => break,
+                    written = forward_shared(&out) => if let Err(e) = written {
+                        tracing::debug!("stdout closed: {e}");
+                        break;
+                    },
+                }
+            }
+            stop.store(true, Ordering::Release);
+            wind_down(&dispatch, &mut Sink::Shared(&out)).await;
+        };
+        // On a worker, not on the thread that called `block_on`: the worker that finishes
+        // a spawned request then forwards its answer itself, instead of waking that
+        // thread.
+        match tokio::spawn(forwarding).await {
+            Ok(()) => Ok(()),
+            Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+            Err(e) => Err(io::Error::other(e)),
+        }
+    }
+
+    /// Serves newline-delimited JSON-RPC over any byte stream (a pipe, a socket), until
+    /// the reader ends or `shutdown` completes. Requests run concurrently; on the end of
+    /// input, in-flight requests get 5 seconds to finish.
+    pub async fn serve_io<R, W>(
+        self,
+        reader: R,
+        writer: W,
+        shutdown: impl Future<Output = ()> + Send,
+    ) -> io::Result<()>
+    where
+        R: AsyncRead + Unpin + Send,
+        W: AsyncWrite + Unpin + Send + 'static,
+    {
+        // One compiled serving loop whatever the stream types (the few virtual calls per
+        // buffer cost nothing next to a read), instead of a copy per caller's types.
+        self.serve_streams(Box::new(reader), Box::new(writer), Box::pin(shutdown))
+            .await
+    }
+
+    /// The serving loop, boxed: polled through one vtable, so its code exists once, not
+    /// in every codegen unit that awaits it.
+    fn serve_streams<'a>(
+        self,
+        reader: Box<dyn AsyncRead + Unpin + Send + 'a>,
+        writer: Box<dyn AsyncWrite + Unpin + Send>,
+        shutdown: Pin<Box<dyn Future<Output = ()> + Send + 'a>>,
+    ) -> Pin<Box<dyn Future<Output = io::Result<()>> + Send + 'a>> {
+        Box::pin(self.serve_loop(reader, writer, shutdown))
+    }
+
+    async fn serve_loop(
+        self,
+        reader: Box<dyn AsyncRead + Unpin + Send + '_>,
+        writer: Box<dyn AsyncWrite + Unpin + Send>,
+        shutdown: Pin<Box<dyn Future<Output = ()> + Send + '_>>,
+    ) -> io::Result<()> {
+        self.inner.start_background();
+        let (tx, rx) = mpsc::channel::<String>(QUEUE);
+        let mut out = Out {
+            w: tokio::io::BufWriter::new(writer),
+            queue: rx,
+        };
+        let mut lines = Lines::new(BufReader::with_capacity(64 * 1024, reader), MAX_LINE);
+        let dispatch = Dispatch::new(self, tx);
+        tokio::pin!(shutdown);
+        loop {
+            let line = tokio::select! {
+                biased;
+                () = &mut shutdown => break,
+                Some(queued) = out.queue.recv() => {
+                    if let Err(e) = out.forward(queued).await {
+                        tracing::debug!("stdout closed: {e}");
+                        break;
+                    }
+                    continue;
+                }
+                line = lines.next() => line,
+            };
+            let line = match line {
+                Ok(Line::Eof) => break,
+                Ok(line) => line,
+                Err(e) => {
+                    tracing::warn!("stdin read failed: {e}");
+                    break;
+                }
+            };
+            if let Some(answer) = dispatch.line(line)
+                && out.put(&answer).await.is_err()
+            {
+                break;
+            }
+        }
+        wind_down(&dispatch, &mut Sink::Async(&mut out)).await;
+        Ok(())
+    }
+}
+
+/// The end of a connection: subscriptions end with their result; in-flight requests get
+/// [`EOF_DRAIN`] to finish, their queued lines written as they come; then the rest of the
+/// queue, and a flush.
+async fn wind_down(dispatch: &Dispatch, out: &mut Sink<'_>) {
+    dispatch.end_input();
+    let drain = async {
+        loop {
+            tokio::select! {
+                biased;
+                written = out.forward_next() => if written.is_err() { return },
+                more = dispatch.join_next() => if !more { return },
+            }
+        }
+    };
+    if tokio::time::timeout(EOF_DRAIN, drain).await.is_err() {
+        tracing::warn!("in-flight requests did not finish in {EOF_DRAIN:?}; cancelling them");
+        dispatch.abort_all();
+        while dispatch.join_next().await {}
+    }
+    // The reader of stdout may be gone (EPIPE): that ends the session quietly.
+    let _ = out.finish().await;
+}
+
+/// Where a connection's lines go: an async writer polled by the serving task, or stdout
+/// shared by the reading thread and the forwarding task.
+enum Sink<'a> {
+    Async(&'a mut Out),
+    Shared(&'a Mutex<StdOut>),
+}
+
+impl Sink<'_> {
+    /// Waits for a queued line, then writes it and whatever else is queued.
+    async fn forward_next(&mut self) -> io::Result<()> {
+        match self {
+            Sink::Async(out) => match out.queue.recv().await {
+                Some(first) => out.forward(first).await,
+                None => std::future::pending().await,
+            },
+            Sink::Shared(out) => forward_shared(out).await,
+        }
+    }
+
+    /// Writes what is still queued, and flushes.
+    async fn finish(&mut self) -> io::Result<()> {
+        match self {
+            Sink::Async(out) => {
+                while let Ok(queued) = out.queue.try_recv() {
+                    out.line(&queued).await?;
+                }
+                out.w.flush().await
+            }
+            Sink::Shared(out) => {
+                let mut out = lock(out);
+                while let Ok(queued) = out.queue.try_recv() {
+                    out.line(&queued)?;
+                }
+                out.w.flush()
+            }
+        }
+    }
+}
+
+/// Waits for a queued line and writes it with whatever else is queued. The line is taken
+/// from the queue under the same lock the reading thread writes under, so a request's
+/// queued notifications always reach stdout before the answer that thread writes.
+async fn forward_shared(out: &Mutex<StdOut>) -> io::Result<()> {
+    std::future::poll_fn(|cx| {
+        let mut out = lock(out);
+        match out.queue.poll_recv(cx) {
+            Poll::Ready(Some(first)) => Poll::Ready(out.forward(&first)),
+            // The senders live as long as the connection's state.
+            Poll::Ready(None) | Poll::Pending => Poll::Pending,
+        }
+    })
+    .await
+}
+
+fn lock(out: &Mutex<StdOut>) -> std::sync::MutexGuard<'_, StdOut> {
+    out.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// stdout, written in place (a write to a pipe returns at once unless the client stops
+/// reading, and then the one peer a stdio server has is not listening anyway), and the
+/// queue of what spawned requests write.
+struct StdOut {
+    w: io::BufWriter<io::Stdout>,
+    queue: mpsc::Receiver<String>,
+}
+
+impl StdOut {
+    /// Writes what is queued, then `line`, and flushes. `Err`: stdout is closed.
+    fn put(&mut self, line: &str) -> io::Result<()> {
+        while let Ok(queued) = self.queue.try_recv() {
+            self.line(&queued)?;
+        }
+        self.line(line)?;
+        self.w.flush()
+    }
+
+    /// Writes `first` (taken from the queue) and whatever else is queued, and flushes.
+    fn forward(&mut self, first: &str) -> io::Result<()> {
+        self.line(first)?;
+        while let Ok(queued) = self.queue.try_recv() {
+            self.line(&queued)?;
+        }
+        self.w.flush()
+    }
+
+    fn line(&mut self, line: &str) -> io::Result<()> {
+        self.w.write_all(line.as_bytes())?;
+        self.w.write_all(b"\n")
+    }
+}
+
+/// What goes to an async writer: the serving loop writes a reply it has at once itself
+/// (after whatever is queued, so a request's notifications still come before its
+/// answer), and what other tasks send through the queue when it wakes for it.
+struct Out {
+    w: tokio::io::BufWriter<Box<dyn AsyncWrite + Unpin + Send>>,
+    queue: mpsc::Receiver<String>,
+}
+
+impl Out {
+    /// Writes what is queued, then `line`, and flushes. `Err`: the writer is closed.
+    async fn put(&mut self, line: &str) -> io::Result<()> {
+        while let Ok(queued) = self.queue.try_recv() {
+            self.line(&queued).await?;
+        }
+        self.line(line).await?;
+        self.w.flush().await
+    }
+
+    /// Writes `first` (taken from the queue) and whatever else is queued, and flushes.
+    async fn forward(&mut self, first: String) -> io::Result<()> {
+        self.line(&first).await?;
+        while let Ok(queued) = self.queue.try_recv() {
+            self.line(&queued).await?;
+        }
+        self.w.flush().await
+    }
+
+    async fn line(&mut self, line: &str) -> io::Result<()> {
+        self.w.write_all(line.as_bytes()).await?;
+        self.w.write_all(b"\n").await
+    }
+}
