@@ -7,6 +7,10 @@
 //! A fourth child, "ours-current-thread", is "ours" on a current-thread runtime
 //! (`#[tokio::main(flavor = "current_thread")]`, what `cargo mcp new` generates for stdio).
 //!
+//! A fifth child, "ours-logged", is "ours" with logging as it ships: `telemetry::init()`
+//! at its default filter (`info`, no `RUST_LOG`), as the README's server does, so each
+//! request's span is live; its row gives the span's cost beside ours without a subscriber.
+//!
 //! A third child, "ours-tokio-io", is the same server over `tokio::io::stdin()` and
 //! `stdout()` (what `serve_stdio` used before it read stdin itself), so one run
 //! shows that change.
@@ -66,7 +70,10 @@ async fn echo(text: String) -> String {
 
 fn serve(kind: &str) -> std::io::Result<()> {
     match kind {
-        "ours" | "ours-tokio-io" | "ours-current-thread" => {
+        "ours" | "ours-tokio-io" | "ours-current-thread" | "ours-logged" => {
+            if kind == "ours-logged" {
+                mcp_runtime::telemetry::init();
+            }
             let rt = if kind == "ours-current-thread" {
                 tokio::runtime::Builder::new_current_thread()
             } else {
@@ -130,6 +137,8 @@ fn command(kind: &str) -> Result<Command, String> {
     match kind {
         "rmcp" => {}
         "rmcp-pipes" => drop(cmd.args(["--serve", "stdio-pipes"])),
+        // Logging as it ships: no `RUST_LOG`, so `info`.
+        "ours-logged" => drop(cmd.args(["--serve", kind]).env("RUST_LOG", "")),
         _ => drop(cmd.args(["--serve", kind])),
     }
     Ok(cmd)
@@ -265,7 +274,13 @@ fn bench() -> Result<(), String> {
             false
         }
     };
-    let mut kinds = vec!["ours", "raw", "ours-tokio-io", "ours-current-thread"];
+    let mut kinds = vec![
+        "ours",
+        "raw",
+        "ours-tokio-io",
+        "ours-current-thread",
+        "ours-logged",
+    ];
     if with_rmcp {
         kinds.extend(["rmcp", "rmcp-pipes"]);
     }
@@ -276,8 +291,12 @@ fn bench() -> Result<(), String> {
         verify(kind, &mut child, &mut id)?;
         servers.push((kind, child, Sample::default()));
     }
-    for _ in 0..rounds {
-        for (_, c, s) in &mut servers {
+    // Each round starts one server further on, so no server is always measured first
+    // or always after the same one.
+    let n = servers.len();
+    for round in 0..rounds as usize {
+        for i in 0..n {
+            let (_, c, s) = &mut servers[(round + i) % n];
             let m = measure(c, secs / f64::from(rounds), &mut id)?;
             s.trips += m.trips;
             s.secs += m.secs;
@@ -288,8 +307,14 @@ fn bench() -> Result<(), String> {
     let sample = |kind: &str| samples.iter().find(|(k, _)| *k == kind).map(|(_, s)| s);
     let rate = |s: &Sample| s.trips as f64 / s.secs;
     let cpu = |s: &Sample| s.ticks as f64 * tick / s.trips.max(1) as f64;
-    let [so, sr, st, s1] = ["ours", "raw", "ours-tokio-io", "ours-current-thread"]
-        .map(|k| sample(k).expect("measured"));
+    let [so, sr, st, s1, sl] = [
+        "ours",
+        "raw",
+        "ours-tokio-io",
+        "ours-current-thread",
+        "ours-logged",
+    ]
+    .map(|k| sample(k).expect("measured"));
     let (sm, sp) = (sample("rmcp"), sample("rmcp-pipes"));
     println!("stdio benchmark: {secs}s per server in {rounds} rounds, one client, closed loop");
     println!(
@@ -316,6 +341,12 @@ fn bench() -> Result<(), String> {
     let note = "   (ours on a current-thread runtime)";
     row("  current-thread: round trips/s", "", trips(s1, sm), note);
     row("  current-thread: CPU/round trip", "us", cpus(s1, sm), "");
+    let note = format!(
+        "   (telemetry::init, info; span cost {:+.1}us/round trip)",
+        cpu(sl) - cpu(so)
+    );
+    row("  logging on: round trips/s", "", trips(sl, sm), &note);
+    row("  logging on: CPU/round trip", "us", cpus(sl, sm), "");
     if with_rmcp {
         let note = "   (rmcp over rmcp::transport::stdio_pipes())";
         row("  rmcp stdio_pipes: round trips/s", "", trips(so, sp), note);

@@ -14,11 +14,14 @@ pub struct StdioChild {
 }
 
 impl StdioChild {
-    /// Starts `cmd` with piped stdin and stdout, `RUST_LOG=warn` and stderr discarded.
+    /// Starts `cmd` with piped stdin and stdout, `RUST_LOG=warn` (unless `cmd` sets
+    /// `RUST_LOG`) and stderr discarded.
     pub fn spawn(mut cmd: Command) -> Result<StdioChild, String> {
         let what = format!("{:?}", cmd.get_program());
+        if !cmd.get_envs().any(|(k, _)| k == "RUST_LOG") {
+            cmd.env("RUST_LOG", "warn");
+        }
         let mut child = cmd
-            .env("RUST_LOG", "warn")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
