@@ -11,6 +11,7 @@ pub(crate) mod config;
 pub(crate) mod context;
 pub(crate) mod def;
 mod legacy;
+mod limit;
 mod methods;
 #[cfg(feature = "metrics")]
 pub(crate) mod metrics;

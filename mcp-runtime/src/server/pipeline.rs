@@ -7,6 +7,7 @@
 //! every kind.
 
 use super::def::kind::Kind;
+use super::limit::Limited;
 use super::def::{Call, Handler};
 use super::parts::Parts;
 use super::reply::{Rejection, Reply};
@@ -51,16 +52,16 @@ pub(crate) async fn guarded<T>(
 ) -> Result<T, RpcError> {
     let fut = std::panic::catch_unwind(AssertUnwindSafe(make))
         .map_err(|_| RpcError::internal("Internal error: the handler panicked"))?;
-    match tokio::time::timeout(timeout, AssertUnwindSafe(fut).catch_unwind()).await {
-        Err(_) => {
+    match Limited::new(timeout, AssertUnwindSafe(fut).catch_unwind()).await {
+        None => {
             tracing::warn!("request timed out");
             Err(RpcError::internal("Internal error: the request timed out"))
         }
-        Ok(Err(_)) => {
+        Some(Err(_)) => {
             tracing::error!("handler panicked");
             Err(RpcError::internal("Internal error: the handler panicked"))
         }
-        Ok(Ok(r)) => Ok(r),
+        Some(Ok(r)) => Ok(r),
     }
 }
 
