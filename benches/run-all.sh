@@ -142,6 +142,8 @@ stripped_size() {
     stat -c %s "$stripped"
 }
 mib() { awk -v b="$1" 'BEGIN { printf "%d bytes (%.2f MiB)", b, b / 1048576 }'; }
+# $1 over $2, two decimals.
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2fx", a / b }'; }
 size=$(stripped_size "$build_dir/release/readme-example")
 echo "stripped release binary:            $(mib "$size")"
 # `(*)` marks a crate printed before: counted once in the first figure; the second is
@@ -223,13 +225,33 @@ cp Cargo.lock "$bare/Cargo.lock"
 read -r bare_rss bare_anon < <(idle_rss "$bare/target/release/bare-loop" any '{}')
 echo "idle RSS of a bare line loop:       $bare_rss KiB ($bare_anon KiB anonymous); the README example over it: $(awk -v a="$rss" -v b="$bare_rss" 'BEGIN { printf "%.2fx", a / b }') ($(awk -v a="$anon" -v b="$bare_anon" 'BEGIN { printf "%.2fx", a / b }') anonymous)"
 
+# Seconds to rebuild the crate in $1 (release, target dir $2, extra cargo flags after $4)
+# after one line of a tool's body changes: text $3 of its src/main.rs becomes $4. The
+# crate was built just before; only it is rebuilt.
+rebuild_after_edit() {
+    local dir=$1 tdir=$2 from=$3 to=$4 src start end
+    shift 4
+    src=$(<"$dir/src/main.rs")
+    if [[ "$src" != *"$from"* ]]; then
+        echo "rebuild: no \"$from\" in $dir/src/main.rs" >&2
+        return 1
+    fi
+    printf '%s\n' "${src/"$from"/"$to"}" >"$dir/src/main.rs"
+    start=$(date +%s.%N)
+    (cd "$dir" && CARGO_TARGET_DIR="$tdir" "$cargo" build --quiet --offline --release "$@")
+    end=$(date +%s.%N)
+    printf '%s\n' "$src" >"$dir/src/main.rs"
+    elapsed "$start" "$end"
+}
+rebuild=$(rebuild_after_edit "$crate" "$build_dir" 'summary: "sunny"' 'summary: "cloudy"')
+bare_rebuild=$(rebuild_after_edit "$bare" "$bare/target" '"text": "ok"' '"text": "fine"')
+echo "rebuild after a one-line tool edit: $rebuild s (release, -j$jobs; the bare line loop: $bare_rebuild s, $(ratio "$rebuild" "$bare_rebuild"))"
+
 section "rmcp server (benches/rmcp-server, rmcp 3.11.0) beside the README example"
 if [ -z "${BENCH_RMCP_BIN:-}" ]; then
     echo "rmcp: skipped (${rmcp_why:-no binary})"
     exit 0
 fi
-# ours / rmcp, two decimals.
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2fx", a / b }'; }
 if [ -n "$rmcp_build" ] && [ -n "$build" ]; then
     echo "cold release build (-j$jobs):          rmcp $rmcp_build s; ours/rmcp $(ratio "$build" "$rmcp_build")"
 else
@@ -249,3 +271,12 @@ echo "idle RSS (its own binary, stdio):   rmcp $rmcp_rss KiB ($rmcp_anon KiB ano
 stdio_size=$(stripped_size "$rmcp_dir/target-stdio/release/rmcp-bench-server")
 read -r stdio_deps stdio_lines < <(cd "$rmcp_crate" && count_crates --locked --no-default-features)
 echo "stdio only (--no-default-features): rmcp $(mib "$stdio_size"), $stdio_deps crates ($stdio_lines lines); ours/rmcp $(ratio "$size" "$stdio_size") size, $(ratio "$deps" "$stdio_deps") crates"
+# The same one-line edit in rmcp's server (a copy of its crate, built into its target dir,
+# so the dependencies are not rebuilt and the repository is not touched).
+edit="$rmcp_dir/edit-crate"
+rm -rf -- "$edit"
+mkdir -p "$edit"
+cp -r "$rmcp_crate/src" "$rmcp_crate/Cargo.toml" "$rmcp_crate/Cargo.lock" "$edit/"
+(cd "$edit" && CARGO_TARGET_DIR="$rmcp_dir/target" "$cargo" build --quiet --offline --locked --release)
+rmcp_rebuild=$(rebuild_after_edit "$edit" "$rmcp_dir/target" '(a + b).to_string()' '(b + a).to_string()' --locked)
+echo "rebuild after a one-line tool edit: rmcp $rmcp_rebuild s; ours/rmcp $(ratio "$rebuild" "$rmcp_rebuild")"
