@@ -7,8 +7,8 @@
 //! every kind.
 
 use super::def::kind::Kind;
-use super::limit::Limited;
 use super::def::{Call, Handler};
+use super::limit::Limited;
 use super::parts::Parts;
 use super::reply::{Rejection, Reply};
 use super::route::Prepared;
