@@ -2,11 +2,12 @@
 //!
 //! `cargo run --example conformance` serves Streamable HTTP on `127.0.0.1:$PORT/mcp`
 //! (`PORT` from the environment, default 3000); `--stdio` serves stdio instead.
+//! `MCP_REQUEST_TIMEOUT_MS` sets the request time limit (the default otherwise).
 //!
 //! Tool names and texts follow the suite's reference fixture exactly: the suite matches
 //! on them. Later issues add their fixtures (resources, prompts, MRTR, headers, listen).
 
-use mcp_runtime::config::RequestState;
+use mcp_runtime::config::{Limits, RequestState};
 use mcp_runtime::{
     Arguments, Content, Context, Error, Form, Input, Logger, Progress, PromptMessage,
     ResourceContents, Server, prompt, prompts, resource, resources, tool, tools,
@@ -544,6 +545,20 @@ async fn greet(name: String) -> String {
     format!("Hello, {name}!")
 }
 
+/// Busy for `millis` ms (at most 60 000), yielding only through tokio's cooperative
+/// budget, as a long computation that calls `tokio::task::consume_budget` does: the
+/// request time limit still cuts it off, and other requests are answered meanwhile.
+#[tool]
+async fn busy_compute(millis: u64) -> String {
+    let end = std::time::Instant::now() + Duration::from_millis(millis.min(60_000));
+    let mut rounds = 0u64;
+    while std::time::Instant::now() < end {
+        tokio::task::consume_budget().await;
+        rounds += 1;
+    }
+    format!("{rounds} rounds")
+}
+
 /// Waits `seconds` (0 to 3600), then answers; a task when the client declares the tasks
 /// extension, reporting progress as the task's status message.
 #[tool(task = "optional")]
@@ -648,11 +663,24 @@ async fn test_prompt_with_image() -> Vec<PromptMessage> {
     ]
 }
 
+/// The default limits, with the request time limit from `MCP_REQUEST_TIMEOUT_MS`.
+fn limits() -> Limits {
+    let timeout = std::env::var("MCP_REQUEST_TIMEOUT_MS")
+        .ok()
+        .and_then(|ms| ms.parse().ok())
+        .map(Duration::from_millis);
+    match timeout {
+        Some(t) => Limits::default().request_timeout(t),
+        None => Limits::default(),
+    }
+}
+
 pub(crate) fn server() -> Server {
     Server::builder("mcp-runtime-conformance", env!("CARGO_PKG_VERSION"))
         .instructions("Fixture server for the MCP conformance suite.")
         // One process serves the suite; multi-instance deployments set MCP_REQUEST_STATE_KEYS.
         .request_state(RequestState::single_instance())
+        .limits(limits())
         .tools(tools![
             test_simple_text,
             test_image_content,
@@ -684,6 +712,7 @@ pub(crate) fn server() -> Server {
             test_elicitation_sep1330_enums,
             greet,
             slow_compute,
+            busy_compute,
             failing_job,
             protocol_error_job,
             confirm_delete,

@@ -270,6 +270,92 @@ fn sigterm_with_stdin_open_drains_and_exits() {
     assert!(s.stdin.is_some(), "stdin was open all along");
 }
 
+/// A handler that yields only through tokio's cooperative budget (a long computation
+/// calling `consume_budget`) is spawned after its first poll like any other: requests
+/// sent after it are answered meanwhile, and the request time limit cuts it off.
+#[test]
+fn a_handler_yielding_only_through_the_budget_blocks_nothing() {
+    let mut child = Command::new(example("conformance"))
+        .arg("--stdio")
+        .env("MCP_REQUEST_TIMEOUT_MS", "500")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn");
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let _guard = ChildGuard(child);
+    let mut busy = call(json!(1), "busy_compute");
+    busy["params"]["arguments"] = json!({"millis": 5000});
+    let quick = call(json!(2), "test_simple_text");
+    let start = Instant::now();
+    write!(stdin, "{busy}\n{quick}\n").unwrap();
+    stdin.flush().unwrap();
+    let mut next = || {
+        let mut line = String::new();
+        stdout.read_line(&mut line).unwrap();
+        serde_json::from_str::<Value>(&line).unwrap()
+    };
+    let first = next();
+    assert_eq!(
+        first["id"], 2,
+        "the quick request waited for the busy one: {first}"
+    );
+    let second = next();
+    assert_eq!(second["id"], 1, "{second}");
+    assert_eq!(second["error"]["code"], -32603, "{second}");
+    assert!(
+        second["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("timed out"),
+        "{second}"
+    );
+    assert!(
+        start.elapsed() < Duration::from_secs(4),
+        "the busy handler ran to its end ({:?})",
+        start.elapsed()
+    );
+}
+
+/// stdin whose file description is non-blocking (the flag is shared with whoever else
+/// holds that pipe, such as a parent that made its end non-blocking): the server waits for
+/// input instead of taking "would block" for the end of it.
+#[test]
+fn a_non_blocking_stdin_is_waited_on() {
+    use rustix::fs::{OFlags, fcntl_getfl, fcntl_setfl};
+    let (read, mut write) = std::io::pipe().unwrap();
+    let flags = fcntl_getfl(&read).unwrap();
+    fcntl_setfl(&read, flags | OFlags::NONBLOCK).unwrap();
+    let mut child = Command::new(example("conformance"))
+        .arg("--stdio")
+        .stdin(read)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn");
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut guard = ChildGuard(child);
+    // Nothing to read for a while: a read now would say "would block".
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(
+        guard.0.try_wait().unwrap().is_none(),
+        "the server ended before any input"
+    );
+    for id in 1..=3 {
+        writeln!(write, "{}", call(json!(id), "test_simple_text")).unwrap();
+        let mut line = String::new();
+        stdout.read_line(&mut line).unwrap();
+        let v: Value = serde_json::from_str(&line).unwrap();
+        assert_eq!(v["id"], id, "{v}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    drop(write);
+    let status = guard.0.wait().unwrap();
+    assert!(status.success(), "{status}");
+}
+
 #[test]
 fn tools_list_is_identical_across_restarts() {
     let get = || {

@@ -9,6 +9,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::Duration;
+use tokio::task::coop;
 use tokio::time::{Instant, Sleep};
 
 /// `fut` under `limit`: `None` once the limit has passed with `fut` still pending.
@@ -47,6 +48,7 @@ impl<F: Future + Unpin> Future for Limited<F> {
         if let Deadline::Unset = this.deadline {
             this.deadline = Deadline::From(Instant::now());
         }
+        let had_budget = coop::has_budget_remaining();
         if let Poll::Ready(out) = Pin::new(&mut this.fut).poll(cx) {
             return Poll::Ready(Some(out));
         }
@@ -56,10 +58,17 @@ impl<F: Future + Unpin> Future for Limited<F> {
                 None => Deadline::Never,
             };
         }
-        match &mut this.deadline {
-            Deadline::Armed(sleep) => sleep.as_mut().poll(cx).map(|()| None),
-            _ => Poll::Pending,
-        }
+        let Deadline::Armed(sleep) = &mut this.deadline else {
+            return Poll::Pending;
+        };
+        // A future that used up the task's budget would otherwise keep the timer from
+        // ever being seen to expire (a polled timer answers `Pending` without budget).
+        let expired = if had_budget && !coop::has_budget_remaining() {
+            Pin::new(&mut coop::unconstrained(sleep.as_mut())).poll(cx)
+        } else {
+            sleep.as_mut().poll(cx)
+        };
+        expired.map(|()| None)
     }
 }
 
@@ -67,6 +76,20 @@ impl<F: Future + Unpin> Future for Limited<F> {
 mod tests {
     use super::*;
     use futures_util::FutureExt;
+
+    /// A handler that only ever yields through the cooperative budget (a long computation
+    /// calling `consume_budget`) is still cut off at the limit.
+    #[tokio::test]
+    async fn a_future_that_uses_up_the_budget_still_times_out() {
+        let spin = async {
+            loop {
+                coop::consume_budget().await;
+            }
+        };
+        let limited = Limited::new(Duration::from_millis(50), Box::pin(spin));
+        let out = tokio::time::timeout(Duration::from_secs(5), limited).await;
+        assert!(matches!(out, Ok(None)), "the limit did not fire");
+    }
 
     #[tokio::test(start_paused = true)]
     async fn the_limit_counts_from_the_first_poll() {

@@ -26,7 +26,7 @@ pub(super) struct Dispatch {
     /// Where spawned requests and subscriptions queue what they write.
     tx: mpsc::Sender<String>,
     in_flight: InFlight,
-    tasks: Mutex<JoinSet<()>>,
+    tasks: Mutex<Tasks>,
     end_of_input: CancellationToken,
     /// The legacy era's one session, opened by `initialize`.
     session: OnceLock<Arc<Session>>,
@@ -38,14 +38,30 @@ impl Dispatch {
             server,
             tx,
             in_flight: Arc::default(),
-            tasks: Mutex::new(JoinSet::new()),
+            tasks: Mutex::new(Tasks {
+                set: JoinSet::new(),
+                closed: false,
+            }),
             end_of_input: CancellationToken::new(),
             session: OnceLock::new(),
         }
     }
 
-    fn tasks(&self) -> std::sync::MutexGuard<'_, JoinSet<()>> {
+    fn tasks(&self) -> std::sync::MutexGuard<'_, Tasks> {
         self.tasks.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Spawns `task` on the runtime, unless the connection is winding down (a line read
+    /// as it began): `None` then, and the task is dropped.
+    fn spawn(
+        &self,
+        task: impl std::future::Future<Output = ()> + Send + 'static,
+    ) -> Option<AbortHandle> {
+        let mut tasks = self.tasks();
+        if tasks.closed {
+            return None;
+        }
+        Some(tasks.set.spawn(task))
     }
 
     /// Handles one line: the line to write at once (after what is queued), if any. A
@@ -56,7 +72,7 @@ impl Dispatch {
         // Reap finished tasks so the set does not grow.
         {
             let mut tasks = self.tasks();
-            while tasks.try_join_next().is_some() {}
+            while tasks.set.try_join_next().is_some() {}
         }
         let bytes = match line {
             Line::Message(b) => b,
@@ -98,7 +114,7 @@ impl Dispatch {
             let batch = batch.clone();
             let server = server.clone();
             let tx = self.tx.clone();
-            self.tasks().spawn(async move {
+            let spawned = self.spawn(async move {
                 if let Some(line) = server
                     .run_batch(batch, &s, Streams::Shared(tx.clone()))
                     .await
@@ -106,6 +122,9 @@ impl Dispatch {
                     let _ = tx.send(line).await;
                 }
             });
+            if spawned.is_none() {
+                tracing::debug!("a batch read while the connection closes is dropped");
+            }
             return None;
         }
         let prepared = match legacy {
@@ -131,7 +150,7 @@ impl Dispatch {
                 let map = Arc::clone(&self.in_flight);
                 let mut guard = self.in_flight.lock().unwrap_or_else(|e| e.into_inner());
                 let task_id = id.clone();
-                let handle = self.tasks().spawn(async move {
+                let handle = self.spawn(async move {
                     while let Some(msg) = listen.next().await {
                         if tx.send(msg).await.is_err() {
                             break;
@@ -141,6 +160,9 @@ impl Dispatch {
                         .unwrap_or_else(|e| e.into_inner())
                         .remove(&task_id);
                 });
+                let Some(handle) = handle else {
+                    return Some(Reply::rejection(Some(&id), closing()).body);
+                };
                 guard.insert(id, handle);
                 None
             }
@@ -177,7 +199,7 @@ impl Dispatch {
                 let map = Arc::clone(&self.in_flight);
                 let mut guard = self.in_flight.lock().unwrap_or_else(|e| e.into_inner());
                 let task_id = id.clone();
-                let handle = self.tasks().spawn(async move {
+                let handle = self.spawn(async move {
                     let _slot = slot;
                     let reply = run.await;
                     // Once removed from the map, a late cancel is ignored and the reply is
@@ -187,14 +209,19 @@ impl Dispatch {
                         .remove(&task_id);
                     let _ = tx.send(reply.body).await;
                 });
+                let Some(handle) = handle else {
+                    return refused(closing());
+                };
                 guard.insert(id, handle);
                 None
             }
         }
     }
 
-    /// The end of input: subscriptions end with their result, the session closes.
+    /// The end of input: nothing more is spawned, subscriptions end with their result,
+    /// the session closes.
     pub(super) fn end_input(&self) {
+        self.tasks().closed = true;
         self.end_of_input.cancel();
         if let Some(s) = self.session.get() {
             s.close();
@@ -203,13 +230,27 @@ impl Dispatch {
 
     /// Waits for a task to end: `false` once none is left.
     pub(super) async fn join_next(&self) -> bool {
-        std::future::poll_fn(|cx| self.tasks().poll_join_next(cx).map(|r| r.is_some())).await
+        std::future::poll_fn(|cx| self.tasks().set.poll_join_next(cx).map(|r| r.is_some())).await
     }
 
     /// Cancels what is still running.
     pub(super) fn abort_all(&self) {
-        self.tasks().abort_all();
+        self.tasks().set.abort_all();
     }
+}
+
+/// The connection's running tasks; `closed` once it winds down.
+struct Tasks {
+    set: JoinSet<()>,
+    closed: bool,
+}
+
+/// The answer to a request read as the connection winds down.
+fn closing() -> Rejection {
+    Rejection::new(
+        ErrorClass::Busy,
+        RpcError::internal("The server is shutting down; try again later"),
+    )
 }
 
 /// Whether a message carries per-request `_meta` (the modern era).

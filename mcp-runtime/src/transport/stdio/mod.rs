@@ -40,9 +40,12 @@ impl Server {
     /// Serves on stdin/stdout until stdin closes or the process gets SIGINT/SIGTERM.
     ///
     /// stdin is read by a thread of its own (`mcp-stdio`), which also makes the first
-    /// poll of each request, in the runtime's context; what is still pending then runs as
-    /// a task. After SIGINT/SIGTERM that thread may stay blocked in a read until the
-    /// process exits; it serves nothing more.
+    /// poll of each request, inside the runtime (`Handle::block_on`: its context and a
+    /// task's cooperative budget, as on a worker); what is still pending then runs as a
+    /// task. A panic on that thread is passed on to the caller, as a panic of the serving
+    /// task was. After SIGINT/SIGTERM the thread may stay blocked in a read of stdin (a
+    /// descriptor of its own, not `std::io::stdin`'s lock) until the process exits; it
+    /// serves nothing more.
     ///
     /// Logs go wherever the application's `tracing` subscriber sends them; never to stdout
     /// if you use [`telemetry::init`](crate::telemetry::init), which writes to stderr.
@@ -56,46 +59,32 @@ impl Server {
         }));
         let dispatch = Arc::new(Dispatch::new(self, tx));
         let stop = Arc::new(AtomicBool::new(false));
-        let (done_tx, mut done) = tokio::sync::oneshot::channel::<()>();
-        let runtime = tokio::runtime::Handle::current();
+        // The reading thread's end: `Some` carries its panic.
+        let (done_tx, mut done) = tokio::sync::oneshot::channel::<Option<Panic>>();
+        let input = stdin()?;
         {
+            let runtime = tokio::runtime::Handle::current();
             let (out, dispatch, stop) =
                 (Arc::clone(&out), Arc::clone(&dispatch), Arc::clone(&stop));
             std::thread::Builder::new()
                 .name("mcp-stdio".into())
                 .spawn(move || {
-                    let _in_runtime = runtime.enter();
-                    let mut lines = BlockingLines::new(io::stdin().lock(), MAX_LINE);
-                    loop {
-                        let line = match lines.next() {
-                            Ok(Line::Eof) => break,
-                            Ok(line) => line,
-                            Err(e) => {
-                                tracing::warn!("stdin read failed: {e}");
-                                break;
-                            }
-                        };
-                        if stop.load(Ordering::Acquire) {
-                            break;
-                        }
-                        if let Some(answer) = dispatch.line(line)
-                            && let Err(e) = lock(&out).put(&answer)
-                        {
-                            tracing::debug!("stdout closed: {e}");
-                            break;
-                        }
-                    }
-                    let _ = done_tx.send(());
+                    let ended = read_lines(&runtime, input, &dispatch, &out, &stop);
+                    let _ = done_tx.send(ended);
                 })?;
         }
         let forwarding = async move {
             let shutdown = crate::transport::shutdown_signal();
             tokio::pin!(shutdown);
+            let mut panic = None;
             loop {
                 tokio::select! {
                     biased;
                     () = &mut shutdown => break,
-                    _ = &mut done => break,
+                    ended = &mut done => {
+                        panic = ended.ok().flatten();
+                        break;
+                    }
                     written = forward_shared(&out) => if let Err(e) = written {
                         tracing::debug!("stdout closed: {e}");
                         break;
@@ -104,12 +93,14 @@ impl Server {
             }
             stop.store(true, Ordering::Release);
             wind_down(&dispatch, &mut Sink::Shared(&out)).await;
+            panic
         };
         // On a worker, not on the thread that called `block_on`: the worker that finishes
         // a spawned request then forwards its answer itself, instead of waking that
         // thread.
         match tokio::spawn(forwarding).await {
-            Ok(()) => Ok(()),
+            Ok(None) => Ok(()),
+            Ok(Some(panic)) => std::panic::resume_unwind(panic),
             Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
             Err(e) => Err(io::Error::other(e)),
         }
@@ -190,6 +181,89 @@ impl Server {
         wind_down(&dispatch, &mut Sink::Async(&mut out)).await;
         Ok(())
     }
+}
+
+type Panic = Box<dyn std::any::Any + Send>;
+
+/// stdin for the reading thread: a duplicate of the descriptor where there are
+/// descriptors (so `std::io::stdin` stays usable by the application), buffered.
+fn stdin() -> io::Result<Box<dyn io::BufRead + Send>> {
+    #[cfg(unix)]
+    {
+        use std::os::fd::AsFd;
+        let fd = io::stdin().as_fd().try_clone_to_owned()?;
+        Ok(Box::new(io::BufReader::with_capacity(
+            64 * 1024,
+            std::fs::File::from(fd),
+        )))
+    }
+    #[cfg(not(unix))]
+    {
+        Ok(Box::new(io::stdin().lock()))
+    }
+}
+
+/// The reading thread: a line at a time until the end of input, a read error, a closed
+/// stdout or `stop`. Each line is handled inside `Handle::block_on`, so a handler's first
+/// poll has the runtime's context and a task's cooperative budget, as on a worker (a
+/// handler that yields only through that budget is spawned like any other). Returns the
+/// panic to pass on, if handling a line panicked.
+fn read_lines(
+    runtime: &tokio::runtime::Handle,
+    input: Box<dyn io::BufRead + Send>,
+    dispatch: &Dispatch,
+    out: &Mutex<StdOut>,
+    stop: &AtomicBool,
+) -> Option<Panic> {
+    let mut lines = BlockingLines::new(input, MAX_LINE);
+    loop {
+        let line = match lines.next() {
+            Ok(Line::Eof) => return None,
+            Ok(line) => line,
+            // A non-blocking stdin (the flag belongs to the description, which the
+            // process may share with its parent): wait until it has something.
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                wait_readable();
+                continue;
+            }
+            Err(e) => {
+                tracing::warn!("stdin read failed: {e}");
+                return None;
+            }
+        };
+        if stop.load(Ordering::Acquire) {
+            return None;
+        }
+        let handled = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            runtime.block_on(async { dispatch.line(line) })
+        }));
+        let answer = match handled {
+            Ok(answer) => answer,
+            Err(panic) => return Some(panic),
+        };
+        if let Some(answer) = answer
+            && let Err(e) = lock(out).put(&answer)
+        {
+            tracing::debug!("stdout closed: {e}");
+            return None;
+        }
+    }
+}
+
+/// Waits until stdin has input (or its writer is gone).
+fn wait_readable() {
+    #[cfg(target_os = "linux")]
+    {
+        use rustix::event::{PollFd, PollFlags, poll};
+        use std::os::fd::AsFd;
+        let stdin = io::stdin();
+        let fd = stdin.as_fd();
+        let mut fds = [PollFd::new(&fd, PollFlags::IN)];
+        if poll(&mut fds, None).is_ok() {
+            return;
+        }
+    }
+    std::thread::sleep(Duration::from_millis(1));
 }
 
 /// The end of a connection: subscriptions end with their result; in-flight requests get
