@@ -78,6 +78,21 @@ impl Stdio_ {
     }
 }
 
+/// The child's exit status, which must come within 5 s of `after`.
+fn exit_within_5s(child: &mut ChildGuard, after: &str) -> std::process::ExitStatus {
+    let start = Instant::now();
+    loop {
+        if let Some(status) = child.0.try_wait().unwrap() {
+            return status;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(5),
+            "did not exit after {after}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 fn call(id: Value, name: &str) -> Value {
     request(id, "tools/call", json!({"name": name}))
 }
@@ -195,17 +210,7 @@ fn exits_cleanly_on_eof() {
     drop(s.stdin.take());
     // The in-flight request still completes, then the process exits 0.
     assert_eq!(s.recv()["id"], 1);
-    let start = Instant::now();
-    let status = loop {
-        if let Some(st) = s.child.0.try_wait().unwrap() {
-            break st;
-        }
-        assert!(
-            start.elapsed() < Duration::from_secs(5),
-            "did not exit after EOF"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    };
+    let status = exit_within_5s(&mut s.child, "EOF");
     assert!(status.success());
 }
 
@@ -255,17 +260,7 @@ fn sigterm_with_stdin_open_drains_and_exits() {
         answer["result"]["content"][0]["text"],
         "Progress test completed."
     );
-    let start = Instant::now();
-    let status = loop {
-        if let Some(st) = s.child.0.try_wait().unwrap() {
-            break st;
-        }
-        assert!(
-            start.elapsed() < Duration::from_secs(5),
-            "did not exit after SIGTERM with stdin open"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    };
+    let status = exit_within_5s(&mut s.child, "SIGTERM with stdin open");
     assert!(status.success(), "{status}");
     assert!(s.stdin.is_some(), "stdin was open all along");
 }
