@@ -351,6 +351,40 @@ fn a_non_blocking_stdin_is_waited_on() {
     assert!(status.success(), "{status}");
 }
 
+/// stdout whose file description is non-blocking, to a client that reads late: the
+/// server waits for room in the pipe instead of taking "would block" for a closed stdout.
+#[test]
+fn a_non_blocking_stdout_is_waited_on() {
+    use rustix::fs::{OFlags, fcntl_getfl, fcntl_setfl};
+    let (read, write) = std::io::pipe().unwrap();
+    let flags = fcntl_getfl(&write).unwrap();
+    fcntl_setfl(&write, flags | OFlags::NONBLOCK).unwrap();
+    let mut child = Command::new(example("conformance"))
+        .arg("--stdio")
+        .stdin(Stdio::piped())
+        .stdout(write)
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn");
+    let mut stdin = child.stdin.take().unwrap();
+    let _guard = ChildGuard(child);
+    // Far more than a pipe holds (each answer is a whole tools/list), before any is read.
+    let n = 60;
+    for id in 1..=n {
+        writeln!(stdin, "{}", request(json!(id), "tools/list", json!({}))).unwrap();
+    }
+    stdin.flush().unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    let mut ids = Vec::new();
+    for line in BufReader::new(read).lines().take(n) {
+        let v: Value = serde_json::from_str(&line.unwrap()).unwrap();
+        assert!(v["result"]["tools"].is_array(), "{v}");
+        ids.push(v["id"].as_i64().unwrap());
+    }
+    ids.sort_unstable();
+    assert_eq!(ids, (1..=n as i64).collect::<Vec<_>>());
+}
+
 #[test]
 fn tools_list_is_identical_across_restarts() {
     let get = || {

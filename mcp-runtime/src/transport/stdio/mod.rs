@@ -54,7 +54,7 @@ impl Server {
         self.inner.start_background();
         let (tx, rx) = mpsc::channel::<String>(QUEUE);
         let out = Arc::new(Mutex::new(StdOut {
-            w: io::BufWriter::with_capacity(64 * 1024, io::stdout()),
+            w: io::BufWriter::with_capacity(64 * 1024, stdout()?),
             queue: rx,
         }));
         let dispatch = Arc::new(Dispatch::new(self, tx));
@@ -223,7 +223,7 @@ fn read_lines(
             // A non-blocking stdin (the flag belongs to the description, which the
             // process may share with its parent): wait until it has something.
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                wait_readable();
+                wait_for(Stdio::In);
                 continue;
             }
             Err(e) => {
@@ -250,19 +250,66 @@ fn read_lines(
     }
 }
 
-/// Waits until stdin has input (or its writer is gone).
-fn wait_readable() {
+/// stdout, written in place: a duplicate of the descriptor where there are descriptors.
+/// A write that would block (a non-blocking description, shared with whoever else holds
+/// that pipe) waits until the pipe has room, so the layers above see a blocking stdout.
+fn stdout() -> io::Result<Stdout> {
+    #[cfg(unix)]
+    {
+        use std::os::fd::AsFd;
+        let fd = io::stdout().as_fd().try_clone_to_owned()?;
+        Ok(Stdout(std::fs::File::from(fd)))
+    }
+    #[cfg(not(unix))]
+    {
+        Ok(Stdout(io::stdout()))
+    }
+}
+
+struct Stdout(#[cfg(unix)] std::fs::File, #[cfg(not(unix))] io::Stdout);
+
+impl io::Write for Stdout {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        loop {
+            match self.0.write(buf) {
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => wait_for(Stdio::Out),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                written => return written,
+            }
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.0.flush()
+    }
+}
+
+/// Which standard stream to wait for.
+#[derive(Clone, Copy)]
+enum Stdio {
+    /// stdin, until it has input (or its writer is gone).
+    In,
+    /// stdout, until it has room (or its reader is gone).
+    Out,
+}
+
+/// Waits until `which` is ready, with `poll(2)` (elsewhere, a millisecond's sleep).
+fn wait_for(which: Stdio) {
     #[cfg(target_os = "linux")]
     {
         use rustix::event::{PollFd, PollFlags, poll};
         use std::os::fd::AsFd;
-        let stdin = io::stdin();
-        let fd = stdin.as_fd();
-        let mut fds = [PollFd::new(&fd, PollFlags::IN)];
+        let (stdin, stdout) = (io::stdin(), io::stdout());
+        let (fd, flags) = match which {
+            Stdio::In => (stdin.as_fd(), PollFlags::IN),
+            Stdio::Out => (stdout.as_fd(), PollFlags::OUT),
+        };
+        let mut fds = [PollFd::new(&fd, flags)];
         if poll(&mut fds, None).is_ok() {
             return;
         }
     }
+    let _ = which;
     std::thread::sleep(Duration::from_millis(1));
 }
 
@@ -351,7 +398,7 @@ fn lock(out: &Mutex<StdOut>) -> std::sync::MutexGuard<'_, StdOut> {
 /// reading, and then the one peer a stdio server has is not listening anyway), and the
 /// queue of what spawned requests write.
 struct StdOut {
-    w: io::BufWriter<io::Stdout>,
+    w: io::BufWriter<Stdout>,
     queue: mpsc::Receiver<String>,
 }
 
