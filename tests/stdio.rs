@@ -17,9 +17,15 @@ struct Stdio_ {
 
 impl Stdio_ {
     fn spawn(example_name: &str, args: &[&str]) -> Self {
+        Self::spawn_with(example_name, args, &[])
+    }
+
+    /// `spawn`, with `envs` set for the child too.
+    fn spawn_with(example_name: &str, args: &[&str], envs: &[(&str, &str)]) -> Self {
         let mut child = Command::new(example(example_name))
             .args(args)
             .env("RUST_LOG", "debug")
+            .envs(envs.iter().copied())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
@@ -270,34 +276,22 @@ fn sigterm_with_stdin_open_drains_and_exits() {
 /// sent after it are answered meanwhile, and the request time limit cuts it off.
 #[test]
 fn a_handler_yielding_only_through_the_budget_blocks_nothing() {
-    let mut child = Command::new(example("conformance"))
-        .arg("--stdio")
-        .env("MCP_REQUEST_TIMEOUT_MS", "500")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("spawn");
-    let mut stdin = child.stdin.take().unwrap();
-    let mut stdout = BufReader::new(child.stdout.take().unwrap());
-    let _guard = ChildGuard(child);
+    let mut s = Stdio_::spawn_with(
+        "conformance",
+        &["--stdio"],
+        &[("MCP_REQUEST_TIMEOUT_MS", "500")],
+    );
     let mut busy = call(json!(1), "busy_compute");
     busy["params"]["arguments"] = json!({"millis": 5000});
-    let quick = call(json!(2), "test_simple_text");
     let start = Instant::now();
-    write!(stdin, "{busy}\n{quick}\n").unwrap();
-    stdin.flush().unwrap();
-    let mut next = || {
-        let mut line = String::new();
-        stdout.read_line(&mut line).unwrap();
-        serde_json::from_str::<Value>(&line).unwrap()
-    };
-    let first = next();
+    s.send(&busy);
+    s.send(&call(json!(2), "test_simple_text"));
+    let first = s.recv();
     assert_eq!(
         first["id"], 2,
         "the quick request waited for the busy one: {first}"
     );
-    let second = next();
+    let second = s.recv();
     assert_eq!(second["id"], 1, "{second}");
     assert_eq!(second["error"]["code"], -32603, "{second}");
     assert!(
