@@ -7,6 +7,13 @@
 //! Rows, per N:
 //! - release build of the crate: `cargo build --release` with the dependencies prebuilt
 //!   (a one-tool crate of the same shape builds them first), so only the crate is timed;
+//!   its wall time and its CPU time (user + sys of cargo and rustc, from this process's
+//!   `cutime` + `cstime` in `/proc/self/stat`). rustc gives one module's code one codegen
+//!   unit, so with all N tools in the crate's root module LLVM works on one unit on one
+//!   core while the others idle: the CPU time shows whether the work itself grows linearly;
+//! - the same release build with the tools spread over modules of 100 (`mod part_0 { use
+//!   super::*; ... }`, each re-exported): what splitting a large server into modules does
+//!   to the wall time;
 //! - cold debug build of the crate (dependencies prebuilt likewise);
 //! - rebuild after editing the middle tool (one line of its body; debug, incremental);
 //! - cold start: spawn the release binary → the answer to the first `tools/list`, median
@@ -37,6 +44,9 @@ const META: &str = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-0
 
 /// The page size `tools/list` uses by default.
 const PAGE: usize = 100;
+
+/// Tools per module in the crates laid out in modules.
+const MODULE: usize = 100;
 
 fn env_f64(name: &str, default: f64) -> f64 {
     std::env::var(name)
@@ -91,16 +101,33 @@ fn body(i: usize, edit: u32) -> String {
     )
 }
 
-/// The source of a crate with `n` tools; `edited` is the tool whose body was edited how
-/// many times.
-fn source(n: usize, edited: Option<(usize, u32)>) -> String {
+/// How a generated crate places its tools.
+#[derive(Clone, Copy, PartialEq)]
+enum Layout {
+    /// All in the crate's root module (the README's way for a small server).
+    Flat,
+    /// In modules of this many tools, each glob-imported by the root.
+    Modules(usize),
+}
+
+/// The source of a crate with `n` tools laid out as `layout` says; `edited` is the tool
+/// whose body was edited how many times.
+fn source(n: usize, layout: Layout, edited: Option<(usize, u32)>) -> String {
     let mut s = String::from("use mcp_runtime::{Server, tool, tools};\n\n");
+    let (per, vis) = match layout {
+        Layout::Flat => (n.max(1), ""),
+        Layout::Modules(per) => (per.max(1), "pub "),
+    };
     for i in 0..n {
+        if layout != Layout::Flat && i % per == 0 {
+            let part = i / per;
+            s += &format!("use part_{part}::*;\nmod part_{part} {{\nuse super::*;\n\n");
+        }
         let edit = edited.filter(|e| e.0 == i).map_or(0, |e| e.1);
         s += &format!(
             "/// Tool number {i}: joins a text, a count and a flag.\n\
              #[tool]\n\
-             async fn tool_{i}(\n    \
+             {vis}async fn tool_{i}(\n    \
                  #[arg(description = \"Some text\")] text: String,\n    \
                  count: u32,\n    \
                  flag: bool,\n\
@@ -109,6 +136,9 @@ fn source(n: usize, edited: Option<(usize, u32)>) -> String {
              }}\n\n",
             body(i, edit)
         );
+        if layout != Layout::Flat && (i % per == per - 1 || i == n - 1) {
+            s += "}\n\n";
+        }
     }
     s += "fn server() -> Result<Server, mcp_runtime::BuildError> {\n";
     s += "    Server::builder(\"scaling\", \"1.0.0\")\n        .tools(tools![";
@@ -166,28 +196,64 @@ struct Crate {
     dir: PathBuf,
     name: String,
     n: usize,
+    layout: Layout,
+}
+
+/// A build's wall time and CPU time (user + sys of cargo and all it ran).
+struct Took {
+    wall: Duration,
+    cpu: Duration,
+}
+
+/// The CPU time of this process's waited-for children so far (`cutime` + `cstime`):
+/// cargo's, which includes the rustc processes cargo waited for.
+fn children_cpu() -> Duration {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    let rest = stat.rsplit_once(')').map_or("", |r| r.1);
+    let field = |n: usize| rest.split_whitespace().nth(n - 3)?.parse::<u64>().ok();
+    let ticks = field(16).unwrap_or(0) + field(17).unwrap_or(0);
+    Duration::from_secs_f64(ticks as f64 / clock_ticks())
+}
+
+/// Clock ticks per second (`getconf CLK_TCK`; 100 if that fails).
+fn clock_ticks() -> f64 {
+    static TCK: std::sync::OnceLock<f64> = std::sync::OnceLock::new();
+    *TCK.get_or_init(|| {
+        let out = Command::new("getconf").arg("CLK_TCK").output().ok();
+        out.and_then(|o| String::from_utf8(o.stdout).ok()?.trim().parse().ok())
+            .unwrap_or(100.0)
+    })
 }
 
 impl Crate {
-    fn generate(root: &Path, n: usize) -> Result<Crate, String> {
-        let name = format!("scaling_{n}");
+    fn generate(root: &Path, n: usize, layout: Layout) -> Result<Crate, String> {
+        let name = match layout {
+            Layout::Flat => format!("scaling_{n}"),
+            Layout::Modules(per) => format!("scaling_{n}_in_modules_of_{per}"),
+        };
         let dir = root.join(&name);
         std::fs::create_dir_all(dir.join("src")).map_err(|e| format!("{}: {e}", dir.display()))?;
         let write = |p: PathBuf, text: &str| {
             std::fs::write(&p, text).map_err(|e| format!("{}: {e}", p.display()))
         };
         write(dir.join("Cargo.toml"), &manifest(&name))?;
-        write(dir.join("src/main.rs"), &source(n, None))?;
+        write(dir.join("src/main.rs"), &source(n, layout, None))?;
         // The workspace's versions, so nothing new is resolved or downloaded.
         let lock = workspace().join("Cargo.lock");
         if !dir.join("Cargo.lock").exists() {
             std::fs::copy(&lock, dir.join("Cargo.lock")).map_err(|e| format!("lock: {e}"))?;
         }
-        Ok(Crate { dir, name, n })
+        Ok(Crate {
+            dir,
+            name,
+            n,
+            layout,
+        })
     }
 
-    fn cargo(&self, args: &[&str]) -> Result<Duration, String> {
+    fn cargo(&self, args: &[&str]) -> Result<Took, String> {
         let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        let cpu = children_cpu();
         let start = Instant::now();
         let out = Command::new(cargo)
             .args(args)
@@ -199,7 +265,10 @@ impl Crate {
             .stderr(Stdio::piped())
             .output()
             .map_err(|e| format!("cargo: {e}"))?;
-        let took = start.elapsed();
+        let took = Took {
+            wall: start.elapsed(),
+            cpu: children_cpu().saturating_sub(cpu),
+        };
         if !out.status.success() {
             let err = String::from_utf8_lossy(&out.stderr);
             let tail: Vec<&str> = err.lines().rev().take(30).collect();
@@ -228,7 +297,7 @@ impl Crate {
 
     fn edit_middle(&self, times: u32) -> Result<(), String> {
         let p = self.dir.join("src/main.rs");
-        std::fs::write(&p, source(self.n, Some((self.n / 2, times))))
+        std::fs::write(&p, source(self.n, self.layout, Some((self.n / 2, times))))
             .map_err(|e| format!("{}: {e}", p.display()))
     }
 }
@@ -344,6 +413,8 @@ type Show<'a> = (&'a str, &'a dyn Fn(&Row) -> String);
 struct Row {
     n: usize,
     release: f64,
+    release_cpu: f64,
+    release_in_modules: f64,
     debug: f64,
     rebuild: f64,
     start_ms: f64,
@@ -353,16 +424,20 @@ struct Row {
 }
 
 fn measure(root: &Path, n: usize, starts: usize, secs: f64) -> Result<Row, String> {
-    let c = Crate::generate(root, n)?;
+    let c = Crate::generate(root, n, Layout::Flat)?;
     eprintln!("scaling: N={n}: release build");
     c.clean(true)?;
-    let release = c.cargo(&["build", "--release"])?.as_secs_f64();
+    let release = c.cargo(&["build", "--release"])?;
+    eprintln!("scaling: N={n}: release build, tools in modules of {MODULE}");
+    let split = Crate::generate(root, n, Layout::Modules(MODULE))?;
+    split.clean(true)?;
+    let release_in_modules = split.cargo(&["build", "--release"])?.wall.as_secs_f64();
     eprintln!("scaling: N={n}: debug build");
     c.clean(false)?;
-    let debug = c.cargo(&["build"])?.as_secs_f64();
+    let debug = c.cargo(&["build"])?.wall.as_secs_f64();
     eprintln!("scaling: N={n}: rebuild after editing tool_{}", n / 2);
     c.edit_middle(1)?;
-    let rebuild = c.cargo(&["build"])?.as_secs_f64();
+    let rebuild = c.cargo(&["build"])?.wall.as_secs_f64();
     // Back to the source the release binary was built from.
     c.edit_middle(0)?;
     let exe = c.binary();
@@ -376,7 +451,9 @@ fn measure(root: &Path, n: usize, starts: usize, secs: f64) -> Result<Row, Strin
     let build_us = time_build(&exe)? / 1e3 / n as f64;
     Ok(Row {
         n,
-        release,
+        release: release.wall.as_secs_f64(),
+        release_cpu: release.cpu.as_secs_f64(),
+        release_in_modules,
         debug,
         rebuild,
         start_ms,
@@ -402,7 +479,7 @@ fn bench() -> Result<(), String> {
     std::fs::create_dir_all(&root).map_err(|e| format!("{}: {e}", root.display()))?;
     // The dependencies, built once for both profiles by a one-tool crate of the same shape.
     eprintln!("scaling: building the dependencies (once)");
-    let warm = Crate::generate(&root, 1)?;
+    let warm = Crate::generate(&root, 1, Layout::Flat)?;
     warm.cargo(&["build", "--release"])?;
     warm.cargo(&["build"])?;
     let mut rows = Vec::new();
@@ -418,9 +495,15 @@ fn bench() -> Result<(), String> {
         rows.iter().map(|r| format!(" {:>9}", f(r))).collect()
     };
     println!("{:<44}{}", "N tools", cell(&|r| r.n.to_string()));
-    let rows_of: [Show<'_>; 7] = [
+    let rows_of: [Show<'_>; 9] = [
         ("release build of the crate (s)", &|r| {
             format!("{:.1}", r.release)
+        }),
+        ("  its CPU time, user + sys (s)", &|r| {
+            format!("{:.1}", r.release_cpu)
+        }),
+        ("  tools in modules of 100: release build (s)", &|r| {
+            format!("{:.1}", r.release_in_modules)
         }),
         ("cold debug build of the crate (s)", &|r| {
             format!("{:.1}", r.debug)
@@ -448,12 +531,15 @@ fn bench() -> Result<(), String> {
     for w in rows.windows(2) {
         let dn = (w[1].n - w[0].n) as f64;
         println!(
-            "per tool, N {} -> {}: start {:.1} us, RSS {:.1} KiB, release build {:.1} ms",
+            "per tool, N {} -> {}: start {:.1} us, RSS {:.1} KiB, release build {:.1} ms \
+             (CPU {:.1} ms; in modules of {MODULE}: {:.1} ms)",
             w[0].n,
             w[1].n,
             (w[1].start_ms - w[0].start_ms) * 1e3 / dn,
             (w[1].rss_mib - w[0].rss_mib) * 1024.0 / dn,
-            (w[1].release - w[0].release) * 1e3 / dn
+            (w[1].release - w[0].release) * 1e3 / dn,
+            (w[1].release_cpu - w[0].release_cpu) * 1e3 / dn,
+            (w[1].release_in_modules - w[0].release_in_modules) * 1e3 / dn
         );
     }
     Ok(())
