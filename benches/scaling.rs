@@ -13,7 +13,7 @@
 //!   core while the others idle: the CPU time shows whether the work itself grows linearly;
 //! - the same release build with the tools spread over modules of 100 (`mod part_0 { use
 //!   super::*; ... }`, each re-exported): what splitting a large server into modules does
-//!   to the wall time;
+//!   to the wall time; and that crate's rebuild after editing the middle tool (as below);
 //! - cold debug build of the crate (dependencies prebuilt likewise);
 //! - rebuild after editing the middle tool (one line of its body; debug, incremental);
 //! - cold start: spawn the release binary → the answer to the first `tools/list`, median
@@ -415,6 +415,7 @@ struct Row {
     release: f64,
     release_cpu: f64,
     release_in_modules: f64,
+    rebuild_in_modules: f64,
     debug: f64,
     rebuild: f64,
     start_ms: f64,
@@ -432,6 +433,11 @@ fn measure(root: &Path, n: usize, starts: usize, secs: f64) -> Result<Row, Strin
     let split = Crate::generate(root, n, Layout::Modules(MODULE))?;
     split.clean(true)?;
     let release_in_modules = split.cargo(&["build", "--release"])?.wall.as_secs_f64();
+    split.clean(false)?;
+    split.cargo(&["build"])?;
+    split.edit_middle(1)?;
+    let rebuild_in_modules = split.cargo(&["build"])?.wall.as_secs_f64();
+    split.edit_middle(0)?;
     eprintln!("scaling: N={n}: debug build");
     c.clean(false)?;
     let debug = c.cargo(&["build"])?.wall.as_secs_f64();
@@ -454,6 +460,7 @@ fn measure(root: &Path, n: usize, starts: usize, secs: f64) -> Result<Row, Strin
         release: release.wall.as_secs_f64(),
         release_cpu: release.cpu.as_secs_f64(),
         release_in_modules,
+        rebuild_in_modules,
         debug,
         rebuild,
         start_ms,
@@ -495,7 +502,7 @@ fn bench() -> Result<(), String> {
         rows.iter().map(|r| format!(" {:>9}", f(r))).collect()
     };
     println!("{:<44}{}", "N tools", cell(&|r| r.n.to_string()));
-    let rows_of: [Show<'_>; 9] = [
+    let rows_of: [Show<'_>; 10] = [
         ("release build of the crate (s)", &|r| {
             format!("{:.1}", r.release)
         }),
@@ -510,6 +517,9 @@ fn bench() -> Result<(), String> {
         }),
         ("rebuild after editing the middle tool (s)", &|r| {
             format!("{:.1}", r.rebuild)
+        }),
+        ("  tools in modules of 100: rebuild (s)", &|r| {
+            format!("{:.1}", r.rebuild_in_modules)
         }),
         ("cold start, spawn -> tools/list (ms)", &|r| {
             format!("{:.2}", r.start_ms)
