@@ -103,6 +103,13 @@ fn call(id: Value, name: &str) -> Value {
     request(id, "tools/call", json!({"name": name}))
 }
 
+/// A call of the progress fixture (~100 ms) that asks for progress, with token "p".
+fn call_with_progress(id: Value) -> Value {
+    let mut body = call(id, "test_tool_with_progress");
+    body["params"]["_meta"]["progressToken"] = json!("p");
+    body
+}
+
 #[test]
 fn discover_first_and_only_json_on_stdout() {
     let mut s = Stdio_::conformance();
@@ -159,9 +166,7 @@ fn requests_run_concurrently() {
 #[test]
 fn progress_goes_on_stdout_before_the_response() {
     let mut s = Stdio_::conformance();
-    let mut body = call(json!(9), "test_tool_with_progress");
-    body["params"]["_meta"]["progressToken"] = json!("p");
-    s.send(&body);
+    s.send(&call_with_progress(json!(9)));
     let mut seen = Vec::new();
     loop {
         let v = s.recv();
@@ -246,9 +251,7 @@ fn an_answer_given_at_once_still_comes_after_its_notifications() {
 #[test]
 fn sigterm_with_stdin_open_drains_and_exits() {
     let mut s = Stdio_::conformance();
-    let mut body = call(json!(1), "test_tool_with_progress");
-    body["params"]["_meta"]["progressToken"] = json!("p");
-    s.send(&body);
+    s.send(&call_with_progress(json!(1)));
     // Its first progress report: the request is in flight, 100 ms from its answer.
     let first = s.recv();
     assert_eq!(first["method"], "notifications/progress", "{first}");
