@@ -208,21 +208,10 @@ struct Took {
 /// The CPU time of this process's waited-for children so far (`cutime` + `cstime`):
 /// cargo's, which includes the rustc processes cargo waited for.
 fn children_cpu() -> Duration {
-    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
-    let rest = stat.rsplit_once(')').map_or("", |r| r.1);
-    let field = |n: usize| rest.split_whitespace().nth(n - 3)?.parse::<u64>().ok();
-    let ticks = field(16).unwrap_or(0) + field(17).unwrap_or(0);
-    Duration::from_secs_f64(ticks as f64 / clock_ticks())
-}
-
-/// Clock ticks per second (`getconf CLK_TCK`; 100 if that fails).
-fn clock_ticks() -> f64 {
-    static TCK: std::sync::OnceLock<f64> = std::sync::OnceLock::new();
-    *TCK.get_or_init(|| {
-        let out = Command::new("getconf").arg("CLK_TCK").output().ok();
-        out.and_then(|o| String::from_utf8(o.stdout).ok()?.trim().parse().ok())
-            .unwrap_or(100.0)
-    })
+    static TICK_US: std::sync::OnceLock<f64> = std::sync::OnceLock::new();
+    let tick_us = *TICK_US.get_or_init(child::tick_us);
+    let ticks = child::stat_ticks("/proc/self/stat", 16, 17);
+    Duration::from_secs_f64(ticks as f64 * tick_us / 1e6)
 }
 
 impl Crate {

@@ -211,14 +211,6 @@ fn measure(c: &mut StdioChild, secs: f64, next_id: &mut u64) -> Result<Sample, S
     })
 }
 
-fn tick_us() -> f64 {
-    let out = Command::new("getconf").arg("CLK_TCK").output().ok();
-    let tck: f64 = out
-        .and_then(|o| String::from_utf8(o.stdout).ok()?.trim().parse().ok())
-        .unwrap_or(100.0);
-    1e6 / tck
-}
-
 /// Spawn → the `tools/list` answer, then 50 calls: the time to the answer, and the idle
 /// resident set and its anonymous part (KiB) after the calls.
 fn cold_start(kind: &str) -> Result<(Duration, u64, u64), String> {
@@ -266,7 +258,7 @@ fn bench() -> Result<(), String> {
     let secs = env("BENCH_SECS", 3.0);
     let rounds = env("BENCH_ROUNDS", 3.0).max(1.0) as u32;
     let starts = env("BENCH_STARTS", 15.0).max(1.0) as usize;
-    let tick = tick_us();
+    let tick = child::tick_us();
     let with_rmcp = match rmcp::binary() {
         Ok(_) => true,
         Err(why) => {

@@ -5,6 +5,27 @@
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 
+/// Fields `a` and `b` (numbered as in proc(5): 14 and 15 are `utime` and `stime`, 16 and
+/// 17 `cutime` and `cstime`) of the `/proc/<pid>/stat` file at `path`, summed, in clock
+/// ticks; 0 for what cannot be read.
+#[allow(dead_code)] // not every bench reads it
+pub fn stat_ticks(path: &str, a: usize, b: usize) -> u64 {
+    let stat = std::fs::read_to_string(path).unwrap_or_default();
+    let rest = stat.rsplit_once(')').map_or("", |r| r.1);
+    let field = |n: usize| rest.split_whitespace().nth(n - 3)?.parse::<u64>().ok();
+    field(a).unwrap_or(0) + field(b).unwrap_or(0)
+}
+
+/// Microseconds per clock tick (`getconf CLK_TCK`; 100 ticks per second if that fails).
+#[allow(dead_code)] // not every bench reads it
+pub fn tick_us() -> f64 {
+    let out = Command::new("getconf").arg("CLK_TCK").output().ok();
+    let tck: f64 = out
+        .and_then(|o| String::from_utf8(o.stdout).ok()?.trim().parse().ok())
+        .unwrap_or(100.0);
+    1e6 / tck
+}
+
 /// The child; killed when dropped.
 pub struct StdioChild {
     child: Child,
@@ -55,11 +76,7 @@ impl StdioChild {
     /// User plus system CPU time so far, in clock ticks.
     #[allow(dead_code)] // not every bench reads it
     pub fn cpu_ticks(&self) -> u64 {
-        let stat =
-            std::fs::read_to_string(format!("/proc/{}/stat", self.child.id())).unwrap_or_default();
-        let rest = stat.rsplit_once(')').map_or("", |r| r.1);
-        let field = |n: usize| rest.split_whitespace().nth(n - 3)?.parse::<u64>().ok();
-        field(14).unwrap_or(0) + field(15).unwrap_or(0)
+        stat_ticks(&format!("/proc/{}/stat", self.child.id()), 14, 15)
     }
 
     /// Resident set size now, in KiB.
