@@ -68,6 +68,40 @@ impl Dispatch {
     /// request that completes in its first poll is answered here, with no task to spawn;
     /// the others continue as tasks, cancellable, and queue their answers. Must run in
     /// the runtime's context (tasks are spawned on it).
+    /// Spawns `work` as the task of request `id`, which `notifications/cancelled` naming
+    /// `id` aborts; the line `work` ends with is sent once `id` has left the in-flight map
+    /// (so the client may reuse the id as soon as it reads it), and `hold` (an admission
+    /// slot) is dropped after that send. `false`, with nothing spawned, once the
+    /// connection winds down.
+    fn spawn_request(
+        &self,
+        id: RequestId,
+        hold: impl Send + 'static,
+        work: impl std::future::Future<Output = Option<String>> + Send + 'static,
+    ) -> bool {
+        let tx = self.tx.clone();
+        let map = Arc::clone(&self.in_flight);
+        // Held until the handle is in, so the task cannot remove its entry first.
+        let mut guard = self.in_flight.lock().unwrap_or_else(|e| e.into_inner());
+        let task_id = id.clone();
+        let handle = self.spawn(async move {
+            let _hold = hold;
+            let last = work.await;
+            // Once removed from the map, a late cancel is ignored and the line committed.
+            map.lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .remove(&task_id);
+            if let Some(line) = last {
+                let _ = tx.send(line).await;
+            }
+        });
+        let Some(handle) = handle else {
+            return false;
+        };
+        guard.insert(id, handle);
+        true
+    }
+
     pub(super) fn line(&self, line: Line) -> Option<String> {
         // Reap finished tasks so the set does not grow.
         {
@@ -147,24 +181,15 @@ impl Dispatch {
                 listen.cancel_on_teardown();
                 let id = listen.id().clone();
                 let tx = self.tx.clone();
-                let map = Arc::clone(&self.in_flight);
-                let mut guard = self.in_flight.lock().unwrap_or_else(|e| e.into_inner());
-                let task_id = id.clone();
-                let handle = self.spawn(async move {
+                let spawned = self.spawn_request(id.clone(), (), async move {
                     while let Some(msg) = listen.next().await {
                         if tx.send(msg).await.is_err() {
                             break;
                         }
                     }
-                    map.lock()
-                        .unwrap_or_else(|e| e.into_inner())
-                        .remove(&task_id);
+                    None
                 });
-                let Some(handle) = handle else {
-                    return Some(Reply::rejection(Some(&id), closing()).body);
-                };
-                guard.insert(id, handle);
-                None
+                (!spawned).then(|| Reply::rejection(Some(&id), closing()).body)
             }
             Prepared::Call(job) => {
                 let id = job.id().clone();
@@ -195,24 +220,11 @@ impl Dispatch {
                     drop(slot);
                     return Some(reply.body);
                 }
-                let tx = self.tx.clone();
-                let map = Arc::clone(&self.in_flight);
-                let mut guard = self.in_flight.lock().unwrap_or_else(|e| e.into_inner());
-                let task_id = id.clone();
-                let handle = self.spawn(async move {
-                    let _slot = slot;
-                    let reply = run.await;
-                    // Once removed from the map, a late cancel is ignored and the reply is
-                    // committed.
-                    map.lock()
-                        .unwrap_or_else(|e| e.into_inner())
-                        .remove(&task_id);
-                    let _ = tx.send(reply.body).await;
-                });
-                let Some(handle) = handle else {
+                let spawned =
+                    self.spawn_request(id.clone(), slot, async move { Some(run.await.body) });
+                if !spawned {
                     return refused(closing());
-                };
-                guard.insert(id, handle);
+                }
                 None
             }
         }
