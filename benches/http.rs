@@ -35,6 +35,11 @@
 //! `application/json`. Its server has the two tools of benches/stdio.rs (`add`, `echo`),
 //! not ten, so it has no `tools/list` row. Its rows follow ours', with ours over rmcp.
 //!
+//! Last, instructions per `tools/call` (one connection, one request at a time) of ours,
+//! raw, ours with logging on and rmcp, counted by valgrind's callgrind (common/callgrind.rs:
+//! runs of 100 and 1100 requests, start-up and exit cancelled out): a figure the machine's
+//! load does not move; skipped when `valgrind` is not on `PATH` or `BENCH_CALLGRIND=0`.
+//!
 //! Before timing, each server's answer to each request kind must be right (a tool result
 //! "5", not an error, for `tools/call`); during the rows every response must have status
 //! 200 and the expected text in its body.
@@ -57,6 +62,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::net::{TcpListener, TcpStream};
 
+#[path = "common/callgrind.rs"]
+mod callgrind;
 #[path = "common/rmcp.rs"]
 mod rmcp;
 
@@ -236,6 +243,11 @@ struct ServerProcess {
 impl ServerProcess {
     /// One of this binary's servers (`--serve name`).
     fn spawn(name: &'static str, env: &[(&str, &str)]) -> Result<ServerProcess, String> {
+        ServerProcess::start(name, ServerProcess::command(name, env)?)
+    }
+
+    /// The command of one of this binary's servers.
+    fn command(name: &str, env: &[(&str, &str)]) -> Result<Command, String> {
         let exe = std::env::current_exe().map_err(|e| e.to_string())?;
         let mut cmd = Command::new(exe);
         cmd.args(["--serve", name]).envs(env.iter().copied());
@@ -243,14 +255,19 @@ impl ServerProcess {
             // Its log lines (start-up, warnings) are not the benchmark's output.
             cmd.stderr(Stdio::null());
         }
-        ServerProcess::start(name, cmd)
+        Ok(cmd)
     }
 
     /// The rmcp server of benches/rmcp-server (`BENCH_RMCP_BIN`), on HTTP.
     fn spawn_rmcp(bin: &Path) -> Result<ServerProcess, String> {
+        ServerProcess::start("rmcp", ServerProcess::rmcp_command(bin))
+    }
+
+    /// The command of the rmcp server.
+    fn rmcp_command(bin: &Path) -> Command {
         let mut cmd = Command::new(bin);
         cmd.args(["--serve", "http"]);
-        ServerProcess::start("rmcp", cmd)
+        cmd
     }
 
     /// Starts `cmd`, which prints its port on stdout and serves until its stdin closes.
@@ -282,6 +299,30 @@ impl ServerProcess {
         let field = |n: usize| rest.split_whitespace().nth(n - 3)?.parse::<u64>().ok();
         field(14).unwrap_or(0) + field(15).unwrap_or(0)
     }
+}
+
+/// Instructions per `tools/call` of `add` (one connection, one request at a time) of the
+/// server `cmd` makes, counted by callgrind.
+fn instructions(
+    name: &'static str,
+    cmd: impl Fn() -> Result<Command, String>,
+) -> Result<f64, String> {
+    let rt = tokio::runtime::Handle::current();
+    tokio::task::block_in_place(|| {
+        callgrind::per_request(name, |out, n| {
+            let mut server = ServerProcess::start(name, callgrind::wrap(&cmd()?, out))?;
+            rt.block_on(async {
+                let mut tx = connect(server.port).await?;
+                for _ in 0..n {
+                    send(&mut tx, (server.port, ""), ADD).await?;
+                }
+                Ok::<(), String>(())
+            })?;
+            // The end of its stdin ends the server.
+            drop(server.child.stdin.take());
+            callgrind::wait_exit(&mut server.child)
+        })
+    })
 }
 
 impl Drop for ServerProcess {
@@ -773,6 +814,35 @@ async fn bench() -> Result<(), String> {
             vs_raw.tput,
             l_cpu / r_cpu
         );
+    }
+
+    // Instructions per request, which the machine's load does not move.
+    println!();
+    match callgrind::available() {
+        Err(why) => println!("instructions per tools/call: skipped ({why})"),
+        Ok(()) => {
+            let list = list["result"].to_string();
+            let count = |name: &'static str, env: &[(&str, &str)]| {
+                instructions(name, || ServerProcess::command(name, env)).map(|i| i / 1e3)
+            };
+            let o = count("ours", &[])?;
+            let r = count("raw", &[(TOOLS_LIST_ENV, &list)])?;
+            let l = count("ours-logged", &[])?;
+            let vs_rmcp = match rmcp::binary() {
+                Ok(bin) => {
+                    let m = instructions("rmcp", || Ok(ServerProcess::rmcp_command(&bin)))? / 1e3;
+                    format!(", rmcp {m:.1}k (ours/rmcp {:.2}x)", o / m)
+                }
+                Err(_) => String::new(),
+            };
+            println!(
+                "instructions per tools/call (callgrind, c=1): ours {o:.1}k, raw {r:.1}k ({:.2}x){vs_rmcp}; \
+                 logging on {l:.1}k ({:.2}x raw, span cost {:+.1}k)",
+                o / r,
+                l / r,
+                l - o
+            );
+        }
     }
 
     // Throughput (ours/raw) must reach its goal; p99 (ours/raw) must stay within its goal.

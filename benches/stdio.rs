@@ -20,6 +20,10 @@
 //!   for `BENCH_SECS` (default 3) per server in `BENCH_ROUNDS` (default 3) alternating
 //!   rounds; round trips per second and the server's CPU time (user + sys, from
 //!   `/proc/<pid>/stat`) per round trip;
+//! - instructions per round trip, counted by valgrind's callgrind (common/callgrind.rs:
+//!   two runs of 100 and 1100 calls, start-up and exit cancelled out), for raw, ours, ours
+//!   on a current-thread runtime, ours with logging on and rmcp: a figure the machine's
+//!   load does not move; skipped when `valgrind` is not on `PATH` or `BENCH_CALLGRIND=0`;
 //! - cold start: spawn → the answer to the first `tools/list`, median of `BENCH_STARTS`
 //!   (default 15) spawns;
 //! - idle RSS after the first calls (`VmRSS` of `/proc/<pid>/status`), and its anonymous
@@ -46,6 +50,8 @@
 
 use mcp_runtime::{Server, tool, tools};
 use serde_json::{Value, json};
+#[path = "common/callgrind.rs"]
+mod callgrind;
 #[path = "common/child.rs"]
 mod child;
 #[path = "common/rmcp.rs"]
@@ -211,6 +217,22 @@ fn measure(c: &mut StdioChild, secs: f64, next_id: &mut u64) -> Result<Sample, S
     })
 }
 
+/// Instructions per round trip of `kind` (a `tools/call`), counted by callgrind.
+fn instructions(kind: &str) -> Result<f64, String> {
+    callgrind::per_request(kind, |out, n| {
+        let mut c = StdioChild::spawn(callgrind::wrap(&command(kind)?, out))?;
+        for id in 1..=n {
+            let answer = c.round_trip(&call(id))?;
+            if !answer.contains(r#""text":"5""#) {
+                return Err(format!(
+                    "{kind} under callgrind: unexpected answer: {answer}"
+                ));
+            }
+        }
+        callgrind::wait_exit(c.close())
+    })
+}
+
 /// Spawn → the `tools/list` answer, then 50 calls: the time to the answer, and the idle
 /// resident set and its anonymous part (KiB) after the calls.
 fn cold_start(kind: &str) -> Result<(Duration, u64, u64), String> {
@@ -343,6 +365,25 @@ fn bench() -> Result<(), String> {
         let note = "   (rmcp over rmcp::transport::stdio_pipes())";
         row("  rmcp stdio_pipes: round trips/s", "", trips(so, sp), note);
         row("  rmcp stdio_pipes: CPU/round trip", "us", cpus(so, sp), "");
+    }
+    match callgrind::available() {
+        Err(why) => println!("instructions per round trip: skipped ({why})"),
+        Ok(()) => {
+            let count = |kind: &str| instructions(kind).map(|i| i / 1e3);
+            let (ir, io) = (count("raw")?, count("ours")?);
+            let im = if with_rmcp {
+                Some(count("rmcp")?)
+            } else {
+                None
+            };
+            let note = "   (callgrind: the same whatever the load)";
+            row("instructions per round trip", "k", (ir, io, im), note);
+            let i1 = count("ours-current-thread")?;
+            row("  current-thread: instructions", "k", (ir, i1, im), "");
+            let il = count("ours-logged")?;
+            let note = format!("   (span cost {:+.1}k/round trip)", il - io);
+            row("  logging on: instructions", "k", (ir, il, im), &note);
+        }
     }
     // Median start time; resident set and its anonymous part, in MiB, of the last start.
     let start_of = |kind: &str| -> Result<(f64, f64, f64), String> {

@@ -29,7 +29,8 @@ pub fn tick_us() -> f64 {
 /// The child; killed when dropped.
 pub struct StdioChild {
     child: Child,
-    stdin: ChildStdin,
+    /// `None` once [`StdioChild::finish`] closed it.
+    stdin: Option<ChildStdin>,
     stdout: BufReader<ChildStdout>,
     line: String,
 }
@@ -53,7 +54,7 @@ impl StdioChild {
         };
         Ok(StdioChild {
             child,
-            stdin,
+            stdin: Some(stdin),
             stdout: BufReader::new(stdout),
             line: String::new(),
         })
@@ -61,9 +62,10 @@ impl StdioChild {
 
     /// Writes `req` (one line, newline included) and reads one line back.
     pub fn round_trip(&mut self, req: &str) -> Result<&str, String> {
-        self.stdin
+        let stdin = self.stdin.as_mut().ok_or("stdin is closed")?;
+        stdin
             .write_all(req.as_bytes())
-            .and_then(|()| self.stdin.flush())
+            .and_then(|()| stdin.flush())
             .map_err(|e| format!("write: {e}"))?;
         self.line.clear();
         match self.stdout.read_line(&mut self.line) {
@@ -71,6 +73,13 @@ impl StdioChild {
             Ok(_) => Ok(&self.line),
             Err(e) => Err(format!("read: {e}")),
         }
+    }
+
+    /// Closes the child's stdin, the end of its input; the child, to wait for.
+    #[allow(dead_code)] // not every bench ends its children this way
+    pub fn close(&mut self) -> &mut Child {
+        self.stdin = None;
+        &mut self.child
     }
 
     /// User plus system CPU time so far, in clock ticks.
