@@ -310,7 +310,10 @@ fn instructions(
     let rt = tokio::runtime::Handle::current();
     tokio::task::block_in_place(|| {
         callgrind::per_request(name, |out, n| {
-            let mut server = ServerProcess::start(name, callgrind::wrap(&cmd()?, out))?;
+            // valgrind runs with `-q`; the server's own log lines are not the bench's output.
+            let mut wrapped = callgrind::wrap(&cmd()?, out);
+            wrapped.stderr(Stdio::null());
+            let mut server = ServerProcess::start(name, wrapped)?;
             rt.block_on(async {
                 let mut tx = connect(server.port).await?;
                 for _ in 0..n {
