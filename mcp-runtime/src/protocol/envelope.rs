@@ -114,14 +114,75 @@ impl<B: Serialize> Serialize for Envelope<'_, B> {
     }
 }
 
-impl<B: Serialize> Envelope<'_, B> {
+impl<'a, B: Serialize> Envelope<'a, B> {
     /// The result as a legacy revision has it: the same result, without what only
     /// 2026-07-28 defines (`resultType`, caching hints, the server's `_meta`), and without
-    /// the fields newer than `version` ([`legacy::downgrade`]).
-    pub fn legacy(&self, version: LegacyVersion, shape: Shape) -> Value {
+    /// the fields newer than `version` ([`legacy::downgrade`]). For a revision that lacks
+    /// nothing else ([`legacy::only_envelope_differs`]: 2025-11-25, what most clients
+    /// speak) it is written straight from the envelope; for an older one it is made a
+    /// `Value` that `downgrade` takes fields out of.
+    pub fn legacy(&self, version: LegacyVersion, shape: Shape) -> LegacyResult<'_, 'a, B> {
+        if legacy::only_envelope_differs(version) {
+            return LegacyResult::Direct(self);
+        }
         let mut v = serde_json::to_value(self).unwrap_or(Value::Null);
         legacy::downgrade(shape, version, &mut v);
-        v
+        LegacyResult::Downgraded(v)
+    }
+}
+
+/// A result in a legacy revision's shape, from [`Envelope::legacy`].
+#[derive(Debug)]
+pub enum LegacyResult<'e, 'a, B> {
+    /// The envelope's result, written without the envelope's own fields.
+    Direct(&'e Envelope<'a, B>),
+    /// The result with the fields its revision lacks taken out.
+    Downgraded(Value),
+}
+
+/// A result without the 2026-07-28 envelope's fields, as serde writes it.
+#[derive(Serialize)]
+struct Bare<'e, B> {
+    #[serde(flatten)]
+    body: &'e B,
+    #[serde(rename = "_meta", skip_serializing_if = "OwnMeta::is_empty")]
+    meta: OwnMeta<'e>,
+}
+
+/// A result's own `_meta` entries, but for the server's identity (only the 2026-07-28
+/// envelope carries that).
+#[derive(Clone, Copy)]
+struct OwnMeta<'e>(Option<&'e Map<String, Value>>);
+
+impl OwnMeta<'_> {
+    fn entries(&self) -> impl Iterator<Item = (&String, &Value)> {
+        self.0
+            .into_iter()
+            .flatten()
+            .filter(|(k, _)| *k != keys::SERVER_INFO)
+    }
+
+    fn is_empty(&self) -> bool {
+        self.entries().next().is_none()
+    }
+}
+
+impl Serialize for OwnMeta<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_map(self.entries())
+    }
+}
+
+impl<B: Serialize> Serialize for LegacyResult<'_, '_, B> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            LegacyResult::Direct(e) => Bare {
+                body: &e.body,
+                meta: OwnMeta(e.meta.own),
+            }
+            .serialize(s),
+            LegacyResult::Downgraded(v) => v.serialize(s),
+        }
     }
 }
 
@@ -204,6 +265,50 @@ pub fn notification<P: Serialize>(method: &str, params: P) -> String {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_legacy_result_written_directly_is_the_downgraded_one() {
+        #[derive(Serialize)]
+        #[serde(rename_all = "camelCase")]
+        struct Body {
+            content: Value,
+            structured_content: Value,
+            is_error: bool,
+        }
+        let info = RawValue::from_string(r#"{"name":"x","version":"1"}"#.into()).unwrap();
+        let own = json!({"com.example/a": 1, "io.modelcontextprotocol/serverInfo": "spoofed"});
+        let only_info = json!({"io.modelcontextprotocol/serverInfo": "spoofed"});
+        let hints = Some(CacheHints::new(5, super::super::CacheScope::Public));
+        let cases = [
+            (None, Some(&*info), None),
+            (own.as_object(), Some(&*info), hints),
+            (own.as_object(), None, None),
+            (only_info.as_object(), Some(&*info), None),
+            (None, None, hints),
+        ];
+        for (own, server_info, cache) in cases {
+            let e = Envelope {
+                result_type: ResultType::Complete,
+                body: Body {
+                    content: json!([{"type": "text", "text": "5", "_meta": {"k": 1}},
+                                    {"type": "resource_link", "uri": "file:///a", "name": "a"}]),
+                    structured_content: json!({"n": 5}),
+                    is_error: false,
+                },
+                cache,
+                meta: ResultMeta { own, server_info },
+            };
+            let version = LegacyVersion::V2025_11_25;
+            let direct = e.legacy(version, Shape::CallTool);
+            assert!(matches!(direct, LegacyResult::Direct(_)));
+            let mut downgraded = serde_json::to_value(&e).unwrap();
+            legacy::downgrade(Shape::CallTool, version, &mut downgraded);
+            assert_eq!(serde_json::to_value(&direct).unwrap(), downgraded);
+            // An older revision still goes through `downgrade`.
+            let old = e.legacy(LegacyVersion::V2025_03_26, Shape::CallTool);
+            assert!(matches!(old, LegacyResult::Downgraded(_)));
+        }
+    }
 
     #[test]
     fn the_server_info_goes_last_and_wins() {

@@ -172,6 +172,16 @@ pub fn downgrade(shape: Shape, version: LegacyVersion, v: &mut Value) {
     }
 }
 
+/// Whether `version` lacks nothing a result has but what only the 2026-07-28 envelope
+/// carries (`resultType`, the caching hints, the server's `_meta` entry), whatever the
+/// [`Shape`]: true of the newest legacy revision, which [`downgrade`] takes nothing else
+/// out of (a test holds the table above to it). Results in such a revision are written
+/// straight from their envelope, without a pass through a `Value`
+/// ([`Envelope::legacy`](super::envelope::Envelope::legacy)).
+pub fn only_envelope_differs(version: LegacyVersion) -> bool {
+    version == LegacyVersion::V2025_11_25
+}
+
 /// The result `_meta` entries only the 2026-07-28 envelope carries.
 fn strip_meta(o: &mut Map<String, Value>) {
     let empty = match o.get_mut("_meta").and_then(Value::as_object_mut) {
@@ -350,6 +360,70 @@ mod tests {
         );
         assert!(call["content"][1].get("_meta").is_none());
         assert!(call.get("structuredContent").is_none());
+    }
+
+    #[test]
+    fn the_newest_revision_lacks_only_the_envelope_fields() {
+        // Every field the table above knows of, for every shape at once.
+        let icons = json!([{"src": "https://x/i.png"}]);
+        let everything = json!({
+            "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "x"}, "own": 1},
+            "serverInfo": {"name": "s", "title": "S", "description": "d", "icons": icons,
+                           "websiteUrl": "https://x"},
+            "tools": [{"name": "t", "title": "T", "outputSchema": {}, "_meta": {"k": 1},
+                       "icons": icons, "execution": {}}],
+            "prompts": [{"name": "p", "title": "P", "_meta": {}, "icons": icons,
+                         "arguments": [{"name": "a", "title": "A"}]}],
+            "resources": [{"uri": "u", "title": "R", "_meta": {}, "icons": icons,
+                           "annotations": {"lastModified": "2025-01-01T00:00:00Z"}}],
+            "resourceTemplates": [{"uriTemplate": "u/{x}", "title": "R", "_meta": {},
+                                   "icons": icons,
+                                   "annotations": {"lastModified": "2025-01-01T00:00:00Z"}}],
+            "content": [{"type": "resource_link", "uri": "file:///a", "name": "a", "icons": icons},
+                        {"type": "text", "text": "x", "_meta": {},
+                         "annotations": {"lastModified": "2025-01-01T00:00:00Z"}},
+                        {"type": "resource", "resource": {"uri": "u", "text": "t", "_meta": {}}}],
+            "structuredContent": {"n": 1},
+            "messages": [{"role": "user",
+                          "content": {"type": "resource_link", "uri": "u", "name": "n",
+                                      "icons": icons}}],
+            "contents": [{"uri": "u", "text": "t", "_meta": {}}],
+            "mode": "form",
+        });
+        let mut enveloped = everything.clone();
+        let o = enveloped.as_object_mut().unwrap();
+        o.insert("resultType".into(), json!("complete"));
+        o.insert("ttlMs".into(), json!(1));
+        o.insert("cacheScope".into(), json!("public"));
+        let mut expected = everything;
+        expected["_meta"] = json!({"own": 1});
+        let shapes = [
+            Shape::Plain,
+            Shape::Initialize,
+            Shape::Tools,
+            Shape::Prompts,
+            Shape::Resources,
+            Shape::Templates,
+            Shape::CallTool,
+            Shape::GetPrompt,
+            Shape::ReadResource,
+            Shape::Elicit,
+        ];
+        for version in LEGACY_VERSIONS
+            .iter()
+            .filter_map(|v| LegacyVersion::parse(v))
+        {
+            let mut changed = false;
+            for shape in shapes {
+                let mut v = enveloped.clone();
+                downgrade(shape, version, &mut v);
+                if only_envelope_differs(version) {
+                    assert_eq!(v, expected, "{shape:?} at {version}");
+                }
+                changed |= v != expected;
+            }
+            assert_eq!(changed, !only_envelope_differs(version), "{version}");
+        }
     }
 
     #[test]
