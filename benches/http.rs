@@ -36,7 +36,7 @@
 //! not ten, so it has no `tools/list` row. Its rows follow ours', with ours over rmcp.
 //!
 //! Last, instructions per `tools/call` (one connection, one request at a time) of ours,
-//! raw, ours with logging on and rmcp, counted by valgrind's callgrind (common/callgrind.rs:
+//! raw, ours with logging on and rmcp, and per legacy `tools/call` of ours, raw and rmcp, counted by valgrind's callgrind (common/callgrind.rs:
 //! runs of 100 and 1100 requests, start-up and exit cancelled out): a figure the machine's
 //! load does not move; skipped when `valgrind` is not on `PATH` or `BENCH_CALLGRIND=0`.
 //!
@@ -301,10 +301,11 @@ impl ServerProcess {
     }
 }
 
-/// Instructions per `tools/call` of `add` (one connection, one request at a time) of the
-/// server `cmd` makes, counted by callgrind.
+/// Instructions per `call` (one connection, one request at a time; a legacy one in a
+/// session opened first, but for raw) of the server `cmd` makes, counted by callgrind.
 fn instructions(
     name: &'static str,
+    call: Call,
     cmd: impl Fn() -> Result<Command, String>,
 ) -> Result<f64, String> {
     let rt = tokio::runtime::Handle::current();
@@ -315,9 +316,14 @@ fn instructions(
             wrapped.stderr(Stdio::null());
             let mut server = ServerProcess::start(name, wrapped)?;
             rt.block_on(async {
+                // The raw server has no sessions and ignores the header, as in the rows.
+                let session = match call.legacy && name != "raw" {
+                    true => open_session(server.port).await?,
+                    false => String::new(),
+                };
                 let mut tx = connect(server.port).await?;
                 for _ in 0..n {
-                    send(&mut tx, (server.port, ""), ADD).await?;
+                    send(&mut tx, (server.port, &session), call).await?;
                 }
                 Ok::<(), String>(())
             })?;
@@ -825,18 +831,30 @@ async fn bench() -> Result<(), String> {
         Err(why) => println!("instructions per tools/call: skipped ({why})"),
         Ok(()) => {
             let list = list["result"].to_string();
-            let count = |name: &'static str, env: &[(&str, &str)]| {
-                instructions(name, || ServerProcess::command(name, env)).map(|i| i / 1e3)
+            let count = |name: &'static str, call: Call, env: &[(&str, &str)]| {
+                instructions(name, call, || ServerProcess::command(name, env)).map(|i| i / 1e3)
             };
-            let o = count("ours", &[])?;
-            let r = count("raw", &[(TOOLS_LIST_ENV, &list)])?;
-            let l = count("ours-logged", &[])?;
-            let vs_rmcp = match rmcp::binary() {
+            let raw_env = [(TOOLS_LIST_ENV, list.as_str())];
+            let o = count("ours", ADD, &[])?;
+            let r = count("raw", ADD, &raw_env)?;
+            let l = count("ours-logged", ADD, &[])?;
+            let (lo, lr) = (
+                count("ours", LEGACY_ADD, &[])?,
+                count("raw", LEGACY_ADD, &raw_env)?,
+            );
+            let (vs_rmcp, legacy_vs_rmcp) = match rmcp::binary() {
                 Ok(bin) => {
-                    let m = instructions("rmcp", || Ok(ServerProcess::rmcp_command(&bin)))? / 1e3;
-                    format!(", rmcp {m:.1}k (ours/rmcp {:.2}x)", o / m)
+                    let rmcp = |call| {
+                        instructions("rmcp", call, || Ok(ServerProcess::rmcp_command(&bin)))
+                            .map(|i| i / 1e3)
+                    };
+                    let (m, lm) = (rmcp(ADD)?, rmcp(LEGACY_ADD)?);
+                    (
+                        format!(", rmcp {m:.1}k (ours/rmcp {:.2}x)", o / m),
+                        format!(", rmcp {lm:.1}k (ours/rmcp {:.2}x)", lo / lm),
+                    )
                 }
-                Err(_) => String::new(),
+                Err(_) => (String::new(), String::new()),
             };
             println!(
                 "instructions per tools/call (callgrind, c=1): ours {o:.1}k, raw {r:.1}k ({:.2}x){vs_rmcp}; \
@@ -844,6 +862,10 @@ async fn bench() -> Result<(), String> {
                 o / r,
                 l / r,
                 l - o
+            );
+            println!(
+                "instructions per tools/call, legacy (callgrind, c=1): ours {lo:.1}k, raw {lr:.1}k ({:.2}x){legacy_vs_rmcp}",
+                lo / lr
             );
         }
     }
