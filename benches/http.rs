@@ -36,9 +36,10 @@
 //! not ten, so it has no `tools/list` row. Its rows follow ours', with ours over rmcp.
 //!
 //! Last, instructions per `tools/call` (one connection, one request at a time) of ours,
-//! raw, ours with logging on and rmcp, and per legacy `tools/call` of ours, raw and rmcp, counted by valgrind's callgrind (common/callgrind.rs:
-//! runs of 100 and 1100 requests, start-up and exit cancelled out): a figure the machine's
-//! load does not move; skipped when `valgrind` is not on `PATH` or `BENCH_CALLGRIND=0`.
+//! raw, ours with logging on and rmcp, and per legacy `tools/call` of ours, raw and rmcp,
+//! counted by valgrind's callgrind (common/callgrind.rs: runs of 100 and 1100 requests,
+//! start-up and exit cancelled out): a figure the machine's load does not move; skipped
+//! when `valgrind` is not on `PATH` or `BENCH_CALLGRIND=0`.
 //!
 //! Before timing, each server's answer to each request kind must be right (a tool result
 //! "5", not an error, for `tools/call`); during the rows every response must have status

@@ -29,7 +29,7 @@ pub fn tick_us() -> f64 {
 /// The child; killed when dropped.
 pub struct StdioChild {
     child: Child,
-    /// `None` once [`StdioChild::finish`] closed it.
+    /// `None` once [`StdioChild::close`] closed it.
     stdin: Option<ChildStdin>,
     stdout: BufReader<ChildStdout>,
     line: String,
