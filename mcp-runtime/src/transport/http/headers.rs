@@ -63,7 +63,53 @@ pub(super) fn accepted(headers: &HeaderMap) -> (bool, bool) {
 }
 
 /// The request headers the 2026-07-28 HTTP binding mirrors from the body.
-pub(crate) struct HeaderGuard<'a>(&'a HeaderMap, Option<Arc<crate::auth::Principal>>);
+pub(crate) struct HeaderGuard<'a> {
+    headers: &'a HeaderMap,
+    caller: Option<Arc<crate::auth::Principal>>,
+    /// `MCP-Protocol-Version`, read once: both `check_method` and `check_version` need it.
+    version: Single<'a>,
+}
+
+/// What a header that must appear at most once holds.
+#[derive(Clone, Copy)]
+enum Single<'a> {
+    Absent,
+    /// Its value, OWS-trimmed.
+    One(&'a str),
+    Repeated,
+    /// Characters outside visible ASCII, space and tab.
+    Invalid,
+}
+
+impl<'a> Single<'a> {
+    fn read(headers: &'a HeaderMap, name: &HeaderName) -> Self {
+        let mut values = headers.get_all(name).iter();
+        match (values.next(), values.next()) {
+            (None, _) => Single::Absent,
+            (Some(_), Some(_)) => Single::Repeated,
+            // `to_str` takes exactly visible ASCII, space and tab; with no other control
+            // characters left, ASCII whitespace at the ends is spaces and tabs.
+            (Some(v), None) => match v.to_str() {
+                Ok(s) => Single::One(s.trim_ascii()),
+                Err(_) => Single::Invalid,
+            },
+        }
+    }
+
+    /// The value, or the error that names the header as `display`.
+    fn value(self, display: &str) -> Result<Option<&'a str>, RpcError> {
+        match self {
+            Single::Absent => Ok(None),
+            Single::One(s) => Ok(Some(s)),
+            Single::Repeated => Err(RpcError::header_mismatch(format!(
+                "repeated {display} header"
+            ))),
+            Single::Invalid => Err(RpcError::header_mismatch(format!(
+                "{display} header has invalid characters"
+            ))),
+        }
+    }
+}
 
 // Header names, parsed once: looking a header up by `&str` parses the name every time.
 pub(super) static VERSION_HEADER: HeaderName = HeaderName::from_static("mcp-protocol-version");
@@ -73,48 +119,36 @@ static NAME_HEADER: HeaderName = HeaderName::from_static("mcp-name");
 
 impl<'a> HeaderGuard<'a> {
     pub(crate) fn new(headers: &'a HeaderMap) -> Self {
-        HeaderGuard(headers, None)
+        HeaderGuard {
+            headers,
+            caller: None,
+            version: Single::read(headers, &VERSION_HEADER),
+        }
     }
     /// The same guard, for a request `caller` made (authorization).
     pub(crate) fn with_caller(mut self, caller: Option<Arc<crate::auth::Principal>>) -> Self {
-        self.1 = caller;
+        self.caller = caller;
         self
     }
 
     /// The single value of a header, OWS-trimmed. `Err` for a repeated header or one with
     /// characters outside visible ASCII, space and tab.
     fn single(&self, name: &HeaderName, display: &str) -> Result<Option<&'a str>, RpcError> {
-        let mut values = self.0.get_all(name).iter();
-        match (values.next(), values.next()) {
-            (None, _) => Ok(None),
-            (Some(_), Some(_)) => Err(RpcError::header_mismatch(format!(
-                "repeated {display} header"
-            ))),
-            (Some(v), None) => {
-                let bytes = v.as_bytes();
-                if bytes.iter().any(|&b| (b < 0x20 && b != b'\t') || b >= 0x7f) {
-                    return Err(RpcError::header_mismatch(format!(
-                        "{display} header has invalid characters"
-                    )));
-                }
-                // Visible ASCII only, so this cannot fail.
-                let s = std::str::from_utf8(bytes).unwrap_or_default();
-                Ok(Some(s.trim_matches([' ', '\t'])))
-            }
-        }
+        Single::read(self.headers, name).value(display)
+    }
+
+    fn version(&self) -> Result<Option<&'a str>, RpcError> {
+        self.version.value("MCP-Protocol-Version")
     }
 }
 
 impl TransportGuard for HeaderGuard<'_> {
     fn principal(&self) -> Option<Arc<crate::auth::Principal>> {
-        self.1.clone()
+        self.caller.clone()
     }
 
     fn check_method(&self, method: &str) -> Result<(), RpcError> {
-        if self
-            .single(&VERSION_HEADER, "MCP-Protocol-Version")?
-            .is_none()
-        {
+        if self.version()?.is_none() {
             return Err(RpcError::header_mismatch(
                 "missing MCP-Protocol-Version header",
             ));
@@ -131,7 +165,7 @@ impl TransportGuard for HeaderGuard<'_> {
     }
 
     fn check_version(&self, version: &str) -> Result<(), RpcError> {
-        match self.single(&VERSION_HEADER, "MCP-Protocol-Version")? {
+        match self.version()? {
             Some(v) if v == version => Ok(()),
             Some(v) => Err(RpcError::header_mismatch(format!(
                 "MCP-Protocol-Version header {} does not match _meta protocolVersion {}",
@@ -215,5 +249,62 @@ mod tests {
         assert_eq!(h("text/html"), (false, false));
         assert_eq!(h("application/json;q=0, text/event-stream"), (false, true));
         assert_eq!(accepted(&HeaderMap::new()), (true, false));
+    }
+
+    #[test]
+    fn mirrored_headers_are_read_once_each_and_strictly() {
+        use axum::http::HeaderValue;
+        let guard = |values: &[&[u8]]| {
+            let mut m = HeaderMap::new();
+            for v in values {
+                m.append(&VERSION_HEADER, HeaderValue::from_bytes(v).unwrap());
+                m.append(&METHOD_HEADER, HeaderValue::from_bytes(v).unwrap());
+            }
+            m
+        };
+        let message = |r: Result<(), RpcError>| r.map_err(|e| e.message().to_owned());
+        let v = "2026-07-28";
+
+        // Spaces and tabs around the value are not part of it.
+        let m = guard(&[b" \t2026-07-28\t "]);
+        let g = HeaderGuard::new(&m);
+        assert_eq!(message(g.check_version(v)), Ok(()));
+        assert!(message(g.check_method(v)).is_ok());
+
+        let m = guard(&[b"2026-07-28", b"2026-07-28"]);
+        let g = HeaderGuard::new(&m);
+        let repeated = Err("repeated MCP-Protocol-Version header".to_owned());
+        assert_eq!(message(g.check_version(v)), repeated);
+        assert_eq!(message(g.check_method(v)), repeated);
+
+        // Bytes outside ASCII (`obs-text`, which a header value may carry but this one
+        // may not; control characters do not get past the HTTP parser).
+        for bad in ["2026-07-28\u{e9}".as_bytes(), b"\xff"] {
+            let m = guard(&[bad]);
+            let g = HeaderGuard::new(&m);
+            let invalid = Err("MCP-Protocol-Version header has invalid characters".to_owned());
+            assert_eq!(message(g.check_version(v)), invalid);
+            assert_eq!(message(g.check_method(v)), invalid);
+        }
+
+        let m = HeaderMap::new();
+        let g = HeaderGuard::new(&m);
+        let missing = Err("missing MCP-Protocol-Version header".to_owned());
+        assert_eq!(message(g.check_version(v)), missing);
+        assert_eq!(message(g.check_method(v)), missing);
+
+        // Mcp-Method is read the same way, after the version.
+        let mut m = HeaderMap::new();
+        m.insert(&VERSION_HEADER, HeaderValue::from_static("2026-07-28"));
+        m.append(&METHOD_HEADER, HeaderValue::from_static("tools/list"));
+        assert_eq!(
+            message(HeaderGuard::new(&m).check_method("tools/list")),
+            Ok(())
+        );
+        m.append(&METHOD_HEADER, HeaderValue::from_static("tools/list"));
+        assert_eq!(
+            message(HeaderGuard::new(&m).check_method("tools/list")),
+            Err("repeated Mcp-Method header".to_owned())
+        );
     }
 }
