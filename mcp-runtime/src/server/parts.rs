@@ -434,18 +434,18 @@ impl Parts {
         // A notification channel only when this request can produce notifications; it
         // closes when the request is over (its cancellation fires then).
         let cancel = CancellationToken::new();
-        let over = cancel.clone();
+        let over = || cancel.clone();
         let (sink, notifications) = match streams {
             Streams::None => (NotificationSink::disabled(), None),
-            Streams::Shared(tx) => (NotificationSink::new(tx, over), None),
+            Streams::Shared(tx) => (NotificationSink::new(tx, over()), None),
             Streams::OnDemand if meta.progress_token.is_some() || meta.log_level.is_some() => {
                 let (tx, rx) = mpsc::channel(64);
-                (NotificationSink::new(tx, over), Some(rx))
+                (NotificationSink::new(tx, over()), Some(rx))
             }
             Streams::OnDemand => (NotificationSink::disabled(), None),
             Streams::Always => {
                 let (tx, rx) = mpsc::channel(64);
-                (NotificationSink::new(tx, over), Some(rx))
+                (NotificationSink::new(tx, over()), Some(rx))
             }
         };
         let parts = Parts {

@@ -25,10 +25,10 @@ use serde_json::{Map, Value};
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
+use std::task::{Context, Poll};
 use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
-use tracing::Instrument;
 
 /// How one run of a handler ended.
 pub(crate) enum Outcome<T> {
@@ -68,7 +68,10 @@ pub(crate) async fn guarded<T>(
 /// A request to run: its future produces the response.
 pub(crate) struct Job {
     id: RequestId,
+    /// The request's work, boxed once where it is made; [`Run`] adds the span and the
+    /// cancellation around it without moving it again.
     fut: BoxFuture<'static, Reply>,
+    span: tracing::Span,
     notifications: Option<mpsc::Receiver<String>>,
     cancel: CancellationToken,
 }
@@ -85,16 +88,12 @@ impl Job {
         notifications: Option<mpsc::Receiver<String>>,
         body: impl Future<Output = Reply> + Send + 'static,
     ) -> Job {
-        let token = cancel.clone();
-        let fut = async move {
-            let _over = cancel.drop_guard();
-            body.await
-        };
         Job {
             id,
-            fut: Box::pin(fut.instrument(span)),
+            fut: Box::pin(body),
+            span,
             notifications,
-            cancel: token,
+            cancel,
         }
     }
 
@@ -107,10 +106,8 @@ impl Job {
     pub(crate) fn map_reply(self, f: fn(Reply) -> Reply) -> Job {
         let fut = self.fut;
         Job {
-            id: self.id,
             fut: Box::pin(async move { f(fut.await) }),
-            notifications: self.notifications,
-            cancel: self.cancel,
+            ..self
         }
     }
 
@@ -119,14 +116,12 @@ impl Job {
     pub(crate) fn inspect(self, f: impl FnOnce(&Reply) + Send + 'static) -> Job {
         let fut = self.fut;
         Job {
-            id: self.id,
             fut: Box::pin(async move {
                 let reply = fut.await;
                 f(&reply);
                 reply
             }),
-            notifications: self.notifications,
-            cancel: self.cancel,
+            ..self
         }
     }
 
@@ -141,8 +136,60 @@ impl Job {
     }
 
     /// Runs the request. Dropping the future cancels it.
-    pub(crate) async fn run(self) -> Reply {
-        self.fut.await
+    pub(crate) fn run(self) -> Run {
+        Run {
+            fut: Some(self.fut),
+            span: self.span,
+            cancel: Some(self.cancel),
+        }
+    }
+}
+
+/// A running [`Job`]: polls its work inside the request's span (entered once per poll,
+/// as `tracing`'s `Instrumented` does), and fires the request's cancellation when the
+/// work has its answer or is dropped before it.
+pub(crate) struct Run {
+    /// `None` once the work has its answer (dropped then, outside the span: a finished
+    /// future holds nothing that logs).
+    fut: Option<BoxFuture<'static, Reply>>,
+    span: tracing::Span,
+    /// `Some` until fired.
+    cancel: Option<CancellationToken>,
+}
+
+impl Future for Run {
+    type Output = Reply;
+
+    fn poll(self: std::pin::Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Reply> {
+        let this = self.get_mut();
+        let Some(fut) = &mut this.fut else {
+            return Poll::Pending;
+        };
+        let polled = {
+            let _entered = this.span.enter();
+            fut.as_mut().poll(cx)
+        };
+        if polled.is_ready() {
+            this.fut = None;
+            if let Some(c) = this.cancel.take() {
+                c.cancel();
+            }
+        }
+        polled
+    }
+}
+
+impl Drop for Run {
+    fn drop(&mut self) {
+        if let Some(fut) = self.fut.take() {
+            // Not finished: what the handler's future drops may log; it does so in the
+            // request's span.
+            let _entered = self.span.enter();
+            drop(fut);
+        }
+        if let Some(c) = self.cancel.take() {
+            c.cancel();
+        }
     }
 }
 
@@ -439,5 +486,54 @@ mod tests {
         run.abort();
         let _ = run.await;
         assert!(cancel.is_cancelled());
+    }
+
+    #[test]
+    fn a_job_runs_in_its_span_and_fires_its_cancellation_with_its_answer() {
+        use std::sync::Mutex;
+        use tracing_subscriber::layer::SubscriberExt;
+        let subscriber = tracing_subscriber::registry();
+        let _default = tracing::subscriber::set_default(
+            subscriber.with(tracing_subscriber::filter::LevelFilter::INFO),
+        );
+        let span = tracing::info_span!("mcp.request");
+        let expected = span.id();
+        assert!(expected.is_some());
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let cancel = CancellationToken::new();
+        let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+        let (record, token) = (Arc::clone(&seen), cancel.clone());
+        let body = async move {
+            record
+                .lock()
+                .unwrap()
+                .push((tracing::Span::current().id(), token.is_cancelled()));
+            let _ = rx.await;
+            record
+                .lock()
+                .unwrap()
+                .push((tracing::Span::current().id(), token.is_cancelled()));
+            Reply::rejection(None, Rejection::malformed("done"))
+        };
+        let id = RequestId::from_value(&serde_json::json!(1)).unwrap();
+        let mut run = Job::new(id, cancel.clone(), span, None, body).run();
+        let waker = std::task::Waker::noop();
+        let mut cx = Context::from_waker(waker);
+        assert!(std::pin::Pin::new(&mut run).poll(&mut cx).is_pending());
+        assert_eq!(
+            tracing::Span::current().id(),
+            None,
+            "left the span after the poll"
+        );
+        assert!(!cancel.is_cancelled());
+        tx.send(()).unwrap();
+        assert!(std::pin::Pin::new(&mut run).poll(&mut cx).is_ready());
+        assert!(
+            cancel.is_cancelled(),
+            "fired with the answer, before the run is dropped"
+        );
+        let seen = seen.lock().unwrap().clone();
+        assert_eq!(seen, vec![(expected.clone(), false), (expected, false)]);
+        drop(run);
     }
 }

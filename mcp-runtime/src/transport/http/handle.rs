@@ -2,6 +2,7 @@
 //! the body (size and read deadline), then the core; and the reply as HTTP (the status of
 //! its error class, JSON or SSE, the challenges).
 
+use super::legacy::LegacyPost;
 use super::{HeaderGuard, HttpServer, auth, conn, headers, origin, sse};
 use crate::protocol::{RpcError, json::parse_strict};
 use crate::server::parts::Streams;
@@ -97,20 +98,34 @@ pub(super) async fn handle_get_or_delete(
         .into_response()
 }
 
-pub(super) async fn handle_post(State(s): State<Arc<HttpServer>>, req: Request) -> Response {
-    let mut resp = serve_post(&s, req).await;
-    if let Some(auth::NeedsScopes(needed)) = resp.extensions_mut().remove::<auth::NeedsScopes>()
-        && let Some(a) = &s.server.inner.settings.auth
-    {
-        auth::insufficient_scope(&mut resp, a, &needed);
+pub(super) fn handle_post(
+    State(s): State<Arc<HttpServer>>,
+    req: Request,
+) -> impl Future<Output = Response> + Send {
+    // The request is split before the future is made and its parts lent to the rest, so
+    // that the future holds them once (an `async fn` keeps what it is given by value
+    // twice: as given, and as its local), and it is moved into a box per request.
+    let origin = origin::check_host_origin(&s.config, &req);
+    debug_assert_eq!(req.method(), Method::POST);
+    let (parts, body) = req.into_parts();
+    async move {
+        let mut resp = match origin {
+            Ok(()) => serve_post(&s, &parts, body).await,
+            Err(why) => forbidden(why),
+        };
+        if let Some(auth::NeedsScopes(needed)) = resp.extensions_mut().remove::<auth::NeedsScopes>()
+            && let Some(a) = &s.server.inner.settings.auth
+        {
+            auth::insufficient_scope(&mut resp, a, &needed);
+        }
+        if resp.status() == StatusCode::SERVICE_UNAVAILABLE
+            && !resp.headers().contains_key(header::RETRY_AFTER)
+        {
+            resp.headers_mut()
+                .insert(header::RETRY_AFTER, s.config.retry_after.into());
+        }
+        resp
     }
-    if resp.status() == StatusCode::SERVICE_UNAVAILABLE
-        && !resp.headers().contains_key(header::RETRY_AFTER)
-    {
-        resp.headers_mut()
-            .insert(header::RETRY_AFTER, s.config.retry_after.into());
-    }
-    resp
 }
 
 /// An error the transport answers itself, before anything was routed: a JSON-RPC error
@@ -138,20 +153,20 @@ pub(super) fn answer(r: Reply, accepts_json: bool) -> Response {
     }
 }
 
-pub(super) async fn serve_post(s: &HttpServer, req: Request) -> Response {
-    if let Err(why) = origin::check_host_origin(&s.config, &req) {
-        return forbidden(why);
-    }
-    debug_assert_eq!(req.method(), Method::POST);
+/// A POST whose Host and Origin passed.
+async fn serve_post(
+    s: &HttpServer,
+    parts: &axum::http::request::Parts,
+    body: axum::body::Body,
+) -> Response {
     // Who is calling, before anything else is read (a server without `Auth`: nobody).
     let caller = match &s.server.inner.settings.auth {
-        Some(a) => match auth::authenticate(a, req.headers(), s.config.retry_after).await {
+        Some(a) => match auth::authenticate(a, &parts.headers, s.config.retry_after).await {
             Ok(p) => Some(p),
             Err(resp) => return resp,
         },
         None => None,
     };
-    let (parts, body) = req.into_parts();
     if !headers::is_json_content_type(&parts.headers) {
         return refuse(
             StatusCode::UNSUPPORTED_MEDIA_TYPE,
@@ -248,17 +263,14 @@ pub(super) async fn serve_post(s: &HttpServer, req: Request) -> Response {
             );
         }
     };
-    let msg = match s
-        .legacy_post(
-            msg,
-            &parts.headers,
-            (accepts_json, accepts_sse),
-            caller.as_ref(),
-        )
-        .await
-    {
-        Ok(resp) => return resp.map(|b| conn::holding(b, slot)),
-        Err(msg) => msg,
+    let msg = match s.legacy_post(msg, &parts.headers, caller.as_ref()) {
+        LegacyPost::Modern(msg) => msg,
+        LegacyPost::Answer(resp) => return resp.map(|b| conn::holding(b, slot)),
+        LegacyPost::InSession { msg, session, id } => {
+            let accepts = (accepts_json, accepts_sse);
+            let resp = s.serve_in_session(msg, &session, id, accepts).await;
+            return resp.map(|b| conn::holding(b, slot));
+        }
     };
 
     let streams = if accepts_sse {

@@ -136,24 +136,38 @@ fn with_session_header(mut resp: Response, id: &str) -> Response {
     resp
 }
 
+/// Where [`HttpServer::legacy_post`] sends a POST.
+pub(super) enum LegacyPost<'h> {
+    /// The modern path's, handed back.
+    Modern(Value),
+    /// Answered without running anything (a session opened, or an error).
+    Answer(Response),
+    /// A message of the legacy session `id` names: [`HttpServer::serve_in_session`].
+    InSession {
+        msg: Value,
+        session: Arc<Session>,
+        id: &'h str,
+    },
+}
+
 impl HttpServer {
-    /// Serves a POST of the legacy era, or hands it back (`Err`) to the modern path: a
-    /// message with per-request `_meta` or a modern version header is modern, and so is
-    /// anything that neither names a session nor opens one.
-    pub(super) async fn legacy_post(
+    /// Where a POST goes: back to the modern path (a message with per-request `_meta` or
+    /// a modern version header is modern, and so is anything that neither names a session
+    /// nor opens one), answered at once, or into its legacy session. Nothing here waits:
+    /// the modern path's future does not hold the legacy one's state.
+    pub(super) fn legacy_post<'h>(
         &self,
         msg: Value,
-        headers: &HeaderMap,
-        (accepts_json, accepts_sse): (bool, bool),
+        headers: &'h HeaderMap,
         caller: Option<&Arc<crate::auth::Principal>>,
-    ) -> Result<Response, Value> {
+    ) -> LegacyPost<'h> {
         if !self.server.inner.legacy.enabled {
-            return Err(msg);
+            return LegacyPost::Modern(msg);
         }
         let version = one(headers, &VERSION_HEADER);
         let modern_header = version.is_some_and(|v| crate::protocol::MODERN_VERSIONS.contains(&v));
         if modern_header || has_modern_meta(&msg) {
-            return Err(msg);
+            return LegacyPost::Modern(msg);
         }
         if let Some(v) = version
             && LegacyVersion::parse(v).is_none()
@@ -163,30 +177,43 @@ impl HttpServer {
                 crate::protocol::reflect(v),
                 self.server.inner.versions().join(", ")
             ));
-            return Ok(error(StatusCode::BAD_REQUEST, &msg, e));
+            return LegacyPost::Answer(error(StatusCode::BAD_REQUEST, &msg, e));
         }
         match one(headers, &SESSION_HEADER) {
             Some(id) => match self.session_for(id, caller.map(|p| &**p)) {
-                Some(session) => Ok(with_session_header(
-                    self.in_session(msg, &session, accepts_json, accepts_sse)
-                        .await,
-                    id,
-                )),
-                None => Ok(error(
+                Some(session) => LegacyPost::InSession { msg, session, id },
+                None => LegacyPost::Answer(error(
                     StatusCode::NOT_FOUND,
                     &msg,
                     RpcError::invalid_request("unknown or expired session; initialize again"),
                 )),
             },
-            None if self.server.opens_session(&msg) => Ok(self.open_session(msg, caller)),
+            None if self.server.opens_session(&msg) => {
+                LegacyPost::Answer(self.open_session(msg, caller))
+            }
             // A legacy version header, no session, not `initialize`.
-            None if version.is_some() => Ok(error(
+            None if version.is_some() => LegacyPost::Answer(error(
                 StatusCode::BAD_REQUEST,
                 &msg,
                 RpcError::invalid_request("Mcp-Session-Id header is required"),
             )),
-            None => Err(msg),
+            None => LegacyPost::Modern(msg),
         }
+    }
+
+    /// A message of a legacy session, answered with the session's id.
+    pub(super) async fn serve_in_session(
+        &self,
+        msg: Value,
+        session: &Arc<Session>,
+        id: &str,
+        (accepts_json, accepts_sse): (bool, bool),
+    ) -> Response {
+        with_session_header(
+            self.in_session(msg, session, accepts_json, accepts_sse)
+                .await,
+            id,
+        )
     }
 
     /// `initialize`: a new session, named in the `Mcp-Session-Id` of the answer.

@@ -213,9 +213,10 @@ impl Dispatch {
                 };
                 // The first poll, with no waker: what is still pending is spawned, and
                 // the task's first poll registers its own waker wherever this one did.
-                let mut run = Box::pin(job.run());
+                // (`Run` is `Unpin`: its work is boxed already, so it moves freely.)
+                let mut run = job.run();
                 if let Poll::Ready(reply) =
-                    run.as_mut().poll(&mut Context::from_waker(Waker::noop()))
+                    std::pin::Pin::new(&mut run).poll(&mut Context::from_waker(Waker::noop()))
                 {
                     drop(slot);
                     return Some(reply.body);
