@@ -2,6 +2,7 @@
 //! the body (size and read deadline), then the core; and the reply as HTTP (the status of
 //! its error class, JSON or SSE, the challenges).
 
+use super::headers::{Single, VERSION_HEADER};
 use super::legacy::LegacyPost;
 use super::{HeaderGuard, HttpServer, auth, conn, headers, origin, sse};
 use crate::protocol::{RpcError, json::parse_strict};
@@ -263,7 +264,9 @@ async fn serve_post(
             );
         }
     };
-    let msg = match s.legacy_post(msg, &parts.headers, caller.as_ref()) {
+    // Read once: the legacy classifier and the modern header checks both need it.
+    let version = Single::read(&parts.headers, &VERSION_HEADER);
+    let msg = match s.legacy_post(msg, &parts.headers, version, caller.as_ref()) {
         LegacyPost::Modern(msg) => msg,
         LegacyPost::Answer(resp) => return resp.map(|b| conn::holding(b, slot)),
         LegacyPost::InSession { msg, session, id } => {
@@ -280,7 +283,7 @@ async fn serve_post(
     };
     let mut job = match s.server.prepare(
         msg,
-        &HeaderGuard::new(&parts.headers).with_caller(caller),
+        &HeaderGuard::with_version(&parts.headers, version).with_caller(caller),
         streams,
     ) {
         Prepared::Reply(r) => return answer(r, accepts_json),

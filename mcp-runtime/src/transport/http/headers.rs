@@ -72,7 +72,7 @@ pub(crate) struct HeaderGuard<'a> {
 
 /// What a header that must appear at most once holds.
 #[derive(Clone, Copy)]
-enum Single<'a> {
+pub(super) enum Single<'a> {
     Absent,
     /// Its value, OWS-trimmed.
     One(&'a str),
@@ -82,7 +82,7 @@ enum Single<'a> {
 }
 
 impl<'a> Single<'a> {
-    fn read(headers: &'a HeaderMap, name: &HeaderName) -> Self {
+    pub(super) fn read(headers: &'a HeaderMap, name: &HeaderName) -> Self {
         let mut values = headers.get_all(name).iter();
         match (values.next(), values.next()) {
             (None, _) => Single::Absent,
@@ -93,6 +93,15 @@ impl<'a> Single<'a> {
                 Ok(s) => Single::One(s.trim_ascii()),
                 Err(_) => Single::Invalid,
             },
+        }
+    }
+
+    /// The value; nothing for a header that is absent, repeated or invalid (where the
+    /// legacy era reads a header, it has no error of its own for those).
+    pub(super) fn lenient(self) -> Option<&'a str> {
+        match self {
+            Single::One(s) => Some(s),
+            Single::Absent | Single::Repeated | Single::Invalid => None,
         }
     }
 
@@ -119,10 +128,15 @@ static NAME_HEADER: HeaderName = HeaderName::from_static("mcp-name");
 
 impl<'a> HeaderGuard<'a> {
     pub(crate) fn new(headers: &'a HeaderMap) -> Self {
+        Self::with_version(headers, Single::read(headers, &VERSION_HEADER))
+    }
+
+    /// The guard of `headers`, whose `MCP-Protocol-Version` the transport has read.
+    pub(super) fn with_version(headers: &'a HeaderMap, version: Single<'a>) -> Self {
         HeaderGuard {
             headers,
             caller: None,
-            version: Single::read(headers, &VERSION_HEADER),
+            version,
         }
     }
     /// The same guard, for a request `caller` made (authorization).

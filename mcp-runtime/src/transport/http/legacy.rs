@@ -6,7 +6,7 @@
 //! a stream does not cancel its request in these revisions; `notifications/cancelled`
 //! does.
 
-use super::headers::{SESSION_HEADER, VERSION_HEADER};
+use super::headers::{SESSION_HEADER, Single};
 use super::{HttpServer, json_reply, sse};
 use crate::protocol::legacy::LegacyVersion;
 use crate::protocol::{RpcError, keys};
@@ -100,11 +100,7 @@ fn new_session_id() -> Option<String> {
 
 /// The single value of a header, if it is there once and readable.
 fn one<'a>(headers: &'a HeaderMap, name: &HeaderName) -> Option<&'a str> {
-    let mut values = headers.get_all(name).iter();
-    match (values.next(), values.next()) {
-        (Some(v), None) => v.to_str().ok().map(str::trim),
-        _ => None,
-    }
+    Single::read(headers, name).lenient()
 }
 
 /// Whether a message carries per-request `_meta` (the modern era).
@@ -155,16 +151,19 @@ impl HttpServer {
     /// a modern version header is modern, and so is anything that neither names a session
     /// nor opens one), answered at once, or into its legacy session. Nothing here waits:
     /// the modern path's future does not hold the legacy one's state.
+    /// `version` is the request's `MCP-Protocol-Version`, read by the caller (the modern
+    /// path reads it too).
     pub(super) fn legacy_post<'h>(
         &self,
         msg: Value,
         headers: &'h HeaderMap,
+        version: Single<'h>,
         caller: Option<&Arc<crate::auth::Principal>>,
     ) -> LegacyPost<'h> {
         if !self.server.inner.legacy.enabled {
             return LegacyPost::Modern(msg);
         }
-        let version = one(headers, &VERSION_HEADER);
+        let version = version.lenient();
         let modern_header = version.is_some_and(|v| crate::protocol::MODERN_VERSIONS.contains(&v));
         if modern_header || has_modern_meta(&msg) {
             return LegacyPost::Modern(msg);
