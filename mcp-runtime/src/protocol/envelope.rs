@@ -159,7 +159,7 @@ impl OwnMeta<'_> {
         self.0
             .into_iter()
             .flatten()
-            .filter(|(k, _)| *k != keys::SERVER_INFO)
+            .filter(|(k, _)| !legacy::envelope_meta(k))
     }
 
     fn is_empty(&self) -> bool {

@@ -182,11 +182,18 @@ pub fn only_envelope_differs(version: LegacyVersion) -> bool {
     version == LegacyVersion::V2025_11_25
 }
 
-/// The result `_meta` entries only the 2026-07-28 envelope carries.
+/// The result `_meta` entries only the 2026-07-28 envelope carries: never on a legacy
+/// wire (here, and where [`Envelope::legacy`](super::envelope::Envelope::legacy) writes a
+/// result directly).
+pub(crate) fn envelope_meta(key: &str) -> bool {
+    key == super::keys::SERVER_INFO
+}
+
+/// Takes out the result `_meta` entries of [`envelope_meta`].
 fn strip_meta(o: &mut Map<String, Value>) {
     let empty = match o.get_mut("_meta").and_then(Value::as_object_mut) {
         Some(m) => {
-            m.remove(super::keys::SERVER_INFO);
+            m.retain(|k, _| !envelope_meta(k));
             m.is_empty()
         }
         None => false,

@@ -127,6 +127,9 @@ static METHOD_HEADER: HeaderName = HeaderName::from_static("mcp-method");
 static NAME_HEADER: HeaderName = HeaderName::from_static("mcp-name");
 
 impl<'a> HeaderGuard<'a> {
+    /// The guard of `headers`, reading `MCP-Protocol-Version` itself (the test client's
+    /// way in; the transport reads that header first, for the legacy classifier too).
+    #[cfg(any(test, feature = "testing"))]
     pub(crate) fn new(headers: &'a HeaderMap) -> Self {
         Self::with_version(headers, Single::read(headers, &VERSION_HEADER))
     }
