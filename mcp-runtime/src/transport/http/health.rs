@@ -64,6 +64,7 @@ impl HttpServer {
     /// cannot serve without, such as a shared store.
     ///
     /// ```no_run
+    /// # #[cfg(feature = "redis")]
     /// # async fn run(server: mcp_runtime::Server, redis: mcp_runtime::store::redis::RedisStore) {
     /// let http = server.http().readiness_check(move || {
     ///     let redis = redis.clone();
