@@ -327,7 +327,8 @@ async fn wait_for_port(port: u16) {
 /// A 2025-11-25 upstream asks during a call (elicitation, sampling): its requests reach
 /// our client, as `input_required` rounds for a 2026-07-28 client and as requests in its
 /// session for a legacy one, and the answers go back to the waiting upstream call; over
-/// stdio and over Streamable HTTP. Its resource templates pass through, and the tools it
+/// stdio and over Streamable HTTP. Its resource templates pass through, its prompt
+/// arguments and template variables complete through the gateway, and the tools it
 /// registers only after `initialize` (announced with `list_changed`) are followed.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_legacy_upstreams_requests_reach_clients_of_either_era() {
@@ -386,6 +387,46 @@ async fn a_legacy_upstreams_requests_reach_clients_of_either_era() {
             .any(|n| n == "evh_trigger-elicitation-request"),
         "{listed:?}"
     );
+    // Its completions, through the gateway: a prompt argument narrowed by the one chosen
+    // before it, and a template variable.
+    for up in ["evs", "evh"] {
+        let prompt = json!({"type": "ref/prompt", "name": format!("{up}_completable-prompt")});
+        let r = complete(
+            addr,
+            prompt.clone(),
+            json!({"name": "department", "value": "S"}),
+            Value::Null,
+        );
+        assert_eq!(
+            r["result"]["completion"]["values"],
+            json!(["Sales", "Support"]),
+            "{up}: {r}"
+        );
+        let r = complete(
+            addr,
+            prompt,
+            json!({"name": "name", "value": ""}),
+            json!({"department": "Engineering"}),
+        );
+        assert_eq!(
+            r["result"]["completion"]["values"],
+            json!(["Alice", "Bob", "Charlie"]),
+            "{up}: {r}"
+        );
+        let template = json!({
+            "type": "ref/resource",
+            "uri": format!("{up}+demo://resource/dynamic/text/{{resourceId}}"),
+        });
+        let id = |v: &str| json!({"name": "resourceId", "value": v});
+        let r = complete(addr, template.clone(), id("7"), Value::Null);
+        assert_eq!(
+            r["result"]["completion"]["values"],
+            json!(["7"]),
+            "{up}: {r}"
+        );
+        let r = complete(addr, template, id("x"), Value::Null);
+        assert_eq!(r["result"]["completion"]["values"], json!([]), "{up}: {r}");
+    }
 
     for legacy in [false, true] {
         let script = clients().join("py_proxy_everything.py");
@@ -868,4 +909,146 @@ async fn a_live_childs_resource_updates_reach_the_parents_subscribers() {
         "{heard}"
     );
     assert_eq!(heard["params"]["uri"], "kid+notes://1", "{heard}");
+}
+
+/// Suggests members of the department the client already chose; for "All", more than one
+/// result holds.
+async fn members(partial: String, known: mcp_runtime::KnownArguments) -> Vec<String> {
+    let names: Vec<String> = match known.get("department") {
+        Some("Sales") => ["David", "Dana", "Eve"].map(str::to_owned).to_vec(),
+        Some("All") => (0..150).map(|i| format!("member-{i}")).collect(),
+        _ => Vec::new(),
+    };
+    names
+        .into_iter()
+        .filter(|n| n.starts_with(&partial))
+        .collect()
+}
+
+/// Asks to promote someone.
+#[mcp_runtime::prompt]
+async fn promote(
+    department: String,
+    #[arg(complete = members)] name: String,
+) -> mcp_runtime::PromptMessage {
+    mcp_runtime::PromptMessage::user(format!("Promote {name} in {department}"))
+}
+
+async fn note_ids(partial: String) -> Vec<String> {
+    ["1", "12", "2"]
+        .into_iter()
+        .filter(|i| i.starts_with(&partial))
+        .map(str::to_owned)
+        .collect()
+}
+
+/// One note, by id.
+#[mcp_runtime::resource("notes://{id}")]
+async fn note(#[arg(complete = note_ids)] id: u64) -> Result<String, mcp_runtime::Error> {
+    Ok(format!("note {id}"))
+}
+
+/// `completion/complete` of the gateway's client, `ref` and `argument` as given; the
+/// whole answer.
+fn complete(addr: std::net::SocketAddr, reference: Value, argument: Value, known: Value) -> Value {
+    let mut params = json!({"ref": reference, "argument": argument});
+    if !known.is_null() {
+        params["context"] = json!({ "arguments": known });
+    }
+    post(addr, &request(json!(1), "completion/complete", params)).json()
+}
+
+/// A proxied server's completions (one of ours, `Upstream::local`, 2026-07-28): the
+/// arguments of its prompts and the variables of its templates complete through the
+/// gateway, under the mounted names, with what the client already chose; the upstream's
+/// `total` and `hasMore` reach the client, and so does its error.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_proxied_servers_prompts_and_templates_complete_through_the_gateway() {
+    let child = Server::builder("child", "1.0")
+        .prompts(mcp_runtime::prompts![promote])
+        .resources(mcp_runtime::resources![note])
+        .build()
+        .unwrap();
+    let kid = Upstream::local(child.clone()).await.unwrap();
+    let parent = Server::builder("parent", "1.0")
+        .tools(tools![hello])
+        .mount("kid", kid.items().await.unwrap())
+        .build()
+        .unwrap();
+    let addr = common::serve_in_background(parent.clone().http());
+    let discover = post(addr, &request(json!(1), "server/discover", json!({}))).json();
+    assert!(
+        discover["result"]["capabilities"]["completions"].is_object(),
+        "{discover}"
+    );
+    let prompt = json!({"type": "ref/prompt", "name": "kid_promote"});
+    let arg = |name: &str, value: &str| json!({"name": name, "value": value});
+
+    let r = complete(
+        addr,
+        prompt.clone(),
+        arg("name", "D"),
+        json!({"department": "Sales"}),
+    );
+    assert_eq!(
+        r["result"]["completion"],
+        json!({"values": ["David", "Dana"], "total": 2, "hasMore": false}),
+        "{r}"
+    );
+    // Without the department, the upstream knows no one; an argument it has no completer
+    // for completes to nothing.
+    let r = complete(addr, prompt.clone(), arg("name", "D"), Value::Null);
+    assert_eq!(r["result"]["completion"]["values"], json!([]), "{r}");
+    let r = complete(addr, prompt.clone(), arg("department", "S"), Value::Null);
+    assert_eq!(r["result"]["completion"]["total"], 0, "{r}");
+    // The upstream cut its list at a hundred and said how many there are.
+    let r = complete(
+        addr,
+        prompt.clone(),
+        arg("name", ""),
+        json!({"department": "All"}),
+    );
+    let c = &r["result"]["completion"];
+    assert_eq!(c["values"].as_array().unwrap().len(), 100, "{r}");
+    assert_eq!(c["values"][0], "member-0");
+    assert_eq!(
+        (&c["total"], &c["hasMore"]),
+        (&json!(150), &json!(true)),
+        "{r}"
+    );
+
+    let templates = post(
+        addr,
+        &request(json!(2), "resources/templates/list", json!({})),
+    )
+    .json();
+    let uri = templates["result"]["resourceTemplates"][0]["uriTemplate"].clone();
+    assert_eq!(uri, "kid+notes://{id}", "{templates}");
+    let template = json!({"type": "ref/resource", "uri": uri});
+    let r = complete(addr, template.clone(), arg("id", "1"), Value::Null);
+    assert_eq!(
+        r["result"]["completion"]["values"],
+        json!(["1", "12"]),
+        "{r}"
+    );
+    let r = complete(addr, template, arg("nope", "1"), Value::Null);
+    assert_eq!(
+        r["error"]["code"], -32602,
+        "not a variable of the template: {r}"
+    );
+
+    // The upstream no longer has the prompt (and the gateway does not follow it): its
+    // error reaches the client as it was.
+    assert!(child.remove_prompt("promote"));
+    let r = complete(
+        addr,
+        prompt,
+        arg("name", "D"),
+        json!({"department": "Sales"}),
+    );
+    assert_eq!(r["error"]["code"], -32602, "{r}");
+    assert!(
+        r["error"]["message"].as_str().unwrap().contains("promote"),
+        "{r}"
+    );
 }

@@ -41,9 +41,13 @@
 //! Either way, serving proxied tools over HTTP needs a shared `requestState` key, as any
 //! server whose tools ask for input does.
 //!
+//! When the upstream offers completions, the arguments of its prompts and the variables of
+//! its resource templates complete through it (`completion/complete`, in its own names).
+//!
 //! With [`Upstream::follow`], the upstream's resource updates reach this server's
-//! subscribers too. What it does not forward: completions, and tasks of the upstream.
+//! subscribers too. What it does not forward: tasks of the upstream.
 
+mod complete;
 mod follow;
 mod link;
 mod ongoing;
@@ -324,6 +328,15 @@ impl Upstream {
         if let Some(d) = p["description"].as_str() {
             def = def.description(d);
         }
+        if complete::offered(&self.link) {
+            let reference = json!({ "type": "ref/prompt", "name": p["name"] });
+            for a in p["arguments"].as_array().into_iter().flatten() {
+                if let Some(arg) = a["name"].as_str() {
+                    let c = complete::completer(&self.link, reference.clone(), arg);
+                    def = def.erased_completer(arg.to_owned(), c);
+                }
+            }
+        }
         def
     }
 
@@ -354,7 +367,20 @@ impl Upstream {
             .split_once("://")
             .map(|(s, _)| format!("{s}://"))
             .unwrap_or_default();
-        let def = ResourceDef::new(
+        let variables: Vec<String> = if complete::offered(&self.link) {
+            mcp_uri_template::UriTemplate::parse(&template)
+                .map(|t| {
+                    t.variables()
+                        .into_iter()
+                        .map(|(v, _)| v.to_owned())
+                        .collect()
+                })
+                .unwrap_or_default()
+        } else {
+            Vec::new()
+        };
+        let reference = json!({ "type": "ref/resource", "uri": template });
+        let mut def = ResourceDef::new(
             template,
             name,
             Signature::new(),
@@ -364,6 +390,10 @@ impl Upstream {
                 async move { read(&link, &uri).await }
             },
         );
+        for v in variables {
+            let c = complete::completer(&self.link, reference.clone(), &v);
+            def = def.erased_completer(v, c);
+        }
         Some(described(def, r))
     }
 }

@@ -5,6 +5,7 @@ use super::call::Call;
 use super::extract::FromRequest;
 use super::kind::Completion;
 use super::signature::{Param, Signature};
+use futures_util::FutureExt;
 use futures_util::future::BoxFuture;
 use std::collections::BTreeMap;
 use std::future::Future;
@@ -48,8 +49,34 @@ impl KnownArguments {
 }
 
 /// A completer, type-erased: the partial value and the call (with the known arguments).
-pub(crate) type Completer =
-    Arc<dyn Fn(String, Call<Completion>) -> BoxFuture<'static, Vec<String>> + Send + Sync>;
+/// Completers of [`IntoCompleter`] cannot fail; a forwarded completion can.
+pub(crate) type Completer = Arc<
+    dyn Fn(String, Call<Completion>) -> BoxFuture<'static, Result<Suggestions, crate::Error>>
+        + Send
+        + Sync,
+>;
+
+/// What a completer found. (Public only in name: the hidden `into_completer` returns it.)
+#[doc(hidden)]
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Suggestions {
+    pub(crate) values: Vec<String>,
+    /// How many values there are in all, when the completer knows of more than it gave
+    /// (a forwarded completion); otherwise the values given are all there are.
+    pub(crate) total: Option<usize>,
+    /// Whether there are more than were given, when the completer says so.
+    pub(crate) has_more: bool,
+}
+
+impl From<Vec<String>> for Suggestions {
+    fn from(values: Vec<String>) -> Self {
+        Suggestions {
+            values,
+            total: None,
+            has_more: false,
+        }
+    }
+}
 
 /// An async function that completes one argument: it takes the partial value, then any of
 /// [`KnownArguments`] (the other values the client already has), [`Context`](crate::Context)
@@ -95,7 +122,7 @@ where
     Fut: Future<Output = Vec<String>> + Send + 'static,
 {
     fn into_completer(self) -> Completer {
-        Arc::new(move |partial, _| Box::pin(self(partial)))
+        Arc::new(move |partial, _| Box::pin(self(partial).map(|v| Ok(v.into()))))
     }
 }
 
@@ -116,10 +143,10 @@ macro_rules! completers {
                         Ok(v) => v,
                         Err(e) => {
                             tracing::warn!("a completer's parameter is unavailable: {e}");
-                            return Box::pin(async { Vec::new() });
+                            return Box::pin(async { Ok(Suggestions::default()) });
                         }
                     },)+);
-                    Box::pin(f(partial, $($arg),+))
+                    Box::pin(f(partial, $($arg),+).map(|v| Ok(v.into())))
                 })
             }
             fn describe(signature: &mut Signature) {

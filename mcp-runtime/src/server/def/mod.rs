@@ -16,7 +16,7 @@ mod signature;
 pub(crate) mod tool;
 
 pub use call::{Call, Target};
-pub(crate) use completion::Completer;
+pub(crate) use completion::{Completer, Suggestions};
 pub use completion::{IntoCompleter, KnownArguments, MAX_COMPLETIONS};
 pub use extract::{Argument, Arguments, FromRequest, HeaderValue};
 pub use output::{IntoResult, Json};
@@ -288,6 +288,14 @@ impl<K: Kind> Def<K> {
         self.item
             .completers
             .insert(argument.into(), completer.into_completer());
+        self
+    }
+
+    /// Completes `argument` with a completer already erased: the proxy's, which asks the
+    /// upstream.
+    #[cfg(feature = "proxy")]
+    pub(crate) fn erased_completer(mut self, argument: String, completer: Completer) -> Self {
+        self.item.completers.insert(argument, completer);
         self
     }
 

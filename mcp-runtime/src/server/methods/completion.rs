@@ -6,7 +6,7 @@ use crate::protocol::{methods, reflect};
 use crate::server::Server;
 use crate::server::catalog::Catalog;
 use crate::server::def::kind;
-use crate::server::def::{Call, MAX_COMPLETIONS};
+use crate::server::def::{Call, MAX_COMPLETIONS, Suggestions};
 use crate::server::parts::Parts;
 use crate::server::pipeline::{Job, guarded};
 use crate::server::reply::{Rejection, Reply};
@@ -28,6 +28,21 @@ struct Values {
     values: Vec<String>,
     total: usize,
     has_more: bool,
+}
+
+impl Values {
+    /// At most [`MAX_COMPLETIONS`] values; `total` is never less than the values found, and
+    /// `hasMore` says whether the client was given fewer than there are.
+    fn of(found: Suggestions) -> Values {
+        let mut values = found.values;
+        let total = found.total.unwrap_or(0).max(values.len());
+        values.truncate(MAX_COMPLETIONS);
+        Values {
+            has_more: found.has_more || total > values.len(),
+            values,
+            total,
+        }
+    }
 }
 
 /// `completion/complete`: the reference (`ref/prompt` or `ref/resource`) and the argument
@@ -125,28 +140,61 @@ pub(crate) fn complete(
     let call = Call::<kind::Completion>::new(known, request);
     let reply_id = id.clone();
     let body = async move {
-        let values = match completer {
-            None => Vec::new(),
+        let found = match completer {
+            None => Suggestions::default(),
             Some(c) => {
                 let run = guarded(inner.limits.request_timeout, move || c(value, call).boxed());
-                match run.await {
+                match run.await.and_then(|r| r.map_err(crate::Error::into_rpc)) {
                     Ok(v) => v,
                     Err(e) => return Reply::rejection(Some(&reply_id), Rejection::failed(e)),
                 }
             }
         };
-        let total = values.len();
-        let mut values = values;
-        values.truncate(MAX_COMPLETIONS);
         let body = Completion {
-            completion: Values {
-                values,
-                total,
-                has_more: total > MAX_COMPLETIONS,
-            },
+            completion: Values::of(found),
         };
         let envelope = inner.envelope(ResultType::Complete, body, None, None);
         Reply::in_era(&reply_id, era, Shape::Plain, envelope)
     };
     Prepared::Call(Job::new(id, cancel, span, notifications, body))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn values(n: usize) -> Vec<String> {
+        (0..n).map(|i| i.to_string()).collect()
+    }
+
+    #[test]
+    fn a_result_says_how_many_there_are_and_whether_it_has_them_all() {
+        let v = Values::of(values(3).into());
+        assert_eq!((v.values.len(), v.total, v.has_more), (3, 3, false));
+        let v = Values::of(values(MAX_COMPLETIONS + 5).into());
+        assert_eq!(
+            (v.values.len(), v.total, v.has_more),
+            (MAX_COMPLETIONS, MAX_COMPLETIONS + 5, true)
+        );
+        // A forwarded completion: the upstream's own total and `hasMore` are kept.
+        let v = Values::of(Suggestions {
+            values: values(10),
+            total: Some(250),
+            has_more: true,
+        });
+        assert_eq!((v.values.len(), v.total, v.has_more), (10, 250, true));
+        let v = Values::of(Suggestions {
+            values: values(2),
+            total: None,
+            has_more: true,
+        });
+        assert_eq!((v.total, v.has_more), (2, true));
+        // A total below the values given is not believed.
+        let v = Values::of(Suggestions {
+            values: values(4),
+            total: Some(1),
+            has_more: false,
+        });
+        assert_eq!((v.total, v.has_more), (4, false));
+    }
 }
