@@ -5,7 +5,7 @@
 //! sealed `requestState` carries; the next round finds it, answers its question with the
 //! client's answer and goes on. A parked call lives in this process (a fleet routes a
 //! request's rounds to the instance that holds it, or the round gets a clear error) and
-//! is given up, and cancelled upstream, after [`PARK_LIMIT`] without a round.
+//! is given up, and cancelled upstream, [`PARK_LIMIT`] after its last round.
 
 use super::link::Link;
 use super::ongoing::{Next, Ongoing};
@@ -15,7 +15,8 @@ use crate::protocol::CallToolResult;
 use serde_json::{Map, Value, json};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
+use tokio::time::Instant;
 
 /// How long a parked upstream call waits for its next round.
 pub(crate) const PARK_LIMIT: Duration = Duration::from_secs(600);
@@ -27,7 +28,7 @@ const MAX_QUESTIONS: u32 = 64;
 const TOKEN_STEP: &str = "upstream.call";
 
 /// An upstream call between our rounds.
-struct Call {
+pub(crate) struct Call {
     ongoing: Ongoing,
     /// The question asked and not answered yet (it is asked again in the next round).
     held: Option<(u32, super::routing::Asked)>,
@@ -38,15 +39,38 @@ struct Call {
 /// A parked call, locked by the round that drives it.
 type Shared = Arc<tokio::sync::Mutex<Call>>;
 
-/// The parked calls of one upstream.
-#[derive(Default)]
-pub(crate) struct Parked {
-    calls: Mutex<HashMap<String, (Instant, Shared)>>,
+/// Parked values by token, each with the time of its last round.
+type Lot<T> = Mutex<HashMap<String, (Instant, T)>>;
+
+/// The parked calls of one upstream. Each is given up [`PARK_LIMIT`] after its last round
+/// (a timer of its own, so nothing waits for the next park), and then dropped, which
+/// cancels it upstream.
+pub(crate) struct Parked<T = Shared> {
+    calls: Arc<Lot<T>>,
     next: std::sync::atomic::AtomicU64,
 }
 
-impl Parked {
-    fn park(&self, call: Call) -> (String, Shared) {
+impl<T> Default for Parked<T> {
+    fn default() -> Self {
+        Parked {
+            calls: Arc::default(),
+            next: std::sync::atomic::AtomicU64::new(0),
+        }
+    }
+}
+
+/// Whether a call last driven at `since` has waited too long.
+fn expired(since: Instant) -> bool {
+    since.elapsed() >= PARK_LIMIT
+}
+
+fn lock<T>(lot: &Lot<T>) -> std::sync::MutexGuard<'_, HashMap<String, (Instant, T)>> {
+    lot.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl<T: Clone + Send + 'static> Parked<T> {
+    /// Parks `value` under a new token. Called from a handler, on the runtime.
+    fn park(&self, value: T) -> String {
         let mut bytes = [0u8; 16];
         // No randomness at all is not a reason to fail a call: the token is also sealed
         // in our requestState, so only this server ever reads it back.
@@ -55,27 +79,58 @@ impl Parked {
         let token: String = std::iter::once(format!("{n}-"))
             .chain(bytes.iter().map(|b| format!("{b:02x}")))
             .collect();
-        let call = Arc::new(tokio::sync::Mutex::new(call));
-        let mut calls = self.calls.lock().unwrap_or_else(|e| e.into_inner());
-        // Calls whose client never came back are given up (and cancelled upstream).
-        calls.retain(|_, (since, _)| since.elapsed() < PARK_LIMIT);
-        calls.insert(token.clone(), (Instant::now(), Arc::clone(&call)));
-        (token, call)
+        lock(&self.calls).insert(token.clone(), (Instant::now(), value));
+        give_up_later(Arc::downgrade(&self.calls), token.clone());
+        token
     }
 
-    fn find(&self, token: &str) -> Option<Shared> {
-        let mut calls = self.calls.lock().unwrap_or_else(|e| e.into_inner());
-        let (since, call) = calls.get_mut(token)?;
+    /// The value parked under `token`, unless it waited too long; its wait starts again.
+    fn find(&self, token: &str) -> Option<T> {
+        let mut calls = lock(&self.calls);
+        let (since, value) = calls.get_mut(token)?;
+        if expired(*since) {
+            let gone = calls.remove(token);
+            drop(calls);
+            drop(gone);
+            return None;
+        }
         *since = Instant::now();
-        Some(Arc::clone(call))
+        Some(value.clone())
     }
 
     fn forget(&self, token: &str) {
-        self.calls
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .remove(token);
+        let gone = lock(&self.calls).remove(token);
+        drop(gone);
     }
+}
+
+/// Removes `token` once it has waited [`PARK_LIMIT`] since its last round; ends when it is
+/// gone, or when the upstream (and so the lot) is.
+fn give_up_later<T: Send + 'static>(calls: std::sync::Weak<Lot<T>>, token: String) {
+    let Ok(rt) = tokio::runtime::Handle::try_current() else {
+        return;
+    };
+    rt.spawn(async move {
+        let mut until = Instant::now() + PARK_LIMIT;
+        loop {
+            tokio::time::sleep_until(until).await;
+            let Some(calls) = calls.upgrade() else {
+                return;
+            };
+            let mut parked = lock(&calls);
+            match parked.get(&token) {
+                Some((since, _)) if !expired(*since) => until = *since + PARK_LIMIT,
+                Some(_) => {
+                    let gone = parked.remove(&token);
+                    drop(parked);
+                    // Dropped outside the lock: a call is cancelled upstream as it goes.
+                    drop(gone);
+                    return;
+                }
+                None => return,
+            }
+        }
+    });
 }
 
 /// A `tools/call` to a 2025-11-25 upstream, its questions asked through `input` (for a
@@ -110,11 +165,12 @@ pub(crate) async fn forward(
                 )
                 .await
                 .map_err(failed)?;
-            let (t, c) = parked.park(Call {
+            let c = Arc::new(tokio::sync::Mutex::new(Call {
                 ongoing,
                 held: None,
                 asked: 0,
-            });
+            }));
+            let t = parked.park(Arc::clone(&c));
             if let Some(i) = &input {
                 i.record_step(TOKEN_STEP, json!(t));
             }
@@ -177,5 +233,69 @@ async fn drive(
             (None, m) => Err((-32601, format!("this proxy cannot pass `{m}` on here"))),
         };
         link.respond(asked.id, answer).await.map_err(failed)?;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    /// Counts its drops.
+    #[derive(Clone)]
+    struct Held(Arc<AtomicUsize>);
+    impl Drop for Held {
+        fn drop(&mut self) {
+            self.0.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_parked_call_is_given_up_when_no_round_comes_not_at_the_next_park() {
+        let drops = Arc::new(AtomicUsize::new(0));
+        let parked = Parked::<Held>::default();
+        let token = parked.park(Held(Arc::clone(&drops)));
+        // A round finds it (and its wait starts again)...
+        tokio::time::sleep(PARK_LIMIT - Duration::from_secs(1)).await;
+        drop(parked.find(&token));
+        tokio::time::sleep(PARK_LIMIT - Duration::from_secs(1)).await;
+        assert!(parked.find(&token).is_some(), "a round came in time");
+        assert_eq!(
+            drops.load(Ordering::SeqCst),
+            2,
+            "only the clones handed out"
+        );
+        // ...and with no round for the whole limit, its timer drops it, with no other park.
+        tokio::time::sleep(PARK_LIMIT + Duration::from_secs(1)).await;
+        assert_eq!(drops.load(Ordering::SeqCst), 3, "given up and dropped");
+        assert!(parked.find(&token).is_none());
+        assert!(lock(&parked.calls).is_empty());
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_round_after_the_limit_does_not_find_it_even_before_its_timer_runs() {
+        let drops = Arc::new(AtomicUsize::new(0));
+        let parked = Parked::<Held>::default();
+        let token = parked.park(Held(Arc::clone(&drops)));
+        // The clock moves on without the timer task getting to run.
+        tokio::time::advance(PARK_LIMIT).await;
+        assert!(parked.find(&token).is_none());
+        assert_eq!(drops.load(Ordering::SeqCst), 1);
+        // A forgotten (answered) call ends its timer quietly.
+        let token = parked.park(Held(Arc::clone(&drops)));
+        parked.forget(&token);
+        tokio::time::sleep(PARK_LIMIT * 2).await;
+        assert_eq!(drops.load(Ordering::SeqCst), 2);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn the_timers_end_with_the_upstream() {
+        let drops = Arc::new(AtomicUsize::new(0));
+        let parked = Parked::<Held>::default();
+        parked.park(Held(Arc::clone(&drops)));
+        drop(parked);
+        assert_eq!(drops.load(Ordering::SeqCst), 1, "dropped with the lot");
+        tokio::time::sleep(PARK_LIMIT * 2).await;
+        assert_eq!(drops.load(Ordering::SeqCst), 1);
     }
 }
