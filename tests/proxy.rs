@@ -1052,3 +1052,159 @@ async fn a_proxied_servers_prompts_and_templates_complete_through_the_gateway() 
         "{r}"
     );
 }
+
+#[derive(serde::Deserialize, schemars::JsonSchema, mcp_runtime::Form)]
+struct Go {
+    /// Go ahead?
+    go: bool,
+}
+
+/// Rebuilds the index once someone says so (asked from inside its task).
+#[tool(task = "required")]
+async fn reindex(
+    input: mcp_runtime::Input,
+    progress: mcp_runtime::Progress,
+) -> Result<String, mcp_runtime::Error> {
+    progress.report(1.0, Some(2.0), Some("waiting for a go"));
+    let go: Go = input.elicit("go", "Rebuild the index?").await?.accepted()?;
+    Ok(format!("reindexed: go={}", go.go))
+}
+
+/// Fails as a task: a JSON-RPC error, so the task is `failed`.
+#[tool(task = "required")]
+async fn doomed() -> Result<String, mcp_runtime::Error> {
+    Err(mcp_runtime::Error::protocol(
+        mcp_runtime::protocol::RpcError::invalid_params("no such index"),
+    ))
+}
+
+static VIGILS_ENDED: AtomicUsize = AtomicUsize::new(0);
+
+/// Counts the calls of `vigil` that stopped.
+struct VigilEnded;
+
+impl Drop for VigilEnded {
+    fn drop(&mut self) {
+        VIGILS_ENDED.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+/// Keeps watch until it is cancelled.
+#[tool(task = "optional")]
+async fn vigil(cx: mcp_runtime::Context) -> &'static str {
+    let _ended = VigilEnded;
+    cx.cancellation().cancelled().await;
+    "relieved"
+}
+
+/// A 2026-07-28 upstream that offers tasks, over a real port: through the gateway, a
+/// client that asks for a task gets one of the gateway's, which follows the upstream's
+/// task to its end: its status message, its question (answered with `tasks/update` on
+/// both sides), its result or its failure; cancelling the gateway's task cancels the
+/// upstream's. A client that does not ask for a task gets the upstream's `-32021`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_modern_upstreams_tasks_run_through_the_gateway() {
+    use mcp_runtime::config::{RequestState, Tasks};
+    use mcp_runtime::testing::{Answers, TestClient};
+    let child = Server::builder("indexer", "1.0")
+        .tools(tools![reindex, doomed, vigil, hello])
+        .request_state(RequestState::single_instance())
+        .tasks(Tasks::default().poll_interval(Some(Duration::from_millis(20))))
+        .build()
+        .unwrap();
+    let child_addr = common::serve_in_background(child.clone().http());
+    let up = Upstream::http(&format!("http://{child_addr}/mcp"))
+        .await
+        .unwrap();
+    let gateway = Server::builder("gateway", "1.0")
+        .request_state(RequestState::single_instance())
+        .mount("idx", up.items().await.unwrap())
+        .build()
+        .unwrap();
+    let client = TestClient::new(gateway.clone()).with_tasks();
+
+    let answers = Answers::new().accept("upstream.task.go", json!({"go": true}));
+    let done = client
+        .run_task("idx_reindex", json!({}), &answers)
+        .await
+        .unwrap();
+    assert_eq!(done.status(), "completed", "{:?}", done.task);
+    assert_eq!(done.text(), "reindexed: go=true");
+    assert_eq!(done.answered, ["upstream.task.go"]);
+
+    // While it waits for the answer, the gateway's task shows the upstream's status.
+    let handle = client.start_task("idx_reindex", json!({})).await.unwrap();
+    let id = handle["taskId"].as_str().unwrap().to_owned();
+    let asking = client
+        .wait_task(&id, Duration::from_secs(10), |t| {
+            t["status"] == "input_required"
+        })
+        .await
+        .unwrap();
+    assert_eq!(asking["statusMessage"], "waiting for a go", "{asking}");
+    let q = &asking["inputRequests"]["upstream.task.go"];
+    assert_eq!(q["params"]["message"], "Rebuild the index?", "{asking}");
+    client
+        .answer_task(
+            &id,
+            &Answers::new().accept("upstream.task.go", json!({"go": false})),
+        )
+        .await
+        .unwrap();
+    let end = client
+        .wait_task(&id, Duration::from_secs(10), |t| t["status"] == "completed")
+        .await
+        .unwrap();
+    assert_eq!(end["result"]["content"][0]["text"], "reindexed: go=false");
+
+    // The upstream task failed: the gateway's fails with the same error.
+    let failed = client
+        .run_task("idx_doomed", json!({}), &Answers::new())
+        .await
+        .unwrap();
+    assert_eq!(failed.status(), "failed", "{:?}", failed.task);
+    assert_eq!(failed.task["error"]["code"], -32602, "{:?}", failed.task);
+    assert_eq!(failed.task["error"]["message"], "no such index");
+
+    // Cancelling the gateway's task cancels the upstream's.
+    let before = VIGILS_ENDED.load(Ordering::SeqCst);
+    let handle = client.start_task("idx_vigil", json!({})).await.unwrap();
+    let id = handle["taskId"].as_str().unwrap().to_owned();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(
+        VIGILS_ENDED.load(Ordering::SeqCst),
+        before,
+        "still watching"
+    );
+    client.cancel_task(&id).await.unwrap();
+    for _ in 0..100 {
+        if VIGILS_ENDED.load(Ordering::SeqCst) > before {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(
+        VIGILS_ENDED.load(Ordering::SeqCst),
+        before + 1,
+        "the upstream's vigil was cancelled"
+    );
+
+    // A tool that is not a task upstream runs in the gateway's task all the same.
+    let plain = client
+        .run_task("idx_hello", json!({}), &Answers::new())
+        .await
+        .unwrap();
+    assert_eq!(plain.text(), "hello from the gateway");
+
+    // Without the extension, the upstream's task-only tool refuses, and says why.
+    let untasked = TestClient::new(gateway);
+    let e = untasked
+        .call_tool("idx_reindex", json!({}))
+        .await
+        .unwrap_err();
+    assert_eq!(e.code, -32021, "{e:?}");
+    assert_eq!(
+        e.data.unwrap()["requiredCapabilities"]["extensions"]["io.modelcontextprotocol/tasks"],
+        json!({})
+    );
+}

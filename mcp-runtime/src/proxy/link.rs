@@ -293,9 +293,20 @@ impl Link {
         method: &str,
         params: Value,
     ) -> Result<Value, UpstreamError> {
+        self.request_with(method, params, None).await
+    }
+
+    /// One request telling a 2026-07-28 upstream the client capabilities `caps` (the
+    /// tasks extension, which every `tasks/*` request must declare); its result.
+    pub(crate) async fn request_with(
+        &self,
+        method: &str,
+        params: Value,
+        caps: Option<&Value>,
+    ) -> Result<Value, UpstreamError> {
         let id = self.next.fetch_add(1, Ordering::Relaxed);
         let name = target_name(&params);
-        let msg = self.message(id, method, params, None);
+        let msg = self.message(id, method, params, caps);
         let answer = tokio::time::timeout(DEFAULT_UPSTREAM_TIMEOUT, async {
             match &self.wire {
                 Wire::Stdio { closed, .. } => {
@@ -535,11 +546,12 @@ impl Drop for Link {
     }
 }
 
-/// The tool or prompt name, or the resource URI, a request is about (`Mcp-Name`).
+/// The tool or prompt name, the resource URI or the task id a request is about (`Mcp-Name`).
 fn target_name(params: &Value) -> Option<String> {
     params
         .get("name")
         .or_else(|| params.get("uri"))
+        .or_else(|| params.get("taskId"))
         .and_then(Value::as_str)
         .map(str::to_owned)
 }

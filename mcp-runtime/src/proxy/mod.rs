@@ -44,8 +44,12 @@
 //! When the upstream offers completions, the arguments of its prompts and the variables of
 //! its resource templates complete through it (`completion/complete`, in its own names).
 //!
+//! A 2026-07-28 upstream that offers tasks (the `io.modelcontextprotocol/tasks` extension)
+//! has its tools served as tasks when the client asks for one, and a task the upstream
+//! starts is followed to its end (its status, questions and cancellation pass through).
+//!
 //! With [`Upstream::follow`], the upstream's resource updates reach this server's
-//! subscribers too. What it does not forward: tasks of the upstream.
+//! subscribers too. What it does not forward: the tasks of a 2025-11-25 upstream.
 
 mod complete;
 mod follow;
@@ -55,6 +59,7 @@ mod options;
 mod parked;
 mod routing;
 mod streams;
+mod task;
 mod watch;
 
 pub use follow::Following;
@@ -289,6 +294,9 @@ impl Upstream {
         if let Some(s) = t.get("inputSchema").filter(|s| s.is_object()) {
             def = def.input_schema(s.clone());
         }
+        if task::offered(&self.link) {
+            def = def.task(crate::server::def::TaskSupport::Optional);
+        }
         if let Some(a) = t
             .get("annotations")
             .and_then(|a| serde_json::from_value::<ToolAnnotations>(a.clone()).ok())
@@ -454,7 +462,7 @@ const MAX_UPSTREAM_ROUNDS: usize = 16;
 /// the client's answers. Each of our rounds runs this again from the start; recorded
 /// upstream rounds are not sent again.
 async fn forward_call(
-    link: &Link,
+    link: &Arc<Link>,
     cx: &crate::Context,
     input: Option<crate::Input>,
     name: &str,
@@ -480,6 +488,9 @@ async fn forward_call(
                 r
             }
         };
+        if r.get("resultType").and_then(Value::as_str) == Some("task") {
+            return task::follow(link, cx, input.as_ref(), r).await;
+        }
         if !asks(&r) {
             return serde_json::from_value::<CallToolResult>(r).map_err(|e| {
                 Error::new(format!(
@@ -530,7 +541,11 @@ async fn answer(link: &Link, cx: &crate::Context, params: Value) -> Result<Value
         .filter(|(k, _)| matches!(k.as_str(), "elicitation" | "sampling" | "roots"))
         .map(|(k, v)| (k.clone(), v.clone()))
         .collect();
-    let caps = Value::Object(caps);
+    let mut caps = Value::Object(caps);
+    // A client that asked for a task lets the upstream answer with one (followed here).
+    if task::declared(cx) {
+        caps["extensions"] = json!({ crate::protocol::tasks::EXTENSION: {} });
+    }
     let mut call = link
         .start("tools/call", params, Some(&caps))
         .await
