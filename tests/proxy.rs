@@ -794,19 +794,20 @@ async fn a_running_server_mounted_live_changes_reports_and_asks_through_its_pare
 
 static HUNG_UP: AtomicUsize = AtomicUsize::new(0);
 
-/// Counts the calls of `hang` that stopped.
-struct Stopped;
+/// Counts, in its counter, the handlers that stopped (returned, or had their future
+/// dropped).
+struct Ends(&'static AtomicUsize);
 
-impl Drop for Stopped {
+impl Drop for Ends {
     fn drop(&mut self) {
-        HUNG_UP.fetch_add(1, Ordering::SeqCst);
+        self.0.fetch_add(1, Ordering::SeqCst);
     }
 }
 
 /// Waits until it is cancelled (its future dropped, or its token fired).
 #[tool]
 async fn hang(cx: mcp_runtime::Context) -> &'static str {
-    let _stopped = Stopped;
+    let _stopped = Ends(&HUNG_UP);
     cx.cancellation().cancelled().await;
     "cancelled"
 }
@@ -1080,19 +1081,10 @@ async fn doomed() -> Result<String, mcp_runtime::Error> {
 
 static VIGILS_ENDED: AtomicUsize = AtomicUsize::new(0);
 
-/// Counts the calls of `vigil` that stopped.
-struct VigilEnded;
-
-impl Drop for VigilEnded {
-    fn drop(&mut self) {
-        VIGILS_ENDED.fetch_add(1, Ordering::SeqCst);
-    }
-}
-
 /// Keeps watch until it is cancelled.
 #[tool(task = "optional")]
 async fn vigil(cx: mcp_runtime::Context) -> &'static str {
-    let _ended = VigilEnded;
+    let _ended = Ends(&VIGILS_ENDED);
     cx.cancellation().cancelled().await;
     "relieved"
 }
