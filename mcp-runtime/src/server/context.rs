@@ -16,21 +16,24 @@ use tokio_util::sync::CancellationToken;
 /// (answered or cancelled: `over` fires), nothing more goes out, whoever still holds a
 /// `Progress` or `Logger` of it.
 #[derive(Clone, Default)]
-pub(crate) struct NotificationSink(Option<mpsc::Sender<String>>, CancellationToken);
+pub(crate) struct NotificationSink(Option<(mpsc::Sender<String>, CancellationToken)>);
 
 impl NotificationSink {
     /// A sink that discards everything (the transport cannot stream for this request).
     pub(crate) fn disabled() -> Self {
-        NotificationSink(None, CancellationToken::new())
+        NotificationSink(None)
     }
 
     /// A sink feeding this channel until `over` fires.
     pub(crate) fn new(tx: mpsc::Sender<String>, over: CancellationToken) -> Self {
-        NotificationSink(Some(tx), over)
+        NotificationSink(Some((tx, over)))
     }
 
     fn sender(&self) -> Option<&mpsc::Sender<String>> {
-        self.0.as_ref().filter(|_| !self.1.is_cancelled())
+        self.0
+            .as_ref()
+            .filter(|(_, over)| !over.is_cancelled())
+            .map(|(tx, _)| tx)
     }
 
     pub(crate) fn is_enabled(&self) -> bool {
