@@ -39,10 +39,21 @@ pub(super) fn status_of(error: Option<ErrorClass>) -> StatusCode {
 pub(super) fn json_reply(r: Reply) -> Response {
     let status = status_of(r.error);
     let needs = scopes_needed(&r);
-    let mut resp = (status, [(header::CONTENT_TYPE, "application/json")], r.body).into_response();
+    let mut resp = json_body(status, r.body);
     if let Some(n) = needs {
         resp.extensions_mut().insert(n);
     }
+    resp
+}
+
+/// A JSON body with `status`, built directly (no header value parsed or copied).
+pub(super) fn json_body(status: StatusCode, body: String) -> Response {
+    let mut resp = Response::new(axum::body::Body::from(body));
+    *resp.status_mut() = status;
+    resp.headers_mut().insert(
+        header::CONTENT_TYPE,
+        axum::http::HeaderValue::from_static("application/json"),
+    );
     resp
 }
 
@@ -133,7 +144,7 @@ pub(super) fn handle_post(
 /// body (no id) with `status`.
 pub(super) fn refuse(status: StatusCode, error: RpcError) -> Response {
     let body = Reply::rejection(None, Rejection::new(ErrorClass::Malformed, error)).body;
-    (status, [(header::CONTENT_TYPE, "application/json")], body).into_response()
+    json_body(status, body)
 }
 
 /// A reply in the media type the client accepts: JSON, or one SSE event when it accepts

@@ -14,7 +14,7 @@ use crate::server::parts::Streams;
 use crate::server::reply::{ErrorClass, Rejection, Reply};
 use crate::server::route::Prepared;
 use crate::server::session::Session;
-use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
+use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde_json::Value;
 use std::collections::HashMap;
@@ -117,7 +117,7 @@ fn error(status: StatusCode, msg: &Value, e: RpcError) -> Response {
         .get("id")
         .and_then(crate::protocol::RequestId::from_value);
     let body = Reply::rejection(id.as_ref(), Rejection::new(ErrorClass::Malformed, e)).body;
-    (status, [(header::CONTENT_TYPE, "application/json")], body).into_response()
+    super::handle::json_body(status, body)
 }
 
 /// 404 for a session that does not exist (any more) or is another caller's.
@@ -260,12 +260,7 @@ impl HttpServer {
         };
         if let Value::Array(batch) = msg {
             return match self.server.run_batch(batch, session, Streams::None).await {
-                Some(body) => (
-                    StatusCode::OK,
-                    [(header::CONTENT_TYPE, "application/json")],
-                    body,
-                )
-                    .into_response(),
+                Some(body) => super::handle::json_body(StatusCode::OK, body),
                 None => StatusCode::ACCEPTED.into_response(),
             };
         }
