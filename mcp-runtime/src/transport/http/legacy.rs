@@ -275,15 +275,21 @@ impl HttpServer {
             }
             Prepared::Call(job) => job,
         };
-        // The request runs on its own task: a closed connection does not cancel it here
-        // (`notifications/cancelled` does).
         let id = job.id().clone();
         session.track(id.clone(), job.cancellation());
         let rx = job.take_notifications();
+        let mut run = job.run();
+        // Most calls finish in their first poll: answered here, with no task of their own.
+        if let std::task::Poll::Ready(r) = futures_util::poll!(&mut run) {
+            session.untrack(&id);
+            return super::respond(std::future::ready(r), rx, accepts_json).await;
+        }
+        // The rest runs on its own task: a closed connection does not cancel it here
+        // (`notifications/cancelled` does).
         let (done, reply) = oneshot::channel();
         let owner = Arc::clone(session);
         tokio::spawn(async move {
-            let r = job.run().await;
+            let r = run.await;
             owner.untrack(&id);
             let _ = done.send(r);
         });
