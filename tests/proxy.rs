@@ -1079,6 +1079,17 @@ async fn doomed() -> Result<String, mcp_runtime::Error> {
     ))
 }
 
+/// Asks, but waits only a moment for the answer: its task then fails.
+#[tool(task = "required")]
+async fn impatient(input: mcp_runtime::Input) -> Result<String, mcp_runtime::Error> {
+    tokio::select! {
+        go = input.elicit::<Go>("go", "Quick, go?") => Ok(format!("go={}", go?.accepted()?.go)),
+        () = tokio::time::sleep(Duration::from_millis(300)) => Err(mcp_runtime::Error::protocol(
+            mcp_runtime::protocol::RpcError::invalid_params("too slow"),
+        )),
+    }
+}
+
 static VIGILS_ENDED: AtomicUsize = AtomicUsize::new(0);
 
 /// Keeps watch until it is cancelled.
@@ -1099,7 +1110,7 @@ async fn a_modern_upstreams_tasks_run_through_the_gateway() {
     use mcp_runtime::config::{RequestState, Tasks};
     use mcp_runtime::testing::{Answers, TestClient};
     let child = Server::builder("indexer", "1.0")
-        .tools(tools![reindex, doomed, vigil, hello])
+        .tools(tools![reindex, doomed, impatient, vigil, hello])
         .request_state(RequestState::single_instance())
         .tasks(Tasks::default().poll_interval(Some(Duration::from_millis(20))))
         .build()
@@ -1157,6 +1168,22 @@ async fn a_modern_upstreams_tasks_run_through_the_gateway() {
     assert_eq!(failed.status(), "failed", "{:?}", failed.task);
     assert_eq!(failed.task["error"]["code"], -32602, "{:?}", failed.task);
     assert_eq!(failed.task["error"]["message"], "no such index");
+
+    // The upstream task fails while the client's answer is awaited: the gateway, still
+    // watching it, gives the question up and fails with it.
+    let handle = client.start_task("idx_impatient", json!({})).await.unwrap();
+    let id = handle["taskId"].as_str().unwrap().to_owned();
+    let asking = client
+        .wait_task(&id, Duration::from_secs(10), |t| t["status"] != "working")
+        .await
+        .unwrap();
+    assert_eq!(asking["status"], "input_required", "{asking}");
+    let end = client
+        .wait_task(&id, Duration::from_secs(10), |t| t["status"] == "failed")
+        .await
+        .unwrap();
+    assert_eq!(end["error"]["code"], -32602, "{end}");
+    assert_eq!(end["error"]["message"], "too slow", "{end}");
 
     // Cancelling the gateway's task cancels the upstream's.
     let before = VIGILS_ENDED.load(Ordering::SeqCst);

@@ -542,8 +542,8 @@ async fn answer(link: &Link, cx: &crate::Context, params: Value) -> Result<Value
         .map(|(k, v)| (k.clone(), v.clone()))
         .collect();
     let mut caps = Value::Object(caps);
-    // A client that asked for a task lets the upstream answer with one (followed here).
-    if task::declared(cx) {
+    // A call running as a task of ours lets the upstream answer with one (followed here).
+    if task::wanted(cx, link) {
         caps["extensions"] = json!({ crate::protocol::tasks::EXTENSION: {} });
     }
     let mut call = link

@@ -5,7 +5,7 @@
 //! sealed `requestState` carries; the next round finds it, answers its question with the
 //! client's answer and goes on. A parked call lives in this process (a fleet routes a
 //! request's rounds to the instance that holds it, or the round gets a clear error) and
-//! is given up, and cancelled upstream, [`PARK_LIMIT`] after its last round.
+//! is given up, and cancelled upstream, [`PARK_LIMIT`] after its last round ended.
 
 use super::link::Link;
 use super::ongoing::{Next, Ongoing};
@@ -39,12 +39,38 @@ pub(crate) struct Call {
 /// A parked call, locked by the round that drives it.
 type Shared = Arc<tokio::sync::Mutex<Call>>;
 
-/// Parked values by token, each with the time of its last round.
-type Lot<T> = Mutex<HashMap<String, (Instant, T)>>;
+/// One parked value.
+struct Entry<T> {
+    value: T,
+    /// When its last round ended (or it was parked).
+    since: Instant,
+    /// Rounds driving it now: it does not expire while one does.
+    busy: usize,
+    /// The timer that gives it up; stopped when it is answered.
+    timer: Option<tokio::task::AbortHandle>,
+}
+
+impl<T> Entry<T> {
+    fn expired(&self) -> bool {
+        self.busy == 0 && self.since.elapsed() >= PARK_LIMIT
+    }
+}
+
+impl<T> Drop for Entry<T> {
+    fn drop(&mut self) {
+        if let Some(t) = self.timer.take() {
+            t.abort();
+        }
+    }
+}
+
+/// Parked values by token.
+type Lot<T> = Mutex<HashMap<String, Entry<T>>>;
 
 /// The parked calls of one upstream. Each is given up [`PARK_LIMIT`] after its last round
-/// (a timer of its own, so nothing waits for the next park), and then dropped, which
-/// cancels it upstream.
+/// ended (a timer of its own, so nothing waits for the next park; never while a round
+/// drives it), and then dropped, which cancels it upstream. A call answered is removed
+/// at once, its timer with it.
 pub(crate) struct Parked<T = Shared> {
     calls: Arc<Lot<T>>,
     next: std::sync::atomic::AtomicU64,
@@ -59,18 +85,30 @@ impl<T> Default for Parked<T> {
     }
 }
 
-/// Whether a call last driven at `since` has waited too long.
-fn expired(since: Instant) -> bool {
-    since.elapsed() >= PARK_LIMIT
-}
-
-fn lock<T>(lot: &Lot<T>) -> std::sync::MutexGuard<'_, HashMap<String, (Instant, T)>> {
+fn lock<T>(lot: &Lot<T>) -> std::sync::MutexGuard<'_, HashMap<String, Entry<T>>> {
     lot.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+/// A round's hold on a parked value: while it lives the value does not expire, and its
+/// wait starts again when it ends (a round may end dropped, at a question).
+pub(crate) struct Lease<'p, T: Clone + Send + 'static> {
+    parked: &'p Parked<T>,
+    token: String,
+}
+
+impl<T: Clone + Send + 'static> Drop for Lease<'_, T> {
+    fn drop(&mut self) {
+        if let Some(e) = lock(&self.parked.calls).get_mut(&self.token) {
+            e.busy = e.busy.saturating_sub(1);
+            e.since = Instant::now();
+        }
+    }
+}
+
 impl<T: Clone + Send + 'static> Parked<T> {
-    /// Parks `value` under a new token. Called from a handler, on the runtime.
-    fn park(&self, value: T) -> String {
+    /// Parks `value` under a new token, held by the round that parks it. Called from a
+    /// handler, on the runtime.
+    fn park(&self, value: T) -> Lease<'_, T> {
         let mut bytes = [0u8; 16];
         // No randomness at all is not a reason to fail a call: the token is also sealed
         // in our requestState, so only this server ever reads it back.
@@ -79,38 +117,55 @@ impl<T: Clone + Send + 'static> Parked<T> {
         let token: String = std::iter::once(format!("{n}-"))
             .chain(bytes.iter().map(|b| format!("{b:02x}")))
             .collect();
-        lock(&self.calls).insert(token.clone(), (Instant::now(), value));
-        give_up_later(Arc::downgrade(&self.calls), token.clone());
-        token
+        let timer = give_up_later(Arc::downgrade(&self.calls), token.clone());
+        let entry = Entry {
+            value,
+            since: Instant::now(),
+            busy: 1,
+            timer,
+        };
+        lock(&self.calls).insert(token.clone(), entry);
+        Lease {
+            parked: self,
+            token,
+        }
     }
 
-    /// The value parked under `token`, unless it waited too long; its wait starts again.
-    fn find(&self, token: &str) -> Option<T> {
+    /// The value parked under `token`, held by this round, unless it waited too long.
+    fn find(&self, token: &str) -> Option<(T, Lease<'_, T>)> {
         let mut calls = lock(&self.calls);
-        let (since, value) = calls.get_mut(token)?;
-        if expired(*since) {
+        let e = calls.get_mut(token)?;
+        if e.expired() {
             let gone = calls.remove(token);
             drop(calls);
             drop(gone);
             return None;
         }
-        *since = Instant::now();
-        Some(value.clone())
+        e.busy += 1;
+        let value = e.value.clone();
+        drop(calls);
+        let lease = Lease {
+            parked: self,
+            token: token.to_owned(),
+        };
+        Some((value, lease))
     }
 
+    /// Removes an answered call, and stops its timer.
     fn forget(&self, token: &str) {
         let gone = lock(&self.calls).remove(token);
         drop(gone);
     }
 }
 
-/// Removes `token` once it has waited [`PARK_LIMIT`] since its last round; ends when it is
-/// gone, or when the upstream (and so the lot) is.
-fn give_up_later<T: Send + 'static>(calls: std::sync::Weak<Lot<T>>, token: String) {
-    let Ok(rt) = tokio::runtime::Handle::try_current() else {
-        return;
-    };
-    rt.spawn(async move {
+/// Gives `token` up once it has waited [`PARK_LIMIT`] since its last round ended; ends
+/// when it is gone, or when the upstream (and so the lot) is. `None` off the runtime.
+fn give_up_later<T: Send + 'static>(
+    calls: std::sync::Weak<Lot<T>>,
+    token: String,
+) -> Option<tokio::task::AbortHandle> {
+    let rt = tokio::runtime::Handle::try_current().ok()?;
+    let task = rt.spawn(async move {
         let mut until = Instant::now() + PARK_LIMIT;
         loop {
             tokio::time::sleep_until(until).await;
@@ -118,19 +173,24 @@ fn give_up_later<T: Send + 'static>(calls: std::sync::Weak<Lot<T>>, token: Strin
                 return;
             };
             let mut parked = lock(&calls);
-            match parked.get(&token) {
-                Some((since, _)) if !expired(*since) => until = *since + PARK_LIMIT,
-                Some(_) => {
+            match parked.get_mut(&token) {
+                Some(e) if e.expired() => {
+                    // Not aborting itself: this task ends here anyway.
+                    e.timer = None;
                     let gone = parked.remove(&token);
                     drop(parked);
                     // Dropped outside the lock: a call is cancelled upstream as it goes.
                     drop(gone);
                     return;
                 }
+                // Driven now: looked at again a whole limit later.
+                Some(e) if e.busy > 0 => until = Instant::now() + PARK_LIMIT,
+                Some(e) => until = e.since + PARK_LIMIT,
                 None => return,
             }
         }
     });
+    Some(task.abort_handle())
 }
 
 /// A `tools/call` to a 2025-11-25 upstream, its questions asked through `input` (for a
@@ -147,9 +207,9 @@ pub(crate) async fn forward(
         .as_ref()
         .and_then(|i| i.recorded_step(TOKEN_STEP))
         .and_then(|t| t.as_str().map(str::to_owned));
-    let (token, call) = match token {
+    let (token, call, _lease) = match token {
         Some(t) => match parked.find(&t) {
-            Some(c) => (t, c),
+            Some((c, lease)) => (t, c, lease),
             None => {
                 return Err(Error::new(
                     "the upstream call these answers belong to is gone (it waited too long, or another instance of this server holds it): call the tool again",
@@ -170,11 +230,12 @@ pub(crate) async fn forward(
                 held: None,
                 asked: 0,
             }));
-            let t = parked.park(Arc::clone(&c));
+            let lease = parked.park(Arc::clone(&c));
+            let t = lease.token.clone();
             if let Some(i) = &input {
                 i.record_step(TOKEN_STEP, json!(t));
             }
-            (t, c)
+            (t, c, lease)
         }
     };
     // Another round of the same request (a retry) waits for this one.
@@ -250,14 +311,20 @@ mod tests {
         }
     }
 
+    /// Parks a value and ends the round that parked it; its token.
+    fn parked_and_left(parked: &Parked<Held>, drops: &Arc<AtomicUsize>) -> String {
+        let lease = parked.park(Held(Arc::clone(drops)));
+        lease.token.clone()
+    }
+
     #[tokio::test(start_paused = true)]
     async fn a_parked_call_is_given_up_when_no_round_comes_not_at_the_next_park() {
         let drops = Arc::new(AtomicUsize::new(0));
         let parked = Parked::<Held>::default();
-        let token = parked.park(Held(Arc::clone(&drops)));
-        // A round finds it (and its wait starts again)...
+        let token = parked_and_left(&parked, &drops);
+        // A round finds it (and its wait starts again when the round ends)...
         tokio::time::sleep(PARK_LIMIT - Duration::from_secs(1)).await;
-        drop(parked.find(&token));
+        drop(parked.find(&token).expect("in time"));
         tokio::time::sleep(PARK_LIMIT - Duration::from_secs(1)).await;
         assert!(parked.find(&token).is_some(), "a round came in time");
         assert_eq!(
@@ -273,29 +340,58 @@ mod tests {
     }
 
     #[tokio::test(start_paused = true)]
+    async fn a_call_being_driven_does_not_expire_and_waits_anew_after_its_round() {
+        let drops = Arc::new(AtomicUsize::new(0));
+        let parked = Parked::<Held>::default();
+        let token = parked_and_left(&parked, &drops);
+        let (_value, round) = parked.find(&token).unwrap();
+        // The round works for longer than the limit (the upstream takes its time).
+        tokio::time::sleep(PARK_LIMIT * 3).await;
+        assert_eq!(drops.load(Ordering::SeqCst), 0, "not given up while driven");
+        drop(round);
+        tokio::time::sleep(PARK_LIMIT - Duration::from_secs(1)).await;
+        assert!(
+            parked.find(&token).is_some(),
+            "its wait started when the round ended"
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
     async fn a_round_after_the_limit_does_not_find_it_even_before_its_timer_runs() {
         let drops = Arc::new(AtomicUsize::new(0));
         let parked = Parked::<Held>::default();
-        let token = parked.park(Held(Arc::clone(&drops)));
+        let token = parked_and_left(&parked, &drops);
         // The clock moves on without the timer task getting to run.
         tokio::time::advance(PARK_LIMIT).await;
         assert!(parked.find(&token).is_none());
         assert_eq!(drops.load(Ordering::SeqCst), 1);
-        // A forgotten (answered) call ends its timer quietly.
-        let token = parked.park(Held(Arc::clone(&drops)));
-        parked.forget(&token);
-        tokio::time::sleep(PARK_LIMIT * 2).await;
-        assert_eq!(drops.load(Ordering::SeqCst), 2);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn an_answered_call_stops_its_timer() {
+        let drops = Arc::new(AtomicUsize::new(0));
+        let parked = Parked::<Held>::default();
+        let lease = parked.park(Held(Arc::clone(&drops)));
+        let timer = lock(&parked.calls)[&lease.token].timer.clone().unwrap();
+        parked.forget(&lease.token);
+        drop(lease);
+        assert_eq!(drops.load(Ordering::SeqCst), 1);
+        tokio::task::yield_now().await;
+        assert!(
+            timer.is_finished(),
+            "no timer left sleeping for an answered call"
+        );
     }
 
     #[tokio::test(start_paused = true)]
     async fn the_timers_end_with_the_upstream() {
         let drops = Arc::new(AtomicUsize::new(0));
         let parked = Parked::<Held>::default();
-        parked.park(Held(Arc::clone(&drops)));
+        let token = parked_and_left(&parked, &drops);
+        let timer = lock(&parked.calls)[&token].timer.clone().unwrap();
         drop(parked);
         assert_eq!(drops.load(Ordering::SeqCst), 1, "dropped with the lot");
-        tokio::time::sleep(PARK_LIMIT * 2).await;
-        assert_eq!(drops.load(Ordering::SeqCst), 1);
+        tokio::task::yield_now().await;
+        assert!(timer.is_finished());
     }
 }

@@ -3,9 +3,11 @@
 //! client asks for one (`TaskSupport::Optional`); the forwarded call then declares the
 //! extension too, and when the upstream answers with a task of its own, ours follows it
 //! to its end: `tasks/get` at the interval the upstream asks, its status message as our
-//! task's, its questions to our client (answered upstream with `tasks/update`), and
-//! `tasks/cancel` upstream when our call is given up. A client that does not ask for a task
-//! gets the upstream's answer as it is (a task-only tool's `-32021` included).
+//! task's, its questions to our client (answered upstream with `tasks/update`; the upstream
+//! task is still watched meanwhile, so one that ends or withdraws its question is not
+//! left waiting for an answer), and `tasks/cancel` upstream when our call is given up.
+//! A client that does not ask for a task gets the upstream's answer as it is (a task-only
+//! tool's `-32021` included). The upstream is never asked for a task outside one of ours.
 
 use super::link::Link;
 use super::{UpstreamError, failed};
@@ -19,7 +21,7 @@ use std::time::Duration;
 /// Polling interval when the upstream gives none.
 const DEFAULT_POLL: Duration = Duration::from_millis(500);
 /// The bounds put on the upstream's `pollIntervalMs`.
-const POLL_BOUNDS: (Duration, Duration) = (Duration::from_millis(10), Duration::from_secs(5));
+const POLL_BOUNDS: (Duration, Duration) = (Duration::from_millis(100), Duration::from_secs(5));
 /// Most questions one upstream task may ask.
 const MAX_QUESTIONS: usize = 64;
 
@@ -33,15 +35,50 @@ pub(super) fn offered(link: &Link) -> bool {
             .is_some_and(Value::is_object)
 }
 
-/// Whether our client asked for a task in this request (so the upstream may be asked for
-/// one too).
-pub(super) fn declared(cx: &Context) -> bool {
-    cx.client_capabilities().has_extension(tasks::EXTENSION)
+/// Whether the forwarded call may let the upstream answer with a task: only when this
+/// call runs as a task of ours (a client that declared the extension, a tool served as a
+/// task) and the upstream offers tasks. Anywhere else a task of the upstream would have
+/// nothing to follow it across our rounds.
+pub(super) fn wanted(cx: &Context, link: &Link) -> bool {
+    cx.task_id().is_some() && offered(link)
 }
 
 /// The client capabilities that declare the extension, as every `tasks/*` request must.
 fn declaring() -> Value {
     json!({ "extensions": { tasks::EXTENSION: {} } })
+}
+
+/// Attempts at one `tasks/get` or `tasks/update` when the upstream cannot be reached.
+const ATTEMPTS: u32 = 3;
+
+/// One `tasks/*` request about the upstream's task. A failure is ours to report, not a
+/// fault of our client's request: an unreachable upstream is tried again, and any other
+/// failure is an execution error naming the upstream.
+async fn ask_upstream(link: &Link, method: &str, params: Value) -> Result<Value, Error> {
+    let mut tries = 0;
+    loop {
+        tries += 1;
+        match link
+            .request_with(method, params.clone(), Some(&declaring()))
+            .await
+        {
+            Ok(v) => return Ok(v),
+            Err(UpstreamError::Rpc { code, message, .. }) => {
+                return Err(Error::new(format!(
+                    "the upstream server refused `{method}` for its task ({code}: {message})"
+                )));
+            }
+            Err(e) if tries >= ATTEMPTS => {
+                return Err(Error::new(format!(
+                    "the upstream server is unavailable: {e}"
+                )));
+            }
+            Err(e) => {
+                tracing::debug!("{method} of an upstream task failed, trying again: {e}");
+                tokio::time::sleep(POLL_BOUNDS.0).await;
+            }
+        }
+    }
 }
 
 /// Sends `tasks/cancel` for the upstream task unless it ended (or was never started).
@@ -87,17 +124,44 @@ pub(super) async fn follow(
         link: Arc::clone(link),
         task_id: Some(task_id.clone()),
     };
+    if !wanted(cx, link) {
+        // Not asked for (TASK-02): given up at once, as `cancel` drops.
+        return Err(Error::new(
+            "the upstream server answered with a task this call did not ask for",
+        ));
+    }
+    let get = || ask_upstream(link, "tasks/get", json!({ "taskId": task_id }));
+    let cancelled = cx.cancellation();
     let mut state = created;
     let mut answered = BTreeSet::new();
     let mut said: Option<String> = None;
     let mut reports = 0.0;
     loop {
         let status = state["status"].as_str().unwrap_or_default().to_owned();
+        // A `CreateTaskResult` carries no `result` or `error`: a task that ended as it was
+        // made is read again.
+        let bare = match status.as_str() {
+            "completed" => state.get("result").is_none(),
+            "failed" => state.get("error").is_none(),
+            _ => false,
+        };
+        if bare {
+            state = get().await?;
+            if state["status"] == status.as_str()
+                && state.get("result").is_none()
+                && state.get("error").is_none()
+            {
+                return Err(Error::new(format!(
+                    "the upstream task is {status} but says nothing of how"
+                )));
+            }
+            continue;
+        }
         if let Some(m) = state["statusMessage"].as_str()
             && said.as_deref() != Some(m)
+            && cx.progress().report(reports + 1.0, None, Some(m))
         {
             reports += 1.0;
-            cx.progress().report(reports, None, Some(m));
             said = Some(m.to_owned());
         }
         match status.as_str() {
@@ -125,16 +189,59 @@ pub(super) async fn follow(
                         "the upstream task asked for input, which this request cannot forward",
                     ));
                 };
-                let asked = state["inputRequests"]
+                let asked: Vec<(String, Value)> = state["inputRequests"]
                     .as_object()
-                    .cloned()
-                    .unwrap_or_default();
-                let responses = answer(input, &asked, &mut answered).await?;
-                if !responses.is_empty() {
+                    .into_iter()
+                    .flatten()
+                    .filter(|(k, _)| !answered.contains(*k))
+                    .map(|(k, q)| (k.clone(), q.clone()))
+                    .collect();
+                if answered.len() + asked.len() > MAX_QUESTIONS {
+                    return Err(Error::new(format!(
+                        "the upstream task asked more than {MAX_QUESTIONS} questions"
+                    )));
+                }
+                if !asked.is_empty() {
+                    // Our client's answers, while the upstream task is still watched: when
+                    // it ends or withdraws a question, the questions are given up.
+                    let keys: Vec<String> = asked
+                        .iter()
+                        .map(|(k, _)| format!("upstream.task.{k}"))
+                        .collect();
+                    let answers = futures_util::future::join_all(
+                        asked
+                            .iter()
+                            .zip(&keys)
+                            .map(|((_, q), key)| input.ask(key, q.clone())),
+                    );
+                    tokio::pin!(answers);
+                    let answers = loop {
+                        tokio::select! {
+                            a = &mut answers => break Some(a),
+                            () = tokio::time::sleep(interval(&state)) => {
+                                let now = get().await?;
+                                let still = now["status"] == "input_required"
+                                    && asked.iter().all(|(k, _)| now["inputRequests"].get(k).is_some());
+                                if !still {
+                                    state = now;
+                                    break None;
+                                }
+                            }
+                            () = cancelled.cancelled() => {
+                                return Err(Error::new("the call was cancelled"));
+                            }
+                        }
+                    };
+                    let Some(answers) = answers else {
+                        continue;
+                    };
+                    let mut responses = Map::new();
+                    for ((k, _), a) in asked.into_iter().zip(answers) {
+                        responses.insert(k.clone(), a?);
+                        answered.insert(k);
+                    }
                     let params = json!({ "taskId": task_id, "inputResponses": responses });
-                    link.request_with("tasks/update", params, Some(&declaring()))
-                        .await
-                        .map_err(failed)?;
+                    ask_upstream(link, "tasks/update", params).await?;
                 }
             }
             "working" => {}
@@ -145,7 +252,6 @@ pub(super) async fn follow(
                 )));
             }
         }
-        let cancelled = cx.cancellation();
         tokio::select! {
             () = tokio::time::sleep(interval(&state)) => {}
             // Given up: `cancel` tells the upstream as it drops.
@@ -153,49 +259,8 @@ pub(super) async fn follow(
                 return Err(Error::new("the call was cancelled"));
             }
         }
-        state = link
-            .request_with(
-                "tasks/get",
-                json!({ "taskId": task_id }),
-                Some(&declaring()),
-            )
-            .await
-            .map_err(failed)?;
+        state = get().await?;
     }
-}
-
-/// Asks our client the questions of `asked` not answered yet (each under
-/// `upstream.task.{key}`: a task's keys are never reused); the answers by upstream key.
-async fn answer(
-    input: &Input,
-    asked: &Map<String, Value>,
-    answered: &mut BTreeSet<String>,
-) -> Result<Map<String, Value>, Error> {
-    let new: Vec<(&String, &Value)> = asked
-        .iter()
-        .filter(|(k, _)| !answered.contains(*k))
-        .collect();
-    if answered.len() + new.len() > MAX_QUESTIONS {
-        return Err(Error::new(format!(
-            "the upstream task asked more than {MAX_QUESTIONS} questions"
-        )));
-    }
-    let keys: Vec<String> = new
-        .iter()
-        .map(|(k, _)| format!("upstream.task.{k}"))
-        .collect();
-    let answers = futures_util::future::join_all(
-        new.iter()
-            .zip(&keys)
-            .map(|((_, q), key)| input.ask(key, (*q).clone())),
-    )
-    .await;
-    let mut responses = Map::new();
-    for ((k, _), a) in new.into_iter().zip(answers) {
-        responses.insert(k.clone(), a?);
-        answered.insert(k.clone());
-    }
-    Ok(responses)
 }
 
 /// How long to wait before the next `tasks/get`.
