@@ -1227,3 +1227,33 @@ async fn a_modern_upstreams_tasks_run_through_the_gateway() {
         json!({})
     );
 }
+
+/// The official Python client (`mcp` 2.3.0, `py_tasks.py`) drives tasks through a gateway
+/// in front of the conformance example, a child process on stdio: the same script gets the
+/// same answers as from the example itself (tests/real_clients.rs), through the gateway's
+/// tasks following the example's: a task resolved by polling, an `isError` task, a
+/// question answered with `tasks/update`, a cancel, an unknown task.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_python_client_drives_an_upstreams_tasks_through_the_gateway() {
+    let Some((_, python, _)) = tools_at_hand() else {
+        return;
+    };
+    let up = Upstream::stdio(common::example("conformance"), ["--stdio"])
+        .await
+        .expect("the conformance example speaks MCP on stdio");
+    assert_eq!(up.protocol_version(), "2026-07-28");
+    let gateway = up
+        .items()
+        .await
+        .unwrap()
+        .request_state(mcp_runtime::config::RequestState::single_instance())
+        .build()
+        .unwrap();
+    let addr = common::serve_in_background(gateway.http());
+    let mut cmd = Command::new(&python);
+    cmd.arg(clients().join("py_tasks.py"))
+        .arg("http")
+        .arg(format!("http://{addr}/mcp"));
+    let seen = client_saw(cmd).await;
+    common::check_tasks(&seen);
+}

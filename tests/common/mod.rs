@@ -337,3 +337,16 @@ impl Sse {
         }
     }
 }
+
+/// What the Python client saw driving tasks (`py_tasks.py`): a task resolved through the
+/// SDK's result claim, an `isError` task, a task answered with `tasks/update`, a cancel.
+pub fn check_tasks(seen: &Value) {
+    assert_eq!(seen["slow"], "py: computed in 1 s");
+    assert_eq!(seen["failing_is_error"], true);
+    assert_eq!(seen["handle_status"], "working");
+    assert_eq!(seen["asked"], "Delete notes.txt?");
+    assert_eq!(seen["update_ack"], json!(["resultType"]));
+    assert_eq!(seen["confirm"], "Deleted notes.txt.");
+    assert_eq!(seen["cancelled"], "cancelled");
+    assert_eq!(seen["unknown_code"], -32602);
+}
