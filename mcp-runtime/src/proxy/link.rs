@@ -556,17 +556,23 @@ fn target_name(params: &Value) -> Option<String> {
         .map(str::to_owned)
 }
 
+/// A JSON-RPC error object of the upstream's (an answer's `error`, a failed task's), with
+/// `fallback` as its message when it has none.
+pub(super) fn rpc_error(e: &Value, fallback: &str) -> UpstreamError {
+    UpstreamError::Rpc {
+        code: e["code"]
+            .as_i64()
+            .and_then(|c| i32::try_from(c).ok())
+            .unwrap_or(-32603),
+        message: e["message"].as_str().unwrap_or(fallback).to_owned(),
+        data: e.get("data").cloned(),
+    }
+}
+
 /// An answer's result, or its error.
 pub(super) fn outcome(answer: Value) -> Result<Value, UpstreamError> {
     if let Some(e) = answer.get("error") {
-        return Err(UpstreamError::Rpc {
-            code: e["code"]
-                .as_i64()
-                .and_then(|c| i32::try_from(c).ok())
-                .unwrap_or(-32603),
-            message: e["message"].as_str().unwrap_or_default().to_owned(),
-            data: e.get("data").cloned(),
-        });
+        return Err(rpc_error(e, ""));
     }
     answer
         .get("result")

@@ -164,9 +164,12 @@ pub(super) async fn follow(
             reports += 1.0;
             said = Some(m.to_owned());
         }
+        if matches!(status.as_str(), "completed" | "failed" | "cancelled") {
+            // Ended: nothing to cancel upstream.
+            cancel.task_id = None;
+        }
         match status.as_str() {
             "completed" => {
-                cancel.task_id = None;
                 return serde_json::from_value::<CallToolResult>(state["result"].clone()).map_err(
                     |e| {
                         Error::new(format!(
@@ -175,12 +178,8 @@ pub(super) async fn follow(
                     },
                 );
             }
-            "failed" => {
-                cancel.task_id = None;
-                return Err(failed(rpc_error(&state["error"])));
-            }
+            "failed" => return Err(failed(rpc_error(&state["error"]))),
             "cancelled" => {
-                cancel.task_id = None;
                 return Err(Error::new("the upstream server cancelled the task"));
             }
             "input_required" => {
@@ -273,17 +272,7 @@ fn interval(state: &Value) -> Duration {
 
 /// A failed task's `error` as the upstream's JSON-RPC error.
 fn rpc_error(e: &Value) -> UpstreamError {
-    UpstreamError::Rpc {
-        code: e["code"]
-            .as_i64()
-            .and_then(|c| i32::try_from(c).ok())
-            .unwrap_or(-32603),
-        message: e["message"]
-            .as_str()
-            .unwrap_or("the upstream task failed")
-            .to_owned(),
-        data: e.get("data").cloned(),
-    }
+    super::link::rpc_error(e, "the upstream task failed")
 }
 
 #[cfg(test)]
