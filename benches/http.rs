@@ -39,7 +39,9 @@
 //! raw, ours with logging on and rmcp, and per legacy `tools/call` of ours, raw and rmcp,
 //! counted by valgrind's callgrind (common/callgrind.rs: runs of 100 and 1100 requests,
 //! start-up and exit cancelled out): a figure the machine's load does not move; skipped
-//! when `valgrind` is not on `PATH` or `BENCH_CALLGRIND=0`.
+//! when `valgrind` is not on `PATH` or `BENCH_CALLGRIND=0`. From the same runs, the code
+//! footprint of a modern `tools/call`: the distinct instructions that ran on every
+//! request, and the 4 KiB pages of code they lie on.
 //!
 //! Before timing, each server's answer to each request kind must be right (a tool result
 //! "5", not an error, for `tools/call`); during the rows every response must have status
@@ -302,13 +304,14 @@ impl ServerProcess {
     }
 }
 
-/// Instructions per `call` (one connection, one request at a time; a legacy one in a
-/// session opened first, but for raw) of the server `cmd` makes, counted by callgrind.
+/// Instructions and code footprint per `call` (one connection, one request at a time; a
+/// legacy one in a session opened first, but for raw) of the server `cmd` makes, counted
+/// by callgrind.
 fn instructions(
     name: &'static str,
     call: Call,
     cmd: impl Fn() -> Result<Command, String>,
-) -> Result<f64, String> {
+) -> Result<callgrind::Cost, String> {
     let rt = tokio::runtime::Handle::current();
     tokio::task::block_in_place(|| {
         callgrind::per_request(name, |out, n| {
@@ -833,29 +836,35 @@ async fn bench() -> Result<(), String> {
         Ok(()) => {
             let list = list["result"].to_string();
             let count = |name: &'static str, call: Call, env: &[(&str, &str)]| {
-                instructions(name, call, || ServerProcess::command(name, env)).map(|i| i / 1e3)
+                instructions(name, call, || ServerProcess::command(name, env))
             };
             let raw_env = [(TOOLS_LIST_ENV, list.as_str())];
-            let o = count("ours", ADD, &[])?;
-            let r = count("raw", ADD, &raw_env)?;
-            let l = count("ours-logged", ADD, &[])?;
-            let (lo, lr) = (
+            let (co, cr) = (count("ours", ADD, &[])?, count("raw", ADD, &raw_env)?);
+            let cl = count("ours-logged", ADD, &[])?;
+            let (clo, clr) = (
                 count("ours", LEGACY_ADD, &[])?,
                 count("raw", LEGACY_ADD, &raw_env)?,
             );
-            let (vs_rmcp, legacy_vs_rmcp) = match rmcp::binary() {
+            let k = |c: &callgrind::Cost| c.instructions / 1e3;
+            let (o, r, l, lo, lr) = (k(&co), k(&cr), k(&cl), k(&clo), k(&clr));
+            let rmcp = match rmcp::binary() {
                 Ok(bin) => {
-                    let rmcp = |call| {
-                        instructions("rmcp", call, || Ok(ServerProcess::rmcp_command(&bin)))
-                            .map(|i| i / 1e3)
-                    };
-                    let (m, lm) = (rmcp(ADD)?, rmcp(LEGACY_ADD)?);
+                    let rmcp =
+                        |call| instructions("rmcp", call, || Ok(ServerProcess::rmcp_command(&bin)));
+                    Some((rmcp(ADD)?, rmcp(LEGACY_ADD)?))
+                }
+                Err(_) => None,
+            };
+            let (vs_rmcp, legacy_vs_rmcp, code_vs_rmcp) = match &rmcp {
+                Some((cm, clm)) => {
+                    let (m, lm) = (k(cm), k(clm));
                     (
                         format!(", rmcp {m:.1}k (ours/rmcp {:.2}x)", o / m),
                         format!(", rmcp {lm:.1}k (ours/rmcp {:.2}x)", lo / lm),
+                        format!(", rmcp {} on {} pages", cm.code, cm.pages),
                     )
                 }
-                Err(_) => (String::new(), String::new()),
+                None => (String::new(), String::new(), String::new()),
             };
             println!(
                 "instructions per tools/call (callgrind, c=1): ours {o:.1}k, raw {r:.1}k ({:.2}x){vs_rmcp}; \
@@ -867,6 +876,16 @@ async fn bench() -> Result<(), String> {
             println!(
                 "instructions per tools/call, legacy (callgrind, c=1): ours {lo:.1}k, raw {lr:.1}k ({:.2}x){legacy_vs_rmcp}",
                 lo / lr
+            );
+            println!(
+                "code footprint per tools/call (distinct instructions run on every request, on 4 KiB pages of code): \
+                 ours {} on {} pages, raw {} on {} pages ({:.2}x, pages {:.2}x){code_vs_rmcp}",
+                co.code,
+                co.pages,
+                cr.code,
+                cr.pages,
+                co.code as f64 / cr.code as f64,
+                co.pages as f64 / cr.pages as f64,
             );
         }
     }

@@ -24,6 +24,8 @@
 //!   two runs of 100 and 1100 calls, start-up and exit cancelled out), for raw, ours, ours
 //!   on a current-thread runtime, ours with logging on and rmcp: a figure the machine's
 //!   load does not move; skipped when `valgrind` is not on `PATH` or `BENCH_CALLGRIND=0`;
+//! - code footprint per round trip, from the same runs: the distinct instructions that ran
+//!   on every round trip, and the 4 KiB pages of code they lie on;
 //! - cold start: spawn → the answer to the first `tools/list`, median of `BENCH_STARTS`
 //!   (default 15) spawns;
 //! - idle RSS after the first calls (`VmRSS` of `/proc/<pid>/status`), and its anonymous
@@ -218,7 +220,7 @@ fn measure(c: &mut StdioChild, secs: f64, next_id: &mut u64) -> Result<Sample, S
 }
 
 /// Instructions per round trip of `kind` (a `tools/call`), counted by callgrind.
-fn instructions(kind: &str) -> Result<f64, String> {
+fn instructions(kind: &str) -> Result<callgrind::Cost, String> {
     callgrind::per_request(kind, |out, n| {
         let mut c = StdioChild::spawn(callgrind::wrap(&command(kind)?, out))?;
         for id in 1..=n {
@@ -369,20 +371,66 @@ fn bench() -> Result<(), String> {
     match callgrind::available() {
         Err(why) => println!("instructions per round trip: skipped ({why})"),
         Ok(()) => {
-            let count = |kind: &str| instructions(kind).map(|i| i / 1e3);
-            let (ir, io) = (count("raw")?, count("ours")?);
-            let im = if with_rmcp {
-                Some(count("rmcp")?)
+            let (cr, co) = (instructions("raw")?, instructions("ours")?);
+            let cm = if with_rmcp {
+                Some(instructions("rmcp")?)
             } else {
                 None
             };
+            let c1 = instructions("ours-current-thread")?;
+            let cl = instructions("ours-logged")?;
+            let k = |c: &callgrind::Cost| c.instructions / 1e3;
+            let code = |c: &callgrind::Cost| c.code as f64;
+            let pages = |c: &callgrind::Cost| c.pages as f64;
             let note = "   (callgrind: the same whatever the load)";
-            row("instructions per round trip", "k", (ir, io, im), note);
-            let i1 = count("ours-current-thread")?;
-            row("  current-thread: instructions", "k", (ir, i1, im), "");
-            let il = count("ours-logged")?;
-            let note = format!("   (span cost {:+.1}k/round trip)", il - io);
-            row("  logging on: instructions", "k", (ir, il, im), &note);
+            row(
+                "instructions per round trip",
+                "k",
+                (k(&cr), k(&co), cm.as_ref().map(k)),
+                note,
+            );
+            let im = cm.as_ref().map(k);
+            row(
+                "  current-thread: instructions",
+                "k",
+                (k(&cr), k(&c1), im),
+                "",
+            );
+            let note = format!("   (span cost {:+.1}k/round trip)", k(&cl) - k(&co));
+            row(
+                "  logging on: instructions",
+                "k",
+                (k(&cr), k(&cl), im),
+                &note,
+            );
+            let note = "   (distinct instructions run on every round trip)";
+            let cmc = cm.as_ref().map(code);
+            row(
+                "code footprint per round trip",
+                "",
+                (code(&cr), code(&co), cmc),
+                note,
+            );
+            let note = "   (4 KiB pages those lie on)";
+            let cmp = cm.as_ref().map(pages);
+            row(
+                "  its pages of code",
+                "",
+                (pages(&cr), pages(&co), cmp),
+                note,
+            );
+            row(
+                "  current-thread: footprint",
+                "",
+                (code(&cr), code(&c1), cmc),
+                "",
+            );
+            row(
+                "  current-thread: pages",
+                "",
+                (pages(&cr), pages(&c1), cmp),
+                "",
+            );
         }
     }
     // Median start time; resident set and its anonymous part, in MiB, of the last start.

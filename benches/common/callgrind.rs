@@ -9,7 +9,15 @@
 //! out. Under valgrind the server's threads take turns, so the count is of work, not of
 //! waiting. Skipped, with the reason printed, when `valgrind` is not on `PATH` or
 //! `BENCH_CALLGRIND=0`.
+//!
+//! The same two runs give the code a request runs (its footprint): callgrind counts each
+//! instruction address (`--dump-instr=yes`), and an instruction whose count grew by at
+//! least `MANY - FEW` between the runs ran on every request. Those instructions, and the
+//! 4 KiB pages of code they lie on, are what each request brings into the instruction
+//! cache and TLB: where two servers run as many instructions per request, the one with
+//! the wider footprint stalls more (and, page by page, keeps more of its binary resident).
 
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command};
 use std::time::{Duration, Instant};
@@ -34,7 +42,7 @@ pub fn available() -> Result<(), String> {
 /// and environment.
 pub fn wrap(cmd: &Command, out: &Path) -> Command {
     let mut v = Command::new("valgrind");
-    v.args(["-q", "--tool=callgrind"])
+    v.args(["-q", "--tool=callgrind", "--dump-instr=yes"])
         .arg(format!("--callgrind-out-file={}", out.display()))
         .arg(cmd.get_program())
         .args(cmd.get_args());
@@ -47,27 +55,137 @@ pub fn wrap(cmd: &Command, out: &Path) -> Command {
     v
 }
 
-/// Instructions per request: `run(out, n)` starts the server under [`wrap`] writing to
+/// What one request costs: instructions executed, and its code footprint.
+#[derive(Clone, Copy)]
+pub struct Cost {
+    /// Instructions executed per request (every object: the binary and its libraries).
+    pub instructions: f64,
+    /// Distinct instructions that ran on every request.
+    pub code: usize,
+    /// The 4 KiB pages of code those lie on.
+    pub pages: usize,
+}
+
+/// The cost of one request: `run(out, n)` starts the server under [`wrap`] writing to
 /// `out`, makes `n` requests and waits for the server to exit.
 pub fn per_request(
     name: &str,
     mut run: impl FnMut(&Path, u64) -> Result<(), String>,
-) -> Result<f64, String> {
-    let mut totals = [0u64; 2];
-    for (total, n) in totals.iter_mut().zip([FEW, MANY]) {
+) -> Result<Cost, String> {
+    let mut profiles = Vec::with_capacity(2);
+    for n in [FEW, MANY] {
         let out = scratch(name, n);
         let _ = std::fs::remove_file(&out);
         run(&out, n)?;
-        *total = read_total(&out)?;
+        let text = std::fs::read_to_string(&out).map_err(|e| format!("{}: {e}", out.display()));
         let _ = std::fs::remove_file(&out);
+        profiles.push(Profile::parse(&text?).map_err(|e| format!("{}: {e}", out.display()))?);
     }
-    let [few, many] = totals;
-    if many <= few {
+    let (few, many) = (&profiles[0], &profiles[1]);
+    if many.total <= few.total {
         return Err(format!(
             "{name}: {MANY} requests counted no more than {FEW}"
         ));
     }
-    Ok((many - few) as f64 / (MANY - FEW) as f64)
+    let every = many
+        .counts
+        .iter()
+        .filter(|(at, n)| **n >= few.counts.get(*at).copied().unwrap_or(0) + (MANY - FEW))
+        .map(|(at, _)| *at)
+        .collect::<Vec<_>>();
+    let pages = every
+        .iter()
+        .map(|&(object, address)| (object, address >> 12))
+        .collect::<HashSet<_>>();
+    Ok(Cost {
+        instructions: (many.total - few.total) as f64 / (MANY - FEW) as f64,
+        code: every.len(),
+        pages: pages.len(),
+    })
+}
+
+/// A callgrind output file of one run (`--dump-instr=yes`): the instructions executed in
+/// all, and how often each instruction ran, by object (binary or library, named by path)
+/// and address.
+struct Profile {
+    total: u64,
+    counts: HashMap<(u32, u64), u64>,
+}
+
+impl Profile {
+    /// Reads the format's cost lines (`<address> <line> <Ir>`, positions absolute or
+    /// relative to the previous line's, `*` for the same); a `calls=` line's next line is
+    /// the call's inclusive cost, whose address counts as a position but whose cost is the
+    /// callee's. Objects are interned by path, so two runs compare whatever ids each
+    /// file gave them.
+    fn parse(text: &str) -> Result<Self, String> {
+        let mut objects: HashMap<String, u32> = HashMap::new();
+        let mut ids: HashMap<String, u32> = HashMap::new();
+        let mut counts = HashMap::new();
+        let (mut total, mut object, mut address, mut call) = (None, None, 0u64, false);
+        for line in text.lines() {
+            if let Some(rest) = line
+                .strip_prefix("summary:")
+                .or(line.strip_prefix("totals:"))
+            {
+                total = rest.split_whitespace().next().and_then(|t| t.parse().ok());
+                continue;
+            }
+            // `ob=` names the object of the lines below, `cob=` a callee's; either may
+            // define an id (`(id) path`) or use one (`(id)`).
+            let (current, rest) = match (line.strip_prefix("ob="), line.strip_prefix("cob=")) {
+                (Some(rest), _) => (true, rest),
+                (None, Some(rest)) => (false, rest),
+                (None, None) => (false, ""),
+            };
+            if !rest.is_empty() {
+                let (id, path) = rest.split_once(')').unwrap_or((rest, ""));
+                let path = path.trim();
+                if !path.is_empty() {
+                    let n = objects.len() as u32;
+                    let interned = *objects.entry(path.to_owned()).or_insert(n);
+                    ids.insert(id.to_owned(), interned);
+                }
+                if current {
+                    object = ids.get(id).copied();
+                }
+                continue;
+            }
+            if line.starts_with("calls=") {
+                call = true;
+                continue;
+            }
+            let mut fields = line.split_whitespace();
+            let Some(position) = fields.next() else {
+                continue;
+            };
+            address = match position.as_bytes()[0] {
+                b'+' | b'-' => match position.parse::<i64>() {
+                    Ok(delta) => address.wrapping_add_signed(delta),
+                    Err(_) => continue,
+                },
+                b'*' => address,
+                b'0'..=b'9' => match position.strip_prefix("0x") {
+                    Some(hex) => u64::from_str_radix(hex, 16).map_err(|e| e.to_string())?,
+                    None => position.parse().map_err(|e| format!("{position}: {e}"))?,
+                },
+                // Headers and names (`fn=`, `fl=`, `events:`, ...).
+                _ => continue,
+            };
+            let cost = fields
+                .nth(1)
+                .and_then(|c| c.parse::<u64>().ok())
+                .unwrap_or(0);
+            if std::mem::take(&mut call) {
+                continue;
+            }
+            if let Some(object) = object {
+                *counts.entry((object, address)).or_insert(0) += cost;
+            }
+        }
+        let total = total.ok_or("no instruction total in it")?;
+        Ok(Profile { total, counts })
+    }
 }
 
 /// Waits (up to a minute) for `child`, whose input has ended, to exit on its own: callgrind
@@ -91,16 +209,4 @@ fn scratch(name: &str, n: u64) -> PathBuf {
         "mcp-bench-{}-{name}-{n}.callgrind",
         std::process::id()
     ))
-}
-
-/// The instructions counted in a callgrind output file (its `summary:` or `totals:`
-/// line; every thread of the process together).
-fn read_total(out: &Path) -> Result<u64, String> {
-    let text = std::fs::read_to_string(out).map_err(|e| format!("{}: {e}", out.display()))?;
-    text.lines()
-        .find_map(|l| {
-            let rest = l.strip_prefix("summary:").or(l.strip_prefix("totals:"))?;
-            rest.split_whitespace().next()?.parse().ok()
-        })
-        .ok_or_else(|| format!("{}: no instruction total in it", out.display()))
 }
