@@ -329,7 +329,9 @@ async fn wait_for_port(port: u16) {
 /// session for a legacy one, and the answers go back to the waiting upstream call; over
 /// stdio and over Streamable HTTP. Its resource templates pass through, its prompt
 /// arguments and template variables complete through the gateway, and the tools it
-/// registers only after `initialize` (announced with `list_changed`) are followed.
+/// registers only after `initialize` (announced with `list_changed`) are followed, its
+/// task-only `simulate-research-query` among them: called plainly, the gateway runs it as
+/// an upstream task, whose question reaches the client too.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_legacy_upstreams_requests_reach_clients_of_either_era() {
     let Some((node, python, ev)) = everything() else {
@@ -458,6 +460,16 @@ async fn a_legacy_upstreams_requests_reach_clients_of_either_era() {
                 "legacy={legacy} {up}: {seen}"
             );
         }
+        for up in ["evs", "evh"] {
+            // The task-only tool ran as an upstream task, its question answered.
+            let report = seen[format!("{up}_research")].as_str().unwrap();
+            assert!(
+                report.contains("# Research Report: python (snake)"),
+                "legacy={legacy} {up}: {seen}"
+            );
+            assert_eq!(seen[format!("{up}_research_error")], false, "{seen}");
+        }
+        assert_eq!(seen["clarified"].as_array().unwrap().len(), 2, "{seen}");
         assert_eq!(seen["asked"].as_array().unwrap().len(), 2, "{seen}");
         assert!(
             seen["sampled"][0].as_str().unwrap().contains("the answer?"),
@@ -483,6 +495,137 @@ async fn a_legacy_upstreams_requests_reach_clients_of_either_era() {
             "{seen}"
         );
     }
+    let _ = ev_http.kill();
+    let _ = ev_http.wait();
+}
+
+/// A 2025-11-25 upstream's task-only tool (the everything server's
+/// `simulate-research-query`, `execution.taskSupport: "required"`) run as a task of the
+/// gateway, over stdio and over Streamable HTTP at once: the upstream task's stage
+/// messages become the gateway task's status message, its question is the gateway task's
+/// `input_required`, the answer reaches it, and its report is the gateway task's result
+/// (without the upstream's task id in `_meta`). Cancelling the gateway's task cancels
+/// the upstream's (`tasks/list` of the upstream shows it cancelled).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_legacy_upstreams_task_tool_runs_as_a_task_of_the_gateway() {
+    use mcp_runtime::config::RequestState;
+    use mcp_runtime::testing::{Answers, TestClient};
+    let Some((node, _, ev)) = everything() else {
+        return;
+    };
+    let port = free_port();
+    let mut ev_http = Command::new(&node)
+        .arg(&ev)
+        .arg("streamableHttp")
+        .env("PORT", port.to_string())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_for_port(port).await;
+    let evs = Upstream::stdio(&node, [ev.as_os_str(), "stdio".as_ref()])
+        .await
+        .unwrap();
+    let evh = Upstream::http(&format!("http://127.0.0.1:{port}/mcp"))
+        .await
+        .unwrap();
+    let gateway = Server::builder("gateway", "1.0")
+        .request_state(RequestState::single_instance())
+        .mount("evs", evs.items().await.unwrap())
+        .mount("evh", evh.items().await.unwrap())
+        .build()
+        .unwrap();
+    // It registers the tool once initialized, and says so.
+    let _f1 = evs.follow(&gateway, "evs");
+    let _f2 = evh.follow(&gateway, "evh");
+    for _ in 0..100 {
+        let names = gateway.tool_names();
+        if ["evs", "evh"]
+            .iter()
+            .all(|up| names.contains(&format!("{up}_simulate-research-query")))
+        {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    // 350 ms after `initialize` it asks for roots once, outside of any call; on stdio,
+    // which does not say what a request is about, during a call it would be that call's
+    // question. Let it ask first.
+    tokio::time::sleep(Duration::from_millis(1000)).await;
+    let client = TestClient::new(gateway.clone()).with_tasks();
+    let research = async |up: &str, upstream: &Upstream| {
+        let tool = format!("{up}_simulate-research-query");
+        let question = json!({"topic": "python", "ambiguous": true});
+        let handle = client.start_task(&tool, question).await.unwrap();
+        let id = handle["taskId"].as_str().unwrap().to_owned();
+        let staged = |t: &Value| {
+            let m = t["statusMessage"].as_str().unwrap_or_default();
+            m.starts_with("Gathering sources") || m.starts_with("Analyzing content")
+        };
+        let working = client.wait_task(&id, Duration::from_secs(10), staged).await;
+        assert!(working.is_ok(), "{up}: no stage message: {working:?}");
+        let asking = client
+            .wait_task(&id, Duration::from_secs(15), |t| {
+                t["status"] == "input_required"
+            })
+            .await
+            .unwrap();
+        let q = &asking["inputRequests"]["upstream.q1"];
+        assert_eq!(q["method"], "elicitation/create", "{up}: {asking}");
+        let message = q["params"]["message"].as_str().unwrap_or_default();
+        assert!(
+            message.contains("multiple interpretations"),
+            "{up}: {asking}"
+        );
+        let answer = Answers::new().accept("upstream.q1", json!({"interpretation": "snake"}));
+        client.answer_task(&id, &answer).await.unwrap();
+        let end = client
+            .wait_task(&id, Duration::from_secs(15), |t| {
+                t["status"] != "input_required" && t["status"] != "working"
+            })
+            .await
+            .unwrap();
+        assert_eq!(end["status"], "completed", "{up}: {end}");
+        let report = end["result"]["content"][0]["text"].as_str().unwrap();
+        assert!(
+            report.contains("# Research Report: python (snake)"),
+            "{up}: {report}"
+        );
+        assert!(
+            end["result"]["_meta"]
+                .get("io.modelcontextprotocol/related-task")
+                .is_none(),
+            "{up}: {end}"
+        );
+
+        // Given up: cancelled upstream.
+        let handle = client
+            .start_task(&tool, json!({"topic": "rust"}))
+            .await
+            .unwrap();
+        let id = handle["taskId"].as_str().unwrap().to_owned();
+        client
+            .wait_task(&id, Duration::from_secs(10), staged)
+            .await
+            .unwrap();
+        client.cancel_task(&id).await.unwrap();
+        let mut statuses = Vec::new();
+        for _ in 0..100 {
+            let listed = upstream.request("tasks/list", json!({})).await.unwrap();
+            statuses = listed["tasks"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|t| t["status"].as_str().unwrap_or_default().to_owned())
+                .collect();
+            if statuses.iter().any(|s| s == "cancelled") {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        assert_eq!(statuses, ["completed", "cancelled"], "{up}");
+    };
+    tokio::join!(research("evs", &evs), research("evh", &evh));
     let _ = ev_http.kill();
     let _ = ev_http.wait();
 }

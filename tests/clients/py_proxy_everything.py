@@ -21,6 +21,9 @@ async def main() -> None:
     seen: dict = {"asked": [], "sampled": []}
 
     async def on_elicit(ctx, params):
+        if "interpretations" in params.message:  # simulate-research-query's question
+            seen.setdefault("clarified", []).append(params.message)
+            return ElicitResult(action="accept", content={"interpretation": "snake"})
         seen["asked"].append(params.message)
         return ElicitResult(action="accept", content={"name": "Ada Lovelace", "check": True})
 
@@ -60,6 +63,19 @@ async def main() -> None:
                 progress_callback=on_progress,
             )
             seen[f"{up}_progress"] = progress
+        # A tool the upstream runs only as a task (`taskSupport: "required"`), which asks
+        # a question midway: the gateway runs the upstream task for a plain call. Both
+        # upstreams at once (one call in flight on each).
+        async def research(up):
+            r = await c.call_tool(
+                f"{up}_simulate-research-query", {"topic": "python", "ambiguous": True}
+            )
+            seen[f"{up}_research"] = "\n".join(x.text for x in r.content if x.type == "text")
+            seen[f"{up}_research_error"] = bool(r.is_error)
+
+        async with anyio.create_task_group() as tg:
+            for up in ("evs", "evh"):
+                tg.start_soon(research, up)
         r = await c.call_tool("evs_get-sum", {"a": 2, "b": 40})
         seen["sum"] = r.content[0].text
         templates = (await c.list_resource_templates()).resource_templates

@@ -47,12 +47,17 @@
 //! A 2026-07-28 upstream that offers tasks (the `io.modelcontextprotocol/tasks` extension)
 //! has its tools served as tasks when the client asks for one, and a task the upstream
 //! starts is followed to its end (its status, questions and cancellation pass through).
+//! A 2025-11-25 upstream that offers tasks (its experimental task API) has the tools it
+//! runs as tasks served as tasks too; one it runs only as a task is run as an upstream
+//! task for every call, so that any client can call it, and its result is read with
+//! `tasks/result`, its questions reaching the client on the way.
 //!
 //! With [`Upstream::follow`], the upstream's resource updates reach this server's
-//! subscribers too. What it does not forward: the tasks of a 2025-11-25 upstream.
+//! subscribers too.
 
 mod complete;
 mod follow;
+mod legacy_task;
 mod link;
 mod ongoing;
 mod options;
@@ -269,6 +274,7 @@ impl Upstream {
         let name = t["name"].as_str().unwrap_or_default().to_owned();
         let (link, parked) = (Arc::clone(&self.link), Arc::clone(&self.parked));
         let upstream_name = name.clone();
+        let tasks = legacy_task::support(&self.link, t);
         let mut signature = Signature::new();
         // It may ask for input (the upstream's questions pass through): rounds are sealed.
         signature.requirements().uses_input();
@@ -278,10 +284,13 @@ impl Upstream {
             let input = call.input().ok();
             let cx = call.context();
             async move {
+                let args = call.arguments;
                 if link.is_modern() {
-                    forward_call(&link, &cx, input, &name, call.arguments).await
+                    forward_call(&link, &cx, input, &name, args).await
+                } else if legacy_task::wanted(&cx, tasks) {
+                    legacy_task::forward(&link, &cx, &parked, input, &name, args).await
                 } else {
-                    parked::forward(&link, &cx, &parked, input, &name, call.arguments).await
+                    parked::forward(&link, &cx, &parked, input, &name, args).await
                 }
             }
         });
@@ -294,7 +303,7 @@ impl Upstream {
         if let Some(s) = t.get("inputSchema").filter(|s| s.is_object()) {
             def = def.input_schema(s.clone());
         }
-        if task::offered(&self.link) {
+        if task::offered(&self.link) || tasks.is_some() {
             def = def.task(crate::server::def::TaskSupport::Optional);
         }
         if let Some(a) = t

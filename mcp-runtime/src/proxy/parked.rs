@@ -9,6 +9,7 @@
 
 use super::link::Link;
 use super::ongoing::{Next, Ongoing};
+use super::task::CancelUpstream;
 use super::{UpstreamError, failed};
 use crate::Error;
 use crate::protocol::CallToolResult;
@@ -34,7 +35,14 @@ pub(crate) struct Call {
     held: Option<(u32, super::routing::Asked)>,
     /// Questions seen so far.
     asked: u32,
+    /// The upstream task the call reads the result of (`tasks/result`), cancelled upstream
+    /// when the call is given up before that result came.
+    task: Option<CancelUpstream>,
 }
+
+/// A started upstream request whose answer a call waits for: the request, and the task it
+/// reads the result of, if any.
+pub(crate) type Started = (Ongoing, Option<CancelUpstream>);
 
 /// A parked call, locked by the round that drives it.
 type Shared = Arc<tokio::sync::Mutex<Call>>;
@@ -203,10 +211,41 @@ pub(crate) async fn forward(
     name: &str,
     arguments: Map<String, Value>,
 ) -> Result<CallToolResult, Error> {
+    let start = async {
+        let params = json!({ "name": name, "arguments": arguments });
+        let ongoing = link.start("tools/call", params, None).await;
+        Ok((ongoing.map_err(failed)?, None))
+    };
+    forward_with(link, cx, parked, input, start).await
+}
+
+/// Drives the upstream request `start` makes to its answer, a tool result. `start` runs
+/// in the first round only (it is not polled when a later round finds the call parked);
+/// a call started in a task of ours, which has no rounds, is not parked at all.
+pub(crate) async fn forward_with(
+    link: &Link,
+    cx: &crate::Context,
+    parked: &Parked,
+    input: Option<crate::Input>,
+    start: impl Future<Output = Result<Started, Error>>,
+) -> Result<CallToolResult, Error> {
     let token = input
         .as_ref()
         .and_then(|i| i.recorded_step(TOKEN_STEP))
         .and_then(|t| t.as_str().map(str::to_owned));
+    if cx.task_id().is_some() && token.is_none() {
+        // A task of ours asks its questions without ending a round, so there is nothing to
+        // park between rounds: the call is this future's, and dropping it (the task given
+        // up) gives the call up upstream at once.
+        let (ongoing, task) = start.await?;
+        let mut call = Call {
+            ongoing,
+            held: None,
+            asked: 0,
+            task,
+        };
+        return tool_result(drive(link, cx, &mut call, input.as_ref()).await?);
+    }
     let (token, call, _lease) = match token {
         Some(t) => match parked.find(&t) {
             Some((c, lease)) => (t, c, lease),
@@ -217,18 +256,12 @@ pub(crate) async fn forward(
             }
         },
         None => {
-            let ongoing = link
-                .start(
-                    "tools/call",
-                    json!({ "name": name, "arguments": arguments }),
-                    None,
-                )
-                .await
-                .map_err(failed)?;
+            let (ongoing, task) = start.await?;
             let c = Arc::new(tokio::sync::Mutex::new(Call {
                 ongoing,
                 held: None,
                 asked: 0,
+                task,
             }));
             let lease = parked.park(Arc::clone(&c));
             let t = lease.token.clone();
@@ -244,7 +277,10 @@ pub(crate) async fn forward(
     // Reached only when the upstream answered (or failed): a round that ends waiting for
     // the client's answer is dropped at the question, and the call stays parked.
     parked.forget(&token);
-    let r = result?;
+    tool_result(result?)
+}
+
+fn tool_result(r: Value) -> Result<CallToolResult, Error> {
     serde_json::from_value::<CallToolResult>(r).map_err(|e| {
         Error::new(format!(
             "the upstream server answered an invalid result: {e}"
@@ -263,7 +299,16 @@ async fn drive(
         let (seq, asked) = match call.held.take() {
             Some(h) => h,
             None => match call.ongoing.next().await {
-                Next::Answer(a) => return a.map_err(failed),
+                Next::Answer(a) => {
+                    // An answer, even an error, ends the task it read: nothing to cancel.
+                    // A call that timed out or lost the upstream leaves it to be cancelled.
+                    if matches!(a, Ok(_) | Err(UpstreamError::Rpc { .. }))
+                        && let Some(mut task) = call.task.take()
+                    {
+                        task.disarm();
+                    }
+                    return a.map_err(failed);
+                }
                 Next::Asked(a) => {
                     call.asked += 1;
                     (call.asked, a)

@@ -81,10 +81,25 @@ async fn ask_upstream(link: &Link, method: &str, params: Value) -> Result<Value,
     }
 }
 
-/// Sends `tasks/cancel` for the upstream task unless it ended (or was never started).
-struct CancelUpstream {
+/// Sends `tasks/cancel` for the upstream task as it drops, unless disarmed because the
+/// task ended. Either era's upstream: a 2026-07-28 one is told the extension.
+pub(crate) struct CancelUpstream {
     link: Arc<Link>,
     task_id: Option<String>,
+}
+
+impl CancelUpstream {
+    pub(crate) fn new(link: &Arc<Link>, task_id: String) -> Self {
+        CancelUpstream {
+            link: Arc::clone(link),
+            task_id: Some(task_id),
+        }
+    }
+
+    /// The task ended: nothing to cancel.
+    pub(crate) fn disarm(&mut self) {
+        self.task_id = None;
+    }
 }
 
 impl Drop for CancelUpstream {
@@ -120,10 +135,7 @@ pub(super) async fn follow(
             "the upstream server answered with a task that has no `taskId`",
         ));
     };
-    let mut cancel = CancelUpstream {
-        link: Arc::clone(link),
-        task_id: Some(task_id.clone()),
-    };
+    let mut cancel = CancelUpstream::new(link, task_id.clone());
     if !wanted(cx, link) {
         // Not asked for (TASK-02): given up at once, as `cancel` drops.
         return Err(Error::new(
@@ -165,8 +177,7 @@ pub(super) async fn follow(
             said = Some(m.to_owned());
         }
         if matches!(status.as_str(), "completed" | "failed" | "cancelled") {
-            // Ended: nothing to cancel upstream.
-            cancel.task_id = None;
+            cancel.disarm();
         }
         match status.as_str() {
             "completed" => {
