@@ -331,7 +331,8 @@ async fn wait_for_port(port: u16) {
 /// arguments and template variables complete through the gateway, and the tools it
 /// registers only after `initialize` (announced with `list_changed`) are followed, its
 /// task-only `simulate-research-query` among them: called plainly, the gateway runs it as
-/// an upstream task, whose question reaches the client too.
+/// an upstream task, whose question reaches the client too, and whose status messages
+/// come as progress.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_legacy_upstreams_requests_reach_clients_of_either_era() {
     let Some((node, python, ev)) = everything() else {
@@ -468,6 +469,17 @@ async fn a_legacy_upstreams_requests_reach_clients_of_either_era() {
                 "legacy={legacy} {up}: {seen}"
             );
             assert_eq!(seen[format!("{up}_research_error")], false, "{seen}");
+            // Its stage messages came as progress while it ran.
+            let said = seen[format!("{up}_research_progress")].as_array().unwrap();
+            assert!(
+                said.iter().any(|m| m.as_str().is_some_and(|m| [
+                    "Gathering sources",
+                    "Analyzing content"
+                ]
+                .iter()
+                .any(|s| m.starts_with(s)))),
+                "legacy={legacy} {up}: {seen}"
+            );
         }
         assert_eq!(seen["clarified"].as_array().unwrap().len(), 2, "{seen}");
         assert_eq!(seen["asked"].as_array().unwrap().len(), 2, "{seen}");

@@ -64,12 +64,21 @@ async def main() -> None:
             )
             seen[f"{up}_progress"] = progress
         # A tool the upstream runs only as a task (`taskSupport: "required"`), which asks
-        # a question midway: the gateway runs the upstream task for a plain call. Both
-        # upstreams at once (one call in flight on each).
+        # a question midway: the gateway runs the upstream task for a plain call, its
+        # status messages coming as progress. Both upstreams at once (one call in flight
+        # on each).
         async def research(up):
+            said: list = []
+
+            async def on_progress(value, total, message):
+                said.append(message)
+
             r = await c.call_tool(
-                f"{up}_simulate-research-query", {"topic": "python", "ambiguous": True}
+                f"{up}_simulate-research-query",
+                {"topic": "python", "ambiguous": True},
+                progress_callback=on_progress,
             )
+            seen[f"{up}_research_progress"] = said
             seen[f"{up}_research"] = "\n".join(x.text for x in r.content if x.type == "text")
             seen[f"{up}_research_error"] = bool(r.is_error)
 

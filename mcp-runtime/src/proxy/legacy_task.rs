@@ -4,12 +4,15 @@
 //! called through the gateway at all; an `optional` one is run as a task when our call is
 //! a task of ours. The gateway reads the task's result with `tasks/result`, which brings
 //! the upstream's questions (elicitation, sampling, roots) first: they reach our client as
-//! those of any forwarded call do (see `parked`). While our call is a task of ours, the
-//! upstream task's status message is ours (`tasks/get` at its `pollInterval`). A call given
-//! up before the result cancels the upstream task (`tasks/cancel`).
+//! those of any forwarded call do (see `parked`). Meanwhile the upstream task is watched
+//! (`tasks/get` at its `pollInterval`): its status message is reported as progress (in a
+//! task of ours, as our status message), and as long as it says it works its result is
+//! waited for, however long that takes; gone, unreachable, or ended without its result
+//! coming, it ends the call with an error. A call given up before the result cancels the
+//! upstream task (`tasks/cancel`).
 
 use super::failed;
-use super::link::Link;
+use super::link::{DEFAULT_UPSTREAM_TIMEOUT, Link};
 use super::parked::{self, Parked, Started};
 use super::task::CancelUpstream;
 use crate::protocol::CallToolResult;
@@ -17,6 +20,7 @@ use crate::{Context, Error, Input};
 use serde_json::{Map, Value, json};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
+use tokio::time::Instant;
 
 /// How a 2025-11-25 upstream runs one of its tools as a task.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -61,9 +65,15 @@ pub(super) fn wanted(cx: &Context, support: Option<Support>) -> bool {
 /// The `_meta` key of the task a result came from: the upstream's, meaningless here.
 const RELATED_TASK: &str = "io.modelcontextprotocol/related-task";
 
+/// Where a call's later rounds find the upstream task its first round made.
+const TASK_STEP: &str = "upstream.task";
+
 /// The bounds put on the upstream's `pollInterval`, and the interval when it gives none.
 const POLL_BOUNDS: (Duration, Duration) = (Duration::from_millis(100), Duration::from_secs(5));
 const DEFAULT_POLL: Duration = Duration::from_millis(500);
+
+/// Failed `tasks/get` in a row after which the task is given up.
+const ATTEMPTS: u32 = 3;
 
 /// Runs the upstream tool `name` as an upstream task and answers its result.
 pub(super) async fn forward(
@@ -74,8 +84,16 @@ pub(super) async fn forward(
     name: &str,
     arguments: Map<String, Value>,
 ) -> Result<CallToolResult, Error> {
-    // The task, once made (only in a call's first round: a later one finds it parked).
-    let made: OnceLock<(String, Duration)> = OnceLock::new();
+    // The task: made in this call's first round, or found where that round recorded it.
+    let made: OnceLock<Known> = OnceLock::new();
+    if let Some(known) = input
+        .as_ref()
+        .and_then(|i| i.recorded_step(TASK_STEP))
+        .and_then(|v| serde_json::from_value::<Known>(v).ok())
+    {
+        let _ = made.set(known);
+    }
+    let recorder = input.clone();
     let start = async {
         let params = json!({ "name": name, "arguments": arguments, "task": {} });
         let created = link.request("tools/call", params).await.map_err(failed)?;
@@ -87,24 +105,26 @@ pub(super) async fn forward(
         };
         // Cancelled upstream if what follows fails.
         let cancel = CancelUpstream::new(link, task_id.to_owned());
-        let every = task["pollInterval"]
-            .as_u64()
-            .map_or(DEFAULT_POLL, Duration::from_millis)
-            .clamp(POLL_BOUNDS.0, POLL_BOUNDS.1);
-        let _ = made.set((task_id.to_owned(), every));
+        let known = Known {
+            task_id: task_id.to_owned(),
+            poll_ms: task["pollInterval"].as_u64(),
+        };
+        if let Some(i) = &recorder {
+            i.record_step(TASK_STEP, json!(known));
+        }
+        let _ = made.set(known);
+        // The task says how long it takes: the wait for its result has no limit of its
+        // own, and `watch` ends it when the task does not.
         let params = json!({ "taskId": task_id });
         let ongoing = link.start("tasks/result", params, None).await;
-        Ok::<Started, Error>((ongoing.map_err(failed)?, Some(cancel)))
+        let ongoing = ongoing.map_err(failed)?.without_time_limit();
+        Ok::<Started, Error>((ongoing, Some(cancel)))
     };
     let run = parked::forward_with(link, cx, parked, input, start);
-    let mut result = if cx.task_id().is_some() {
-        tokio::pin!(run);
-        tokio::select! {
-            r = &mut run => r,
-            never = watch_status(link, cx, &made) => match never {},
-        }
-    } else {
-        run.await
+    tokio::pin!(run);
+    let mut result = tokio::select! {
+        r = &mut run => r,
+        e = watch(link, cx, &made) => Err(e),
     }?;
     if let Some(meta) = result.meta.as_mut() {
         meta.remove(RELATED_TASK);
@@ -115,31 +135,51 @@ pub(super) async fn forward(
     Ok(result)
 }
 
-/// Makes the upstream task's status message ours as it changes (reported as progress,
-/// which a task of ours shows as its status message), once the task is made; never ends.
-async fn watch_status(
-    link: &Link,
-    cx: &Context,
-    made: &OnceLock<(String, Duration)>,
-) -> std::convert::Infallible {
+/// The upstream task a call reads the result of.
+#[derive(Clone, serde::Serialize, serde::Deserialize)]
+struct Known {
+    task_id: String,
+    /// Its `pollInterval`, in milliseconds.
+    poll_ms: Option<u64>,
+}
+
+impl Known {
+    fn every(&self) -> Duration {
+        self.poll_ms
+            .map_or(DEFAULT_POLL, Duration::from_millis)
+            .clamp(POLL_BOUNDS.0, POLL_BOUNDS.1)
+    }
+}
+
+/// Watches the upstream task while its result is awaited (`tasks/get` at its
+/// `pollInterval`): its status message is reported as progress (which a task of ours
+/// shows as its status message), and the wait ends with an error when the task is gone
+/// or unreachable ([`ATTEMPTS`] polls in a row fail) or has ended and its result does not
+/// come within [`DEFAULT_UPSTREAM_TIMEOUT`]. Otherwise it never ends: a working task is
+/// waited for as long as the upstream says it works.
+async fn watch(link: &Link, cx: &Context, made: &OnceLock<Known>) -> Error {
     let mut said: Option<String> = None;
     let mut reports = 0.0;
+    let mut failures = 0;
+    let mut ended: Option<Instant> = None;
     loop {
-        let Some((task_id, every)) = made.get() else {
+        let Some(known) = made.get() else {
             tokio::time::sleep(POLL_BOUNDS.0).await;
             continue;
         };
-        tokio::time::sleep(*every).await;
-        let state = match link
-            .request("tasks/get", json!({ "taskId": task_id }))
-            .await
-        {
+        tokio::time::sleep(known.every()).await;
+        let params = json!({ "taskId": known.task_id });
+        let state = match link.request("tasks/get", params).await {
             Ok(s) => s,
             Err(e) => {
-                tracing::debug!("tasks/get of an upstream task failed: {e}");
+                failures += 1;
+                if failures >= ATTEMPTS {
+                    return Error::new(format!("the upstream task could not be followed: {e}"));
+                }
                 continue;
             }
         };
+        failures = 0;
         if let Some(m) = state["statusMessage"].as_str()
             && said.as_deref() != Some(m)
             && cx.progress().report(reports + 1.0, None, Some(m))
@@ -147,5 +187,45 @@ async fn watch_status(
             reports += 1.0;
             said = Some(m.to_owned());
         }
+        let status = state["status"].as_str().unwrap_or_default();
+        if matches!(status, "completed" | "failed" | "cancelled") {
+            let since = *ended.get_or_insert_with(Instant::now);
+            if since.elapsed() >= DEFAULT_UPSTREAM_TIMEOUT {
+                return Error::new(format!(
+                    "the upstream task is {status}, but its result did not come"
+                ));
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_poll_interval_is_the_upstreams_within_bounds() {
+        let every = |poll_ms| {
+            Known {
+                task_id: "t".into(),
+                poll_ms,
+            }
+            .every()
+        };
+        assert_eq!(every(None), DEFAULT_POLL);
+        assert_eq!(every(Some(1000)), Duration::from_secs(1));
+        assert_eq!(every(Some(0)), POLL_BOUNDS.0);
+        assert_eq!(every(Some(86_400_000)), POLL_BOUNDS.1);
+    }
+
+    #[test]
+    fn a_known_task_survives_the_sealed_state() {
+        // Recorded in the first round, read back in the next.
+        let known = Known {
+            task_id: "abc".into(),
+            poll_ms: Some(250),
+        };
+        let back: Known = serde_json::from_value(json!(known)).unwrap();
+        assert_eq!((back.task_id.as_str(), back.poll_ms), ("abc", Some(250)));
     }
 }

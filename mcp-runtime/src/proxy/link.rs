@@ -457,6 +457,7 @@ impl Link {
                     asks,
                     answer,
                     cancel,
+                    patience: Some(DEFAULT_UPSTREAM_TIMEOUT),
                 });
             }
         }
@@ -469,6 +470,7 @@ impl Link {
             asks,
             answer,
             cancel,
+            patience: Some(DEFAULT_UPSTREAM_TIMEOUT),
         })
     }
 

@@ -1,10 +1,11 @@
 //! A request in flight that may bring more than its answer: the upstream's requests,
 //! progress and log messages about it first; cancelled upstream when given up on.
 
-use super::link::{DEFAULT_UPSTREAM_TIMEOUT, UpstreamError, gone};
+use super::link::{UpstreamError, gone};
 use super::routing::Asked;
 use super::streams::Listen;
 use serde_json::{Value, json};
+use std::time::Duration;
 use tokio::sync::{mpsc, oneshot};
 
 /// What an [`Ongoing`] request brings next.
@@ -27,6 +28,9 @@ pub(crate) struct Ongoing {
     pub(super) asks: mpsc::UnboundedReceiver<Next>,
     pub(super) answer: oneshot::Receiver<Result<Value, UpstreamError>>,
     pub(super) cancel: Option<Cancel>,
+    /// How long to wait for the next question or the answer; `None`: as long as it takes
+    /// (the caller watches the request some other way).
+    pub(super) patience: Option<Duration>,
 }
 
 /// How a request given up on is cancelled upstream.
@@ -38,18 +42,32 @@ pub(super) enum Cancel {
 }
 
 impl Ongoing {
+    /// Waits for the next question or the answer for as long as it takes, instead of
+    /// [`DEFAULT_UPSTREAM_TIMEOUT`](super::link::DEFAULT_UPSTREAM_TIMEOUT): for a request
+    /// that may rightly stay silent longer (the result of a long task), which the caller
+    /// watches some other way.
+    pub(crate) fn without_time_limit(mut self) -> Self {
+        self.patience = None;
+        self
+    }
+
     /// The next question, or the answer; [`UpstreamError::Timeout`] when neither comes
-    /// within [`DEFAULT_UPSTREAM_TIMEOUT`].
+    /// within [`DEFAULT_UPSTREAM_TIMEOUT`](super::link::DEFAULT_UPSTREAM_TIMEOUT) (unless
+    /// [`Ongoing::without_time_limit`]).
     pub(crate) async fn next(&mut self) -> Next {
-        let next = tokio::time::timeout(DEFAULT_UPSTREAM_TIMEOUT, async {
+        let (asks, answer) = (&mut self.asks, &mut self.answer);
+        let next = async {
             tokio::select! {
                 biased;
-                Some(n) = self.asks.recv() => n,
-                a = &mut self.answer => Next::Answer(
+                Some(n) = asks.recv() => n,
+                a = answer => Next::Answer(
                     a.unwrap_or_else(|_| Err(gone("the upstream server went away")))),
             }
-        })
-        .await;
+        };
+        let next = match self.patience {
+            Some(limit) => tokio::time::timeout(limit, next).await,
+            None => Ok(next.await),
+        };
         match next {
             Ok(Next::Answer(a)) => {
                 self.cancel = None;
