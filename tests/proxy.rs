@@ -314,6 +314,31 @@ fn everything() -> Option<(PathBuf, PathBuf, PathBuf)> {
     Some((node, python, ev))
 }
 
+/// The everything server as two upstreams: a child on stdio, and one over Streamable
+/// HTTP on a free port (its process returned, to end).
+async fn everything_upstreams(
+    node: &std::path::Path,
+    ev: &std::path::Path,
+) -> (std::process::Child, Upstream, Upstream) {
+    let port = free_port();
+    let ev_http = Command::new(node)
+        .arg(ev)
+        .arg("streamableHttp")
+        .env("PORT", port.to_string())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_for_port(port).await;
+    let evs = Upstream::stdio(node, [ev.as_os_str(), "stdio".as_ref()])
+        .await
+        .expect("the everything server speaks MCP on stdio");
+    let evh = Upstream::http(&format!("http://127.0.0.1:{port}/mcp"))
+        .await
+        .expect("the everything server speaks MCP on HTTP");
+    (ev_http, evs, evh)
+}
+
 async fn wait_for_port(port: u16) {
     for _ in 0..200 {
         if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
@@ -338,22 +363,7 @@ async fn a_legacy_upstreams_requests_reach_clients_of_either_era() {
     let Some((node, python, ev)) = everything() else {
         return;
     };
-    let port = free_port();
-    let mut ev_http = Command::new(&node)
-        .arg(&ev)
-        .arg("streamableHttp")
-        .env("PORT", port.to_string())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    wait_for_port(port).await;
-    let evs = Upstream::stdio(&node, [ev.as_os_str(), "stdio".as_ref()])
-        .await
-        .expect("the everything server speaks MCP on stdio");
-    let evh = Upstream::http(&format!("http://127.0.0.1:{port}/mcp"))
-        .await
-        .expect("the everything server speaks MCP on HTTP");
+    let (mut ev_http, evs, evh) = everything_upstreams(&node, &ev).await;
     assert_eq!(evs.protocol_version(), "2025-11-25");
     assert_eq!(evh.protocol_version(), "2025-11-25");
     let server = Server::builder("gateway", "1.0")
@@ -525,22 +535,7 @@ async fn a_legacy_upstreams_task_tool_runs_as_a_task_of_the_gateway() {
     let Some((node, _, ev)) = everything() else {
         return;
     };
-    let port = free_port();
-    let mut ev_http = Command::new(&node)
-        .arg(&ev)
-        .arg("streamableHttp")
-        .env("PORT", port.to_string())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    wait_for_port(port).await;
-    let evs = Upstream::stdio(&node, [ev.as_os_str(), "stdio".as_ref()])
-        .await
-        .unwrap();
-    let evh = Upstream::http(&format!("http://127.0.0.1:{port}/mcp"))
-        .await
-        .unwrap();
+    let (mut ev_http, evs, evh) = everything_upstreams(&node, &ev).await;
     let gateway = Server::builder("gateway", "1.0")
         .request_state(RequestState::single_instance())
         .mount("evs", evs.items().await.unwrap())
