@@ -997,6 +997,89 @@ async fn a_forwarded_call_given_up_is_cancelled_upstream() {
     );
 }
 
+/// A legacy client's `notifications/cancelled` for a call forwarded to a 2025-11-25
+/// upstream reaches the upstream at once: in a legacy session the call has no rounds to
+/// be parked between, so it is the request's own and goes with it. The everything
+/// server's stdin, copied to a file on its way, shows the gateway's cancel of that call.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_legacy_clients_cancel_reaches_a_legacy_upstream_at_once() {
+    use common::{Sse, post_bytes, raw};
+    let Some((node, _, ev)) = everything() else {
+        return;
+    };
+    let log = std::env::temp_dir().join(format!("mcp-proxy-cancel-{}.log", std::process::id()));
+    let _ = std::fs::remove_file(&log);
+    // `sh -c 'tee LOG | exec "$0" "$1" stdio' node ev`
+    let script = format!("tee '{}' | exec \"$0\" \"$1\" stdio", log.display());
+    let args = [
+        std::ffi::OsString::from("-c"),
+        script.into(),
+        node.into_os_string(),
+        ev.into_os_string(),
+    ];
+    let evs = Upstream::stdio("sh", args).await.unwrap();
+    assert_eq!(evs.protocol_version(), "2025-11-25");
+    let gateway = Server::builder("gateway", "1.0")
+        .request_state(mcp_runtime::config::RequestState::single_instance())
+        .mount("evs", evs.items().await.unwrap())
+        .build()
+        .unwrap();
+    let addr = common::serve_in_background(gateway.http());
+    let post = |body: &Value, session: Option<&str>| {
+        let mut h = vec![
+            ("Content-Type", "application/json"),
+            ("Accept", "application/json, text/event-stream"),
+            ("MCP-Protocol-Version", "2025-11-25"),
+        ];
+        if let Some(s) = session {
+            h.push(("Mcp-Session-Id", s));
+        }
+        post_bytes(addr, body.to_string().as_bytes(), &h)
+    };
+    let hello = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "raw-legacy", "version": "1.0"}}});
+    let r = raw(addr, &post(&hello, None));
+    assert_eq!(r.status, 200, "{}", r.text());
+    let session = r.header("mcp-session-id").unwrap().to_owned();
+    let inited = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    assert_eq!(raw(addr, &post(&inited, Some(&session))).status, 202);
+    // A call that runs for a minute, its progress coming.
+    let call = json!({"jsonrpc": "2.0", "id": 11, "method": "tools/call", "params": {
+        "name": "evs_trigger-long-running-operation",
+        "arguments": {"duration": 60, "steps": 60},
+        "_meta": {"progressToken": "p"}}});
+    let mut stream = Sse::send(addr, &post(&call, Some(&session)));
+    let first = stream
+        .next(Duration::from_secs(10))
+        .expect("its first progress");
+    assert_eq!(first["method"], "notifications/progress", "{first}");
+    let sent = || std::fs::read_to_string(&log).unwrap_or_default();
+    let forwarded: Value = sent()
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .find(|m| m["method"] == "tools/call")
+        .expect("the call went upstream");
+    assert!(!sent().contains("notifications/cancelled"), "{}", sent());
+    let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+        "params": {"requestId": 11, "reason": "changed my mind"}});
+    assert_eq!(raw(addr, &post(&cancel, Some(&session))).status, 202);
+    let mut told = None;
+    for _ in 0..100 {
+        told = sent()
+            .lines()
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .find(|m| m["method"] == "notifications/cancelled");
+        if told.is_some() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let told = told.expect("the upstream was told within 5 s");
+    assert_eq!(told["params"]["requestId"], forwarded["id"], "{told}");
+    let _ = std::fs::remove_file(&log);
+}
+
 /// A resource update of a live child reaches the parent's subscriber under the mounted
 /// URI (the parent served over a byte stream here, its client writing lines).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -541,6 +541,13 @@ impl Input {
             .await
     }
 
+    /// Whether a question waits for its answer here instead of ending the round (inside a
+    /// running task, or in a legacy session): then the handler is never run again.
+    #[cfg_attr(not(feature = "proxy"), allow(dead_code))]
+    pub(crate) fn is_live(&self) -> bool {
+        self.lock().mode == Mode::Live
+    }
+
     /// A value recorded under `key` in an earlier round.
     #[cfg_attr(not(feature = "proxy"), allow(dead_code))]
     pub(crate) fn recorded_step(&self, key: &str) -> Option<Value> {

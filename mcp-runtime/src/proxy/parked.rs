@@ -221,7 +221,7 @@ pub(crate) async fn forward(
 
 /// Drives the upstream request `start` makes to its answer, a tool result. `start` runs
 /// in the first round only (it is not polled when a later round finds the call parked);
-/// a call started in a task of ours, which has no rounds, is not parked at all.
+/// a call that has no rounds (in a task of ours, in a legacy session) is not parked.
 pub(crate) async fn forward_with(
     link: &Link,
     cx: &crate::Context,
@@ -233,10 +233,11 @@ pub(crate) async fn forward_with(
         .as_ref()
         .and_then(|i| i.recorded_step(TOKEN_STEP))
         .and_then(|t| t.as_str().map(str::to_owned));
-    if cx.task_id().is_some() && token.is_none() {
-        // A task of ours asks its questions without ending a round, so there is nothing to
-        // park between rounds: the call is this future's, and dropping it (the task given
-        // up) gives the call up upstream at once.
+    if token.is_none() && input.as_ref().is_none_or(crate::Input::is_live) {
+        // No rounds to park the call between: a question waits for its answer here (in a
+        // task of ours, in a legacy session), or cannot be asked at all. The call is this
+        // request's own: given up (its future dropped, or its cancellation fired, as a
+        // legacy client's `notifications/cancelled` does), it is given up upstream at once.
         let (ongoing, task) = start.await?;
         let mut call = Call {
             ongoing,
@@ -244,7 +245,11 @@ pub(crate) async fn forward_with(
             asked: 0,
             task,
         };
-        return tool_result(drive(link, cx, &mut call, input.as_ref()).await?);
+        let cancelled = cx.cancellation();
+        return tokio::select! {
+            r = drive(link, cx, &mut call, input.as_ref()) => tool_result(r?),
+            () = cancelled.cancelled() => Err(Error::new("the call was cancelled")),
+        };
     }
     let (token, call, _lease) = match token {
         Some(t) => match parked.find(&t) {
