@@ -5,7 +5,9 @@
 //! sealed `requestState` carries; the next round finds it, answers its question with the
 //! client's answer and goes on. A parked call lives in this process (a fleet routes a
 //! request's rounds to the instance that holds it, or the round gets a clear error) and
-//! is given up, and cancelled upstream, [`PARK_LIMIT`] after its last round ended.
+//! is given up, and cancelled upstream, [`PARK_LIMIT`] after its last round ended. Where
+//! there are no rounds (a task of ours, a legacy client's session: a question waits for
+//! its answer) nothing is parked: the call is the request's, and goes with it.
 
 use super::link::Link;
 use super::ongoing::{Next, Ongoing};
