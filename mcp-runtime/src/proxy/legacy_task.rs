@@ -14,7 +14,7 @@
 use super::failed;
 use super::link::{DEFAULT_UPSTREAM_TIMEOUT, Link};
 use super::parked::{self, Parked, Started};
-use super::task::CancelUpstream;
+use super::task::{ATTEMPTS, CancelUpstream, POLL_BOUNDS, StatusLine, poll_interval};
 use crate::protocol::CallToolResult;
 use crate::{Context, Error, Input};
 use serde_json::{Map, Value, json};
@@ -67,13 +67,6 @@ const RELATED_TASK: &str = "io.modelcontextprotocol/related-task";
 
 /// Where a call's later rounds find the upstream task its first round made.
 const TASK_STEP: &str = "upstream.task";
-
-/// The bounds put on the upstream's `pollInterval`, and the interval when it gives none.
-const POLL_BOUNDS: (Duration, Duration) = (Duration::from_millis(100), Duration::from_secs(5));
-const DEFAULT_POLL: Duration = Duration::from_millis(500);
-
-/// Failed `tasks/get` in a row after which the task is given up.
-const ATTEMPTS: u32 = 3;
 
 /// Runs the upstream tool `name` as an upstream task and answers its result.
 pub(super) async fn forward(
@@ -145,21 +138,19 @@ struct Known {
 
 impl Known {
     fn every(&self) -> Duration {
-        self.poll_ms
-            .map_or(DEFAULT_POLL, Duration::from_millis)
-            .clamp(POLL_BOUNDS.0, POLL_BOUNDS.1)
+        poll_interval(self.poll_ms)
     }
 }
 
 /// Watches the upstream task while its result is awaited (`tasks/get` at its
 /// `pollInterval`): its status message is reported as progress (which a task of ours
 /// shows as its status message), and the wait ends with an error when the task is gone
-/// or unreachable ([`ATTEMPTS`] polls in a row fail) or has ended and its result does not
+/// or unreachable ([`ATTEMPTS`] polls in a row fail, as many as a modern upstream's task
+/// gets) or has ended and its result does not
 /// come within [`DEFAULT_UPSTREAM_TIMEOUT`]. Otherwise it never ends: a working task is
 /// waited for as long as the upstream says it works.
 async fn watch(link: &Link, cx: &Context, made: &OnceLock<Known>) -> Error {
-    let mut said: Option<String> = None;
-    let mut reports = 0.0;
+    let mut status_line = StatusLine::default();
     let mut failures = 0;
     let mut ended: Option<Instant> = None;
     loop {
@@ -180,13 +171,7 @@ async fn watch(link: &Link, cx: &Context, made: &OnceLock<Known>) -> Error {
             }
         };
         failures = 0;
-        if let Some(m) = state["statusMessage"].as_str()
-            && said.as_deref() != Some(m)
-            && cx.progress().report(reports + 1.0, None, Some(m))
-        {
-            reports += 1.0;
-            said = Some(m.to_owned());
-        }
+        status_line.tell(cx, &state);
         let status = state["status"].as_str().unwrap_or_default();
         if matches!(status, "completed" | "failed" | "cancelled") {
             let since = *ended.get_or_insert_with(Instant::now);
@@ -201,6 +186,7 @@ async fn watch(link: &Link, cx: &Context, made: &OnceLock<Known>) -> Error {
 
 #[cfg(test)]
 mod tests {
+    use super::super::task::DEFAULT_POLL;
     use super::*;
 
     #[test]

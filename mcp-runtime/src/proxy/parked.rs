@@ -46,6 +46,17 @@ pub(crate) struct Call {
 /// reads the result of, if any.
 pub(crate) type Started = (Ongoing, Option<CancelUpstream>);
 
+impl Call {
+    fn new((ongoing, task): Started) -> Self {
+        Call {
+            ongoing,
+            held: None,
+            asked: 0,
+            task,
+        }
+    }
+}
+
 /// A parked call, locked by the round that drives it.
 type Shared = Arc<tokio::sync::Mutex<Call>>;
 
@@ -240,13 +251,7 @@ pub(crate) async fn forward_with(
         // task of ours, in a legacy session), or cannot be asked at all. The call is this
         // request's own: given up (its future dropped, or its cancellation fired, as a
         // legacy client's `notifications/cancelled` does), it is given up upstream at once.
-        let (ongoing, task) = start.await?;
-        let mut call = Call {
-            ongoing,
-            held: None,
-            asked: 0,
-            task,
-        };
+        let mut call = Call::new(start.await?);
         let cancelled = cx.cancellation();
         return tokio::select! {
             r = drive(link, cx, &mut call, input.as_ref()) => tool_result(r?),
@@ -263,13 +268,7 @@ pub(crate) async fn forward_with(
             }
         },
         None => {
-            let (ongoing, task) = start.await?;
-            let c = Arc::new(tokio::sync::Mutex::new(Call {
-                ongoing,
-                held: None,
-                asked: 0,
-                task,
-            }));
+            let c = Arc::new(tokio::sync::Mutex::new(Call::new(start.await?)));
             let lease = parked.park(Arc::clone(&c));
             let t = lease.token.clone();
             if let Some(i) = &input {

@@ -19,9 +19,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 /// Polling interval when the upstream gives none.
-const DEFAULT_POLL: Duration = Duration::from_millis(500);
+pub(super) const DEFAULT_POLL: Duration = Duration::from_millis(500);
 /// The bounds put on the upstream's `pollIntervalMs`.
-const POLL_BOUNDS: (Duration, Duration) = (Duration::from_millis(100), Duration::from_secs(5));
+pub(super) const POLL_BOUNDS: (Duration, Duration) =
+    (Duration::from_millis(100), Duration::from_secs(5));
 /// Most questions one upstream task may ask.
 const MAX_QUESTIONS: usize = 64;
 
@@ -49,7 +50,7 @@ fn declaring() -> Value {
 }
 
 /// Attempts at one `tasks/get` or `tasks/update` when the upstream cannot be reached.
-const ATTEMPTS: u32 = 3;
+pub(super) const ATTEMPTS: u32 = 3;
 
 /// One `tasks/*` request about the upstream's task. A failure is ours to report, not a
 /// fault of our client's request: an unreachable upstream is tried again, and any other
@@ -146,8 +147,7 @@ pub(super) async fn follow(
     let cancelled = cx.cancellation();
     let mut state = created;
     let mut answered = BTreeSet::new();
-    let mut said: Option<String> = None;
-    let mut reports = 0.0;
+    let mut status_line = StatusLine::default();
     loop {
         let status = state["status"].as_str().unwrap_or_default().to_owned();
         // A `CreateTaskResult` carries no `result` or `error`: a task that ended as it was
@@ -169,13 +169,7 @@ pub(super) async fn follow(
             }
             continue;
         }
-        if let Some(m) = state["statusMessage"].as_str()
-            && said.as_deref() != Some(m)
-            && cx.progress().report(reports + 1.0, None, Some(m))
-        {
-            reports += 1.0;
-            said = Some(m.to_owned());
-        }
+        status_line.tell(cx, &state);
         if matches!(status.as_str(), "completed" | "failed" | "cancelled") {
             cancel.disarm();
         }
@@ -275,10 +269,34 @@ pub(super) async fn follow(
 
 /// How long to wait before the next `tasks/get`.
 fn interval(state: &Value) -> Duration {
-    state["pollIntervalMs"]
-        .as_u64()
-        .map_or(DEFAULT_POLL, Duration::from_millis)
+    poll_interval(state["pollIntervalMs"].as_u64())
+}
+
+/// The upstream's polling interval (milliseconds, if it gives one) within [`POLL_BOUNDS`].
+pub(super) fn poll_interval(ms: Option<u64>) -> Duration {
+    ms.map_or(DEFAULT_POLL, Duration::from_millis)
         .clamp(POLL_BOUNDS.0, POLL_BOUNDS.1)
+}
+
+/// An upstream task's status message, passed on as progress (which a task of ours shows
+/// as its status message) each time it changes.
+#[derive(Default)]
+pub(super) struct StatusLine {
+    said: Option<String>,
+    reports: f64,
+}
+
+impl StatusLine {
+    /// Tells the `statusMessage` of `state` (a task, as `tasks/get` answers it) if new.
+    pub(super) fn tell(&mut self, cx: &Context, state: &Value) {
+        if let Some(m) = state["statusMessage"].as_str()
+            && self.said.as_deref() != Some(m)
+            && cx.progress().report(self.reports + 1.0, None, Some(m))
+        {
+            self.reports += 1.0;
+            self.said = Some(m.to_owned());
+        }
+    }
 }
 
 /// A failed task's `error` as the upstream's JSON-RPC error.
