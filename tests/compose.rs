@@ -25,13 +25,12 @@ async fn search(q: String, hits: State<Hits>) -> String {
     format!("docs about {q} (search {n})")
 }
 
-/// Tells listeners that a note changed.
+/// Tells listeners that a note changed, naming it as the docs server does, and links to
+/// it.
 #[tool]
-async fn touch(cx: Context) -> &'static str {
-    if let Some(s) = cx.server() {
-        s.notify_resource_updated("docs+notes://1");
-    }
-    "touched"
+async fn touch(cx: Context) -> String {
+    cx.notify_resource_updated("notes://1");
+    cx.served_uri("notes://1")
 }
 
 /// A brief on a topic.
@@ -208,11 +207,21 @@ fn mounted_servers_are_served_under_their_namespaces() {
         "{instructions}"
     );
 
-    // A notification made by the child's handler reaches the parent's listeners.
+    // A notification made by the child's handler, in the child's terms, reaches the
+    // parent's listeners under the mounted URI.
+    assert_eq!(
+        told(addr, "docs_touch", "docs+notes://1"),
+        "docs+notes://1 [docs]"
+    );
+}
+
+/// Listens for updates of `uri`, calls `tool`, and returns the tool's text once the
+/// update came.
+fn told(addr: SocketAddr, tool: &str, uri: &str) -> String {
     let body = request(
         json!("sub"),
         "subscriptions/listen",
-        json!({"notifications": {"resourceSubscriptions": ["docs+notes://1"]}}),
+        json!({"notifications": {"resourceSubscriptions": [uri]}}),
     );
     let h = standard_headers(&body);
     let h: Vec<(&str, &str)> = h.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
@@ -221,10 +230,62 @@ fn mounted_servers_are_served_under_their_namespaces() {
         sub.next(Duration::from_secs(5)).unwrap()["method"],
         "notifications/subscriptions/acknowledged"
     );
-    call(addr, "docs_touch", json!({}));
+    let r = call(addr, tool, json!({}));
     let n = sub.next(Duration::from_secs(5)).expect("told");
     assert_eq!(n["method"], "notifications/resources/updated");
-    assert_eq!(n["params"]["uri"], "docs+notes://1");
+    assert_eq!(n["params"]["uri"], uri);
+    r["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{r}"))
+        .to_owned()
+}
+
+#[test]
+fn a_childs_handler_names_resources_as_its_own_server_does_at_any_depth() {
+    // Alone, its URIs are its own.
+    let addr = common::serve_in_background(docs().build().unwrap().http());
+    assert_eq!(told(addr, "touch", "notes://1"), "notes://1 [docs]");
+    // Mounted in a server that is itself mounted: both namespaces.
+    let desk = Server::builder("desk", "1.0").mount("docs", docs());
+    let server = Server::builder("hq", "1.0")
+        .mount("eu", desk)
+        .build()
+        .unwrap();
+    let addr = common::serve_in_background(server.http());
+    assert_eq!(
+        names(
+            addr,
+            "resources/templates/list",
+            "resourceTemplates",
+            "uriTemplate"
+        ),
+        ["eu+docs+notes://{id}"]
+    );
+    assert_eq!(
+        names(addr, "resources/list", "resources", "uri"),
+        [
+            "eu+docs+notes://1",
+            "eu+docs+notes://2",
+            "eu+docs+notes://index"
+        ]
+    );
+    assert_eq!(
+        told(addr, "eu_docs_touch", "eu+docs+notes://1"),
+        "eu+docs+notes://1 [docs]"
+    );
+    let r = post(
+        addr,
+        &request(
+            json!(3),
+            "resources/read",
+            json!({"uri": "eu+docs+notes://1"}),
+        ),
+    )
+    .json();
+    assert_eq!(
+        r["result"]["contents"][0]["uri"], "eu+docs+notes://1",
+        "{r}"
+    );
 }
 
 #[test]

@@ -98,6 +98,8 @@ pub(crate) struct Request {
     pub(crate) target: Option<String>,
     /// The MIME type the read resource declares.
     pub(crate) mime_type: Option<std::sync::Arc<str>>,
+    /// The namespaces the item is mounted under, innermost first.
+    pub(crate) mounts: Option<Arc<[String]>>,
     pub(crate) protocol_version: String,
     pub(crate) capabilities: ClientCapabilities,
     pub(crate) client_info: Option<Value>,
@@ -138,6 +140,7 @@ impl Request {
             method: self.method,
             target: self.target.clone(),
             mime_type: self.mime_type.clone(),
+            mounts: self.mounts.clone(),
             protocol_version: self.protocol_version.clone(),
             capabilities: self.capabilities.clone(),
             client_info: self.client_info.clone(),
@@ -256,6 +259,27 @@ impl Context {
     /// [`Server::notify`]: crate::Server::notify
     pub fn server(&self) -> Option<crate::Server> {
         self.0.server.upgrade().map(|inner| crate::Server { inner })
+    }
+
+    /// `uri` as the server serving this request names it. The handler of an item of a
+    /// server mounted with [`ServerBuilder::mount`] names resources as its own server does
+    /// (`notes://1`); this is the URI clients read and subscribe to (`docs+notes://1`),
+    /// for links in results or notifications. Unmounted, or already in that form, `uri`
+    /// is returned as it is.
+    ///
+    /// [`ServerBuilder::mount`]: crate::ServerBuilder::mount
+    pub fn served_uri(&self, uri: impl Into<String>) -> String {
+        super::mount::served_uri(self.0.mounts.as_deref(), uri.into())
+    }
+
+    /// Announces that the contents of the resource at `uri` changed, `uri` named as this
+    /// item's own server names it (see [`Context::served_uri`]): what
+    /// [`Server::notify_resource_updated`](crate::Server::notify_resource_updated) does
+    /// with the served URI. Nothing happens once the server has shut down.
+    pub fn notify_resource_updated(&self, uri: impl Into<String>) {
+        if let Some(server) = self.server() {
+            server.notify_resource_updated(self.served_uri(uri));
+        }
     }
 
     /// A progress reporter for this request.

@@ -249,7 +249,10 @@ impl Server {
         self.inner.publish(change);
     }
 
-    /// Announces that the contents of the resource at `uri` changed.
+    /// Announces that the contents of the resource at `uri` changed: `uri` as this server
+    /// serves it, so with the namespace of a mounted server (`docs+notes://1`). A
+    /// mounted server's handler names its resources in its own terms with
+    /// [`Context::notify_resource_updated`](crate::Context::notify_resource_updated).
     pub fn notify_resource_updated(&self, uri: impl Into<String>) {
         self.notify(Change::ResourceUpdated(uri.into()));
     }

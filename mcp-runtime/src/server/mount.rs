@@ -6,7 +6,7 @@
 //! transport settings, limits, authorization, stores) is the parent's. `merge` does the
 //! same without a namespace.
 
-use super::def::{Handler, PromptDef, ResourceDef, ToolDef, kind};
+use super::def::{Handler, Item, PromptDef, ResourceDef, ToolDef, kind};
 use super::{ServerBuilder, middleware};
 use crate::protocol::ResourceContents;
 use std::sync::Arc;
@@ -43,9 +43,39 @@ pub(crate) fn uri(ns: &str, uri: &str) -> String {
     }
 }
 
+/// Records that `item` is mounted under `ns` (outside any earlier mount).
+fn mounted(item: &mut Item, ns: &str) {
+    let mut mounts = item.mounts.as_deref().unwrap_or_default().to_vec();
+    mounts.push(ns.to_owned());
+    item.mounts = Some(mounts.into());
+}
+
+/// `uri`, as an item mounted under `mounts` (innermost first) names it, as this server
+/// serves it: with every namespace, unless it has them all already.
+pub(crate) fn served_uri(mounts: Option<&[String]>, uri: String) -> String {
+    let Some(mounts) = mounts else {
+        return uri;
+    };
+    let under = |base: &str| {
+        mounts
+            .iter()
+            .fold(base.to_owned(), |u, ns| self::uri(ns, &u))
+    };
+    let prefix = under(if uri.starts_with("ui://") {
+        "ui://"
+    } else {
+        ""
+    });
+    if uri.starts_with(&prefix) {
+        uri
+    } else {
+        under(&uri)
+    }
+}
+
 pub(crate) fn tool(ns: &str, mut def: ToolDef) -> ToolDef {
     def.item.name = name(ns, &def.item.name);
-    def.item.mounted = Some(ns.to_owned());
+    mounted(&mut def.item, ns);
     if let Some(view) = def.item.view.take() {
         let view = uri(ns, &view);
         if let Some(ui) = def
@@ -64,18 +94,16 @@ pub(crate) fn tool(ns: &str, mut def: ToolDef) -> ToolDef {
 
 pub(crate) fn prompt(ns: &str, mut def: PromptDef) -> PromptDef {
     def.item.name = name(ns, &def.item.name);
-    def.item.mounted = Some(ns.to_owned());
+    mounted(&mut def.item, ns);
     def
 }
 
 pub(crate) fn resource(ns: &str, mut def: ResourceDef) -> ResourceDef {
     def.spec.uri = uri(ns, &def.spec.uri);
-    def.item.mounted = Some(ns.to_owned());
-    let ns_owned = ns.to_owned();
-    // What the list function lists, and what the handler returns, carry the child's
-    // URIs: give them the namespace too.
+    mounted(&mut def.item, ns);
+    // What the list function lists carries the child's URIs: give them the namespace too.
     if let Some(lister) = def.spec.lister.take() {
-        let ns = ns_owned.clone();
+        let ns = ns.to_owned();
         def.spec.lister = Some(Arc::new(move || {
             let (lister, ns) = (Arc::clone(&lister), ns.clone());
             Box::pin(async move {
@@ -87,16 +115,20 @@ pub(crate) fn resource(ns: &str, mut def: ResourceDef) -> ResourceDef {
             })
         }));
     }
+    // The contents carry the child's URIs, or the served one (the request's): given every
+    // namespace the request's item is mounted under, whatever the depth.
     let inner: Handler<kind::Resource> = Arc::clone(&def.handler);
     def.handler = Arc::new(move |call| {
-        let (inner, ns) = (Arc::clone(&inner), ns_owned.clone());
+        let inner = Arc::clone(&inner);
+        let mounts = call.request.mounts.clone();
         Box::pin(async move {
             let mut contents = inner(call).await?;
             for c in &mut contents {
-                match c {
-                    ResourceContents::Text(t) => remount(&ns, &mut t.uri),
-                    ResourceContents::Blob(b) => remount(&ns, &mut b.uri),
-                }
+                let uri = match c {
+                    ResourceContents::Text(t) => &mut t.uri,
+                    ResourceContents::Blob(b) => &mut b.uri,
+                };
+                *uri = served_uri(mounts.as_deref(), std::mem::take(uri));
             }
             Ok(contents)
         })
@@ -258,6 +290,14 @@ mod tests {
             assert!(check_namespace(bad).is_err(), "{bad}");
         }
         assert_eq!(name("docs", "search"), "docs_search");
+        let nested = ["inner".to_owned(), "outer".to_owned()];
+        let served = |u: &str| served_uri(Some(&nested), u.to_owned());
+        assert_eq!(served("notes://1"), "outer+inner+notes://1");
+        assert_eq!(served("outer+inner+notes://1"), "outer+inner+notes://1");
+        assert_eq!(served("inner+notes://1"), "outer+inner+inner+notes://1");
+        assert_eq!(served("ui://app/v.html"), "ui://outer/inner/app/v.html");
+        assert_eq!(served("ui://outer/inner/v.html"), "ui://outer/inner/v.html");
+        assert_eq!(served_uri(None, "notes://1".into()), "notes://1");
         assert_eq!(uri("docs", "file:///{+path}"), "docs+file:///{+path}");
         assert_eq!(uri("docs", "ui://view.html"), "ui://docs/view.html");
     }

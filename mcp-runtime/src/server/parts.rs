@@ -494,6 +494,7 @@ impl Parts {
         method: &'static str,
         target: Option<String>,
         mime_type: Option<Arc<str>>,
+        mounts: Option<Arc<[String]>>,
         input: Option<crate::Input>,
     ) -> (Arc<Request>, Span, Option<mpsc::Receiver<String>>) {
         let meta = self.meta;
@@ -503,6 +504,7 @@ impl Parts {
             method,
             target,
             mime_type,
+            mounts,
             protocol_version: meta.version,
             capabilities: meta.capabilities,
             meta: meta.rest,

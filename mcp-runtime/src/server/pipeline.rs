@@ -206,6 +206,8 @@ pub(crate) struct ItemRequest<K: Kind> {
     pub(crate) target: String,
     /// The MIME type the resource declares.
     pub(crate) mime_type: Option<Arc<str>>,
+    /// The namespaces the item is mounted under, innermost first.
+    pub(crate) mounts: Option<Arc<[String]>>,
     /// What the call hands to the handler's parameters.
     pub(crate) arguments: Map<String, Value>,
     /// What its `requestState` is bound to, when the handler asks for input.
@@ -266,8 +268,14 @@ impl Server {
             .as_ref()
             .map(Round::input)
             .or_else(|| live.as_ref().map(|(_, i)| i.clone()));
-        let (request, span, notifications) =
-            parts.into_request(inner, K::METHOD, Some(item.target), item.mime_type, input);
+        let (request, span, notifications) = parts.into_request(
+            inner,
+            K::METHOD,
+            Some(item.target),
+            item.mime_type,
+            item.mounts,
+            input,
+        );
         let id = request.id.clone();
         let cancel = request.cancel.clone();
         let call = Call::new(item.arguments, request);

@@ -80,6 +80,7 @@ impl Server {
             methods::TOOLS_CALL,
             Some(item.target),
             None,
+            item.mounts,
             input.clone(),
         );
         let id = request.id.clone();

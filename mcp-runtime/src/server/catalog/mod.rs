@@ -360,7 +360,10 @@ impl Catalog {
 
 /// ` (`a::f` and `b::g`)`: where two clashing items were defined, when known.
 fn origins(a: &crate::server::def::Item, b: &crate::server::def::Item) -> String {
-    let describe = |i: &crate::server::def::Item| match (i.origin, &i.mounted) {
+    let describe = |i: &crate::server::def::Item| match (
+        i.origin,
+        i.mounts.as_deref().and_then(<[String]>::last),
+    ) {
         (Some(o), Some(ns)) => Some(format!("`{o}` mounted under `{ns}`")),
         (Some(o), None) => Some(format!("`{o}`")),
         (None, Some(ns)) => Some(format!("one mounted under `{ns}`")),

@@ -118,8 +118,8 @@ pub(crate) struct Item {
     pub(crate) scopes: Vec<String>,
     /// Middleware around this item alone (inside the server's).
     pub(crate) layers: super::middleware::Layers,
-    /// The namespace it was mounted under, if it was.
-    pub(crate) mounted: Option<String>,
+    /// The namespaces it was mounted under, innermost first (`None`: not mounted).
+    pub(crate) mounts: Option<std::sync::Arc<[String]>>,
     /// A tool's MCP App view (`ui://`), checked against the served resources.
     pub(crate) view: Option<String>,
     /// A resource served as an MCP App view.

@@ -130,7 +130,7 @@ pub(crate) fn complete(
     let inner = Arc::clone(&server.inner);
     let era = parts.era();
     let (request, span, notifications) =
-        parts.into_request(&inner, methods::COMPLETE, None, None, None);
+        parts.into_request(&inner, methods::COMPLETE, None, None, None, None);
     let id = request.id.clone();
     let cancel = request.cancel.clone();
     let known = known

@@ -72,6 +72,7 @@ pub(crate) fn get(
         handler: Arc::clone(&prompt.def.handler),
         target: name,
         mime_type: None,
+        mounts: prompt.def.item.mounts.clone(),
         arguments,
         uses_input: binding.is_some(),
         binding,

@@ -62,6 +62,7 @@ pub(crate) fn read(
         handler: Arc::clone(&entry.def.handler),
         target: uri,
         mime_type: entry.def.spec.mime_type.clone(),
+        mounts: entry.def.item.mounts.clone(),
         arguments: variables
             .into_iter()
             .map(|(k, v)| (k, Value::String(v)))
@@ -125,7 +126,7 @@ pub(crate) fn list(
         .filter_map(|t| t.def.spec.lister.clone())
         .collect();
     let (request, span, notifications) =
-        parts.into_request(&inner, methods::RESOURCES_LIST, None, None, None);
+        parts.into_request(&inner, methods::RESOURCES_LIST, None, None, None, None);
     let id = request.id.clone();
     let cancel = request.cancel.clone();
     let reply_id = id.clone();

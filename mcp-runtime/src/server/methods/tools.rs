@@ -146,6 +146,7 @@ pub(crate) fn call(
         handler: Arc::clone(&tool.def.handler),
         target: name,
         mime_type: None,
+        mounts: tool.def.item.mounts.clone(),
         arguments,
         uses_input: binding.is_some(),
         binding,
