@@ -35,22 +35,86 @@ pub fn request(id: Value, method: &str, params: Value) -> Value {
     json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
 }
 
-/// Path of a built example; builds it when missing (cargo test builds examples first).
+/// Path of a built example, built first when missing or older than its sources:
+/// `cargo test` builds the examples before the tests, but `cargo test --test X` builds only
+/// X, and an example built earlier would run the code from before the change under test.
+/// Checked once per example per test binary.
 pub fn example(name: &str) -> PathBuf {
+    static CHECKED: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
     let mut dir = std::env::current_exe().expect("test exe");
     dir.pop(); // deps
     dir.pop(); // debug
     let path = dir.join("examples").join(name);
-    if !path.exists() {
+    let mut checked = CHECKED.lock().unwrap_or_else(|e| e.into_inner());
+    if checked.iter().any(|n| n == name) {
+        return path;
+    }
+    if !path.exists() || older_than_sources(&path, name) {
         let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-        let ok = Command::new(cargo)
+        let mut build = Command::new(cargo);
+        // What cargo set for this test process describes this package. Passed on, it
+        // would look to cargo like a change of what dependencies' build scripts watch
+        // (ring's watches `CARGO_PKG_NAME`): they would be rebuilt here, and again by the
+        // next `cargo test`.
+        for (key, _) in std::env::vars_os() {
+            let Some(key) = key.to_str() else { continue };
+            let set_by_cargo = key.starts_with("CARGO_PKG_")
+                || matches!(
+                    key,
+                    "CARGO_MANIFEST_DIR"
+                        | "CARGO_MANIFEST_PATH"
+                        | "CARGO_CRATE_NAME"
+                        | "CARGO_BIN_NAME"
+                        | "CARGO_PRIMARY_PACKAGE"
+                        | "CARGO_TARGET_TMPDIR"
+                        | "OUT_DIR"
+                );
+            if set_by_cargo {
+                build.env_remove(key);
+            }
+        }
+        let ok = build
             .args(["build", "--example", name])
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
             .status()
             .expect("cargo build")
             .success();
         assert!(ok, "could not build example {name}");
     }
+    checked.push(name.to_owned());
     path
+}
+
+/// Whether a file the example `name` is built from changed after `binary` was written.
+fn older_than_sources(binary: &std::path::Path, name: &str) -> bool {
+    fn newest(path: &std::path::Path) -> Option<std::time::SystemTime> {
+        let meta = std::fs::metadata(path).ok()?;
+        if !meta.is_dir() {
+            return meta.modified().ok();
+        }
+        std::fs::read_dir(path)
+            .ok()?
+            .flatten()
+            .filter_map(|e| newest(&e.path()))
+            .max()
+    }
+    let Some(built) = std::fs::metadata(binary).and_then(|m| m.modified()).ok() else {
+        return true;
+    };
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let example = [format!("examples/{name}.rs"), format!("examples/{name}")];
+    let crates = ["mcp-runtime", "mcp-macros", "mcp-uri-template", "mcp-rules"];
+    let sources = example
+        .iter()
+        .map(String::as_str)
+        .chain(["Cargo.toml", "Cargo.lock", "examples/assets"])
+        .map(|p| root.join(p))
+        .chain(
+            crates
+                .iter()
+                .flat_map(|c| [root.join(c).join("src"), root.join(c).join("Cargo.toml")]),
+        );
+    sources.filter_map(|p| newest(&p)).any(|t| t > built)
 }
 
 /// A child process killed on drop.
