@@ -33,6 +33,23 @@ async fn touch(cx: Context) -> String {
     cx.served_uri("notes://1")
 }
 
+/// Exports the docs (on standby until `enable_export`).
+#[tool]
+async fn export() -> &'static str {
+    "exported"
+}
+
+/// Serves `export`, named as the docs server names it.
+#[tool]
+async fn enable_export(cx: Context) -> String {
+    let server = cx.server().expect("serving");
+    match server.enable_tool(&cx.served_name("export")) {
+        Ok(true) => "enabled".into(),
+        Ok(false) => "already served".into(),
+        Err(e) => e.to_string(),
+    }
+}
+
 /// A brief on a topic.
 #[prompt]
 async fn brief(topic: String) -> String {
@@ -80,7 +97,8 @@ async fn docs_search() -> &'static str {
 fn docs() -> mcp_runtime::ServerBuilder {
     Server::builder("docs", "1.0")
         .instructions("Search the docs before answering.")
-        .tools(tools![search, touch])
+        .tools(tools![search, touch, enable_export])
+        .standby_tools(tools![export])
         .prompts(prompts![brief])
         .resources(resources![note, index])
         .state(Hits::default())
@@ -134,7 +152,13 @@ fn mounted_servers_are_served_under_their_namespaces() {
 
     assert_eq!(
         names(addr, "tools/list", "tools", "name"),
-        ["docs_search", "docs_touch", "hello", "tickets_search"]
+        [
+            "docs_enable_export",
+            "docs_search",
+            "docs_touch",
+            "hello",
+            "tickets_search"
+        ]
     );
     let r = call(addr, "docs_search", json!({"q": "x"}));
     assert_eq!(
@@ -241,10 +265,13 @@ fn told(addr: SocketAddr, tool: &str, uri: &str) -> String {
 }
 
 #[test]
-fn a_childs_handler_names_resources_as_its_own_server_does_at_any_depth() {
-    // Alone, its URIs are its own.
+fn a_childs_handler_names_items_as_its_own_server_does_at_any_depth() {
+    // Alone, its URIs and names are its own.
     let addr = common::serve_in_background(docs().build().unwrap().http());
     assert_eq!(told(addr, "touch", "notes://1"), "notes://1 [docs]");
+    let r = call(addr, "enable_export", json!({}));
+    assert_eq!(r["result"]["content"][0]["text"], "enabled [docs]", "{r}");
+    assert!(names(addr, "tools/list", "tools", "name").contains(&"export".to_owned()));
     // Mounted in a server that is itself mounted: both namespaces.
     let desk = Server::builder("desk", "1.0").mount("docs", docs());
     let server = Server::builder("hq", "1.0")
@@ -273,6 +300,10 @@ fn a_childs_handler_names_resources_as_its_own_server_does_at_any_depth() {
         told(addr, "eu_docs_touch", "eu+docs+notes://1"),
         "eu+docs+notes://1 [docs]"
     );
+    let r = call(addr, "eu_docs_enable_export", json!({}));
+    assert_eq!(r["result"]["content"][0]["text"], "enabled [docs]", "{r}");
+    let r = call(addr, "eu_docs_export", json!({}));
+    assert_eq!(r["result"]["content"][0]["text"], "exported [docs]", "{r}");
     let r = post(
         addr,
         &request(

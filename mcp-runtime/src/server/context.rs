@@ -272,6 +272,16 @@ impl Context {
         super::mount::served_uri(self.0.mounts.as_deref(), uri.into())
     }
 
+    /// The name of a tool or prompt of this item's own server as the server serving this
+    /// request names it: for an item of a server mounted with
+    /// [`ServerBuilder::mount`](crate::ServerBuilder::mount), `export` is `docs_export`
+    /// (nested mounts add each namespace), the name to give
+    /// [`Server::enable_tool`](crate::Server::enable_tool) and the like. Unmounted, `name`
+    /// as it is.
+    pub fn served_name(&self, name: &str) -> String {
+        super::mount::served_name(self.0.mounts.as_deref(), name)
+    }
+
     /// Announces that the contents of the resource at `uri` changed, `uri` named as this
     /// item's own server names it (see [`Context::served_uri`]): what
     /// [`Server::notify_resource_updated`](crate::Server::notify_resource_updated) does

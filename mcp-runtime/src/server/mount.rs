@@ -73,6 +73,15 @@ pub(crate) fn served_uri(mounts: Option<&[String]>, uri: String) -> String {
     }
 }
 
+/// The name of a tool or prompt, as an item mounted under `mounts` (innermost first)
+/// names it, as this server serves it.
+pub(crate) fn served_name(mounts: Option<&[String]>, name: &str) -> String {
+    let mounts = mounts.unwrap_or_default();
+    mounts
+        .iter()
+        .fold(name.to_owned(), |n, ns| self::name(ns, &n))
+}
+
 pub(crate) fn tool(ns: &str, mut def: ToolDef) -> ToolDef {
     def.item.name = name(ns, &def.item.name);
     mounted(&mut def.item, ns);
@@ -298,6 +307,8 @@ mod tests {
         assert_eq!(served("ui://app/v.html"), "ui://outer/inner/app/v.html");
         assert_eq!(served("ui://outer/inner/v.html"), "ui://outer/inner/v.html");
         assert_eq!(served_uri(None, "notes://1".into()), "notes://1");
+        assert_eq!(served_name(Some(&nested), "export"), "outer_inner_export");
+        assert_eq!(served_name(None, "export"), "export");
         assert_eq!(uri("docs", "file:///{+path}"), "docs+file:///{+path}");
         assert_eq!(uri("docs", "ui://view.html"), "ui://docs/view.html");
     }
