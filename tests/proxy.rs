@@ -1490,3 +1490,58 @@ async fn the_python_client_drives_an_upstreams_tasks_through_the_gateway() {
     let seen = client_saw(cmd).await;
     common::check_tasks(&seen);
 }
+
+/// A board page, as HTML.
+#[mcp_runtime::resource("ui://board/{page}.html")]
+async fn board(page: String) -> String {
+    format!("<p>{page}</p>")
+}
+
+/// A ticket.
+#[mcp_runtime::resource("tickets://{id}")]
+async fn ticket(id: u32) -> String {
+    format!("ticket {id}")
+}
+
+/// An upstream's templates mounted two levels deep: each read reaches the upstream under
+/// the upstream's own URI, whatever the scheme (`ui://` views get the namespaces as path
+/// segments, the others as scheme prefixes), and comes back under the served one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_proxied_template_mounted_two_deep_is_read_under_the_upstreams_uri() {
+    let child = Server::builder("child", "1.0")
+        .resources(mcp_runtime::resources![board, ticket])
+        .build()
+        .unwrap();
+    let kid = Upstream::local(child).await.unwrap();
+    let desk = Server::builder("desk", "1.0").mount("kid", kid.items().await.unwrap());
+    let parent = Server::builder("parent", "1.0")
+        .mount("eu", desk)
+        .build()
+        .unwrap();
+    let client = mcp_runtime::testing::TestClient::new(parent);
+    let templates: Vec<Value> = client
+        .list_all("resources/templates/list", "resourceTemplates")
+        .await
+        .unwrap()
+        .iter()
+        .map(|t| t["uriTemplate"].clone())
+        .collect();
+    assert_eq!(
+        templates,
+        [
+            json!("eu+kid+tickets://{id}"),
+            json!("ui://eu/kid/board/{page}.html")
+        ]
+    );
+    for (uri, text) in [
+        ("eu+kid+tickets://7", "ticket 7"),
+        ("ui://eu/kid/board/home.html", "<p>home</p>"),
+    ] {
+        let (r, _) = client
+            .request("resources/read", json!({"uri": uri}))
+            .await
+            .unwrap_or_else(|e| panic!("{uri}: {e:?}"));
+        assert_eq!(r["contents"][0]["text"], text, "{uri}: {r}");
+        assert_eq!(r["contents"][0]["uri"], uri, "{r}");
+    }
+}

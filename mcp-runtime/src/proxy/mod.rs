@@ -77,7 +77,7 @@ use crate::protocol::{CallToolResult, ResourceContents, RpcError};
 use crate::server::def::{
     Call, GetPromptResult, PromptDef, ResourceDef, Signature, ToolAnnotations, ToolDef, kind,
 };
-use crate::server::{Server, ServerBuilder};
+use crate::server::{Server, ServerBuilder, mount};
 use link::Link;
 use serde_json::{Value, json};
 use std::ffi::OsStr;
@@ -380,10 +380,6 @@ impl Upstream {
         let template = r["uriTemplate"].as_str()?.to_owned();
         let name = r["name"].as_str().unwrap_or(&template).to_owned();
         let link = Arc::clone(&self.link);
-        let scheme = template
-            .split_once("://")
-            .map(|(s, _)| format!("{s}://"))
-            .unwrap_or_default();
         let variables: Vec<String> = if complete::offered(&self.link) {
             mcp_uri_template::UriTemplate::parse(&template)
                 .map(|t| {
@@ -403,7 +399,8 @@ impl Upstream {
             Signature::new(),
             move |call: Call<kind::Resource>| {
                 let link = Arc::clone(&link);
-                let uri = unmounted(call.target().uri(), &scheme);
+                // Mounted, the upstream's URI under the namespaces of every mount.
+                let uri = mount::own_uri(call.request.mounts.as_deref(), call.target().uri());
                 async move { read(&link, &uri).await }
             },
         );
@@ -424,25 +421,6 @@ fn described(mut def: ResourceDef, r: &Value) -> ResourceDef {
         def = def.mime_type(m);
     }
     def
-}
-
-/// The upstream's own URI of one this server was asked for: mounted, it has the
-/// namespace before the upstream's scheme (`ns+demo://x`), or as the first segment of a
-/// `ui://` URI.
-fn unmounted(uri: &str, scheme: &str) -> String {
-    if scheme.is_empty() || uri.starts_with(scheme) {
-        return uri.to_owned();
-    }
-    if scheme == "ui://"
-        && let Some(rest) = uri.strip_prefix("ui://")
-        && let Some((_, rest)) = rest.split_once('/')
-    {
-        return format!("ui://{rest}");
-    }
-    match uri.find(&format!("+{scheme}")) {
-        Some(i) => uri[i + 1..].to_owned(),
-        None => uri.to_owned(),
-    }
 }
 
 /// `resources/read` of one upstream URI.

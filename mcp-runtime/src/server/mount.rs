@@ -73,6 +73,28 @@ pub(crate) fn served_uri(mounts: Option<&[String]>, uri: String) -> String {
     }
 }
 
+/// `uri` as served, as an item mounted under `mounts` (innermost first) names it: its
+/// namespaces taken off (what [`served_uri`] adds); without them, as it is.
+pub(crate) fn own_uri(mounts: Option<&[String]>, uri: &str) -> String {
+    let Some(mounts) = mounts else {
+        return uri.to_owned();
+    };
+    let under = |base: &str| {
+        mounts
+            .iter()
+            .fold(base.to_owned(), |u, ns| self::uri(ns, &u))
+    };
+    let base = if uri.starts_with("ui://") {
+        "ui://"
+    } else {
+        ""
+    };
+    match uri.strip_prefix(&under(base)) {
+        Some(rest) => format!("{base}{rest}"),
+        None => uri.to_owned(),
+    }
+}
+
 /// The name of a tool or prompt, as an item mounted under `mounts` (innermost first)
 /// names it, as this server serves it.
 pub(crate) fn served_name(mounts: Option<&[String]>, name: &str) -> String {
@@ -309,6 +331,11 @@ mod tests {
         assert_eq!(served_uri(None, "notes://1".into()), "notes://1");
         assert_eq!(served_name(Some(&nested), "export"), "outer_inner_export");
         assert_eq!(served_name(None, "export"), "export");
+        for own in ["notes://1", "ui://app/v.html", "file:///{+path}"] {
+            assert_eq!(own_uri(Some(&nested), &served(own)), own);
+        }
+        assert_eq!(own_uri(Some(&nested), "inner+notes://1"), "inner+notes://1");
+        assert_eq!(own_uri(None, "outer+inner+x://1"), "outer+inner+x://1");
         assert_eq!(uri("docs", "file:///{+path}"), "docs+file:///{+path}");
         assert_eq!(uri("docs", "ui://view.html"), "ui://docs/view.html");
     }
