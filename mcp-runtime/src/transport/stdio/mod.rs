@@ -42,10 +42,11 @@ impl Server {
     /// stdin is read by a thread of its own (`mcp-stdio`), which also makes the first
     /// poll of each request, inside the runtime (`Handle::block_on`: its context and a
     /// task's cooperative budget, as on a worker); what is still pending then runs as a
-    /// task. A panic on that thread is passed on to the caller, as a panic of the serving
-    /// task was. After SIGINT/SIGTERM the thread may stay blocked in a read of stdin (a
-    /// descriptor of its own, not `std::io::stdin`'s lock) until the process exits; it
-    /// serves nothing more.
+    /// task. So until a handler first waits, it is in no task: `tokio::task::try_id()` is
+    /// `None` there, and `tokio::task::id()` would panic. A panic on that thread is
+    /// passed on to the caller, as a panic of the serving task was. After SIGINT/SIGTERM
+    /// the thread may stay blocked in a read of stdin (a descriptor of its own, not
+    /// `std::io::stdin`'s lock) until the process exits; it serves nothing more.
     ///
     /// Logs go wherever the application's `tracing` subscriber sends them; never to stdout
     /// if you use [`telemetry::init`](crate::telemetry::init), which writes to stderr.
