@@ -1545,3 +1545,170 @@ async fn a_proxied_template_mounted_two_deep_is_read_under_the_upstreams_uri() {
         assert_eq!(r["contents"][0]["uri"], uri, "{r}");
     }
 }
+
+/// The forecast, shown in a view.
+#[tool(ui = "ui://forecast/view.html")]
+async fn forecast(city: String) -> mcp_runtime::Json<Vec<String>> {
+    mcp_runtime::Json(vec![format!("{city}: sunny")])
+}
+
+/// Its view.
+#[mcp_runtime::resource(
+    "ui://forecast/view.html",
+    app(prefers_border = true, connect_domains("https://api.example"))
+)]
+async fn forecast_view() -> &'static str {
+    "<!doctype html><title>Forecast</title>"
+}
+
+/// Names a view its server does not list.
+#[tool]
+async fn orphan() -> &'static str {
+    "orphan"
+}
+
+/// An MCP App through a gateway: the upstream's tool keeps its view (`_meta.ui`, under the
+/// mounted URI), title, icon, `_meta` and `outputSchema`; its view resource is served as a
+/// view (MIME type, `_meta.ui` in the listing and the contents) and the gateway declares
+/// the extension. A tool naming a view the upstream does not list keeps its `_meta` as it
+/// is, and the gateway is still built.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_mcp_app_passes_through_a_gateway_with_its_view() {
+    use mcp_runtime::Icon;
+    let tools = tools![forecast].into_iter().map(|t| {
+        t.title("Forecast")
+            .icon(Icon::new("https://x.example/sun.png").size("48x48"))
+            .meta("com.example/team", json!("weather"))
+    });
+    let orphan = tools![orphan]
+        .into_iter()
+        .map(|t| t.meta("ui", json!({"resourceUri": "ui://elsewhere/v.html"})));
+    let child = Server::builder("child", "1.0")
+        .tools(tools.chain(orphan))
+        .resources(mcp_runtime::resources![forecast_view])
+        .build()
+        .unwrap();
+    let upstream_tools = mcp_runtime::testing::TestClient::new(child.clone())
+        .list_all("tools/list", "tools")
+        .await
+        .unwrap();
+    let kid = Upstream::local(child).await.unwrap();
+    let parent = Server::builder("parent", "1.0")
+        .mount("kid", kid.items().await.unwrap())
+        .build()
+        .unwrap();
+    let client = mcp_runtime::testing::TestClient::new(parent);
+
+    let tools = client.list_all("tools/list", "tools").await.unwrap();
+    let by_name = |n: &str| tools.iter().find(|t| t["name"] == n).cloned().unwrap();
+    let tool = by_name("kid_forecast");
+    let upstream = upstream_tools
+        .iter()
+        .find(|t| t["name"] == "forecast")
+        .unwrap();
+    assert_eq!(
+        tool["_meta"]["ui"]["resourceUri"],
+        "ui://kid/forecast/view.html"
+    );
+    assert_eq!(tool["_meta"]["com.example/team"], "weather");
+    assert_eq!(tool["title"], "Forecast");
+    assert_eq!(
+        tool["icons"],
+        json!([{"src": "https://x.example/sun.png", "sizes": ["48x48"]}])
+    );
+    assert_eq!(tool["outputSchema"], upstream["outputSchema"], "{tool}");
+    assert!(tool["outputSchema"].is_object(), "{upstream}");
+    let orphan = by_name("kid_orphan");
+    assert_eq!(
+        orphan["_meta"]["ui"]["resourceUri"],
+        "ui://elsewhere/v.html"
+    );
+
+    let resources = client
+        .list_all("resources/list", "resources")
+        .await
+        .unwrap();
+    let view = &resources[0];
+    assert_eq!(view["uri"], "ui://kid/forecast/view.html", "{resources:?}");
+    assert_eq!(view["mimeType"], mcp_runtime::apps::MIME_TYPE);
+    assert_eq!(view["_meta"]["ui"]["prefersBorder"], true, "{view}");
+    let (read, _) = client
+        .request(
+            "resources/read",
+            json!({"uri": "ui://kid/forecast/view.html"}),
+        )
+        .await
+        .unwrap();
+    let contents = &read["contents"][0];
+    assert_eq!(contents["uri"], "ui://kid/forecast/view.html");
+    assert_eq!(contents["mimeType"], mcp_runtime::apps::MIME_TYPE);
+    assert_eq!(
+        contents["_meta"]["ui"]["csp"]["connectDomains"],
+        json!(["https://api.example"]),
+        "{read}"
+    );
+    let (discover, _) = client.request("server/discover", json!({})).await.unwrap();
+    let extensions = &discover["capabilities"]["extensions"];
+    assert!(
+        extensions.get(mcp_runtime::apps::EXTENSION).is_some(),
+        "{discover}"
+    );
+    let out = client
+        .call_tool("kid_forecast", json!({"city": "Oslo"}))
+        .await
+        .unwrap();
+    assert!(!out.is_error(), "{out:?}");
+}
+
+/// An MCP App a followed upstream adds while running (its view, then its tool: the
+/// gateway reads both in one pass) shows in the gateway with its view, and goes again
+/// when the upstream takes it away (the tool, then the view).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_mcp_app_added_upstream_while_running_is_followed() {
+    let child = Server::builder("child", "1.0")
+        .tools(tools![hello])
+        .resources(mcp_runtime::resources![ticket])
+        .build()
+        .unwrap();
+    let kid = Upstream::local(child.clone()).await.unwrap();
+    let parent = Server::builder("parent", "1.0")
+        .mount("kid", kid.items().await.unwrap())
+        .build()
+        .unwrap();
+    let _following = kid.follow(&parent, "kid");
+    let every = Duration::from_millis(50);
+    let has_app = |n: &[String]| n.iter().any(|n| n == "kid_forecast");
+
+    let view = mcp_runtime::resources![forecast_view].pop().unwrap();
+    child.add_resource(view).unwrap();
+    child.add_tool(tools![forecast].pop().unwrap()).unwrap();
+    let names = tool_names_once(&parent, 60, every, has_app).await;
+    assert_eq!(names, ["kid_forecast", "kid_hello"]);
+    let client = mcp_runtime::testing::TestClient::new(parent.clone());
+    let tools = client.list_all("tools/list", "tools").await.unwrap();
+    assert_eq!(
+        tools[0]["_meta"]["ui"]["resourceUri"],
+        "ui://kid/forecast/view.html"
+    );
+    let resources = client
+        .list_all("resources/list", "resources")
+        .await
+        .unwrap();
+    assert_eq!(resources[0]["uri"], "ui://kid/forecast/view.html");
+
+    assert!(child.remove_tool("forecast"));
+    assert!(child.remove_resource("ui://forecast/view.html"));
+    let names = tool_names_once(&parent, 60, every, |n| !has_app(n)).await;
+    assert_eq!(names, ["kid_hello"]);
+    for _ in 0..60 {
+        let resources = client
+            .list_all("resources/list", "resources")
+            .await
+            .unwrap();
+        if resources.is_empty() {
+            return;
+        }
+        tokio::time::sleep(every).await;
+    }
+    panic!("the view is still served");
+}

@@ -174,37 +174,25 @@ fn diff<'a>(before: &'a [Value], now: &'a [Value], key: &str) -> (Vec<&'a str>, 
     (gone, changed)
 }
 
+/// Applies what changed between two reads. Resources come in before the tools and go
+/// after them, so a tool's MCP App view is served whenever the tool is.
 fn apply(up: &Upstream, server: &Server, ns: &str, before: &Lists, now: &Lists) {
     let report = |what: &str, name: &str, r: Result<(), crate::BuildError>| {
         if let Err(e) = r {
             tracing::warn!(namespace = %ns, "the upstream's {what} `{name}` cannot be served: {e}");
         }
     };
-    let (gone, changed) = diff(&before.tools, &now.tools, "name");
-    for n in gone {
+    let (gone_tools, tools) = diff(&before.tools, &now.tools, "name");
+    let (gone_prompts, prompts) = diff(&before.prompts, &now.prompts, "name");
+    let (gone_resources, resources) = diff(&before.resources, &now.resources, "uri");
+    let (gone_templates, templates) = diff(&before.templates, &now.templates, "uriTemplate");
+    for n in gone_tools {
         server.remove_tool(&mount::name(ns, n));
     }
-    for t in changed {
-        let name = t["name"].as_str().unwrap_or_default();
-        report("tool", name, server.add_tool(mount::tool(ns, up.tool(t))));
-    }
-    let (gone, changed) = diff(&before.prompts, &now.prompts, "name");
-    for n in gone {
+    for n in gone_prompts {
         server.remove_prompt(&mount::name(ns, n));
     }
-    for p in changed {
-        let name = p["name"].as_str().unwrap_or_default();
-        report(
-            "prompt",
-            name,
-            server.add_prompt(mount::prompt(ns, up.prompt(p))),
-        );
-    }
-    let (gone, changed) = diff(&before.resources, &now.resources, "uri");
-    for u in gone {
-        server.remove_resource(&mount::uri(ns, u));
-    }
-    for r in changed {
+    for r in resources {
         if let Some(def) = up.resource(r) {
             let uri = r["uri"].as_str().unwrap_or_default();
             report(
@@ -214,11 +202,7 @@ fn apply(up: &Upstream, server: &Server, ns: &str, before: &Lists, now: &Lists) 
             );
         }
     }
-    let (gone, changed) = diff(&before.templates, &now.templates, "uriTemplate");
-    for u in gone {
-        server.remove_resource(&mount::uri(ns, u));
-    }
-    for r in changed {
+    for r in templates {
         if let Some(def) = up.template(r) {
             let uri = r["uriTemplate"].as_str().unwrap_or_default();
             report(
@@ -227,6 +211,23 @@ fn apply(up: &Upstream, server: &Server, ns: &str, before: &Lists, now: &Lists) 
                 server.add_resource(mount::resource(ns, def)),
             );
         }
+    }
+    let views = super::presented::views(&now.resources);
+    for t in tools {
+        let name = t["name"].as_str().unwrap_or_default();
+        let def = mount::tool(ns, up.tool(t, &views));
+        report("tool", name, server.add_tool(def));
+    }
+    for p in prompts {
+        let name = p["name"].as_str().unwrap_or_default();
+        report(
+            "prompt",
+            name,
+            server.add_prompt(mount::prompt(ns, up.prompt(p))),
+        );
+    }
+    for u in gone_resources.into_iter().chain(gone_templates) {
+        server.remove_resource(&mount::uri(ns, u));
     }
 }
 

@@ -62,6 +62,7 @@ mod link;
 mod ongoing;
 mod options;
 mod parked;
+mod presented;
 mod routing;
 mod streams;
 mod task;
@@ -187,8 +188,9 @@ impl Upstream {
             b = b.instructions(i);
         }
         let lists = self.read_lists().await?;
+        let views = presented::views(&lists.resources);
         for t in &lists.tools {
-            b = b.tool(self.tool(t));
+            b = b.tool(self.tool(t, &views));
         }
         for p in &lists.prompts {
             b = b.prompt(self.prompt(p));
@@ -270,7 +272,8 @@ impl Upstream {
         Ok((out, ttl))
     }
 
-    fn tool(&self, t: &Value) -> ToolDef {
+    /// A tool forwarding its calls; `views` are the MCP App views the upstream serves.
+    fn tool(&self, t: &Value, views: &std::collections::BTreeSet<String>) -> ToolDef {
         let name = t["name"].as_str().unwrap_or_default().to_owned();
         let (link, parked) = (Arc::clone(&self.link), Arc::clone(&self.parked));
         let upstream_name = name.clone();
@@ -297,9 +300,6 @@ impl Upstream {
         if let Some(d) = t["description"].as_str() {
             def = def.description(d);
         }
-        if let Some(d) = t["title"].as_str() {
-            def = def.title(d);
-        }
         if let Some(s) = t.get("inputSchema").filter(|s| s.is_object()) {
             def = def.input_schema(s.clone());
         }
@@ -312,7 +312,7 @@ impl Upstream {
         {
             def = def.annotations(a);
         }
-        def
+        presented::tool(def, t, views)
     }
 
     fn prompt(&self, p: &Value) -> PromptDef {
@@ -354,7 +354,7 @@ impl Upstream {
                 }
             }
         }
-        def
+        presented::item(def, p)
     }
 
     fn resource(&self, r: &Value) -> Option<ResourceDef> {
@@ -371,7 +371,7 @@ impl Upstream {
                 async move { read(&link, &uri).await }
             },
         );
-        Some(described(def, r))
+        Some(presented::resource(def, r, false))
     }
 }
 
@@ -408,19 +408,8 @@ impl Upstream {
             let c = complete::completer(&self.link, reference.clone(), &v);
             def = def.erased_completer(v, c);
         }
-        Some(described(def, r))
+        Some(presented::resource(def, r, true))
     }
-}
-
-/// A resource or template with the description and MIME type the upstream listed.
-fn described(mut def: ResourceDef, r: &Value) -> ResourceDef {
-    if let Some(d) = r["description"].as_str() {
-        def = def.description(d);
-    }
-    if let Some(m) = r["mimeType"].as_str() {
-        def = def.mime_type(m);
-    }
-    def
 }
 
 /// `resources/read` of one upstream URI.
