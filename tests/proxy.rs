@@ -1712,3 +1712,88 @@ async fn an_mcp_app_added_upstream_while_running_is_followed() {
     }
     panic!("the view is still served");
 }
+
+/// An MCP App written with the official TypeScript server and ext-apps' own helpers
+/// (`registerAppTool` writes the view under `ui.resourceUri` and the flat
+/// `ui/resourceUri`), behind a gateway: both keys name the mounted view, which is served
+/// as a view with its settings; the official Python client, in either era, lists the
+/// tool, reads the view and calls the tool through the gateway.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_ext_apps_server_keeps_its_view_behind_a_gateway() {
+    let Some((node, python, _)) = tools_at_hand() else {
+        return;
+    };
+    let script = clients().join("apps_server.mjs");
+    let apps = Upstream::stdio(&node, [script.as_os_str()]).await.unwrap();
+    let gateway = Server::builder("gateway", "1.0")
+        .request_state(mcp_runtime::config::RequestState::single_instance())
+        .mount("wx", apps.items().await.unwrap())
+        .build()
+        .unwrap();
+    let addr = common::serve_in_background(gateway.clone().http());
+    for legacy in [false, true] {
+        let mut cmd = Command::new(&python);
+        cmd.arg(clients().join("py_apps.py"));
+        if legacy {
+            cmd.arg("--legacy");
+        }
+        cmd.arg(format!("http://{addr}/mcp"));
+        let seen = client_saw(cmd).await;
+        let version = if legacy { "2025-11-25" } else { "2026-07-28" };
+        assert_eq!(seen["version"], version, "{seen}");
+        let view = "ui://wx/clock/view.html";
+        assert_eq!(
+            seen["tools"]["wx_clock"]["ui"]["resourceUri"], view,
+            "{seen}"
+        );
+        assert_eq!(seen["tools"]["wx_clock"]["ui/resourceUri"], view, "{seen}");
+        assert_eq!(
+            seen["resources"][view],
+            mcp_runtime::apps::MIME_TYPE,
+            "{seen}"
+        );
+        assert_eq!(seen["view"]["uri"], view, "{seen}");
+        assert_eq!(seen["view"]["meta"]["ui"]["prefersBorder"], true, "{seen}");
+        assert_eq!(seen["called"], "12:00 in UTC", "{seen}");
+    }
+    let client = mcp_runtime::testing::TestClient::new(gateway);
+    let tools = client.list_all("tools/list", "tools").await.unwrap();
+    let clock = &tools[0];
+    assert_eq!(clock["name"], "wx_clock");
+    assert_eq!(clock["title"], "Clock");
+    assert_eq!(
+        clock["_meta"]["ui"]["resourceUri"], "ui://wx/clock/view.html",
+        "{clock}"
+    );
+    assert_eq!(
+        clock["_meta"]["ui/resourceUri"], "ui://wx/clock/view.html",
+        "{clock}"
+    );
+    let resources = client
+        .list_all("resources/list", "resources")
+        .await
+        .unwrap();
+    assert_eq!(resources[0]["uri"], "ui://wx/clock/view.html");
+    assert_eq!(
+        resources[0]["_meta"]["ui"]["csp"]["connectDomains"],
+        json!(["https://time.example"])
+    );
+    let (read, _) = client
+        .request("resources/read", json!({"uri": "ui://wx/clock/view.html"}))
+        .await
+        .unwrap();
+    assert_eq!(
+        read["contents"][0]["uri"], "ui://wx/clock/view.html",
+        "{read}"
+    );
+    assert_eq!(
+        read["contents"][0]["text"],
+        "<!doctype html><title>Clock</title>"
+    );
+    assert_eq!(read["contents"][0]["_meta"]["ui"]["prefersBorder"], true);
+    let out = client
+        .call_tool("wx_clock", json!({"zone": "UTC"}))
+        .await
+        .unwrap();
+    assert_eq!(out.text(), "12:00 in UTC");
+}

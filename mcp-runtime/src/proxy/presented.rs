@@ -52,7 +52,7 @@ pub(super) fn tool(def: ToolDef, t: &Value, views: &BTreeSet<String>) -> ToolDef
     if let Some(s) = t.get("outputSchema").filter(|s| s.is_object()) {
         def.spec.output_schema = Some(s.clone());
     }
-    let view = t["_meta"]["ui"]["resourceUri"].as_str();
+    let view = crate::server::apps::view_in(&t["_meta"]);
     if let Some(view) = view.filter(|v| views.contains(*v)) {
         def.item.view = Some(view.to_owned());
     }

@@ -161,6 +161,29 @@ impl UiResource {
     }
 }
 
+/// The flat `_meta` key older hosts read a tool's view from (`ui/resourceUri`), which
+/// ext-apps' `registerAppTool` writes beside `ui.resourceUri`.
+const FLAT_RESOURCE_URI: &str = "ui/resourceUri";
+
+/// The view a tool's `_meta` names: `ui.resourceUri`, or the flat `ui/resourceUri`.
+pub(crate) fn view_in(meta: &Value) -> Option<&str> {
+    meta["ui"]["resourceUri"]
+        .as_str()
+        .or_else(|| meta[FLAT_RESOURCE_URI].as_str())
+}
+
+/// Points a tool's `_meta` at the view `uri`: `ui.resourceUri`, and the flat key when it
+/// is there.
+pub(crate) fn point_at(meta: &mut serde_json::Map<String, Value>, uri: &str) {
+    let ui = meta.entry("ui").or_insert_with(|| json!({}));
+    if let Value::Object(o) = ui {
+        o.insert("resourceUri".into(), json!(uri));
+    }
+    if let Some(flat) = meta.get_mut(FLAT_RESOURCE_URI) {
+        *flat = json!(uri);
+    }
+}
+
 /// Whether `uri` can name a view: a `ui://` URI with something after the scheme.
 pub fn is_view_uri(uri: &str) -> bool {
     mcp_rules::view_uri(uri).is_ok()
@@ -174,11 +197,10 @@ impl ToolDef {
     /// server does not serve.
     pub fn ui(mut self, resource_uri: impl Into<String>) -> Self {
         let uri = resource_uri.into();
-        let meta = self.item.meta.get_or_insert_with(serde_json::Map::new);
-        let ui = meta.entry("ui").or_insert_with(|| json!({}));
-        if let Value::Object(o) = ui {
-            o.insert("resourceUri".into(), json!(uri));
-        }
+        point_at(
+            self.item.meta.get_or_insert_with(serde_json::Map::new),
+            &uri,
+        );
         self.item.view = Some(uri);
         let inner = Arc::clone(&self.handler);
         self.handler = Arc::new(move |call| {

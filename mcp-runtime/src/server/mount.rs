@@ -109,15 +109,7 @@ pub(crate) fn tool(ns: &str, mut def: ToolDef) -> ToolDef {
     mounted(&mut def.item, ns);
     if let Some(view) = def.item.view.take() {
         let view = uri(ns, &view);
-        if let Some(ui) = def
-            .item
-            .meta
-            .as_mut()
-            .and_then(|m| m.get_mut("ui"))
-            .and_then(serde_json::Value::as_object_mut)
-        {
-            ui.insert("resourceUri".into(), serde_json::json!(view));
-        }
+        super::apps::point_at(def.item.meta.get_or_insert_with(Default::default), &view);
         def.item.view = Some(view);
     }
     def
