@@ -52,8 +52,13 @@ async fn enable_export(cx: Context) -> String {
 
 /// A brief on a topic.
 #[prompt]
-async fn brief(topic: String) -> String {
+async fn brief(#[arg(complete = topics)] topic: String) -> String {
     format!("Brief me on {topic}")
+}
+
+/// Topics: the prompt's own name as served, for the test to see.
+async fn topics(partial: String, cx: Context) -> Vec<String> {
+    vec![format!("{partial} ({})", cx.served_name("brief"))]
 }
 
 /// Lists the notes.
@@ -91,6 +96,12 @@ async fn hello() -> &'static str {
 /// A tool named as a mounted one would be.
 #[tool]
 async fn docs_search() -> &'static str {
+    "clash"
+}
+
+/// A tool named as one mounted two deep would be.
+#[tool]
+async fn eu_docs_search() -> &'static str {
     "clash"
 }
 
@@ -300,6 +311,18 @@ fn a_childs_handler_names_items_as_its_own_server_does_at_any_depth() {
         told(addr, "eu_docs_touch", "eu+docs+notes://1"),
         "eu+docs+notes://1 [docs]"
     );
+    let body = request(
+        json!(4),
+        "completion/complete",
+        json!({"ref": {"type": "ref/prompt", "name": "eu_docs_brief"},
+            "argument": {"name": "topic", "value": "ru"}}),
+    );
+    let r = post(addr, &body).json();
+    assert_eq!(
+        r["result"]["completion"]["values"],
+        json!(["ru (eu_docs_brief)"]),
+        "a completer sees the mounts too: {r}"
+    );
     let r = call(addr, "eu_docs_enable_export", json!({}));
     assert_eq!(r["result"]["content"][0]["text"], "enabled [docs]", "{r}");
     let r = call(addr, "eu_docs_export", json!({}));
@@ -317,6 +340,20 @@ fn a_childs_handler_names_items_as_its_own_server_does_at_any_depth() {
         r["result"]["contents"][0]["uri"], "eu+docs+notes://1",
         "{r}"
     );
+    // Mounted under its URIs' own scheme.
+    let server = Server::builder("hq", "1.0")
+        .mount("notes", docs())
+        .build()
+        .unwrap();
+    let addr = common::serve_in_background(server.http());
+    assert_eq!(
+        told(addr, "notes_touch", "notes+notes://1"),
+        "notes+notes://1 [docs]"
+    );
+    assert_eq!(
+        names(addr, "resources/list", "resources", "uri"),
+        ["notes+notes://1", "notes+notes://2", "notes+notes://index"]
+    );
 }
 
 #[test]
@@ -330,6 +367,13 @@ fn clashes_and_bad_namespaces_are_build_errors_naming_the_sources() {
     assert!(e.contains("two tools are named `docs_search`"), "{e}");
     assert!(e.contains("mounted under `docs`"), "{e}");
     assert!(e.contains("compose::docs_search"), "{e}");
+    let e = Server::builder("x", "1.0")
+        .tools(tools![eu_docs_search])
+        .mount("eu", Server::builder("desk", "1.0").mount("docs", docs()))
+        .build()
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("mounted under `eu/docs`"), "{e}");
 
     let e = Server::builder("x", "1.0")
         .mount("2 bad", tickets())

@@ -73,8 +73,13 @@ pub fn example(name: &str) -> PathBuf {
                 build.env_remove(key);
             }
         }
+        // The profile the tests were built with: its directory's name.
+        let profile = match dir.file_name().and_then(|d| d.to_str()) {
+            Some("debug") | None => "dev",
+            Some(other) => other,
+        };
         let ok = build
-            .args(["build", "--example", name])
+            .args(["build", "--profile", profile, "--example", name])
             .current_dir(env!("CARGO_MANIFEST_DIR"))
             .status()
             .expect("cargo build")
@@ -112,7 +117,7 @@ fn older_than_sources(binary: &std::path::Path, name: &str) -> bool {
         .chain(
             crates
                 .iter()
-                .flat_map(|c| [root.join(c).join("src"), root.join(c).join("Cargo.toml")]),
+                .flat_map(|c| ["src", "Cargo.toml", "build.rs"].map(|p| root.join(c).join(p))),
         );
     sources.filter_map(|p| newest(&p)).any(|t| t > built)
 }

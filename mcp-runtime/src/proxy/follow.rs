@@ -4,7 +4,7 @@
 //! server (added, replaced, removed), which tells the server's own listening clients. The
 //! upstream's resources are subscribed to, and their updates told under our URIs.
 
-use super::Upstream;
+use super::{Upstream, presented};
 use crate::server::Server;
 use crate::server::mount;
 use serde_json::Value;
@@ -60,7 +60,9 @@ impl Upstream {
     /// clients are told as for any runtime change. A read that fails is tried again later.
     /// The upstream's static resources are subscribed to (a `subscriptions/listen`
     /// stream, or `resources/subscribe` when a legacy upstream offers it), and each
-    /// update it tells reaches this server's subscribers under the mounted URI.
+    /// update it tells reaches this server's subscribers under the mounted URI. `namespace`
+    /// is the one `items()` was mounted under on `server` itself; items mounted inside
+    /// another mounted builder are served, but this does not follow them.
     ///
     /// ```no_run
     /// # use mcp_runtime::Server;
@@ -174,23 +176,51 @@ fn diff<'a>(before: &'a [Value], now: &'a [Value], key: &str) -> (Vec<&'a str>, 
     (gone, changed)
 }
 
-/// Applies what changed between two reads. Resources come in before the tools and go
-/// after them, so a tool's MCP App view is served whenever the tool is.
+/// Applies what changed between two reads. The order keeps the catalog valid on the way:
+/// what went goes first (so a template whose text changed does not clash with its old
+/// self), except views, which go last, once no tool shows them; resources come in before
+/// the tools, so a tool's view is served whenever the tool is. A tool whose view came or
+/// went, though its own listing did not change, is replaced too.
 fn apply(up: &Upstream, server: &Server, ns: &str, before: &Lists, now: &Lists) {
     let report = |what: &str, name: &str, r: Result<(), crate::BuildError>| {
         if let Err(e) = r {
             tracing::warn!(namespace = %ns, "the upstream's {what} `{name}` cannot be served: {e}");
         }
     };
-    let (gone_tools, tools) = diff(&before.tools, &now.tools, "name");
+    let remove = |uri: &str| {
+        let uri = mount::uri(ns, uri);
+        if !server.remove_resource(&uri) && server.inner.catalog().resource_by_uri(&uri).is_some() {
+            tracing::warn!(namespace = %ns, "the upstream's resource `{uri}` went, but is still served: a tool shows it");
+        }
+    };
+    let (views_before, views) = (
+        presented::views(&before.resources),
+        presented::views(&now.resources),
+    );
+    let (gone_tools, mut tools) = diff(&before.tools, &now.tools, "name");
     let (gone_prompts, prompts) = diff(&before.prompts, &now.prompts, "name");
     let (gone_resources, resources) = diff(&before.resources, &now.resources, "uri");
     let (gone_templates, templates) = diff(&before.templates, &now.templates, "uriTemplate");
+    let view_changed = |t: &&Value| {
+        crate::server::apps::view_in(&t["_meta"])
+            .is_some_and(|v| views_before.contains(v) != views.contains(v))
+    };
+    for t in now.tools.iter().filter(view_changed) {
+        if !tools.iter().any(|c| std::ptr::eq(*c, t)) {
+            tools.push(t);
+        }
+    }
     for n in gone_tools {
         server.remove_tool(&mount::name(ns, n));
     }
     for n in gone_prompts {
         server.remove_prompt(&mount::name(ns, n));
+    }
+    let (gone_views, gone_resources): (Vec<&str>, Vec<&str>) = gone_resources
+        .into_iter()
+        .partition(|u| views_before.contains(*u));
+    for u in gone_templates.into_iter().chain(gone_resources) {
+        remove(u);
     }
     for r in resources {
         if let Some(def) = up.resource(r) {
@@ -212,7 +242,6 @@ fn apply(up: &Upstream, server: &Server, ns: &str, before: &Lists, now: &Lists) 
             );
         }
     }
-    let views = super::presented::views(&now.resources);
     for t in tools {
         let name = t["name"].as_str().unwrap_or_default();
         let def = mount::tool(ns, up.tool(t, &views));
@@ -226,15 +255,90 @@ fn apply(up: &Upstream, server: &Server, ns: &str, before: &Lists, now: &Lists) 
             server.add_prompt(mount::prompt(ns, up.prompt(p))),
         );
     }
-    for u in gone_resources.into_iter().chain(gone_templates) {
-        server.remove_resource(&mount::uri(ns, u));
+    for u in gone_views {
+        remove(u);
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::diff;
-    use serde_json::json;
+    use super::{Lists, Upstream, apply, diff};
+    use crate::server::Server;
+    use serde_json::{Value, json};
+
+    fn lists(tools: &[Value], resources: &[Value], templates: &[Value]) -> Lists {
+        Lists {
+            tools: tools.to_vec(),
+            resources: resources.to_vec(),
+            templates: templates.to_vec(),
+            ..Lists::default()
+        }
+    }
+
+    /// The served view of the tool `name`, if it is served: `Some(None)` without one.
+    fn view_of(server: &Server, name: &str) -> Option<Option<String>> {
+        let catalog = server.inner.catalog();
+        let tool = catalog.tools.get(name)?;
+        let meta = tool.def.item.meta.clone().map(Value::Object);
+        let listed = meta.as_ref().and_then(|m| m["ui"]["resourceUri"].as_str());
+        assert_eq!(listed, tool.def.item.view.as_deref(), "what the tool lists");
+        Some(tool.def.item.view.clone())
+    }
+
+    fn served(server: &Server, uri: &str) -> bool {
+        server.inner.catalog().resource_by_uri(uri).is_some()
+    }
+
+    /// Each step applies one read of the lists after another, as `follow` does: a view
+    /// and its tool in one read, a view that comes or goes in a later read than its
+    /// unchanged tool, a template whose text changes.
+    #[tokio::test]
+    async fn changes_keep_the_catalog_valid_on_the_way() {
+        let upstream = Server::builder("up", "1").build().unwrap();
+        let up = Upstream::local(upstream).await.unwrap();
+        let server = Server::builder("gw", "1").build().unwrap();
+        let tool = json!({"name": "show", "inputSchema": {"type": "object"},
+            "_meta": {"ui": {"resourceUri": "ui://app/v.html"}}});
+        let view = json!({"uri": "ui://app/v.html", "name": "v",
+            "mimeType": crate::apps::MIME_TYPE});
+        let (old, new) = (
+            json!({"uriTemplate": "notes://{id}", "name": "n"}),
+            json!({"uriTemplate": "notes://{note}", "name": "n"}),
+        );
+        let mounted_view = Some(Some("ui://kid/app/v.html".to_owned()));
+        let none = lists(&[], &[], &[]);
+
+        // A view and its tool in one read: both served, the tool with its view.
+        let both = lists(
+            std::slice::from_ref(&tool),
+            std::slice::from_ref(&view),
+            &[],
+        );
+        apply(&up, &server, "kid", &none, &both);
+        assert_eq!(view_of(&server, "kid_show"), mounted_view);
+        // The view goes, the tool's listing stays: the tool loses its view, then the view
+        // goes.
+        let tool_only = lists(std::slice::from_ref(&tool), &[], &[]);
+        apply(&up, &server, "kid", &both, &tool_only);
+        assert_eq!(view_of(&server, "kid_show"), Some(None));
+        assert!(!served(&server, "ui://kid/app/v.html"));
+        // The view comes back in a later read than its tool: the tool gets it again.
+        apply(&up, &server, "kid", &tool_only, &both);
+        assert_eq!(view_of(&server, "kid_show"), mounted_view);
+        // Both go in one read.
+        apply(&up, &server, "kid", &both, &none);
+        assert_eq!(view_of(&server, "kid_show"), None);
+        assert!(!served(&server, "ui://kid/app/v.html"));
+
+        // A template whose text changes: the new one is served, not refused as a clash
+        // with the old.
+        let before = lists(&[], &[], std::slice::from_ref(&old));
+        apply(&up, &server, "kid", &none, &before);
+        assert!(served(&server, "kid+notes://{id}"));
+        apply(&up, &server, "kid", &before, &lists(&[], &[], &[new]));
+        assert!(!served(&server, "kid+notes://{id}"));
+        assert!(served(&server, "kid+notes://{note}"));
+    }
 
     #[test]
     fn a_diff_names_what_went_and_what_is_new_or_different() {

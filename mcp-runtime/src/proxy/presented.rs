@@ -6,7 +6,9 @@
 //!
 //! A tool whose `_meta.ui.resourceUri` names a view the upstream lists (a static `ui://`
 //! resource of the MCP App type) is served with that view, and the resource as a view:
-//! mounted, both follow the namespace, and the server declares the extension.
+//! mounted, both follow the namespace, and the server declares the extension. A view the
+//! upstream does not list is left out of the tool's `_meta`: it would point at nothing,
+//! or at another server's view of that URI.
 
 use crate::apps::{MIME_TYPE, is_view_uri};
 use crate::protocol::Annotations;
@@ -25,7 +27,9 @@ pub(super) fn views(resources: &[Value]) -> BTreeSet<String> {
 }
 
 fn is_view(r: &Value, uri: Option<&str>) -> bool {
-    uri.is_some_and(is_view_uri) && r["mimeType"].as_str() == Some(MIME_TYPE)
+    // MIME type parameters may come with spaces and in any case: `text/html; profile=mcp-app`.
+    let mime = |m: &str| m.replace(' ', "").to_ascii_lowercase();
+    uri.is_some_and(is_view_uri) && r["mimeType"].as_str().map(mime).as_deref() == Some(MIME_TYPE)
 }
 
 /// The title, icons and `_meta` of the listing `v`.
@@ -52,9 +56,17 @@ pub(super) fn tool(def: ToolDef, t: &Value, views: &BTreeSet<String>) -> ToolDef
     if let Some(s) = t.get("outputSchema").filter(|s| s.is_object()) {
         def.spec.output_schema = Some(s.clone());
     }
-    let view = crate::server::apps::view_in(&t["_meta"]);
-    if let Some(view) = view.filter(|v| views.contains(*v)) {
-        def.item.view = Some(view.to_owned());
+    match crate::server::apps::view_in(&t["_meta"]) {
+        Some(view) if views.contains(view) => def.item.view = Some(view.to_owned()),
+        // A view the upstream does not serve: named here, it would point at nothing, or
+        // at a view of this server or another upstream that has that URI.
+        Some(view) => {
+            tracing::debug!(tool = %def.item.name, %view, "an upstream tool's view is not listed; left out");
+            if let Some(meta) = def.item.meta.as_mut() {
+                crate::server::apps::forget_view(meta);
+            }
+        }
+        None => {}
     }
     def
 }
@@ -71,7 +83,7 @@ pub(super) fn resource(mut def: ResourceDef, r: &Value, template: bool) -> Resou
     }
     if let Some(a) = r
         .get("annotations")
-        .and_then(|a| serde_json::from_value::<Annotations>(a.clone()).ok())
+        .and_then(|a| annotations(a, &def.item.name))
     {
         def = def.annotations(a);
     }
@@ -82,6 +94,23 @@ pub(super) fn resource(mut def: ResourceDef, r: &Value, template: bool) -> Resou
         def.item.app = true;
     }
     def
+}
+
+/// Annotations as listed, without a field this server's rules refuse.
+fn annotations(v: &Value, what: &str) -> Option<Annotations> {
+    let mut a = serde_json::from_value::<Annotations>(v.clone()).ok()?;
+    if a.priority.is_some_and(|p| mcp_rules::priority(p).is_err()) {
+        tracing::debug!(item = %what, "an upstream resource's priority left out");
+        a.priority = None;
+    }
+    if a.last_modified
+        .as_deref()
+        .is_some_and(|m| mcp_rules::last_modified(m).is_err())
+    {
+        tracing::debug!(item = %what, "an upstream resource's lastModified left out");
+        a.last_modified = None;
+    }
+    Some(a)
 }
 
 /// An icon as listed, if this server's rules take it.
@@ -133,6 +162,14 @@ mod tests {
         let meta = json!({"com.example/team": 1, "io.modelcontextprotocol/x": 2, "ui": {}});
         let kept = kept_meta(meta.as_object().unwrap(), "t").unwrap();
         assert_eq!(kept.keys().collect::<Vec<_>>(), ["com.example/team", "ui"]);
+        let a = json!({"priority": 2.0, "lastModified": "yesterday", "audience": ["user"]});
+        let a = annotations(&a, "r").unwrap();
+        assert_eq!((a.priority, a.last_modified), (None, None));
+        assert!(a.audience.is_some());
+        let a = json!({"priority": 0.5, "lastModified": "2025-01-12T15:00:58Z"});
+        let a = annotations(&a, "r").unwrap();
+        assert_eq!(a.priority, Some(0.5));
+        assert!(a.last_modified.is_some());
     }
 
     #[test]
@@ -141,10 +178,11 @@ mod tests {
             json!({"uri": "ui://a/v.html", "mimeType": MIME_TYPE}),
             json!({"uri": "ui://a/plain.html", "mimeType": "text/html"}),
             json!({"uri": "https://a.example/v.html", "mimeType": MIME_TYPE}),
+            json!({"uri": "ui://a/spaced.html", "mimeType": "text/html; Profile=mcp-app"}),
         ];
         assert_eq!(
             views(&listed).into_iter().collect::<Vec<_>>(),
-            ["ui://a/v.html"]
+            ["ui://a/spaced.html", "ui://a/v.html"]
         );
     }
 }

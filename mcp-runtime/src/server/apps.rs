@@ -184,6 +184,17 @@ pub(crate) fn point_at(meta: &mut serde_json::Map<String, Value>, uri: &str) {
     }
 }
 
+/// Takes the view out of a tool's `_meta` (`ui.resourceUri` and the flat key).
+pub(crate) fn forget_view(meta: &mut serde_json::Map<String, Value>) {
+    meta.remove(FLAT_RESOURCE_URI);
+    if let Some(Value::Object(ui)) = meta.get_mut("ui") {
+        ui.remove("resourceUri");
+        if ui.is_empty() {
+            meta.remove("ui");
+        }
+    }
+}
+
 /// Whether `uri` can name a view: a `ui://` URI with something after the scheme.
 pub fn is_view_uri(uri: &str) -> bool {
     mcp_rules::view_uri(uri).is_ok()

@@ -51,25 +51,11 @@ fn mounted(item: &mut Item, ns: &str) {
 }
 
 /// `uri`, as an item mounted under `mounts` (innermost first) names it, as this server
-/// serves it: with every namespace, unless it has them all already.
+/// serves it: with every namespace.
 pub(crate) fn served_uri(mounts: Option<&[String]>, uri: String) -> String {
-    let Some(mounts) = mounts else {
-        return uri;
-    };
-    let under = |base: &str| {
-        mounts
-            .iter()
-            .fold(base.to_owned(), |u, ns| self::uri(ns, &u))
-    };
-    let prefix = under(if uri.starts_with("ui://") {
-        "ui://"
-    } else {
-        ""
-    });
-    if uri.starts_with(&prefix) {
-        uri
-    } else {
-        under(&uri)
+    match mounts {
+        None => uri,
+        Some(mounts) => mounts.iter().fold(uri, |u, ns| self::uri(ns, &u)),
     }
 }
 
@@ -132,18 +118,18 @@ pub(crate) fn resource(ns: &str, mut def: ResourceDef) -> ResourceDef {
             Box::pin(async move {
                 let mut listed = lister().await?;
                 for r in &mut listed {
-                    remount(&ns, &mut r.uri);
+                    r.uri = uri(&ns, &r.uri);
                 }
                 Ok(listed)
             })
         }));
     }
-    // The contents carry the child's URIs, or the served one (the request's): given every
-    // namespace the request's item is mounted under, whatever the depth.
+    // The contents carry the URI that was read (served already), or the child's own URIs,
+    // which get every namespace the request's item is mounted under, whatever the depth.
     let inner: Handler<kind::Resource> = Arc::clone(&def.handler);
     def.handler = Arc::new(move |call| {
         let inner = Arc::clone(&inner);
-        let mounts = call.request.mounts.clone();
+        let (mounts, read) = (call.request.mounts.clone(), call.request.target.clone());
         Box::pin(async move {
             let mut contents = inner(call).await?;
             for c in &mut contents {
@@ -151,20 +137,14 @@ pub(crate) fn resource(ns: &str, mut def: ResourceDef) -> ResourceDef {
                     ResourceContents::Text(t) => &mut t.uri,
                     ResourceContents::Blob(b) => &mut b.uri,
                 };
-                *uri = served_uri(mounts.as_deref(), std::mem::take(uri));
+                if read.as_deref() != Some(uri.as_str()) {
+                    *uri = served_uri(mounts.as_deref(), std::mem::take(uri));
+                }
             }
             Ok(contents)
         })
     });
     def
-}
-
-/// Gives `u` the namespace, unless it has it already.
-fn remount(ns: &str, u: &mut String) {
-    let mounted = u.starts_with(&format!("{ns}+")) || u.starts_with(&format!("ui://{ns}/"));
-    if !mounted {
-        *u = uri(ns, u);
-    }
 }
 
 impl ServerBuilder {
@@ -316,10 +296,10 @@ mod tests {
         let nested = ["inner".to_owned(), "outer".to_owned()];
         let served = |u: &str| served_uri(Some(&nested), u.to_owned());
         assert_eq!(served("notes://1"), "outer+inner+notes://1");
-        assert_eq!(served("outer+inner+notes://1"), "outer+inner+notes://1");
-        assert_eq!(served("inner+notes://1"), "outer+inner+inner+notes://1");
         assert_eq!(served("ui://app/v.html"), "ui://outer/inner/app/v.html");
-        assert_eq!(served("ui://outer/inner/v.html"), "ui://outer/inner/v.html");
+        // A child's URI that looks mounted already is still the child's own.
+        assert_eq!(served("inner+notes://1"), "outer+inner+inner+notes://1");
+        assert_eq!(served("ui://inner/v.html"), "ui://outer/inner/inner/v.html");
         assert_eq!(served_uri(None, "notes://1".into()), "notes://1");
         assert_eq!(served_name(Some(&nested), "export"), "outer_inner_export");
         assert_eq!(served_name(None, "export"), "export");

@@ -360,10 +360,9 @@ impl Catalog {
 
 /// ` (`a::f` and `b::g`)`: where two clashing items were defined, when known.
 fn origins(a: &crate::server::def::Item, b: &crate::server::def::Item) -> String {
-    let describe = |i: &crate::server::def::Item| match (
-        i.origin,
-        i.mounts.as_deref().and_then(<[String]>::last),
-    ) {
+    // Where it is mounted, outermost first: `eu/docs`.
+    let path = |m: &[String]| m.iter().rev().cloned().collect::<Vec<_>>().join("/");
+    let describe = |i: &crate::server::def::Item| match (i.origin, i.mounts.as_deref().map(path)) {
         (Some(o), Some(ns)) => Some(format!("`{o}` mounted under `{ns}`")),
         (Some(o), None) => Some(format!("`{o}`")),
         (None, Some(ns)) => Some(format!("one mounted under `{ns}`")),

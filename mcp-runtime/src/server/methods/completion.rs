@@ -73,7 +73,7 @@ pub(crate) fn complete(
         Ok(k) => k,
         Err(e) => return bad(&parts, format!("`context.arguments` {e}")),
     };
-    let completer = match reference.get("type").and_then(Value::as_str) {
+    let (completer, mounts) = match reference.get("type").and_then(Value::as_str) {
         Some("ref/prompt") => {
             let name = reference
                 .get("name")
@@ -93,7 +93,8 @@ pub(crate) fn complete(
                     format!("prompt `{name}` has no argument `{}`", reflect(arg_name)),
                 );
             }
-            p.def.item.completers.get(arg_name).cloned()
+            let completer = p.def.item.completers.get(arg_name).cloned();
+            (completer, p.def.item.mounts.clone())
         }
         Some("ref/resource") => {
             let uri = reference
@@ -117,7 +118,8 @@ pub(crate) fn complete(
                     format!("template `{uri}` has no variable `{}`", reflect(arg_name)),
                 );
             }
-            t.def.item.completers.get(arg_name).cloned()
+            let completer = t.def.item.completers.get(arg_name).cloned();
+            (completer, t.def.item.mounts.clone())
         }
         _ => {
             return bad(
@@ -130,7 +132,7 @@ pub(crate) fn complete(
     let inner = Arc::clone(&server.inner);
     let era = parts.era();
     let (request, span, notifications) =
-        parts.into_request(&inner, methods::COMPLETE, None, None, None, None);
+        parts.into_request(&inner, methods::COMPLETE, None, None, mounts, None);
     let id = request.id.clone();
     let cancel = request.cancel.clone();
     let known = known
