@@ -99,6 +99,30 @@ async fn docs_search() -> &'static str {
     "clash"
 }
 
+/// Raw notes: their scheme starts as if mounted under `docs` already.
+#[resource("docs+raw://{id}")]
+async fn raw_note(id: u32) -> String {
+    format!("raw {id}")
+}
+
+/// Tells listeners that a raw note changed.
+#[tool]
+async fn touch_raw(cx: Context) -> String {
+    cx.notify_resource_updated("docs+raw://1");
+    cx.served_uri("docs+raw://1")
+}
+
+/// Every note at once: contents naming other URIs than the one read.
+#[resource("notes://all")]
+async fn all_notes() -> Vec<mcp_runtime::ResourceContents> {
+    (1..=2)
+        .map(|i| {
+            let uri = format!("notes://{i}");
+            mcp_runtime::ResourceContents::text(uri, "text/markdown", format!("# Note {i}"))
+        })
+        .collect()
+}
+
 /// A tool named as one mounted two deep would be.
 #[tool]
 async fn eu_docs_search() -> &'static str {
@@ -111,7 +135,7 @@ fn docs() -> mcp_runtime::ServerBuilder {
         .tools(tools![search, touch, enable_export])
         .standby_tools(tools![export])
         .prompts(prompts![brief])
-        .resources(resources![note, index])
+        .resources(resources![note, index, all_notes])
         .state(Hits::default())
         .layer(from_fn(|req: Request, next: Next| async move {
             let mut r = next.run(req).await;
@@ -213,7 +237,12 @@ fn mounted_servers_are_served_under_their_namespaces() {
     );
     assert_eq!(
         names(addr, "resources/list", "resources", "uri"),
-        ["docs+notes://1", "docs+notes://2", "docs+notes://index"]
+        [
+            "docs+notes://1",
+            "docs+notes://2",
+            "docs+notes://all",
+            "docs+notes://index"
+        ]
     );
     let r = post(
         addr,
@@ -304,6 +333,7 @@ fn a_childs_handler_names_items_as_its_own_server_does_at_any_depth() {
         [
             "eu+docs+notes://1",
             "eu+docs+notes://2",
+            "eu+docs+notes://all",
             "eu+docs+notes://index"
         ]
     );
@@ -340,19 +370,39 @@ fn a_childs_handler_names_items_as_its_own_server_does_at_any_depth() {
         r["result"]["contents"][0]["uri"], "eu+docs+notes://1",
         "{r}"
     );
-    // Mounted under its URIs' own scheme.
+    // Contents naming other URIs than the one read get both namespaces, once.
+    let r = post(
+        addr,
+        &request(
+            json!(5),
+            "resources/read",
+            json!({"uri": "eu+docs+notes://all"}),
+        ),
+    )
+    .json();
+    let uris: Vec<&Value> = r["result"]["contents"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{r}"))
+        .iter()
+        .map(|c| &c["uri"])
+        .collect();
+    assert_eq!(
+        uris,
+        [&json!("eu+docs+notes://1"), &json!("eu+docs+notes://2")]
+    );
+
+    // A child whose own URIs look mounted already: they still get the namespace.
+    let raw = Server::builder("raw", "1.0")
+        .tools(tools![touch_raw])
+        .resources(resources![raw_note]);
     let server = Server::builder("hq", "1.0")
-        .mount("notes", docs())
+        .mount("docs", raw)
         .build()
         .unwrap();
     let addr = common::serve_in_background(server.http());
     assert_eq!(
-        told(addr, "notes_touch", "notes+notes://1"),
-        "notes+notes://1 [docs]"
-    );
-    assert_eq!(
-        names(addr, "resources/list", "resources", "uri"),
-        ["notes+notes://1", "notes+notes://2", "notes+notes://index"]
+        told(addr, "docs_touch_raw", "docs+docs+raw://1"),
+        "docs+docs+raw://1"
     );
 }
 

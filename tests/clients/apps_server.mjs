@@ -1,7 +1,6 @@
 // An MCP App server written with the official TypeScript server (@modelcontextprotocol/server
-// 2.3.1, installed as the peer of @modelcontextprotocol/ext-apps 2.0.4) and ext-apps' server
-// helpers (registerAppTool, registerAppResource), on stdio; tests/proxy.rs puts a gateway in
-// front of it.
+// 2.3.1) and the server helpers of @modelcontextprotocol/ext-apps 2.0.4 (registerAppTool,
+// registerAppResource), on stdio; tests/proxy.rs puts a gateway in front of it.
 //
 // usage: node apps_server.mjs
 import { McpServer } from '@modelcontextprotocol/server';

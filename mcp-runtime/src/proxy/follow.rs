@@ -8,7 +8,7 @@ use super::{Upstream, presented};
 use crate::server::Server;
 use crate::server::mount;
 use serde_json::Value;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 /// The shortest wait between two reads of the upstream's lists, whatever its `ttlMs`.
@@ -178,13 +178,28 @@ fn diff<'a>(before: &'a [Value], now: &'a [Value], key: &str) -> (Vec<&'a str>, 
 
 /// Applies what changed between two reads. The order keeps the catalog valid on the way:
 /// what went goes first (so a template whose text changed does not clash with its old
-/// self), except views, which go last, once no tool shows them; resources come in before
-/// the tools, so a tool's view is served whenever the tool is. A tool whose view came or
-/// went, though its own listing did not change, is replaced too.
+/// self), except views, which go (or, listed now as plain resources, are replaced) last,
+/// once no tool shows them; resources come in before the tools, so a tool gets its view
+/// when the view is served. A tool whose view came or went, though its own listing did not
+/// change, is replaced too.
 fn apply(up: &Upstream, server: &Server, ns: &str, before: &Lists, now: &Lists) {
     let report = |what: &str, name: &str, r: Result<(), crate::BuildError>| {
         if let Err(e) = r {
             tracing::warn!(namespace = %ns, "the upstream's {what} `{name}` cannot be served: {e}");
+        }
+    };
+    let add = |r: &Value, template: bool| {
+        let (def, key) = match template {
+            false => (up.resource(r), "uri"),
+            true => (up.template(r), "uriTemplate"),
+        };
+        if let Some(def) = def {
+            let uri = r[key].as_str().unwrap_or_default();
+            report(
+                "resource",
+                uri,
+                server.add_resource(mount::resource(ns, def)),
+            );
         }
     };
     let remove = |uri: &str| {
@@ -193,14 +208,47 @@ fn apply(up: &Upstream, server: &Server, ns: &str, before: &Lists, now: &Lists) 
             tracing::warn!(namespace = %ns, "the upstream's resource `{uri}` went, but is still served: a tool shows it");
         }
     };
-    let (views_before, views) = (
-        presented::views(&before.resources),
-        presented::views(&now.resources),
-    );
+    let views_before = presented::views(&before.resources);
+    let listed_views = presented::views(&now.resources);
     let (gone_tools, mut tools) = diff(&before.tools, &now.tools, "name");
     let (gone_prompts, prompts) = diff(&before.prompts, &now.prompts, "name");
     let (gone_resources, resources) = diff(&before.resources, &now.resources, "uri");
     let (gone_templates, templates) = diff(&before.templates, &now.templates, "uriTemplate");
+    // A view that went, or is listed now as a plain resource: last.
+    let was_view = |u: &str| views_before.contains(u) && !listed_views.contains(u);
+    let (gone_views, gone_resources): (Vec<&str>, Vec<&str>) = gone_resources
+        .into_iter()
+        .partition(|u| views_before.contains(*u));
+    let (unviewed, resources): (Vec<&Value>, Vec<&Value>) = resources
+        .into_iter()
+        .partition(|r| r["uri"].as_str().is_some_and(was_view));
+
+    for n in gone_tools {
+        server.remove_tool(&mount::name(ns, n));
+    }
+    for n in gone_prompts {
+        server.remove_prompt(&mount::name(ns, n));
+    }
+    for u in gone_templates.into_iter().chain(gone_resources) {
+        remove(u);
+    }
+    for r in resources {
+        add(r, false);
+    }
+    for r in templates {
+        add(r, true);
+    }
+    // The views served now: listed as views, and taken in (one refused leaves its tool
+    // without it, not unserved).
+    let catalog = server.inner.catalog();
+    let views: BTreeSet<String> = listed_views
+        .into_iter()
+        .filter(|v| {
+            let served = catalog.resource_by_uri(&mount::uri(ns, v));
+            served.is_some_and(|r| r.def.item.app)
+        })
+        .collect();
+    drop(catalog);
     let view_changed = |t: &&Value| {
         crate::server::apps::view_in(&t["_meta"])
             .is_some_and(|v| views_before.contains(v) != views.contains(v))
@@ -208,38 +256,6 @@ fn apply(up: &Upstream, server: &Server, ns: &str, before: &Lists, now: &Lists) 
     for t in now.tools.iter().filter(view_changed) {
         if !tools.iter().any(|c| std::ptr::eq(*c, t)) {
             tools.push(t);
-        }
-    }
-    for n in gone_tools {
-        server.remove_tool(&mount::name(ns, n));
-    }
-    for n in gone_prompts {
-        server.remove_prompt(&mount::name(ns, n));
-    }
-    let (gone_views, gone_resources): (Vec<&str>, Vec<&str>) = gone_resources
-        .into_iter()
-        .partition(|u| views_before.contains(*u));
-    for u in gone_templates.into_iter().chain(gone_resources) {
-        remove(u);
-    }
-    for r in resources {
-        if let Some(def) = up.resource(r) {
-            let uri = r["uri"].as_str().unwrap_or_default();
-            report(
-                "resource",
-                uri,
-                server.add_resource(mount::resource(ns, def)),
-            );
-        }
-    }
-    for r in templates {
-        if let Some(def) = up.template(r) {
-            let uri = r["uriTemplate"].as_str().unwrap_or_default();
-            report(
-                "template",
-                uri,
-                server.add_resource(mount::resource(ns, def)),
-            );
         }
     }
     for t in tools {
@@ -257,6 +273,9 @@ fn apply(up: &Upstream, server: &Server, ns: &str, before: &Lists, now: &Lists) 
     }
     for u in gone_views {
         remove(u);
+    }
+    for r in unviewed {
+        add(r, false);
     }
 }
 
@@ -325,6 +344,22 @@ mod tests {
         // The view comes back in a later read than its tool: the tool gets it again.
         apply(&up, &server, "kid", &tool_only, &both);
         assert_eq!(view_of(&server, "kid_show"), mounted_view);
+        // The view stays, as a plain resource: the tool loses it, and the resource is
+        // served as plain.
+        let plain = json!({"uri": "ui://app/v.html", "name": "v", "mimeType": "text/html"});
+        let unviewed = lists(
+            std::slice::from_ref(&tool),
+            std::slice::from_ref(&plain),
+            &[],
+        );
+        apply(&up, &server, "kid", &both, &unviewed);
+        assert_eq!(view_of(&server, "kid_show"), Some(None));
+        let catalog = server.inner.catalog();
+        let plain = catalog.resource_by_uri("ui://kid/app/v.html");
+        assert!(!plain.expect("served").def.item.app);
+        drop(catalog);
+        apply(&up, &server, "kid", &unviewed, &both);
+        assert_eq!(view_of(&server, "kid_show"), mounted_view);
         // Both go in one read.
         apply(&up, &server, "kid", &both, &none);
         assert_eq!(view_of(&server, "kid_show"), None);
@@ -338,6 +373,14 @@ mod tests {
         apply(&up, &server, "kid", &before, &lists(&[], &[], &[new]));
         assert!(!served(&server, "kid+notes://{id}"));
         assert!(served(&server, "kid+notes://{note}"));
+
+        // A view this server refuses (a blank name): the tool is served without it.
+        let refused = json!({"uri": "ui://app/v.html", "name": " ",
+            "mimeType": crate::apps::MIME_TYPE});
+        let server = Server::builder("gw", "1").build().unwrap();
+        let refused = lists(std::slice::from_ref(&tool), &[refused], &[]);
+        apply(&up, &server, "kid", &none, &refused);
+        assert_eq!(view_of(&server, "kid_show"), Some(None));
     }
 
     #[test]

@@ -27,8 +27,9 @@ pub(super) fn views(resources: &[Value]) -> BTreeSet<String> {
 }
 
 fn is_view(r: &Value, uri: Option<&str>) -> bool {
-    // MIME type parameters may come with spaces and in any case: `text/html; profile=mcp-app`.
-    let mime = |m: &str| m.replace(' ', "").to_ascii_lowercase();
+    // MIME type parameters may come with spaces, quotes and in any case:
+    // `text/html; profile="mcp-app"`.
+    let mime = |m: &str| m.replace([' ', '"'], "").to_ascii_lowercase();
     uri.is_some_and(is_view_uri) && r["mimeType"].as_str().map(mime).as_deref() == Some(MIME_TYPE)
 }
 
@@ -92,13 +93,20 @@ pub(super) fn resource(mut def: ResourceDef, r: &Value, template: bool) -> Resou
     }
     if !template && is_view(r, r["uri"].as_str()) {
         def.item.app = true;
+        def.spec.mime_type = Some(MIME_TYPE.into());
     }
     def
 }
 
 /// Annotations as listed, without a field this server's rules refuse.
 fn annotations(v: &Value, what: &str) -> Option<Annotations> {
-    let mut a = serde_json::from_value::<Annotations>(v.clone()).ok()?;
+    let mut a = match serde_json::from_value::<Annotations>(v.clone()) {
+        Ok(a) => a,
+        Err(e) => {
+            tracing::debug!(item = %what, "an upstream resource's annotations left out: {e}");
+            return None;
+        }
+    };
     if a.priority.is_some_and(|p| mcp_rules::priority(p).is_err()) {
         tracing::debug!(item = %what, "an upstream resource's priority left out");
         a.priority = None;
@@ -178,7 +186,7 @@ mod tests {
             json!({"uri": "ui://a/v.html", "mimeType": MIME_TYPE}),
             json!({"uri": "ui://a/plain.html", "mimeType": "text/html"}),
             json!({"uri": "https://a.example/v.html", "mimeType": MIME_TYPE}),
-            json!({"uri": "ui://a/spaced.html", "mimeType": "text/html; Profile=mcp-app"}),
+            json!({"uri": "ui://a/spaced.html", "mimeType": "text/html; Profile=\"mcp-app\""}),
         ];
         assert_eq!(
             views(&listed).into_iter().collect::<Vec<_>>(),

@@ -166,6 +166,7 @@ impl UiResource {
 const FLAT_RESOURCE_URI: &str = "ui/resourceUri";
 
 /// The view a tool's `_meta` names: `ui.resourceUri`, or the flat `ui/resourceUri`.
+#[cfg(feature = "proxy")]
 pub(crate) fn view_in(meta: &Value) -> Option<&str> {
     meta["ui"]["resourceUri"]
         .as_str()
@@ -185,6 +186,7 @@ pub(crate) fn point_at(meta: &mut serde_json::Map<String, Value>, uri: &str) {
 }
 
 /// Takes the view out of a tool's `_meta` (`ui.resourceUri` and the flat key).
+#[cfg(feature = "proxy")]
 pub(crate) fn forget_view(meta: &mut serde_json::Map<String, Value>) {
     meta.remove(FLAT_RESOURCE_URI);
     if let Some(Value::Object(ui)) = meta.get_mut("ui") {

@@ -264,7 +264,8 @@ impl Context {
     /// `uri` as the server serving this request names it. The handler of an item of a
     /// server mounted with [`ServerBuilder::mount`] names resources as its own server does
     /// (`notes://1`); this is the URI clients read and subscribe to (`docs+notes://1`),
-    /// for links in results or notifications. Unmounted, `uri` is returned as it is.
+    /// for links in results or notifications. Unmounted, `uri` is returned as it is. Not
+    /// for the URIs of a resource's own contents: the mount gives those the namespaces.
     ///
     /// [`ServerBuilder::mount`]: crate::ServerBuilder::mount
     pub fn served_uri(&self, uri: impl Into<String>) -> String {

@@ -61,6 +61,7 @@ pub(crate) fn served_uri(mounts: Option<&[String]>, uri: String) -> String {
 
 /// `uri` as served, as an item mounted under `mounts` (innermost first) names it: its
 /// namespaces taken off (what [`served_uri`] adds); without them, as it is.
+#[cfg(feature = "proxy")]
 pub(crate) fn own_uri(mounts: Option<&[String]>, uri: &str) -> String {
     let Some(mounts) = mounts else {
         return uri.to_owned();
@@ -109,6 +110,8 @@ pub(crate) fn prompt(ns: &str, mut def: PromptDef) -> PromptDef {
 
 pub(crate) fn resource(ns: &str, mut def: ResourceDef) -> ResourceDef {
     def.spec.uri = uri(ns, &def.spec.uri);
+    // Mounted already (inside a server mounted here), its contents are remapped already.
+    let innermost = def.item.mounts.is_none();
     mounted(&mut def.item, ns);
     // What the list function lists carries the child's URIs: give them the namespace too.
     if let Some(lister) = def.spec.lister.take() {
@@ -125,7 +128,11 @@ pub(crate) fn resource(ns: &str, mut def: ResourceDef) -> ResourceDef {
         }));
     }
     // The contents carry the URI that was read (served already), or the child's own URIs,
-    // which get every namespace the request's item is mounted under, whatever the depth.
+    // which get every namespace the request's item is mounted under, whatever the depth:
+    // done once, by the innermost mount.
+    if !innermost {
+        return def;
+    }
     let inner: Handler<kind::Resource> = Arc::clone(&def.handler);
     def.handler = Arc::new(move |call| {
         let inner = Arc::clone(&inner);
@@ -285,6 +292,23 @@ impl ServerBuilder {
 mod tests {
     use super::*;
 
+    #[cfg(feature = "proxy")]
+    #[test]
+    fn a_served_uri_is_taken_back_to_the_childs() {
+        let nested = ["inner".to_owned(), "outer".to_owned()];
+        for own in [
+            "notes://1",
+            "ui://app/v.html",
+            "file:///{+path}",
+            "inner+notes://1",
+        ] {
+            let served = served_uri(Some(&nested), own.to_owned());
+            assert_eq!(own_uri(Some(&nested), &served), own);
+        }
+        assert_eq!(own_uri(Some(&nested), "inner+notes://1"), "inner+notes://1");
+        assert_eq!(own_uri(None, "outer+inner+x://1"), "outer+inner+x://1");
+    }
+
     #[test]
     fn namespaces_fit_names_and_schemes() {
         assert!(check_namespace("docs").is_ok());
@@ -303,11 +327,6 @@ mod tests {
         assert_eq!(served_uri(None, "notes://1".into()), "notes://1");
         assert_eq!(served_name(Some(&nested), "export"), "outer_inner_export");
         assert_eq!(served_name(None, "export"), "export");
-        for own in ["notes://1", "ui://app/v.html", "file:///{+path}"] {
-            assert_eq!(own_uri(Some(&nested), &served(own)), own);
-        }
-        assert_eq!(own_uri(Some(&nested), "inner+notes://1"), "inner+notes://1");
-        assert_eq!(own_uri(None, "outer+inner+x://1"), "outer+inner+x://1");
         assert_eq!(uri("docs", "file:///{+path}"), "docs+file:///{+path}");
         assert_eq!(uri("docs", "ui://view.html"), "ui://docs/view.html");
     }
