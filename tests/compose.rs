@@ -226,15 +226,7 @@ fn mounted_servers_are_served_under_their_namespaces() {
         "{r}"
     );
 
-    assert_eq!(
-        names(
-            addr,
-            "resources/templates/list",
-            "resourceTemplates",
-            "uriTemplate"
-        ),
-        ["docs+notes://{id}"]
-    );
+    assert_eq!(templates(addr), ["docs+notes://{id}"]);
     assert_eq!(
         names(addr, "resources/list", "resources", "uri"),
         [
@@ -279,6 +271,21 @@ fn mounted_servers_are_served_under_their_namespaces() {
     );
 }
 
+/// The URI templates the server at `addr` lists.
+fn templates(addr: SocketAddr) -> Vec<String> {
+    names(
+        addr,
+        "resources/templates/list",
+        "resourceTemplates",
+        "uriTemplate",
+    )
+}
+
+/// Builds the server and serves it over HTTP in the background.
+fn serve(server: mcp_runtime::ServerBuilder) -> SocketAddr {
+    common::serve_in_background(server.build().unwrap().http())
+}
+
 /// Listens for updates of `uri`, calls `tool`, and returns the tool's text once the
 /// update came.
 fn told(addr: SocketAddr, tool: &str, uri: &str) -> String {
@@ -307,27 +314,15 @@ fn told(addr: SocketAddr, tool: &str, uri: &str) -> String {
 #[test]
 fn a_childs_handler_names_items_as_its_own_server_does_at_any_depth() {
     // Alone, its URIs and names are its own.
-    let addr = common::serve_in_background(docs().build().unwrap().http());
+    let addr = serve(docs());
     assert_eq!(told(addr, "touch", "notes://1"), "notes://1 [docs]");
     let r = call(addr, "enable_export", json!({}));
     assert_eq!(r["result"]["content"][0]["text"], "enabled [docs]", "{r}");
     assert!(names(addr, "tools/list", "tools", "name").contains(&"export".to_owned()));
     // Mounted in a server that is itself mounted: both namespaces.
     let desk = Server::builder("desk", "1.0").mount("docs", docs());
-    let server = Server::builder("hq", "1.0")
-        .mount("eu", desk)
-        .build()
-        .unwrap();
-    let addr = common::serve_in_background(server.http());
-    assert_eq!(
-        names(
-            addr,
-            "resources/templates/list",
-            "resourceTemplates",
-            "uriTemplate"
-        ),
-        ["eu+docs+notes://{id}"]
-    );
+    let addr = serve(Server::builder("hq", "1.0").mount("eu", desk));
+    assert_eq!(templates(addr), ["eu+docs+notes://{id}"]);
     assert_eq!(
         names(addr, "resources/list", "resources", "uri"),
         [
@@ -395,11 +390,7 @@ fn a_childs_handler_names_items_as_its_own_server_does_at_any_depth() {
     let raw = Server::builder("raw", "1.0")
         .tools(tools![touch_raw])
         .resources(resources![raw_note]);
-    let server = Server::builder("hq", "1.0")
-        .mount("docs", raw)
-        .build()
-        .unwrap();
-    let addr = common::serve_in_background(server.http());
+    let addr = serve(Server::builder("hq", "1.0").mount("docs", raw));
     assert_eq!(
         told(addr, "docs_touch_raw", "docs+docs+raw://1"),
         "docs+docs+raw://1"

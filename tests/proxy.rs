@@ -55,6 +55,20 @@ fn tools_at_hand() -> Option<(PathBuf, PathBuf, PathBuf)> {
     None
 }
 
+/// `child`, a running server of this process, mounted live under `kid` in what `parent`
+/// builds (`Upstream::local`), and followed while the handle lives.
+async fn mounted_live(
+    child: &Server,
+    parent: mcp_runtime::ServerBuilder,
+) -> (Server, mcp_runtime::proxy::Following) {
+    let kid = Upstream::local(child.clone()).await.unwrap();
+    assert_eq!(kid.protocol_version(), "2026-07-28");
+    let parent = parent.mount("kid", kid.items().await.unwrap()).build();
+    let parent = parent.unwrap();
+    let following = kid.follow(&parent, "kid");
+    (parent, following)
+}
+
 /// Runs a client script to its end; the one JSON object it printed.
 async fn client_saw(mut cmd: Command) -> Value {
     let out = tokio::task::spawn_blocking(move || cmd.output().unwrap())
@@ -875,15 +889,10 @@ async fn a_running_server_mounted_live_changes_reports_and_asks_through_its_pare
         .tools(tools![steps, careful])
         .build()
         .unwrap();
-    let kid = Upstream::local(child.clone()).await.unwrap();
-    assert_eq!(kid.protocol_version(), "2026-07-28");
     let parent = Server::builder("parent", "1.0")
         .request_state(mcp_runtime::config::RequestState::single_instance())
-        .tools(tools![hello])
-        .mount("kid", kid.items().await.unwrap())
-        .build()
-        .unwrap();
-    let _following = kid.follow(&parent, "kid");
+        .tools(tools![hello]);
+    let (parent, _following) = mounted_live(&child, parent).await;
     let addr = common::serve_in_background(parent.clone().http());
     assert_eq!(parent.tool_names(), ["hello", "kid_careful", "kid_steps"]);
 
@@ -1095,12 +1104,8 @@ async fn a_live_childs_resource_updates_reach_the_parents_subscribers() {
         .resource(note)
         .build()
         .unwrap();
-    let kid = Upstream::local(child.clone()).await.unwrap();
-    let parent = Server::builder("parent", "1.0")
-        .mount("kid", kid.items().await.unwrap())
-        .build()
-        .unwrap();
-    let _following = kid.follow(&parent, "kid");
+    let parent = Server::builder("parent", "1.0");
+    let (parent, _following) = mounted_live(&child, parent).await;
     let (ours, theirs) = tokio::io::duplex(1 << 16);
     let (r, w) = tokio::io::split(theirs);
     tokio::spawn(parent.serve_io(r, w, std::future::pending()));
@@ -1672,12 +1677,8 @@ async fn an_mcp_app_added_upstream_while_running_is_followed() {
         .resources(mcp_runtime::resources![ticket])
         .build()
         .unwrap();
-    let kid = Upstream::local(child.clone()).await.unwrap();
-    let parent = Server::builder("parent", "1.0")
-        .mount("kid", kid.items().await.unwrap())
-        .build()
-        .unwrap();
-    let _following = kid.follow(&parent, "kid");
+    let parent = Server::builder("parent", "1.0");
+    let (parent, _following) = mounted_live(&child, parent).await;
     let every = Duration::from_millis(50);
     let has_app = |n: &[String]| n.iter().any(|n| n == "kid_forecast");
 
