@@ -186,6 +186,7 @@ async fn a_gateway_serves_third_party_servers_to_a_real_client() {
         "local_hello",
         "py_add",
         "py_shout",
+        "py_look_up",
     ] {
         assert!(names.contains(&want), "{want} missing from {names:?}");
     }
@@ -193,6 +194,8 @@ async fn a_gateway_serves_third_party_servers_to_a_real_client() {
         names.len() > 10,
         "every filesystem tool survived the client: {names:?}"
     );
+    // The upstream's `look up`, a name tool names may not have, served as `look_up`.
+    assert_eq!(seen["look_up"], "gateway: found", "{seen}");
     assert_eq!(seen["read"], "hi from disk", "{seen}");
     assert_eq!(seen["read_error"], false);
     assert!(

@@ -35,6 +35,8 @@ async def main() -> None:
         seen["listing"] = r.content[0].text
         r = await c.call_tool("py_add", {"a": 2, "b": 3})
         seen["add"] = r.content[0].text
+        r = await c.call_tool("py_look_up", {"word": "gateway"})  # upstream: "look up"
+        seen["look_up"] = r.content[0].text
         r = await c.call_tool("local_hello", {})
         seen["hello"] = r.content[0].text
         r = await c.call_tool("py_confirm", {"action": "deploy"})

@@ -20,6 +20,13 @@ def shout(text: str) -> str:
     return text.upper()
 
 
+@mcp.tool(name="look up")
+def look_up(word: str) -> str:
+    """Looks a word up (its name has a space, which the Python SDK lets through with a
+    warning)."""
+    return f"{word}: found"
+
+
 @mcp.tool()
 async def confirm(ctx: Context, action: str) -> str | InputRequiredResult:
     """Asks the user to confirm an action (a multi round-trip request), then does it."""

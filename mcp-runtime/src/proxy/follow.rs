@@ -224,10 +224,10 @@ fn apply(up: &Upstream, server: &Server, ns: &str, before: &Lists, now: &Lists) 
         .partition(|r| r["uri"].as_str().is_some_and(was_view));
 
     for n in gone_tools {
-        server.remove_tool(&mount::name(ns, n));
+        server.remove_tool(&mount::name(ns, &presented::tool_name(n)));
     }
     for n in gone_prompts {
-        server.remove_prompt(&mount::name(ns, n));
+        server.remove_prompt(&mount::name(ns, &presented::prompt_name(n)));
     }
     for u in gone_templates.into_iter().chain(gone_resources) {
         remove(u);

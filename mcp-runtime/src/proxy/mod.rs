@@ -281,7 +281,8 @@ impl Upstream {
         let mut signature = Signature::new();
         // It may ask for input (the upstream's questions pass through): rounds are sealed.
         signature.requirements().uses_input();
-        let mut def = ToolDef::new(name, signature, move |call: Call<kind::Tool>| {
+        let served = presented::tool_name(&name);
+        let mut def = ToolDef::new(served, signature, move |call: Call<kind::Tool>| {
             let (link, parked) = (Arc::clone(&link), Arc::clone(&parked));
             let name = upstream_name.clone();
             let input = call.input().ok();
@@ -327,7 +328,8 @@ impl Upstream {
         }
         let link = Arc::clone(&self.link);
         let upstream_name = name.clone();
-        let mut def = PromptDef::new(name, signature, move |call: Call<kind::Prompt>| {
+        let served = presented::prompt_name(&name);
+        let mut def = PromptDef::new(served, signature, move |call: Call<kind::Prompt>| {
             let (link, name) = (Arc::clone(&link), upstream_name.clone());
             async move {
                 let args = Value::Object(call.arguments);

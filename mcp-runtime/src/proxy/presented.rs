@@ -17,6 +17,26 @@ use crate::server::def::{Def, Icon, ResourceDef, ToolDef};
 use serde_json::{Map, Value};
 use std::collections::BTreeSet;
 
+/// A tool's name as this server can serve it: a character tool names may not have (the
+/// spec only recommends `[A-Za-z0-9_.-]`, and SDKs let others through) becomes `_`, so
+/// `look up` is served as `look_up`. Its calls still reach the upstream under its own
+/// name.
+pub(super) fn tool_name(name: &str) -> String {
+    let allowed = |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-');
+    name.chars()
+        .map(|c| if allowed(c) { c } else { '_' })
+        .collect()
+}
+
+/// A prompt's name as this server can serve it: whitespace and control characters
+/// become `_`.
+pub(super) fn prompt_name(name: &str) -> String {
+    let refused = |c: char| c.is_whitespace() || c.is_control();
+    name.chars()
+        .map(|c| if refused(c) { '_' } else { c })
+        .collect()
+}
+
 /// The views the upstream serves: its listed `ui://` resources of the MCP App type.
 pub(super) fn views(resources: &[Value]) -> BTreeSet<String> {
     resources
@@ -160,6 +180,15 @@ fn kept_meta(meta: &Map<String, Value>, what: &str) -> Option<Map<String, Value>
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn names_the_rules_refuse_are_served_in_their_alphabet() {
+        assert_eq!(tool_name("look up/v2"), "look_up_v2");
+        assert_eq!(tool_name("search.v2-beta_x"), "search.v2-beta_x");
+        assert!(mcp_rules::tool_name(&tool_name("naïve café")).is_ok());
+        assert_eq!(prompt_name("code review\t"), "code_review_");
+        assert_eq!(prompt_name("naïve/ok"), "naïve/ok");
+    }
 
     #[test]
     fn what_the_rules_refuse_is_left_out() {
