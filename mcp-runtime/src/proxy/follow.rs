@@ -374,8 +374,11 @@ mod tests {
         assert!(!served(&server, "kid+notes://{id}"));
         assert!(served(&server, "kid+notes://{note}"));
 
-        // A view this server refuses (a blank name): the tool is served without it.
-        let refused = json!({"uri": "ui://app/v.html", "name": " ",
+        // A view this server refuses (a bad percent-encoding): the tool is served without
+        // it.
+        let tool = json!({"name": "show", "inputSchema": {"type": "object"},
+            "_meta": {"ui": {"resourceUri": "ui://app/%zz.html"}}});
+        let refused = json!({"uri": "ui://app/%zz.html", "name": "v",
             "mimeType": crate::apps::MIME_TYPE});
         let server = Server::builder("gw", "1").build().unwrap();
         let refused = lists(std::slice::from_ref(&tool), &[refused], &[]);

@@ -360,8 +360,8 @@ impl Upstream {
     }
 
     fn resource(&self, r: &Value) -> Option<ResourceDef> {
-        let uri = r["uri"].as_str()?.to_owned();
-        let name = r["name"].as_str().unwrap_or(&uri).to_owned();
+        let uri = presented::servable_uri(r["uri"].as_str()?)?;
+        let name = presented::resource_name(r, &uri);
         let link = Arc::clone(&self.link);
         let upstream_uri = uri.clone();
         let def = ResourceDef::new(
@@ -379,8 +379,8 @@ impl Upstream {
 
 impl Upstream {
     fn template(&self, r: &Value) -> Option<ResourceDef> {
-        let template = r["uriTemplate"].as_str()?.to_owned();
-        let name = r["name"].as_str().unwrap_or(&template).to_owned();
+        let template = presented::servable_uri(r["uriTemplate"].as_str()?)?;
+        let name = presented::resource_name(r, &template);
         let link = Arc::clone(&self.link);
         let variables: Vec<String> = if complete::offered(&self.link) {
             mcp_uri_template::UriTemplate::parse(&template)

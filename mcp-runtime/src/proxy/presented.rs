@@ -37,6 +37,25 @@ pub(super) fn prompt_name(name: &str) -> String {
         .collect()
 }
 
+/// A resource's URI (or URI template) as listed, if this server can serve it: one that
+/// is no valid URI template (a bad percent-encoding, say) is left out, and logged.
+pub(super) fn servable_uri(uri: &str) -> Option<String> {
+    match mcp_uri_template::UriTemplate::parse(uri) {
+        Ok(_) => Some(uri.to_owned()),
+        Err(e) => {
+            tracing::warn!(%uri, "an upstream resource left out: its URI cannot be served: {e}");
+            None
+        }
+    }
+}
+
+/// A resource's name as listed; its URI when it has none (or a blank one, which resource
+/// names may not be).
+pub(super) fn resource_name(r: &Value, uri: &str) -> String {
+    let name = r["name"].as_str().filter(|n| !n.trim().is_empty());
+    name.unwrap_or(uri).to_owned()
+}
+
 /// The views the upstream serves: its listed `ui://` resources of the MCP App type.
 pub(super) fn views(resources: &[Value]) -> BTreeSet<String> {
     resources
@@ -47,6 +66,7 @@ pub(super) fn views(resources: &[Value]) -> BTreeSet<String> {
 }
 
 fn is_view(r: &Value, uri: Option<&str>) -> bool {
+    let uri = uri.filter(|u| mcp_uri_template::UriTemplate::parse(u).is_ok());
     // MIME type parameters may come with spaces, quotes and in any case:
     // `text/html; profile="mcp-app"`.
     let mime = |m: &str| m.replace([' ', '"'], "").to_ascii_lowercase();
@@ -188,6 +208,12 @@ mod tests {
         assert!(mcp_rules::tool_name(&tool_name("naïve café")).is_ok());
         assert_eq!(prompt_name("code review\t"), "code_review_");
         assert_eq!(prompt_name("naïve/ok"), "naïve/ok");
+        let r = |name: &str| json!({"uri": "x://1", "name": name});
+        assert_eq!(resource_name(&r(" "), "x://1"), "x://1");
+        assert_eq!(resource_name(&json!({}), "x://1"), "x://1");
+        assert_eq!(resource_name(&r("one"), "x://1"), "one");
+        assert_eq!(servable_uri("x://{id}").as_deref(), Some("x://{id}"));
+        assert_eq!(servable_uri("x://%zz"), None);
     }
 
     #[test]
@@ -216,6 +242,7 @@ mod tests {
             json!({"uri": "ui://a/plain.html", "mimeType": "text/html"}),
             json!({"uri": "https://a.example/v.html", "mimeType": MIME_TYPE}),
             json!({"uri": "ui://a/spaced.html", "mimeType": "text/html; Profile=\"mcp-app\""}),
+            json!({"uri": "ui://a/%zz.html", "mimeType": MIME_TYPE}),
         ];
         assert_eq!(
             views(&listed).into_iter().collect::<Vec<_>>(),
