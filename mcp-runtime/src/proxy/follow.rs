@@ -148,7 +148,8 @@ fn uris(lists: &Lists) -> Vec<String> {
     lists
         .resources
         .iter()
-        .filter_map(|r| r["uri"].as_str().map(str::to_owned))
+        .filter_map(|r| r["uri"].as_str().filter(|u| presented::fixed_uri(u)))
+        .map(str::to_owned)
         .collect()
 }
 
@@ -210,8 +211,38 @@ fn apply(up: &Upstream, server: &Server, ns: &str, before: &Lists, now: &Lists) 
     };
     let views_before = presented::views(&before.resources);
     let listed_views = presented::views(&now.resources);
-    let (gone_tools, mut tools) = diff(&before.tools, &now.tools, "name");
-    let (gone_prompts, prompts) = diff(&before.prompts, &now.prompts, "name");
+    let (_, mut tools) = diff(&before.tools, &now.tools, "name");
+    let (_, mut prompts) = diff(&before.prompts, &now.prompts, "name");
+    let (tool, prompt) = (presented::tool_name, presented::prompt_name);
+    let tool_names = presented::served_names(&now.tools, tool, "tool");
+    let tools_before = presented::served_names(&before.tools, tool, "tool");
+    let prompt_names = presented::served_names(&now.prompts, prompt, "prompt");
+    let prompts_before = presented::served_names(&before.prompts, prompt, "prompt");
+    // A served name no item has now goes; an item whose served name changed comes again.
+    let gone = |before: &BTreeMap<&str, String>, now: &BTreeMap<&str, String>| {
+        let kept: BTreeSet<&String> = now.values().collect();
+        let gone: Vec<String> = before
+            .values()
+            .filter(|s| !kept.contains(s))
+            .cloned()
+            .collect();
+        gone
+    };
+    let (gone_tools, gone_prompts) = (
+        gone(&tools_before, &tool_names),
+        gone(&prompts_before, &prompt_names),
+    );
+    for (list, before, now, changed) in [
+        (&now.tools, &tools_before, &tool_names, &mut tools),
+        (&now.prompts, &prompts_before, &prompt_names, &mut prompts),
+    ] {
+        for v in list {
+            let n = v["name"].as_str().unwrap_or_default();
+            if before.get(n) != now.get(n) && !changed.iter().any(|c| std::ptr::eq(*c, v)) {
+                changed.push(v);
+            }
+        }
+    }
     let (gone_resources, resources) = diff(&before.resources, &now.resources, "uri");
     let (gone_templates, templates) = diff(&before.templates, &now.templates, "uriTemplate");
     // A view that went, or is listed now as a plain resource: last.
@@ -224,10 +255,10 @@ fn apply(up: &Upstream, server: &Server, ns: &str, before: &Lists, now: &Lists) 
         .partition(|r| r["uri"].as_str().is_some_and(was_view));
 
     for n in gone_tools {
-        server.remove_tool(&mount::name(ns, &presented::tool_name(n)));
+        server.remove_tool(&mount::name(ns, &n));
     }
     for n in gone_prompts {
-        server.remove_prompt(&mount::name(ns, &presented::prompt_name(n)));
+        server.remove_prompt(&mount::name(ns, &n));
     }
     for u in gone_templates.into_iter().chain(gone_resources) {
         remove(u);
@@ -260,16 +291,17 @@ fn apply(up: &Upstream, server: &Server, ns: &str, before: &Lists, now: &Lists) 
     }
     for t in tools {
         let name = t["name"].as_str().unwrap_or_default();
-        let def = mount::tool(ns, up.tool(t, &views));
-        report("tool", name, server.add_tool(def));
+        if let Some(served) = tool_names.get(name) {
+            let def = mount::tool(ns, up.tool(t, served, &views));
+            report("tool", name, server.add_tool(def));
+        }
     }
     for p in prompts {
         let name = p["name"].as_str().unwrap_or_default();
-        report(
-            "prompt",
-            name,
-            server.add_prompt(mount::prompt(ns, up.prompt(p))),
-        );
+        if let Some(served) = prompt_names.get(name) {
+            let def = mount::prompt(ns, up.prompt(p, served));
+            report("prompt", name, server.add_prompt(def));
+        }
     }
     for u in gone_views {
         remove(u);
@@ -374,8 +406,8 @@ mod tests {
         assert!(!served(&server, "kid+notes://{id}"));
         assert!(served(&server, "kid+notes://{note}"));
 
-        // A view this server refuses (a bad percent-encoding): the tool is served without
-        // it.
+        // A view whose URI this server cannot serve (a bad percent-encoding) is left out:
+        // the tool is served without it.
         let tool = json!({"name": "show", "inputSchema": {"type": "object"},
             "_meta": {"ui": {"resourceUri": "ui://app/%zz.html"}}});
         let refused = json!({"uri": "ui://app/%zz.html", "name": "v",
@@ -384,6 +416,39 @@ mod tests {
         let refused = lists(std::slice::from_ref(&tool), &[refused], &[]);
         apply(&up, &server, "kid", &none, &refused);
         assert_eq!(view_of(&server, "kid_show"), Some(None));
+        // A blank resource name: served under its URI.
+        let blank = json!({"uri": "x://1", "name": " "});
+        apply(&up, &server, "kid", &none, &lists(&[], &[blank], &[]));
+        assert!(served(&server, "kid+x://1"));
+    }
+
+    /// Names tools may not have are served in their alphabet; two upstream tools whose
+    /// served names would be the same are not both served, and a served name stays while
+    /// an upstream tool still has it.
+    #[tokio::test]
+    async fn upstream_names_are_served_in_our_alphabet_one_per_served_name() {
+        let upstream = Server::builder("up", "1").build().unwrap();
+        let up = Upstream::local(upstream).await.unwrap();
+        let server = Server::builder("gw", "1").build().unwrap();
+        let tool = |name: &str| json!({"name": name, "inputSchema": {"type": "object"}});
+        let none = lists(&[], &[], &[]);
+        let spaced = lists(&[tool("look up")], &[], &[]);
+        apply(&up, &server, "kid", &none, &spaced);
+        assert_eq!(server.tool_names(), ["kid_look_up"]);
+        apply(&up, &server, "kid", &spaced, &none);
+        assert!(server.tool_names().is_empty());
+        // Both: the one served as it is keeps the name; the other is left out.
+        let both = lists(&[tool("look up"), tool("look_up")], &[], &[]);
+        apply(&up, &server, "kid", &none, &both);
+        assert_eq!(server.tool_names(), ["kid_look_up"]);
+        // It goes: the other one takes the name.
+        apply(&up, &server, "kid", &both, &spaced);
+        assert_eq!(server.tool_names(), ["kid_look_up"]);
+        let catalog = server.inner.catalog();
+        assert_eq!(catalog.tools.len(), 1);
+        drop(catalog);
+        apply(&up, &server, "kid", &spaced, &none);
+        assert!(server.tool_names().is_empty());
     }
 
     #[test]

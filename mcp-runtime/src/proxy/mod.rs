@@ -189,11 +189,24 @@ impl Upstream {
         }
         let lists = self.read_lists().await?;
         let views = presented::views(&lists.resources);
+        let tools = presented::served_names(&lists.tools, presented::tool_name, "tool");
+        let prompts = presented::served_names(&lists.prompts, presented::prompt_name, "prompt");
+        let (mut tools_in, mut prompts_in) = (Vec::new(), Vec::new());
         for t in &lists.tools {
-            b = b.tool(self.tool(t, &views));
+            if let Some(served) = t["name"].as_str().and_then(|n| tools.get(n))
+                && !tools_in.contains(&served)
+            {
+                tools_in.push(served);
+                b = b.tool(self.tool(t, served, &views));
+            }
         }
         for p in &lists.prompts {
-            b = b.prompt(self.prompt(p));
+            if let Some(served) = p["name"].as_str().and_then(|n| prompts.get(n))
+                && !prompts_in.contains(&served)
+            {
+                prompts_in.push(served);
+                b = b.prompt(self.prompt(p, served));
+            }
         }
         for r in &lists.resources {
             if let Some(def) = self.resource(r) {
@@ -272,8 +285,9 @@ impl Upstream {
         Ok((out, ttl))
     }
 
-    /// A tool forwarding its calls; `views` are the MCP App views the upstream serves.
-    fn tool(&self, t: &Value, views: &std::collections::BTreeSet<String>) -> ToolDef {
+    /// A tool forwarding its calls, served as `served` (see [`presented::served_names`]);
+    /// `views` are the MCP App views the upstream serves.
+    fn tool(&self, t: &Value, served: &str, views: &std::collections::BTreeSet<String>) -> ToolDef {
         let name = t["name"].as_str().unwrap_or_default().to_owned();
         let (link, parked) = (Arc::clone(&self.link), Arc::clone(&self.parked));
         let upstream_name = name.clone();
@@ -281,7 +295,6 @@ impl Upstream {
         let mut signature = Signature::new();
         // It may ask for input (the upstream's questions pass through): rounds are sealed.
         signature.requirements().uses_input();
-        let served = presented::tool_name(&name);
         let mut def = ToolDef::new(served, signature, move |call: Call<kind::Tool>| {
             let (link, parked) = (Arc::clone(&link), Arc::clone(&parked));
             let name = upstream_name.clone();
@@ -316,7 +329,8 @@ impl Upstream {
         presented::tool(def, t, views)
     }
 
-    fn prompt(&self, p: &Value) -> PromptDef {
+    /// A prompt forwarding its calls, served as `served`.
+    fn prompt(&self, p: &Value, served: &str) -> PromptDef {
         let name = p["name"].as_str().unwrap_or_default().to_owned();
         let mut signature = Signature::new();
         for a in p["arguments"].as_array().into_iter().flatten() {
@@ -328,7 +342,6 @@ impl Upstream {
         }
         let link = Arc::clone(&self.link);
         let upstream_name = name.clone();
-        let served = presented::prompt_name(&name);
         let mut def = PromptDef::new(served, signature, move |call: Call<kind::Prompt>| {
             let (link, name) = (Arc::clone(&link), upstream_name.clone());
             async move {
@@ -360,7 +373,7 @@ impl Upstream {
     }
 
     fn resource(&self, r: &Value) -> Option<ResourceDef> {
-        let uri = presented::servable_uri(r["uri"].as_str()?)?;
+        let uri = presented::servable_uri(r["uri"].as_str()?, false)?;
         let name = presented::resource_name(r, &uri);
         let link = Arc::clone(&self.link);
         let upstream_uri = uri.clone();
@@ -379,7 +392,7 @@ impl Upstream {
 
 impl Upstream {
     fn template(&self, r: &Value) -> Option<ResourceDef> {
-        let template = presented::servable_uri(r["uriTemplate"].as_str()?)?;
+        let template = presented::servable_uri(r["uriTemplate"].as_str()?, true)?;
         let name = presented::resource_name(r, &template);
         let link = Arc::clone(&self.link);
         let variables: Vec<String> = if complete::offered(&self.link) {

@@ -15,7 +15,7 @@ use crate::protocol::Annotations;
 use crate::server::def::kind::Kind;
 use crate::server::def::{Def, Icon, ResourceDef, ToolDef};
 use serde_json::{Map, Value};
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// A tool's name as this server can serve it: a character tool names may not have (the
 /// spec only recommends `[A-Za-z0-9_.-]`, and SDKs let others through) becomes `_`, so
@@ -28,6 +28,36 @@ pub(super) fn tool_name(name: &str) -> String {
         .collect()
 }
 
+/// The served names of a list's tools (with [`tool_name`]) or prompts (with
+/// [`prompt_name`]), by the upstream's names. Names served as they are come first; one
+/// whose served name another item has already is left out, and logged, so that no two
+/// upstream items share a served name (which would fail the build, or let one replace the
+/// other's forwarder).
+pub(super) fn served_names<'a>(
+    list: &'a [Value],
+    serve: fn(&str) -> String,
+    kind: &str,
+) -> BTreeMap<&'a str, String> {
+    let names: Vec<&str> = list.iter().filter_map(|v| v["name"].as_str()).collect();
+    let (plain, changed): (Vec<&str>, Vec<&str>) = names.into_iter().partition(|n| serve(n) == *n);
+    let mut taken = BTreeSet::new();
+    let mut served = BTreeMap::new();
+    for n in plain.into_iter().chain(changed) {
+        let s = serve(n);
+        if served.contains_key(n) {
+            continue;
+        }
+        if taken.insert(s.clone()) {
+            served.insert(n, s);
+        } else {
+            tracing::warn!(
+                "the upstream's {kind} `{n}` left out: it would be served as `{s}`, which another {kind} is"
+            );
+        }
+    }
+    served
+}
+
 /// A prompt's name as this server can serve it: whitespace and control characters
 /// become `_`.
 pub(super) fn prompt_name(name: &str) -> String {
@@ -37,16 +67,26 @@ pub(super) fn prompt_name(name: &str) -> String {
         .collect()
 }
 
-/// A resource's URI (or URI template) as listed, if this server can serve it: one that
-/// is no valid URI template (a bad percent-encoding, say) is left out, and logged.
-pub(super) fn servable_uri(uri: &str) -> Option<String> {
+/// A resource's URI (or, `template`, its URI template) as listed, if this server can
+/// serve it: one that is no valid URI template (a bad percent-encoding, say), or a
+/// resource's URI with variables in it, is left out, and logged.
+pub(super) fn servable_uri(uri: &str, template: bool) -> Option<String> {
     match mcp_uri_template::UriTemplate::parse(uri) {
-        Ok(_) => Some(uri.to_owned()),
+        Ok(t) if template || t.is_static() => Some(uri.to_owned()),
+        Ok(_) => {
+            tracing::warn!(%uri, "an upstream resource left out: its URI has variables");
+            None
+        }
         Err(e) => {
             tracing::warn!(%uri, "an upstream resource left out: its URI cannot be served: {e}");
             None
         }
     }
+}
+
+/// Whether `uri` is a fixed URI this server can serve (quietly: for filtering).
+pub(super) fn fixed_uri(uri: &str) -> bool {
+    mcp_uri_template::UriTemplate::parse(uri).is_ok_and(|t| t.is_static())
 }
 
 /// A resource's name as listed; its URI when it has none (or a blank one, which resource
@@ -66,7 +106,7 @@ pub(super) fn views(resources: &[Value]) -> BTreeSet<String> {
 }
 
 fn is_view(r: &Value, uri: Option<&str>) -> bool {
-    let uri = uri.filter(|u| mcp_uri_template::UriTemplate::parse(u).is_ok());
+    let uri = uri.filter(|u| fixed_uri(u));
     // MIME type parameters may come with spaces, quotes and in any case:
     // `text/html; profile="mcp-app"`.
     let mime = |m: &str| m.replace([' ', '"'], "").to_ascii_lowercase();
@@ -212,8 +252,20 @@ mod tests {
         assert_eq!(resource_name(&r(" "), "x://1"), "x://1");
         assert_eq!(resource_name(&json!({}), "x://1"), "x://1");
         assert_eq!(resource_name(&r("one"), "x://1"), "one");
-        assert_eq!(servable_uri("x://{id}").as_deref(), Some("x://{id}"));
-        assert_eq!(servable_uri("x://%zz"), None);
+        assert_eq!(servable_uri("x://{id}", true).as_deref(), Some("x://{id}"));
+        assert_eq!(servable_uri("x://{id}", false), None);
+        assert_eq!(servable_uri("x://1", false).as_deref(), Some("x://1"));
+        assert_eq!(servable_uri("x://%zz", true), None);
+        let list = [
+            json!({"name": "look up"}),
+            json!({"name": "look_up"}),
+            json!({"name": "a b"}),
+            json!({"name": "a/b"}),
+            json!({"name": "a b"}),
+        ];
+        let served = served_names(&list, tool_name, "tool");
+        let served: Vec<(&str, &str)> = served.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        assert_eq!(served, [("a b", "a_b"), ("look_up", "look_up")]);
     }
 
     #[test]
@@ -243,6 +295,7 @@ mod tests {
             json!({"uri": "https://a.example/v.html", "mimeType": MIME_TYPE}),
             json!({"uri": "ui://a/spaced.html", "mimeType": "text/html; Profile=\"mcp-app\""}),
             json!({"uri": "ui://a/%zz.html", "mimeType": MIME_TYPE}),
+            json!({"uri": "ui://a/{x}.html", "mimeType": MIME_TYPE}),
         ];
         assert_eq!(
             views(&listed).into_iter().collect::<Vec<_>>(),
