@@ -213,11 +213,31 @@ fn apply(up: &Upstream, server: &Server, ns: &str, before: &Lists, now: &Lists) 
     let listed_views = presented::views(&now.resources);
     let (_, mut tools) = diff(&before.tools, &now.tools, "name");
     let (_, mut prompts) = diff(&before.prompts, &now.prompts, "name");
-    let (tool, prompt) = (presented::tool_name, presented::prompt_name);
-    let tool_names = presented::served_names(&now.tools, tool, "tool");
-    let tools_before = presented::served_names(&before.tools, tool, "tool");
-    let prompt_names = presented::served_names(&now.prompts, prompt, "prompt");
-    let prompts_before = presented::served_names(&before.prompts, prompt, "prompt");
+    type Serve = fn(&str) -> String;
+    let (tool, prompt): (Serve, Serve) = (presented::tool_name, presented::prompt_name);
+    let tool_names = presented::served_names(&now.tools, tool);
+    let tools_before = presented::served_names(&before.tools, tool);
+    let prompt_names = presented::served_names(&now.prompts, prompt);
+    let prompts_before = presented::served_names(&before.prompts, prompt);
+    // Told once: what is left out now and was not before.
+    for (was, is, serve, kind) in [
+        (
+            (&before.tools, &tools_before),
+            (&now.tools, &tool_names),
+            tool,
+            "tool",
+        ),
+        (
+            (&before.prompts, &prompts_before),
+            (&now.prompts, &prompt_names),
+            prompt,
+            "prompt",
+        ),
+    ] {
+        let was = presented::left_out(was.0, was.1);
+        let newly = presented::left_out(is.0, is.1);
+        presented::tell_left_out(newly.into_iter().filter(|n| !was.contains(n)), serve, kind);
+    }
     // A served name no item has now goes; an item whose served name changed comes again.
     let gone = |before: &BTreeMap<&str, String>, now: &BTreeMap<&str, String>| {
         let kept: BTreeSet<&String> = now.values().collect();
@@ -247,9 +267,12 @@ fn apply(up: &Upstream, server: &Server, ns: &str, before: &Lists, now: &Lists) 
     let (gone_templates, templates) = diff(&before.templates, &now.templates, "uriTemplate");
     // A view that went, or is listed now as a plain resource: last.
     let was_view = |u: &str| views_before.contains(u) && !listed_views.contains(u);
-    let (gone_views, gone_resources): (Vec<&str>, Vec<&str>) = gone_resources
+    // A listed URI with variables was never served (a template may have that text).
+    let gone_resources = gone_resources
         .into_iter()
-        .partition(|u| views_before.contains(*u));
+        .filter(|u| presented::fixed_uri(u));
+    let (gone_views, gone_resources): (Vec<&str>, Vec<&str>) =
+        gone_resources.partition(|u| views_before.contains(*u));
     let (unviewed, resources): (Vec<&Value>, Vec<&Value>) = resources
         .into_iter()
         .partition(|r| r["uri"].as_str().is_some_and(was_view));
@@ -316,6 +339,7 @@ mod tests {
     use super::{Lists, Upstream, apply, diff};
     use crate::server::Server;
     use serde_json::{Value, json};
+    use std::collections::BTreeSet;
 
     fn lists(tools: &[Value], resources: &[Value], templates: &[Value]) -> Lists {
         Lists {
@@ -430,25 +454,38 @@ mod tests {
         let upstream = Server::builder("up", "1").build().unwrap();
         let up = Upstream::local(upstream).await.unwrap();
         let server = Server::builder("gw", "1").build().unwrap();
-        let tool = |name: &str| json!({"name": name, "inputSchema": {"type": "object"}});
+        let tool = |name: &str| json!({"name": name, "description": name, "inputSchema": {"type": "object"}});
+        // Which upstream tool a served name stands for (its description is its name).
+        let behind = |name: &str| {
+            let catalog = server.inner.catalog();
+            let tool = catalog.tools.get(name)?;
+            tool.def.item.description.clone()
+        };
         let none = lists(&[], &[], &[]);
         let spaced = lists(&[tool("look up")], &[], &[]);
         apply(&up, &server, "kid", &none, &spaced);
         assert_eq!(server.tool_names(), ["kid_look_up"]);
+        assert_eq!(behind("kid_look_up").as_deref(), Some("look up"));
         apply(&up, &server, "kid", &spaced, &none);
         assert!(server.tool_names().is_empty());
         // Both: the one served as it is keeps the name; the other is left out.
         let both = lists(&[tool("look up"), tool("look_up")], &[], &[]);
         apply(&up, &server, "kid", &none, &both);
         assert_eq!(server.tool_names(), ["kid_look_up"]);
+        assert_eq!(behind("kid_look_up").as_deref(), Some("look_up"));
         // It goes: the other one takes the name.
         apply(&up, &server, "kid", &both, &spaced);
         assert_eq!(server.tool_names(), ["kid_look_up"]);
-        let catalog = server.inner.catalog();
-        assert_eq!(catalog.tools.len(), 1);
-        drop(catalog);
+        assert_eq!(behind("kid_look_up").as_deref(), Some("look up"));
         apply(&up, &server, "kid", &spaced, &none);
         assert!(server.tool_names().is_empty());
+
+        // A tool `build()` would refuse (an input schema that is no object) is checked
+        // out before it is served.
+        let bad = json!({"name": "bad", "inputSchema": {"type": "string"}});
+        let views = BTreeSet::new();
+        assert!(crate::server::check_tool(up.tool(&bad, "bad", &views)).is_err());
+        assert!(crate::server::check_tool(up.tool(&tool("ok"), "ok", &views)).is_ok());
     }
 
     #[test]

@@ -189,31 +189,40 @@ impl Upstream {
         }
         let lists = self.read_lists().await?;
         let views = presented::views(&lists.resources);
-        let tools = presented::served_names(&lists.tools, presented::tool_name, "tool");
-        let prompts = presented::served_names(&lists.prompts, presented::prompt_name, "prompt");
-        let (mut tools_in, mut prompts_in) = (Vec::new(), Vec::new());
+        let (tool, prompt) = (presented::tool_name, presented::prompt_name);
+        let tools = presented::served_names(&lists.tools, tool);
+        let prompts = presented::served_names(&lists.prompts, prompt);
+        presented::tell_left_out(presented::left_out(&lists.tools, &tools), tool, "tool");
+        presented::tell_left_out(
+            presented::left_out(&lists.prompts, &prompts),
+            prompt,
+            "prompt",
+        );
         for t in &lists.tools {
-            if let Some(served) = t["name"].as_str().and_then(|n| tools.get(n))
-                && !tools_in.contains(&served)
-            {
-                tools_in.push(served);
-                b = b.tool(self.tool(t, served, &views));
+            let Some(served) = t["name"].as_str().and_then(|n| tools.get(n)) else {
+                continue;
+            };
+            // What `build()` would refuse in it (a schema that does not compile, say)
+            // leaves it out, not the whole server.
+            if let Err(problems) = crate::server::check_tool(self.tool(t, served, &views)) {
+                tracing::warn!(tool = %served, "an upstream tool left out: {}", problems.join("; "));
+                continue;
             }
+            b = b.tool(self.tool(t, served, &views));
         }
         for p in &lists.prompts {
-            if let Some(served) = p["name"].as_str().and_then(|n| prompts.get(n))
-                && !prompts_in.contains(&served)
-            {
-                prompts_in.push(served);
+            if let Some(served) = p["name"].as_str().and_then(|n| prompts.get(n)) {
                 b = b.prompt(self.prompt(p, served));
             }
         }
-        for r in &lists.resources {
+        let (resources, templates) =
+            presented::servable_together(&lists.resources, &lists.templates);
+        for r in resources {
             if let Some(def) = self.resource(r) {
                 b = b.resource(def);
             }
         }
-        for r in &lists.templates {
+        for r in templates {
             if let Some(def) = self.template(r) {
                 b = b.resource(def);
             }
@@ -228,17 +237,17 @@ impl Upstream {
         let mut lists = follow::Lists::default();
         if caps.get("tools").is_some() {
             let (items, t) = self.list("tools/list", "tools").await?;
-            lists.tools = items;
+            lists.tools = presented::first_of_each(items, "name");
             lists.shorten(t);
         }
         if caps.get("prompts").is_some() {
             let (items, t) = self.list("prompts/list", "prompts").await?;
-            lists.prompts = items;
+            lists.prompts = presented::first_of_each(items, "name");
             lists.shorten(t);
         }
         if caps.get("resources").is_some() {
             let (items, t) = self.list("resources/list", "resources").await?;
-            lists.resources = items;
+            lists.resources = presented::first_of_each(items, "uri");
             lists.shorten(t);
             // A server with resources and no templates may not know the method.
             match self
@@ -246,7 +255,7 @@ impl Upstream {
                 .await
             {
                 Ok((items, t)) => {
-                    lists.templates = items;
+                    lists.templates = presented::first_of_each(items, "uriTemplate");
                     lists.shorten(t);
                 }
                 Err(UpstreamError::Rpc { .. }) => {}

@@ -30,32 +30,89 @@ pub(super) fn tool_name(name: &str) -> String {
 
 /// The served names of a list's tools (with [`tool_name`]) or prompts (with
 /// [`prompt_name`]), by the upstream's names. Names served as they are come first; one
-/// whose served name another item has already is left out, and logged, so that no two
-/// upstream items share a served name (which would fail the build, or let one replace the
-/// other's forwarder).
-pub(super) fn served_names<'a>(
-    list: &'a [Value],
-    serve: fn(&str) -> String,
-    kind: &str,
-) -> BTreeMap<&'a str, String> {
+/// whose served name another item has already is left out (see [`left_out`]), so that no
+/// two upstream items share a served name (which would fail the build, or let one replace
+/// the other's forwarder).
+pub(super) fn served_names(list: &[Value], serve: fn(&str) -> String) -> BTreeMap<&str, String> {
     let names: Vec<&str> = list.iter().filter_map(|v| v["name"].as_str()).collect();
     let (plain, changed): (Vec<&str>, Vec<&str>) = names.into_iter().partition(|n| serve(n) == *n);
     let mut taken = BTreeSet::new();
     let mut served = BTreeMap::new();
     for n in plain.into_iter().chain(changed) {
         let s = serve(n);
-        if served.contains_key(n) {
-            continue;
-        }
         if taken.insert(s.clone()) {
             served.insert(n, s);
-        } else {
-            tracing::warn!(
-                "the upstream's {kind} `{n}` left out: it would be served as `{s}`, which another {kind} is"
-            );
         }
     }
     served
+}
+
+/// The names of `list` that `served` leaves out.
+pub(super) fn left_out<'a>(list: &'a [Value], served: &BTreeMap<&str, String>) -> Vec<&'a str> {
+    let names = list.iter().filter_map(|v| v["name"].as_str());
+    names.filter(|n| !served.contains_key(n)).collect()
+}
+
+/// Logs the names of a list of `kind` left out for their served name.
+pub(super) fn tell_left_out<'a>(
+    names: impl IntoIterator<Item = &'a str>,
+    serve: fn(&str) -> String,
+    kind: &str,
+) {
+    for n in names {
+        let s = serve(n);
+        tracing::warn!(
+            "the upstream's {kind} `{n}` left out: it would be served as `{s}`, which another {kind} is"
+        );
+    }
+}
+
+/// The first item of each `key` in `list`: an upstream that lists one twice is read as
+/// listing it once.
+pub(super) fn first_of_each(list: Vec<Value>, key: &str) -> Vec<Value> {
+    let mut seen = BTreeSet::new();
+    list.into_iter()
+        .filter(|v| v[key].as_str().is_none_or(|k| seen.insert(k.to_owned())))
+        .collect()
+}
+
+/// The resources and templates of the lists this server can serve together: a URI (or
+/// template text) listed again, a template with a URI a resource has, and a template that
+/// can match the same URI as one before it are left out, and logged.
+pub(super) fn servable_together<'a>(
+    resources: &'a [Value],
+    templates: &'a [Value],
+) -> (Vec<&'a Value>, Vec<&'a Value>) {
+    use mcp_uri_template::UriTemplate;
+    let mut statics = BTreeSet::new();
+    let resources: Vec<&Value> = resources
+        .iter()
+        .filter(|r| {
+            r["uri"]
+                .as_str()
+                .is_none_or(|u| statics.insert(u.to_owned()))
+        })
+        .collect();
+    let mut taken: Vec<UriTemplate> = Vec::new();
+    let templates = templates
+        .iter()
+        .filter(|r| {
+            let Some(text) = r["uriTemplate"].as_str() else {
+                return true;
+            };
+            let Ok(t) = UriTemplate::parse(text) else {
+                return true; // left out, and told, where it is read
+            };
+            let clash = statics.contains(text) || taken.iter().any(|o| o.overlaps(&t));
+            if clash {
+                tracing::warn!(template = %text, "an upstream template left out: it can match the URI of another resource");
+            } else {
+                taken.push(t);
+            }
+            !clash
+        })
+        .collect();
+    (resources, templates)
 }
 
 /// A prompt's name as this server can serve it: whitespace and control characters
@@ -263,9 +320,23 @@ mod tests {
             json!({"name": "a/b"}),
             json!({"name": "a b"}),
         ];
-        let served = served_names(&list, tool_name, "tool");
+        let served = served_names(&list, tool_name);
+        assert_eq!(left_out(&list, &served), ["look up", "a/b"]);
         let served: Vec<(&str, &str)> = served.iter().map(|(k, v)| (*k, v.as_str())).collect();
         assert_eq!(served, [("a b", "a_b"), ("look_up", "look_up")]);
+        let twice = vec![json!({"name": "a", "d": 1}), json!({"name": "a", "d": 2})];
+        assert_eq!(first_of_each(twice, "name"), [json!({"name": "a", "d": 1})]);
+        let resources = [json!({"uri": "x://1"}), json!({"uri": "x://1"})];
+        let templates = [
+            json!({"uriTemplate": "x://1"}),
+            json!({"uriTemplate": "x://{id}"}),
+            json!({"uriTemplate": "x://{name}"}),
+            json!({"uriTemplate": "y://{id}"}),
+        ];
+        let (r, t) = servable_together(&resources, &templates);
+        assert_eq!(r.len(), 1);
+        let t: Vec<&Value> = t.iter().map(|t| &t["uriTemplate"]).collect();
+        assert_eq!(t, [&json!("x://{id}"), &json!("y://{id}")]);
     }
 
     #[test]

@@ -362,3 +362,11 @@ impl fmt::Debug for Server {
             .finish()
     }
 }
+
+/// Whether `build()` would take the tool, alone: its own checks (name, schema, headers,
+/// `_meta`), not those against other items. For definitions made from what another
+/// server lists.
+#[cfg(feature = "proxy")]
+pub(crate) fn check_tool(def: def::ToolDef) -> Result<(), Vec<String>> {
+    catalog::compile::tool(def, &context::Extensions::default()).map(drop)
+}
