@@ -1803,3 +1803,52 @@ async fn an_ext_apps_server_keeps_its_view_behind_a_gateway() {
         .unwrap();
     assert_eq!(out.text(), "12:00 in UTC");
 }
+
+/// A hand-written 2025-11-25 server whose lists have entries this framework's rules
+/// refuse (`tests/clients/odd_server.py`): the gateway is still built, serves what it can
+/// (a tool named with a space as `look_up`, a resource with a blank name under its URI,
+/// the first of two clashing templates, a tool listed twice once) and leaves out the rest
+/// (a tool whose schema is no object, one with no name, a bad URI, a URI with variables).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_odd_upstream_item_does_not_keep_the_gateway_from_being_built() {
+    let Some((_, python, _)) = tools_at_hand() else {
+        return;
+    };
+    let odd = clients().join("odd_server.py");
+    let up = Upstream::stdio(&python, [odd.as_os_str()]).await.unwrap();
+    assert_eq!(up.protocol_version(), "2025-11-25");
+    let gateway = Server::builder("gateway", "1.0")
+        .mount("odd", up.items().await.unwrap())
+        .build()
+        .expect("built, without what it cannot serve");
+    let client = mcp_runtime::testing::TestClient::new(gateway);
+    let names = |l: Vec<Value>, key: &str| -> Vec<String> {
+        l.iter()
+            .map(|v| v[key].as_str().unwrap().to_owned())
+            .collect()
+    };
+    let tools = client.list_all("tools/list", "tools").await.unwrap();
+    assert_eq!(names(tools, "name"), ["odd_echo", "odd_look_up"]);
+    let resources = client
+        .list_all("resources/list", "resources")
+        .await
+        .unwrap();
+    assert_eq!(resources.len(), 1, "{resources:?}");
+    assert_eq!(resources[0]["uri"], "odd+x://1");
+    assert_eq!(resources[0]["name"], "x://1");
+    let templates = client
+        .list_all("resources/templates/list", "resourceTemplates")
+        .await
+        .unwrap();
+    assert_eq!(names(templates, "uriTemplate"), ["odd+t://{id}"]);
+    let out = client
+        .call_tool("odd_look_up", json!({"q": 1}))
+        .await
+        .unwrap();
+    assert_eq!(out.text(), r#"look up: {"q": 1}"#);
+    let out = client
+        .call_tool("odd_echo", json!({"text": "hi"}))
+        .await
+        .unwrap();
+    assert_eq!(out.text(), r#"echo: {"text": "hi"}"#);
+}

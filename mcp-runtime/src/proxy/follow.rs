@@ -263,8 +263,44 @@ fn apply(up: &Upstream, server: &Server, ns: &str, before: &Lists, now: &Lists) 
             }
         }
     }
-    let (gone_resources, resources) = diff(&before.resources, &now.resources, "uri");
-    let (gone_templates, templates) = diff(&before.templates, &now.templates, "uriTemplate");
+    let (gone_resources, mut resources) = diff(&before.resources, &now.resources, "uri");
+    let (gone_templates, mut templates) = diff(&before.templates, &now.templates, "uriTemplate");
+    // Only what can be served together comes in (as in `items()`); what could not before
+    // and can now comes in though its listing did not change.
+    let (ok_resources, ok_templates) = presented::servable_together(&now.resources, &now.templates);
+    let (was_ok_resources, was_ok_templates) =
+        presented::servable_together(&before.resources, &before.templates);
+    // Told once: a template left out now that was not left out before.
+    let text = |t: &Value| t["uriTemplate"].as_str().map(str::to_owned);
+    let left_out_before: BTreeSet<Option<String>> = before
+        .templates
+        .iter()
+        .filter(|b| !was_ok_templates.iter().any(|w| std::ptr::eq(*w, *b)))
+        .map(text)
+        .collect();
+    let told = now
+        .templates
+        .iter()
+        .filter(|t| !left_out_before.contains(&text(t)));
+    presented::tell_clashing(told, &ok_templates);
+    for (changed, ok, was_ok, key) in [
+        (&mut resources, &ok_resources, &was_ok_resources, "uri"),
+        (
+            &mut templates,
+            &ok_templates,
+            &was_ok_templates,
+            "uriTemplate",
+        ),
+    ] {
+        changed.retain(|c| ok.iter().any(|o| std::ptr::eq(*o, *c)));
+        for o in ok {
+            let text = o[key].as_str();
+            let was = was_ok.iter().any(|w| w[key].as_str() == text);
+            if !was && !changed.iter().any(|c| std::ptr::eq(*c, *o)) {
+                changed.push(o);
+            }
+        }
+    }
     // A view that went, or is listed now as a plain resource: last.
     let was_view = |u: &str| views_before.contains(u) && !listed_views.contains(u);
     // A listed URI with variables was never served (a template may have that text).
@@ -316,7 +352,11 @@ fn apply(up: &Upstream, server: &Server, ns: &str, before: &Lists, now: &Lists) 
         let name = t["name"].as_str().unwrap_or_default();
         if let Some(served) = tool_names.get(name) {
             let def = mount::tool(ns, up.tool(t, served, &views));
-            report("tool", name, server.add_tool(def));
+            if let Err(e) = server.add_tool(def) {
+                // Not served as it was either: its listing is not what it was.
+                server.remove_tool(&mount::name(ns, served));
+                report("tool", name, Err(e));
+            }
         }
     }
     for p in prompts {
@@ -482,6 +522,28 @@ mod tests {
 
         // A tool `build()` would refuse (an input schema that is no object) is checked
         // out before it is served.
+        // A tool whose listing turns into one `build()` refuses: not served as it was.
+        let ok = lists(&[tool("flip")], &[], &[]);
+        let bad = json!({"name": "flip", "inputSchema": {"type": "string"}});
+        apply(&up, &server, "kid", &none, &ok);
+        assert_eq!(server.tool_names(), ["kid_flip"]);
+        apply(&up, &server, "kid", &ok, &lists(&[bad], &[], &[]));
+        assert!(server.tool_names().is_empty());
+
+        // A template left out for a clash comes in once the one in its way goes.
+        let t = |text: &str| json!({"uriTemplate": text, "name": text});
+        let clash = lists(&[], &[], &[t("t://{id}"), t("t://{name}")]);
+        apply(&up, &server, "kid", &none, &clash);
+        assert!(served(&server, "kid+t://{id}") && !served(&server, "kid+t://{name}"));
+        apply(
+            &up,
+            &server,
+            "kid",
+            &clash,
+            &lists(&[], &[], &[t("t://{name}")]),
+        );
+        assert!(!served(&server, "kid+t://{id}") && served(&server, "kid+t://{name}"));
+
         let bad = json!({"name": "bad", "inputSchema": {"type": "string"}});
         let views = BTreeSet::new();
         assert!(crate::server::check_tool(up.tool(&bad, "bad", &views)).is_err());

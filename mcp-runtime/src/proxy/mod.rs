@@ -217,6 +217,7 @@ impl Upstream {
         }
         let (resources, templates) =
             presented::servable_together(&lists.resources, &lists.templates);
+        presented::tell_clashing(&lists.templates, &templates);
         for r in resources {
             if let Some(def) = self.resource(r) {
                 b = b.resource(def);

@@ -40,7 +40,7 @@ pub(super) fn served_names(list: &[Value], serve: fn(&str) -> String) -> BTreeMa
     let mut served = BTreeMap::new();
     for n in plain.into_iter().chain(changed) {
         let s = serve(n);
-        if taken.insert(s.clone()) {
+        if !s.is_empty() && taken.insert(s.clone()) {
             served.insert(n, s);
         }
     }
@@ -76,43 +76,51 @@ pub(super) fn first_of_each(list: Vec<Value>, key: &str) -> Vec<Value> {
         .collect()
 }
 
-/// The resources and templates of the lists this server can serve together: a URI (or
-/// template text) listed again, a template with a URI a resource has, and a template that
-/// can match the same URI as one before it are left out, and logged.
+/// The resources and templates of the lists this server can serve together, as `build()`
+/// checks them: a fixed URI (a resource's, or a template's without variables) listed
+/// again, and a template with variables that can match the same URI as one before it,
+/// are left out (quietly: see [`tell_clashing`]). Resources whose URI has variables are
+/// not served (see [`servable_uri`]), so they take no URI here.
 pub(super) fn servable_together<'a>(
     resources: &'a [Value],
     templates: &'a [Value],
 ) -> (Vec<&'a Value>, Vec<&'a Value>) {
     use mcp_uri_template::UriTemplate;
-    let mut statics = BTreeSet::new();
+    let mut fixed = BTreeSet::new();
     let resources: Vec<&Value> = resources
         .iter()
-        .filter(|r| {
-            r["uri"]
-                .as_str()
-                .is_none_or(|u| statics.insert(u.to_owned()))
+        .filter(|r| match r["uri"].as_str() {
+            Some(u) if fixed_uri(u) => fixed.insert(u.to_owned()),
+            _ => true, // left out, and told, where it is read
         })
         .collect();
     let mut taken: Vec<UriTemplate> = Vec::new();
     let templates = templates
         .iter()
         .filter(|r| {
-            let Some(text) = r["uriTemplate"].as_str() else {
-                return true;
-            };
-            let Ok(t) = UriTemplate::parse(text) else {
-                return true; // left out, and told, where it is read
-            };
-            let clash = statics.contains(text) || taken.iter().any(|o| o.overlaps(&t));
-            if clash {
-                tracing::warn!(template = %text, "an upstream template left out: it can match the URI of another resource");
-            } else {
-                taken.push(t);
+            let text = r["uriTemplate"].as_str().unwrap_or_default();
+            match UriTemplate::parse(text) {
+                Ok(t) if t.is_static() => fixed.insert(text.to_owned()),
+                Ok(t) if taken.iter().any(|o| o.overlaps(&t)) => false,
+                Ok(t) => {
+                    taken.push(t);
+                    true
+                }
+                Err(_) => true,
             }
-            !clash
         })
         .collect();
     (resources, templates)
+}
+
+/// Logs the templates of `listed` that `served` leaves out.
+pub(super) fn tell_clashing<'a>(listed: impl IntoIterator<Item = &'a Value>, served: &[&Value]) {
+    for t in listed {
+        if !served.iter().any(|s| std::ptr::eq(*s, t)) {
+            let text = t["uriTemplate"].as_str().unwrap_or_default();
+            tracing::warn!(template = %text, "an upstream template left out: it can match the same URI as another resource");
+        }
+    }
 }
 
 /// A prompt's name as this server can serve it: whitespace and control characters
@@ -326,17 +334,27 @@ mod tests {
         assert_eq!(served, [("a b", "a_b"), ("look_up", "look_up")]);
         let twice = vec![json!({"name": "a", "d": 1}), json!({"name": "a", "d": 2})];
         assert_eq!(first_of_each(twice, "name"), [json!({"name": "a", "d": 1})]);
-        let resources = [json!({"uri": "x://1"}), json!({"uri": "x://1"})];
+        let resources = [
+            json!({"uri": "x://1"}),
+            json!({"uri": "x://1"}),
+            json!({"uri": "z://{id}"}),
+        ];
         let templates = [
             json!({"uriTemplate": "x://1"}),
             json!({"uriTemplate": "x://{id}"}),
             json!({"uriTemplate": "x://{name}"}),
             json!({"uriTemplate": "y://{id}"}),
+            json!({"uriTemplate": "z://{id}"}),
         ];
         let (r, t) = servable_together(&resources, &templates);
-        assert_eq!(r.len(), 1);
+        let r: Vec<&Value> = r.iter().map(|r| &r["uri"]).collect();
+        assert_eq!(r, [&json!("x://1"), &json!("z://{id}")]);
         let t: Vec<&Value> = t.iter().map(|t| &t["uriTemplate"]).collect();
-        assert_eq!(t, [&json!("x://{id}"), &json!("y://{id}")]);
+        assert_eq!(
+            t,
+            [&json!("x://{id}"), &json!("y://{id}"), &json!("z://{id}")]
+        );
+        assert!(served_names(&[json!({"name": ""})], tool_name).is_empty());
     }
 
     #[test]

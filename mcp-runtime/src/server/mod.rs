@@ -363,10 +363,11 @@ impl fmt::Debug for Server {
     }
 }
 
-/// Whether `build()` would take the tool, alone: its own checks (name, schema, headers,
-/// `_meta`), not those against other items. For definitions made from what another
-/// server lists.
+/// Whether `build()` would take the tool, alone and whatever its name: its own checks
+/// (schema, headers, `_meta`, icons), not those against other items. For definitions made
+/// from what another server lists, whose served names are checked where they are made.
 #[cfg(feature = "proxy")]
-pub(crate) fn check_tool(def: def::ToolDef) -> Result<(), Vec<String>> {
+pub(crate) fn check_tool(mut def: def::ToolDef) -> Result<(), Vec<String>> {
+    def.item.name = "tool".into();
     catalog::compile::tool(def, &context::Extensions::default()).map(drop)
 }
