@@ -1806,7 +1806,8 @@ async fn an_ext_apps_server_keeps_its_view_behind_a_gateway() {
 
 /// A hand-written 2025-11-25 server whose lists have entries this framework's rules
 /// refuse (`tests/clients/odd_server.py`): the gateway is still built, serves what it can
-/// (a tool named with a space as `look_up`, a resource with a blank name under its URI,
+/// (a tool named with a space as `look_up`, one too long once mounted cut with a hash, a
+/// resource with a blank name under its URI,
 /// the first of two clashing templates, a tool listed twice once) and leaves out the rest
 /// (a tool whose schema is no object, one with no name, a bad URI, a URI with variables).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -1827,8 +1828,21 @@ async fn one_odd_upstream_item_does_not_keep_the_gateway_from_being_built() {
             .map(|v| v[key].as_str().unwrap().to_owned())
             .collect()
     };
-    let tools = client.list_all("tools/list", "tools").await.unwrap();
-    assert_eq!(names(tools, "name"), ["odd_echo", "odd_look_up"]);
+    let tools = names(
+        client.list_all("tools/list", "tools").await.unwrap(),
+        "name",
+    );
+    let long = "get_repos_owner_repo_pulls_pull_number_reviews_review_id_comments";
+    // Too long once mounted: cut, with a hash of the whole name.
+    let short = tools
+        .iter()
+        .find(|n| n.starts_with("odd_get_repos_owner_repo_pulls"))
+        .unwrap_or_else(|| panic!("{tools:?}"))
+        .clone();
+    assert_eq!(short.len(), 64, "{short}");
+    assert_eq!(tools, ["odd_echo", short.as_str(), "odd_look_up"]);
+    let out = client.call_tool(&short, json!({})).await.unwrap();
+    assert_eq!(out.text(), format!("{long}: {{}}"));
     let resources = client
         .list_all("resources/list", "resources")
         .await

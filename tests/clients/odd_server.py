@@ -1,6 +1,7 @@
 """A 2025-11-25 MCP server on stdio, written by hand (no SDK), whose lists have the odd
 entries real servers send and this framework's rules refuse: a tool whose input schema is
-no object, a tool named with a space, one with no name, a tool listed twice, a resource
+no object, a tool named with a space, one with no name, a tool listed twice, a tool
+name too long once mounted, a resource
 with a blank name, one whose URI has a bad percent-encoding, one whose URI has
 variables, and two templates that can match the same URI. tests/proxy.rs puts a gateway
 in front of it.
@@ -16,6 +17,10 @@ TOOLS = [
     {"name": "look up", "inputSchema": {"type": "object"}},
     {"name": "", "inputSchema": {"type": "object"}},
     {"name": "echo", "description": "listed twice", "inputSchema": {"type": "object"}},
+    # 66 characters, as OpenAPI-generated names can be: too long for a tool name here once
+    # mounted (64), within the 128 the spec recommends.
+    {"name": "get_repos_owner_repo_pulls_pull_number_reviews_review_id_comments",
+     "inputSchema": {"type": "object"}},
 ]
 RESOURCES = [
     {"uri": "x://1", "name": " "},

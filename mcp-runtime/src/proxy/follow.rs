@@ -314,7 +314,7 @@ fn apply(up: &Upstream, server: &Server, ns: &str, before: &Lists, now: &Lists) 
         .partition(|r| r["uri"].as_str().is_some_and(was_view));
 
     for n in gone_tools {
-        server.remove_tool(&mount::name(ns, &n));
+        server.remove_tool(&mount::name_of(ns, &n, true));
     }
     for n in gone_prompts {
         server.remove_prompt(&mount::name(ns, &n));
@@ -354,7 +354,7 @@ fn apply(up: &Upstream, server: &Server, ns: &str, before: &Lists, now: &Lists) 
             let def = mount::tool(ns, up.tool(t, served, &views));
             if let Err(e) = server.add_tool(def) {
                 // Not served as it was either: its listing is not what it was.
-                server.remove_tool(&mount::name(ns, served));
+                server.remove_tool(&mount::name_of(ns, served, true));
                 report("tool", name, Err(e));
             }
         }

@@ -321,6 +321,7 @@ impl Upstream {
                 }
             }
         });
+        def.item.foreign = true;
         if let Some(d) = t["description"].as_str() {
             def = def.description(d);
         }

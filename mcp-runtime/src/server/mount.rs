@@ -34,6 +34,27 @@ pub(crate) fn name(ns: &str, name: &str) -> String {
     format!("{ns}_{name}")
 }
 
+/// The longest tool name (`mcp_rules::tool_name`).
+const MAX_TOOL_NAME: usize = 64;
+
+/// The name of `item` mounted under `ns`: [`name`], but for an item made from another
+/// server's listing whose mounted name would be longer than a tool name may be, which is
+/// cut and given a hash of the whole name, so it stays the same and tells long names
+/// apart (`ns_get_repos_…_3f9a1c07`). Its calls still reach the upstream under its own
+/// name.
+pub(crate) fn name_of(ns: &str, name: &str, foreign: bool) -> String {
+    let full = self::name(ns, name);
+    if !foreign || full.chars().count() <= MAX_TOOL_NAME {
+        return full;
+    }
+    // FNV-1a: stable across builds and platforms.
+    let hash = full.bytes().fold(0x811c_9dc5_u32, |h, b| {
+        (h ^ u32::from(b)).wrapping_mul(0x0100_0193)
+    });
+    let kept: String = full.chars().take(MAX_TOOL_NAME - 9).collect();
+    format!("{kept}_{hash:08x}")
+}
+
 /// A URI (or URI template) mounted under `ns`: the namespace as a scheme prefix; for an
 /// MCP App view (`ui://`, a scheme hosts look for), the namespace as its first segment.
 pub(crate) fn uri(ns: &str, uri: &str) -> String {
@@ -92,7 +113,7 @@ pub(crate) fn served_name(mounts: Option<&[String]>, name: &str) -> String {
 }
 
 pub(crate) fn tool(ns: &str, mut def: ToolDef) -> ToolDef {
-    def.item.name = name(ns, &def.item.name);
+    def.item.name = name_of(ns, &def.item.name, def.item.foreign);
     mounted(&mut def.item, ns);
     if let Some(view) = def.item.view.take() {
         let view = uri(ns, &view);
@@ -327,6 +348,15 @@ mod tests {
         assert_eq!(served_uri(None, "notes://1".into()), "notes://1");
         assert_eq!(served_name(Some(&nested), "export"), "outer_inner_export");
         assert_eq!(served_name(None, "export"), "export");
+        let long = "get_repos_owner_repo_pulls_pull_number_reviews_review_id_comments";
+        let short = name_of("gh", long, true);
+        assert_eq!(short.chars().count(), MAX_TOOL_NAME, "{short}");
+        assert!(short.starts_with("gh_get_repos_owner"), "{short}");
+        assert_eq!(short, name_of("gh", long, true), "stable");
+        assert_ne!(short, name_of("gh", &format!("{long}_x"), true));
+        assert!(mcp_rules::tool_name(&short).is_ok());
+        assert_eq!(name_of("gh", long, false), format!("gh_{long}"));
+        assert_eq!(name_of("gh", "add", true), "gh_add");
         assert_eq!(uri("docs", "file:///{+path}"), "docs+file:///{+path}");
         assert_eq!(uri("docs", "ui://view.html"), "ui://docs/view.html");
     }
