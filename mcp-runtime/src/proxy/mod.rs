@@ -55,6 +55,7 @@
 //! With [`Upstream::follow`], the upstream's resource updates reach this server's
 //! subscribers too.
 
+mod changes;
 mod complete;
 mod follow;
 mod legacy_task;

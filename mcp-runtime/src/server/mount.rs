@@ -84,22 +84,16 @@ pub(crate) fn served_uri(mounts: Option<&[String]>, uri: String) -> String {
 /// namespaces taken off (what [`served_uri`] adds); without them, as it is.
 #[cfg(feature = "proxy")]
 pub(crate) fn own_uri(mounts: Option<&[String]>, uri: &str) -> String {
-    let Some(mounts) = mounts else {
-        return uri.to_owned();
-    };
-    let under = |base: &str| {
-        mounts
-            .iter()
-            .fold(base.to_owned(), |u, ns| self::uri(ns, &u))
-    };
     let base = if uri.starts_with("ui://") {
         "ui://"
     } else {
         ""
     };
-    match uri.strip_prefix(&under(base)) {
-        Some(rest) => format!("{base}{rest}"),
-        None => uri.to_owned(),
+    // What the mounts put before any URI of that kind: `outer+inner+`, `ui://outer/inner/`.
+    let prefix = served_uri(mounts, base.to_owned());
+    match uri.strip_prefix(&prefix) {
+        Some(rest) if mounts.is_some() => format!("{base}{rest}"),
+        _ => uri.to_owned(),
     }
 }
 
