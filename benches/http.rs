@@ -41,7 +41,9 @@
 //! start-up and exit cancelled out): a figure the machine's load does not move; skipped
 //! when `valgrind` is not on `PATH` or `BENCH_CALLGRIND=0`. From the same runs, the code
 //! footprint of a modern `tools/call`: the distinct instructions that ran on every
-//! request, and the 4 KiB pages of code they lie on.
+//! request, and the 4 KiB pages of code they lie on; and its simulated stalls (L1
+//! instruction and data cache misses, mispredicted branches), which account for equal
+//! instructions taking unequal time.
 //!
 //! Before timing, each server's answer to each request kind must be right (a tool result
 //! "5", not an error, for `tools/call`); during the rows every response must have status
@@ -876,6 +878,22 @@ async fn bench() -> Result<(), String> {
             println!(
                 "instructions per tools/call, legacy (callgrind, c=1): ours {lo:.1}k, raw {lr:.1}k ({:.2}x){legacy_vs_rmcp}",
                 lo / lr
+            );
+            let sim = |c: &callgrind::Cost| (c.i1_misses, c.d1_misses, c.mispredicts);
+            let ((oi, od, ob), (ri, rd, rb)) = (sim(&co), sim(&cr));
+            let sim_vs_rmcp = match &rmcp {
+                Some((cm, _)) => {
+                    let (mi, md, mb) = sim(cm);
+                    format!(", rmcp {mi:.0} / {md:.0} / {mb:.0}")
+                }
+                None => String::new(),
+            };
+            println!(
+                "simulated stalls per tools/call (callgrind, c=1: L1i misses / L1d misses / mispredicted branches): \
+                 ours {oi:.0} / {od:.0} / {ob:.0}, raw {ri:.0} / {rd:.0} / {rb:.0} ({:.2}x / {:.2}x / {:.2}x){sim_vs_rmcp}",
+                oi / ri,
+                od / rd,
+                ob / rb,
             );
             println!(
                 "code footprint per tools/call (distinct instructions run on every request, on 4 KiB pages of code): \

@@ -26,6 +26,8 @@
 //!   load does not move; skipped when `valgrind` is not on `PATH` or `BENCH_CALLGRIND=0`;
 //! - code footprint per round trip, from the same runs: the distinct instructions that ran
 //!   on every round trip, and the 4 KiB pages of code they lie on;
+//! - simulated stalls per round trip, from the same runs: L1 instruction and data cache
+//!   misses and mispredicted branches (callgrind's cache and branch simulation);
 //! - cold start: spawn → the answer to the first `tools/list`, median of `BENCH_STARTS`
 //!   (default 15) spawns;
 //! - idle RSS after the first calls (`VmRSS` of `/proc/<pid>/status`), and its anonymous
@@ -403,6 +405,27 @@ fn bench() -> Result<(), String> {
                 (k(&cr), k(&cl), im),
                 &note,
             );
+            type Sim = fn(&callgrind::Cost) -> f64;
+            let sims: [(&str, Sim, &str); 3] = [
+                (
+                    "L1 instruction misses/round trip",
+                    |c| c.i1_misses,
+                    "   (simulated: 32 KiB L1i, 64-byte lines)",
+                ),
+                (
+                    "L1 data misses/round trip",
+                    |c| c.d1_misses,
+                    "   (simulated: 32 KiB L1d; reads and writes)",
+                ),
+                (
+                    "mispredicted branches/round trip",
+                    |c| c.mispredicts,
+                    "   (simulated: conditional and indirect)",
+                ),
+            ];
+            for (label, sim, note) in sims {
+                row(label, "", (sim(&cr), sim(&co), cm.as_ref().map(sim)), note);
+            }
             let note = "   (distinct instructions run on every round trip)";
             let cmc = cm.as_ref().map(code);
             row(
