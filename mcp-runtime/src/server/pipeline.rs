@@ -88,9 +88,20 @@ impl Job {
         notifications: Option<mpsc::Receiver<String>>,
         body: impl Future<Output = Reply> + Send + 'static,
     ) -> Job {
+        Job::boxed(id, cancel, span, notifications, Box::pin(body))
+    }
+
+    /// [`Job::new`] of work already boxed.
+    pub(crate) fn boxed(
+        id: RequestId,
+        cancel: CancellationToken,
+        span: tracing::Span,
+        notifications: Option<mpsc::Receiver<String>>,
+        fut: BoxFuture<'static, Reply>,
+    ) -> Job {
         Job {
             id,
-            fut: Box::pin(body),
+            fut,
             span,
             notifications,
             cancel,
@@ -237,7 +248,8 @@ impl Server {
             Some(binding) => {
                 let caps = parts.meta.capabilities.clone();
                 match Round::open(Arc::clone(&inner.sealer), binding, params, caps) {
-                    Ok(r) => Some(r),
+                    // Boxed: most requests have no round, and their futures stay small.
+                    Ok(r) => Some(Box::new(r)),
                     Err(e) => {
                         return Prepared::Reply(Reply::rejection(
                             Some(&parts.id),
@@ -265,7 +277,7 @@ impl Server {
             _ => None,
         };
         let input = round
-            .as_ref()
+            .as_deref()
             .map(Round::input)
             .or_else(|| live.as_ref().map(|(_, i)| i.clone()));
         let (request, span, notifications) = parts.into_request(
@@ -281,20 +293,25 @@ impl Server {
         let call = Call::new(item.arguments, request);
         let server = Arc::clone(inner);
         let reply_id = id.clone();
-        let body = async move {
-            let outcome = match live {
-                Some((session, input)) => {
-                    invoke_live(&server, item.handler, call, &session, &input).await
-                }
-                None if session.is_some() => {
-                    // A legacy request that asks for nothing.
-                    invoke_live_plain(&server, item.handler, call).await
-                }
-                None => invoke(&server, item.handler, call, round).await,
-            };
-            respond(&server, &reply_id, outcome, complete)
+        // Each way of running is boxed on its own, so that the common one is no larger
+        // than it needs (a future's size is its largest state's, and boxing copies it).
+        let handler = item.handler;
+        let body: BoxFuture<'static, Reply> = match live {
+            Some((session, input)) => Box::pin(async move {
+                let outcome = invoke_live(&server, handler, call, &session, &input).await;
+                respond(&server, &reply_id, outcome, complete)
+            }),
+            // A legacy request that asks for nothing.
+            None if session.is_some() => Box::pin(async move {
+                let outcome = invoke_live_plain(&server, handler, call).await;
+                respond(&server, &reply_id, outcome, complete)
+            }),
+            None => Box::pin(async move {
+                let outcome = invoke(&server, handler, call, round).await;
+                respond(&server, &reply_id, outcome, complete)
+            }),
         };
-        Prepared::Call(Job::new(id, cancel, span, notifications, body))
+        Prepared::Call(Job::boxed(id, cancel, span, notifications, body))
     }
 }
 
@@ -303,7 +320,7 @@ pub(crate) async fn invoke<K: Kind>(
     server: &ServerInner,
     handler: Handler<K>,
     call: Call<K>,
-    round: Option<Round>,
+    round: Option<Box<Round>>,
 ) -> Outcome<K::Output> {
     let timeout = server.limits.request_timeout;
     let request = std::sync::Arc::clone(&call.request);
@@ -319,7 +336,7 @@ pub(crate) async fn invoke<K: Kind>(
     .await;
     match run {
         Err(e) => Outcome::Failed(Rejection::failed(e)),
-        Ok(Finished::Asked) => match round.as_ref().map(Round::seal) {
+        Ok(Finished::Asked) => match round.as_deref().map(Round::seal) {
             Some(Ok(asked)) => Outcome::InputRequired(asked),
             Some(Err(e)) => Outcome::Failed(Rejection::failed(e)),
             None => Outcome::Failed(Rejection::failed(RpcError::internal(

@@ -93,7 +93,7 @@ impl Server {
             let recorded = match (round, input) {
                 (Some(round), Some(input)) => {
                     let call = Call::new(arguments.clone(), Arc::clone(&request));
-                    match invoke(&server, Arc::clone(&handler), call, Some(round)).await {
+                    match invoke(&server, Arc::clone(&handler), call, Some(Box::new(round))).await {
                         Outcome::Body => Some(input.recorded()),
                         other => return respond(&server, &reply_id, other, complete),
                     }

@@ -172,11 +172,16 @@ async fn serve_post(
     body: axum::body::Body,
 ) -> Response {
     // Who is calling, before anything else is read (a server without `Auth`: nobody).
+    // The rarer ways (authentication, a legacy session's message) are boxed where they
+    // are awaited: this future, which every POST allocates and moves, then has the size
+    // of the common way (408 bytes instead of 960 in the bench build).
     let caller = match &s.server.inner.settings.auth {
-        Some(a) => match auth::authenticate(a, &parts.headers, s.config.retry_after).await {
-            Ok(p) => Some(p),
-            Err(resp) => return resp,
-        },
+        Some(a) => {
+            match Box::pin(auth::authenticate(a, &parts.headers, s.config.retry_after)).await {
+                Ok(p) => Some(p),
+                Err(resp) => return resp,
+            }
+        }
         None => None,
     };
     if !headers::is_json_content_type(&parts.headers) {
@@ -282,7 +287,7 @@ async fn serve_post(
         LegacyPost::Answer(resp) => return resp.map(|b| conn::holding(b, slot)),
         LegacyPost::InSession { msg, session, id } => {
             let accepts = (accepts_json, accepts_sse);
-            let resp = s.serve_in_session(msg, &session, id, accepts).await;
+            let resp = Box::pin(s.serve_in_session(msg, &session, id, accepts)).await;
             return resp.map(|b| conn::holding(b, slot));
         }
     };
