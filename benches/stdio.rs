@@ -271,11 +271,17 @@ fn row(label: &str, unit: &str, (raw, ours, rmcp): (f64, f64, Option<f64>), note
         "MiB" => format!("{v:.2}MiB"),
         _ => format!("{v:.1}{unit}"),
     };
+    // A ratio to a count below one (the bare loop's data misses: its data stays in L1)
+    // says nothing; the counts themselves are printed.
+    let ratio = |base: f64| match base >= 1.0 || !unit.is_empty() {
+        true => format!("{:.2}x", ours / base),
+        false => "-".into(),
+    };
     let (rmcp, vs_rmcp) = match rmcp {
-        Some(r) => (cell(r), format!("{:.2}x", ours / r)),
+        Some(r) => (cell(r), ratio(r)),
         None => ("-".into(), "-".into()),
     };
-    let vs_raw = format!("{:.2}x", ours / raw);
+    let vs_raw = ratio(raw);
     let (raw, ours) = (cell(raw), cell(ours));
     println!("{label:<36} {raw:>11} {ours:>11} {rmcp:>11} {vs_raw:>9} {vs_rmcp:>10}{note}");
 }
