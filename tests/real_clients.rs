@@ -278,6 +278,29 @@ fn typescript_sdk_1_client_over_http() {
     legacy_over_http("typescript-legacy", "ts_legacy_client.mjs", &[]);
 }
 
+/// A tool whose output is no object (`list_notes` answers an array) keeps its structured
+/// output for a 2025-11-25 client, whose schema wants `outputSchema.type` `"object"` and an
+/// object `structuredContent`: both come wrapped in `{"result": ...}`. The TypeScript SDK
+/// 1.x client refuses the whole `tools/list` otherwise, and checks the content against the
+/// schema.
+#[test]
+fn typescript_sdk_1_client_gets_array_outputs_as_objects() {
+    let server = example("notes");
+    let server = server.to_str().unwrap();
+    let args = ["list_notes", server];
+    let Some(seen) = run_script("typescript-legacy", "ts_legacy_outputs.mjs", &args) else {
+        return;
+    };
+    assert_eq!(seen["schema"]["type"], "object", "{seen}");
+    assert_eq!(seen["schema"]["required"], json!(["result"]), "{seen}");
+    assert_eq!(
+        seen["schema"]["properties"]["result"]["type"], "array",
+        "{seen}"
+    );
+    assert_eq!(seen["isError"], false, "{seen}");
+    assert!(seen["structured"]["result"].is_array(), "{seen}");
+}
+
 /// One MCP Inspector CLI call (`--protocol-era ERA`); the JSON it printed.
 fn inspector(era: &str, target: &[&str], call: &[&str]) -> Option<Value> {
     let dir = clients_dir();

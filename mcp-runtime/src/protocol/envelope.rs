@@ -119,10 +119,10 @@ impl<'a, B: Serialize> Envelope<'a, B> {
     /// 2026-07-28 defines (`resultType`, caching hints, the server's `_meta`), and without
     /// the fields newer than `version` ([`legacy::downgrade`]). For a revision that lacks
     /// nothing else ([`legacy::only_envelope_differs`]: 2025-11-25, what most clients
-    /// speak) it is written straight from the envelope; for an older one it is made a
-    /// `Value` that `downgrade` takes fields out of.
+    /// speak, but for tool lists) it is written straight from the envelope; otherwise it is
+    /// made a `Value` that `downgrade` takes fields out of.
     pub fn legacy(&self, version: LegacyVersion, shape: Shape) -> LegacyResult<'_, 'a, B> {
-        if legacy::only_envelope_differs(version) {
+        if legacy::only_envelope_differs(version, shape) {
             return LegacyResult::Direct(self);
         }
         let mut v = serde_json::to_value(self).unwrap_or(Value::Null);

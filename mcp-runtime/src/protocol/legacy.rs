@@ -115,6 +115,11 @@ pub fn downgrade(shape: Shape, version: LegacyVersion, v: &mut Value) {
             }
         }
         Shape::Tools => each(o, "tools", |t| {
+            if let Some(schema) = t.get_mut("outputSchema")
+                && wraps_output(schema)
+            {
+                wrap_output_schema(schema);
+            }
             if version < V2025_06_18 {
                 // `title` came in 2025-06-18; 2025-03-26 has the annotation's title.
                 t.remove("title");
@@ -172,14 +177,49 @@ pub fn downgrade(shape: Shape, version: LegacyVersion, v: &mut Value) {
     }
 }
 
-/// Whether `version` lacks nothing a result has but what only the 2026-07-28 envelope
-/// carries (`resultType`, the caching hints, the server's `_meta` entry), whatever the
-/// [`Shape`]: true of the newest legacy revision, which [`downgrade`] takes nothing else
-/// out of (a test holds the table above to it). Results in such a revision are written
-/// straight from their envelope, without a pass through a `Value`
+/// Whether `version` lacks nothing a result of `shape` has but what only the 2026-07-28
+/// envelope carries (`resultType`, the caching hints, the server's `_meta` entry): true of
+/// the newest legacy revision, which [`downgrade`] takes nothing else out of (a test holds
+/// the table above to it), but for tool lists, whose output schemas may need wrapping
+/// ([`wraps_output`]). Results in such a revision are written straight from their
+/// envelope, without a pass through a `Value`
 /// ([`Envelope::legacy`](super::envelope::Envelope::legacy)).
-pub fn only_envelope_differs(version: LegacyVersion) -> bool {
-    version == LegacyVersion::V2025_11_25
+pub fn only_envelope_differs(version: LegacyVersion, shape: Shape) -> bool {
+    version == LegacyVersion::V2025_11_25 && shape != Shape::Tools
+}
+
+/// Whether a tool's `outputSchema` is served wrapped to a legacy client: the legacy
+/// revisions allow only `"type": "object"` at an output schema's root, and an object as
+/// `structuredContent` (2026-07-28 allows any schema). A tool whose output is anything else
+/// (an array, a number, a union) is listed with [`wrap_output_schema`]'s object, and its
+/// results carry [`wrap_output`]'s: `{"result": ...}`, as FastMCP does.
+pub fn wraps_output(schema: &Value) -> bool {
+    schema.get("type").and_then(Value::as_str) != Some("object")
+}
+
+/// The object schema whose one required property, `result`, is `schema`. What names the
+/// schema's root (`$schema`, `$id`, `$defs`, `definitions`) moves to the wrapper, so that
+/// references like `#/$defs/Item` still resolve.
+fn wrap_output_schema(schema: &mut Value) {
+    let mut inner = std::mem::take(schema);
+    let mut outer = Map::new();
+    if let Some(o) = inner.as_object_mut() {
+        for k in ["$schema", "$id", "$defs", "definitions"] {
+            if let Some(v) = o.remove(k) {
+                outer.insert(k.to_owned(), v);
+            }
+        }
+    }
+    outer.insert("type".into(), json!("object"));
+    outer.insert("properties".into(), json!({ "result": inner }));
+    outer.insert("required".into(), json!(["result"]));
+    *schema = Value::Object(outer);
+}
+
+/// The `structuredContent` a legacy client gets from a tool whose schema
+/// [`wraps_output`]: `{"result": value}`.
+pub fn wrap_output(value: Value) -> Value {
+    json!({ "result": value })
 }
 
 /// The result `_meta` entries only the 2026-07-28 envelope carries: never on a legacy
@@ -338,7 +378,7 @@ mod tests {
         let tools = json!({
             "resultType": "complete", "ttlMs": 1, "cacheScope": "public",
             "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "x"}},
-            "tools": [{"name": "t", "title": "T", "inputSchema": {}, "outputSchema": {},
+            "tools": [{"name": "t", "title": "T", "inputSchema": {}, "outputSchema": {"type": "object"},
                        "icons": [{"src": "https://x/i.png"}], "annotations": {"title": "A"}}],
         });
         let mut v = tools.clone();
@@ -348,7 +388,7 @@ mod tests {
         let mut v = tools.clone();
         downgrade(Shape::Tools, LegacyVersion::V2025_06_18, &mut v);
         assert!(v["tools"][0].get("icons").is_none());
-        assert_eq!(v["tools"][0]["outputSchema"], json!({}));
+        assert_eq!(v["tools"][0]["outputSchema"], json!({"type": "object"}));
         let mut v = tools;
         downgrade(Shape::Tools, LegacyVersion::V2025_03_26, &mut v);
         let t = &v["tools"][0];
@@ -377,7 +417,7 @@ mod tests {
             "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "x"}, "own": 1},
             "serverInfo": {"name": "s", "title": "S", "description": "d", "icons": icons,
                            "websiteUrl": "https://x"},
-            "tools": [{"name": "t", "title": "T", "outputSchema": {}, "_meta": {"k": 1},
+            "tools": [{"name": "t", "title": "T", "outputSchema": {"type": "object"}, "_meta": {"k": 1},
                        "icons": icons, "execution": {}}],
             "prompts": [{"name": "p", "title": "P", "_meta": {}, "icons": icons,
                          "arguments": [{"name": "a", "title": "A"}]}],
@@ -424,13 +464,56 @@ mod tests {
             for shape in shapes {
                 let mut v = enveloped.clone();
                 downgrade(shape, version, &mut v);
-                if only_envelope_differs(version) {
+                if only_envelope_differs(version, shape) {
                     assert_eq!(v, expected, "{shape:?} at {version}");
                 }
                 changed |= v != expected;
             }
-            assert_eq!(changed, !only_envelope_differs(version), "{version}");
+            let newest = version == LegacyVersion::LATEST;
+            assert_eq!(changed, !newest, "{version}");
         }
+        // Tool lists are the exception: an output schema that is no object is wrapped.
+        let mut v = json!({"tools": [{"name": "t", "outputSchema": {"type": "array"}}]});
+        downgrade(Shape::Tools, LegacyVersion::LATEST, &mut v);
+        assert!(!only_envelope_differs(LegacyVersion::LATEST, Shape::Tools));
+        assert_eq!(v["tools"][0]["outputSchema"]["type"], "object");
+    }
+
+    #[test]
+    fn output_schemas_that_are_no_object_are_wrapped_with_their_definitions() {
+        let mut v = json!({"tools": [
+            {"name": "list", "outputSchema": {
+                "$schema": "https://json-schema.org/draft/2020-12/schema",
+                "type": "array", "items": {"$ref": "#/$defs/Item"},
+                "$defs": {"Item": {"type": "object"}}}},
+            {"name": "count", "outputSchema": {"type": "integer"}},
+            {"name": "maybe", "outputSchema": {"type": ["object", "null"]}},
+            {"name": "thing", "outputSchema": {"type": "object", "properties": {}}},
+        ]});
+        downgrade(Shape::Tools, LegacyVersion::V2025_06_18, &mut v);
+        let list = &v["tools"][0]["outputSchema"];
+        assert_eq!(list["type"], "object");
+        assert_eq!(list["required"], json!(["result"]));
+        assert_eq!(list["$defs"]["Item"], json!({"type": "object"}));
+        assert_eq!(
+            list["$schema"],
+            "https://json-schema.org/draft/2020-12/schema"
+        );
+        assert_eq!(
+            list["properties"]["result"],
+            json!({"type": "array", "items": {"$ref": "#/$defs/Item"}})
+        );
+        assert_eq!(
+            v["tools"][1]["outputSchema"]["properties"]["result"]["type"],
+            "integer"
+        );
+        assert_eq!(v["tools"][2]["outputSchema"]["type"], "object");
+        assert_eq!(v["tools"][2]["outputSchema"]["required"], json!(["result"]));
+        assert_eq!(
+            v["tools"][3]["outputSchema"],
+            json!({"type": "object", "properties": {}})
+        );
+        assert_eq!(wrap_output(json!([1])), json!({"result": [1]}));
     }
 
     #[test]

@@ -25,6 +25,9 @@ pub(crate) struct ToolEntry {
     pub(crate) json: Arc<RawValue>,
     /// Its `x-mcp-header` parameters.
     pub(crate) headers: Vec<HeaderParam>,
+    /// Its output schema is no object: a legacy client gets it, and its structured
+    /// content, wrapped ([`crate::protocol::legacy::wraps_output`]).
+    pub(crate) wraps_output: bool,
 }
 
 impl ToolEntry {
@@ -165,6 +168,8 @@ pub(crate) fn tool(mut def: ToolDef, ext: &Extensions) -> Result<ToolEntry, Vec<
     match validator {
         Some(validator) if errors.is_empty() => {
             let json = Arc::from(def.to_json());
+            let wraps_output = (def.spec.output_schema.as_ref())
+                .is_some_and(crate::protocol::legacy::wraps_output);
             // The listed text is the one copy kept.
             def.spec.input_schema = serde_json::Value::Null;
             def.spec.input_schema_text = None;
@@ -174,6 +179,7 @@ pub(crate) fn tool(mut def: ToolDef, ext: &Extensions) -> Result<ToolEntry, Vec<
                 def,
                 validator,
                 headers,
+                wraps_output,
             })
         }
         _ => Err(errors),

@@ -2,7 +2,7 @@
 
 use crate::mrtr::round::Binding;
 use crate::protocol::envelope::ResultType;
-use crate::protocol::legacy::Shape;
+use crate::protocol::legacy::{self, Shape};
 use crate::protocol::{CallToolResult, Content, headers, methods, reflect, tasks};
 use crate::server::authz;
 use crate::server::catalog::Catalog;
@@ -28,13 +28,19 @@ struct ToolBody<'a> {
     is_error: Option<bool>,
 }
 
-/// The reply carrying a tool result, in the request's era.
+/// The reply carrying a tool result, in the request's era; `wrap`: the tool's output
+/// schema is no object, so a legacy client gets its structured content wrapped
+/// ([`legacy::wraps_output`]).
 fn complete(
     server: &ServerInner,
     id: &crate::protocol::RequestId,
-    r: CallToolResult,
+    mut r: CallToolResult,
     era: Era,
+    wrap: bool,
 ) -> Reply {
+    if wrap && matches!(era, Era::Legacy(_)) {
+        r.structured_content = r.structured_content.take().map(legacy::wrap_output);
+    }
     let body = ToolBody {
         content: &r.content,
         structured_content: r.structured_content.as_ref(),
@@ -154,12 +160,13 @@ pub(crate) fn call(
     };
     if as_task {
         let upfront = tool.def.requirements.asks_upfront;
-        let modern = |s: &ServerInner, id: &_, r| complete(s, id, r, Era::Modern);
+        let modern = |s: &ServerInner, id: &_, r| complete(s, id, r, Era::Modern, false);
         return server.run_task(parts, &mut params, item, upfront, modern);
     }
     let era = parts.era();
+    let wrap = tool.wraps_output;
     server.run_item(parts, &mut params, item, move |s, id, r| {
-        complete(s, id, r, era)
+        complete(s, id, r, era, wrap)
     })
 }
 
