@@ -319,6 +319,25 @@ fn an_elicitation_is_a_request_to_the_client_answered_by_a_post() {
     assert!(done["result"].get("resultType").is_none());
 }
 
+/// In a session an HTTP 404 means the session is gone (the client initializes again), so
+/// a method the server does not serve is a `-32601` with 200, and the session lives on.
+#[test]
+fn an_unknown_method_in_a_session_is_200_not_404() {
+    let addr = start();
+    let (mut c, _) = Client::open(addr, "2025-11-25");
+    c.next += 1;
+    let body = json!({"jsonrpc": "2.0", "id": c.next, "method": "prompts/list"});
+    let r = c.post(&body);
+    assert_eq!(r.status, 200, "{}", r.text());
+    let v = r.json();
+    assert_eq!(v["error"]["code"], -32601, "{v}");
+    assert_eq!(
+        v["error"]["message"], "Method not found: prompts/list",
+        "{v}"
+    );
+    assert_eq!(c.call("ping", json!({}))["result"], json!({}));
+}
+
 #[test]
 fn notifications_cancelled_stops_a_request_and_a_closed_stream_does_not() {
     let seen = Arc::new(AtomicBool::new(false));

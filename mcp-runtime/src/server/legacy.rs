@@ -276,10 +276,7 @@ impl Server {
                 tracing::debug!("method not found");
                 methods::reject(
                     &parts,
-                    Rejection::new(
-                        ErrorClass::UnknownMethod,
-                        RpcError::method_not_found(&parts.method),
-                    ),
+                    Rejection::unknown_method(&parts.method, parts.session.is_some()),
                 )
             }
         }

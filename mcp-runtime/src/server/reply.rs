@@ -59,6 +59,21 @@ impl Rejection {
     pub(crate) fn header(error: RpcError) -> Self {
         Self::new(ErrorClass::Header, error)
     }
+    /// `-32601` for `method`. In a legacy session it says nothing of versions and is
+    /// answered with 200 on HTTP: there a 404 tells the client its session is gone.
+    pub(crate) fn unknown_method(method: &str, in_session: bool) -> Self {
+        if in_session {
+            let message = format!("Method not found: {}", crate::protocol::reflect(method));
+            return Self::new(
+                ErrorClass::Failed,
+                RpcError::new(ErrorCode::METHOD_NOT_FOUND, message),
+            );
+        }
+        Self::new(
+            ErrorClass::UnknownMethod,
+            RpcError::method_not_found(method),
+        )
+    }
     /// An error from a handler (or from running it): classified by its code.
     pub(crate) fn failed(error: RpcError) -> Self {
         let class = if error.code() == ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY {

@@ -5,8 +5,8 @@ use super::catalog::Catalog;
 use super::methods::{self, listen::Listen};
 use super::parts::{Message, Parts, Streams, TransportGuard, read_envelope};
 use super::pipeline::Job;
-use super::reply::{ErrorClass, Rejection, Reply};
-use crate::protocol::{RpcError, methods as m};
+use super::reply::{Rejection, Reply};
+use crate::protocol::methods as m;
 use serde_json::Value;
 
 /// What the server made of one incoming message.
@@ -171,10 +171,7 @@ impl Server {
                 tracing::debug!("method not found");
                 reply(Reply::rejection(
                     Some(&parts.id),
-                    Rejection::new(
-                        ErrorClass::UnknownMethod,
-                        RpcError::method_not_found(&parts.method),
-                    ),
+                    Rejection::unknown_method(&parts.method, parts.session.is_some()),
                 ))
             }
         }
