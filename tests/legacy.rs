@@ -68,6 +68,18 @@ async fn wait(cx: Context, log: Logger, seen: State<Arc<AtomicBool>>) -> &'stati
     }
 }
 
+/// Set when `nap` wakes up.
+static NAPPED: AtomicBool = AtomicBool::new(false);
+
+/// Logs that it started, then sleeps a second without looking at its cancellation.
+#[tool]
+async fn nap(log: Logger) -> &'static str {
+    log.info("napping");
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    NAPPED.store(true, Ordering::SeqCst);
+    "rested"
+}
+
 /// The readme.
 #[resource("docs://readme", mime_type = "text/markdown")]
 async fn readme() -> &'static str {
@@ -77,7 +89,7 @@ async fn readme() -> &'static str {
 fn server(legacy: Legacy, seen: Arc<AtomicBool>) -> Server {
     Server::builder("legacy-test", "1.0")
         .title("Legacy test")
-        .tools(tools![greet, add, link, needs_sampling, wait])
+        .tools(tools![greet, add, link, needs_sampling, wait, nap])
         .resources(resources![readme])
         .state(seen)
         .legacy(legacy)
@@ -186,7 +198,7 @@ fn a_session_lives_from_initialize_to_delete() {
     for absent in ["resultType", "ttlMs", "cacheScope", "_meta"] {
         assert!(result.get(absent).is_none(), "{absent}: {result}");
     }
-    assert_eq!(result["tools"].as_array().unwrap().len(), 5);
+    assert_eq!(result["tools"].as_array().unwrap().len(), 6);
     assert_eq!(c.call("ping", json!({}))["result"], json!({}));
     assert_eq!(
         c.call("logging/setLevel", json!({"level": "info"}))["result"],
@@ -375,6 +387,43 @@ fn notifications_cancelled_stops_a_request_and_a_closed_stream_does_not() {
         seen.load(Ordering::SeqCst),
         "notifications/cancelled cancelled it"
     );
+}
+
+/// `notifications/cancelled` stops a request even when its handler does not look at its
+/// cancellation (the handler is dropped), and nothing answers it: its SSE stream ends
+/// with no response.
+#[test]
+fn a_cancelled_request_is_dropped_and_not_answered() {
+    let addr = start();
+    let (c, _) = Client::open(addr, "2025-11-25");
+    let call = json!({"jsonrpc": "2.0", "id": 21, "method": "tools/call", "params": {"name": "nap", "arguments": {}}});
+    let mut h = vec![
+        ("Content-Type", "application/json"),
+        ("Accept", "application/json, text/event-stream"),
+    ];
+    h.extend_from_slice(&c.headers());
+    let mut stream = Sse::send(addr, &post_bytes(addr, call.to_string().as_bytes(), &h));
+    let started = stream
+        .next(Duration::from_secs(5))
+        .expect("the log message");
+    assert_eq!(started["params"]["data"], "napping", "{started}");
+    let cancel =
+        json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 21}});
+    assert_eq!(c.post(&cancel).status, 202);
+    // The nap would have ended after a second.
+    assert_eq!(
+        stream.next(Duration::from_millis(1800)),
+        None,
+        "{}",
+        stream.buf
+    );
+    assert!(!stream.buf.contains("rested"), "{}", stream.buf);
+    assert!(
+        stream.buf.contains("\r\n0\r\n\r\n"),
+        "the stream ended: {}",
+        stream.buf
+    );
+    assert!(!NAPPED.load(Ordering::SeqCst), "the handler ran on");
 }
 
 #[test]

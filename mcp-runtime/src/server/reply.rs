@@ -116,6 +116,22 @@ impl Reply {
             Era::Legacy(version) => Reply::result(id, envelope.legacy(version, shape)),
         }
     }
+    /// No answer: the request was cancelled (a legacy session's `notifications/cancelled`),
+    /// and the cancelled request is not answered. On HTTP its SSE stream ends with no
+    /// response, and a JSON answer is a bodiless 202.
+    pub(crate) fn withheld() -> Reply {
+        Reply {
+            body: String::new(),
+            error: None,
+            rpc: None,
+        }
+    }
+
+    /// Whether this is [`Reply::withheld`].
+    pub(crate) fn is_withheld(&self) -> bool {
+        self.body.is_empty()
+    }
+
     /// An error response; `id` is left out when it could not be read.
     pub(crate) fn rejection(id: Option<&RequestId>, rejection: Rejection) -> Reply {
         Reply {

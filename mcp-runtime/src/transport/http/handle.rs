@@ -37,6 +37,9 @@ pub(super) fn status_of(error: Option<ErrorClass>) -> StatusCode {
 }
 
 pub(super) fn json_reply(r: Reply) -> Response {
+    if r.is_withheld() {
+        return StatusCode::ACCEPTED.into_response();
+    }
     let status = status_of(r.error);
     let needs = scopes_needed(&r);
     let mut resp = json_body(status, r.body);
@@ -158,7 +161,7 @@ pub(super) fn answer(r: Reply, accepts_json: bool) -> Response {
             None,
             None::<std::pin::Pin<Box<std::future::Ready<Reply>>>>,
             mpsc::channel(1).1,
-            Some(r.body),
+            (!r.is_withheld()).then_some(r.body),
         );
         *resp.status_mut() = status;
         resp
@@ -350,7 +353,7 @@ where
         Some(note) = rx.recv() => sse::sse_response(Some(note), Some(fut), rx, None),
         reply = &mut fut => match rx.try_recv() {
             // It finished, but queued notifications first: they go before the response.
-            Ok(first) => sse::sse_response(Some(first), None::<std::pin::Pin<Box<std::future::Ready<Reply>>>>, rx, Some(reply.body)),
+            Ok(first) => sse::sse_response(Some(first), None::<std::pin::Pin<Box<std::future::Ready<Reply>>>>, rx, (!reply.is_withheld()).then_some(reply.body)),
             Err(_) => json_reply(reply),
         },
     }

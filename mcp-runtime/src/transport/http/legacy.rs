@@ -276,7 +276,8 @@ impl HttpServer {
             Prepared::Call(job) => job,
         };
         let id = job.id().clone();
-        session.track(id.clone(), job.cancellation());
+        let cancelled = job.cancellation();
+        session.track(id.clone(), cancelled.clone());
         let rx = job.take_notifications();
         let mut run = job.run();
         // Most calls finish in their first poll: answered here, with no task of their own.
@@ -285,11 +286,17 @@ impl HttpServer {
             return super::respond(std::future::ready(r), rx, accepts_json).await;
         }
         // The rest runs on its own task: a closed connection does not cancel it here
-        // (`notifications/cancelled` does).
+        // (`notifications/cancelled` does: the handler is dropped, whether or not it looks
+        // at its cancellation, and the request is not answered).
         let (done, reply) = oneshot::channel();
         let owner = Arc::clone(session);
         tokio::spawn(async move {
-            let r = run.await;
+            let r = tokio::select! {
+                biased;
+                r = &mut run => r,
+                () = cancelled.cancelled() => Reply::withheld(),
+            };
+            drop(run);
             owner.untrack(&id);
             let _ = done.send(r);
         });

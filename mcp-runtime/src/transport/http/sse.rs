@@ -100,14 +100,15 @@ where
             note = st.rx.recv() => match note {
                 Some(n) => Some((sse_frame(&n), Some(st))),
                 None => {
+                    // A withheld reply (a cancelled request) ends the stream unanswered.
                     let reply = fut.as_mut().await;
-                    Some((sse_frame(&reply.body), None))
+                    (!reply.is_withheld()).then(|| (sse_frame(&reply.body), None))
                 }
             },
             reply = fut.as_mut() => {
                 st.fut = None;
                 st.rx.close();
-                st.reply = Some(reply.body);
+                st.reply = (!reply.is_withheld()).then_some(reply.body);
                 if let Ok(n) = st.rx.try_recv() {
                     return Some((sse_frame(&n), Some(st)));
                 }
