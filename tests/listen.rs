@@ -292,6 +292,21 @@ fn several_listens_share_one_stdio_connection() {
     );
     assert_eq!(got[1]["id"], 1);
 
+    // An id in flight names no second request: a listen under it is refused, so a cancel
+    // naming it stays unambiguous (before, the second listen took the first's place, and
+    // the first could no longer be cancelled).
+    send(
+        &mut stdin,
+        request(
+            json!("tools"),
+            "subscriptions/listen",
+            json!({"notifications": {"toolsListChanged": true}}),
+        ),
+    );
+    let refused = recv();
+    assert_eq!(refused["id"], "tools", "{refused}");
+    assert_eq!(refused["error"]["code"], -32600, "{refused}");
+
     // Cancelling one subscription stops it; the other still hears its changes.
     send(
         &mut stdin,

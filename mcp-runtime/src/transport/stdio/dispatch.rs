@@ -102,6 +102,14 @@ impl Dispatch {
         true
     }
 
+    /// Whether `id` names a request (a call or a listen) still in flight: it cannot name a
+    /// second one, since a cancel naming it would be ambiguous, and the first one's end
+    /// would take the second's entry out of the map.
+    fn is_in_flight(&self, id: &RequestId) -> bool {
+        let map = self.in_flight.lock().unwrap_or_else(|e| e.into_inner());
+        map.contains_key(id)
+    }
+
     pub(super) fn line(&self, line: Line) -> Option<String> {
         // Reap finished tasks so the set does not grow.
         {
@@ -177,6 +185,10 @@ impl Dispatch {
             Prepared::Listen(mut listen) => {
                 // Several subscriptions can share the connection; each ends on
                 // `notifications/cancelled` naming it, or gracefully at the end of input.
+                if self.is_in_flight(listen.id()) {
+                    let r = Rejection::malformed("this request id is already in flight");
+                    return Some(Reply::rejection(Some(listen.id()), r).body);
+                }
                 listen.stop_with(self.end_of_input.clone());
                 listen.cancel_on_teardown();
                 let id = listen.id().clone();
@@ -194,14 +206,7 @@ impl Dispatch {
             Prepared::Call(job) => {
                 let id = job.id().clone();
                 let refused = |r: Rejection| Some(Reply::rejection(Some(&id), r).body);
-                // An id still in flight cannot name a second request: its cancel would
-                // be ambiguous.
-                let duplicate = self
-                    .in_flight
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .contains_key(&id);
-                if duplicate {
+                if self.is_in_flight(&id) {
                     return refused(Rejection::malformed("this request id is already in flight"));
                 }
                 let Some(slot) = server.inner.admit() else {
