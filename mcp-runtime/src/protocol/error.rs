@@ -194,6 +194,20 @@ impl RpcError {
         )
         .with_data(json!({ "supported": supported, "requested": requested }))
     }
+    /// `-32022` for a served legacy revision named in a request's `_meta`: that revision
+    /// is spoken in a session opened with `initialize`, not per request.
+    pub(crate) fn version_needs_initialize(requested: &str, supported: &[&str]) -> Self {
+        Self::new(
+            ErrorCode::UNSUPPORTED_PROTOCOL_VERSION,
+            format!(
+                "Protocol version {} is served in a session opened with `initialize`, not \
+                 per request; per-request `_meta` speaks {}",
+                reflect(requested),
+                super::MODERN_VERSIONS.join(", ")
+            ),
+        )
+        .with_data(json!({ "supported": supported, "requested": requested }))
+    }
     /// An application-defined error (see [`ErrorCode::application`]).
     pub fn application(code: ErrorCode, message: impl Into<String>) -> Self {
         Self::new(code, message)

@@ -240,10 +240,11 @@ fn read_meta(
     // Per-request `_meta` is the modern era; a legacy revision is spoken after
     // `initialize`, so it is not served this way.
     if !MODERN_VERSIONS.contains(&version.as_str()) {
-        return Err(Rejection::new(
-            ErrorClass::Version,
-            RpcError::unsupported_version(&version, versions),
-        ));
+        let error = match versions.contains(&version.as_str()) {
+            true => RpcError::version_needs_initialize(&version, versions),
+            false => RpcError::unsupported_version(&version, versions),
+        };
+        return Err(Rejection::new(ErrorClass::Version, error));
     }
     let (log_level, progress_token, trace) = read_optional(&meta)?;
     Ok(RequestMeta {
@@ -574,6 +575,32 @@ mod tests {
             assert_eq!(id.is_some(), has_id, "{bad}");
             assert_eq!(rejection.class, ErrorClass::Malformed, "{bad}");
         }
+    }
+
+    #[test]
+    fn a_served_legacy_version_per_request_is_told_to_use_initialize() {
+        let mut m = meta();
+        m["io.modelcontextprotocol/protocolVersion"] = json!("2025-11-25");
+        let (_, r) = read(json!({"_meta": m})).err().unwrap();
+        assert_eq!(r.class, ErrorClass::Version);
+        assert_eq!(r.error.code().get(), -32022);
+        assert!(
+            r.error.message().contains("`initialize`"),
+            "{}",
+            r.error.message()
+        );
+        assert!(
+            !r.error.message().contains("Unsupported"),
+            "{}",
+            r.error.message()
+        );
+        m["io.modelcontextprotocol/protocolVersion"] = json!("2024-01-01");
+        let (_, r) = read(json!({"_meta": m})).err().unwrap();
+        assert!(
+            r.error
+                .message()
+                .starts_with("Unsupported protocol version 2024-01-01")
+        );
     }
 
     #[test]
