@@ -720,6 +720,60 @@ async fn a_modern_upstreams_lists_are_read_again_when_their_ttl_runs_out() {
     assert_eq!(r["result"]["content"][0]["text"], "HEY", "{r}");
 }
 
+/// Mirrors `region` (and `limit`) into `Mcp-Param-*` headers.
+#[tool]
+async fn route(
+    #[arg(header = "Region")] region: String,
+    #[arg(header = "Limit")] limit: Option<i32>,
+) -> String {
+    format!("{region}|{limit:?}")
+}
+
+/// A 2026-07-28 HTTP upstream checks the `Mcp-Param-*` headers of its `x-mcp-header`
+/// tools: the gateway sends them as a conforming client would (a non-ASCII value in
+/// Base64). Before, it sent none, and every call of such a tool failed with `-32020`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_proxied_tool_with_header_parameters_gets_its_headers_upstream() {
+    let upstream = Server::builder("upstream", "1.0")
+        .tools(tools![route])
+        .build()
+        .unwrap();
+    let up_addr = common::serve_in_background(upstream.http());
+    let up = Upstream::http(&format!("http://{up_addr}/mcp"))
+        .await
+        .unwrap();
+    let gateway = Server::builder("gateway", "1.0")
+        .request_state(mcp_runtime::config::RequestState::single_instance())
+        .mount("up", up.items().await.unwrap())
+        .build()
+        .unwrap();
+    let addr = common::serve_in_background(gateway.http());
+    for (arguments, region, answer) in [
+        (
+            json!({"region": "eu-west1", "limit": 3}),
+            "eu-west1",
+            "eu-west1|Some(3)",
+        ),
+        (
+            json!({"region": "Zürich"}),
+            "=?base64?WsO8cmljaA==?=",
+            "Zürich|None",
+        ),
+    ] {
+        let body = request(
+            json!(1),
+            "tools/call",
+            json!({"name": "up_route", "arguments": arguments}),
+        );
+        let mut extra = vec![("Mcp-Param-Region", region)];
+        if arguments.get("limit").is_some() {
+            extra.push(("Mcp-Param-Limit", "3"));
+        }
+        let r = common::post_with(addr, &body, &[], &extra).json();
+        assert_eq!(r["result"]["content"][0]["text"], answer, "{r}");
+    }
+}
+
 /// A tool without arguments that answers `text`.
 fn text_tool(name: &str, text: &'static str) -> mcp_runtime::def::ToolDef {
     mcp_runtime::def::ToolDef::new(

@@ -18,6 +18,7 @@ use super::ongoing::{Cancel, Ongoing};
 use super::routing::{Askers, Changes, route};
 use super::streams::{Listen, Peer, is_event_stream, read_events, take_event};
 use super::watch::Watch;
+use crate::protocol::headers::{HeaderParam, encode_header_value, header_params, header_text};
 
 /// How long one upstream request may take.
 pub const DEFAULT_UPSTREAM_TIMEOUT: Duration = Duration::from_secs(60);
@@ -86,6 +87,9 @@ pub(crate) struct Link {
     pub(super) dropped: CancellationToken,
     /// The stream of resource updates asked for (2026-07-28).
     pub(super) watching: Mutex<Option<Watch>>,
+    /// The `x-mcp-header` parameters of the upstream's tools, by name, as last listed: a
+    /// 2026-07-28 HTTP upstream refuses a call without their `Mcp-Param-*` headers.
+    pub(super) headers: Mutex<HashMap<String, Vec<HeaderParam>>>,
 }
 
 pub(super) const MODERN: &str = crate::protocol::PROTOCOL_VERSION;
@@ -221,6 +225,7 @@ impl Link {
             changes,
             dropped,
             watching: Mutex::new(None),
+            headers: Mutex::default(),
         };
         match link.request("server/discover", json!({})).await {
             Ok(d)
@@ -495,6 +500,42 @@ impl Link {
         }
     }
 
+    /// Keeps the `x-mcp-header` parameters of `tools` (the upstream's tool list), for the
+    /// headers of later calls.
+    pub(super) fn remember_headers(&self, tools: &[Value]) {
+        let found = tools.iter().filter_map(|t| {
+            let name = t.get("name")?.as_str()?;
+            let params = header_params(t.get("inputSchema")?).ok()?;
+            (!params.is_empty()).then(|| (name.to_owned(), params))
+        });
+        *self.headers.lock().unwrap_or_else(|e| e.into_inner()) = found.collect();
+    }
+
+    /// The `Mcp-Param-*` headers of `msg` when it is a `tools/call` of a tool with
+    /// `x-mcp-header` parameters, written as a conforming client writes them.
+    fn param_headers(&self, msg: &Value) -> Vec<(String, String)> {
+        if self.version != MODERN || msg.get("method").and_then(Value::as_str) != Some("tools/call")
+        {
+            return Vec::new();
+        }
+        let params = &msg["params"];
+        let Some(name) = params.get("name").and_then(Value::as_str) else {
+            return Vec::new();
+        };
+        let headers = self.headers.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(wanted) = headers.get(name) else {
+            return Vec::new();
+        };
+        let arguments = params.get("arguments").unwrap_or(&Value::Null);
+        wanted
+            .iter()
+            .filter_map(|p| {
+                let text = header_text(p.value(arguments)?)?;
+                Some((format!("mcp-param-{}", p.name), encode_header_value(&text)))
+            })
+            .collect()
+    }
+
     /// POSTs one message; the response, its body unread.
     async fn send(
         &self,
@@ -504,7 +545,9 @@ impl Link {
         let Wire::Http(peer) = &self.wire else {
             return Err(gone("not an HTTP upstream"));
         };
-        peer.send(peer.post(&self.version, msg, name)?).await
+        let extra = self.param_headers(msg);
+        peer.send(peer.post(&self.version, msg, name, &extra)?)
+            .await
     }
 
     /// POSTs one message; the answer to it (JSON, or the matching SSE event), if any.

@@ -240,6 +240,7 @@ impl Upstream {
         if caps.get("tools").is_some() {
             let (items, t) = self.list("tools/list", "tools").await?;
             lists.tools = presented::first_of_each(items, "name");
+            self.link.remember_headers(&lists.tools);
             lists.shorten(t);
         }
         if caps.get("prompts").is_some() {

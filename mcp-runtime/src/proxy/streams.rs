@@ -4,6 +4,7 @@
 use super::link::{MAX_MESSAGE, MODERN, UpstreamError, gone, outcome};
 use super::ongoing::Next;
 use super::routing::{Asked, Changes, unsolicited};
+use crate::protocol::headers::encode_header_value;
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use serde_json::{Value, json};
@@ -50,13 +51,14 @@ impl Peer {
         }
     }
 
-    /// A POST of `msg`; in 2026-07-28 with `Mcp-Method` (the message's) and `Mcp-Name`
-    /// (`name`, when it can be a header).
+    /// A POST of `msg`; in 2026-07-28 with `Mcp-Method` (the message's), `Mcp-Name`
+    /// (`name`, Base64-encoded where a client must) and `extra` (a call's `Mcp-Param-*`).
     pub(super) fn post(
         &self,
         version: &str,
         msg: &Value,
         name: Option<&str>,
+        extra: &[(String, String)],
     ) -> Result<hyper::Request<Full<Bytes>>, UpstreamError> {
         let mut req = self
             .start(hyper::Request::post(self.url.clone()), version)
@@ -66,8 +68,11 @@ impl Peer {
             if let Some(m) = msg.get("method").and_then(Value::as_str) {
                 req = req.header("mcp-method", m);
             }
-            if let Some(n) = name.filter(|n| n.is_ascii() && !n.contains(['\r', '\n'])) {
-                req = req.header("mcp-name", n);
+            if let Some(n) = name {
+                req = req.header("mcp-name", encode_header_value(n));
+            }
+            for (k, v) in extra {
+                req = req.header(k.as_str(), v.as_str());
             }
         }
         req.body(Full::new(Bytes::from(msg.to_string())))
@@ -138,7 +143,7 @@ impl Listen {
     /// One stream, read to its end; `false` when there is no such stream to open.
     async fn once(&self) -> bool {
         let req = match &self.open {
-            Some(open) => self.peer.post(&self.version, open, None),
+            Some(open) => self.peer.post(&self.version, open, None, &[]),
             None => self
                 .peer
                 .start(hyper::Request::get(self.peer.url.clone()), &self.version)
@@ -192,7 +197,7 @@ impl Listen {
 
     /// POSTs `msg` (a notification or an answer; what comes back is not read).
     pub(super) async fn reply(&self, msg: &Value) {
-        if let Ok(req) = self.peer.post(&self.version, msg, None) {
+        if let Ok(req) = self.peer.post(&self.version, msg, None, &[]) {
             let _ = self.peer.client.request(req).await;
         }
     }
