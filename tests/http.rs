@@ -441,12 +441,30 @@ fn transport_statuses() {
         format!("GET /mcp HTTP/1.1\r\nHost: {a}\r\nConnection: close\r\n\r\n").as_bytes(),
     );
     assert_eq!(get.status, 405);
-    assert_eq!(get.header("allow"), Some("POST"));
+    // Legacy sessions are served: GET and DELETE take one.
+    assert_eq!(get.header("allow"), Some("POST, GET, DELETE"));
+    assert_eq!(get.json()["error"]["code"], -32600, "{}", get.text());
     let del = raw(
         a,
         format!("DELETE /mcp HTTP/1.1\r\nHost: {a}\r\nConnection: close\r\n\r\n").as_bytes(),
     );
     assert_eq!(del.status, 405);
+    // Any other method: Host and Origin first (403), then 405 with a JSON-RPC body.
+    for method in ["PUT", "PATCH", "OPTIONS"] {
+        let other = |origin: &str| {
+            let head = format!(
+                "{method} /mcp HTTP/1.1\r\nHost: {a}\r\nOrigin: {origin}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+            );
+            raw(a, head.as_bytes())
+        };
+        let evil = other("https://evil.example");
+        assert_eq!(evil.status, 403, "{method}: {}", evil.text());
+        assert_eq!(evil.json()["error"]["code"], -32600, "{method}");
+        let fine = other(&format!("http://{a}"));
+        assert_eq!(fine.status, 405, "{method}: {}", fine.text());
+        assert_eq!(fine.header("allow"), Some("POST, GET, DELETE"), "{method}");
+        assert_eq!(fine.json()["error"]["code"], -32600, "{method}");
+    }
 
     let body = list(None);
     assert_eq!(

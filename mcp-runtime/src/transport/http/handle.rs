@@ -105,12 +105,35 @@ pub(super) async fn handle_get_or_delete(
     if let Some(resp) = legacy {
         return resp;
     }
-    (
+    method_not_allowed(&s)
+}
+
+/// Any other method (PUT, PATCH, OPTIONS, ...): Host and Origin are checked first, as for
+/// every method, then 405 with a JSON-RPC error body.
+pub(super) async fn handle_other(State(s): State<Arc<HttpServer>>, req: Request) -> Response {
+    if let Err(why) = origin::check_host_origin(&s.config, &req) {
+        return forbidden(why);
+    }
+    method_not_allowed(&s)
+}
+
+/// 405, naming the methods the endpoint takes: POST, and GET and DELETE for legacy
+/// sessions when they are served.
+fn method_not_allowed(s: &HttpServer) -> Response {
+    let (allow, what) = match s.server.inner.legacy.enabled {
+        true => (
+            "POST, GET, DELETE",
+            "POST (GET and DELETE: with a legacy session)",
+        ),
+        false => ("POST", "POST only"),
+    };
+    let mut resp = refuse(
         StatusCode::METHOD_NOT_ALLOWED,
-        [(header::ALLOW, "POST")],
-        "this MCP endpoint accepts POST only",
-    )
-        .into_response()
+        RpcError::invalid_request(format!("this MCP endpoint accepts {what}")),
+    );
+    resp.headers_mut()
+        .insert(header::ALLOW, axum::http::HeaderValue::from_static(allow));
+    resp
 }
 
 pub(super) fn handle_post(

@@ -10,7 +10,7 @@ mod legacy;
 mod origin;
 mod sse;
 
-use handle::{handle_get_or_delete, handle_post, json_reply, refuse, respond};
+use handle::{handle_get_or_delete, handle_other, handle_post, json_reply, refuse, respond};
 pub(crate) use headers::HeaderGuard;
 
 use crate::server::Server;
@@ -322,7 +322,8 @@ impl HttpServer {
                 &path,
                 post(handle_post)
                     .get(handle_get_or_delete)
-                    .delete(handle_get_or_delete),
+                    .delete(handle_get_or_delete)
+                    .fallback(handle_other),
             )
             .with_state(shared)
             .merge(metadata)
