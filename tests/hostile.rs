@@ -551,6 +551,13 @@ fn envelopes_hosts_and_media_types_are_checked_at_the_wire() {
         (r.status, r.json()["error"]["code"].clone()),
         (406, json!(-32600))
     );
+    // A header section over 64 KiB is 431; one under it is served.
+    let b = request(json!(4), "server/discover", json!({}));
+    for (size, status) in [(60 << 10, 200), (70 << 10, 431)] {
+        let big = "x".repeat(size);
+        let r = post_with(addr, &b, &[], &[("X-Filler", big.as_str())]);
+        assert_eq!(r.status, status, "a {size}-byte header");
+    }
     // Declared too large: refused before the body is read.
     let mut s = TcpStream::connect(addr).unwrap();
     let head = format!(

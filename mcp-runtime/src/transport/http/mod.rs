@@ -53,6 +53,9 @@ pub const DEFAULT_MAX_CONNECTIONS: usize = 4096;
 /// The `Retry-After` (seconds) of a 503.
 pub const DEFAULT_RETRY_AFTER: u64 = 1;
 
+/// The largest request header section (request line and headers) read: larger is 431.
+const MAX_HEAD: usize = 64 * 1024;
+
 /// How long [`Server::serve_http`] keeps serving after SIGTERM while its readiness
 /// endpoint says it is going away, so balancers stop sending before it stops accepting.
 pub const DEFAULT_LAME_DUCK: Duration = Duration::from_secs(5);
@@ -408,6 +411,8 @@ impl HttpServer {
         // The header deadline is `conn::Deadlines`' (one timer per connection, not one per
         // request as hyper's would be).
         builder.header_read_timeout(None).keep_alive(true);
+        // A request's header section is capped at 64 KiB: a larger one is 431.
+        builder.max_header_size(MAX_HEAD);
         let connections = Arc::new(tokio::sync::Semaphore::new(cfg.max_connections));
         let _ = TokioExecutor::new();
         tracing::info!("serving MCP on http://{local}/mcp");
