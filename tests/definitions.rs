@@ -159,3 +159,39 @@ async fn prompts_take_caching_hints() {
     assert_eq!(r["ttlMs"], 60000);
     assert_eq!(r["cacheScope"], "public");
 }
+
+/// Waits `millis` ms (at most a few) for each of `rounds`; its arguments are typed integers.
+#[mcp_runtime::tool]
+async fn pause(millis: u32, rounds: Option<i8>, sizes: Vec<u16>) -> String {
+    format!("{millis}|{rounds:?}|{sizes:?}")
+}
+
+/// JSON Schema counts `3.0` as an integer, and clients (models among them) send such
+/// numbers: a typed integer argument takes them. One out of the type's range, or with a
+/// fraction, is still the tool's error.
+#[tokio::test]
+async fn integral_floats_are_integers_for_typed_arguments() {
+    let c = TestClient::new(
+        Server::builder("ints", "1")
+            .tools(mcp_runtime::tools![pause])
+            .build()
+            .unwrap(),
+    );
+    let out = c
+        .call_tool(
+            "pause",
+            json!({"millis": 3.0, "rounds": 2.0, "sizes": [1.0, 2, 3e2]}),
+        )
+        .await
+        .unwrap();
+    assert!(!out.is_error(), "{}", out.result);
+    assert_eq!(out.text(), "3|Some(2)|[1, 2, 300]");
+    for bad in [
+        json!({"millis": 3.5, "sizes": []}),
+        json!({"millis": 1e23, "sizes": []}),
+        json!({"millis": 1, "rounds": 300.0, "sizes": []}),
+    ] {
+        let out = c.call_tool("pause", bad.clone()).await.unwrap();
+        assert!(out.is_error(), "{bad}: {}", out.result);
+    }
+}
