@@ -597,6 +597,51 @@ fn a_stdio_process_serves_one_legacy_session_and_modern_requests() {
     assert_eq!(recv(), json!({"jsonrpc": "2.0", "id": 3, "result": {}}));
 }
 
+/// In a 2025-03-26 batch on stdio, `notifications/cancelled` drops a request like any
+/// other of the session's (the batch's answer leaves it out), and an `initialize` refused
+/// in a batch keeps its id.
+#[test]
+fn a_batched_request_is_cancelled_on_stdio() {
+    use std::io::{BufRead, Write};
+    let mut child = std::process::Command::new(example("conformance"))
+        .arg("--stdio")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    let _guard = ChildGuard(child);
+    let mut send = |v: Value| writeln!(stdin, "{v}").unwrap();
+    send(initialize_body("2025-03-26", json!({})));
+    let init: Value = serde_json::from_str(&lines.next().unwrap().unwrap()).unwrap();
+    assert_eq!(init["result"]["protocolVersion"], "2025-03-26");
+    send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    send(json!([
+        {"jsonrpc": "2.0", "id": 8, "method": "tools/call", "params": {"name": "slow_compute", "arguments": {"seconds": 3}}},
+        initialize_body("2025-03-26", json!({})).as_object().map(|o| {
+            let mut o = o.clone();
+            o.insert("id".into(), json!(3));
+            Value::Object(o)
+        }).unwrap(),
+    ]));
+    std::thread::sleep(Duration::from_millis(300));
+    let started = std::time::Instant::now();
+    send(
+        json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 8}}),
+    );
+    let answer: Value = serde_json::from_str(&lines.next().unwrap().unwrap()).unwrap();
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "the cancel stopped the batch's call"
+    );
+    let answers = answer.as_array().expect("the batch's answers");
+    assert_eq!(answers.len(), 1, "{answer}");
+    assert_eq!(answers[0]["id"], 3, "{answer}");
+    assert_eq!(answers[0]["error"]["code"], -32600, "{answer}");
+}
+
 /// The testing kit runs one test in both eras.
 #[tokio::test]
 async fn the_testing_kit_speaks_both_eras() {

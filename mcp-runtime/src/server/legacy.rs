@@ -178,12 +178,30 @@ impl Server {
         for msg in batch {
             if msg.get("method").and_then(Value::as_str) == Some("initialize") {
                 let r = Rejection::malformed("`initialize` cannot be part of a batch");
-                replies.push(Reply::rejection(None, r).body);
+                let id = msg
+                    .get("id")
+                    .and_then(crate::protocol::RequestId::from_value);
+                replies.push(Reply::rejection(id.as_ref(), r).body);
                 continue;
             }
             match self.prepare_legacy(msg, session, streams.clone()) {
                 Prepared::Reply(r) => replies.push(r.body),
-                Prepared::Call(job) => jobs.push(job.run()),
+                Prepared::Call(job) => {
+                    // Cancellable by `notifications/cancelled` like any request of the
+                    // session: dropped, and left out of the answers.
+                    let (id, cancelled) = (job.id().clone(), job.cancellation());
+                    session.track(id.clone(), cancelled.clone());
+                    let run = job.run();
+                    jobs.push(async move {
+                        let reply = tokio::select! {
+                            biased;
+                            r = run => Some(r),
+                            () = cancelled.cancelled() => None,
+                        };
+                        session.untrack(&id);
+                        reply
+                    });
+                }
                 Prepared::Notification { method, params } => {
                     if method == m::NOTIFICATION_CANCELLED {
                         session.cancel(params.as_ref());
@@ -196,6 +214,7 @@ impl Server {
             futures_util::future::join_all(jobs)
                 .await
                 .into_iter()
+                .flatten()
                 .map(|r| r.body),
         );
         (!replies.is_empty()).then(|| format!("[{}]", replies.join(",")))

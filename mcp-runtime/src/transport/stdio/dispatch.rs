@@ -179,6 +179,10 @@ impl Dispatch {
             Prepared::Notification { method, params } => {
                 if method == methods::NOTIFICATION_CANCELLED {
                     cancel(&self.in_flight, params.as_ref());
+                    // A request of a 2025-03-26 batch is the session's, not the map's.
+                    if let Some(s) = self.session.get() {
+                        s.cancel(params.as_ref());
+                    }
                 }
                 None
             }
