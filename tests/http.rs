@@ -449,6 +449,16 @@ fn transport_statuses() {
         format!("DELETE /mcp HTTP/1.1\r\nHost: {a}\r\nConnection: close\r\n\r\n").as_bytes(),
     );
     assert_eq!(del.status, 405);
+    // A notification's Mcp-Method is not required, but when sent it must match.
+    let note =
+        json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}});
+    assert_eq!(post(a, &note).status, 202);
+    assert_eq!(post_with(a, &note, &["Mcp-Method"], &[]).status, 202);
+    let wrong = post_with(a, &note, &["Mcp-Method"], &[("Mcp-Method", "tools/list")]);
+    assert_eq!(
+        (wrong.status, wrong.json()["error"]["code"].clone()),
+        (400, json!(-32020))
+    );
     // Any other method: Host and Origin first (403), then 405 with a JSON-RPC body.
     for method in ["PUT", "PATCH", "OPTIONS"] {
         let other = |origin: &str| {

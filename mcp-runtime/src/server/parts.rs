@@ -32,6 +32,12 @@ pub(crate) trait TransportGuard {
         let _ = method;
         Ok(())
     }
+    /// A notification's `Mcp-Method`, when sent, equals `method` (not required there: the
+    /// requirements' Ambiguity 7).
+    fn check_notification(&self, method: &str) -> Result<(), RpcError> {
+        let _ = method;
+        Ok(())
+    }
     /// `MCP-Protocol-Version` equals the `_meta` protocol version.
     fn check_version(&self, version: &str) -> Result<(), RpcError> {
         let _ = version;

@@ -37,6 +37,9 @@ impl Server {
         let (id, method, params) = match read_envelope(msg) {
             Ok(Message::Request { id, method, params }) => (id, method, params),
             Ok(Message::Notification { method, params }) => {
+                if let Err(e) = guard.check_notification(&method) {
+                    return Prepared::Reply(Reply::rejection(None, Rejection::header(e)));
+                }
                 return Prepared::Notification { method, params };
             }
             Err((id, rejection)) => {

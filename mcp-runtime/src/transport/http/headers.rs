@@ -181,6 +181,17 @@ impl TransportGuard for HeaderGuard<'_> {
         }
     }
 
+    fn check_notification(&self, method: &str) -> Result<(), RpcError> {
+        match self.single(&METHOD_HEADER, "Mcp-Method")? {
+            Some(m) if m != method => Err(RpcError::header_mismatch(format!(
+                "Mcp-Method header {} does not match the body method {}",
+                crate::protocol::reflect(m),
+                crate::protocol::reflect(method)
+            ))),
+            _ => Ok(()),
+        }
+    }
+
     fn check_version(&self, version: &str) -> Result<(), RpcError> {
         match self.version()? {
             Some(v) if v == version => Ok(()),
