@@ -257,8 +257,20 @@ fn a_session_lives_from_initialize_to_delete() {
     );
     assert_eq!(r.status, 400);
 
-    // DELETE ends it; the id is unknown afterwards.
+    // HEAD (which axum routes with GET) neither streams nor ends it.
     let h = c.headers();
+    let head = raw(
+        addr,
+        format!(
+            "HEAD /mcp HTTP/1.1\r\nHost: {addr}\r\n{}: {}\r\nConnection: close\r\n\r\n",
+            h[0].0, h[0].1
+        )
+        .as_bytes(),
+    );
+    assert_eq!(head.status, 405);
+    assert_eq!(c.post(&body).status, 200);
+
+    // DELETE ends it; the id is unknown afterwards.
     let delete = raw(
         addr,
         format!(

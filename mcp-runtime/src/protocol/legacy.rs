@@ -191,8 +191,9 @@ pub fn only_envelope_differs(version: LegacyVersion, shape: Shape) -> bool {
 /// Whether a tool's `outputSchema` is served wrapped to a legacy client: the legacy
 /// revisions allow only `"type": "object"` at an output schema's root, and an object as
 /// `structuredContent` (2026-07-28 allows any schema). A tool whose output is anything else
-/// (an array, a number, a union) is listed with [`wrap_output_schema`]'s object, and its
-/// results carry [`wrap_output`]'s: `{"result": ...}`, as FastMCP does.
+/// (an array, a number, a union) is listed with an object schema whose one required
+/// property `result` is its own, and its results carry [`wrap_output`]'s
+/// `{"result": ...}`, as FastMCP does.
 pub fn wraps_output(schema: &Value) -> bool {
     schema.get("type").and_then(Value::as_str) != Some("object")
 }

@@ -97,15 +97,17 @@ pub(super) async fn handle_get_or_delete(
         },
         None => None,
     };
-    let legacy = if req.method() == Method::GET {
-        s.legacy_get(req.headers(), caller.as_deref())
-    } else {
-        s.legacy_delete(req.headers(), caller.as_deref())
+    // axum routes HEAD here too: it is neither a session's stream nor its end.
+    let legacy = match *req.method() {
+        Method::GET => s.legacy_get(req.headers(), caller.as_deref()),
+        Method::DELETE => s.legacy_delete(req.headers(), caller.as_deref()),
+        _ => None,
     };
     if let Some(resp) = legacy {
         return resp;
     }
-    method_not_allowed(&s)
+    // Without a session GET and DELETE are not served.
+    method_not_allowed("POST")
 }
 
 /// Any other method (PUT, PATCH, OPTIONS, ...): Host and Origin are checked first, as for
@@ -114,18 +116,18 @@ pub(super) async fn handle_other(State(s): State<Arc<HttpServer>>, req: Request)
     if let Err(why) = origin::check_host_origin(&s.config, &req) {
         return forbidden(why);
     }
-    method_not_allowed(&s)
+    match s.server.inner.legacy.enabled {
+        true => method_not_allowed("POST, GET, DELETE"),
+        false => method_not_allowed("POST"),
+    }
 }
 
-/// 405, naming the methods the endpoint takes: POST, and GET and DELETE for legacy
-/// sessions when they are served.
-fn method_not_allowed(s: &HttpServer) -> Response {
-    let (allow, what) = match s.server.inner.legacy.enabled {
-        true => (
-            "POST, GET, DELETE",
-            "POST (GET and DELETE: with a legacy session)",
-        ),
-        false => ("POST", "POST only"),
+/// 405 naming the methods taken (`allow`): POST, and GET and DELETE with a legacy session
+/// when such sessions are served.
+fn method_not_allowed(allow: &'static str) -> Response {
+    let what = match allow {
+        "POST" => "POST only",
+        _ => "POST (GET and DELETE: with a legacy session)",
     };
     let mut resp = refuse(
         StatusCode::METHOD_NOT_ALLOWED,
