@@ -599,6 +599,27 @@ fn request_state_and_legacy_sessions_belong_to_their_caller() {
     let ping = json!({"jsonrpc": "2.0", "id": 2, "method": "ping"});
     assert_eq!(legacy(&ping, Some(&session), &alice).status, 200);
     assert_eq!(legacy(&ping, Some(&session), &bob).status, 404);
+    // Each request's own token counts, not the one the session was opened with: a
+    // session opened with `mcp:write` does not lend it to a later read-only token.
+    let writer = token(&as_, "svc", "mcp:read mcp:write", &resource);
+    let r = legacy(&init, None, &writer);
+    let rw_session = r.header("mcp-session-id").unwrap().to_owned();
+    let write = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+        "params": {"name": "write_note", "arguments": {"text": "x"}}});
+    let r = legacy(&write, Some(&rw_session), &alice);
+    assert_eq!(r.status, 403, "{}", r.text());
+    assert!(
+        challenge(&r).contains("insufficient_scope"),
+        "{}",
+        challenge(&r)
+    );
+    let r = legacy(&write, Some(&rw_session), &writer);
+    assert_eq!(
+        r.json()["result"]["content"][0]["text"],
+        "wrote x",
+        "{}",
+        r.text()
+    );
     // Without a token, nothing.
     let r = raw(
         addr,

@@ -354,7 +354,9 @@ impl TestClient {
         if let Some(session) = self.session()? {
             let id = self.next_id.fetch_add(1, Ordering::Relaxed);
             let msg = json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params });
-            return Ok(self.server.prepare_legacy(msg, &session, Streams::OnDemand));
+            return Ok(self
+                .server
+                .prepare_legacy(msg, &session, Streams::OnDemand, None));
         }
         let meta = params.entry("_meta").or_insert_with(|| json!({}));
         if let Some(m) = meta.as_object_mut() {

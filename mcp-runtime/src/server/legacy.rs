@@ -114,11 +114,13 @@ impl Server {
 
     /// Applies the rules to one message of a legacy session and routes it. A response of
     /// the client (to a server→client request) goes to the request waiting for it.
+    /// `caller`: who sent it, as the transport authenticated them (for its scopes).
     pub(crate) fn prepare_legacy(
         &self,
         msg: Value,
         session: &Arc<Session>,
         streams: Streams,
+        caller: Option<&Arc<crate::auth::Principal>>,
     ) -> Prepared {
         session.touch();
         let is_response = msg.get("method").is_none()
@@ -134,7 +136,7 @@ impl Server {
                 return Prepared::Notification { method, params };
             }
             Ok(Message::Request { id, method, params }) => {
-                match Parts::legacy(id, method, params, session, streams) {
+                match Parts::legacy(id, method, params, session, streams, caller.cloned()) {
                     Ok((parts, params)) => {
                         let _entered = parts.span.clone().entered();
                         #[cfg(feature = "metrics")]
@@ -164,6 +166,7 @@ impl Server {
         batch: Vec<Value>,
         session: &Arc<Session>,
         streams: Streams,
+        caller: Option<&Arc<crate::auth::Principal>>,
     ) -> Option<String> {
         if !session.version.allows_batches() || batch.is_empty() {
             let why = if batch.is_empty() {
@@ -184,7 +187,7 @@ impl Server {
                 replies.push(Reply::rejection(id.as_ref(), r).body);
                 continue;
             }
-            match self.prepare_legacy(msg, session, streams.clone()) {
+            match self.prepare_legacy(msg, session, streams.clone(), caller) {
                 Prepared::Reply(r) => replies.push(r.body),
                 Prepared::Call(job) => {
                     // Cancellable by `notifications/cancelled` like any request of the

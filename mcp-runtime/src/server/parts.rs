@@ -356,12 +356,15 @@ impl Parts {
     /// The parts of a request in a legacy session: version and capabilities are the
     /// session's, `_meta` is optional (a progress token, a trace context), and the
     /// request always gets a stream (server→client requests and log messages go there).
+    /// `caller`: who sent this request (its own token's scopes count, not those the
+    /// session was opened with); the session's owner when the transport has none.
     pub(crate) fn legacy(
         id: RequestId,
         method: String,
         params: Option<Value>,
         session: &Arc<Session>,
         streams: Streams,
+        caller: Option<Arc<crate::auth::Principal>>,
     ) -> Result<(Parts, Map<String, Value>), (RequestId, Rejection)> {
         let mut params = match params {
             None | Some(Value::Null) => Map::new(),
@@ -398,7 +401,7 @@ impl Parts {
             params,
             streams,
             Some(Arc::clone(session)),
-            session.owner(),
+            caller.or_else(|| session.owner()),
         ))
     }
 

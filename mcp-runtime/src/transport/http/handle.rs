@@ -315,7 +315,8 @@ async fn serve_post(
         LegacyPost::Answer(resp) => return resp.map(|b| conn::holding(b, slot)),
         LegacyPost::InSession { msg, session, id } => {
             let accepts = (accepts_json, accepts_sse);
-            let resp = Box::pin(s.serve_in_session(msg, &session, id, accepts)).await;
+            let serve = s.serve_in_session(msg, &session, id, accepts, caller.as_ref());
+            let resp = Box::pin(serve).await;
             return resp.map(|b| conn::holding(b, slot));
         }
     };

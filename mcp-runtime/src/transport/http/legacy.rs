@@ -207,12 +207,10 @@ impl HttpServer {
         session: &Arc<Session>,
         id: &str,
         (accepts_json, accepts_sse): (bool, bool),
+        caller: Option<&Arc<crate::auth::Principal>>,
     ) -> Response {
-        with_session_header(
-            self.in_session(msg, session, accepts_json, accepts_sse)
-                .await,
-            id,
-        )
+        let answer = self.in_session(msg, session, (accepts_json, accepts_sse), caller);
+        with_session_header(answer.await, id)
     }
 
     /// `initialize`: a new session, named in the `Mcp-Session-Id` of the answer.
@@ -250,8 +248,8 @@ impl HttpServer {
         &self,
         msg: Value,
         session: &Arc<Session>,
-        accepts_json: bool,
-        accepts_sse: bool,
+        (accepts_json, accepts_sse): (bool, bool),
+        caller: Option<&Arc<crate::auth::Principal>>,
     ) -> Response {
         let streams = if accepts_sse {
             Streams::OnDemand
@@ -259,12 +257,16 @@ impl HttpServer {
             Streams::None
         };
         if let Value::Array(batch) = msg {
-            return match self.server.run_batch(batch, session, Streams::None).await {
+            return match self
+                .server
+                .run_batch(batch, session, Streams::None, caller)
+                .await
+            {
                 Some(body) => super::handle::json_body(StatusCode::OK, body),
                 None => StatusCode::ACCEPTED.into_response(),
             };
         }
-        let mut job = match self.server.prepare_legacy(msg, session, streams) {
+        let mut job = match self.server.prepare_legacy(msg, session, streams, caller) {
             Prepared::Reply(r) => return json_reply(r),
             Prepared::Answer | Prepared::Listen(_) => return StatusCode::ACCEPTED.into_response(),
             Prepared::Notification { method, params } => {

@@ -158,7 +158,7 @@ impl Dispatch {
             let tx = self.tx.clone();
             let spawned = self.spawn(async move {
                 if let Some(line) = server
-                    .run_batch(batch, &s, Streams::Shared(tx.clone()))
+                    .run_batch(batch, &s, Streams::Shared(tx.clone()), None)
                     .await
                 {
                     let _ = tx.send(line).await;
@@ -170,7 +170,7 @@ impl Dispatch {
             return None;
         }
         let prepared = match legacy {
-            Some(s) => server.prepare_legacy(msg, s, Streams::Shared(self.tx.clone())),
+            Some(s) => server.prepare_legacy(msg, s, Streams::Shared(self.tx.clone()), None),
             None => server.prepare(msg, &NoGuard, Streams::Shared(self.tx.clone())),
         };
         match prepared {
