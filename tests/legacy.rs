@@ -436,6 +436,33 @@ fn a_cancelled_request_is_dropped_and_not_answered() {
         stream.buf
     );
     assert!(!NAPPED.load(Ordering::SeqCst), "the handler ran on");
+
+    // A handler that answers its cancellation ("cancelled") is not answered either.
+    let call = json!({"jsonrpc": "2.0", "id": 22, "method": "tools/call", "params": {"name": "wait", "arguments": {}}});
+    let mut stream = Sse::send(addr, &post_bytes(addr, call.to_string().as_bytes(), &h));
+    let started = stream
+        .next(Duration::from_secs(5))
+        .expect("the log message");
+    assert_eq!(started["params"]["data"], "started", "{started}");
+    // The id is in flight: another request cannot take it.
+    let again = c.post(&call).json();
+    assert_eq!(again["id"], 22, "{again}");
+    assert_eq!(again["error"]["code"], -32600, "{again}");
+    let cancel =
+        json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 22}});
+    assert_eq!(c.post(&cancel).status, 202);
+    assert_eq!(
+        stream.next(Duration::from_millis(800)),
+        None,
+        "{}",
+        stream.buf
+    );
+    assert!(!stream.buf.contains("\"id\":22"), "{}", stream.buf);
+    assert!(
+        stream.buf.contains("\r\n0\r\n\r\n"),
+        "the stream ended: {}",
+        stream.buf
+    );
 }
 
 #[test]

@@ -192,18 +192,11 @@ impl Server {
                 Prepared::Call(job) => {
                     // Cancellable by `notifications/cancelled` like any request of the
                     // session: dropped, and left out of the answers.
-                    let (id, cancelled) = (job.id().clone(), job.cancellation());
-                    session.track(id.clone(), cancelled.clone());
-                    let run = job.run();
-                    jobs.push(async move {
-                        let reply = tokio::select! {
-                            biased;
-                            r = run => Some(r),
-                            () = cancelled.cancelled() => None,
-                        };
-                        session.untrack(&id);
-                        reply
-                    });
+                    let id = job.id().clone();
+                    match session.track(id.clone(), job.cancellation()) {
+                        Some(tracked) => jobs.push(tracked.run(job.run())),
+                        None => replies.push(super::session::in_flight_already(&id)),
+                    }
                 }
                 Prepared::Notification { method, params } => {
                     if method == m::NOTIFICATION_CANCELLED {

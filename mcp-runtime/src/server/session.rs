@@ -42,8 +42,10 @@ pub(crate) struct Session {
     next_id: AtomicU64,
     /// Messages not tied to a request: stdout, or the HTTP GET stream while one is open.
     outbound: Mutex<Option<mpsc::Sender<String>>>,
-    /// Client requests in flight, for `notifications/cancelled` (HTTP).
-    in_flight: Mutex<HashMap<RequestId, CancellationToken>>,
+    /// Client requests in flight, for `notifications/cancelled`: each id's token, and the
+    /// serial of the [`Tracked`] that holds it (so that only it takes the entry out).
+    in_flight: Mutex<HashMap<RequestId, (u64, CancellationToken)>>,
+    next_tracked: AtomicU64,
     last_seen: Mutex<Instant>,
     /// Cancelled when the session ends: its forwarder and waiting requests stop.
     pub(crate) closed: CancellationToken,
@@ -91,6 +93,7 @@ impl Session {
             next_id: AtomicU64::new(0),
             outbound: Mutex::new(None),
             in_flight: Mutex::new(HashMap::new()),
+            next_tracked: AtomicU64::new(0),
             last_seen: Mutex::new(Instant::now()),
             closed: CancellationToken::new(),
             owner: std::sync::OnceLock::new(),
@@ -204,13 +207,25 @@ impl Session {
     }
 
     /// Records a client request in flight (its cancellation, for
-    /// `notifications/cancelled`).
-    pub(crate) fn track(&self, id: RequestId, cancel: CancellationToken) {
-        lock(&self.in_flight).insert(id, cancel);
-    }
-
-    pub(crate) fn untrack(&self, id: &RequestId) {
-        lock(&self.in_flight).remove(id);
+    /// `notifications/cancelled`) until the [`Tracked`] is finished or dropped. `None`
+    /// when `id` already names a request in flight: a cancel naming it would be ambiguous.
+    pub(crate) fn track(
+        self: &Arc<Self>,
+        id: RequestId,
+        cancel: CancellationToken,
+    ) -> Option<Tracked> {
+        let serial = self.next_tracked.fetch_add(1, Ordering::Relaxed);
+        let mut in_flight = lock(&self.in_flight);
+        if in_flight.contains_key(&id) {
+            return None;
+        }
+        in_flight.insert(id.clone(), (serial, cancel.clone()));
+        Some(Tracked {
+            session: Arc::clone(self),
+            id,
+            serial,
+            cancel,
+        })
     }
 
     /// `notifications/cancelled {requestId}`: cancels that request.
@@ -221,7 +236,7 @@ impl Session {
         else {
             return;
         };
-        if let Some(token) = lock(&self.in_flight).remove(&id) {
+        if let Some((_, token)) = lock(&self.in_flight).remove(&id) {
             tracing::debug!(%id, "request cancelled by the client");
             token.cancel();
         }
@@ -241,7 +256,7 @@ impl Session {
     pub(crate) fn close(&self) {
         self.closed.cancel();
         lock(&self.pending).clear();
-        for (_, t) in lock(&self.in_flight).drain() {
+        for (_, (_, t)) in lock(&self.in_flight).drain() {
             t.cancel();
         }
         self.set_outbound(None);
@@ -289,6 +304,59 @@ impl Session {
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The answer to a request of a session whose id names one still in flight: its cancel
+/// would be ambiguous.
+pub(crate) fn in_flight_already(id: &RequestId) -> String {
+    let r = super::reply::Rejection::malformed("this request id is already in flight");
+    super::reply::Reply::rejection(Some(id), r)
+        .into_legacy()
+        .body
+}
+
+/// A client request of a session in flight ([`Session::track`]); untracked when dropped.
+pub(crate) struct Tracked {
+    session: Arc<Session>,
+    id: RequestId,
+    serial: u64,
+    cancel: CancellationToken,
+}
+
+impl Tracked {
+    /// Runs the request's work (`run`): `None` when the client cancelled it
+    /// (`notifications/cancelled`) or the session ended first. The work is then dropped,
+    /// whether or not it looks at its cancellation, and the request is not answered,
+    /// even when its handler answered the cancellation.
+    pub(crate) async fn run(self, run: super::pipeline::Run) -> Option<super::reply::Reply> {
+        let mut run = run;
+        let reply = tokio::select! {
+            biased;
+            r = &mut run => Some(r),
+            () = self.cancel.cancelled() => None,
+        };
+        drop(run);
+        reply.filter(|_| self.untrack())
+    }
+
+    /// Takes the entry out if it is still this request's; `false` when a cancel (or the
+    /// session's end) took it first.
+    fn untrack(&self) -> bool {
+        let mut in_flight = lock(&self.session.in_flight);
+        match in_flight.get(&self.id) {
+            Some((serial, _)) if *serial == self.serial => {
+                in_flight.remove(&self.id);
+                true
+            }
+            _ => false,
+        }
+    }
+}
+
+impl Drop for Tracked {
+    fn drop(&mut self) {
+        self.untrack();
+    }
 }
 
 #[cfg(test)]

@@ -278,28 +278,23 @@ impl HttpServer {
             Prepared::Call(job) => job,
         };
         let id = job.id().clone();
-        let cancelled = job.cancellation();
-        session.track(id.clone(), cancelled.clone());
+        let Some(tracked) = session.track(id.clone(), job.cancellation()) else {
+            let body = crate::server::session::in_flight_already(&id);
+            return super::handle::json_body(StatusCode::OK, body);
+        };
         let rx = job.take_notifications();
         let mut run = job.run();
         // Most calls finish in their first poll: answered here, with no task of their own.
         if let std::task::Poll::Ready(r) = futures_util::poll!(&mut run) {
-            session.untrack(&id);
+            drop(tracked);
             return super::respond(std::future::ready(r), rx, accepts_json).await;
         }
         // The rest runs on its own task: a closed connection does not cancel it here
-        // (`notifications/cancelled` does: the handler is dropped, whether or not it looks
-        // at its cancellation, and the request is not answered).
+        // (`notifications/cancelled` does: the handler is dropped, and the request is not
+        // answered, even when the handler answered its cancellation).
         let (done, reply) = oneshot::channel();
-        let owner = Arc::clone(session);
         tokio::spawn(async move {
-            let r = tokio::select! {
-                biased;
-                r = &mut run => r,
-                () = cancelled.cancelled() => Reply::withheld(),
-            };
-            drop(run);
-            owner.untrack(&id);
+            let r = tracked.run(run).await.unwrap_or_else(Reply::withheld);
             let _ = done.send(r);
         });
         let fut = async move {
