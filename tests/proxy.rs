@@ -774,6 +774,46 @@ async fn a_proxied_tool_with_header_parameters_gets_its_headers_upstream() {
     }
 }
 
+/// Answers after ten seconds, saying nothing meanwhile.
+#[tool]
+async fn stall() -> &'static str {
+    tokio::time::sleep(Duration::from_secs(10)).await;
+    "late"
+}
+
+/// An HTTP upstream that takes a call and then says nothing, not even the response's
+/// head, is given up on after `HttpOptions::timeout` of silence: the call is a tool error
+/// then, not a wait as long as the upstream's. Before, the head was awaited with no limit.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_silent_http_upstream_is_given_up_on_after_its_timeout() {
+    use mcp_runtime::proxy::HttpOptions;
+    let upstream = Server::builder("upstream", "1.0")
+        .tools(tools![stall])
+        .build()
+        .unwrap();
+    let up_addr = common::serve_in_background(upstream.http());
+    let options = HttpOptions::new().timeout(Duration::from_secs(1));
+    let up = Upstream::http_with(&format!("http://{up_addr}/mcp"), options)
+        .await
+        .unwrap();
+    let gateway = Server::builder("gateway", "1.0")
+        .request_state(mcp_runtime::config::RequestState::single_instance())
+        .mount("up", up.items().await.unwrap())
+        .build()
+        .unwrap();
+    let addr = common::serve_in_background(gateway.http());
+    let started = std::time::Instant::now();
+    let r = tokio::task::spawn_blocking(move || call_tool(addr, 1, "up_stall", json!({})))
+        .await
+        .unwrap();
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(r["result"]["isError"], true, "{r}");
+}
+
 /// A tool without arguments that answers `text`.
 fn text_tool(name: &str, text: &'static str) -> mcp_runtime::def::ToolDef {
     mcp_runtime::def::ToolDef::new(

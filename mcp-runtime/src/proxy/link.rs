@@ -50,7 +50,7 @@ impl fmt::Display for UpstreamError {
         match self {
             UpstreamError::Rpc { code, message, .. } => write!(f, "error {code}: {message}"),
             UpstreamError::Unavailable(why) => f.write_str(why),
-            UpstreamError::Timeout => write!(f, "no answer within {DEFAULT_UPSTREAM_TIMEOUT:?}"),
+            UpstreamError::Timeout => write!(f, "no answer within its time limit"),
         }
     }
 }
@@ -207,6 +207,7 @@ impl Link {
             client,
             headers: Arc::new(options.header_map()?),
             session: Arc::default(),
+            patience: options.timeout.unwrap_or(DEFAULT_UPSTREAM_TIMEOUT),
         });
         Self::settle(wire, Arc::default(), CancellationToken::new()).await
     }
@@ -312,7 +313,11 @@ impl Link {
         let id = self.next.fetch_add(1, Ordering::Relaxed);
         let name = target_name(&params);
         let msg = self.message(id, method, params, caps);
-        let answer = tokio::time::timeout(DEFAULT_UPSTREAM_TIMEOUT, async {
+        let patience = match &self.wire {
+            Wire::Http(peer) => peer.patience,
+            Wire::Stdio { .. } => DEFAULT_UPSTREAM_TIMEOUT,
+        };
+        let answer = tokio::time::timeout(patience, async {
             match &self.wire {
                 Wire::Stdio { closed, .. } => {
                     let rx = self.enqueue(id, &msg).await?;
@@ -451,9 +456,19 @@ impl Link {
                     let _ = answer_tx.send(a.and_then(outcome));
                 });
             }
-            Wire::Http(_) => {
-                let resp = self.send(&msg, name.as_deref()).await?;
-                let reading = tokio::spawn(read_events(resp, id, asks_tx, answer_tx));
+            Wire::Http(peer) => {
+                let extra = self.param_headers(&msg);
+                let req = peer.post(&self.version, &msg, name.as_deref(), &extra)?;
+                // The response's head is awaited in the reading task, so the call's
+                // patience (silence for `HttpOptions::timeout`) also covers an upstream
+                // that took the request and hangs before answering at all.
+                let (peer, patience) = (peer.clone(), peer.patience);
+                let reading = tokio::spawn(async move {
+                    match peer.send(req).await {
+                        Ok(resp) => read_events(resp, id, asks_tx, answer_tx).await,
+                        Err(e) => drop(answer_tx.send(Err(e))),
+                    }
+                });
                 let cancel = self
                     .peer(None)
                     .map(|peer| Cancel::Http(Box::new(peer), reading.abort_handle()));
@@ -462,7 +477,7 @@ impl Link {
                     asks,
                     answer,
                     cancel,
-                    patience: Some(DEFAULT_UPSTREAM_TIMEOUT),
+                    patience: Some(patience),
                 });
             }
         }

@@ -24,6 +24,7 @@ use rustls::pki_types::pem::PemObject;
 pub struct HttpOptions {
     pub(crate) headers: Vec<(String, String)>,
     pub(crate) roots: Vec<CertificateDer<'static>>,
+    pub(crate) timeout: Option<std::time::Duration>,
 }
 
 impl HttpOptions {
@@ -35,6 +36,14 @@ impl HttpOptions {
     /// A header every request to the upstream carries (checked when connecting).
     pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> HttpOptions {
         self.headers.push((name.into(), value.into()));
+        self
+    }
+
+    /// How long the upstream may stay silent on a request (no answer, no progress, not
+    /// even the response's head) before the request is a tool error: 60 s by default
+    /// ([`DEFAULT_UPSTREAM_TIMEOUT`](super::DEFAULT_UPSTREAM_TIMEOUT)).
+    pub fn timeout(mut self, silence: std::time::Duration) -> HttpOptions {
+        self.timeout = Some(silence);
         self
     }
 

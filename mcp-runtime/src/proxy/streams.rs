@@ -26,6 +26,8 @@ pub(super) struct Peer {
     pub(super) headers: Arc<hyper::HeaderMap>,
     /// The 2025-11-25 session, once `initialize` opened one.
     pub(super) session: Arc<Mutex<Option<String>>>,
+    /// How long a request may go without a word from it (`HttpOptions::timeout`).
+    pub(super) patience: Duration,
 }
 
 impl Peer {

@@ -53,8 +53,9 @@ pub const DEFAULT_MAX_CONNECTIONS: usize = 4096;
 /// The `Retry-After` (seconds) of a 503.
 pub const DEFAULT_RETRY_AFTER: u64 = 1;
 
-/// The largest request header section (request line and headers) read: larger is 431.
-const MAX_HEAD: usize = 64 * 1024;
+/// The largest request header section (request line and headers) read by default: a
+/// larger one is 431.
+pub const DEFAULT_MAX_HEADER_SIZE: usize = 64 * 1024;
 
 /// How long [`Server::serve_http`] keeps serving after SIGTERM while its readiness
 /// endpoint says it is going away, so balancers stop sending before it stops accepting.
@@ -73,6 +74,7 @@ pub(crate) struct HttpConfig {
     allowed_hosts: Option<Vec<String>>,
     allowed_origins: Vec<String>,
     body_limit: usize,
+    max_header_size: usize,
     idle_timeout: Duration,
     header_read_timeout: Duration,
     body_read_timeout: Duration,
@@ -99,6 +101,7 @@ impl Default for HttpConfig {
             allowed_hosts: Some(Vec::new()),
             allowed_origins: Vec::new(),
             body_limit: DEFAULT_BODY_LIMIT,
+            max_header_size: DEFAULT_MAX_HEADER_SIZE,
             idle_timeout: DEFAULT_IDLE_TIMEOUT,
             header_read_timeout: DEFAULT_HEADER_READ_TIMEOUT,
             body_read_timeout: DEFAULT_BODY_READ_TIMEOUT,
@@ -220,6 +223,14 @@ impl HttpServer {
     /// The largest accepted request body (default [`DEFAULT_BODY_LIMIT`]).
     pub fn body_limit(mut self, bytes: usize) -> Self {
         self.config.body_limit = bytes;
+        self
+    }
+    /// The largest request header section, request line included (default
+    /// [`DEFAULT_MAX_HEADER_SIZE`]); a larger one is answered 431. It holds where this
+    /// server serves its own connections (`serve`, `serve_http`), not in a router you
+    /// mount into a server of yours, whose own limits apply.
+    pub fn max_header_size(mut self, bytes: usize) -> Self {
+        self.config.max_header_size = bytes;
         self
     }
     /// How long open connections may finish after shutdown begins (default
@@ -412,7 +423,7 @@ impl HttpServer {
         // request as hyper's would be).
         builder.header_read_timeout(None).keep_alive(true);
         // A request's header section is capped at 64 KiB: a larger one is 431.
-        builder.max_header_size(MAX_HEAD);
+        builder.max_header_size(cfg.max_header_size);
         let connections = Arc::new(tokio::sync::Semaphore::new(cfg.max_connections));
         let _ = TokioExecutor::new();
         tracing::info!("serving MCP on http://{local}/mcp");
