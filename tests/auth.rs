@@ -553,6 +553,29 @@ fn request_state_and_legacy_sessions_belong_to_their_caller() {
     assert_eq!(r.json()["error"]["code"], -32602, "{}", r.text());
     let r = bearer(addr, &poll, Some(&alice));
     assert_eq!(r.json()["result"]["status"], "working", "{}", r.text());
+    // Its creator's listen stream watches it; another caller's leaves it out.
+    let mut listen = request(
+        json!(10),
+        "subscriptions/listen",
+        json!({"notifications": {"taskIds": [task_id]}}),
+    );
+    listen["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"] =
+        json!({"extensions": ext});
+    let acked = |tok: &str| {
+        let auth = format!("Bearer {tok}");
+        let mut h = standard_headers(&listen);
+        h.push(("Authorization".into(), auth));
+        let h: Vec<(&str, &str)> = h.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        let text = listen.to_string();
+        let mut stream = Sse::send(addr, &post_bytes(addr, text.as_bytes(), &h));
+        let ack = stream
+            .next(Duration::from_secs(5))
+            .expect("the acknowledgement");
+        ack["params"]["notifications"]["taskIds"].clone()
+    };
+    assert_eq!(acked(&alice), json!([task_id]));
+    let others = acked(&bob);
+    assert!(others.as_array().is_none_or(Vec::is_empty), "{others}");
 
     // A handle minted by one caller is unknown to another.
     let r = bearer(addr, &call("stash", json!({"secret": "s3"})), Some(&alice));

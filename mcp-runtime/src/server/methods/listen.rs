@@ -137,6 +137,8 @@ pub(crate) struct TaskWatch {
     changes: SelectAll<BoxStream<'static, String>>,
     /// Status, update time and message last sent, so an unchanged task is not sent again.
     sent: HashMap<String, (TaskStatus, u64, Option<String>)>,
+    /// Who is listening (with authorization): only their own tasks are watched.
+    caller: Option<String>,
 }
 
 impl TaskWatch {
@@ -146,7 +148,7 @@ impl TaskWatch {
         let mut found = Vec::new();
         for id in std::mem::take(&mut self.asked) {
             if let Ok(Some(task)) = self.store.get(&id).await
-                && task.owner().is_none()
+                && task.owner() == self.caller.as_deref()
                 && !found.contains(&id)
             {
                 let tag = id.clone();
@@ -289,6 +291,7 @@ pub(crate) fn open(
     params: Map<String, Value>,
     catalog: &Catalog,
 ) -> Prepared {
+    let caller = parts.caller_key();
     let id = parts.id;
     let asked = match Filter::parse(params.get("notifications")) {
         Ok(f) => f,
@@ -311,6 +314,7 @@ pub(crate) fn open(
             asked: asked.task_ids.clone(),
             changes: SelectAll::new(),
             sent: HashMap::new(),
+            caller,
         })
     });
     let filter = Filter {
