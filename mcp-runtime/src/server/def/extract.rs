@@ -74,31 +74,32 @@ impl<T: DeserializeOwned + JsonSchema + Send> FromRequest<kind::Tool> for T {
 
     fn from_request(call: &mut Call<kind::Tool>, param: &Param) -> Result<Self, Error> {
         let result = match call.arguments.remove(param.name) {
-            Some(v) => {
-                // JSON Schema counts `3.0` as an integer (and the schema passed it), serde
-                // does not: a value with such numbers is tried again with them as integers.
-                let again = has_integral_float(&v).then(|| integral(v.clone()));
-                match (T::deserialize(v), again) {
-                    (Ok(t), _) => Ok(t),
-                    (Err(e), Some(again)) => T::deserialize(again).map_err(|_| e.to_string()),
-                    (Err(e), None) => Err(e.to_string()),
-                }
-            }
+            // JSON Schema counts `3.0` as an integer (and the schema passed it), serde
+            // does not: a value with such numbers that does not deserialize as it is is
+            // tried again with them as integers (read in place first: no copy).
+            Some(v) if has_integral_float(&v) => match T::deserialize(&v) {
+                Ok(t) => Ok(t),
+                Err(e) => T::deserialize(integral(v)).map_err(|_| e.to_string()),
+            },
+            Some(v) => T::deserialize(v).map_err(|e| e.to_string()),
             None => T::deserialize(Missing).map_err(|_| "missing required argument".to_owned()),
         };
         result.map_err(|e| Error::new(format!("Invalid argument `{}`: {e}", param.name)))
     }
 }
 
-/// 2^64: an integral float in -2^63..2^64 is exactly an `i64` or a `u64`.
-const TWO_64: f64 = 18_446_744_073_709_551_616.0;
+/// 2^53: beyond it a float no longer tells one integer from the next, so it is not taken
+/// for the integer a client meant.
+const MAX_SAFE: f64 = 9_007_199_254_740_992.0;
 
-/// Whether `v` holds a float with no fraction that an integer type could hold.
+/// Whether `v` holds a float with no fraction, within ±2^53.
 fn has_integral_float(v: &Value) -> bool {
     match v {
-        Value::Number(n) => n.as_f64().is_some_and(|f| {
-            n.is_f64() && f.fract() == 0.0 && (-TWO_64 / 2.0..TWO_64).contains(&f)
-        }),
+        Value::Number(n) => {
+            n.is_f64()
+                && n.as_f64()
+                    .is_some_and(|f| f.fract() == 0.0 && f.abs() <= MAX_SAFE)
+        }
         Value::Array(a) => a.iter().any(has_integral_float),
         Value::Object(o) => o.values().any(has_integral_float),
         _ => false,
