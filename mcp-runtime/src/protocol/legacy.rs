@@ -211,10 +211,33 @@ fn wrap_output_schema(schema: &mut Value) {
             }
         }
     }
+    rebase_refs(&mut inner);
     outer.insert("type".into(), json!("object"));
     outer.insert("properties".into(), json!({ "result": inner }));
     outer.insert("required".into(), json!(["result"]));
     *schema = Value::Object(outer);
+}
+
+/// Points the root-relative references of a schema moved under `properties.result` at
+/// their new place (`#` and `#/items/...`; those into the definitions moved up stay).
+fn rebase_refs(v: &mut Value) {
+    match v {
+        Value::Object(o) => {
+            for (k, v) in o.iter_mut() {
+                match (k.as_str(), v) {
+                    ("$ref", Value::String(r)) => {
+                        let moved = !(r.starts_with("#/$defs/") || r.starts_with("#/definitions/"));
+                        if moved && let Some(rest) = r.strip_prefix('#') {
+                            *r = format!("#/properties/result{rest}");
+                        }
+                    }
+                    (_, v) => rebase_refs(v),
+                }
+            }
+        }
+        Value::Array(a) => a.iter_mut().for_each(rebase_refs),
+        _ => {}
+    }
 }
 
 /// The `structuredContent` a legacy client gets from a tool whose schema
@@ -508,6 +531,14 @@ mod tests {
             v["tools"][1]["outputSchema"]["properties"]["result"]["type"],
             "integer"
         );
+        // A reference to the root, or into it, follows it under `result`.
+        let mut w = json!({"tools": [{"name": "tree", "outputSchema": {
+            "type": "array", "items": {"anyOf": [{"$ref": "#"}, {"$ref": "#/items/anyOf/1"},
+                                                 {"type": "string"}]}}}]});
+        downgrade(Shape::Tools, LegacyVersion::V2025_11_25, &mut w);
+        let any = &w["tools"][0]["outputSchema"]["properties"]["result"]["items"]["anyOf"];
+        assert_eq!(any[0]["$ref"], "#/properties/result");
+        assert_eq!(any[1]["$ref"], "#/properties/result/items/anyOf/1");
         assert_eq!(v["tools"][2]["outputSchema"]["type"], "object");
         assert_eq!(v["tools"][2]["outputSchema"]["required"], json!(["result"]));
         assert_eq!(
