@@ -709,3 +709,62 @@ async fn the_testing_kit_speaks_both_eras() {
     let sum = old.call_tool("add", json!({"a": 1, "b": 2})).await.unwrap();
     assert!(sum.result.get("structuredContent").is_none());
 }
+
+/// The even numbers below `n`.
+#[tool]
+async fn evens(n: u32) -> Json<Vec<u32>> {
+    Json((0..n).filter(|i| i % 2 == 0).collect())
+}
+
+/// A tool whose output is no object is served wrapped to the revisions that allow only
+/// objects there (2025-06-18, 2025-11-25): its schema and its structured content alike;
+/// 2026-07-28 and 2025-03-26 (which has neither) are left as they are.
+#[tokio::test]
+async fn outputs_that_are_no_object_are_wrapped_for_legacy_sessions() {
+    use mcp_runtime::testing::TestClient;
+    let server = || {
+        Server::builder("wrap", "1.0")
+            .tools(tools![evens, add])
+            .build()
+            .unwrap()
+    };
+    let schema_of = |tools: &[Value], name: &str| {
+        tools.iter().find(|t| t["name"] == name).unwrap()["outputSchema"].clone()
+    };
+    for version in ["2025-11-25", "2025-06-18"] {
+        let c = TestClient::legacy_at(server(), version);
+        let tools = c.list_all("tools/list", "tools").await.unwrap();
+        let schema = schema_of(&tools, "evens");
+        assert_eq!(schema["type"], "object", "{version}: {schema}");
+        assert_eq!(schema["required"], json!(["result"]), "{version}");
+        assert_eq!(schema["properties"]["result"]["type"], "array", "{version}");
+        assert_eq!(
+            schema_of(&tools, "add")["properties"]["sum"]["type"],
+            "integer"
+        );
+        let out = c.call_tool("evens", json!({"n": 5})).await.unwrap();
+        assert_eq!(
+            out.result["structuredContent"],
+            json!({"result": [0, 2, 4]}),
+            "{version}"
+        );
+        let out = c.call_tool("add", json!({"a": 1, "b": 2})).await.unwrap();
+        assert_eq!(
+            out.result["structuredContent"],
+            json!({"sum": 3}),
+            "{version}"
+        );
+    }
+    let c = TestClient::new(server());
+    let tools = c.list_all("tools/list", "tools").await.unwrap();
+    assert_eq!(schema_of(&tools, "evens")["type"], "array");
+    let out = c.call_tool("evens", json!({"n": 3})).await.unwrap();
+    assert_eq!(out.result["structuredContent"], json!([0, 2]));
+    let c = TestClient::legacy_at(server(), "2025-03-26");
+    let out = c.call_tool("evens", json!({"n": 3})).await.unwrap();
+    assert!(
+        out.result.get("structuredContent").is_none(),
+        "{}",
+        out.result
+    );
+}
