@@ -217,9 +217,15 @@ pub fn header_text(value: &Value) -> Option<String> {
 /// assert_eq!(h, vec![("Mcp-Param-Region".to_owned(), "=?base64?WsO8cmljaA==?=".to_owned())]);
 /// ```
 pub fn client_headers(tool: &Value, arguments: &Value) -> Vec<(String, String)> {
-    let Ok(params) = header_params(tool.get("inputSchema").unwrap_or(&Value::Null)) else {
-        return Vec::new();
-    };
+    match header_params(tool.get("inputSchema").unwrap_or(&Value::Null)) {
+        Ok(params) => param_headers(&params, arguments),
+        Err(_) => Vec::new(),
+    }
+}
+
+/// The `Mcp-Param-*` headers of `params` (a tool's, from [`header_params`]) for a call
+/// with `arguments`: one per argument present and not null.
+pub fn param_headers(params: &[HeaderParam], arguments: &Value) -> Vec<(String, String)> {
     params
         .iter()
         .filter_map(|p| {

@@ -18,7 +18,7 @@ use super::ongoing::{Cancel, Ongoing};
 use super::routing::{Askers, Changes, route};
 use super::streams::{Listen, Peer, is_event_stream, read_events, take_event};
 use super::watch::Watch;
-use crate::protocol::headers::{HeaderParam, encode_header_value, header_params, header_text};
+use crate::protocol::headers::{HeaderParam, header_params, param_headers};
 
 /// How long one upstream request may take.
 pub const DEFAULT_UPSTREAM_TIMEOUT: Duration = Duration::from_secs(60);
@@ -542,13 +542,7 @@ impl Link {
             return Vec::new();
         };
         let arguments = params.get("arguments").unwrap_or(&Value::Null);
-        wanted
-            .iter()
-            .filter_map(|p| {
-                let text = header_text(p.value(arguments)?)?;
-                Some((format!("mcp-param-{}", p.name), encode_header_value(&text)))
-            })
-            .collect()
+        param_headers(wanted, arguments)
     }
 
     /// POSTs one message; the response, its body unread.

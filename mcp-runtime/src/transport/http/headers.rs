@@ -173,21 +173,13 @@ impl TransportGuard for HeaderGuard<'_> {
         match self.single(&METHOD_HEADER, "Mcp-Method")? {
             None => Err(RpcError::header_mismatch("missing Mcp-Method header")),
             Some(m) if m == method => Ok(()),
-            Some(m) => Err(RpcError::header_mismatch(format!(
-                "Mcp-Method header {} does not match the body method {}",
-                crate::protocol::reflect(m),
-                crate::protocol::reflect(method)
-            ))),
+            Some(m) => Err(method_mismatch(m, method)),
         }
     }
 
     fn check_notification(&self, method: &str) -> Result<(), RpcError> {
         match self.single(&METHOD_HEADER, "Mcp-Method")? {
-            Some(m) if m != method => Err(RpcError::header_mismatch(format!(
-                "Mcp-Method header {} does not match the body method {}",
-                crate::protocol::reflect(m),
-                crate::protocol::reflect(method)
-            ))),
+            Some(m) if m != method => Err(method_mismatch(m, method)),
             _ => Ok(()),
         }
     }
@@ -239,6 +231,15 @@ impl TransportGuard for HeaderGuard<'_> {
             )))
         }
     }
+}
+
+/// `-32020`: the `Mcp-Method` header names another method than the body.
+fn method_mismatch(header: &str, method: &str) -> RpcError {
+    RpcError::header_mismatch(format!(
+        "Mcp-Method header {} does not match the body method {}",
+        crate::protocol::reflect(header),
+        crate::protocol::reflect(method)
+    ))
 }
 
 #[cfg(test)]
