@@ -408,61 +408,46 @@ fn notifications_cancelled_stops_a_request_and_a_closed_stream_does_not() {
 fn a_cancelled_request_is_dropped_and_not_answered() {
     let addr = start();
     let (c, _) = Client::open(addr, "2025-11-25");
-    let call = json!({"jsonrpc": "2.0", "id": 21, "method": "tools/call", "params": {"name": "nap", "arguments": {}}});
     let mut h = vec![
         ("Content-Type", "application/json"),
         ("Accept", "application/json, text/event-stream"),
     ];
     h.extend_from_slice(&c.headers());
-    let mut stream = Sse::send(addr, &post_bytes(addr, call.to_string().as_bytes(), &h));
-    let started = stream
-        .next(Duration::from_secs(5))
-        .expect("the log message");
-    assert_eq!(started["params"]["data"], "napping", "{started}");
-    let cancel =
-        json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 21}});
-    assert_eq!(c.post(&cancel).status, 202);
+    // Calls `tool` as request `id` on its own stream, sees its log message `log`, checks
+    // `during` while it runs, cancels it, and waits `quiet` for an answer that must not
+    // come: the stream ends without one.
+    let cancelled = |id: u64, tool: &str, log: &str, quiet: Duration, during: &dyn Fn(&Value)| {
+        let call = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": tool, "arguments": {}}});
+        let mut stream = Sse::send(addr, &post_bytes(addr, call.to_string().as_bytes(), &h));
+        let started = stream
+            .next(Duration::from_secs(5))
+            .expect("the log message");
+        assert_eq!(started["params"]["data"], log, "{started}");
+        during(&call);
+        let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": id}});
+        assert_eq!(c.post(&cancel).status, 202);
+        assert_eq!(stream.next(quiet), None, "{}", stream.buf);
+        assert!(
+            !stream.buf.contains(&format!("\"id\":{id}")),
+            "{}",
+            stream.buf
+        );
+        assert!(
+            stream.buf.contains("\r\n0\r\n\r\n"),
+            "the stream ended: {}",
+            stream.buf
+        );
+    };
     // The nap would have ended after a second.
-    assert_eq!(
-        stream.next(Duration::from_millis(1800)),
-        None,
-        "{}",
-        stream.buf
-    );
-    assert!(!stream.buf.contains("rested"), "{}", stream.buf);
-    assert!(
-        stream.buf.contains("\r\n0\r\n\r\n"),
-        "the stream ended: {}",
-        stream.buf
-    );
+    cancelled(21, "nap", "napping", Duration::from_millis(1800), &|_| {});
     assert!(!NAPPED.load(Ordering::SeqCst), "the handler ran on");
-
-    // A handler that answers its cancellation ("cancelled") is not answered either.
-    let call = json!({"jsonrpc": "2.0", "id": 22, "method": "tools/call", "params": {"name": "wait", "arguments": {}}});
-    let mut stream = Sse::send(addr, &post_bytes(addr, call.to_string().as_bytes(), &h));
-    let started = stream
-        .next(Duration::from_secs(5))
-        .expect("the log message");
-    assert_eq!(started["params"]["data"], "started", "{started}");
-    // The id is in flight: another request cannot take it.
-    let again = c.post(&call).json();
-    assert_eq!(again["id"], 22, "{again}");
-    assert_eq!(again["error"]["code"], -32600, "{again}");
-    let cancel =
-        json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 22}});
-    assert_eq!(c.post(&cancel).status, 202);
-    assert_eq!(
-        stream.next(Duration::from_millis(800)),
-        None,
-        "{}",
-        stream.buf
-    );
-    assert!(!stream.buf.contains("\"id\":22"), "{}", stream.buf);
-    assert!(
-        stream.buf.contains("\r\n0\r\n\r\n"),
-        "the stream ended: {}",
-        stream.buf
-    );
+    // A handler that answers its cancellation ("cancelled") is not answered either; while
+    // it runs, its id names no other request.
+    cancelled(22, "wait", "started", Duration::from_millis(800), &|call| {
+        let again = c.post(call).json();
+        assert_eq!(again["id"], 22, "{again}");
+        assert_eq!(again["error"]["code"], -32600, "{again}");
+    });
 }
 
 #[test]

@@ -720,6 +720,24 @@ async fn a_modern_upstreams_lists_are_read_again_when_their_ttl_runs_out() {
     assert_eq!(r["result"]["content"][0]["text"], "HEY", "{r}");
 }
 
+/// `upstream` served over HTTP and mounted under `up` in a gateway reaching it with
+/// `options`; the gateway's address.
+async fn gateway_in_front_of(
+    upstream: Server,
+    options: mcp_runtime::proxy::HttpOptions,
+) -> std::net::SocketAddr {
+    let up_addr = common::serve_in_background(upstream.http());
+    let up = Upstream::http_with(&format!("http://{up_addr}/mcp"), options)
+        .await
+        .unwrap();
+    let gateway = Server::builder("gateway", "1.0")
+        .request_state(mcp_runtime::config::RequestState::single_instance())
+        .mount("up", up.items().await.unwrap())
+        .build()
+        .unwrap();
+    common::serve_in_background(gateway.http())
+}
+
 /// Mirrors `region` (and `limit`) into `Mcp-Param-*` headers.
 #[tool]
 async fn route(
@@ -738,16 +756,7 @@ async fn a_proxied_tool_with_header_parameters_gets_its_headers_upstream() {
         .tools(tools![route])
         .build()
         .unwrap();
-    let up_addr = common::serve_in_background(upstream.http());
-    let up = Upstream::http(&format!("http://{up_addr}/mcp"))
-        .await
-        .unwrap();
-    let gateway = Server::builder("gateway", "1.0")
-        .request_state(mcp_runtime::config::RequestState::single_instance())
-        .mount("up", up.items().await.unwrap())
-        .build()
-        .unwrap();
-    let addr = common::serve_in_background(gateway.http());
+    let addr = gateway_in_front_of(upstream, Default::default()).await;
     for (arguments, region, answer) in [
         (
             json!({"region": "eu-west1", "limit": 3}),
@@ -791,17 +800,8 @@ async fn a_silent_http_upstream_is_given_up_on_after_its_timeout() {
         .tools(tools![stall])
         .build()
         .unwrap();
-    let up_addr = common::serve_in_background(upstream.http());
     let options = HttpOptions::new().timeout(Duration::from_secs(1));
-    let up = Upstream::http_with(&format!("http://{up_addr}/mcp"), options)
-        .await
-        .unwrap();
-    let gateway = Server::builder("gateway", "1.0")
-        .request_state(mcp_runtime::config::RequestState::single_instance())
-        .mount("up", up.items().await.unwrap())
-        .build()
-        .unwrap();
-    let addr = common::serve_in_background(gateway.http());
+    let addr = gateway_in_front_of(upstream, options).await;
     let started = std::time::Instant::now();
     let r = tokio::task::spawn_blocking(move || call_tool(addr, 1, "up_stall", json!({})))
         .await
