@@ -259,26 +259,18 @@ fn a_session_lives_from_initialize_to_delete() {
 
     // HEAD (which axum routes with GET) neither streams nor ends it.
     let h = c.headers();
-    let head = raw(
-        addr,
-        format!(
-            "HEAD /mcp HTTP/1.1\r\nHost: {addr}\r\n{}: {}\r\nConnection: close\r\n\r\n",
+    let bodiless = |method: &str| {
+        let head = format!(
+            "{method} /mcp HTTP/1.1\r\nHost: {addr}\r\n{}: {}\r\nConnection: close\r\n\r\n",
             h[0].0, h[0].1
-        )
-        .as_bytes(),
-    );
-    assert_eq!(head.status, 405);
+        );
+        raw(addr, head.as_bytes())
+    };
+    assert_eq!(bodiless("HEAD").status, 405);
     assert_eq!(c.post(&body).status, 200);
 
     // DELETE ends it; the id is unknown afterwards.
-    let delete = raw(
-        addr,
-        format!(
-            "DELETE /mcp HTTP/1.1\r\nHost: {addr}\r\n{}: {}\r\nConnection: close\r\n\r\n",
-            h[0].0, h[0].1
-        )
-        .as_bytes(),
-    );
+    let delete = bodiless("DELETE");
     assert_eq!(delete.status, 200);
     assert_eq!(c.post(&body).status, 404);
 }
@@ -582,9 +574,14 @@ fn a_modern_only_server_names_its_versions_to_initialize() {
 
 /// stdio: one session per process, requests to the client on stdout, answers on stdin; a
 /// modern request on the same process stays stateless.
-#[test]
-fn a_stdio_process_serves_one_legacy_session_and_modern_requests() {
-    use std::io::{BufRead, Write};
+/// The conformance example as a child on stdio: its input, its output's lines, and the
+/// guard that ends it.
+fn conformance_on_stdio() -> (
+    std::process::ChildStdin,
+    std::io::Lines<std::io::BufReader<std::process::ChildStdout>>,
+    ChildGuard,
+) {
+    use std::io::BufRead;
     let mut child = std::process::Command::new(example("conformance"))
         .arg("--stdio")
         .stdin(std::process::Stdio::piped())
@@ -592,9 +589,15 @@ fn a_stdio_process_serves_one_legacy_session_and_modern_requests() {
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let mut lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
-    let _guard = ChildGuard(child);
+    let stdin = child.stdin.take().unwrap();
+    let lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    (stdin, lines, ChildGuard(child))
+}
+
+#[test]
+fn a_stdio_process_serves_one_legacy_session_and_modern_requests() {
+    use std::io::Write;
+    let (mut stdin, mut lines, _guard) = conformance_on_stdio();
     let mut send = |v: Value| writeln!(stdin, "{v}").unwrap();
     let mut recv = || -> Value { serde_json::from_str(&lines.next().unwrap().unwrap()).unwrap() };
     send(initialize_body("2025-06-18", json!({"sampling": {}})));
@@ -626,17 +629,8 @@ fn a_stdio_process_serves_one_legacy_session_and_modern_requests() {
 /// in a batch keeps its id.
 #[test]
 fn a_batched_request_is_cancelled_on_stdio() {
-    use std::io::{BufRead, Write};
-    let mut child = std::process::Command::new(example("conformance"))
-        .arg("--stdio")
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let mut lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
-    let _guard = ChildGuard(child);
+    use std::io::Write;
+    let (mut stdin, mut lines, _guard) = conformance_on_stdio();
     let mut send = |v: Value| writeln!(stdin, "{v}").unwrap();
     send(initialize_body("2025-03-26", json!({})));
     let init: Value = serde_json::from_str(&lines.next().unwrap().unwrap()).unwrap();

@@ -457,8 +457,7 @@ impl Link {
                 });
             }
             Wire::Http(peer) => {
-                let extra = self.param_headers(&msg);
-                let req = peer.post(&self.version, &msg, name.as_deref(), &extra)?;
+                let req = self.post_request(peer, &msg, name.as_deref())?;
                 // The response's head is awaited in the reading task, so the call's
                 // patience (silence for `HttpOptions::timeout`) also covers an upstream
                 // that took the request and hangs before answering at all.
@@ -526,6 +525,17 @@ impl Link {
         *self.headers.lock().unwrap_or_else(|e| e.into_inner()) = found.collect();
     }
 
+    /// The POST of `msg` to `peer`, with the headers a conforming client sends: the
+    /// revision's, and a call's `Mcp-Param-*` ([`Link::param_headers`]).
+    fn post_request(
+        &self,
+        peer: &Peer,
+        msg: &Value,
+        name: Option<&str>,
+    ) -> Result<hyper::Request<http_body_util::Full<bytes::Bytes>>, UpstreamError> {
+        peer.post(&self.version, msg, name, &self.param_headers(msg))
+    }
+
     /// The `Mcp-Param-*` headers of `msg` when it is a `tools/call` of a tool with
     /// `x-mcp-header` parameters, written as a conforming client writes them.
     fn param_headers(&self, msg: &Value) -> Vec<(String, String)> {
@@ -554,9 +564,7 @@ impl Link {
         let Wire::Http(peer) = &self.wire else {
             return Err(gone("not an HTTP upstream"));
         };
-        let extra = self.param_headers(msg);
-        peer.send(peer.post(&self.version, msg, name, &extra)?)
-            .await
+        peer.send(self.post_request(peer, msg, name)?).await
     }
 
     /// POSTs one message; the answer to it (JSON, or the matching SSE event), if any.

@@ -127,9 +127,14 @@ impl Reply {
         }
     }
 
-    /// Whether this is [`Reply::withheld`].
+    /// Whether this is [`Reply::withheld`] (every answer has a body: a JSON-RPC object).
     pub(crate) fn is_withheld(&self) -> bool {
         self.body.is_empty()
+    }
+
+    /// The body to send; `None` for [`Reply::withheld`].
+    pub(crate) fn into_answer(self) -> Option<String> {
+        (!self.is_withheld()).then_some(self.body)
     }
 
     /// An error response; `id` is left out when it could not be read.

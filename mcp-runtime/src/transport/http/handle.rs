@@ -107,7 +107,7 @@ pub(super) async fn handle_get_or_delete(
         return resp;
     }
     // Without a session GET and DELETE are not served.
-    method_not_allowed("POST")
+    method_not_allowed(false)
 }
 
 /// Any other method (PUT, PATCH, OPTIONS, ...): Host and Origin are checked first, as for
@@ -116,18 +116,18 @@ pub(super) async fn handle_other(State(s): State<Arc<HttpServer>>, req: Request)
     if let Err(why) = origin::check_host_origin(&s.config, &req) {
         return forbidden(why);
     }
-    match s.server.inner.legacy.enabled {
-        true => method_not_allowed("POST, GET, DELETE"),
-        false => method_not_allowed("POST"),
-    }
+    method_not_allowed(s.server.inner.legacy.enabled)
 }
 
-/// 405 naming the methods taken (`allow`): POST, and GET and DELETE with a legacy session
-/// when such sessions are served.
-fn method_not_allowed(allow: &'static str) -> Response {
-    let what = match allow {
-        "POST" => "POST only",
-        _ => "POST (GET and DELETE: with a legacy session)",
+/// 405 naming the methods taken: POST, and GET and DELETE too when they can be (`sessions`:
+/// legacy sessions are served).
+fn method_not_allowed(sessions: bool) -> Response {
+    let (allow, what) = match sessions {
+        true => (
+            "POST, GET, DELETE",
+            "POST (GET and DELETE: with a legacy session)",
+        ),
+        false => ("POST", "POST only"),
     };
     let mut resp = refuse(
         StatusCode::METHOD_NOT_ALLOWED,
@@ -186,7 +186,7 @@ pub(super) fn answer(r: Reply, accepts_json: bool) -> Response {
             None,
             None::<std::pin::Pin<Box<std::future::Ready<Reply>>>>,
             mpsc::channel(1).1,
-            (!r.is_withheld()).then_some(r.body),
+            r.into_answer(),
         );
         *resp.status_mut() = status;
         resp
@@ -379,7 +379,7 @@ where
         Some(note) = rx.recv() => sse::sse_response(Some(note), Some(fut), rx, None),
         reply = &mut fut => match rx.try_recv() {
             // It finished, but queued notifications first: they go before the response.
-            Ok(first) => sse::sse_response(Some(first), None::<std::pin::Pin<Box<std::future::Ready<Reply>>>>, rx, (!reply.is_withheld()).then_some(reply.body)),
+            Ok(first) => sse::sse_response(Some(first), None::<std::pin::Pin<Box<std::future::Ready<Reply>>>>, rx, reply.into_answer()),
             Err(_) => json_reply(reply),
         },
     }

@@ -101,14 +101,14 @@ where
                 Some(n) => Some((sse_frame(&n), Some(st))),
                 None => {
                     // A withheld reply (a cancelled request) ends the stream unanswered.
-                    let reply = fut.as_mut().await;
-                    (!reply.is_withheld()).then(|| (sse_frame(&reply.body), None))
+                    let reply = fut.as_mut().await.into_answer()?;
+                    Some((sse_frame(&reply), None))
                 }
             },
             reply = fut.as_mut() => {
                 st.fut = None;
                 st.rx.close();
-                st.reply = (!reply.is_withheld()).then_some(reply.body);
+                st.reply = reply.into_answer();
                 if let Ok(n) = st.rx.try_recv() {
                     return Some((sse_frame(&n), Some(st)));
                 }
