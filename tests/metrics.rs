@@ -4,10 +4,12 @@
 
 mod common;
 
-use common::{post, raw, request};
+use common::{post, post_bytes, raw, request, standard_headers};
 use mcp_runtime::metrics::Metrics;
 use mcp_runtime::{Error, Input, Server, tool, tools};
 use serde_json::json;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
 
 /// Echoes.
 #[tool]
@@ -19,6 +21,16 @@ async fn echo(text: String) -> String {
 #[tool]
 async fn broken() -> Result<String, Error> {
     Err(Error::new("no"))
+}
+
+static SLEEPING: AtomicBool = AtomicBool::new(false);
+
+/// Sleeps until cancelled.
+#[tool]
+async fn sleeps() -> String {
+    SLEEPING.store(true, Ordering::SeqCst);
+    tokio::time::sleep(Duration::from_secs(60)).await;
+    "woke".into()
 }
 
 #[derive(serde::Deserialize, schemars::JsonSchema, mcp_runtime::Form)]
@@ -45,7 +57,7 @@ fn metric(text: &str, name: &str, labels: &[&str]) -> f64 {
 fn request_metrics_are_served_in_the_prometheus_format() {
     let metrics = Metrics::install().unwrap();
     let server = Server::builder("m", "1.0")
-        .tools(tools![echo, broken, ask])
+        .tools(tools![echo, broken, ask, sleeps])
         .request_state(mcp_runtime::config::RequestState::single_instance())
         .build()
         .unwrap();
@@ -78,10 +90,34 @@ fn request_metrics_are_served_in_the_prometheus_format() {
     post(addr, &request(json!(2), "tools/list", json!({})));
     post(addr, &request(json!(3), "made/up", json!({})));
 
-    let r = raw(
-        addr,
-        format!("GET /metrics HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n").as_bytes(),
-    );
+    // A call whose client goes away before the answer: counted as cancelled.
+    let mut sleeper = request(json!(4), "tools/call", json!({"name": "sleeps"}));
+    sleeper["params"]["arguments"] = json!({});
+    let headers = standard_headers(&sleeper);
+    let headers: Vec<(&str, &str)> = headers.iter().map(|(k, v)| (&**k, &**v)).collect();
+    let bytes = post_bytes(addr, sleeper.to_string().as_bytes(), &headers);
+    let mut conn = std::net::TcpStream::connect(addr).unwrap();
+    std::io::Write::write_all(&mut conn, &bytes).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !SLEEPING.load(Ordering::SeqCst) {
+        assert!(Instant::now() < deadline, "the tool never started");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    drop(conn);
+    let scrape = || {
+        raw(
+            addr,
+            format!("GET /metrics HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n")
+                .as_bytes(),
+        )
+    };
+    let cancelled = ["name=\"sleeps\"", "outcome=\"cancelled\""];
+    while metric(&scrape().text(), "mcp_requests_total", &cancelled) != 1.0 {
+        assert!(Instant::now() < deadline, "{}", scrape().text());
+        std::thread::sleep(Duration::from_millis(20));
+    }
+
+    let r = scrape();
     assert_eq!(r.status, 200);
     assert!(r.header("content-type").unwrap().starts_with("text/plain"));
     let text = r.text();

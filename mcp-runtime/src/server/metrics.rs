@@ -5,10 +5,14 @@
 //!
 //! | metric | type | labels |
 //! |---|---|---|
-//! | `mcp_requests_total` | counter | `method`, `name`, `outcome` (`ok`, `input_required`, `tool_error`, `error`) |
+//! | `mcp_requests_total` | counter | `method`, `name`, `outcome` (`ok`, `input_required`, `tool_error`, `error`, `cancelled`) |
 //! | `mcp_request_errors_total` | counter | `method`, `code` (the JSON-RPC error code) |
 //! | `mcp_request_duration_seconds` | histogram | `method`, `name` |
 //! | `mcp_requests_in_flight` | gauge | |
+//!
+//! `cancelled` counts the requests that ended without an answer: cancelled by the client
+//! (`notifications/cancelled`, a closed stream or connection) before their handler was
+//! done. Their time until then is in the histogram too.
 //!
 //! `name` is the tool or prompt name for `tools/call` and `prompts/get` when the server
 //! has an item of that name (`unknown` otherwise, so a hostile client cannot grow the
@@ -195,6 +199,54 @@ pub(crate) fn end(obs: Observation, server: &ServerInner, reply: &Reply) {
     } else {
         "ok"
     };
+    record(obs, outcome, server.in_flight.load(Ordering::Relaxed));
+}
+
+/// A request's observation while its work runs: [`Watch::end`] records its answer;
+/// dropped after [`Watch::start`] and before that (the work was cancelled, or its
+/// connection closed), it records the outcome `cancelled`. Work dropped before it started
+/// (refused by the transport, as a reused request id is) records nothing here.
+pub(crate) struct Watch {
+    obs: Option<Observation>,
+    server: std::sync::Weak<ServerInner>,
+    started: bool,
+}
+
+impl Watch {
+    pub(crate) fn new(obs: Observation, server: std::sync::Weak<ServerInner>) -> Watch {
+        Watch {
+            obs: Some(obs),
+            server,
+            started: false,
+        }
+    }
+
+    /// The work has started: from here, a drop is a cancellation.
+    pub(crate) fn start(&mut self) {
+        self.started = true;
+    }
+
+    /// Records the answer.
+    pub(crate) fn end(mut self, reply: &Reply) {
+        if let (Some(obs), Some(server)) = (self.obs.take(), self.server.upgrade()) {
+            end(obs, &server, reply);
+        }
+    }
+}
+
+impl Drop for Watch {
+    fn drop(&mut self) {
+        let Some(obs) = self.obs.take().filter(|_| self.started) else {
+            return;
+        };
+        if let Some(server) = self.server.upgrade() {
+            record(obs, "cancelled", server.in_flight.load(Ordering::Relaxed));
+        }
+    }
+}
+
+/// The counters, the histogram and the gauge for one request that ended with `outcome`.
+fn record(obs: Observation, outcome: &'static str, in_flight: usize) {
     metrics::counter!(
         "mcp_requests_total",
         "method" => obs.method.clone(),
@@ -208,7 +260,7 @@ pub(crate) fn end(obs: Observation, server: &ServerInner, reply: &Reply) {
         "name" => obs.name
     )
     .record(obs.start.elapsed().as_secs_f64());
-    metrics::gauge!("mcp_requests_in_flight").set(server.in_flight.load(Ordering::Relaxed) as f64);
+    metrics::gauge!("mcp_requests_in_flight").set(in_flight as f64);
     if RECORDED.fetch_add(1, Ordering::Relaxed) % 4096 == 4095
         && let Some(h) = HANDLE.get()
     {

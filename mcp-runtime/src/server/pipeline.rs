@@ -122,14 +122,15 @@ impl Job {
         }
     }
 
-    /// The same job; `f` sees its reply before the transport does.
+    /// The same job, measured by `watch`: its answer, or its cancellation once started.
     #[cfg(feature = "metrics")]
-    pub(crate) fn inspect(self, f: impl FnOnce(&Reply) + Send + 'static) -> Job {
+    pub(crate) fn observe(self, mut watch: super::metrics::Watch) -> Job {
         let fut = self.fut;
         Job {
             fut: Box::pin(async move {
+                watch.start();
                 let reply = fut.await;
-                f(&reply);
+                watch.end(&reply);
                 reply
             }),
             ..self

@@ -76,12 +76,8 @@ impl Server {
                 Prepared::Reply(r)
             }
             Prepared::Call(job) => {
-                let server = std::sync::Arc::downgrade(&self.inner);
-                Prepared::Call(job.inspect(move |reply| {
-                    if let Some(s) = server.upgrade() {
-                        super::metrics::end(obs, &s, reply);
-                    }
-                }))
+                let watch = super::metrics::Watch::new(obs, std::sync::Arc::downgrade(&self.inner));
+                Prepared::Call(job.observe(watch))
             }
             other => other,
         }
