@@ -112,7 +112,9 @@ impl Introspection {
             return Err(AuthError::Invalid("token not active".into()));
         }
         if let Some(exp) = claims.get("exp").and_then(Value::as_u64)
-            && UNIX_EPOCH + Duration::from_secs(exp) <= SystemTime::now()
+            && UNIX_EPOCH
+                .checked_add(Duration::from_secs(exp))
+                .is_some_and(|at| at <= SystemTime::now())
         {
             return Err(AuthError::Invalid("token expired".into()));
         }

@@ -241,8 +241,13 @@ pub(super) fn principal_of(
     if let Some(c) = client {
         p = p.client_id(c);
     }
-    if let Some(exp) = claims.get("exp").and_then(Value::as_u64) {
-        p = p.expires_at(UNIX_EPOCH + Duration::from_secs(exp));
+    // An `exp` past what the clock can hold is no expiry to keep track of.
+    if let Some(at) = claims
+        .get("exp")
+        .and_then(Value::as_u64)
+        .and_then(|exp| UNIX_EPOCH.checked_add(Duration::from_secs(exp)))
+    {
+        p = p.expires_at(at);
     }
     Ok(p.claims(claims))
 }
@@ -258,5 +263,25 @@ fn safe(s: &str) -> String {
 impl TokenValidator for JwtValidator {
     fn validate<'a>(&'a self, token: &'a str) -> BoxFuture<'a, Result<Principal, AuthError>> {
         Box::pin(self.check(token))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_exp_past_what_the_clock_holds_is_no_expiry() {
+        let claims = |exp: u64| {
+            let v = serde_json::json!({"sub": "u", "exp": exp});
+            v.as_object().cloned().unwrap()
+        };
+        let p = principal_of(claims(u64::MAX), "t", None).unwrap();
+        assert_eq!(p.expiry(), None);
+        let p = principal_of(claims(2_000_000_000), "t", None).unwrap();
+        assert_eq!(
+            p.expiry(),
+            Some(UNIX_EPOCH + Duration::from_secs(2_000_000_000))
+        );
     }
 }

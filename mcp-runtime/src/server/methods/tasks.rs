@@ -44,9 +44,14 @@ pub(crate) struct TaskView<'a> {
     input_requests: Option<&'a BTreeMap<String, Value>>,
 }
 
-/// An ISO 8601 timestamp (UTC, milliseconds).
+/// The last millisecond of year 9999: RFC 3339 has four-digit years.
+const LAST_RFC3339_MS: u64 = 253_402_300_799_999;
+
+/// An ISO 8601 timestamp (UTC, milliseconds). A record's time past year 9999 (only a
+/// damaged or forged store record has one) is shown as the last millisecond of 9999.
 fn iso(ms: u64) -> String {
-    humantime::format_rfc3339_millis(UNIX_EPOCH + Duration::from_millis(ms)).to_string()
+    let at = UNIX_EPOCH + Duration::from_millis(ms.min(LAST_RFC3339_MS));
+    humantime::format_rfc3339_millis(at).to_string()
 }
 
 impl<'a> TaskView<'a> {
@@ -261,5 +266,13 @@ mod tests {
         assert_eq!(v["status"], "completed");
         assert_eq!(v["result"], json!({"content": []}));
         assert!(v.get("inputRequests").is_none());
+    }
+
+    #[test]
+    fn times_past_year_9999_are_shown_not_panicked_on() {
+        assert_eq!(iso(0), "1970-01-01T00:00:00.000Z");
+        assert_eq!(iso(LAST_RFC3339_MS), "9999-12-31T23:59:59.999Z");
+        assert_eq!(iso(LAST_RFC3339_MS + 1), "9999-12-31T23:59:59.999Z");
+        assert_eq!(iso(u64::MAX), "9999-12-31T23:59:59.999Z");
     }
 }
