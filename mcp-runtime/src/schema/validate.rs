@@ -7,7 +7,7 @@
 
 use super::compile::{Id, Node, Program};
 use super::values::{
-    compare, equal, multiple_of, show, show_list, show_str, type_matches, type_names,
+    compare, equal, first_repeat, multiple_of, show, show_list, show_str, type_matches, type_names,
 };
 use serde_json::{Map, Value};
 
@@ -343,11 +343,7 @@ impl<'i> Walk<'_, '_> {
             );
         }
         if n.unique_items {
-            let repeated = (1..items.len()).find_map(|j| {
-                (0..j)
-                    .find(|&i| equal(&items[i], &items[j]))
-                    .map(|i| (i, j))
-            });
+            let repeated = first_repeat(items);
             assert_or!(
                 self,
                 ok,

@@ -78,6 +78,54 @@ pub(super) fn equal(a: &Value, b: &Value) -> bool {
     }
 }
 
+/// The first pair of equal items (`i < j`, the smallest `j`, then the smallest `i`), as
+/// [`equal`] has it. Linear in the items: each is hashed consistently with [`equal`] (a
+/// number by its `f64` value, an object's members in any order), and only items with the
+/// same hash are compared.
+pub(super) fn first_repeat(items: &[Value]) -> Option<(usize, usize)> {
+    let seed = std::collections::hash_map::RandomState::new();
+    let mut seen: std::collections::HashMap<u64, Vec<usize>> =
+        std::collections::HashMap::with_capacity(items.len());
+    for (j, item) in items.iter().enumerate() {
+        let bucket = seen.entry(hash(&seed, item)).or_default();
+        if let Some(&i) = bucket.iter().find(|&&i| equal(&items[i], item)) {
+            return Some((i, j));
+        }
+        bucket.push(j);
+    }
+    None
+}
+
+/// A hash of `v` that two [`equal`] values share.
+fn hash(seed: &impl std::hash::BuildHasher, v: &Value) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = seed.build_hasher();
+    match v {
+        Value::Null => 0u8.hash(&mut h),
+        Value::Bool(b) => (1u8, b).hash(&mut h),
+        // Equal numbers have the same `f64` (`compare` is exact or compares those);
+        // `+ 0.0` makes -0 and 0 one value.
+        Value::Number(n) => (2u8, (n.as_f64().unwrap_or(0.0) + 0.0).to_bits()).hash(&mut h),
+        Value::String(s) => (3u8, s).hash(&mut h),
+        Value::Array(a) => {
+            (4u8, a.len()).hash(&mut h);
+            for item in a {
+                hash(seed, item).hash(&mut h);
+            }
+        }
+        Value::Object(o) => {
+            // Members in any order: their hashes summed.
+            let members = o.iter().fold(0u64, |sum, (k, v)| {
+                let mut m = seed.build_hasher();
+                (k, hash(seed, v)).hash(&mut m);
+                sum.wrapping_add(m.finish())
+            });
+            (5u8, o.len(), members).hash(&mut h);
+        }
+    }
+    h.finish()
+}
+
 /// Characters of a value shown in a message at most.
 const SHOWN: usize = 60;
 
@@ -99,4 +147,42 @@ fn clip(mut s: String) -> String {
         s.push('…');
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn repeat(v: Value) -> Option<(usize, usize)> {
+        first_repeat(v.as_array().unwrap())
+    }
+
+    #[test]
+    fn repeats_are_found_as_json_schema_compares() {
+        assert_eq!(repeat(json!([1, 2, 3])), None);
+        assert_eq!(repeat(json!([1, 2, 1.0])), Some((0, 2)));
+        assert_eq!(repeat(json!([0.0, -0.0])), Some((0, 1)));
+        assert_eq!(
+            repeat(json!([{"a": 1, "b": [2]}, {"b": [2.0], "a": 1}])),
+            Some((0, 1))
+        );
+        assert_eq!(repeat(json!([[1, 2], [2, 1]])), None);
+        assert_eq!(repeat(json!(["1", 1, true, null, {}, []])), None);
+        assert_eq!(repeat(json!([5, 3, 3, 5])), Some((1, 2)));
+        assert_eq!(
+            repeat(json!([{"a": 1}, {"a": 1, "b": 1}, {"a": 1}])),
+            Some((0, 2))
+        );
+    }
+
+    #[test]
+    fn many_distinct_items_are_checked_in_linear_time() {
+        // 200k distinct numbers: a pairwise check would make 2·10^10 comparisons.
+        let items: Vec<Value> = (0..200_000).map(Value::from).collect();
+        assert_eq!(first_repeat(&items), None);
+        let mut items = items;
+        items.push(Value::from(199_999.0));
+        assert_eq!(first_repeat(&items), Some((199_999, 200_000)));
+    }
 }
