@@ -515,6 +515,71 @@ fn batches_are_2025_03_26_only() {
     assert_eq!(refused["error"]["code"], -32600, "{refused}");
 }
 
+/// A legacy handler outlives its closed connection (that is no cancellation in these
+/// revisions) and keeps its unit of the in-flight cap until it ends; each call of a
+/// 2025-03-26 batch takes a unit of its own.
+#[test]
+fn legacy_handlers_and_batched_calls_count_against_the_in_flight_cap() {
+    let server = Server::builder("capped", "1.0")
+        .tools(tools![add, wait])
+        .state(Arc::new(AtomicBool::new(false)))
+        .limits(mcp_runtime::config::Limits::default().max_in_flight(2))
+        .build()
+        .unwrap();
+    let addr = serve_in_background(server.http());
+    let (c, _) = Client::open(addr, "2025-03-26");
+    let mut h = vec![
+        ("Content-Type", "application/json"),
+        ("Accept", "application/json, text/event-stream"),
+    ];
+    h.extend_from_slice(&c.headers());
+    let call = json!({"jsonrpc": "2.0", "id": 11, "method": "tools/call", "params": {"name": "wait", "arguments": {}}});
+    let mut stream = Sse::send(addr, &post_bytes(addr, call.to_string().as_bytes(), &h));
+    assert!(stream.next(Duration::from_secs(5)).is_some(), "it started");
+    drop(stream);
+    std::thread::sleep(Duration::from_millis(200));
+    let add = |id: u64| json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "add", "arguments": {"a": 1, "b": 1}}});
+    // `wait` still holds one unit: of the batch's two calls, one runs and one is refused.
+    let answers = c.post(&json!([add(1), add(2)])).json();
+    // JSON-RPC leaves the order of a batch's answers open.
+    let by_id = |id: u64| {
+        let all = answers.as_array().expect("the batch's answers");
+        all.iter()
+            .find(|a| a["id"] == id)
+            .cloned()
+            .unwrap_or_default()
+    };
+    assert_eq!(
+        by_id(1)["result"]["content"][0]["text"],
+        r#"{"sum":2}"#,
+        "{answers}"
+    );
+    assert_eq!(by_id(2)["error"]["code"], -32603, "{answers}");
+    let message = by_id(2)["error"]["message"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    assert!(message.contains("Too many requests in flight"), "{answers}");
+    // Cancelled, `wait` lets go of its unit.
+    let cancel =
+        json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 11}});
+    assert_eq!(c.post(&cancel).status, 202);
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    loop {
+        let answers = c.post(&json!([add(3), add(4)])).json();
+        if answers
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|a| a.get("result").is_some())
+        {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "{answers}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 #[test]
 fn sessions_are_capped_and_expire() {
     let legacy = Legacy::default()

@@ -191,10 +191,20 @@ impl Server {
                 Prepared::Reply(r) => replies.push(r.body),
                 Prepared::Call(job) => {
                     // Cancellable by `notifications/cancelled` like any request of the
-                    // session: dropped, and left out of the answers.
+                    // session: dropped, and left out of the answers. Each call takes a
+                    // unit of the in-flight cap, as a request of its own would.
                     let id = job.id().clone();
+                    let Some(slot) = self.inner.admit() else {
+                        tracing::warn!("too many requests in flight");
+                        replies.push(Reply::rejection(Some(&id), Rejection::busy()).body);
+                        continue;
+                    };
                     match session.track(id.clone(), job.cancellation()) {
-                        Some(tracked) => jobs.push(tracked.run(job.run())),
+                        Some(tracked) => jobs.push(async move {
+                            let reply = tracked.run(job.run()).await;
+                            drop(slot);
+                            reply
+                        }),
                         None => replies.push(super::session::in_flight_already(&id)),
                     }
                 }

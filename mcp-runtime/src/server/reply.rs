@@ -55,6 +55,13 @@ impl Rejection {
     pub(crate) fn params(message: impl Into<String>) -> Self {
         Self::new(ErrorClass::Failed, RpcError::invalid_params(message))
     }
+    /// The in-flight cap is reached (HTTP 503 with `Retry-After`).
+    pub(crate) fn busy() -> Self {
+        Self::new(
+            ErrorClass::Busy,
+            RpcError::internal("Too many requests in flight; try again later"),
+        )
+    }
     /// A transport's header check failed.
     pub(crate) fn header(error: RpcError) -> Self {
         Self::new(ErrorClass::Header, error)

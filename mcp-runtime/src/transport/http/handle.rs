@@ -240,10 +240,7 @@ async fn serve_post(
     // connection (the unread body cannot be skipped safely).
     let Some(slot) = s.server.inner.admit() else {
         tracing::warn!("too many requests in flight");
-        let mut resp = refuse(
-            StatusCode::SERVICE_UNAVAILABLE,
-            RpcError::internal("Too many requests in flight; try again later"),
-        );
+        let mut resp = refuse(StatusCode::SERVICE_UNAVAILABLE, Rejection::busy().error);
         resp.headers_mut().insert(
             header::CONNECTION,
             axum::http::HeaderValue::from_static("close"),
@@ -315,9 +312,8 @@ async fn serve_post(
         LegacyPost::Answer(resp) => return resp.map(|b| conn::holding(b, slot)),
         LegacyPost::InSession { msg, session, id } => {
             let accepts = (accepts_json, accepts_sse);
-            let serve = s.serve_in_session(msg, &session, id, accepts, caller.as_ref());
-            let resp = Box::pin(serve).await;
-            return resp.map(|b| conn::holding(b, slot));
+            let serve = s.serve_in_session(msg, &session, id, accepts, caller.as_ref(), slot);
+            return Box::pin(serve).await;
         }
     };
 

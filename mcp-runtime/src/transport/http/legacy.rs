@@ -14,6 +14,7 @@ use crate::server::parts::Streams;
 use crate::server::reply::{ErrorClass, Rejection, Reply};
 use crate::server::route::Prepared;
 use crate::server::session::Session;
+use crate::server::slot::Slot;
 use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde_json::Value;
@@ -200,7 +201,9 @@ impl HttpServer {
         }
     }
 
-    /// A message of a legacy session, answered with the session's id.
+    /// A message of a legacy session, answered with the session's id. `slot` is the
+    /// request's unit of the in-flight cap: held by the answer, or by the handler while
+    /// it outlives its connection.
     pub(super) async fn serve_in_session(
         &self,
         msg: Value,
@@ -208,8 +211,9 @@ impl HttpServer {
         id: &str,
         (accepts_json, accepts_sse): (bool, bool),
         caller: Option<&Arc<crate::auth::Principal>>,
+        slot: Slot,
     ) -> Response {
-        let answer = self.in_session(msg, session, (accepts_json, accepts_sse), caller);
+        let answer = self.in_session(msg, session, (accepts_json, accepts_sse), caller, slot);
         with_session_header(answer.await, id)
     }
 
@@ -250,6 +254,7 @@ impl HttpServer {
         session: &Arc<Session>,
         (accepts_json, accepts_sse): (bool, bool),
         caller: Option<&Arc<crate::auth::Principal>>,
+        slot: Slot,
     ) -> Response {
         let streams = if accepts_sse {
             Streams::OnDemand
@@ -257,6 +262,8 @@ impl HttpServer {
             Streams::None
         };
         if let Value::Array(batch) = msg {
+            // Each call of the batch takes a unit of its own.
+            drop(slot);
             return match self
                 .server
                 .run_batch(batch, session, Streams::None, caller)
@@ -287,14 +294,18 @@ impl HttpServer {
         // Most calls finish in their first poll: answered here, with no task of their own.
         if let std::task::Poll::Ready(r) = futures_util::poll!(&mut run) {
             drop(tracked);
-            return super::respond(std::future::ready(r), rx, accepts_json).await;
+            let resp = super::respond(std::future::ready(r), rx, accepts_json).await;
+            return resp.map(|b| super::conn::holding(b, slot));
         }
         // The rest runs on its own task: a closed connection does not cancel it here
         // (`notifications/cancelled` does: the handler is dropped, and the request is not
-        // answered, even when the handler answered its cancellation).
+        // answered, even when the handler answered its cancellation). The task holds the
+        // request's unit of the in-flight cap, so handlers that outlive their connections
+        // stay counted.
         let (done, reply) = oneshot::channel();
         tokio::spawn(async move {
             let r = tracked.run(run).await.unwrap_or_else(Reply::withheld);
+            drop(slot);
             let _ = done.send(r);
         });
         let fut = async move {

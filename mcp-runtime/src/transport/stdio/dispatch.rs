@@ -215,10 +215,7 @@ impl Dispatch {
                 }
                 let Some(slot) = server.inner.admit() else {
                     tracing::warn!("too many requests in flight");
-                    return refused(Rejection::new(
-                        ErrorClass::Busy,
-                        RpcError::internal("Too many requests in flight; try again later"),
-                    ));
+                    return refused(Rejection::busy());
                 };
                 // The first poll, with no waker: what is still pending is spawned, and
                 // the task's first poll registers its own waker wherever this one did.
