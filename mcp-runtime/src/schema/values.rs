@@ -116,9 +116,7 @@ fn hash(seed: &impl std::hash::BuildHasher, v: &Value) -> u64 {
         Value::Object(o) => {
             // Members in any order: their hashes summed.
             let members = o.iter().fold(0u64, |sum, (k, v)| {
-                let mut m = seed.build_hasher();
-                (k, hash(seed, v)).hash(&mut m);
-                sum.wrapping_add(m.finish())
+                sum.wrapping_add(seed.hash_one((k, hash(seed, v))))
             });
             (5u8, o.len(), members).hash(&mut h);
         }
