@@ -86,11 +86,17 @@ async fn readme() -> &'static str {
     "# Readme"
 }
 
+/// A note, by number.
+#[resource("notes://{n}")]
+async fn note(n: u32) -> String {
+    format!("note {n}")
+}
+
 fn server(legacy: Legacy, seen: Arc<AtomicBool>) -> Server {
     Server::builder("legacy-test", "1.0")
         .title("Legacy test")
         .tools(tools![greet, add, link, needs_sampling, wait, nap])
-        .resources(resources![readme])
+        .resources(resources![readme, note])
         .state(seen)
         .legacy(legacy)
         .request_state(mcp_runtime::config::RequestState::single_instance())
@@ -578,6 +584,56 @@ fn legacy_handlers_and_batched_calls_count_against_the_in_flight_cap() {
         assert!(std::time::Instant::now() < deadline, "{answers}");
         std::thread::sleep(Duration::from_millis(20));
     }
+}
+
+/// `resources/subscribe` takes what the server serves (a resource or a template's URI),
+/// up to 256 per session; anything else is refused, not kept.
+#[test]
+fn subscriptions_are_to_served_resources_and_bounded() {
+    let addr = start();
+    let (mut c, _) = Client::open(addr, "2025-11-25");
+    for uri in [
+        "docs://nothing",
+        "",
+        "docs:",
+        &format!("notes://{}", "x".repeat(100_000)),
+    ] {
+        let r = c.call("resources/subscribe", json!({"uri": uri}));
+        assert_eq!(r["error"]["code"], -32002, "{uri:.40}: {r}");
+    }
+    assert_eq!(
+        c.call("resources/subscribe", json!({"uri": "docs://readme"}))["result"],
+        json!({})
+    );
+    for n in 0..255 {
+        let r = c.call(
+            "resources/subscribe",
+            json!({"uri": format!("notes://{n}")}),
+        );
+        assert_eq!(r["result"], json!({}), "{n}: {r}");
+    }
+    // 256 held: a new one is refused, one held again is fine, and room comes back.
+    let full = c.call("resources/subscribe", json!({"uri": "notes://999"}));
+    assert_eq!(full["error"]["code"], -32602, "{full}");
+    assert!(
+        full["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("at most 256"),
+        "{full}"
+    );
+    assert_eq!(
+        c.call("resources/subscribe", json!({"uri": "notes://7"}))["result"],
+        json!({})
+    );
+    assert_eq!(
+        c.call("resources/unsubscribe", json!({"uri": "notes://7"}))["result"],
+        json!({})
+    );
+    assert_eq!(
+        c.call("resources/subscribe", json!({"uri": "notes://999"}))["result"],
+        json!({})
+    );
 }
 
 #[test]

@@ -6,6 +6,7 @@
 //! here; the ones only 2026-07-28 has (`server/discover`, `subscriptions/listen`, the
 //! tasks extension) are not.
 
+use super::methods::listen::MAX_RESOURCE_SUBSCRIPTIONS;
 use super::parts::{Message, Parts, Streams, is_legacy_initialize, read_envelope};
 use super::reply::{ErrorClass, Rejection, Reply};
 use super::route::Prepared;
@@ -291,7 +292,19 @@ impl Server {
                     );
                 };
                 if parts.method == "resources/subscribe" {
-                    session.subscribe(uri);
+                    // Only what the server serves, and a bounded number of those.
+                    if catalog.find_resource(&uri).is_none() {
+                        let e = RpcError::resource_not_found(&uri);
+                        return methods::reject(&parts, Rejection::failed(e));
+                    }
+                    if !session.subscribe(uri) {
+                        return methods::reject(
+                            &parts,
+                            Rejection::params(format!(
+                                "a session subscribes to at most {MAX_RESOURCE_SUBSCRIPTIONS} resources; unsubscribe from one first"
+                            )),
+                        );
+                    }
                 } else {
                     session.unsubscribe(&uri);
                 }

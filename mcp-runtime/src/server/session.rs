@@ -7,6 +7,7 @@
 
 use super::ServerInner;
 use super::context::NotificationSink;
+use super::methods::listen::{MAX_RESOURCE_SUBSCRIPTIONS, covers};
 use crate::protocol::envelope;
 use crate::protocol::legacy::LegacyVersion;
 use crate::protocol::{ClientCapabilities, LogLevel, RequestId, RpcError};
@@ -110,8 +111,15 @@ impl Session {
         *lock(&self.log_level) = Some(level);
     }
 
-    pub(crate) fn subscribe(&self, uri: String) {
-        lock(&self.subscriptions).insert(uri);
+    /// Subscribes to `uri`: `false` when the session holds
+    /// [`MAX_RESOURCE_SUBSCRIPTIONS`] others already.
+    pub(crate) fn subscribe(&self, uri: String) -> bool {
+        let mut subscriptions = lock(&self.subscriptions);
+        if subscriptions.len() >= MAX_RESOURCE_SUBSCRIPTIONS && !subscriptions.contains(&uri) {
+            return false;
+        }
+        subscriptions.insert(uri);
+        true
     }
 
     pub(crate) fn unsubscribe(&self, uri: &str) {
@@ -120,12 +128,7 @@ impl Session {
 
     /// Whether a change of `uri` concerns a subscription (the URI, or one below it).
     fn subscribed(&self, uri: &str) -> bool {
-        lock(&self.subscriptions).iter().any(|s| {
-            uri == s
-                || uri
-                    .strip_prefix(s.as_str())
-                    .is_some_and(|r| r.starts_with('/'))
-        })
+        lock(&self.subscriptions).iter().any(|s| covers(s, uri))
     }
 
     /// Where messages not tied to a request go from now on (`None`: nowhere).

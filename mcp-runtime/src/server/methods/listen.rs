@@ -34,6 +34,18 @@ pub(crate) struct Filter {
 /// Most task ids one listen request may watch.
 const MAX_TASK_IDS: usize = 256;
 
+/// Most resources one listen request, or one legacy session, may subscribe to.
+pub(crate) const MAX_RESOURCE_SUBSCRIPTIONS: usize = 256;
+
+/// Whether a change of `uri` concerns a subscription to `subscribed`: the same URI, or
+/// one below it (the subscribed URI, then `/`).
+pub(crate) fn covers(subscribed: &str, uri: &str) -> bool {
+    uri == subscribed
+        || uri
+            .strip_prefix(subscribed)
+            .is_some_and(|rest| rest.starts_with('/'))
+}
+
 impl Filter {
     /// Reads `params.notifications`.
     pub(crate) fn parse(v: Option<&Value>) -> Result<Filter, &'static str> {
@@ -47,7 +59,7 @@ impl Filter {
         };
         let uris = match obj.get("resourceSubscriptions") {
             None => Vec::new(),
-            Some(Value::Array(a)) => a
+            Some(Value::Array(a)) if a.len() <= MAX_RESOURCE_SUBSCRIPTIONS => a
                 .iter()
                 .map(|u| {
                     u.as_str()
@@ -55,6 +67,9 @@ impl Filter {
                         .ok_or("`resourceSubscriptions` must hold strings")
                 })
                 .collect::<Result<_, _>>()?,
+            Some(Value::Array(_)) => {
+                return Err("`resourceSubscriptions` holds too many URIs (at most 256)");
+            }
             Some(_) => return Err("`resourceSubscriptions` must be an array"),
         };
         let task_ids = match obj.get("taskIds") {
@@ -112,14 +127,7 @@ impl Filter {
             Change::ResourcesListChanged if self.resources => {
                 Some(("notifications/resources/list_changed", Map::new()))
             }
-            Change::ResourceUpdated(uri)
-                if self.uris.iter().any(|s| {
-                    uri == s
-                        || uri
-                            .strip_prefix(s.as_str())
-                            .is_some_and(|r| r.starts_with('/'))
-                }) =>
-            {
+            Change::ResourceUpdated(uri) if self.uris.iter().any(|s| covers(s, uri)) => {
                 let mut p = Map::new();
                 p.insert("uri".into(), json!(uri));
                 Some(("notifications/resources/updated", p))
@@ -364,6 +372,26 @@ pub(crate) fn open(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_subscription_covers_its_uri_and_those_below_it() {
+        assert!(covers("file:///a", "file:///a"));
+        assert!(covers("file:///a", "file:///a/b"));
+        assert!(!covers("file:///a", "file:///ab"));
+        assert!(!covers("file:///a/b", "file:///a"));
+    }
+
+    #[test]
+    fn a_listen_request_subscribes_to_at_most_256_resources() {
+        let uris: Vec<String> = (0..=256).map(|i| format!("a://{i}")).collect();
+        let e = Filter::parse(Some(&json!({"resourceSubscriptions": uris}))).err();
+        assert_eq!(
+            e,
+            Some("`resourceSubscriptions` holds too many URIs (at most 256)")
+        );
+        let f = Filter::parse(Some(&json!({"resourceSubscriptions": uris[..256]}))).unwrap();
+        assert_eq!(f.uris.len(), 256);
+    }
 
     #[test]
     fn filters() {
