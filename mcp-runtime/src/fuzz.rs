@@ -142,6 +142,7 @@ pub fn request_state(bytes: &[u8]) -> u64 {
         return 2;
     };
     let sealer = Arc::new(Sealer {
+        audience: "fuzz".into(),
         keys,
         ttl: Duration::from_secs(60),
         leeway: Duration::ZERO,

@@ -22,6 +22,8 @@ pub(crate) const MAX_INPUT_RESPONSES: usize = 64;
 /// How request states are sealed: the keys, how long a state stays valid, and how many
 /// rounds one request may take.
 pub(crate) struct Sealer {
+    /// The server's name, sealed into each state and checked when one is opened.
+    pub(crate) audience: String,
     pub(crate) keys: KeyRing,
     pub(crate) ttl: Duration,
     /// How long past its expiry a state is still accepted (clock skew between instances).
@@ -216,6 +218,7 @@ impl Round {
             )));
         }
         let sealed = Sealed {
+            aud: self.sealer.audience.clone(),
             exp: now().saturating_add(ms(self.sealer.ttl)),
             m: self.binding.method.to_owned(),
             t: self.binding.target.clone(),
@@ -248,6 +251,10 @@ fn opened(sealer: &Sealer, binding: &Binding, state: &str) -> Result<Sealed, Rpc
     match sealer.keys.open(state) {
         Ok(p) if p.exp.saturating_add(ms(sealer.leeway)) < now() => {
             tracing::debug!("requestState refused: expired");
+            Err(invalid())
+        }
+        Ok(p) if p.aud != sealer.audience => {
+            tracing::debug!("requestState refused: sealed by another server");
             Err(invalid())
         }
         Ok(p) if !binding.admits(&p) => {
@@ -350,6 +357,7 @@ mod tests {
 
     fn sealer(max_rounds: u32) -> Arc<Sealer> {
         Arc::new(Sealer {
+            audience: "test".into(),
             keys: KeyRing::new([("k1", [3u8; 32])]).unwrap(),
             ttl: Duration::from_secs(60),
             leeway: Duration::ZERO,
@@ -401,6 +409,38 @@ mod tests {
             Finished::Done(Ok(text)) => assert_eq!(text, "hi ada"),
             _ => panic!("the second round completes"),
         }
+    }
+
+    #[test]
+    fn a_state_opens_only_on_the_server_that_sealed_it() {
+        let ours = sealer(10);
+        let binding = Binding::new("tools/call", "greet", Some(&json!({})));
+        let first = Round::open(ours.clone(), binding.clone(), &mut Map::new(), caps()).unwrap();
+        assert!(matches!(run(&first), Finished::Asked));
+        let state = serde_json::to_value(first.seal().unwrap()).unwrap()["requestState"].clone();
+        let retry = || json!({"requestState": state, "inputResponses": {}});
+        // Another server with the same key ring, the same tool name and arguments.
+        let other = Arc::new(Sealer {
+            audience: "another".into(),
+            keys: KeyRing::new([("k1", [3u8; 32])]).unwrap(),
+            ttl: Duration::from_secs(60),
+            leeway: Duration::ZERO,
+            max_rounds: 10,
+            replay: None,
+        });
+        let mut params = retry();
+        let refused = Round::open(
+            other,
+            binding.clone(),
+            params.as_object_mut().unwrap(),
+            caps(),
+        );
+        assert_eq!(
+            refused.err().map(|e| e.code()),
+            Some(crate::protocol::ErrorCode::INVALID_PARAMS)
+        );
+        let mut params = retry();
+        assert!(Round::open(ours, binding, params.as_object_mut().unwrap(), caps()).is_ok());
     }
 
     #[test]

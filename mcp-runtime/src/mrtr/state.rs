@@ -219,6 +219,10 @@ pub(crate) enum OpenError {
 /// What a `requestState` holds.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub(crate) struct Sealed {
+    /// The server that sealed it (its name): servers that share a key ring do not take
+    /// each other's states.
+    #[serde(default)]
+    pub(crate) aud: String,
     /// Expiry, milliseconds since the Unix epoch.
     pub(crate) exp: u64,
     /// The method, target (tool/prompt name or URI), argument digest and principal it is

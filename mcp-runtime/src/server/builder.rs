@@ -386,6 +386,7 @@ impl ServerBuilder {
             },
         };
         let sealer = Sealer {
+            audience: self.info.name.clone(),
             keys,
             ttl: self.request_state.ttl,
             leeway: self.request_state.leeway,
