@@ -353,3 +353,43 @@ fn an_attribute_layer_and_a_merged_group_wrap_only_their_items() {
         "the group's middleware ran for its item only"
     );
 }
+
+/// A note, by number.
+#[mcp_runtime::resource("notes://{n}")]
+async fn note(n: u32) -> String {
+    format!("note {n}")
+}
+
+/// Per item, a resource template is one item whatever URI is read: a client cannot get
+/// round the limit by reading new URIs (nor grow its buckets with them).
+#[test]
+fn a_per_item_rate_limit_counts_a_template_as_one_item() {
+    let server = Server::builder("rl", "1.0")
+        .tools(tools![hi])
+        .resources(mcp_runtime::resources![note])
+        .layer(RateLimit::new(2, Duration::from_secs(60)).per_item())
+        .build()
+        .unwrap();
+    let addr = common::serve_in_background(server.http());
+    let read = |n: u32| {
+        let body = request(
+            json!(n),
+            "resources/read",
+            json!({"uri": format!("notes://{n}")}),
+        );
+        post(addr, &body).json()
+    };
+    assert_eq!(read(1)["result"]["contents"][0]["text"], "note 1");
+    assert_eq!(read(2)["result"]["contents"][0]["text"], "note 2");
+    let third = read(3);
+    assert_eq!(third["error"]["code"], -32603, "{third}");
+    assert!(
+        third["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("retry"),
+        "{third}"
+    );
+    // Another item has its own bucket.
+    assert_eq!(text(&call(addr, "hi", json!({}))), "hi");
+}

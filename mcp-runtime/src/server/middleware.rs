@@ -67,6 +67,8 @@ pub struct Request {
     /// Whether the item says it only reads (a tool's `readOnlyHint`; prompts and
     /// resources always).
     pub read_only: bool,
+    /// The item's own name (see [`Request::item`]).
+    item: Arc<str>,
     call: Arc<super::context::Request>,
     layered: Extensions,
 }
@@ -82,6 +84,11 @@ impl std::fmt::Debug for Request {
 }
 
 impl Request {
+    /// The item served: the tool's or prompt's name, or the resource's name (one for a
+    /// resource template, whatever URI of it is read; [`Request::target`] has the URI).
+    pub fn item(&self) -> &str {
+        &self.item
+    }
     /// The caller, when the transport authenticated the request.
     pub fn principal(&self) -> Option<&crate::auth::Principal> {
         self.call.principal.as_deref()
@@ -247,7 +254,8 @@ pub(crate) fn layered<K: Kind>(
 ) -> super::def::Def<K> {
     let own = std::mem::take(&mut def.item.layers);
     let all: Layers = server.iter().cloned().chain(own).collect();
-    def.handler = wrap(Arc::clone(&def.handler), all, read_only);
+    let item: Arc<str> = def.item.name.as_str().into();
+    def.handler = wrap(Arc::clone(&def.handler), all, read_only, item);
     def
 }
 
@@ -258,13 +266,19 @@ pub(crate) fn layered_tool(def: super::def::ToolDef, server: &Layers) -> super::
 }
 
 /// `handler` with `layers` around it (itself when there are none).
-pub(crate) fn wrap<K: Kind>(handler: Handler<K>, layers: Layers, read_only: bool) -> Handler<K> {
+pub(crate) fn wrap<K: Kind>(
+    handler: Handler<K>,
+    layers: Layers,
+    read_only: bool,
+    item: Arc<str>,
+) -> Handler<K> {
     if layers.is_empty() {
         return handler;
     }
     let layers: Arc<[Arc<dyn Middleware>]> = layers.into();
     Arc::new(move |mut call: Call<K>| {
         let (handler, layers) = (Arc::clone(&handler), Arc::clone(&layers));
+        let item = Arc::clone(&item);
         Box::pin(async move {
             let shared = Arc::clone(&call.request);
             let request = Request {
@@ -272,6 +286,7 @@ pub(crate) fn wrap<K: Kind>(handler: Handler<K>, layers: Layers, read_only: bool
                 target: shared.target.clone().unwrap_or_default(),
                 arguments: std::mem::take(&mut call.arguments),
                 read_only,
+                item,
                 call: shared,
                 layered: Extensions::default(),
             };
@@ -355,7 +370,8 @@ impl Middleware for Timing {
 }
 
 /// Refuses calls past `n` per `per`, per caller (and per item with
-/// [`RateLimit::per_item`]): a token bucket that refills continuously, so a caller who
+/// [`RateLimit::per_item`]: per tool, prompt, resource or resource template, not per
+/// URI read, which the client chooses): a token bucket that refills continuously, so a caller who
 /// tripped it can call again as soon as a token is back. A refused tool call is an
 /// `isError` result saying when to retry (what the model reads); a prompt or resource
 /// gets `-32603` with the same text. Without authorization every caller is one.
@@ -366,7 +382,8 @@ pub struct RateLimit {
     buckets: Mutex<HashMap<String, (f64, Instant)>>,
 }
 
-/// Most buckets a [`RateLimit`] keeps (the oldest are forgotten past it).
+/// Most buckets a [`RateLimit`] keeps: past it, full buckets are forgotten first, then
+/// the least recently used quarter.
 pub const MAX_RATE_BUCKETS: usize = 100_000;
 
 impl RateLimit {
@@ -394,6 +411,15 @@ impl RateLimit {
             // Full buckets have nothing to remember; forget those first.
             let (cap, rate) = (self.capacity, self.per_second);
             buckets.retain(|_, (t, at)| *t + now.duration_since(*at).as_secs_f64() * rate < cap);
+            if buckets.len() >= MAX_RATE_BUCKETS {
+                // Still full: the least recently used quarter goes (once per that many
+                // new keys, so the sort is paid rarely).
+                let mut ages: Vec<Instant> = buckets.values().map(|(_, at)| *at).collect();
+                let quarter = ages.len() / 4;
+                let (_, cutoff, _) = ages.select_nth_unstable(quarter);
+                let cutoff = *cutoff;
+                buckets.retain(|_, (_, at)| *at > cutoff);
+            }
         }
         let (tokens, at) = buckets.entry(key).or_insert((self.capacity, now));
         *tokens =
@@ -415,7 +441,7 @@ impl Middleware for RateLimit {
             key.push('\0');
             key.push_str(request.method);
             key.push('\0');
-            key.push_str(&request.target);
+            key.push_str(request.item());
         }
         match self.take(key) {
             Ok(()) => Box::pin(next.run(request)),
@@ -543,5 +569,29 @@ impl Middleware for Cache {
             }
             response
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rate_limit_buckets_stay_bounded() {
+        let limit = RateLimit::new(5, Duration::from_secs(3600));
+        for i in 0..MAX_RATE_BUCKETS + 10 {
+            // Each key takes a token: none of these buckets is full, none can be
+            // forgotten as full.
+            assert!(limit.take(format!("k{i}")).is_ok());
+        }
+        let held = limit.buckets.lock().unwrap().len();
+        assert!(held <= MAX_RATE_BUCKETS, "{held}");
+        assert!(held >= MAX_RATE_BUCKETS / 2, "{held}");
+        // The most recent keys are still counted.
+        let last = format!("k{}", MAX_RATE_BUCKETS + 9);
+        for _ in 0..4 {
+            assert!(limit.take(last.clone()).is_ok());
+        }
+        assert!(limit.take(last).is_err());
     }
 }
