@@ -151,6 +151,16 @@ fn framing_errors_keep_the_stream_in_sync() {
     // Batches are refused.
     s.send(&json!([request(json!(5), "server/discover", json!({}))]));
     assert_eq!(s.recv()["error"]["code"], -32600);
+    // A response is refused without an id: its id is one of the client's own requests
+    // (here one in flight), which must get its own answer, once.
+    s.send(&call(json!(6), "test_tool_with_progress"));
+    s.send(&json!({"jsonrpc": "2.0", "id": 6, "result": {}}));
+    let refused = s.recv();
+    assert_eq!(refused["error"]["code"], -32600, "{refused}");
+    assert!(refused.get("id").is_none(), "{refused}");
+    let answered = s.recv();
+    assert_eq!(answered["id"], 6, "{answered}");
+    assert!(answered.get("result").is_some(), "{answered}");
 }
 
 #[test]

@@ -142,9 +142,11 @@ pub(crate) fn read_envelope(msg: Value) -> Result<Message, (Option<RequestId>, R
     let method = match method {
         Some(Value::String(m)) => m,
         Some(_) => return fail(id, "`method` must be a string"),
+        // A response is no request: its id names one of the client's own requests, so
+        // the error carries none (a client would settle that request with it).
         None if answer => {
             return fail(
-                id,
+                None,
                 "this server sends no requests, so it accepts no responses",
             );
         }
