@@ -450,6 +450,29 @@ fn completion_for_prompt_arguments_and_template_variables() {
         )["error"]["code"],
         -32602
     );
+    // A URI the template serves stands for the template (the schema allows either).
+    let v = complete(
+        json!({"type": "ref/resource", "uri": "notes://7"}),
+        "id",
+        "",
+        None,
+    );
+    assert_eq!(v["result"]["completion"]["total"], 250, "{v}");
+    // Fields of the wrong type are named, not taken as empty.
+    let message = |v: Value| {
+        v["error"]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned()
+    };
+    let v = complete(json!({"type": "ref/prompt", "name": 5}), "x", "", None);
+    assert!(message(v).contains("`ref.name` must be a string"));
+    let v = complete(json!({"type": "ref/resource", "uri": null}), "x", "", None);
+    assert!(message(v).contains("`ref.uri` must be a string"));
+    let params = json!({"ref": {"type": "ref/prompt", "name": "review"}, "argument": {"name": "language", "value": "p"}, "context": "x"});
+    let v = post(addr(), &request(json!(6), "completion/complete", params)).json();
+    assert_eq!(v["error"]["code"], -32602, "{v}");
+    assert!(message(v).contains("`params.context` must be an object"));
 }
 
 #[test]

@@ -65,20 +65,20 @@ pub(crate) fn complete(
             "`params.argument` must have string `name` and `value`".into(),
         );
     };
-    let context = params
-        .get("context")
-        .and_then(|c| c.get("arguments"))
-        .cloned();
+    let context = match params.get("context") {
+        None | Some(Value::Null) => None,
+        Some(Value::Object(c)) => c.get("arguments").cloned(),
+        Some(_) => return bad(&parts, "`params.context` must be an object".into()),
+    };
     let known = match super::string_map(context) {
         Ok(k) => k,
         Err(e) => return bad(&parts, format!("`context.arguments` {e}")),
     };
     let (completer, mounts) = match reference.get("type").and_then(Value::as_str) {
         Some("ref/prompt") => {
-            let name = reference
-                .get("name")
-                .and_then(Value::as_str)
-                .unwrap_or_default();
+            let Some(name) = reference.get("name").and_then(Value::as_str) else {
+                return bad(&parts, "`ref.name` must be a string".into());
+            };
             let Some(p) = catalog.prompts.get(name) else {
                 return bad(&parts, format!("Unknown prompt: {}", reflect(name)));
             };
@@ -97,11 +97,15 @@ pub(crate) fn complete(
             (completer, p.def.item.mounts.clone())
         }
         Some("ref/resource") => {
-            let uri = reference
-                .get("uri")
-                .and_then(Value::as_str)
-                .unwrap_or_default();
-            let Some(t) = catalog.resource_by_uri(uri) else {
+            let Some(uri) = reference.get("uri").and_then(Value::as_str) else {
+                return bad(&parts, "`ref.uri` must be a string".into());
+            };
+            // The template's own text, or a URI it (or a static resource) serves.
+            let found = catalog
+                .resource_by_uri(uri)
+                .cloned()
+                .or_else(|| catalog.find_resource(uri).map(|(t, _)| t));
+            let Some(t) = found else {
                 return bad(
                     &parts,
                     format!("Unknown resource template: {}", reflect(uri)),
@@ -115,7 +119,11 @@ pub(crate) fn complete(
             if !t.variables.iter().any(|v| v == arg_name) {
                 return bad(
                     &parts,
-                    format!("template `{uri}` has no variable `{}`", reflect(arg_name)),
+                    format!(
+                        "template `{}` has no variable `{}`",
+                        t.def.spec.uri,
+                        reflect(arg_name)
+                    ),
                 );
             }
             let completer = t.def.item.completers.get(arg_name).cloned();
