@@ -29,11 +29,20 @@ fn sse_headers(resp: &mut Response) {
 /// comment line as keep-alive when idle. It ends with the listen result when the server
 /// shuts down; when the client leaves, dropping the body ends the subscription.
 pub(super) fn listen_response(listen: Listen, keep_alive: Duration) -> Response {
-    let stream = futures_util::stream::unfold(listen, move |mut l| async move {
-        match tokio::time::timeout(keep_alive, l.next()).await {
-            Ok(Some(msg)) => Some((sse_frame(&msg), l)),
+    // The messages as a stream of their own, so that a keep-alive tick does not drop a
+    // `next` half done (the acknowledgement's task lookups, a task change being read):
+    // the stream keeps it, and the next poll goes on with it.
+    let messages =
+        futures_util::stream::unfold(
+            listen,
+            |mut l| async move { l.next().await.map(|msg| (msg, l)) },
+        )
+        .boxed();
+    let stream = futures_util::stream::unfold(messages, move |mut m| async move {
+        match tokio::time::timeout(keep_alive, m.next()).await {
+            Ok(Some(msg)) => Some((sse_frame(&msg), m)),
             Ok(None) => None,
-            Err(_) => Some((Ok(Bytes::from_static(b":\n\n")), l)),
+            Err(_) => Some((Ok(Bytes::from_static(b":\n\n")), m)),
         }
     });
     let mut resp = Response::new(Body::from_stream(stream.boxed()));
