@@ -1281,6 +1281,10 @@ async fn note_ids(partial: String) -> Vec<String> {
 /// One note, by id.
 #[mcp_runtime::resource("notes://{id}")]
 async fn note(#[arg(complete = note_ids)] id: u64) -> Result<String, mcp_runtime::Error> {
+    if id == 0 {
+        let missing = mcp_runtime::protocol::RpcError::resource_not_found("notes://0");
+        return Err(mcp_runtime::Error::protocol(missing));
+    }
     Ok(format!("note {id}"))
 }
 
@@ -1371,6 +1375,21 @@ async fn a_proxied_servers_prompts_and_templates_complete_through_the_gateway() 
     assert_eq!(
         r["error"]["code"], -32602,
         "not a variable of the template: {r}"
+    );
+    // The upstream's not found names the URI the gateway serves, not the upstream's own.
+    let read = |uri: &str| {
+        let body = request(json!(3), "resources/read", json!({ "uri": uri }));
+        post(addr, &body).json()
+    };
+    assert_eq!(
+        read("kid+notes://7")["result"]["contents"][0]["text"],
+        "note 7"
+    );
+    let missing = read("kid+notes://0");
+    assert_eq!(missing["error"]["code"], -32602, "{missing}");
+    assert_eq!(
+        missing["error"]["data"]["uri"], "kid+notes://0",
+        "{missing}"
     );
 
     // The upstream no longer has the prompt (and the gateway does not follow it): its

@@ -394,9 +394,10 @@ impl Upstream {
             uri,
             name,
             Signature::new(),
-            move |_call: Call<kind::Resource>| {
+            move |call: Call<kind::Resource>| {
                 let (link, uri) = (Arc::clone(&link), upstream_uri.clone());
-                async move { read(&link, &uri).await }
+                let served = call.target().uri().to_owned();
+                async move { read(&link, &uri, &served).await }
             },
         );
         Some(presented::resource(def, r, false))
@@ -429,7 +430,8 @@ impl Upstream {
                 let link = Arc::clone(&link);
                 // Mounted, the upstream's URI under the namespaces of every mount.
                 let uri = mount::own_uri(call.request.mounts.as_deref(), call.target().uri());
-                async move { read(&link, &uri).await }
+                let served = call.target().uri().to_owned();
+                async move { read(&link, &uri, &served).await }
             },
         );
         for v in variables {
@@ -440,12 +442,21 @@ impl Upstream {
     }
 }
 
-/// `resources/read` of one upstream URI.
-async fn read(link: &Link, uri: &str) -> Result<Vec<ResourceContents>, Error> {
+/// `resources/read` of one upstream URI, served as `served`: the upstream's not found
+/// (either era's code, naming its own URI) is this server's, naming the served URI.
+async fn read(link: &Link, uri: &str, served: &str) -> Result<Vec<ResourceContents>, Error> {
     let r = link
         .request("resources/read", json!({ "uri": uri }))
         .await
-        .map_err(failed)?;
+        .map_err(|e| match e {
+            UpstreamError::Rpc { code, data, .. }
+                if code == crate::protocol::legacy::RESOURCE_NOT_FOUND
+                    || (code == -32602 && data.as_ref().and_then(|d| d.get("uri")).is_some()) =>
+            {
+                Error::protocol(RpcError::resource_not_found(served))
+            }
+            other => failed(other),
+        })?;
     let contents = r
         .get("contents")
         .cloned()
@@ -601,22 +612,87 @@ fn asks(r: &Value) -> bool {
     r.get("resultType").and_then(Value::as_str) == Some("input_required")
 }
 
-/// An upstream failure as the handler's error: a JSON-RPC error of the upstream passes
-/// through with its code; an unreachable upstream is an execution error (for a tool, an
-/// `isError` result the model reads).
+/// An upstream failure as the handler's error: an unreachable upstream is an execution
+/// error (for a tool, an `isError` result the model reads); a JSON-RPC error of the
+/// upstream is [`relayed`].
 fn failed(e: UpstreamError) -> Error {
     match e {
         UpstreamError::Rpc {
             code,
             message,
             data,
-        } => {
-            let mut e = RpcError::new(crate::protocol::ErrorCode::from_wire(code), message);
-            if let Some(d) = data {
-                e = e.with_data(d);
-            }
-            Error::protocol(e)
-        }
+        } => Error::protocol(relayed(code, message, data)),
         other => Error::new(format!("the upstream server is unavailable: {other}")),
+    }
+}
+
+/// An upstream's JSON-RPC error as this server's: what speaks of the client's request
+/// (`-32602`, `-32603`, a `-32021` naming the capabilities, application codes) passes
+/// through; the legacy resource-not-found (`-32002`) is `-32602`; the rest is about the
+/// request this server made upstream (`-32700`, `-32600`, `-32601`, `-32020`, `-32022`),
+/// or a code this server must not send (the others of `-32768..=-32000`, such as
+/// `-32042`), so it is `-32603` naming the upstream's code.
+fn relayed(code: i32, message: String, data: Option<Value>) -> RpcError {
+    use crate::protocol::ErrorCode;
+    let requires_capabilities = data
+        .as_ref()
+        .is_some_and(|d| d.get("requiredCapabilities").is_some_and(Value::is_object));
+    let passes = match code {
+        -32602 | -32603 => true,
+        -32021 => requires_capabilities,
+        c => ErrorCode::application(c).is_some(),
+    };
+    if passes {
+        let e = RpcError::new(ErrorCode::from_wire(code), message);
+        return match data {
+            Some(d) => e.with_data(d),
+            None => e,
+        };
+    }
+    if code == crate::protocol::legacy::RESOURCE_NOT_FOUND {
+        return RpcError::invalid_params(message);
+    }
+    RpcError::internal(format!(
+        "the upstream server failed ({code}): {}",
+        crate::protocol::reflect(&message)
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn relay(code: i32, data: Option<Value>) -> (i32, String, Option<Value>) {
+        let e = relayed(code, "upstream said no".into(), data);
+        let v = serde_json::to_value(&e).unwrap_or_default();
+        (
+            e.code().get(),
+            e.message().to_owned(),
+            v.get("data").cloned(),
+        )
+    }
+
+    #[test]
+    fn upstream_errors_are_relayed_only_with_codes_this_server_may_send() {
+        // What concerns the client's request passes, with its data.
+        assert_eq!(
+            relay(-32602, Some(json!({"x": 1}))).2,
+            Some(json!({"x": 1}))
+        );
+        assert_eq!(relay(-32603, None).0, -32603);
+        assert_eq!(relay(7, None), (7, "upstream said no".into(), None));
+        let caps = json!({"requiredCapabilities": {"sampling": {}}});
+        assert_eq!(relay(-32021, Some(caps.clone())).2, Some(caps));
+        // The legacy not found is this revision's.
+        assert_eq!(relay(-32002, Some(json!({"uri": "x://y"}))).0, -32602);
+        // The rest is this server's internal error, naming the upstream's code.
+        for code in [
+            -32700, -32600, -32601, -32020, -32022, -32042, -32001, -32099, -32021,
+        ] {
+            let (c, message, data) = relay(code, Some(json!({"supported": ["1999-01-01"]})));
+            assert_eq!(c, -32603, "{code}");
+            assert!(message.contains(&code.to_string()), "{message}");
+            assert_eq!(data, None, "{code}");
+        }
     }
 }
