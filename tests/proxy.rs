@@ -1979,3 +1979,61 @@ async fn one_odd_upstream_item_does_not_keep_the_gateway_from_being_built() {
         .unwrap();
     assert_eq!(out.text(), r#"echo: {"text": "hi"}"#);
 }
+
+#[derive(serde::Serialize, schemars::JsonSchema)]
+struct Total {
+    sum: i64,
+}
+
+/// Adds, with structured output.
+#[tool]
+async fn total(a: i64, b: i64) -> mcp_runtime::Json<Total> {
+    mcp_runtime::Json(Total { sum: a + b })
+}
+
+/// The gateway serves an upstream tool's `outputSchema`, so it holds the upstream's
+/// results to it (TOOL-14): one whose `structuredContent` breaks the schema, or lacks it,
+/// is the tool's error (`isError`), not a success that breaks the schema it served.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_proxied_result_that_breaks_its_output_schema_is_the_tools_error() {
+    // The upstream's middleware spoils the result for `a = 0` and `a = 1`.
+    let spoil = from_fn(|req: Request, next: Next| async move {
+        let a = req.arguments.get("a").and_then(Value::as_i64);
+        let mut r = next.run(req).await;
+        if let mcp_runtime::middleware::Response::Result(v) = &mut r {
+            match a {
+                Some(0) => v["structuredContent"] = json!({"sum": "zero"}),
+                Some(1) => drop(v.as_object_mut().map(|o| o.remove("structuredContent"))),
+                _ => {}
+            }
+        }
+        r
+    });
+    let upstream = Server::builder("upstream", "1.0")
+        .tools(tools![total])
+        .layer(spoil)
+        .build()
+        .unwrap();
+    let addr = gateway_in_front_of(upstream, Default::default()).await;
+    let listed = post(addr, &request(json!(1), "tools/list", json!({}))).json();
+    let schema = &listed["result"]["tools"][0]["outputSchema"];
+    assert_eq!(schema["properties"]["sum"]["type"], "integer", "{listed}");
+    let call = |a: i64| call_tool(addr, 2, "up_total", json!({"a": a, "b": 3}));
+    let fine = call(2);
+    assert_eq!(
+        fine["result"]["structuredContent"],
+        json!({"sum": 5}),
+        "{fine}"
+    );
+    for (a, says) in [
+        (0, "does not match its output schema"),
+        (1, "no structuredContent"),
+    ] {
+        let r = call(a);
+        assert_eq!(r["result"]["isError"], true, "{r}");
+        let text = r["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap_or_default();
+        assert!(text.contains(says), "{r}");
+    }
+}

@@ -307,19 +307,30 @@ impl Upstream {
         let mut signature = Signature::new();
         // It may ask for input (the upstream's questions pass through): rounds are sealed.
         signature.requirements().uses_input();
+        // The output schema this server serves for it, which its results must meet.
+        let output = t
+            .get("outputSchema")
+            .filter(|s| s.is_object())
+            .and_then(|s| crate::schema::ArgumentValidator::compile(s).ok())
+            .map(Arc::new);
         let mut def = ToolDef::new(served, signature, move |call: Call<kind::Tool>| {
             let (link, parked) = (Arc::clone(&link), Arc::clone(&parked));
             let name = upstream_name.clone();
             let input = call.input().ok();
             let cx = call.context();
+            let output = output.clone();
             async move {
                 let args = call.arguments;
-                if link.is_modern() {
+                let result = if link.is_modern() {
                     forward_call(&link, &cx, input, &name, args).await
                 } else if legacy_task::wanted(&cx, tasks) {
                     legacy_task::forward(&link, &cx, &parked, input, &name, args).await
                 } else {
                     parked::forward(&link, &cx, &parked, input, &name, args).await
+                }?;
+                match output {
+                    Some(schema) => meets_output_schema(&schema, result),
+                    None => Ok(result),
                 }
             }
         });
@@ -604,6 +615,29 @@ pub(crate) fn relay(cx: &crate::Context, next: &ongoing::Next) {
                 .log(level, p["logger"].as_str(), p.get("data").cloned());
         }
         ongoing::Next::Asked(_) | ongoing::Next::Answer(_) => {}
+    }
+}
+
+/// An upstream tool's successful result, checked against the output schema served for
+/// it (TOOL-14): without `structuredContent`, or with one that does not match, it is the
+/// tool's error, not passed on as a success that breaks the schema.
+fn meets_output_schema(
+    schema: &crate::schema::ArgumentValidator,
+    result: CallToolResult,
+) -> Result<CallToolResult, Error> {
+    if result.is_error == Some(true) {
+        return Ok(result);
+    }
+    match &result.structured_content {
+        None => Err(Error::new(
+            "the upstream server's result has no structuredContent, though its tool declares an outputSchema",
+        )),
+        Some(structured) => match schema.validate(structured) {
+            Ok(()) => Ok(result),
+            Err(why) => Err(Error::new(format!(
+                "the upstream server's result does not match its output schema: {why}"
+            ))),
+        },
     }
 }
 
