@@ -401,6 +401,20 @@ mod tests {
         let views = BTreeSet::new();
         assert!(crate::server::check_tool(up.tool(&bad, "bad", &views)).is_err());
         assert!(crate::server::check_tool(up.tool(&tool("ok"), "ok", &views)).is_ok());
+        // Listed without an inputSchema object: served taking any object of arguments.
+        for listed in [
+            json!({"name": "bare"}),
+            json!({"name": "bare", "inputSchema": "object"}),
+            json!({"name": "bare", "inputSchema": []}),
+        ] {
+            let def = up.tool(&listed, "bare", &views);
+            assert_eq!(
+                def.input_schema_value(),
+                &json!({"type": "object"}),
+                "{listed}"
+            );
+            assert!(crate::server::check_tool(def).is_ok(), "{listed}");
+        }
     }
 
     #[test]

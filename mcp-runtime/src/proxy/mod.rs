@@ -338,8 +338,14 @@ impl Upstream {
         if let Some(d) = t["description"].as_str() {
             def = def.description(d);
         }
-        if let Some(s) = t.get("inputSchema").filter(|s| s.is_object()) {
-            def = def.input_schema(s.clone());
+        match t.get("inputSchema").filter(|s| s.is_object()) {
+            Some(s) => def = def.input_schema(s.clone()),
+            // Listed without one (which the spec requires): any object of arguments, as
+            // the upstream takes them, rather than none at all.
+            None => {
+                tracing::warn!(tool = %name, "an upstream tool has no inputSchema object; served with {{\"type\":\"object\"}}");
+                def = def.input_schema(json!({ "type": "object" }));
+            }
         }
         if task::offered(&self.link) || tasks.is_some() {
             def = def.task(crate::server::def::TaskSupport::Optional);
