@@ -24,6 +24,10 @@ use tokio::time::Instant;
 /// How long a parked upstream call waits for its next round.
 pub(crate) const PARK_LIMIT: Duration = Duration::from_secs(600);
 
+/// Most calls parked for one upstream at once (those waiting for their next round and
+/// those being driven): past it, a new call is refused before it starts upstream.
+pub(crate) const MAX_PARKED: usize = 4096;
+
 /// Most questions one forwarded call may ask.
 const MAX_QUESTIONS: u32 = 64;
 
@@ -152,6 +156,11 @@ impl<T: Clone + Send + 'static> Parked<T> {
         }
     }
 
+    /// Whether [`MAX_PARKED`] values are parked already.
+    fn full(&self) -> bool {
+        lock(&self.calls).len() >= MAX_PARKED
+    }
+
     /// The value parked under `token`, held by this round, unless it waited too long.
     fn find(&self, token: &str) -> Option<(T, Lease<'_, T>)> {
         let mut calls = lock(&self.calls);
@@ -268,6 +277,12 @@ pub(crate) async fn forward_with(
             }
         },
         None => {
+            if parked.full() {
+                tracing::warn!("too many upstream calls wait for their next round");
+                return Err(Error::new(
+                    "too many calls of this upstream server wait for answers; try again later",
+                ));
+            }
             let c = Arc::new(tokio::sync::Mutex::new(Call::new(start.await?)));
             let lease = parked.park(Arc::clone(&c));
             let t = lease.token.clone();
@@ -366,6 +381,19 @@ mod tests {
     fn parked_and_left(parked: &Parked<Held>, drops: &Arc<AtomicUsize>) -> String {
         let lease = parked.park(Held(Arc::clone(drops)));
         lease.token.clone()
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn the_lot_is_full_at_its_cap_and_has_room_once_one_goes() {
+        let drops = Arc::new(AtomicUsize::new(0));
+        let parked = Parked::<Held>::default();
+        let tokens: Vec<String> = (0..MAX_PARKED)
+            .map(|_| parked_and_left(&parked, &drops))
+            .collect();
+        assert!(parked.full());
+        parked.forget(&tokens[0]);
+        assert!(!parked.full());
+        assert_eq!(drops.load(Ordering::SeqCst), 1);
     }
 
     #[tokio::test(start_paused = true)]
