@@ -371,7 +371,7 @@ async fn invoke_live<K: Kind>(
     server: &ServerInner,
     handler: Handler<K>,
     call: Call<K>,
-    session: &Session,
+    session: &Arc<Session>,
     input: &crate::Input,
 ) -> Outcome<K::Output> {
     use futures_util::StreamExt;

@@ -156,24 +156,35 @@ impl Session {
     /// `roots/list`) on the stream of the request that needs it (else the session's
     /// stream); the receiver gets the client's answer.
     pub(crate) fn request(
-        &self,
+        self: &Arc<Self>,
         sink: &NotificationSink,
         key: &str,
         method: &str,
         params: Value,
-    ) -> Result<oneshot::Receiver<Answer>, RpcError> {
+    ) -> Result<Asking, RpcError> {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let (tx, rx) = oneshot::channel();
         lock(&self.pending).insert(id, tx);
         lock(&self.keys).insert(id, key.to_owned());
+        let asking = Asking {
+            session: Arc::downgrade(self),
+            id,
+            rx,
+        };
         let msg = envelope::request(id, method, params);
         if !sink.send_raw(msg.clone()) && !self.send(msg) {
-            lock(&self.pending).remove(&id);
+            // `asking`, dropped, forgets the request.
             return Err(RpcError::internal(format!(
                 "Internal error: no stream to send `{method}` to the client on"
             )));
         }
-        Ok(rx)
+        Ok(asking)
+    }
+
+    /// Forgets the server→client request `id` (answered, or no longer waited for).
+    fn forget(&self, id: u64) {
+        lock(&self.pending).remove(&id);
+        lock(&self.keys).remove(&id);
     }
 
     /// Hands the client's response (`{"id", "result"|"error"}`) to the request waiting for
@@ -362,6 +373,34 @@ impl Drop for Tracked {
     }
 }
 
+/// A server→client request waiting for the client's answer: its future is that answer;
+/// dropped before it (the handler gave up: cancelled, timed out), the session forgets
+/// the request, so a client that never answers does not grow the session.
+pub(crate) struct Asking {
+    session: std::sync::Weak<Session>,
+    id: u64,
+    rx: oneshot::Receiver<Answer>,
+}
+
+impl Future for Asking {
+    type Output = Result<Answer, oneshot::error::RecvError>;
+
+    fn poll(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Self::Output> {
+        std::pin::Pin::new(&mut self.rx).poll(cx)
+    }
+}
+
+impl Drop for Asking {
+    fn drop(&mut self) {
+        if let Some(session) = self.session.upgrade() {
+            session.forget(self.id);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -369,11 +408,11 @@ mod tests {
     #[tokio::test]
     async fn requests_are_answered_by_id_and_strays_are_ignored() {
         let params = json!({"capabilities": {"elicitation": {}, "sampling": {}}});
-        let s = Session::new(
+        let s = Arc::new(Session::new(
             "s".into(),
             LegacyVersion::V2025_11_25,
             params.as_object().unwrap(),
-        );
+        ));
         assert!(s.capabilities.has("elicitation"));
         let (tx, mut rx) = mpsc::channel(4);
         let sink = NotificationSink::new(tx, tokio_util::sync::CancellationToken::new());
@@ -390,6 +429,11 @@ mod tests {
                 .unwrap(),
         );
         assert_eq!(answer.await.unwrap().unwrap()["model"], "m");
+        // A request no longer waited for (its handler gave up) is forgotten.
+        let given_up = s.request(&sink, "k2", "roots/list", json!({})).unwrap();
+        assert_eq!(lock(&s.pending).len(), 1);
+        drop(given_up);
+        assert!(lock(&s.pending).is_empty() && lock(&s.keys).is_empty());
 
         let old = Session::new(
             "o".into(),
