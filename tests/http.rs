@@ -365,6 +365,17 @@ fn envelope_errors() {
         (400, json!(-32700))
     );
 
+    // JSON allows numbers no f64 holds: the message is readable but for that number, so
+    // the error names its id (-32602); with the id itself out of range, there is none.
+    let r = send(
+        r#"{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"echo","arguments":{"n":1e400}}}"#,
+    );
+    assert_eq!(r.json()["id"], 8, "{}", r.text());
+    assert_eq!(r.json()["error"]["code"], -32602, "{}", r.text());
+    let r = send(r#"{"jsonrpc":"2.0","id":1e400,"method":"tools/list"}"#);
+    assert_eq!(r.json()["error"]["code"], -32700, "{}", r.text());
+    assert!(r.json().get("id").is_none(), "{}", r.text());
+
     // A response's id is one of the client's own requests: the error names none
     // (HTTP-04), so the client cannot settle that request with it.
     let r = send(r#"{"jsonrpc":"2.0","id":5,"result":{}}"#);

@@ -21,12 +21,32 @@ impl fmt::Display for ParseError {
 
 impl std::error::Error for ParseError {}
 
+impl ParseError {
+    /// Whether the message was refused for a number no `f64` holds (`1e400`): JSON's
+    /// grammar allows it, so the message is otherwise readable.
+    pub(crate) fn is_number_out_of_range(&self) -> bool {
+        self.0.starts_with("number out of range")
+    }
+}
+
 /// Parses one JSON message, refusing duplicate member names and trailing data.
 pub fn parse_strict(bytes: &[u8]) -> Result<Value, ParseError> {
     let mut de = serde_json::Deserializer::from_slice(bytes);
     let v = Strict::deserialize(&mut de).map_err(|e| ParseError(e.to_string()))?;
     de.end().map_err(|e| ParseError(e.to_string()))?;
     Ok(v.0)
+}
+
+/// The `id` of a message that is JSON but not one [`parse_strict`] takes whole (a number
+/// out of range elsewhere in it): read with every other member skipped, which checks
+/// their syntax and not their numbers' range. `None` when even that fails.
+pub(crate) fn readable_id(bytes: &[u8]) -> Option<super::RequestId> {
+    #[derive(serde::Deserialize)]
+    struct Envelope {
+        id: Option<Value>,
+    }
+    let envelope: Envelope = serde_json::from_slice(bytes).ok()?;
+    super::RequestId::from_value(&envelope.id?)
 }
 
 struct Strict(Value);
@@ -103,6 +123,22 @@ impl<'de> Visitor<'de> for StrictVisitor {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_number_out_of_range_leaves_the_id_readable() {
+        let msg = br#"{"jsonrpc":"2.0","id":7,"method":"m","params":{"n":1e400,"s":"x"}}"#;
+        let e = parse_strict(msg).unwrap_err();
+        assert!(e.is_number_out_of_range(), "{e}");
+        assert_eq!(
+            readable_id(msg),
+            Some(crate::protocol::RequestId::Number(7.into()))
+        );
+        // The id itself out of range, or JSON broken elsewhere: no id.
+        assert_eq!(readable_id(br#"{"id":1e400,"method":"m"}"#), None);
+        let broken = br#"{"id":7,"n":1e400,"#;
+        assert_eq!(readable_id(broken), None);
+        assert!(!parse_strict(b"{bad").unwrap_err().is_number_out_of_range());
+    }
     use serde_json::json;
 
     #[test]

@@ -145,6 +145,23 @@ impl Reply {
     }
 
     /// An error response; `id` is left out when it could not be read.
+    /// The answer to a message [`parse_strict`](crate::protocol::json::parse_strict)
+    /// refused: `-32700` with no id; but a message refused only for a number out of
+    /// `f64`'s range (which JSON allows) is otherwise readable, so it gets `-32602` with
+    /// its id (MSG-04: an error carries the id whenever it can be read).
+    pub(crate) fn unparsable(bytes: &[u8], e: crate::protocol::json::ParseError) -> Reply {
+        if e.is_number_out_of_range()
+            && let Some(id) = crate::protocol::json::readable_id(bytes)
+        {
+            let why = "a number in the message is out of range (beyond what a 64-bit float holds)";
+            return Reply::rejection(Some(&id), Rejection::params(why));
+        }
+        Reply::rejection(
+            None,
+            Rejection::new(ErrorClass::Malformed, RpcError::parse_error(e)),
+        )
+    }
+
     pub(crate) fn rejection(id: Option<&RequestId>, rejection: Rejection) -> Reply {
         Reply {
             body: envelope::error_response(id, &rejection.error),

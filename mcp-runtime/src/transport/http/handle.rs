@@ -295,15 +295,7 @@ async fn serve_post(
     };
     let msg = match parse_strict(&bytes) {
         Ok(v) => v,
-        Err(e) => {
-            return answer(
-                Reply::rejection(
-                    None,
-                    Rejection::new(ErrorClass::Malformed, RpcError::parse_error(e)),
-                ),
-                accepts_json,
-            );
-        }
+        Err(e) => return answer(Reply::unparsable(&bytes, e), accepts_json),
     };
     // Read once: the legacy classifier and the modern header checks both need it.
     let version = Single::read(&parts.headers, &VERSION_HEADER);

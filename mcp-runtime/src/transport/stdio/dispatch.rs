@@ -130,7 +130,7 @@ impl Dispatch {
         }
         let msg = match parse_strict(trimmed) {
             Ok(v) => v,
-            Err(e) => return Some(parse_error(RpcError::parse_error(e))),
+            Err(e) => return Some(Reply::unparsable(trimmed, e).body),
         };
         self.message(msg)
     }
