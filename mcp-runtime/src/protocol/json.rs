@@ -37,16 +37,24 @@ pub fn parse_strict(bytes: &[u8]) -> Result<Value, ParseError> {
     Ok(v.0)
 }
 
-/// The `id` of a message that is JSON but not one [`parse_strict`] takes whole (a number
+/// The `id` of a request that is JSON but not one [`parse_strict`] takes whole (a number
 /// out of range elsewhere in it): read with every other member skipped, which checks
-/// their syntax and not their numbers' range. `None` when even that fails.
+/// their syntax and not their numbers' range. `None` when even that fails, and for a
+/// response (its id is one of the peer's own requests, which an error must not name).
 pub(crate) fn readable_id(bytes: &[u8]) -> Option<super::RequestId> {
+    use serde::de::IgnoredAny;
     #[derive(serde::Deserialize)]
     struct Envelope {
         id: Option<Value>,
+        method: Option<String>,
+        result: Option<IgnoredAny>,
+        error: Option<IgnoredAny>,
     }
-    let envelope: Envelope = serde_json::from_slice(bytes).ok()?;
-    super::RequestId::from_value(&envelope.id?)
+    let e: Envelope = serde_json::from_slice(bytes).ok()?;
+    if e.method.is_none() || e.result.is_some() || e.error.is_some() {
+        return None;
+    }
+    super::RequestId::from_value(&e.id?)
 }
 
 struct Strict(Value);
@@ -137,6 +145,11 @@ mod tests {
         assert_eq!(readable_id(br#"{"id":1e400,"method":"m"}"#), None);
         let broken = br#"{"id":7,"n":1e400,"#;
         assert_eq!(readable_id(broken), None);
+        // A response's id is the peer's own request's.
+        assert_eq!(
+            readable_id(br#"{"jsonrpc":"2.0","id":6,"result":{"n":1e400}}"#),
+            None
+        );
         assert!(!parse_strict(b"{bad").unwrap_err().is_number_out_of_range());
     }
     use serde_json::json;

@@ -136,20 +136,20 @@ pub(crate) fn read_envelope(msg: Value) -> Result<Message, (Option<RequestId>, R
         },
     };
     let fail = |id: Option<RequestId>, why: &str| Err((id, Rejection::malformed(why)));
+    // A response (well-formed or not) is no request: its id names one of the client's own
+    // requests, so the error carries none (a client would settle that request with it).
+    if answer && method.is_none() {
+        return fail(
+            None,
+            "this server sends no requests, so it accepts no responses",
+        );
+    }
     if jsonrpc.as_ref().and_then(Value::as_str) != Some("2.0") {
         return fail(id, "`jsonrpc` must be \"2.0\"");
     }
     let method = match method {
         Some(Value::String(m)) => m,
         Some(_) => return fail(id, "`method` must be a string"),
-        // A response is no request: its id names one of the client's own requests, so
-        // the error carries none (a client would settle that request with it).
-        None if answer => {
-            return fail(
-                None,
-                "this server sends no requests, so it accepts no responses",
-            );
-        }
         None => return fail(id, "`method` is missing"),
     };
     if answer {
@@ -579,7 +579,13 @@ mod tests {
             (json!({"jsonrpc": "2.0", "id": 1.5, "method": "m"}), false),
             (json!({"jsonrpc": "1.0", "id": 1, "method": "m"}), true),
             (json!({"jsonrpc": "2.0", "id": 1, "method": 7}), true),
-            (json!({"jsonrpc": "2.0", "id": 1, "result": {}}), true),
+            // A response's id is the client's own request's: the error names none.
+            (json!({"jsonrpc": "2.0", "id": 1, "result": {}}), false),
+            (json!({"jsonrpc": "1.0", "id": 1, "error": {}}), false),
+            (
+                json!({"jsonrpc": "2.0", "id": 1, "method": "m", "result": {}}),
+                true,
+            ),
             (json!({"jsonrpc": "2.0", "id": 1}), true),
         ] {
             let (id, rejection) = read_envelope(bad.clone()).unwrap_err();

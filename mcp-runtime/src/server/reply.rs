@@ -144,7 +144,6 @@ impl Reply {
         (!self.is_withheld()).then_some(self.body)
     }
 
-    /// An error response; `id` is left out when it could not be read.
     /// The answer to a message [`parse_strict`](crate::protocol::json::parse_strict)
     /// refused: `-32700` with no id; but a message refused only for a number out of
     /// `f64`'s range (which JSON allows) is otherwise readable, so it gets `-32602` with
@@ -162,6 +161,7 @@ impl Reply {
         )
     }
 
+    /// An error response; `id` is left out when it could not be read.
     pub(crate) fn rejection(id: Option<&RequestId>, rejection: Rejection) -> Reply {
         Reply {
             body: envelope::error_response(id, &rejection.error),
