@@ -67,7 +67,7 @@ pub(super) fn multiple_of(x: &Number, m: &Number) -> bool {
 /// JSON equality: numbers by value (`1` equals `1.0`), objects regardless of order.
 pub(super) fn equal(a: &Value, b: &Value) -> bool {
     match (a, b) {
-        (Value::Number(x), Value::Number(y)) => compare(x, y).is_eq(),
+        (Value::Number(x), Value::Number(y)) => number_key(x) == number_key(y),
         (Value::Array(x), Value::Array(y)) => {
             x.len() == y.len() && x.iter().zip(y).all(|(a, b)| equal(a, b))
         }
@@ -96,6 +96,29 @@ pub(super) fn first_repeat(items: &[Value]) -> Option<(usize, usize)> {
     None
 }
 
+/// A number's exact value, as equality compares it: an integer (whether written `3` or
+/// `3.0`, and however large) as itself, any other number by its bits (`-0` as `0`). Two
+/// numbers are equal exactly when their keys are, so equality is transitive (an integer
+/// past 2^53 is not equal to a float it merely rounds to) and hashing by the key agrees
+/// with it.
+#[derive(PartialEq, Eq, Hash)]
+enum NumberKey {
+    Integer(i128),
+    Float(u64),
+}
+
+fn number_key(n: &Number) -> NumberKey {
+    if let Some(i) = exact(n) {
+        return NumberKey::Integer(i);
+    }
+    let f = n.as_f64().unwrap_or(0.0) + 0.0;
+    // Integral and within i128's range (2^127 is itself a float): exact as an integer.
+    if f.fract() == 0.0 && f.abs() < 1.7e38 {
+        return NumberKey::Integer(f as i128);
+    }
+    NumberKey::Float(f.to_bits())
+}
+
 /// A hash of `v` that two [`equal`] values share.
 fn hash(seed: &impl std::hash::BuildHasher, v: &Value) -> u64 {
     use std::hash::{Hash, Hasher};
@@ -103,9 +126,7 @@ fn hash(seed: &impl std::hash::BuildHasher, v: &Value) -> u64 {
     match v {
         Value::Null => 0u8.hash(&mut h),
         Value::Bool(b) => (1u8, b).hash(&mut h),
-        // Equal numbers have the same `f64` (`compare` is exact or compares those);
-        // `+ 0.0` makes -0 and 0 one value.
-        Value::Number(n) => (2u8, (n.as_f64().unwrap_or(0.0) + 0.0).to_bits()).hash(&mut h),
+        Value::Number(n) => (2u8, number_key(n)).hash(&mut h),
         Value::String(s) => (3u8, s).hash(&mut h),
         Value::Array(a) => {
             (4u8, a.len()).hash(&mut h);
@@ -172,6 +193,27 @@ mod tests {
             repeat(json!([{"a": 1}, {"a": 1, "b": 1}, {"a": 1}])),
             Some((0, 2))
         );
+    }
+
+    #[test]
+    fn numbers_are_equal_exactly() {
+        let big = 1u64 << 63;
+        assert_eq!(repeat(json!([big, big + 1])), None, "distinct integers");
+        assert_eq!(repeat(json!([big, 9.223372036854775808e18])), Some((0, 1)));
+        assert_eq!(repeat(json!([big + 1, 9.223372036854775808e18])), None);
+        assert_eq!(repeat(json!([1e300, 1e300])), Some((0, 1)));
+        assert_eq!(repeat(json!([0.5, 0.25])), None);
+        assert!(equal(&json!(-0.0), &json!(0)));
+    }
+
+    #[test]
+    fn items_that_would_share_a_rounded_float_are_still_linear() {
+        // Integers past 2^53 that round to one f64, and arrays of them: each is its own.
+        let base = 1u64 << 63;
+        let items: Vec<Value> = (0..300u64)
+            .flat_map(|x| (0..300u64).map(move |y| json!([base + x, base + y])))
+            .collect();
+        assert_eq!(first_repeat(&items), None);
     }
 
     #[test]
