@@ -1991,6 +1991,12 @@ async fn total(a: i64, b: i64) -> mcp_runtime::Json<Total> {
     mcp_runtime::Json(Total { sum: a + b })
 }
 
+/// Finds a total, or says there is none (`null`).
+#[tool]
+async fn maybe(n: i64) -> mcp_runtime::Json<Option<Total>> {
+    mcp_runtime::Json((n != 0).then_some(Total { sum: n }))
+}
+
 /// The gateway serves an upstream tool's `outputSchema`, so it holds the upstream's
 /// results to it (TOOL-14): one whose `structuredContent` breaks the schema, or lacks it,
 /// is the tool's error (`isError`), not a success that breaks the schema it served.
@@ -2010,13 +2016,18 @@ async fn a_proxied_result_that_breaks_its_output_schema_is_the_tools_error() {
         r
     });
     let upstream = Server::builder("upstream", "1.0")
-        .tools(tools![total])
+        .tools(tools![total, maybe])
         .layer(spoil)
         .build()
         .unwrap();
     let addr = gateway_in_front_of(upstream, Default::default()).await;
     let listed = post(addr, &request(json!(1), "tools/list", json!({}))).json();
-    let schema = &listed["result"]["tools"][0]["outputSchema"];
+    let tools = listed["result"]["tools"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let total = tools.iter().find(|t| t["name"] == "up_total").cloned();
+    let schema = &total.unwrap_or_default()["outputSchema"];
     assert_eq!(schema["properties"]["sum"]["type"], "integer", "{listed}");
     let call = |a: i64| call_tool(addr, 2, "up_total", json!({"a": a, "b": 3}));
     let fine = call(2);
@@ -2024,6 +2035,15 @@ async fn a_proxied_result_that_breaks_its_output_schema_is_the_tools_error() {
         fine["result"]["structuredContent"],
         json!({"sum": 5}),
         "{fine}"
+    );
+    // A `null` structured result, which its schema allows, is no error.
+    let none = call_tool(addr, 3, "up_maybe", json!({"n": 0}));
+    assert_eq!(none["result"].get("isError"), None, "{none}");
+    let some = call_tool(addr, 4, "up_maybe", json!({"n": 4}));
+    assert_eq!(
+        some["result"]["structuredContent"],
+        json!({"sum": 4}),
+        "{some}"
     );
     for (a, says) in [
         (0, "does not match its output schema"),

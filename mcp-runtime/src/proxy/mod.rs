@@ -343,7 +343,7 @@ impl Upstream {
             // Listed without one (which the spec requires): any object of arguments, as
             // the upstream takes them, rather than none at all.
             None => {
-                tracing::warn!(tool = %name, "an upstream tool has no inputSchema object; served with {{\"type\":\"object\"}}");
+                tracing::debug!(tool = %name, "an upstream tool has no inputSchema object; served with {{\"type\":\"object\"}}");
                 def = def.input_schema(json!({ "type": "object" }));
             }
         }
@@ -635,6 +635,8 @@ fn meets_output_schema(
         return Ok(result);
     }
     match &result.structured_content {
+        // `null` (which reads as none) is a structured result when the schema allows it.
+        None if schema.validate(&Value::Null).is_ok() => Ok(result),
         None => Err(Error::new(
             "the upstream server's result has no structuredContent, though its tool declares an outputSchema",
         )),
