@@ -360,13 +360,34 @@ async fn note(n: u32) -> String {
     format!("note {n}")
 }
 
+/// Two resources of one name (as mounted servers and proxied file servers have).
+mod same_name {
+    /// A's readme.
+    #[mcp_runtime::resource("a://readme")]
+    pub async fn readme() -> &'static str {
+        "a"
+    }
+    pub mod b {
+        /// B's readme.
+        #[mcp_runtime::resource("b://readme")]
+        pub async fn readme() -> &'static str {
+            "b"
+        }
+    }
+}
+
 /// Per item, a resource template is one item whatever URI is read: a client cannot get
-/// round the limit by reading new URIs (nor grow its buckets with them).
+/// round the limit by reading new URIs (nor grow its buckets with them). Resources of one
+/// name are items of their own (resources are told apart by URI).
 #[test]
 fn a_per_item_rate_limit_counts_a_template_as_one_item() {
     let server = Server::builder("rl", "1.0")
         .tools(tools![hi])
-        .resources(mcp_runtime::resources![note])
+        .resources(mcp_runtime::resources![
+            note,
+            same_name::readme,
+            same_name::b::readme
+        ])
         .layer(RateLimit::new(2, Duration::from_secs(60)).per_item())
         .build()
         .unwrap();
@@ -392,4 +413,17 @@ fn a_per_item_rate_limit_counts_a_template_as_one_item() {
     );
     // Another item has its own bucket.
     assert_eq!(text(&call(addr, "hi", json!({}))), "hi");
+    let read_uri = |uri: &str| {
+        post(
+            addr,
+            &request(json!(9), "resources/read", json!({ "uri": uri })),
+        )
+        .json()
+    };
+    for _ in 0..2 {
+        assert_eq!(read_uri("a://readme")["result"]["contents"][0]["text"], "a");
+    }
+    // `a://readme` has used its two; `b://readme`, of the same name, has its own.
+    assert_eq!(read_uri("a://readme")["error"]["code"], -32603);
+    assert_eq!(read_uri("b://readme")["result"]["contents"][0]["text"], "b");
 }

@@ -84,8 +84,9 @@ impl std::fmt::Debug for Request {
 }
 
 impl Request {
-    /// The item served: the tool's or prompt's name, or the resource's name (one for a
-    /// resource template, whatever URI of it is read; [`Request::target`] has the URI).
+    /// The item served: the tool's or prompt's name, or the resource's URI, or the URI
+    /// template for a template's resources (one item whatever URI of it is read;
+    /// [`Request::target`] has the URI read).
     pub fn item(&self) -> &str {
         &self.item
     }
@@ -254,7 +255,7 @@ pub(crate) fn layered<K: Kind>(
 ) -> super::def::Def<K> {
     let own = std::mem::take(&mut def.item.layers);
     let all: Layers = server.iter().cloned().chain(own).collect();
-    let item: Arc<str> = def.item.name.as_str().into();
+    let item: Arc<str> = K::identity(&def.item.name, &def.spec).into();
     def.handler = wrap(Arc::clone(&def.handler), all, read_only, item);
     def
 }

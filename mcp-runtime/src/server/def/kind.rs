@@ -49,6 +49,13 @@ pub trait Kind: sealed::Sealed + Send + Sync + Sized + 'static {
             "Internal error: no middleware for this kind",
         ))
     }
+    /// What tells this item apart from the others of its kind: its name (a resource's
+    /// URI or URI template, which is unique where names are not).
+    #[doc(hidden)]
+    fn identity<'a>(name: &'a str, spec: &'a Self::Spec) -> &'a str {
+        let _ = spec;
+        name
+    }
     /// What a "not found" from the handler becomes, for `target` (the name or URI):
     /// an execution error with `message`, except for a resource.
     #[doc(hidden)]
@@ -136,6 +143,9 @@ impl Kind for Resource {
     type Spec = super::resource::ResourceSpec;
     const LABEL: &'static str = "resource";
     const METHOD: &'static str = methods::RESOURCES_READ;
+    fn identity<'a>(_: &'a str, spec: &'a Self::Spec) -> &'a str {
+        &spec.uri
+    }
     fn to_json(out: Self::Output) -> Result<serde_json::Value, RpcError> {
         json_of(out)
     }
