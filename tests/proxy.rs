@@ -1187,20 +1187,22 @@ async fn a_legacy_clients_cancel_reaches_a_legacy_upstream_at_once() {
 }
 
 /// A resource update of a live child reaches the parent's subscriber under the mounted
-/// URI (the parent served over a byte stream here, its client writing lines).
+/// URI (the parent served over a byte stream here, its client writing lines). The child
+/// has more resources than one `subscriptions/listen` may name (256): the parent asks in
+/// several, and the last one's updates come too.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_live_childs_resource_updates_reach_the_parents_subscribers() {
     use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
-    let note = mcp_runtime::def::ResourceDef::new(
-        "notes://1",
-        "note",
-        mcp_runtime::handler::Signature::new(),
-        |_call| async { Ok::<_, mcp_runtime::Error>("first note") },
-    );
-    let child = Server::builder("child", "1.0")
-        .resource(note)
-        .build()
-        .unwrap();
+    let mut child = Server::builder("child", "1.0");
+    for n in 1..=300 {
+        child = child.resource(mcp_runtime::def::ResourceDef::new(
+            format!("notes://{n}"),
+            "note",
+            mcp_runtime::handler::Signature::new(),
+            |_call| async { Ok::<_, mcp_runtime::Error>("a note") },
+        ));
+    }
+    let child = child.build().unwrap();
     let parent = Server::builder("parent", "1.0");
     let (parent, _following) = mounted_live(&child, parent).await;
     let (ours, theirs) = tokio::io::duplex(1 << 16);
@@ -1211,7 +1213,7 @@ async fn a_live_childs_resource_updates_reach_the_parents_subscribers() {
     let listen = request(
         json!("sub"),
         "subscriptions/listen",
-        json!({"notifications": {"resourceSubscriptions": ["kid+notes://1"]}}),
+        json!({"notifications": {"resourceSubscriptions": ["kid+notes://300"]}}),
     );
     write
         .write_all(format!("{listen}\n").as_bytes())
@@ -1224,14 +1226,14 @@ async fn a_live_childs_resource_updates_reach_the_parents_subscribers() {
     );
     assert_eq!(
         ack["params"]["notifications"]["resourceSubscriptions"],
-        json!(["kid+notes://1"]),
+        json!(["kid+notes://300"]),
         "{ack}"
     );
     // The child's update, told until the parent's subscriber hears it (the follower
     // subscribes upstream as it starts).
     let mut heard = None;
     for _ in 0..50 {
-        child.notify_resource_updated("notes://1");
+        child.notify_resource_updated("notes://300");
         if let Ok(Ok(Some(line))) =
             tokio::time::timeout(Duration::from_millis(100), lines.next_line()).await
         {
@@ -1244,7 +1246,7 @@ async fn a_live_childs_resource_updates_reach_the_parents_subscribers() {
         heard["method"], "notifications/resources/updated",
         "{heard}"
     );
-    assert_eq!(heard["params"]["uri"], "kid+notes://1", "{heard}");
+    assert_eq!(heard["params"]["uri"], "kid+notes://300", "{heard}");
 }
 
 /// Suggests members of the department the client already chose; for "All", more than one

@@ -7,12 +7,16 @@ use super::link::{Link, Wire};
 use serde_json::json;
 use std::sync::atomic::Ordering;
 
-/// A `subscriptions/listen` for resource updates: its request id on stdio, its task over
-/// HTTP.
+/// The `subscriptions/listen` requests for resource updates: their request ids on stdio,
+/// their tasks over HTTP.
 pub(super) enum Watch {
-    Stdio(u64),
-    Http(tokio::task::AbortHandle),
+    Stdio(Vec<u64>),
+    Http(Vec<tokio::task::AbortHandle>),
 }
+
+/// URIs asked for in one `subscriptions/listen`: a server may hold each to a cap (this
+/// framework's is 256), so more are asked for in several.
+const URIS_PER_LISTEN: usize = 256;
 
 impl Link {
     /// Opens the stream the upstream tells its list changes on, if it has lists: a
@@ -68,41 +72,50 @@ impl Link {
                 .unwrap_or_else(|e| e.into_inner())
                 .take();
             match previous {
-                Some(Watch::Stdio(id)) => {
-                    let note = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
-                        "params": {"requestId": id}});
-                    if let Wire::Stdio { out, .. } = &self.wire {
-                        let _ = out.send(note.to_string()).await;
+                Some(Watch::Stdio(ids)) => {
+                    for id in ids {
+                        let note = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                            "params": {"requestId": id}});
+                        if let Wire::Stdio { out, .. } = &self.wire {
+                            let _ = out.send(note.to_string()).await;
+                        }
                     }
                 }
-                Some(Watch::Http(task)) => task.abort(),
+                Some(Watch::Http(tasks)) => tasks.iter().for_each(|t| t.abort()),
                 None => {}
             }
             if uris.is_empty() {
                 return;
             }
-            let id = self.next.fetch_add(1, Ordering::Relaxed);
-            let filter = json!({"notifications": {"resourceSubscriptions": uris}});
-            let open = self.message(id, "subscriptions/listen", filter, None);
-            let watch = match &self.wire {
-                Wire::Stdio { out, .. } => {
-                    let _ = out.send(open.to_string()).await;
-                    Watch::Stdio(id)
-                }
-                Wire::Http(_) => {
-                    let Some(listen) = self.peer(Some(open)) else {
-                        return;
-                    };
-                    let dropped = self.dropped.clone();
-                    let task = tokio::spawn(async move {
-                        tokio::select! {
-                            () = listen.run() => {}
-                            () = dropped.cancelled() => {}
-                        }
-                    });
-                    Watch::Http(task.abort_handle())
-                }
+            let mut watch = match &self.wire {
+                Wire::Stdio { .. } => Watch::Stdio(Vec::new()),
+                Wire::Http(_) => Watch::Http(Vec::new()),
             };
+            for chunk in uris.chunks(URIS_PER_LISTEN) {
+                let id = self.next.fetch_add(1, Ordering::Relaxed);
+                let filter = json!({"notifications": {"resourceSubscriptions": chunk}});
+                let open = self.message(id, "subscriptions/listen", filter, None);
+                match (&self.wire, &mut watch) {
+                    (Wire::Stdio { out, .. }, Watch::Stdio(ids)) => {
+                        let _ = out.send(open.to_string()).await;
+                        ids.push(id);
+                    }
+                    (Wire::Http(_), Watch::Http(tasks)) => {
+                        let Some(listen) = self.peer(Some(open)) else {
+                            continue;
+                        };
+                        let dropped = self.dropped.clone();
+                        let task = tokio::spawn(async move {
+                            tokio::select! {
+                                () = listen.run() => {}
+                                () = dropped.cancelled() => {}
+                            }
+                        });
+                        tasks.push(task.abort_handle());
+                    }
+                    _ => {}
+                }
+            }
             *self.watching.lock().unwrap_or_else(|e| e.into_inner()) = Some(watch);
             return;
         }
