@@ -11,7 +11,7 @@ mod common;
 use common::*;
 use mcp_runtime::auth::{Auth, Caller, Introspection, JwtValidator, Principal};
 use mcp_runtime::config::RequestState;
-use mcp_runtime::{Error, Input, Server, prompt, prompts, tool, tools};
+use mcp_runtime::{Error, Input, Server, prompt, prompts, resource, resources, tool, tools};
 use serde_json::{Value, json};
 use std::io::{BufRead, BufReader, Write};
 use std::net::{SocketAddr, TcpListener};
@@ -79,6 +79,31 @@ async fn review(code: String) -> String {
 }
 
 /// Binds a port for a server that needs its own URL before it starts.
+/// The plan, for writers only.
+#[resource("secret://plan", scopes("mcp:write"))]
+async fn plan() -> &'static str {
+    "the plan"
+}
+
+/// What a `subscriptions/listen` for `uri` with `token` is acknowledged with.
+fn listen_ack(addr: SocketAddr, uri: &str, token: &str) -> Value {
+    let body = request(
+        json!("sub"),
+        "subscriptions/listen",
+        json!({"notifications": {"resourceSubscriptions": [uri]}}),
+    );
+    let mut headers = standard_headers(&body);
+    headers.push(("Authorization".into(), format!("Bearer {token}")));
+    let headers: Vec<(&str, &str)> = headers.iter().map(|(k, v)| (&**k, &**v)).collect();
+    let mut stream = Sse::send(
+        addr,
+        &post_bytes(addr, body.to_string().as_bytes(), &headers),
+    );
+    stream
+        .next(Duration::from_secs(5))
+        .expect("an acknowledgement")
+}
+
 fn reserve() -> (TcpListener, u16) {
     let l = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = l.local_addr().unwrap().port();
@@ -91,6 +116,7 @@ fn serve(listener: TcpListener, auth: Auth) -> SocketAddr {
             whoami, write_note, confirm, long_job, stash, unstash
         ])
         .prompts(prompts![review])
+        .resources(resources![plan])
         .request_state(RequestState::single_instance())
         .auth(auth)
         .build()
@@ -398,6 +424,16 @@ fn jwt_access_tokens_are_checked_and_scopes_enforced() {
         json!({"name": "review", "arguments": {"code": "x"}}),
     );
     assert_eq!(bearer(addr, &get_review, Some(&read)).status, 403);
+    // Nor may it hear of a resource it may not read: its subscription is left out.
+    let subscribed = |ack: Value| ack["params"]["notifications"]["resourceSubscriptions"].clone();
+    assert_eq!(
+        subscribed(listen_ack(addr, "secret://plan", &read)),
+        Value::Null
+    );
+    assert_eq!(
+        subscribed(listen_ack(addr, "secret://plan", &rw)),
+        json!(["secret://plan"])
+    );
     let r = bearer(addr, &call("write_note", json!({"text": "x"})), Some(&rw));
     assert_eq!(r.json()["result"]["content"][0]["text"], "wrote x");
 

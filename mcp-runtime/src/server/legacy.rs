@@ -292,10 +292,15 @@ impl Server {
                     );
                 };
                 if parts.method == "resources/subscribe" {
-                    // Only what the server serves, and a bounded number of those.
-                    if catalog.find_resource(&uri).is_none() {
+                    // Only what the server serves and the caller may read, and a bounded
+                    // number of those.
+                    let Some((resource, _)) = catalog.find_resource(&uri) else {
                         let e = RpcError::resource_not_found(&uri);
                         return methods::reject(&parts, Rejection::failed(e));
+                    };
+                    let item = &resource.def.item;
+                    if let Err(r) = super::authz::permit(&self.inner.settings, &parts, item) {
+                        return methods::reject(&parts, r);
                     }
                     if !session.subscribe(uri) {
                         return methods::reject(

@@ -300,7 +300,7 @@ pub(crate) fn open(
     catalog: &Catalog,
 ) -> Prepared {
     let caller = parts.caller_key();
-    let id = parts.id;
+    let id = parts.id.clone();
     let asked = match Filter::parse(params.get("notifications")) {
         Ok(f) => f,
         Err(e) => return Prepared::Reply(Reply::rejection(Some(&id), Rejection::params(e))),
@@ -332,7 +332,13 @@ pub(crate) fn open(
         uris: asked
             .uris
             .into_iter()
-            .filter(|u| catalog.find_resource(u).is_some())
+            // What resolves now, and what the caller may read.
+            .filter(|u| {
+                catalog.find_resource(u).is_some_and(|(r, _)| {
+                    crate::server::authz::permit(&server.inner.settings, &parts, &r.def.item)
+                        .is_ok()
+                })
+            })
             .collect(),
         task_ids: Vec::new(),
     };
