@@ -199,8 +199,8 @@ mod tests {
     fn numbers_are_equal_exactly() {
         let big = 1u64 << 63;
         assert_eq!(repeat(json!([big, big + 1])), None, "distinct integers");
-        assert_eq!(repeat(json!([big, 9.223372036854775808e18])), Some((0, 1)));
-        assert_eq!(repeat(json!([big + 1, 9.223372036854775808e18])), None);
+        assert_eq!(repeat(json!([big, 2f64.powi(63)])), Some((0, 1)));
+        assert_eq!(repeat(json!([big + 1, 2f64.powi(63)])), None);
         assert_eq!(repeat(json!([1e300, 1e300])), Some((0, 1)));
         assert_eq!(repeat(json!([0.5, 0.25])), None);
         assert!(equal(&json!(-0.0), &json!(0)));
