@@ -357,6 +357,17 @@ async fn a_redis_outage_is_an_error_not_a_hang_and_the_store_recovers() {
     let t = std::time::Instant::now();
     let r = HandleStore::get(&store, "h_x").await;
     assert!(r.is_err(), "{r:?}");
+    // A change made while Redis is away is published once it is back (retried for
+    // PUBLISH_RETRY_FOR), so other instances and the catalog record get it.
+    let enabled = CatalogChange {
+        kind: ItemKind::Tool,
+        name: "report".into(),
+        op: CatalogOp::Added,
+        origin: "a".into(),
+    };
+    store.publish(Change::Catalog(enabled.clone()));
+    // Longer than the connection's own retries take to give up.
+    tokio::time::sleep(Duration::from_secs(3)).await;
     assert!(
         t.elapsed() < Duration::from_secs(15),
         "took {:?}",
@@ -387,7 +398,22 @@ async fn a_redis_outage_is_an_error_not_a_hang_and_the_store_recovers() {
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
+    let mut recorded = false;
+    if ok {
+        let late = RedisStore::connect(&url).await.unwrap();
+        for _ in 0..100 {
+            if late.catalog().await.is_ok_and(|c| c.contains(&enabled)) {
+                recorded = true;
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
     let _ = again.kill();
     let _ = again.wait();
     assert!(ok, "reconnected");
+    assert!(
+        recorded,
+        "the change made during the outage was published after it"
+    );
 }

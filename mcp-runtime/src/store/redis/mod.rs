@@ -74,7 +74,8 @@ struct Shared {
     /// Changes read from the bus channel.
     bus: broadcast::Sender<Change>,
     /// Changes to publish, in order.
-    outbox: mpsc::UnboundedSender<Change>,
+    /// Changes to publish, each with when it was made.
+    outbox: mpsc::UnboundedSender<(Change, tokio::time::Instant)>,
     /// Watchers of tasks on this instance.
     watchers: Mutex<HashMap<String, Weak<watch::Sender<u64>>>>,
     stop: CancellationToken,
@@ -261,17 +262,18 @@ async fn listen(
 }
 
 /// Publishes queued changes in order (a catalog change is recorded, then published, in
-/// one transaction).
+/// one transaction). One Redis cannot take is tried again, with a growing pause, until
+/// [`PUBLISH_RETRY_FOR`] after it was made; the ones after it wait their turn.
 async fn publish(
     mut conn: ConnectionManager,
     prefix: String,
-    mut queued: mpsc::UnboundedReceiver<Change>,
+    mut queued: mpsc::UnboundedReceiver<(Change, tokio::time::Instant)>,
     stop: CancellationToken,
 ) {
     let channel = format!("{prefix}:bus");
     let catalog = format!("{prefix}:catalog");
     loop {
-        let change = tokio::select! {
+        let (change, made) = tokio::select! {
             () = stop.cancelled() => return,
             c = queued.recv() => match c {
                 Some(c) => c,
@@ -290,10 +292,25 @@ async fn publish(
                 .ignore();
         }
         pipe.cmd("PUBLISH").arg(&channel).arg(&text).ignore();
-        if let Err(e) = pipe.query_async::<()>(&mut conn).await {
-            tracing::warn!(
-                "could not publish a change to Redis (listeners elsewhere miss it): {e}"
-            );
+        let mut pause = Duration::from_millis(100);
+        loop {
+            let e = match pipe.query_async::<()>(&mut conn).await {
+                Ok(()) => break,
+                Err(e) => e,
+            };
+            if made.elapsed() + pause > PUBLISH_RETRY_FOR {
+                tracing::warn!(
+                    "could not publish a change to Redis for {}s (other instances miss it): {e}",
+                    PUBLISH_RETRY_FOR.as_secs()
+                );
+                break;
+            }
+            tracing::debug!("could not publish a change to Redis yet: {e}; retrying");
+            tokio::select! {
+                () = stop.cancelled() => return,
+                () = tokio::time::sleep(pause) => {}
+            }
+            pause = (pause * 2).min(Duration::from_secs(2));
         }
     }
 }
@@ -348,7 +365,10 @@ fn ms(d: Duration) -> u64 {
 
 impl NotificationBus for RedisStore {
     fn publish(&self, change: Change) {
-        let _ = self.shared.outbox.send(change);
+        let _ = self
+            .shared
+            .outbox
+            .send((change, tokio::time::Instant::now()));
     }
 
     fn subscribe(&self) -> BoxStream<'static, Change> {
