@@ -299,6 +299,87 @@ async fn a_task_made_on_one_instance_is_answered_and_cancelled_through_another()
     assert_eq!(still["result"]["status"], "cancelled");
 }
 
+/// A task store whose first updates ending a task fail, as a backend briefly away does.
+struct Flaky {
+    inner: MemoryTaskStore,
+    failing_ends: std::sync::atomic::AtomicUsize,
+}
+
+impl mcp_runtime::store::TaskStore for Flaky {
+    fn create(
+        &self,
+        task: mcp_runtime::store::TaskRecord,
+    ) -> futures_util::future::BoxFuture<'_, Result<(), mcp_runtime::store::StoreError>> {
+        self.inner.create(task)
+    }
+    fn get<'a>(
+        &'a self,
+        id: &'a str,
+    ) -> futures_util::future::BoxFuture<
+        'a,
+        Result<Option<mcp_runtime::store::TaskRecord>, mcp_runtime::store::StoreError>,
+    > {
+        self.inner.get(id)
+    }
+    fn update<'a>(
+        &'a self,
+        id: &'a str,
+        change: mcp_runtime::store::TaskChange,
+    ) -> futures_util::future::BoxFuture<
+        'a,
+        Result<Option<mcp_runtime::store::TaskRecord>, mcp_runtime::store::StoreError>,
+    > {
+        use mcp_runtime::store::TaskChange::{Complete, Fail};
+        let ends = matches!(change, Complete(_) | Fail(_));
+        let left = self.failing_ends.load(Ordering::SeqCst);
+        if ends && left > 0 {
+            self.failing_ends.store(left - 1, Ordering::SeqCst);
+            let away = mcp_runtime::store::StoreError::Backend("away".into());
+            return Box::pin(async move { Err(away) });
+        }
+        self.inner.update(id, change)
+    }
+    fn watch(&self, id: &str) -> futures_util::stream::BoxStream<'static, ()> {
+        self.inner.watch(id)
+    }
+    fn expire(
+        &self,
+    ) -> futures_util::future::BoxFuture<'_, Result<usize, mcp_runtime::store::StoreError>> {
+        self.inner.expire()
+    }
+}
+
+/// Answers at once.
+#[tool(task = "required")]
+async fn quick() -> &'static str {
+    "done"
+}
+
+/// A task whose end the store fails to record at first is recorded once it can be: its
+/// result is not lost, and it does not stay `working` until it expires.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tasks_end_is_recorded_once_the_store_takes_it() {
+    let store = Arc::new(Flaky {
+        inner: MemoryTaskStore::new(),
+        failing_ends: 3.into(),
+    });
+    let server = Server::builder("flaky", "1.0")
+        .tools(tools![quick])
+        .tasks(Tasks::default().store(Arc::clone(&store)))
+        .build()
+        .unwrap();
+    let a = serve_in_background(server.http());
+    let created = http(a, req(1, "tools/call", json!({"name": "quick"}), true)).await;
+    let id = created.json()["result"]["taskId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let done = poll_http(a, &id, |t| t["status"] != "working").await;
+    assert_eq!(done["status"], "completed", "{done}");
+    assert_eq!(done["result"]["content"][0]["text"], "done", "{done}");
+    assert_eq!(store.failing_ends.load(Ordering::SeqCst), 0);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_expired_task_is_unknown() {
     let tasks = Tasks::default().ttl(Duration::from_millis(300));

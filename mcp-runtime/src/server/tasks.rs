@@ -35,6 +35,9 @@ use tracing::Instrument;
 /// How long a cancelled task's handler may run on after its token fired.
 const CANCEL_GRACE: Duration = Duration::from_secs(1);
 
+/// How long a task's end is retried while its store fails.
+const END_RETRY_FOR: Duration = Duration::from_secs(60);
+
 /// How the reply carrying a tool result is made (`tools/call`'s own).
 pub(crate) type Complete = fn(&ServerInner, &RequestId, CallToolResult) -> Reply;
 
@@ -305,7 +308,7 @@ impl Worker {
         match end {
             Ok(out) => {
                 let change = self.outcome(out);
-                self.update(change).await;
+                self.record_end(change).await;
                 tracing::debug!("task finished");
             }
             Err(stop) => {
@@ -322,7 +325,7 @@ impl Worker {
                         let e = RpcError::internal(
                             "Internal error: the server shut down before the task finished",
                         );
-                        self.update(TaskChange::Fail(error_json(&e))).await;
+                        self.record_end(TaskChange::Fail(error_json(&e))).await;
                     }
                 }
             }
@@ -390,6 +393,30 @@ impl Worker {
     async fn update(&self, change: TaskChange) {
         if let Err(e) = self.store.update(&self.id, change).await {
             tracing::warn!("task store: {e}");
+        }
+    }
+
+    /// Records how the task ended. A store that fails (a backend briefly away) is tried
+    /// again, with a growing pause, for up to [`END_RETRY_FOR`]: given up at once, the
+    /// result would be lost and the task would show `working` until it expires.
+    async fn record_end(&self, change: TaskChange) {
+        let started = tokio::time::Instant::now();
+        let mut pause = Duration::from_millis(100);
+        loop {
+            let e = match self.store.update(&self.id, change.clone()).await {
+                Ok(_) => return,
+                Err(e) => e,
+            };
+            if started.elapsed() + pause > END_RETRY_FOR {
+                tracing::error!(
+                    "task store: could not record how the task ended within {}s: {e}",
+                    END_RETRY_FOR.as_secs()
+                );
+                return;
+            }
+            tracing::warn!("task store: {e}; recording how the task ended again");
+            tokio::time::sleep(pause).await;
+            pause = (pause * 2).min(Duration::from_secs(2));
         }
     }
 }
