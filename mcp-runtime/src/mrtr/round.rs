@@ -175,7 +175,7 @@ impl Round {
             Err(e) => {
                 tracing::warn!("requestState refused: the replay store failed: {e}");
                 Err(RpcError::internal(
-                    "Internal error: could not check the requestState; try again",
+                    "Internal error: could not check the requestState; retry, and if the state is then refused (a timed-out check may have used it up), start the request again",
                 ))
             }
         }
