@@ -247,8 +247,9 @@ fn well_formed(id: &str) -> bool {
 /// The handle store as one request sees it: typed values, owned by the caller. An
 /// extractor: take it as a parameter of a tool, prompt or resource.
 ///
-/// Without authorization every caller is the same owner and the unguessable id is the
-/// only key; with it, a handle minted by one caller is unknown to every other.
+/// Without authorization every caller is the same owner: the unguessable id keeps a
+/// handle from whoever was not given it, but [`Handles::list`] shows every handle to every
+/// caller. With authorization, a handle minted by one caller is unknown to every other.
 ///
 /// ```
 /// use mcp_runtime::store::{HandleError, Handles};
@@ -350,7 +351,7 @@ impl Handles {
     }
 
     /// The caller's live handles holding a `T` (values of other types are skipped),
-    /// sorted by id.
+    /// sorted by id. Without authorization, that is every caller's.
     pub async fn list<T: DeserializeOwned>(&self) -> Result<Vec<(String, T)>, HandleError> {
         let mut out: Vec<(String, T)> = self
             .store
