@@ -82,9 +82,10 @@ async fn cart_new(handles: Handles, item: String) -> Result<String, HandleError>
 /// Adds an item to a cart.
 #[tool]
 async fn cart_add(handles: Handles, cart: String, item: String) -> Result<String, HandleError> {
-    let mut c: Cart = handles.get(&cart).await?;
-    c.items.push(item);
-    handles.update(&cart, &c).await?;
+    // One step against concurrent adds on any instance (read, then `update`, loses one).
+    let c: Cart = handles
+        .modify(&cart, |c: &mut Cart| c.items.push(item.clone()))
+        .await?;
     Ok(c.items.join(","))
 }
 

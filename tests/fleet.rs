@@ -288,6 +288,30 @@ fn cart(addr: SocketAddr) -> Result<(), String> {
     if added != "a,b" || shown != "a,b" {
         return Err(format!("cart {h}: {added} / {shown}"));
     }
+    // Concurrent adds, spread over the instances: none is lost.
+    let adds: Vec<_> = (0..24)
+        .map(|i| {
+            let h = h.clone();
+            std::thread::spawn(move || {
+                call(
+                    addr,
+                    "cart_add",
+                    json!({"cart": h, "item": format!("x{i}")}),
+                    json!({}),
+                )
+            })
+        })
+        .collect();
+    for a in adds {
+        a.join().map_err(|_| "an add panicked".to_owned())??;
+    }
+    let shown = text(&call(addr, "cart_show", json!({"cart": h}), json!({}))?);
+    let held = shown.split(',').count();
+    if held != 26 {
+        return Err(format!(
+            "cart {h} holds {held} items after 26 adds: {shown}"
+        ));
+    }
     Ok(())
 }
 

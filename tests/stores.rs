@@ -63,6 +63,54 @@ async fn handle_suite(store: Arc<dyn HandleStore>, tag: &str) {
     );
     assert!(!store.replace(&id("zzz"), json!(1)).await.unwrap());
 
+    // Compare and set: replaced only while the value is still the one read.
+    let now = json!({"n": 2, "big": 9007199254740993u64});
+    let next = json!({"n": 3});
+    assert_eq!(
+        store
+            .replace_if(&id("a"), &json!({"n": 1}), next.clone())
+            .await
+            .unwrap(),
+        Some(false)
+    );
+    assert_eq!(
+        store
+            .replace_if(&id("a"), &now, next.clone())
+            .await
+            .unwrap(),
+        Some(true)
+    );
+    assert_eq!(store.get(&id("a")).await.unwrap().unwrap().value, next);
+    assert_eq!(
+        store.replace_if(&id("zzz"), &now, next).await.unwrap(),
+        None
+    );
+    // Concurrent read-modify-writes through it lose nothing.
+    store
+        .insert(&id("count"), record(None, json!(0)), long)
+        .await
+        .unwrap();
+    let bumps = (0..20).map(|_| {
+        let (store, key) = (Arc::clone(&store), id("count"));
+        tokio::spawn(async move {
+            loop {
+                let seen = store.get(&key).await.unwrap().unwrap().value;
+                let bumped = json!(seen.as_i64().unwrap() + 1);
+                if store.replace_if(&key, &seen, bumped).await.unwrap() == Some(true) {
+                    break;
+                }
+            }
+        })
+    });
+    for b in bumps.collect::<Vec<_>>() {
+        b.await.unwrap();
+    }
+    assert_eq!(
+        store.get(&id("count")).await.unwrap().unwrap().value,
+        json!(20)
+    );
+    assert!(store.remove(&id("count")).await.unwrap());
+
     // Lists are per owner.
     let mut alice: Vec<String> = store
         .list(Some("alice"))

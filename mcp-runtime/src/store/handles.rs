@@ -51,6 +51,25 @@ pub trait HandleStore: Send + Sync + 'static {
     /// Replaces the value of a live record (owner and expiry stay); `false` when there is
     /// none.
     fn replace<'a>(&'a self, id: &'a str, value: Value) -> BoxFuture<'a, Result<bool, StoreError>>;
+    /// Replaces the value of a live record only while it is still `expected` (compare and
+    /// set): `Some(true)` when replaced, `Some(false)` when it changed meanwhile, `None`
+    /// when there is no record. The default reads, then replaces: two steps, not one, so
+    /// a store shared by several instances should do it atomically (the built-in ones do).
+    fn replace_if<'a>(
+        &'a self,
+        id: &'a str,
+        expected: &'a Value,
+        value: Value,
+    ) -> BoxFuture<'a, Result<Option<bool>, StoreError>> {
+        async move {
+            match self.get(id).await? {
+                None => Ok(None),
+                Some(r) if r.value != *expected => Ok(Some(false)),
+                Some(_) => Ok(self.replace(id, value).await?.then_some(true)),
+            }
+        }
+        .boxed()
+    }
     /// Forgets a record; `false` when there was none.
     fn remove<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<bool, StoreError>>;
     /// The live records of `owner` (`None`: the unowned ones), as `(id, value)`, in no
@@ -75,6 +94,14 @@ impl<S: HandleStore + ?Sized> HandleStore for Arc<S> {
     }
     fn replace<'a>(&'a self, id: &'a str, value: Value) -> BoxFuture<'a, Result<bool, StoreError>> {
         (**self).replace(id, value)
+    }
+    fn replace_if<'a>(
+        &'a self,
+        id: &'a str,
+        expected: &'a Value,
+        value: Value,
+    ) -> BoxFuture<'a, Result<Option<bool>, StoreError>> {
+        (**self).replace_if(id, expected, value)
     }
     fn remove<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<bool, StoreError>> {
         (**self).remove(id)
@@ -168,6 +195,27 @@ impl HandleStore for MemoryHandleStore {
         async move { Ok(done) }.boxed()
     }
 
+    fn replace_if<'a>(
+        &'a self,
+        id: &'a str,
+        expected: &'a Value,
+        value: Value,
+    ) -> BoxFuture<'a, Result<Option<bool>, StoreError>> {
+        let now = super::now_ms();
+        let mut map = self.lock();
+        let done = match map.get_mut(id) {
+            Some((r, exp)) if *exp > now => {
+                let same = r.value == *expected;
+                if same {
+                    r.value = value;
+                }
+                Some(same)
+            }
+            _ => None,
+        };
+        async move { Ok(done) }.boxed()
+    }
+
     fn remove<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<bool, StoreError>> {
         let now = super::now_ms();
         let gone = self.lock().remove(id).is_some_and(|(_, exp)| exp > now);
@@ -243,6 +291,9 @@ fn well_formed(id: &str) -> bool {
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
 }
+
+/// Most reads of one [`Handles::modify`] that other changes overtake.
+const MAX_MODIFY_ATTEMPTS: usize = 32;
 
 /// The handle store as one request sees it: typed values, owned by the caller. An
 /// extractor: take it as a parameter of a tool, prompt or resource.
@@ -338,6 +389,35 @@ impl Handles {
         } else {
             Err(HandleError::Unknown(id.to_owned()))
         }
+    }
+
+    /// Changes the value under `id` with `change` as one step against every other
+    /// `modify` of it, on any instance sharing the store: when another change landed
+    /// between this one's read and its write, `change` runs again on the newer value
+    /// (so it must not do anything else but change the value). Returns the value after
+    /// it. Read-then-[`update`](Self::update) loses one of two concurrent changes; this
+    /// does not.
+    pub async fn modify<T: Serialize + DeserializeOwned>(
+        &self,
+        id: &str,
+        mut change: impl FnMut(&mut T) + Send,
+    ) -> Result<T, HandleError> {
+        for _ in 0..MAX_MODIFY_ATTEMPTS {
+            let record = self.record(id).await?;
+            let mut value: T = serde_json::from_value(record.value.clone())
+                .map_err(|e| HandleError::Mismatch(e.to_string()))?;
+            change(&mut value);
+            let new =
+                serde_json::to_value(&value).map_err(|e| HandleError::Mismatch(e.to_string()))?;
+            match self.store.replace_if(id, &record.value, new).await? {
+                Some(true) => return Ok(value),
+                Some(false) => continue,
+                None => return Err(HandleError::Unknown(id.to_owned())),
+            }
+        }
+        Err(HandleError::Store(StoreError::Backend(format!(
+            "the handle changed {MAX_MODIFY_ATTEMPTS} times while this change was made; try again"
+        ))))
     }
 
     /// Forgets `id`.

@@ -29,6 +29,19 @@ return 1",
     )
 });
 
+/// Replaces the value while it is still the one read (the exact text stored: values are
+/// written from the same serialization); -1 when there is none.
+static REPLACE_HANDLE_IF: std::sync::LazyLock<redis::Script> = std::sync::LazyLock::new(|| {
+    redis::Script::new(
+        r"
+local current = redis.call('HGET', KEYS[1], 'value')
+if not current then return -1 end
+if current ~= ARGV[1] then return 0 end
+redis.call('HSET', KEYS[1], 'value', ARGV[2])
+return 1",
+    )
+});
+
 impl HandleStore for RedisStore {
     fn insert<'a>(
         &'a self,
@@ -80,6 +93,30 @@ impl HandleStore for RedisStore {
                 .await
                 .map(|n| n == 1)
                 .map_err(backend)
+        }
+        .boxed()
+    }
+
+    fn replace_if<'a>(
+        &'a self,
+        id: &'a str,
+        expected: &'a Value,
+        value: Value,
+    ) -> BoxFuture<'a, Result<Option<bool>, StoreError>> {
+        async move {
+            let mut c = self.conn.clone();
+            let done = REPLACE_HANDLE_IF
+                .key(self.key("h", id))
+                .arg(expected.to_string())
+                .arg(value.to_string())
+                .invoke_async::<i64>(&mut c)
+                .await
+                .map_err(backend)?;
+            Ok(match done {
+                -1 => None,
+                0 => Some(false),
+                _ => Some(true),
+            })
         }
         .boxed()
     }
