@@ -320,7 +320,9 @@ impl Link {
         let answer = tokio::time::timeout(patience, async {
             match &self.wire {
                 Wire::Stdio { closed, .. } => {
-                    let rx = self.enqueue(id, &msg).await?;
+                    // Given up (its time ran out, or the caller went), it is forgotten
+                    // and cancelled upstream as `_waiting` drops.
+                    let (rx, _waiting) = self.enqueue(id, &msg, method != "initialize").await?;
                     tokio::select! {
                         a = rx => a.map_err(|_| gone("the upstream server exited")),
                         () = closed.cancelled() => Err(gone("the upstream server exited")),
@@ -351,15 +353,19 @@ impl Link {
         })
     }
 
-    /// Sends a request on stdio; where its answer will come.
+    /// Sends a request on stdio; where its answer will come, and its place among the
+    /// requests waiting for one (see [`Waiting`]; `cancel`: whether the upstream is told
+    /// when it is given up, which `initialize` never is).
     async fn enqueue(
         &self,
         id: u64,
         msg: &Value,
-    ) -> Result<oneshot::Receiver<Value>, UpstreamError> {
+        cancel: bool,
+    ) -> Result<(oneshot::Receiver<Value>, Waiting), UpstreamError> {
         let Wire::Stdio {
             out,
             pending,
+            askers,
             closed,
             ..
         } = &self.wire
@@ -374,10 +380,16 @@ impl Link {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .insert(id, tx);
+        let waiting = Waiting {
+            id,
+            pending: Arc::clone(pending),
+            askers: Arc::clone(askers),
+            out: cancel.then(|| out.clone()),
+        };
         out.send(msg.to_string())
             .await
             .map_err(|_| gone("the upstream server exited"))?;
-        Ok(rx)
+        Ok((rx, waiting))
     }
 
     /// The `_meta` and params of one request in the era spoken, and its message.
@@ -433,8 +445,8 @@ impl Link {
                     .lock()
                     .unwrap_or_else(|e| e.into_inner())
                     .push((id, asks_tx));
-                let rx = match self.enqueue(id, &msg).await {
-                    Ok(rx) => rx,
+                let (rx, waiting) = match self.enqueue(id, &msg, true).await {
+                    Ok(sent) => sent,
                     Err(e) => {
                         askers
                             .lock()
@@ -443,16 +455,19 @@ impl Link {
                         return Err(e);
                     }
                 };
-                let (closed, askers) = (closed.clone(), Arc::clone(askers));
+                let closed = closed.clone();
+                let mut answer_tx = answer_tx;
+                // Waits for the answer, or for the [`Ongoing`] to be given up (dropped):
+                // either way `waiting` drops at the end, so the call no longer counts as
+                // in flight (`route` passes a request or log message on only while one
+                // call is), and one given up is cancelled upstream.
                 tokio::spawn(async move {
+                    let _waiting = waiting;
                     let a = tokio::select! {
                         a = rx => a.map_err(|_| gone("the upstream server exited")),
                         () = closed.cancelled() => Err(gone("the upstream server exited")),
+                        () = answer_tx.closed() => return,
                     };
-                    askers
-                        .lock()
-                        .unwrap_or_else(|e| e.into_inner())
-                        .retain(|(n, _)| *n != id);
                     let _ = answer_tx.send(a.and_then(outcome));
                 });
             }
@@ -480,15 +495,11 @@ impl Link {
                 });
             }
         }
-        let cancel = match &self.wire {
-            Wire::Stdio { out, .. } => Some(Cancel::Stdio(out.clone())),
-            Wire::Http(_) => None,
-        };
         Ok(Ongoing {
             id,
             asks,
             answer,
-            cancel,
+            cancel: None,
             patience: Some(DEFAULT_UPSTREAM_TIMEOUT),
         })
     }
@@ -602,6 +613,38 @@ impl Link {
     }
 }
 
+/// A stdio request waiting for its answer: in `pending` (and, for a call, in `askers`)
+/// while this lives. Dropped before the answer came (given up: its caller went, or its
+/// time ran out), it is taken out of both, and the upstream is told
+/// (`notifications/cancelled`) unless `out` is `None`.
+pub(super) struct Waiting {
+    id: u64,
+    pending: Pending,
+    askers: Askers,
+    out: Option<mpsc::Sender<String>>,
+}
+
+impl Drop for Waiting {
+    fn drop(&mut self) {
+        let id = self.id;
+        self.askers
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .retain(|(n, _)| *n != id);
+        let unanswered = self
+            .pending
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&id)
+            .is_some();
+        if unanswered && let Some(out) = &self.out {
+            let note = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                "params": {"requestId": id, "reason": "the proxied request was given up"}});
+            let _ = out.try_send(note.to_string());
+        }
+    }
+}
+
 impl Drop for Link {
     fn drop(&mut self) {
         self.dropped.cancel();
@@ -640,4 +683,85 @@ pub(super) fn outcome(answer: Value) -> Result<Value, UpstreamError> {
         .get("result")
         .cloned()
         .ok_or_else(|| gone("an answer with neither result nor error"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::fake;
+    use super::super::ongoing::Next;
+    use serde_json::json;
+    use std::time::Duration;
+
+    /// A call given up (its `Ongoing` dropped, as when its client goes or its time runs
+    /// out) leaves nothing in flight and is cancelled upstream, so a later call still
+    /// gets the upstream's questions and log messages (passed on only while one call is
+    /// in flight). Before, the call stayed in flight for good, and every later question
+    /// was answered "came while 2 calls were in flight".
+    #[tokio::test]
+    async fn a_call_given_up_leaves_nothing_in_flight() {
+        let (link, mut up) = fake::stdio().await;
+        let first = link
+            .start("tools/call", json!({"name": "hang"}), None)
+            .await;
+        let sent = up.next().await;
+        assert_eq!(sent["params"]["name"], "hang", "{sent}");
+        drop(first);
+        let cancel = up.next().await;
+        assert_eq!(cancel["method"], "notifications/cancelled", "{cancel}");
+        assert_eq!(cancel["params"]["requestId"], sent["id"], "{cancel}");
+        fake::settled(&link).await;
+
+        let mut second = link
+            .start("tools/call", json!({"name": "ask"}), None)
+            .await
+            .unwrap();
+        let sent = up.next().await;
+        up.send(
+            &json!({"jsonrpc": "2.0", "id": "q1", "method": "elicitation/create",
+            "params": {"message": "sure?", "requestedSchema": {"type": "object"}}}),
+        );
+        up.send(&json!({"jsonrpc": "2.0", "method": "notifications/message",
+            "params": {"level": "info", "data": "working"}}));
+        let asked = tokio::time::timeout(Duration::from_secs(5), second.next()).await;
+        assert!(
+            matches!(&asked, Ok(Next::Asked(a)) if a.id == "q1"),
+            "{asked:?}"
+        );
+        let log = tokio::time::timeout(Duration::from_secs(5), second.next()).await;
+        assert!(matches!(&log, Ok(Next::Log(_))), "{log:?}");
+        up.send(&json!({"jsonrpc": "2.0", "id": sent["id"], "result": {"content": []}}));
+        let answer = tokio::time::timeout(Duration::from_secs(5), second.next()).await;
+        assert!(matches!(&answer, Ok(Next::Answer(Ok(_)))), "{answer:?}");
+        drop(second);
+        fake::settled(&link).await;
+    }
+
+    /// A plain request given up (its time ran out, or its caller went) is forgotten and
+    /// cancelled upstream; one answered is neither.
+    #[tokio::test]
+    async fn a_request_given_up_is_forgotten_and_cancelled_upstream() {
+        let (link, mut up) = fake::stdio().await;
+        let gave_up =
+            tokio::time::timeout(Duration::from_millis(100), link.request("slow", json!({}))).await;
+        assert!(gave_up.is_err());
+        let sent = up.next().await;
+        let cancel = up.next().await;
+        assert_eq!(cancel["method"], "notifications/cancelled", "{cancel}");
+        assert_eq!(cancel["params"]["requestId"], sent["id"], "{cancel}");
+        assert_eq!(fake::in_flight(&link), (0, 0));
+
+        let asking = link.request("quick", json!({}));
+        let answering = async {
+            let sent = up.next().await;
+            up.send(&json!({"jsonrpc": "2.0", "id": sent["id"], "result": {"ok": true}}));
+        };
+        let (answer, ()) = tokio::join!(asking, answering);
+        assert_eq!(answer.unwrap(), json!({"ok": true}));
+        assert_eq!(fake::in_flight(&link), (0, 0));
+        let nothing = tokio::time::timeout(Duration::from_millis(100), up.seen.recv()).await;
+        assert!(
+            nothing.is_err(),
+            "no cancel of an answered request: {nothing:?}"
+        );
+    }
 }

@@ -57,6 +57,8 @@
 
 mod changes;
 mod complete;
+#[cfg(test)]
+mod fake;
 mod follow;
 mod legacy_task;
 mod link;
