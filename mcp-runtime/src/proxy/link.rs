@@ -61,7 +61,8 @@ pub(super) fn gone(why: impl fmt::Display) -> UpstreamError {
     UpstreamError::Unavailable(why.to_string())
 }
 
-type Pending = Arc<Mutex<HashMap<u64, oneshot::Sender<Value>>>>;
+/// The stdio requests waiting, by id: each gets its answer, or why it has none.
+type Pending = Arc<Mutex<HashMap<u64, oneshot::Sender<Result<Value, UpstreamError>>>>>;
 
 pub(super) enum Wire {
     Stdio {
@@ -150,13 +151,22 @@ impl Link {
             let (pending, closed, out) = (Arc::clone(&pending), closed.clone(), out.clone());
             let (askers, changes) = (Arc::clone(&askers), Arc::clone(&changes));
             tokio::spawn(async move {
-                let mut lines = BufReader::new(stdout).lines();
-                while let Ok(Some(line)) = lines.next_line().await {
+                let mut stdout = BufReader::new(stdout);
+                let mut line = Vec::new();
+                loop {
+                    line.clear();
+                    match stdout.read_until(b'\n', &mut line).await {
+                        Ok(0) => break,
+                        Ok(_) => {}
+                        Err(e) => {
+                            tracing::warn!("reading the upstream server's stdout: {e}");
+                            break;
+                        }
+                    }
                     if line.len() > MAX_MESSAGE {
                         continue;
                     }
-                    let Ok(msg) = serde_json::from_str::<Value>(&line) else {
-                        tracing::debug!("upstream wrote a line that is not JSON");
+                    let Some(msg) = message(&line, &pending) else {
                         continue;
                     };
                     if msg.get("method").is_some() {
@@ -170,7 +180,7 @@ impl Link {
                     };
                     let waiting = pending.lock().unwrap_or_else(|e| e.into_inner()).remove(&n);
                     if let Some(tx) = waiting {
-                        let _ = tx.send(msg);
+                        let _ = tx.send(Ok(msg));
                     }
                 }
                 closed.cancel();
@@ -324,7 +334,7 @@ impl Link {
                     // and cancelled upstream as `_waiting` drops.
                     let (rx, _waiting) = self.enqueue(id, &msg, method != "initialize").await?;
                     tokio::select! {
-                        a = rx => a.map_err(|_| gone("the upstream server exited")),
+                        a = rx => a.unwrap_or_else(|_| Err(gone("the upstream server exited"))),
                         () = closed.cancelled() => Err(gone("the upstream server exited")),
                     }
                 }
@@ -361,7 +371,7 @@ impl Link {
         id: u64,
         msg: &Value,
         cancel: bool,
-    ) -> Result<(oneshot::Receiver<Value>, Waiting), UpstreamError> {
+    ) -> Result<(oneshot::Receiver<Result<Value, UpstreamError>>, Waiting), UpstreamError> {
         let Wire::Stdio {
             out,
             pending,
@@ -464,7 +474,7 @@ impl Link {
                 tokio::spawn(async move {
                     let _waiting = waiting;
                     let a = tokio::select! {
-                        a = rx => a.map_err(|_| gone("the upstream server exited")),
+                        a = rx => a.unwrap_or_else(|_| Err(gone("the upstream server exited"))),
                         () = closed.cancelled() => Err(gone("the upstream server exited")),
                         () = answer_tx.closed() => return,
                     };
@@ -613,6 +623,54 @@ impl Link {
     }
 }
 
+/// One line a stdio upstream wrote, as a message; `None` when it is not one (skipped). A
+/// line that is not UTF-8 is told at warn, and when it reads as an answer once its bad
+/// bytes are replaced, the request it answers fails at once, rather than at its time
+/// limit.
+fn message(line: &[u8], pending: &Pending) -> Option<Value> {
+    if line.trim_ascii().is_empty() {
+        return None;
+    }
+    let text = match std::str::from_utf8(line) {
+        Ok(text) => text,
+        Err(e) => {
+            tracing::warn!(
+                "the upstream server wrote a line that is not UTF-8 (at byte {}): skipped",
+                e.valid_up_to()
+            );
+            let lenient = serde_json::from_str::<Value>(&String::from_utf8_lossy(line)).ok();
+            if let Some(id) = lenient.as_ref().and_then(answer_id) {
+                fail(pending, id, "it answered with a line that is not UTF-8");
+            }
+            return None;
+        }
+    };
+    let msg = serde_json::from_str::<Value>(text);
+    if msg.is_err() {
+        tracing::debug!("upstream wrote a line that is not JSON");
+    }
+    msg.ok()
+}
+
+/// The id of one of our requests that `msg` answers (it has no `method`).
+fn answer_id(msg: &Value) -> Option<u64> {
+    if msg.get("method").is_some() {
+        return None;
+    }
+    msg.get("id").and_then(Value::as_u64)
+}
+
+/// Ends the stdio request `id`, if it is waiting, with `why` it has no answer.
+fn fail(pending: &Pending, id: u64, why: &str) {
+    let waiting = pending
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .remove(&id);
+    if let Some(tx) = waiting {
+        let _ = tx.send(Err(gone(why)));
+    }
+}
+
 /// A stdio request waiting for its answer: in `pending` (and, for a call, in `askers`)
 /// while this lives. Dropped before the answer came (given up: its caller went, or its
 /// time ran out), it is taken out of both, and the upstream is told
@@ -689,6 +747,7 @@ pub(super) fn outcome(answer: Value) -> Result<Value, UpstreamError> {
 mod tests {
     use super::super::fake;
     use super::super::ongoing::Next;
+    use super::UpstreamError;
     use serde_json::json;
     use std::time::Duration;
 
@@ -763,5 +822,41 @@ mod tests {
             nothing.is_err(),
             "no cancel of an answered request: {nothing:?}"
         );
+    }
+
+    /// A line that is not UTF-8 is skipped, and the link reads on; when it is an answer
+    /// whose id can be read, its request fails at once. Before, the reader stopped at
+    /// the first such line and the link was taken for closed while the upstream ran.
+    #[tokio::test]
+    async fn a_line_that_is_not_utf8_is_skipped() {
+        let (link, mut up) = fake::stdio().await;
+        let asking = link.request("broken", json!({}));
+        let answering = async {
+            let sent = up.next().await;
+            let mut bad = format!(
+                r#"{{"jsonrpc":"2.0","id":{},"result":{{"text":""#,
+                sent["id"]
+            )
+            .into_bytes();
+            bad.extend_from_slice(b"caf\xe9\"}}\n");
+            up.say.send(b"\xff\xfe not even JSON\n".to_vec()).unwrap();
+            up.say.send(bad).unwrap();
+        };
+        let (answer, ()) = tokio::time::timeout(Duration::from_secs(5), async {
+            tokio::join!(asking, answering)
+        })
+        .await
+        .expect("the broken answer fails its request at once");
+        assert!(
+            matches!(&answer, Err(UpstreamError::Unavailable(why)) if why.contains("UTF-8")),
+            "{answer:?}"
+        );
+        let asking = link.request("fine", json!({}));
+        let answering = async {
+            let sent = up.next().await;
+            up.send(&json!({"jsonrpc": "2.0", "id": sent["id"], "result": {"ok": 1}}));
+        };
+        let (answer, ()) = tokio::join!(asking, answering);
+        assert_eq!(answer.unwrap(), json!({"ok": 1}));
     }
 }
