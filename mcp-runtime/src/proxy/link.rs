@@ -10,7 +10,7 @@ use std::process::Stdio;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncWriteExt, BufReader};
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
@@ -19,6 +19,7 @@ use super::routing::{Askers, Changes, route};
 use super::streams::{Listen, Peer, is_event_stream, read_events, take_event};
 use super::watch::Watch;
 use crate::protocol::headers::{HeaderParam, header_params, param_headers};
+use crate::transport::stdio::lines::{Line, Lines, Overlong};
 
 /// How long one upstream request may take.
 pub const DEFAULT_UPSTREAM_TIMEOUT: Duration = Duration::from_secs(60);
@@ -151,21 +152,22 @@ impl Link {
             let (pending, closed, out) = (Arc::clone(&pending), closed.clone(), out.clone());
             let (askers, changes) = (Arc::clone(&askers), Arc::clone(&changes));
             tokio::spawn(async move {
-                let mut stdout = BufReader::new(stdout);
-                let mut line = Vec::new();
+                // Lines past the limit are skipped as they come, never buffered whole.
+                let stdout = BufReader::with_capacity(64 * 1024, stdout);
+                let mut lines = Lines::new(stdout, MAX_MESSAGE);
                 loop {
-                    line.clear();
-                    match stdout.read_until(b'\n', &mut line).await {
-                        Ok(0) => break,
-                        Ok(_) => {}
+                    let line = match lines.next().await {
+                        Ok(Line::Message(line)) => line,
+                        Ok(Line::TooLong(long)) => {
+                            too_long(&long, &pending);
+                            continue;
+                        }
+                        Ok(Line::Eof) => break,
                         Err(e) => {
                             tracing::warn!("reading the upstream server's stdout: {e}");
                             break;
                         }
-                    }
-                    if line.len() > MAX_MESSAGE {
-                        continue;
-                    }
+                    };
                     let Some(msg) = message(&line, &pending) else {
                         continue;
                     };
@@ -652,6 +654,23 @@ fn message(line: &[u8], pending: &Pending) -> Option<Value> {
     msg.ok()
 }
 
+/// A line over [`MAX_MESSAGE`], skipped: told at warn with its size, and when it is an
+/// answer whose id its ends show ([`overlong::answer_id`]), its request fails at once;
+/// otherwise that request ends at its time limit.
+fn too_long(long: &Overlong, pending: &Pending) {
+    tracing::warn!(
+        "the upstream server wrote a line of {} bytes, over the limit of {MAX_MESSAGE}: skipped",
+        long.len
+    );
+    if let Some(id) = super::overlong::answer_id(&long.head, &long.tail) {
+        let why = format!(
+            "its answer was {} bytes, over the limit of {MAX_MESSAGE}",
+            long.len
+        );
+        fail(pending, id, &why);
+    }
+}
+
 /// The id of one of our requests that `msg` answers (it has no `method`).
 fn answer_id(msg: &Value) -> Option<u64> {
     if msg.get("method").is_some() {
@@ -851,6 +870,45 @@ mod tests {
             matches!(&answer, Err(UpstreamError::Unavailable(why)) if why.contains("UTF-8")),
             "{answer:?}"
         );
+        let asking = link.request("fine", json!({}));
+        let answering = async {
+            let sent = up.next().await;
+            up.send(&json!({"jsonrpc": "2.0", "id": sent["id"], "result": {"ok": 1}}));
+        };
+        let (answer, ()) = tokio::join!(asking, answering);
+        assert_eq!(answer.unwrap(), json!({"ok": 1}));
+    }
+
+    /// An answer over the limit is skipped as it comes (never buffered whole), and when
+    /// its id shows at either end, its request fails at once, naming its size; the link
+    /// reads on. Before, the line was buffered whole and skipped silently, so its request
+    /// waited for its time limit.
+    #[tokio::test]
+    async fn an_answer_over_the_limit_fails_its_request_at_once() {
+        let (link, mut up) = fake::stdio().await;
+        let filler = "x".repeat(super::MAX_MESSAGE);
+        for result_first in [false, true] {
+            let asking = link.request("huge", json!({}));
+            let answering = async {
+                let sent = up.next().await;
+                let id = &sent["id"];
+                let line = if result_first {
+                    format!(r#"{{"result":{{"t":"{filler}"}},"jsonrpc":"2.0","id":{id}}}"#)
+                } else {
+                    format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{"t":"{filler}"}}}}"#)
+                };
+                up.say.send(format!("{line}\n").into_bytes()).unwrap();
+            };
+            let (answer, ()) = tokio::time::timeout(Duration::from_secs(10), async {
+                tokio::join!(asking, answering)
+            })
+            .await
+            .expect("the request fails at once");
+            assert!(
+                matches!(&answer, Err(UpstreamError::Unavailable(why)) if why.contains("bytes, over the limit")),
+                "{answer:?}"
+            );
+        }
         let asking = link.request("fine", json!({}));
         let answering = async {
             let sent = up.next().await;

@@ -64,6 +64,7 @@ mod legacy_task;
 mod link;
 mod ongoing;
 mod options;
+mod overlong;
 mod parked;
 mod presented;
 mod routing;
