@@ -16,7 +16,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::ongoing::{Cancel, Ongoing};
 use super::routing::{Askers, Changes, route};
-use super::streams::{Listen, Peer, is_event_stream, read_events, take_event};
+use super::streams::{Events, Listen, Peer, is_event_stream, read_events};
 use super::watch::Watch;
 use crate::protocol::headers::{HeaderParam, header_params, param_headers};
 use crate::transport::stdio::lines::{Line, Lines, Overlong};
@@ -606,9 +606,10 @@ impl Link {
         let text = String::from_utf8_lossy(&body);
         let id = msg.get("id");
         let parsed = if sse {
-            let mut events = body.to_vec();
-            events.extend_from_slice(b"\n\n");
-            std::iter::from_fn(|| take_event(&mut events))
+            let mut events = Events::default();
+            events.push(&body);
+            events.push(b"\n\n");
+            std::iter::from_fn(|| events.next_data())
                 .filter_map(|d| serde_json::from_str::<Value>(&d).ok())
                 .find(|v| v.get("id") == id)
         } else {
