@@ -2,7 +2,6 @@
 //! on stdio, an in-process pipe, or Streamable HTTP), the era it speaks settled, and the
 //! requests and answers sent to it, many at a time.
 
-use http_body_util::BodyExt;
 use serde_json::{Map, Value, json};
 use std::collections::HashMap;
 use std::fmt;
@@ -16,7 +15,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::ongoing::{Cancel, Ongoing};
 use super::routing::{Askers, Changes, route};
-use super::streams::{Events, Listen, Peer, is_event_stream, read_events};
+use super::streams::{Listen, Peer, answer_in, read_events};
 use super::watch::Watch;
 use crate::protocol::headers::{HeaderParam, header_params, param_headers};
 use crate::transport::stdio::lines::{Line, Lines, Overlong};
@@ -590,39 +589,11 @@ impl Link {
         peer.send(self.post_request(peer, msg, name)?).await
     }
 
-    /// POSTs one message; the answer to it (JSON, or the matching SSE event), if any.
+    /// POSTs one message; the answer to it (JSON, or the first SSE event carrying its
+    /// id), if any.
     async fn post(&self, msg: &Value, name: Option<&str>) -> Result<Option<Value>, UpstreamError> {
         let resp = self.send(msg, name).await?;
-        let status = resp.status();
-        let sse = is_event_stream(&resp);
-        let body = http_body_util::Limited::new(resp.into_body(), MAX_MESSAGE)
-            .collect()
-            .await
-            .map_err(|e| gone(format!("reading its answer: {e}")))?
-            .to_bytes();
-        if status.as_u16() == 202 || (body.is_empty() && status.is_success()) {
-            return Ok(None);
-        }
-        let text = String::from_utf8_lossy(&body);
-        let id = msg.get("id");
-        let parsed = if sse {
-            let mut events = Events::default();
-            events.push(&body);
-            events.push(b"\n\n");
-            std::iter::from_fn(|| events.next_data())
-                .filter_map(|d| serde_json::from_str::<Value>(&d).ok())
-                .find(|v| v.get("id") == id)
-        } else {
-            serde_json::from_str::<Value>(&text).ok()
-        };
-        match parsed {
-            Some(v) => Ok(Some(v)),
-            None if !status.is_success() => Err(gone(format!(
-                "HTTP {status}: {}",
-                text.chars().take(200).collect::<String>()
-            ))),
-            None => Err(gone("an answer that is not JSON-RPC")),
-        }
+        answer_in(resp, msg.get("id"), None).await
     }
 }
 
@@ -917,5 +888,30 @@ mod tests {
         };
         let (answer, ()) = tokio::join!(asking, answering);
         assert_eq!(answer.unwrap(), json!({"ok": 1}));
+    }
+
+    /// An HTTP upstream that answers on an event stream and keeps it open: the request
+    /// has its answer at the event carrying its id (what comes before it, another id
+    /// included, is passed over). Before, the whole body was read first, so
+    /// `prompts/get`, `resources/read`, the lists and the handshake waited for the time
+    /// limit.
+    #[tokio::test]
+    async fn an_answer_on_an_event_stream_left_open_is_taken_at_once() {
+        let (link, _) = fake::http(|req| {
+            (req.body["method"] == "prompts/get").then(|| {
+                fake::Reply::events(&[
+                    json!({"jsonrpc": "2.0", "method": "notifications/message",
+                        "params": {"level": "info", "data": "x"}}),
+                    json!({"jsonrpc": "2.0", "id": 999, "result": {}}),
+                    json!({"jsonrpc": "2.0", "id": req.body["id"], "result": {"messages": []}}),
+                ])
+            })
+        })
+        .await;
+        let asked = link.request("prompts/get", json!({"name": "p"}));
+        let answer = tokio::time::timeout(Duration::from_secs(5), asked)
+            .await
+            .expect("answered at once");
+        assert_eq!(answer.unwrap(), json!({"messages": []}));
     }
 }

@@ -213,48 +213,73 @@ pub(super) async fn read_events(
     asks: mpsc::UnboundedSender<Next>,
     answer: oneshot::Sender<Result<Value, UpstreamError>>,
 ) {
+    let got = answer_in(resp, Some(&json!(id)), Some(&asks)).await;
+    let got = got.and_then(|a| a.ok_or_else(|| gone("no answer")));
+    let _ = answer.send(got.and_then(outcome));
+}
+
+/// The answer to the request `id` in the response to its POST: the JSON body, or the
+/// first event of its stream that carries `id` (the stream is read no further: an
+/// upstream may keep it open). What comes on the stream before it about the request goes
+/// to `asks`, if given. `None`: no answer (`202`, an empty body, a stream in answer to a
+/// notification).
+pub(super) async fn answer_in(
+    resp: hyper::Response<hyper::body::Incoming>,
+    id: Option<&Value>,
+    asks: Option<&mpsc::UnboundedSender<Next>>,
+) -> Result<Option<Value>, UpstreamError> {
     let status = resp.status();
+    if status == hyper::StatusCode::ACCEPTED {
+        return Ok(None);
+    }
     let sse = is_event_stream(&resp);
     let mut body = resp.into_body();
-    if !sse {
-        let got = http_body_util::Limited::new(body, MAX_MESSAGE)
+    if !sse || !status.is_success() {
+        let body = http_body_util::Limited::new(body, MAX_MESSAGE)
             .collect()
             .await
-            .map_err(|e| gone(format!("reading its answer: {e}")))
-            .and_then(|b| {
-                serde_json::from_slice::<Value>(&b.to_bytes())
-                    .map_err(|_| gone(format!("HTTP {status} with an answer that is not JSON-RPC")))
-            });
-        let _ = answer.send(got.and_then(outcome));
-        return;
+            .map_err(|e| gone(format!("reading its answer: {e}")))?
+            .to_bytes();
+        if body.is_empty() && status.is_success() {
+            return Ok(None);
+        }
+        return match serde_json::from_slice::<Value>(&body) {
+            Ok(v) => Ok(Some(v)),
+            Err(_) if !status.is_success() => Err(gone(format!(
+                "HTTP {status}: {}",
+                String::from_utf8_lossy(&body)
+                    .chars()
+                    .take(200)
+                    .collect::<String>()
+            ))),
+            Err(_) => Err(gone(format!(
+                "HTTP {status} with an answer that is not JSON-RPC"
+            ))),
+        };
     }
+    let Some(id) = id else {
+        return Ok(None);
+    };
     let mut events = Events::default();
     loop {
         let frame = match body.frame().await {
             Some(Ok(f)) => f,
-            Some(Err(e)) => {
-                let _ = answer.send(Err(gone(format!("its event stream broke: {e}"))));
-                return;
-            }
-            None => {
-                let _ = answer.send(Err(gone("its event stream ended with no answer")));
-                return;
-            }
+            Some(Err(e)) => return Err(gone(format!("its event stream broke: {e}"))),
+            None => return Err(gone("its event stream ended with no answer")),
         };
         let Ok(data) = frame.into_data() else {
             continue;
         };
         events.push(&data);
         if events.held() > MAX_MESSAGE {
-            let _ = answer.send(Err(gone("an event larger than the limit")));
-            return;
+            return Err(gone("an event larger than the limit"));
         }
         while let Some(event) = events.next_data() {
             let Ok(msg) = serde_json::from_str::<Value>(&event) else {
                 continue;
             };
             match msg.get("method").and_then(Value::as_str) {
-                // What comes on this stream is about this call.
+                // What comes on this stream is about this request.
                 Some(method) => {
                     let next = match (method, msg.get("id")) {
                         (m, Some(rid)) => Next::Asked(Asked {
@@ -265,12 +290,11 @@ pub(super) async fn read_events(
                         ("notifications/message", None) => Next::Log(msg["params"].clone()),
                         _ => continue,
                     };
-                    let _ = asks.send(next);
+                    if let Some(asks) = asks {
+                        let _ = asks.send(next);
+                    }
                 }
-                None if msg.get("id").and_then(Value::as_u64) == Some(id) => {
-                    let _ = answer.send(outcome(msg));
-                    return;
-                }
+                None if msg.get("id") == Some(id) => return Ok(Some(msg)),
                 None => {}
             }
         }
