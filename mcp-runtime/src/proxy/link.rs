@@ -723,15 +723,37 @@ pub(super) fn rpc_error(e: &Value, fallback: &str) -> UpstreamError {
     }
 }
 
-/// An answer's result, or its error.
+/// The message of an upstream's JSON-RPC error that has none (or one that is not a
+/// string).
+pub(super) const NO_MESSAGE: &str = "the upstream server's error has no message";
+
+/// An answer's result, or its error (an `error` that is not an object is no JSON-RPC
+/// error: the upstream is then unavailable).
 pub(super) fn outcome(answer: Value) -> Result<Value, UpstreamError> {
     if let Some(e) = answer.get("error") {
-        return Err(rpc_error(e, ""));
+        if !e.is_object() {
+            return Err(gone(format!(
+                "an error that is not a JSON-RPC error object: {}",
+                excerpt(e.to_string().as_bytes())
+            )));
+        }
+        return Err(rpc_error(e, NO_MESSAGE));
     }
     answer
         .get("result")
         .cloned()
         .ok_or_else(|| gone("an answer with neither result nor error"))
+}
+
+/// The start of `bytes` (an answer that is not what it should be), to show in an error.
+pub(super) fn excerpt(bytes: &[u8]) -> String {
+    const SHOWN: usize = 200;
+    let text = String::from_utf8_lossy(bytes);
+    let mut shown: String = text.chars().take(SHOWN).collect();
+    if text.chars().nth(SHOWN).is_some() {
+        shown.push('…');
+    }
+    shown
 }
 
 #[cfg(test)]
@@ -913,5 +935,84 @@ mod tests {
             .await
             .expect("answered at once");
         assert_eq!(answer.unwrap(), json!({"messages": []}));
+    }
+
+    /// What an HTTP upstream answers that is not the JSON-RPC answer to the request is
+    /// an error naming the status and showing the body; a JSON-RPC error with a failure
+    /// status keeps its code. Before, a `401` with `{"error": "invalid_token"}` was an
+    /// error with an empty message, and an answer to another id was taken.
+    #[tokio::test]
+    async fn an_http_answer_that_is_not_the_answer_is_a_clear_error() {
+        let (link, _) = fake::http(|req| {
+            let id = &req.body["id"];
+            Some(match req.body["method"].as_str()? {
+                "prompts/get" => {
+                    fake::Reply::status(401, "application/json", br#"{"error":"invalid_token"}"#)
+                }
+                "resources/read" => {
+                    fake::Reply::json(&json!({"jsonrpc": "2.0", "id": 999, "result": {}}))
+                }
+                "tools/list" => fake::Reply::json(
+                    &json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32000}}),
+                ),
+                "completion/complete" => fake::Reply::status(
+                    400,
+                    "application/json",
+                    br#"{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"bad"}}"#,
+                ),
+                "tools/call" => fake::Reply::status(502, "text/html", b"<h1>Bad Gateway</h1>"),
+                _ => return None,
+            })
+        })
+        .await;
+        let e = link.request("prompts/get", json!({})).await.unwrap_err();
+        assert!(
+            matches!(&e, UpstreamError::Unavailable(m) if m.contains("HTTP 401") && m.contains("invalid_token")),
+            "{e:?}"
+        );
+        let e = link.request("resources/read", json!({})).await.unwrap_err();
+        assert!(
+            matches!(&e, UpstreamError::Unavailable(m) if m.contains("another request")),
+            "{e:?}"
+        );
+        let e = link.request("tools/list", json!({})).await.unwrap_err();
+        assert!(
+            matches!(&e, UpstreamError::Rpc { code: -32000, message, .. } if message.contains("no message")),
+            "{e:?}"
+        );
+        let e = link
+            .request("completion/complete", json!({}))
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(&e, UpstreamError::Rpc { code: -32600, message, .. } if message == "bad (HTTP 400 Bad Request)"),
+            "{e:?}"
+        );
+        let mut call = link.start("tools/call", json!({}), None).await.unwrap();
+        let answer = call.next().await;
+        assert!(
+            matches!(&answer, Next::Answer(Err(UpstreamError::Unavailable(m))) if m.contains("HTTP 502") && m.contains("Bad Gateway")),
+            "{answer:?}"
+        );
+    }
+
+    /// An `error` that is not a JSON-RPC error object, or one without a string message,
+    /// says so. Before, either was an error with an empty message.
+    #[tokio::test]
+    async fn an_error_without_a_message_says_so() {
+        let (link, mut up) = fake::stdio().await;
+        for (error, want) in [
+            (json!("boom"), "not a JSON-RPC error object: \"boom\""),
+            (json!({"code": 7, "message": 42}), "no message"),
+        ] {
+            let asking = link.request("x", json!({}));
+            let answering = async {
+                let sent = up.next().await;
+                up.send(&json!({"jsonrpc": "2.0", "id": sent["id"], "error": error}));
+            };
+            let (answer, ()) = tokio::join!(asking, answering);
+            let e = answer.unwrap_err();
+            assert!(e.to_string().contains(want), "{e:?}");
+        }
     }
 }

@@ -1,7 +1,9 @@
 //! The HTTP side of an upstream: its change streams (`subscriptions/listen`, or the
 //! legacy GET stream) and the event stream of one POSTed request, read as they come.
 
-use super::link::{MAX_MESSAGE, MODERN, UpstreamError, gone, outcome};
+use super::link::{
+    MAX_MESSAGE, MODERN, NO_MESSAGE, UpstreamError, excerpt, gone, outcome, rpc_error,
+};
 use super::ongoing::Next;
 use super::routing::{Asked, Changes, unsolicited};
 use crate::protocol::headers::encode_header_value;
@@ -243,19 +245,7 @@ pub(super) async fn answer_in(
         if body.is_empty() && status.is_success() {
             return Ok(None);
         }
-        return match serde_json::from_slice::<Value>(&body) {
-            Ok(v) => Ok(Some(v)),
-            Err(_) if !status.is_success() => Err(gone(format!(
-                "HTTP {status}: {}",
-                String::from_utf8_lossy(&body)
-                    .chars()
-                    .take(200)
-                    .collect::<String>()
-            ))),
-            Err(_) => Err(gone(format!(
-                "HTTP {status} with an answer that is not JSON-RPC"
-            ))),
-        };
+        return json_answer(status, &body, id);
     }
     let Some(id) = id else {
         return Ok(None);
@@ -298,6 +288,57 @@ pub(super) async fn answer_in(
                 None => {}
             }
         }
+    }
+}
+
+/// The answer to the request `id` in the JSON `body` of a response of `status`. A
+/// failure status is an error naming it: the JSON-RPC error the body holds (whatever its
+/// id: an error of the upstream's transport may have none), or an excerpt of the body. A
+/// success carries the answer to `id`, or is an error with an excerpt of what it carries
+/// instead; a success to a notification or answer posted (`id`: `None`) carries nothing.
+fn json_answer(
+    status: hyper::StatusCode,
+    body: &[u8],
+    id: Option<&Value>,
+) -> Result<Option<Value>, UpstreamError> {
+    let parsed = serde_json::from_slice::<Value>(body).ok();
+    if !status.is_success() {
+        let rpc = parsed
+            .as_ref()
+            .filter(|v| v.get("result").is_none())
+            .and_then(|v| v.get("error"))
+            .filter(|e| e.get("code").is_some_and(Value::is_i64));
+        return Err(match rpc.map(|e| rpc_error(e, NO_MESSAGE)) {
+            Some(UpstreamError::Rpc {
+                code,
+                message,
+                data,
+            }) => UpstreamError::Rpc {
+                code,
+                message: format!("{message} (HTTP {status})"),
+                data,
+            },
+            _ => gone(format!("HTTP {status}: {}", excerpt(body))),
+        });
+    }
+    let Some(id) = id else {
+        return Ok(None);
+    };
+    match parsed {
+        Some(v)
+            if v.get("id") == Some(id)
+                && (v.get("result").is_some() || v.get("error").is_some()) =>
+        {
+            Ok(Some(v))
+        }
+        Some(v) if v.get("id").is_some() && v.get("method").is_none() => Err(gone(format!(
+            "HTTP {status} with the answer to another request: {}",
+            excerpt(body)
+        ))),
+        _ => Err(gone(format!(
+            "HTTP {status} with an answer that is not JSON-RPC: {}",
+            excerpt(body)
+        ))),
     }
 }
 
