@@ -106,11 +106,22 @@ pub(super) async fn settled(link: &Link) {
     panic!("still in flight: {:?}", in_flight(link));
 }
 
-/// A request to a [`http`] fake: its HTTP method and body.
+/// A request to a [`http`] fake: its HTTP method, headers (names in lower case) and body.
 #[derive(Debug, Clone)]
 pub(super) struct Req {
     pub(super) verb: String,
+    pub(super) headers: Vec<(String, String)>,
     pub(super) body: Value,
+}
+
+impl Req {
+    /// The value of the header `name` (lower case), if it came.
+    pub(super) fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    }
 }
 
 /// What a [`http`] fake answers: a status, headers and a body, then (`hold`) the
@@ -207,6 +218,7 @@ async fn serve_one(
     }
     let req = Req {
         verb,
+        headers,
         body: serde_json::from_slice(&body).unwrap_or(Value::Null),
     };
     let reply = answer(&req).unwrap_or_else(|| plain(&req));

@@ -218,6 +218,7 @@ impl Link {
             client,
             headers: Arc::new(options.header_map()?),
             session: Arc::default(),
+            reopening: Arc::default(),
             patience: options.timeout.unwrap_or(DEFAULT_UPSTREAM_TIMEOUT),
         });
         Self::settle(wire, Arc::default(), CancellationToken::new()).await
@@ -253,14 +254,7 @@ impl Link {
             Err(e) => return Err(e),
         }
         link.version = "2025-11-25".to_owned();
-        // What it may ask during a call passes to our client (who is asked only if it
-        // can answer: see `Input::ask`).
-        let init = json!({
-            "protocolVersion": "2025-11-25",
-            "capabilities": {"elicitation": {"form": {}, "url": {}}, "sampling": {}, "roots": {}},
-            "clientInfo": {"name": "mcp-runtime-proxy", "version": env!("CARGO_PKG_VERSION")},
-        });
-        let hello = link.request("initialize", init).await?;
+        let hello = link.request("initialize", initialize_params()).await?;
         if let Some(v) = hello["protocolVersion"].as_str() {
             link.version = v.to_owned();
         }
@@ -483,13 +477,14 @@ impl Link {
                 });
             }
             Wire::Http(peer) => {
-                let req = self.post_request(peer, &msg, name.as_deref())?;
+                let extra = self.param_headers(&msg);
                 // The response's head is awaited in the reading task, so the call's
                 // patience (silence for `HttpOptions::timeout`) also covers an upstream
                 // that took the request and hangs before answering at all.
                 let (peer, patience) = (peer.clone(), peer.patience);
+                let version = self.version.clone();
                 let reading = tokio::spawn(async move {
-                    match peer.send(req).await {
+                    match peer.call(&version, &msg, name.as_deref(), &extra).await {
                         Ok(resp) => read_events(resp, id, asks_tx, answer_tx).await,
                         Err(e) => drop(answer_tx.send(Err(e))),
                     }
@@ -547,17 +542,6 @@ impl Link {
         *self.headers.lock().unwrap_or_else(|e| e.into_inner()) = found.collect();
     }
 
-    /// The POST of `msg` to `peer`, with the headers a conforming client sends: the
-    /// revision's, and a call's `Mcp-Param-*` ([`Link::param_headers`]).
-    fn post_request(
-        &self,
-        peer: &Peer,
-        msg: &Value,
-        name: Option<&str>,
-    ) -> Result<hyper::Request<http_body_util::Full<bytes::Bytes>>, UpstreamError> {
-        peer.post(&self.version, msg, name, &self.param_headers(msg))
-    }
-
     /// The `Mcp-Param-*` headers of `msg` when it is a `tools/call` of a tool with
     /// `x-mcp-header` parameters, written as a conforming client writes them.
     fn param_headers(&self, msg: &Value) -> Vec<(String, String)> {
@@ -577,7 +561,9 @@ impl Link {
         param_headers(wanted, arguments)
     }
 
-    /// POSTs one message; the response, its body unread.
+    /// POSTs one message, with the headers a conforming client sends (the revision's,
+    /// and a call's `Mcp-Param-*`: [`Link::param_headers`]); the response, its body
+    /// unread.
     async fn send(
         &self,
         msg: &Value,
@@ -586,7 +572,8 @@ impl Link {
         let Wire::Http(peer) = &self.wire else {
             return Err(gone("not an HTTP upstream"));
         };
-        peer.send(self.post_request(peer, msg, name)?).await
+        peer.call(&self.version, msg, name, &self.param_headers(msg))
+            .await
     }
 
     /// POSTs one message; the answer to it (JSON, or the first SSE event carrying its
@@ -692,6 +679,17 @@ impl Drop for Waiting {
             let _ = out.try_send(note.to_string());
         }
     }
+}
+
+/// The params of our `initialize` (a 2025-11-25 upstream's, and again when it lost our
+/// session: see `Peer::reopen`). What it may ask during a call passes to our client (who
+/// is asked only if it can answer: see `Input::ask`).
+pub(super) fn initialize_params() -> Value {
+    json!({
+        "protocolVersion": "2025-11-25",
+        "capabilities": {"elicitation": {"form": {}, "url": {}}, "sampling": {}, "roots": {}},
+        "clientInfo": {"name": "mcp-runtime-proxy", "version": env!("CARGO_PKG_VERSION")},
+    })
 }
 
 impl Drop for Link {
@@ -1014,5 +1012,63 @@ mod tests {
             let e = answer.unwrap_err();
             assert!(e.to_string().contains(want), "{e:?}");
         }
+    }
+
+    /// A 2025-11-25 upstream that forgot our session (it restarted) answers `404` to it:
+    /// a new session is opened once, and the request sent again in it, for a plain
+    /// request and a call alike. Before, every later request failed for good.
+    #[tokio::test]
+    async fn a_forgotten_session_is_opened_again() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        use std::sync::{Arc, Mutex};
+        let valid: Arc<Mutex<Option<String>>> = Arc::default();
+        let opened = Arc::new(AtomicUsize::new(0));
+        let (v, o) = (Arc::clone(&valid), Arc::clone(&opened));
+        let (link, _) = fake::http(move |req| {
+            let id = &req.body["id"];
+            let method = req.body["method"].as_str().unwrap_or_default();
+            if method == "initialize" {
+                let sid = format!("s{}", o.fetch_add(1, Ordering::SeqCst) + 1);
+                *v.lock().unwrap() = Some(sid.clone());
+                let mut r = fake::Reply::json(&json!({"jsonrpc": "2.0", "id": id, "result": {
+                    "protocolVersion": "2025-11-25", "capabilities": {"tools": {}},
+                    "serverInfo": {"name": "fake", "version": "1"}}}));
+                r.headers.push(("mcp-session-id", sid));
+                return Some(r);
+            }
+            if req.header("mcp-session-id") != v.lock().unwrap().as_deref() {
+                return Some(fake::Reply::status(404, "text/plain", b"no such session"));
+            }
+            let result = match method {
+                "tools/list" => json!({"tools": []}),
+                "tools/call" => json!({"content": []}),
+                _ => return None,
+            };
+            Some(fake::Reply::json(
+                &json!({"jsonrpc": "2.0", "id": id, "result": result}),
+            ))
+        })
+        .await;
+        assert_eq!(opened.load(Ordering::SeqCst), 1);
+        let restart = || *valid.lock().unwrap() = None;
+
+        restart();
+        let listed = link.request("tools/list", json!({})).await;
+        assert_eq!(listed.unwrap(), json!({"tools": []}));
+        assert_eq!(opened.load(Ordering::SeqCst), 2);
+
+        restart();
+        let mut call = link.start("tools/call", json!({}), None).await.unwrap();
+        let answer = call.next().await;
+        assert!(matches!(&answer, Next::Answer(Ok(_))), "{answer:?}");
+        assert_eq!(opened.load(Ordering::SeqCst), 3);
+
+        let listed = link.request("tools/list", json!({})).await;
+        assert_eq!(listed.unwrap(), json!({"tools": []}));
+        assert_eq!(
+            opened.load(Ordering::SeqCst),
+            3,
+            "no new session without a 404"
+        );
     }
 }

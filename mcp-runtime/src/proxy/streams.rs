@@ -28,6 +28,8 @@ pub(super) struct Peer {
     pub(super) headers: Arc<hyper::HeaderMap>,
     /// The 2025-11-25 session, once `initialize` opened one.
     pub(super) session: Arc<Mutex<Option<String>>>,
+    /// Held while a new session is opened ([`Peer::reopen`]).
+    pub(super) reopening: Arc<tokio::sync::Mutex<()>>,
     /// How long a request may go without a word from it (`HttpOptions::timeout`).
     pub(super) patience: Duration,
 }
@@ -81,6 +83,71 @@ impl Peer {
         }
         req.body(Full::new(Bytes::from(msg.to_string())))
             .map_err(gone)
+    }
+
+    /// POSTs `msg` (see [`Peer::post`]); the response, its body unread. When the upstream
+    /// answers `404` to the session the request carried (it forgot it: it restarted,
+    /// say), a new session is opened ([`Peer::reopen`]) and the request sent once more,
+    /// in it, as the 2025-11-25 revision asks of a client.
+    pub(super) async fn call(
+        &self,
+        version: &str,
+        msg: &Value,
+        name: Option<&str>,
+        extra: &[(String, String)],
+    ) -> Result<hyper::Response<hyper::body::Incoming>, UpstreamError> {
+        let req = self.post(version, msg, name, extra)?;
+        let carried = req
+            .headers()
+            .get("mcp-session-id")
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned);
+        let resp = self.send(req).await?;
+        let stale = carried.filter(|_| {
+            resp.status() == hyper::StatusCode::NOT_FOUND && msg["method"] != "initialize"
+        });
+        let Some(stale) = stale else {
+            return Ok(resp);
+        };
+        drop(resp);
+        self.reopen(version, &stale).await?;
+        self.send(self.post(version, msg, name, extra)?).await
+    }
+
+    /// Opens a new session in place of `stale`, which the upstream forgot: `initialize`
+    /// again (without a session), then `notifications/initialized`. Once for all the
+    /// requests that found it forgotten together: one that finds a newer session open
+    /// goes on in it. When it fails, `stale` stays (the next request tries again).
+    async fn reopen(&self, version: &str, stale: &str) -> Result<(), UpstreamError> {
+        let _one = self.reopening.lock().await;
+        {
+            let mut sid = self.session.lock().unwrap_or_else(|e| e.into_inner());
+            if sid.as_deref() != Some(stale) {
+                return Ok(());
+            }
+            *sid = None;
+        }
+        let opened = self.initialize(version).await;
+        if opened.is_err() {
+            let mut sid = self.session.lock().unwrap_or_else(|e| e.into_inner());
+            sid.get_or_insert_with(|| stale.to_owned());
+        } else {
+            tracing::info!("the upstream server forgot our session: a new one was opened");
+        }
+        opened
+    }
+
+    /// `initialize` and `notifications/initialized`, outside of any session.
+    async fn initialize(&self, version: &str) -> Result<(), UpstreamError> {
+        let id = json!("reopen");
+        let init = json!({"jsonrpc": "2.0", "id": id, "method": "initialize",
+            "params": super::link::initialize_params()});
+        let resp = self.send(self.post(version, &init, None, &[])?).await?;
+        let hello = answer_in(resp, Some(&id), None).await?;
+        outcome(hello.ok_or_else(|| gone("no answer to `initialize`"))?)?;
+        let done = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+        let resp = self.send(self.post(version, &done, None, &[])?).await?;
+        answer_in(resp, None, None).await.map(drop)
     }
 
     /// Sends `req`; keeps the session id the response gives.
@@ -158,8 +225,21 @@ impl Listen {
         let Ok(req) = req else {
             return false;
         };
+        let carried = req
+            .headers()
+            .get("mcp-session-id")
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned);
         let resp = match self.peer.client.request(req).await {
             Ok(r) if r.status().is_success() => r,
+            // The upstream forgot our session: opened again in a new one.
+            Ok(r) if r.status() == hyper::StatusCode::NOT_FOUND && carried.is_some() => {
+                let stale = carried.unwrap_or_default();
+                if let Err(e) = self.peer.reopen(&self.version, &stale).await {
+                    tracing::debug!("the upstream's change stream: {e}");
+                }
+                return true;
+            }
             Ok(r) => {
                 tracing::debug!(status = %r.status(), "the upstream has no change stream");
                 return false;
