@@ -467,12 +467,13 @@ impl Link {
                 // in flight (`route` passes a request or log message on only while one
                 // call is), and one given up is cancelled upstream.
                 tokio::spawn(async move {
-                    let _waiting = waiting;
                     let a = tokio::select! {
                         a = rx => a.unwrap_or_else(|_| Err(gone("the upstream server exited"))),
                         () = closed.cancelled() => Err(gone("the upstream server exited")),
                         () = answer_tx.closed() => return,
                     };
+                    // No longer in flight once answered, before its caller goes on.
+                    drop(waiting);
                     let _ = answer_tx.send(a.and_then(outcome));
                 });
             }
