@@ -654,7 +654,7 @@ fn fail(pending: &Pending, id: u64, why: &str) {
 /// while this lives. Dropped before the answer came (given up: its caller went, or its
 /// time ran out), it is taken out of both, and the upstream is told
 /// (`notifications/cancelled`) unless `out` is `None`.
-pub(super) struct Waiting {
+struct Waiting {
     id: u64,
     pending: Pending,
     askers: Askers,
