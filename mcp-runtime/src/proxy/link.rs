@@ -2,7 +2,6 @@
 //! on stdio, an in-process pipe, or Streamable HTTP), the era it speaks settled, and the
 //! requests and answers sent to it, many at a time.
 
-use http_body_util::BodyExt;
 use serde_json::{Map, Value, json};
 use std::collections::HashMap;
 use std::fmt;
@@ -10,15 +9,16 @@ use std::process::Stdio;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncWriteExt, BufReader};
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
 use super::ongoing::{Cancel, Ongoing};
 use super::routing::{Askers, Changes, route};
-use super::streams::{Listen, Peer, is_event_stream, read_events, take_event};
+use super::streams::{Listen, Peer, answer_in, read_events};
 use super::watch::Watch;
 use crate::protocol::headers::{HeaderParam, header_params, param_headers};
+use crate::transport::stdio::lines::{Line, Lines, Overlong};
 
 /// How long one upstream request may take.
 pub const DEFAULT_UPSTREAM_TIMEOUT: Duration = Duration::from_secs(60);
@@ -61,7 +61,8 @@ pub(super) fn gone(why: impl fmt::Display) -> UpstreamError {
     UpstreamError::Unavailable(why.to_string())
 }
 
-type Pending = Arc<Mutex<HashMap<u64, oneshot::Sender<Value>>>>;
+/// The stdio requests waiting, by id: each gets its answer, or why it has none.
+type Pending = Arc<Mutex<HashMap<u64, oneshot::Sender<Result<Value, UpstreamError>>>>>;
 
 pub(super) enum Wire {
     Stdio {
@@ -150,13 +151,23 @@ impl Link {
             let (pending, closed, out) = (Arc::clone(&pending), closed.clone(), out.clone());
             let (askers, changes) = (Arc::clone(&askers), Arc::clone(&changes));
             tokio::spawn(async move {
-                let mut lines = BufReader::new(stdout).lines();
-                while let Ok(Some(line)) = lines.next_line().await {
-                    if line.len() > MAX_MESSAGE {
-                        continue;
-                    }
-                    let Ok(msg) = serde_json::from_str::<Value>(&line) else {
-                        tracing::debug!("upstream wrote a line that is not JSON");
+                // Lines past the limit are skipped as they come, never buffered whole.
+                let stdout = BufReader::with_capacity(64 * 1024, stdout);
+                let mut lines = Lines::new(stdout, MAX_MESSAGE);
+                loop {
+                    let line = match lines.next().await {
+                        Ok(Line::Message(line)) => line,
+                        Ok(Line::TooLong(long)) => {
+                            too_long(&long, &pending);
+                            continue;
+                        }
+                        Ok(Line::Eof) => break,
+                        Err(e) => {
+                            tracing::warn!("reading the upstream server's stdout: {e}");
+                            break;
+                        }
+                    };
+                    let Some(msg) = message(&line, &pending) else {
                         continue;
                     };
                     if msg.get("method").is_some() {
@@ -170,7 +181,7 @@ impl Link {
                     };
                     let waiting = pending.lock().unwrap_or_else(|e| e.into_inner()).remove(&n);
                     if let Some(tx) = waiting {
-                        let _ = tx.send(msg);
+                        let _ = tx.send(Ok(msg));
                     }
                 }
                 closed.cancel();
@@ -207,6 +218,7 @@ impl Link {
             client,
             headers: Arc::new(options.header_map()?),
             session: Arc::default(),
+            reopening: Arc::default(),
             patience: options.timeout.unwrap_or(DEFAULT_UPSTREAM_TIMEOUT),
         });
         Self::settle(wire, Arc::default(), CancellationToken::new()).await
@@ -242,14 +254,7 @@ impl Link {
             Err(e) => return Err(e),
         }
         link.version = "2025-11-25".to_owned();
-        // What it may ask during a call passes to our client (who is asked only if it
-        // can answer: see `Input::ask`).
-        let init = json!({
-            "protocolVersion": "2025-11-25",
-            "capabilities": {"elicitation": {"form": {}, "url": {}}, "sampling": {}, "roots": {}},
-            "clientInfo": {"name": "mcp-runtime-proxy", "version": env!("CARGO_PKG_VERSION")},
-        });
-        let hello = link.request("initialize", init).await?;
+        let hello = link.request("initialize", initialize_params()).await?;
         if let Some(v) = hello["protocolVersion"].as_str() {
             link.version = v.to_owned();
         }
@@ -320,9 +325,11 @@ impl Link {
         let answer = tokio::time::timeout(patience, async {
             match &self.wire {
                 Wire::Stdio { closed, .. } => {
-                    let rx = self.enqueue(id, &msg).await?;
+                    // Given up (its time ran out, or the caller went), it is forgotten
+                    // and cancelled upstream as `_waiting` drops.
+                    let (rx, _waiting) = self.enqueue(id, &msg, method != "initialize").await?;
                     tokio::select! {
-                        a = rx => a.map_err(|_| gone("the upstream server exited")),
+                        a = rx => a.unwrap_or_else(|_| Err(gone("the upstream server exited"))),
                         () = closed.cancelled() => Err(gone("the upstream server exited")),
                     }
                 }
@@ -351,15 +358,19 @@ impl Link {
         })
     }
 
-    /// Sends a request on stdio; where its answer will come.
+    /// Sends a request on stdio; where its answer will come, and its place among the
+    /// requests waiting for one (see [`Waiting`]; `cancel`: whether the upstream is told
+    /// when it is given up, which `initialize` never is).
     async fn enqueue(
         &self,
         id: u64,
         msg: &Value,
-    ) -> Result<oneshot::Receiver<Value>, UpstreamError> {
+        cancel: bool,
+    ) -> Result<(oneshot::Receiver<Result<Value, UpstreamError>>, Waiting), UpstreamError> {
         let Wire::Stdio {
             out,
             pending,
+            askers,
             closed,
             ..
         } = &self.wire
@@ -374,10 +385,16 @@ impl Link {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .insert(id, tx);
+        let waiting = Waiting {
+            id,
+            pending: Arc::clone(pending),
+            askers: Arc::clone(askers),
+            out: cancel.then(|| out.clone()),
+        };
         out.send(msg.to_string())
             .await
             .map_err(|_| gone("the upstream server exited"))?;
-        Ok(rx)
+        Ok((rx, waiting))
     }
 
     /// The `_meta` and params of one request in the era spoken, and its message.
@@ -433,8 +450,8 @@ impl Link {
                     .lock()
                     .unwrap_or_else(|e| e.into_inner())
                     .push((id, asks_tx));
-                let rx = match self.enqueue(id, &msg).await {
-                    Ok(rx) => rx,
+                let (rx, waiting) = match self.enqueue(id, &msg, true).await {
+                    Ok(sent) => sent,
                     Err(e) => {
                         askers
                             .lock()
@@ -443,27 +460,32 @@ impl Link {
                         return Err(e);
                     }
                 };
-                let (closed, askers) = (closed.clone(), Arc::clone(askers));
+                let closed = closed.clone();
+                let mut answer_tx = answer_tx;
+                // Waits for the answer, or for the [`Ongoing`] to be given up (dropped):
+                // either way `waiting` drops at the end, so the call no longer counts as
+                // in flight (`route` passes a request or log message on only while one
+                // call is), and one given up is cancelled upstream.
                 tokio::spawn(async move {
                     let a = tokio::select! {
-                        a = rx => a.map_err(|_| gone("the upstream server exited")),
+                        a = rx => a.unwrap_or_else(|_| Err(gone("the upstream server exited"))),
                         () = closed.cancelled() => Err(gone("the upstream server exited")),
+                        () = answer_tx.closed() => return,
                     };
-                    askers
-                        .lock()
-                        .unwrap_or_else(|e| e.into_inner())
-                        .retain(|(n, _)| *n != id);
+                    // No longer in flight once answered, before its caller goes on.
+                    drop(waiting);
                     let _ = answer_tx.send(a.and_then(outcome));
                 });
             }
             Wire::Http(peer) => {
-                let req = self.post_request(peer, &msg, name.as_deref())?;
+                let extra = self.param_headers(&msg);
                 // The response's head is awaited in the reading task, so the call's
                 // patience (silence for `HttpOptions::timeout`) also covers an upstream
                 // that took the request and hangs before answering at all.
                 let (peer, patience) = (peer.clone(), peer.patience);
+                let version = self.version.clone();
                 let reading = tokio::spawn(async move {
-                    match peer.send(req).await {
+                    match peer.call(&version, &msg, name.as_deref(), &extra).await {
                         Ok(resp) => read_events(resp, id, asks_tx, answer_tx).await,
                         Err(e) => drop(answer_tx.send(Err(e))),
                     }
@@ -480,15 +502,11 @@ impl Link {
                 });
             }
         }
-        let cancel = match &self.wire {
-            Wire::Stdio { out, .. } => Some(Cancel::Stdio(out.clone())),
-            Wire::Http(_) => None,
-        };
         Ok(Ongoing {
             id,
             asks,
             answer,
-            cancel,
+            cancel: None,
             patience: Some(DEFAULT_UPSTREAM_TIMEOUT),
         })
     }
@@ -525,17 +543,6 @@ impl Link {
         *self.headers.lock().unwrap_or_else(|e| e.into_inner()) = found.collect();
     }
 
-    /// The POST of `msg` to `peer`, with the headers a conforming client sends: the
-    /// revision's, and a call's `Mcp-Param-*` ([`Link::param_headers`]).
-    fn post_request(
-        &self,
-        peer: &Peer,
-        msg: &Value,
-        name: Option<&str>,
-    ) -> Result<hyper::Request<http_body_util::Full<bytes::Bytes>>, UpstreamError> {
-        peer.post(&self.version, msg, name, &self.param_headers(msg))
-    }
-
     /// The `Mcp-Param-*` headers of `msg` when it is a `tools/call` of a tool with
     /// `x-mcp-header` parameters, written as a conforming client writes them.
     fn param_headers(&self, msg: &Value) -> Vec<(String, String)> {
@@ -555,7 +562,9 @@ impl Link {
         param_headers(wanted, arguments)
     }
 
-    /// POSTs one message; the response, its body unread.
+    /// POSTs one message, with the headers a conforming client sends (the revision's,
+    /// and a call's `Mcp-Param-*`: [`Link::param_headers`]); the response, its body
+    /// unread.
     async fn send(
         &self,
         msg: &Value,
@@ -564,42 +573,124 @@ impl Link {
         let Wire::Http(peer) = &self.wire else {
             return Err(gone("not an HTTP upstream"));
         };
-        peer.send(self.post_request(peer, msg, name)?).await
+        peer.call(&self.version, msg, name, &self.param_headers(msg))
+            .await
     }
 
-    /// POSTs one message; the answer to it (JSON, or the matching SSE event), if any.
+    /// POSTs one message; the answer to it (JSON, or the first SSE event carrying its
+    /// id), if any.
     async fn post(&self, msg: &Value, name: Option<&str>) -> Result<Option<Value>, UpstreamError> {
         let resp = self.send(msg, name).await?;
-        let status = resp.status();
-        let sse = is_event_stream(&resp);
-        let body = http_body_util::Limited::new(resp.into_body(), MAX_MESSAGE)
-            .collect()
-            .await
-            .map_err(|e| gone(format!("reading its answer: {e}")))?
-            .to_bytes();
-        if status.as_u16() == 202 || (body.is_empty() && status.is_success()) {
-            return Ok(None);
+        answer_in(resp, msg.get("id"), None).await
+    }
+}
+
+/// One line a stdio upstream wrote, as a message; `None` when it is not one (skipped). A
+/// line that is not UTF-8 is told at warn, and when it reads as an answer once its bad
+/// bytes are replaced, the request it answers fails at once, rather than at its time
+/// limit.
+fn message(line: &[u8], pending: &Pending) -> Option<Value> {
+    if line.trim_ascii().is_empty() {
+        return None;
+    }
+    let text = match std::str::from_utf8(line) {
+        Ok(text) => text,
+        Err(e) => {
+            tracing::warn!(
+                "the upstream server wrote a line that is not UTF-8 (at byte {}): skipped",
+                e.valid_up_to()
+            );
+            let lenient = serde_json::from_str::<Value>(&String::from_utf8_lossy(line)).ok();
+            if let Some(id) = lenient.as_ref().and_then(answer_id) {
+                fail(pending, id, "it answered with a line that is not UTF-8");
+            }
+            return None;
         }
-        let text = String::from_utf8_lossy(&body);
-        let id = msg.get("id");
-        let parsed = if sse {
-            let mut events = body.to_vec();
-            events.extend_from_slice(b"\n\n");
-            std::iter::from_fn(|| take_event(&mut events))
-                .filter_map(|d| serde_json::from_str::<Value>(&d).ok())
-                .find(|v| v.get("id") == id)
-        } else {
-            serde_json::from_str::<Value>(&text).ok()
-        };
-        match parsed {
-            Some(v) => Ok(Some(v)),
-            None if !status.is_success() => Err(gone(format!(
-                "HTTP {status}: {}",
-                text.chars().take(200).collect::<String>()
-            ))),
-            None => Err(gone("an answer that is not JSON-RPC")),
+    };
+    let msg = serde_json::from_str::<Value>(text);
+    if msg.is_err() {
+        tracing::debug!("upstream wrote a line that is not JSON");
+    }
+    msg.ok()
+}
+
+/// A line over [`MAX_MESSAGE`], skipped: told at warn with its size, and when it is an
+/// answer whose id its ends show ([`overlong::answer_id`]), its request fails at once;
+/// otherwise that request ends at its time limit.
+fn too_long(long: &Overlong, pending: &Pending) {
+    tracing::warn!(
+        "the upstream server wrote a line of {} bytes, over the limit of {MAX_MESSAGE}: skipped",
+        long.len
+    );
+    if let Some(id) = super::overlong::answer_id(&long.head, &long.tail) {
+        let why = format!(
+            "its answer was {} bytes, over the limit of {MAX_MESSAGE}",
+            long.len
+        );
+        fail(pending, id, &why);
+    }
+}
+
+/// The id of one of our requests that `msg` answers (it has no `method`).
+fn answer_id(msg: &Value) -> Option<u64> {
+    if msg.get("method").is_some() {
+        return None;
+    }
+    msg.get("id").and_then(Value::as_u64)
+}
+
+/// Ends the stdio request `id`, if it is waiting, with `why` it has no answer.
+fn fail(pending: &Pending, id: u64, why: &str) {
+    let waiting = pending
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .remove(&id);
+    if let Some(tx) = waiting {
+        let _ = tx.send(Err(gone(why)));
+    }
+}
+
+/// A stdio request waiting for its answer: in `pending` (and, for a call, in `askers`)
+/// while this lives. Dropped before the answer came (given up: its caller went, or its
+/// time ran out), it is taken out of both, and the upstream is told
+/// (`notifications/cancelled`) unless `out` is `None`.
+struct Waiting {
+    id: u64,
+    pending: Pending,
+    askers: Askers,
+    out: Option<mpsc::Sender<String>>,
+}
+
+impl Drop for Waiting {
+    fn drop(&mut self) {
+        let id = self.id;
+        self.askers
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .retain(|(n, _)| *n != id);
+        let unanswered = self
+            .pending
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&id)
+            .is_some();
+        if unanswered && let Some(out) = &self.out {
+            let note = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                "params": {"requestId": id, "reason": "the proxied request was given up"}});
+            let _ = out.try_send(note.to_string());
         }
     }
+}
+
+/// The params of our `initialize` (a 2025-11-25 upstream's, and again when it lost our
+/// session: see `Peer::reopen`). What it may ask during a call passes to our client (who
+/// is asked only if it can answer: see `Input::ask`).
+pub(super) fn initialize_params() -> Value {
+    json!({
+        "protocolVersion": "2025-11-25",
+        "capabilities": {"elicitation": {"form": {}, "url": {}}, "sampling": {}, "roots": {}},
+        "clientInfo": {"name": "mcp-runtime-proxy", "version": env!("CARGO_PKG_VERSION")},
+    })
 }
 
 impl Drop for Link {
@@ -631,13 +722,354 @@ pub(super) fn rpc_error(e: &Value, fallback: &str) -> UpstreamError {
     }
 }
 
-/// An answer's result, or its error.
+/// The message of an upstream's JSON-RPC error that has none (or one that is not a
+/// string).
+pub(super) const NO_MESSAGE: &str = "the upstream server's error has no message";
+
+/// An answer's result, or its error (an `error` that is not an object is no JSON-RPC
+/// error: the upstream is then unavailable).
 pub(super) fn outcome(answer: Value) -> Result<Value, UpstreamError> {
     if let Some(e) = answer.get("error") {
-        return Err(rpc_error(e, ""));
+        if !e.is_object() {
+            return Err(gone(format!(
+                "an error that is not a JSON-RPC error object: {}",
+                excerpt(e.to_string().as_bytes())
+            )));
+        }
+        return Err(rpc_error(e, NO_MESSAGE));
     }
     answer
         .get("result")
         .cloned()
         .ok_or_else(|| gone("an answer with neither result nor error"))
+}
+
+/// The start of `bytes` (an answer that is not what it should be), to show in an error.
+pub(super) fn excerpt(bytes: &[u8]) -> String {
+    const SHOWN: usize = 200;
+    let text = String::from_utf8_lossy(bytes);
+    let mut shown: String = text.chars().take(SHOWN).collect();
+    if text.chars().nth(SHOWN).is_some() {
+        shown.push('…');
+    }
+    shown
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::fake;
+    use super::super::ongoing::Next;
+    use super::UpstreamError;
+    use serde_json::json;
+    use std::time::Duration;
+
+    /// A call given up (its `Ongoing` dropped, as when its client goes or its time runs
+    /// out) leaves nothing in flight and is cancelled upstream, so a later call still
+    /// gets the upstream's questions and log messages (passed on only while one call is
+    /// in flight). Before, the call stayed in flight for good, and every later question
+    /// was answered "came while 2 calls were in flight".
+    #[tokio::test]
+    async fn a_call_given_up_leaves_nothing_in_flight() {
+        let (link, mut up) = fake::stdio().await;
+        let first = link
+            .start("tools/call", json!({"name": "hang"}), None)
+            .await;
+        let sent = up.next().await;
+        assert_eq!(sent["params"]["name"], "hang", "{sent}");
+        drop(first);
+        let cancel = up.next().await;
+        assert_eq!(cancel["method"], "notifications/cancelled", "{cancel}");
+        assert_eq!(cancel["params"]["requestId"], sent["id"], "{cancel}");
+        fake::settled(&link).await;
+
+        let mut second = link
+            .start("tools/call", json!({"name": "ask"}), None)
+            .await
+            .unwrap();
+        let sent = up.next().await;
+        up.send(
+            &json!({"jsonrpc": "2.0", "id": "q1", "method": "elicitation/create",
+            "params": {"message": "sure?", "requestedSchema": {"type": "object"}}}),
+        );
+        up.send(&json!({"jsonrpc": "2.0", "method": "notifications/message",
+            "params": {"level": "info", "data": "working"}}));
+        let asked = tokio::time::timeout(Duration::from_secs(5), second.next()).await;
+        assert!(
+            matches!(&asked, Ok(Next::Asked(a)) if a.id == "q1"),
+            "{asked:?}"
+        );
+        let log = tokio::time::timeout(Duration::from_secs(5), second.next()).await;
+        assert!(matches!(&log, Ok(Next::Log(_))), "{log:?}");
+        up.send(&json!({"jsonrpc": "2.0", "id": sent["id"], "result": {"content": []}}));
+        let answer = tokio::time::timeout(Duration::from_secs(5), second.next()).await;
+        assert!(matches!(&answer, Ok(Next::Answer(Ok(_)))), "{answer:?}");
+        drop(second);
+        fake::settled(&link).await;
+    }
+
+    /// A plain request given up (its time ran out, or its caller went) is forgotten and
+    /// cancelled upstream; one answered is neither.
+    #[tokio::test]
+    async fn a_request_given_up_is_forgotten_and_cancelled_upstream() {
+        let (link, mut up) = fake::stdio().await;
+        let gave_up =
+            tokio::time::timeout(Duration::from_millis(100), link.request("slow", json!({}))).await;
+        assert!(gave_up.is_err());
+        let sent = up.next().await;
+        let cancel = up.next().await;
+        assert_eq!(cancel["method"], "notifications/cancelled", "{cancel}");
+        assert_eq!(cancel["params"]["requestId"], sent["id"], "{cancel}");
+        assert_eq!(fake::in_flight(&link), (0, 0));
+
+        let asking = link.request("quick", json!({}));
+        let answering = async {
+            let sent = up.next().await;
+            up.send(&json!({"jsonrpc": "2.0", "id": sent["id"], "result": {"ok": true}}));
+        };
+        let (answer, ()) = tokio::join!(asking, answering);
+        assert_eq!(answer.unwrap(), json!({"ok": true}));
+        assert_eq!(fake::in_flight(&link), (0, 0));
+        let nothing = tokio::time::timeout(Duration::from_millis(100), up.seen.recv()).await;
+        assert!(
+            nothing.is_err(),
+            "no cancel of an answered request: {nothing:?}"
+        );
+    }
+
+    /// A line that is not UTF-8 is skipped, and the link reads on; when it is an answer
+    /// whose id can be read, its request fails at once. Before, the reader stopped at
+    /// the first such line and the link was taken for closed while the upstream ran.
+    #[tokio::test]
+    async fn a_line_that_is_not_utf8_is_skipped() {
+        let (link, mut up) = fake::stdio().await;
+        let asking = link.request("broken", json!({}));
+        let answering = async {
+            let sent = up.next().await;
+            let mut bad = format!(
+                r#"{{"jsonrpc":"2.0","id":{},"result":{{"text":""#,
+                sent["id"]
+            )
+            .into_bytes();
+            bad.extend_from_slice(b"caf\xe9\"}}\n");
+            up.say.send(b"\xff\xfe not even JSON\n".to_vec()).unwrap();
+            up.say.send(bad).unwrap();
+        };
+        let (answer, ()) = tokio::time::timeout(Duration::from_secs(5), async {
+            tokio::join!(asking, answering)
+        })
+        .await
+        .expect("the broken answer fails its request at once");
+        assert!(
+            matches!(&answer, Err(UpstreamError::Unavailable(why)) if why.contains("UTF-8")),
+            "{answer:?}"
+        );
+        let asking = link.request("fine", json!({}));
+        let answering = async {
+            let sent = up.next().await;
+            up.send(&json!({"jsonrpc": "2.0", "id": sent["id"], "result": {"ok": 1}}));
+        };
+        let (answer, ()) = tokio::join!(asking, answering);
+        assert_eq!(answer.unwrap(), json!({"ok": 1}));
+    }
+
+    /// An answer over the limit is skipped as it comes (never buffered whole), and when
+    /// its id shows at either end, its request fails at once, naming its size; the link
+    /// reads on. Before, the line was buffered whole and skipped silently, so its request
+    /// waited for its time limit.
+    #[tokio::test]
+    async fn an_answer_over_the_limit_fails_its_request_at_once() {
+        let (link, mut up) = fake::stdio().await;
+        let filler = "x".repeat(super::MAX_MESSAGE);
+        for result_first in [false, true] {
+            let asking = link.request("huge", json!({}));
+            let answering = async {
+                let sent = up.next().await;
+                let id = &sent["id"];
+                let line = if result_first {
+                    format!(r#"{{"result":{{"t":"{filler}"}},"jsonrpc":"2.0","id":{id}}}"#)
+                } else {
+                    format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{"t":"{filler}"}}}}"#)
+                };
+                up.say.send(format!("{line}\n").into_bytes()).unwrap();
+            };
+            let (answer, ()) = tokio::time::timeout(Duration::from_secs(10), async {
+                tokio::join!(asking, answering)
+            })
+            .await
+            .expect("the request fails at once");
+            assert!(
+                matches!(&answer, Err(UpstreamError::Unavailable(why)) if why.contains("bytes, over the limit")),
+                "{answer:?}"
+            );
+        }
+        let asking = link.request("fine", json!({}));
+        let answering = async {
+            let sent = up.next().await;
+            up.send(&json!({"jsonrpc": "2.0", "id": sent["id"], "result": {"ok": 1}}));
+        };
+        let (answer, ()) = tokio::join!(asking, answering);
+        assert_eq!(answer.unwrap(), json!({"ok": 1}));
+    }
+
+    /// An HTTP upstream that answers on an event stream and keeps it open: the request
+    /// has its answer at the event carrying its id (what comes before it, another id
+    /// included, is passed over). Before, the whole body was read first, so
+    /// `prompts/get`, `resources/read`, the lists and the handshake waited for the time
+    /// limit.
+    #[tokio::test]
+    async fn an_answer_on_an_event_stream_left_open_is_taken_at_once() {
+        let (link, _) = fake::http(|req| {
+            (req.body["method"] == "prompts/get").then(|| {
+                fake::Reply::events(&[
+                    json!({"jsonrpc": "2.0", "method": "notifications/message",
+                        "params": {"level": "info", "data": "x"}}),
+                    json!({"jsonrpc": "2.0", "id": 999, "result": {}}),
+                    json!({"jsonrpc": "2.0", "id": req.body["id"], "result": {"messages": []}}),
+                ])
+            })
+        })
+        .await;
+        let asked = link.request("prompts/get", json!({"name": "p"}));
+        let answer = tokio::time::timeout(Duration::from_secs(5), asked)
+            .await
+            .expect("answered at once");
+        assert_eq!(answer.unwrap(), json!({"messages": []}));
+    }
+
+    /// What an HTTP upstream answers that is not the JSON-RPC answer to the request is
+    /// an error naming the status and showing the body; a JSON-RPC error with a failure
+    /// status keeps its code. Before, a `401` with `{"error": "invalid_token"}` was an
+    /// error with an empty message, and an answer to another id was taken.
+    #[tokio::test]
+    async fn an_http_answer_that_is_not_the_answer_is_a_clear_error() {
+        let (link, _) = fake::http(|req| {
+            let id = &req.body["id"];
+            Some(match req.body["method"].as_str()? {
+                "prompts/get" => {
+                    fake::Reply::status(401, "application/json", br#"{"error":"invalid_token"}"#)
+                }
+                "resources/read" => {
+                    fake::Reply::json(&json!({"jsonrpc": "2.0", "id": 999, "result": {}}))
+                }
+                "tools/list" => fake::Reply::json(
+                    &json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32000}}),
+                ),
+                "completion/complete" => fake::Reply::status(
+                    400,
+                    "application/json",
+                    br#"{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"bad"}}"#,
+                ),
+                "tools/call" => fake::Reply::status(502, "text/html", b"<h1>Bad Gateway</h1>"),
+                _ => return None,
+            })
+        })
+        .await;
+        let e = link.request("prompts/get", json!({})).await.unwrap_err();
+        assert!(
+            matches!(&e, UpstreamError::Unavailable(m) if m.contains("HTTP 401") && m.contains("invalid_token")),
+            "{e:?}"
+        );
+        let e = link.request("resources/read", json!({})).await.unwrap_err();
+        assert!(
+            matches!(&e, UpstreamError::Unavailable(m) if m.contains("another request")),
+            "{e:?}"
+        );
+        let e = link.request("tools/list", json!({})).await.unwrap_err();
+        assert!(
+            matches!(&e, UpstreamError::Rpc { code: -32000, message, .. } if message.contains("no message")),
+            "{e:?}"
+        );
+        let e = link
+            .request("completion/complete", json!({}))
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(&e, UpstreamError::Rpc { code: -32600, message, .. } if message == "bad (HTTP 400 Bad Request)"),
+            "{e:?}"
+        );
+        let mut call = link.start("tools/call", json!({}), None).await.unwrap();
+        let answer = call.next().await;
+        assert!(
+            matches!(&answer, Next::Answer(Err(UpstreamError::Unavailable(m))) if m.contains("HTTP 502") && m.contains("Bad Gateway")),
+            "{answer:?}"
+        );
+    }
+
+    /// An `error` that is not a JSON-RPC error object, or one without a string message,
+    /// says so. Before, either was an error with an empty message.
+    #[tokio::test]
+    async fn an_error_without_a_message_says_so() {
+        let (link, mut up) = fake::stdio().await;
+        for (error, want) in [
+            (json!("boom"), "not a JSON-RPC error object: \"boom\""),
+            (json!({"code": 7, "message": 42}), "no message"),
+        ] {
+            let asking = link.request("x", json!({}));
+            let answering = async {
+                let sent = up.next().await;
+                up.send(&json!({"jsonrpc": "2.0", "id": sent["id"], "error": error}));
+            };
+            let (answer, ()) = tokio::join!(asking, answering);
+            let e = answer.unwrap_err();
+            assert!(e.to_string().contains(want), "{e:?}");
+        }
+    }
+
+    /// A 2025-11-25 upstream that forgot our session (it restarted) answers `404` to it:
+    /// a new session is opened once, and the request sent again in it, for a plain
+    /// request and a call alike. Before, every later request failed for good.
+    #[tokio::test]
+    async fn a_forgotten_session_is_opened_again() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        use std::sync::{Arc, Mutex};
+        let valid: Arc<Mutex<Option<String>>> = Arc::default();
+        let opened = Arc::new(AtomicUsize::new(0));
+        let (v, o) = (Arc::clone(&valid), Arc::clone(&opened));
+        let (link, _) = fake::http(move |req| {
+            let id = &req.body["id"];
+            let method = req.body["method"].as_str().unwrap_or_default();
+            if method == "initialize" {
+                let sid = format!("s{}", o.fetch_add(1, Ordering::SeqCst) + 1);
+                *v.lock().unwrap() = Some(sid.clone());
+                let mut r = fake::Reply::json(&json!({"jsonrpc": "2.0", "id": id, "result": {
+                    "protocolVersion": "2025-11-25", "capabilities": {"tools": {}},
+                    "serverInfo": {"name": "fake", "version": "1"}}}));
+                r.headers.push(("mcp-session-id", sid));
+                return Some(r);
+            }
+            if req.header("mcp-session-id") != v.lock().unwrap().as_deref() {
+                return Some(fake::Reply::status(404, "text/plain", b"no such session"));
+            }
+            let result = match method {
+                "tools/list" => json!({"tools": []}),
+                "tools/call" => json!({"content": []}),
+                _ => return None,
+            };
+            Some(fake::Reply::json(
+                &json!({"jsonrpc": "2.0", "id": id, "result": result}),
+            ))
+        })
+        .await;
+        assert_eq!(opened.load(Ordering::SeqCst), 1);
+        let restart = || *valid.lock().unwrap() = None;
+
+        restart();
+        let listed = link.request("tools/list", json!({})).await;
+        assert_eq!(listed.unwrap(), json!({"tools": []}));
+        assert_eq!(opened.load(Ordering::SeqCst), 2);
+
+        restart();
+        let mut call = link.start("tools/call", json!({}), None).await.unwrap();
+        let answer = call.next().await;
+        assert!(matches!(&answer, Next::Answer(Ok(_))), "{answer:?}");
+        assert_eq!(opened.load(Ordering::SeqCst), 3);
+
+        let listed = link.request("tools/list", json!({})).await;
+        assert_eq!(listed.unwrap(), json!({"tools": []}));
+        assert_eq!(
+            opened.load(Ordering::SeqCst),
+            3,
+            "no new session without a 404"
+        );
+    }
 }

@@ -3,7 +3,8 @@
 //! process on stdio, at a Streamable HTTP URL (`http://` or `https://`, with the headers
 //! and certificate authorities of [`HttpOptions`]), or as a running [`Server`] of this
 //! process ([`Upstream::local`]), in either era (it asks `server/discover` first, and opens
-//! a 2025-11-25 session with `initialize` when the server does not know it), and
+//! a 2025-11-25 session with `initialize` when the server does not know it, and a new one
+//! when it forgets that session, answering `404`), and
 //! [`Upstream::items`] turns what it serves into definitions whose handlers forward each
 //! call: mount them like any other server's. [`Upstream::follow`] keeps them in step
 //! with the upstream while the server runs.
@@ -57,11 +58,14 @@
 
 mod changes;
 mod complete;
+#[cfg(test)]
+mod fake;
 mod follow;
 mod legacy_task;
 mod link;
 mod ongoing;
 mod options;
+mod overlong;
 mod parked;
 mod presented;
 mod routing;

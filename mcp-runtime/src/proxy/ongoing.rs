@@ -33,11 +33,10 @@ pub(crate) struct Ongoing {
     pub(super) patience: Option<Duration>,
 }
 
-/// How a request given up on is cancelled upstream.
+/// How a request given up on is cancelled upstream over HTTP: a POST, and the end of the
+/// read of its event stream. (On stdio, the task waiting for the answer sees the
+/// [`Ongoing`] go, and cancels it: see `link::Waiting`.)
 pub(super) enum Cancel {
-    /// A line on its stdin.
-    Stdio(mpsc::Sender<String>),
-    /// A POST, and the end of the read of its event stream.
     Http(Box<Listen>, tokio::task::AbortHandle),
 }
 
@@ -81,19 +80,13 @@ impl Ongoing {
 
 impl Drop for Ongoing {
     fn drop(&mut self) {
-        let note = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
-            "params": {"requestId": self.id, "reason": "the proxied call was given up"}});
-        match self.cancel.take() {
-            Some(Cancel::Stdio(out)) => {
-                let _ = out.try_send(note.to_string());
+        if let Some(Cancel::Http(peer, reading)) = self.cancel.take() {
+            reading.abort();
+            let note = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                "params": {"requestId": self.id, "reason": "the proxied call was given up"}});
+            if let Ok(rt) = tokio::runtime::Handle::try_current() {
+                rt.spawn(async move { peer.reply(&note).await });
             }
-            Some(Cancel::Http(peer, reading)) => {
-                reading.abort();
-                if let Ok(rt) = tokio::runtime::Handle::try_current() {
-                    rt.spawn(async move { peer.reply(&note).await });
-                }
-            }
-            None => {}
         }
     }
 }

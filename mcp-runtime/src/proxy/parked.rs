@@ -5,9 +5,10 @@
 //! sealed `requestState` carries; the next round finds it, answers its question with the
 //! client's answer and goes on. A parked call lives in this process (a fleet routes a
 //! request's rounds to the instance that holds it, or the round gets a clear error) and
-//! is given up, and cancelled upstream, [`PARK_LIMIT`] after its last round ended. Where
-//! there are no rounds (a task of ours, a legacy client's session: a question waits for
-//! its answer) nothing is parked: the call is the request's, and goes with it.
+//! is given up, and cancelled upstream, [`PARK_LIMIT`] after its last round ended (at
+//! once when its first round goes before a question: no later round could find it).
+//! Where there are no rounds (a task of ours, a legacy client's session: a question waits
+//! for its answer) nothing is parked: the call is the request's, and goes with it.
 
 use super::link::Link;
 use super::ongoing::{Next, Ongoing};
@@ -267,9 +268,9 @@ pub(crate) async fn forward_with(
             () = cancelled.cancelled() => Err(Error::new("the call was cancelled")),
         };
     }
-    let (token, call, _lease) = match token {
+    let (token, call, _lease, _unclaimed) = match token {
         Some(t) => match parked.find(&t) {
-            Some((c, lease)) => (t, c, lease),
+            Some((c, lease)) => (t, c, lease, None),
             None => {
                 return Err(Error::new(
                     "the upstream call these answers belong to is gone (it waited too long, or another instance of this server holds it): call the tool again",
@@ -289,7 +290,12 @@ pub(crate) async fn forward_with(
             if let Some(i) = &input {
                 i.record_step(TOKEN_STEP, json!(t));
             }
-            (t, c, lease)
+            let unclaimed = Unclaimed {
+                parked,
+                token: t.clone(),
+                call: Arc::clone(&c),
+            };
+            (t, c, lease, Some(unclaimed))
         }
     };
     // Another round of the same request (a retry) waits for this one.
@@ -299,6 +305,27 @@ pub(crate) async fn forward_with(
     // the client's answer is dropped at the question, and the call stays parked.
     parked.forget(&token);
     tool_result(result?)
+}
+
+/// A call parked by the first round of its request, while that round runs. Dropped
+/// before the round reached a question (its client went, say), no later round can find
+/// the call: only a round that ends at a question gives the client the state that names
+/// it. It is then given up at once (cancelled upstream as it drops), not left parked,
+/// and in flight, for [`PARK_LIMIT`].
+struct Unclaimed<'p> {
+    parked: &'p Parked,
+    token: String,
+    call: Shared,
+}
+
+impl Drop for Unclaimed<'_> {
+    fn drop(&mut self) {
+        // The round's lock on the call was taken after this, so it is gone already.
+        let at_question = self.call.try_lock().map_or(true, |c| c.held.is_some());
+        if !at_question {
+            self.parked.forget(&self.token);
+        }
+    }
 }
 
 fn tool_result(r: Value) -> Result<CallToolResult, Error> {
@@ -472,5 +499,41 @@ mod tests {
         assert_eq!(drops.load(Ordering::SeqCst), 1, "dropped with the lot");
         tokio::task::yield_now().await;
         assert!(timer.is_finished());
+    }
+
+    /// A client that goes before the first round of its call reached a question (the
+    /// upstream still working) leaves nothing parked: the upstream call is cancelled at
+    /// once and no longer in flight, so the upstream's questions and log messages reach
+    /// the next call. Before, it stayed parked, in flight, for `PARK_LIMIT`.
+    #[cfg(feature = "testing")]
+    #[tokio::test]
+    async fn a_first_round_given_up_before_a_question_leaves_nothing_parked() {
+        use super::super::{Upstream, fake};
+        let (link, mut up) = fake::stdio().await;
+        let upstream = Upstream::new(link);
+        let answering = async {
+            let list = up.next().await;
+            up.send(
+                &json!({"jsonrpc": "2.0", "id": list["id"], "result": {"tools": [
+                {"name": "hang", "inputSchema": {"type": "object"}}]}}),
+            );
+        };
+        let (items, ()) = tokio::join!(upstream.items(), answering);
+        let gateway = crate::Server::builder("gateway", "1")
+            .request_state(crate::config::RequestState::single_instance())
+            .mount("up", items.unwrap())
+            .build()
+            .unwrap();
+        let client = crate::testing::TestClient::new(gateway);
+        let call = client.call_tool("up_hang", json!({}));
+        let gave_up = tokio::time::timeout(Duration::from_millis(300), call).await;
+        assert!(gave_up.is_err(), "it hangs");
+        let sent = up.next().await;
+        assert_eq!(sent["params"]["name"], "hang", "{sent}");
+        let cancel = up.next().await;
+        assert_eq!(cancel["method"], "notifications/cancelled", "{cancel}");
+        assert_eq!(cancel["params"]["requestId"], sent["id"], "{cancel}");
+        fake::settled(&upstream.link).await;
+        assert!(lock(&upstream.parked.calls).is_empty());
     }
 }

@@ -1,7 +1,9 @@
 //! The HTTP side of an upstream: its change streams (`subscriptions/listen`, or the
 //! legacy GET stream) and the event stream of one POSTed request, read as they come.
 
-use super::link::{MAX_MESSAGE, MODERN, UpstreamError, gone, outcome};
+use super::link::{
+    MAX_MESSAGE, MODERN, NO_MESSAGE, UpstreamError, excerpt, gone, outcome, rpc_error,
+};
 use super::ongoing::Next;
 use super::routing::{Asked, Changes, unsolicited};
 use crate::protocol::headers::encode_header_value;
@@ -26,6 +28,8 @@ pub(super) struct Peer {
     pub(super) headers: Arc<hyper::HeaderMap>,
     /// The 2025-11-25 session, once `initialize` opened one.
     pub(super) session: Arc<Mutex<Option<String>>>,
+    /// Held while a new session is opened ([`Peer::reopen`]).
+    pub(super) reopening: Arc<tokio::sync::Mutex<()>>,
     /// How long a request may go without a word from it (`HttpOptions::timeout`).
     pub(super) patience: Duration,
 }
@@ -79,6 +83,71 @@ impl Peer {
         }
         req.body(Full::new(Bytes::from(msg.to_string())))
             .map_err(gone)
+    }
+
+    /// POSTs `msg` (see [`Peer::post`]); the response, its body unread. When the upstream
+    /// answers `404` to the session the request carried (it forgot it: it restarted,
+    /// say), a new session is opened ([`Peer::reopen`]) and the request sent once more,
+    /// in it, as the 2025-11-25 revision asks of a client.
+    pub(super) async fn call(
+        &self,
+        version: &str,
+        msg: &Value,
+        name: Option<&str>,
+        extra: &[(String, String)],
+    ) -> Result<hyper::Response<hyper::body::Incoming>, UpstreamError> {
+        let req = self.post(version, msg, name, extra)?;
+        let carried = req
+            .headers()
+            .get("mcp-session-id")
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned);
+        let resp = self.send(req).await?;
+        let stale = carried.filter(|_| {
+            resp.status() == hyper::StatusCode::NOT_FOUND && msg["method"] != "initialize"
+        });
+        let Some(stale) = stale else {
+            return Ok(resp);
+        };
+        drop(resp);
+        self.reopen(version, &stale).await?;
+        self.send(self.post(version, msg, name, extra)?).await
+    }
+
+    /// Opens a new session in place of `stale`, which the upstream forgot: `initialize`
+    /// again (without a session), then `notifications/initialized`. Once for all the
+    /// requests that found it forgotten together: one that finds a newer session open
+    /// goes on in it. When it fails, `stale` stays (the next request tries again).
+    async fn reopen(&self, version: &str, stale: &str) -> Result<(), UpstreamError> {
+        let _one = self.reopening.lock().await;
+        {
+            let mut sid = self.session.lock().unwrap_or_else(|e| e.into_inner());
+            if sid.as_deref() != Some(stale) {
+                return Ok(());
+            }
+            *sid = None;
+        }
+        let opened = self.initialize(version).await;
+        if opened.is_err() {
+            let mut sid = self.session.lock().unwrap_or_else(|e| e.into_inner());
+            sid.get_or_insert_with(|| stale.to_owned());
+        } else {
+            tracing::info!("the upstream server forgot our session: a new one was opened");
+        }
+        opened
+    }
+
+    /// `initialize` and `notifications/initialized`, outside of any session.
+    async fn initialize(&self, version: &str) -> Result<(), UpstreamError> {
+        let id = json!("reopen");
+        let init = json!({"jsonrpc": "2.0", "id": id, "method": "initialize",
+            "params": super::link::initialize_params()});
+        let resp = self.send(self.post(version, &init, None, &[])?).await?;
+        let hello = answer_in(resp, Some(&id), None).await?;
+        outcome(hello.ok_or_else(|| gone("no answer to `initialize`"))?)?;
+        let done = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+        let resp = self.send(self.post(version, &done, None, &[])?).await?;
+        answer_in(resp, None, None).await.map(drop)
     }
 
     /// Sends `req`; keeps the session id the response gives.
@@ -156,8 +225,21 @@ impl Listen {
         let Ok(req) = req else {
             return false;
         };
+        let carried = req
+            .headers()
+            .get("mcp-session-id")
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned);
         let resp = match self.peer.client.request(req).await {
             Ok(r) if r.status().is_success() => r,
+            // The upstream forgot our session: opened again in a new one.
+            Ok(r) if r.status() == hyper::StatusCode::NOT_FOUND && carried.is_some() => {
+                let stale = carried.unwrap_or_default();
+                if let Err(e) = self.peer.reopen(&self.version, &stale).await {
+                    tracing::debug!("the upstream's change stream: {e}");
+                }
+                return true;
+            }
             Ok(r) => {
                 tracing::debug!(status = %r.status(), "the upstream has no change stream");
                 return false;
@@ -176,16 +258,16 @@ impl Listen {
             return false;
         }
         let mut body = resp.into_body();
-        let mut buf = Vec::new();
+        let mut events = Events::default();
         while let Some(Ok(frame)) = body.frame().await {
             let Ok(data) = frame.into_data() else {
                 continue;
             };
-            buf.extend_from_slice(&data);
-            if buf.len() > MAX_MESSAGE {
+            events.push(&data);
+            if events.held() > MAX_MESSAGE {
                 return true;
             }
-            while let Some(event) = take_event(&mut buf) {
+            while let Some(event) = events.next_data() {
                 let Ok(msg) = serde_json::from_str::<Value>(&event) else {
                     continue;
                 };
@@ -213,48 +295,61 @@ pub(super) async fn read_events(
     asks: mpsc::UnboundedSender<Next>,
     answer: oneshot::Sender<Result<Value, UpstreamError>>,
 ) {
+    let got = answer_in(resp, Some(&json!(id)), Some(&asks)).await;
+    let got = got.and_then(|a| a.ok_or_else(|| gone("no answer")));
+    let _ = answer.send(got.and_then(outcome));
+}
+
+/// The answer to the request `id` in the response to its POST: the JSON body, or the
+/// first event of its stream that carries `id` (the stream is read no further: an
+/// upstream may keep it open). What comes on the stream before it about the request goes
+/// to `asks`, if given. `None`: no answer (`202`, an empty body, a stream in answer to a
+/// notification).
+pub(super) async fn answer_in(
+    resp: hyper::Response<hyper::body::Incoming>,
+    id: Option<&Value>,
+    asks: Option<&mpsc::UnboundedSender<Next>>,
+) -> Result<Option<Value>, UpstreamError> {
     let status = resp.status();
+    if status == hyper::StatusCode::ACCEPTED {
+        return Ok(None);
+    }
     let sse = is_event_stream(&resp);
     let mut body = resp.into_body();
-    if !sse {
-        let got = http_body_util::Limited::new(body, MAX_MESSAGE)
+    if !sse || !status.is_success() {
+        let body = http_body_util::Limited::new(body, MAX_MESSAGE)
             .collect()
             .await
-            .map_err(|e| gone(format!("reading its answer: {e}")))
-            .and_then(|b| {
-                serde_json::from_slice::<Value>(&b.to_bytes())
-                    .map_err(|_| gone(format!("HTTP {status} with an answer that is not JSON-RPC")))
-            });
-        let _ = answer.send(got.and_then(outcome));
-        return;
+            .map_err(|e| gone(format!("reading its answer: {e}")))?
+            .to_bytes();
+        if body.is_empty() && status.is_success() {
+            return Ok(None);
+        }
+        return json_answer(status, &body, id);
     }
-    let mut buf: Vec<u8> = Vec::new();
+    let Some(id) = id else {
+        return Ok(None);
+    };
+    let mut events = Events::default();
     loop {
         let frame = match body.frame().await {
             Some(Ok(f)) => f,
-            Some(Err(e)) => {
-                let _ = answer.send(Err(gone(format!("its event stream broke: {e}"))));
-                return;
-            }
-            None => {
-                let _ = answer.send(Err(gone("its event stream ended with no answer")));
-                return;
-            }
+            Some(Err(e)) => return Err(gone(format!("its event stream broke: {e}"))),
+            None => return Err(gone("its event stream ended with no answer")),
         };
         let Ok(data) = frame.into_data() else {
             continue;
         };
-        buf.extend_from_slice(&data);
-        if buf.len() > MAX_MESSAGE {
-            let _ = answer.send(Err(gone("an event larger than the limit")));
-            return;
+        events.push(&data);
+        if events.held() > MAX_MESSAGE {
+            return Err(gone("an event larger than the limit"));
         }
-        while let Some(event) = take_event(&mut buf) {
+        while let Some(event) = events.next_data() {
             let Ok(msg) = serde_json::from_str::<Value>(&event) else {
                 continue;
             };
             match msg.get("method").and_then(Value::as_str) {
-                // What comes on this stream is about this call.
+                // What comes on this stream is about this request.
                 Some(method) => {
                     let next = match (method, msg.get("id")) {
                         (m, Some(rid)) => Next::Asked(Asked {
@@ -265,55 +360,171 @@ pub(super) async fn read_events(
                         ("notifications/message", None) => Next::Log(msg["params"].clone()),
                         _ => continue,
                     };
-                    let _ = asks.send(next);
+                    if let Some(asks) = asks {
+                        let _ = asks.send(next);
+                    }
                 }
-                None if msg.get("id").and_then(Value::as_u64) == Some(id) => {
-                    let _ = answer.send(outcome(msg));
-                    return;
-                }
+                None if msg.get("id") == Some(id) => return Ok(Some(msg)),
                 None => {}
             }
         }
     }
 }
 
-/// The data of the first whole SSE event in `buf` (taken out of it), if there is one.
-pub(super) fn take_event(buf: &mut Vec<u8>) -> Option<String> {
-    loop {
-        let lf = buf.windows(2).position(|w| w == b"\n\n").map(|i| (i, 2));
-        let crlf = buf
-            .windows(4)
-            .position(|w| w == b"\r\n\r\n")
-            .map(|i| (i, 4));
-        let end = match (lf, crlf) {
-            (Some(a), Some(b)) => std::cmp::min(a, b),
-            (a, b) => a.or(b)?,
-        };
-        let raw: Vec<u8> = buf.drain(..end.0 + end.1).collect();
-        let text = String::from_utf8_lossy(&raw);
-        let data: Vec<&str> = text
-            .lines()
-            .filter_map(|l| l.strip_prefix("data:"))
-            .map(|d| d.strip_prefix(' ').unwrap_or(d))
-            .collect();
-        if !data.is_empty() {
-            return Some(data.join("\n"));
+/// The answer to the request `id` in the JSON `body` of a response of `status`. A
+/// failure status is an error naming it: the JSON-RPC error the body holds (whatever its
+/// id: an error of the upstream's transport may have none), or an excerpt of the body. A
+/// success carries the answer to `id`, or is an error with an excerpt of what it carries
+/// instead; a success to a notification or answer posted (`id`: `None`) carries nothing.
+fn json_answer(
+    status: hyper::StatusCode,
+    body: &[u8],
+    id: Option<&Value>,
+) -> Result<Option<Value>, UpstreamError> {
+    let parsed = serde_json::from_slice::<Value>(body).ok();
+    if !status.is_success() {
+        let rpc = parsed
+            .as_ref()
+            .filter(|v| v.get("result").is_none())
+            .and_then(|v| v.get("error"))
+            .filter(|e| e.get("code").is_some_and(Value::is_i64));
+        return Err(match rpc.map(|e| rpc_error(e, NO_MESSAGE)) {
+            Some(UpstreamError::Rpc {
+                code,
+                message,
+                data,
+            }) => UpstreamError::Rpc {
+                code,
+                message: format!("{message} (HTTP {status})"),
+                data,
+            },
+            _ => gone(format!("HTTP {status}: {}", excerpt(body))),
+        });
+    }
+    let Some(id) = id else {
+        return Ok(None);
+    };
+    match parsed {
+        Some(v)
+            if v.get("id") == Some(id)
+                && (v.get("result").is_some() || v.get("error").is_some()) =>
+        {
+            Ok(Some(v))
         }
+        Some(v) if v.get("id").is_some() && v.get("method").is_none() => Err(gone(format!(
+            "HTTP {status} with the answer to another request: {}",
+            excerpt(body)
+        ))),
+        _ => Err(gone(format!(
+            "HTTP {status} with an answer that is not JSON-RPC: {}",
+            excerpt(body)
+        ))),
     }
 }
 
+/// An SSE stream's bytes as they come, cut into events. Each byte is looked at once: the
+/// search for an event's end goes on where the last one stopped (before, the whole
+/// buffer was searched again after every frame, so one large event took quadratic time).
+#[derive(Default)]
+pub(super) struct Events {
+    buf: Vec<u8>,
+    /// Where the bytes not taken yet start.
+    start: usize,
+    /// How far no event's end was found.
+    scanned: usize,
+}
+
+impl Events {
+    /// Adds the next bytes of the stream.
+    pub(super) fn push(&mut self, data: &[u8]) {
+        if self.start > 0 {
+            self.buf.drain(..self.start);
+            self.scanned -= self.start;
+            self.start = 0;
+        }
+        self.buf.extend_from_slice(data);
+    }
+
+    /// How many bytes are held that no whole event took yet.
+    pub(super) fn held(&self) -> usize {
+        self.buf.len() - self.start
+    }
+
+    /// The data of the next whole event (one with `data:` lines), if there is one.
+    pub(super) fn next_data(&mut self) -> Option<String> {
+        loop {
+            let end = self.end()?;
+            let raw = &self.buf[self.start..end];
+            self.start = end;
+            self.scanned = end;
+            let text = String::from_utf8_lossy(raw);
+            let data: Vec<&str> = text
+                .lines()
+                .filter_map(|l| l.strip_prefix("data:"))
+                .map(|d| d.strip_prefix(' ').unwrap_or(d))
+                .collect();
+            if !data.is_empty() {
+                return Some(data.join("\n"));
+            }
+        }
+    }
+
+    /// Where the next event ends (after its blank line: `\n\n` or `\r\n\r\n`), if it
+    /// came; the search starts where the last one stopped.
+    fn end(&mut self) -> Option<usize> {
+        let from = self.scanned.max(self.start);
+        let unseen = &self.buf[from..];
+        for (n, _) in unseen.iter().enumerate().filter(|(_, c)| **c == b'\n') {
+            let at = from + n;
+            let before = &self.buf[self.start..at];
+            if before.ends_with(b"\n") || before.ends_with(b"\r\n\r") {
+                return Some(at + 1);
+            }
+        }
+        self.scanned = self.buf.len();
+        None
+    }
+}
 #[cfg(test)]
 mod tests {
-    use super::take_event;
+    use super::Events;
+    use std::time::{Duration, Instant};
 
     #[test]
     fn events_are_cut_at_blank_lines_in_either_line_ending() {
-        let mut buf =
-            b"id: 1\ndata: {\"a\":1}\n\n: keep-alive\n\ndata: x\r\ndata: y\r\n\r\ndata: par"
-                .to_vec();
-        assert_eq!(take_event(&mut buf).as_deref(), Some("{\"a\":1}"));
-        assert_eq!(take_event(&mut buf).as_deref(), Some("x\ny"));
-        assert_eq!(take_event(&mut buf), None);
-        assert_eq!(buf, b"data: par");
+        let mut events = Events::default();
+        events.push(b"id: 1\ndata: {\"a\":1}\n\n: keep-alive\n\ndata: x\r\ndata: y\r\n\r");
+        assert_eq!(events.next_data().as_deref(), Some("{\"a\":1}"));
+        assert_eq!(events.next_data(), None);
+        events.push(b"\ndata: par");
+        assert_eq!(events.next_data().as_deref(), Some("x\ny"));
+        assert_eq!(events.next_data(), None);
+        assert_eq!(events.held(), b"data: par".len());
+        events.push(b"t\n\n");
+        assert_eq!(events.next_data().as_deref(), Some("part"));
+        assert_eq!(events.held(), 0);
+    }
+
+    /// A large event that comes in small frames takes linear time. Before, every frame
+    /// searched the whole buffer again (a 2 MB event in 1 KB frames: minutes).
+    #[test]
+    fn a_large_event_in_small_frames_is_cut_in_linear_time() {
+        let payload = "y".repeat(2 << 20);
+        let stream = format!("data: {payload}\n\ndata: next\n\n");
+        let started = Instant::now();
+        let mut events = Events::default();
+        let mut got = Vec::new();
+        for frame in stream.as_bytes().chunks(1024) {
+            events.push(frame);
+            while let Some(d) = events.next_data() {
+                got.push(d.len());
+            }
+        }
+        assert_eq!(got, [payload.len(), 4]);
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "{:?}",
+            started.elapsed()
+        );
     }
 }

@@ -149,26 +149,8 @@ pub(super) async fn follow(
     let mut answered = BTreeSet::new();
     let mut status_line = StatusLine::default();
     loop {
+        state = told(state, get, &cancelled).await?;
         let status = state["status"].as_str().unwrap_or_default().to_owned();
-        // A `CreateTaskResult` carries no `result` or `error`: a task that ended as it was
-        // made is read again.
-        let bare = match status.as_str() {
-            "completed" => state.get("result").is_none(),
-            "failed" => state.get("error").is_none(),
-            _ => false,
-        };
-        if bare {
-            state = get().await?;
-            if state["status"] == status.as_str()
-                && state.get("result").is_none()
-                && state.get("error").is_none()
-            {
-                return Err(Error::new(format!(
-                    "the upstream task is {status} but says nothing of how"
-                )));
-            }
-            continue;
-        }
         status_line.tell(cx, &state);
         if matches!(status.as_str(), "completed" | "failed" | "cancelled") {
             cancel.disarm();
@@ -267,6 +249,50 @@ pub(super) async fn follow(
     }
 }
 
+/// Most times a task that says it ended without saying how is read again.
+const MAX_BARE_READS: u32 = 2;
+
+/// Whether `state` says its task ended without saying how: a `CreateTaskResult` carries
+/// no `result` or `error`.
+fn bare(state: &Value) -> bool {
+    match state["status"].as_str() {
+        Some("completed") => state.get("result").is_none(),
+        Some("failed") => state.get("error").is_none(),
+        _ => false,
+    }
+}
+
+/// `state`, or when it says its task ended without saying how ([`bare`]), the task read
+/// again with `get` until it does: at most [`MAX_BARE_READS`] times, and not once
+/// `cancelled` fired (an upstream that went on answering a bare end, say `completed` and
+/// `failed` in turn, had this read it again at once, for ever).
+async fn told<F, R>(
+    mut state: Value,
+    get: F,
+    cancelled: &tokio_util::sync::CancellationToken,
+) -> Result<Value, Error>
+where
+    F: Fn() -> R,
+    R: Future<Output = Result<Value, Error>>,
+{
+    for _ in 0..MAX_BARE_READS {
+        if !bare(&state) {
+            return Ok(state);
+        }
+        if cancelled.is_cancelled() {
+            return Err(Error::new("the call was cancelled"));
+        }
+        state = get().await?;
+    }
+    if bare(&state) {
+        let status = state["status"].as_str().unwrap_or_default();
+        return Err(Error::new(format!(
+            "the upstream task is {status} but says nothing of how"
+        )));
+    }
+    Ok(state)
+}
+
 /// How long to wait before the next `tasks/get`.
 fn interval(state: &Value) -> Duration {
     poll_interval(state["pollIntervalMs"].as_u64())
@@ -321,6 +347,51 @@ mod tests {
             POLL_BOUNDS.1
         );
         assert_eq!(interval(&json!({"pollIntervalMs": "soon"})), DEFAULT_POLL);
+    }
+
+    /// An upstream that answers a bare end again and again (`completed` and `failed`
+    /// in turn) is read again a bounded number of times, and not once the call is
+    /// cancelled. Before, it was read again at once, without end.
+    #[tokio::test]
+    async fn a_bare_end_is_read_again_a_bounded_number_of_times() {
+        let reads = std::sync::atomic::AtomicU32::new(0);
+        let get = || {
+            let n = reads.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            let status = if n.is_multiple_of(2) {
+                "failed"
+            } else {
+                "completed"
+            };
+            std::future::ready(Ok(json!({"taskId": "t", "status": status})))
+        };
+        let never = tokio_util::sync::CancellationToken::new();
+        let created = json!({"taskId": "t", "status": "completed"});
+        let r = tokio::time::timeout(Duration::from_secs(5), told(created.clone(), get, &never))
+            .await
+            .expect("it ends");
+        let e = r.unwrap_err();
+        assert!(e.to_string().contains("says nothing of how"), "{e}");
+        assert_eq!(
+            reads.load(std::sync::atomic::Ordering::SeqCst),
+            MAX_BARE_READS
+        );
+
+        let cancelled = tokio_util::sync::CancellationToken::new();
+        cancelled.cancel();
+        let e = told(created, get, &cancelled).await.unwrap_err();
+        assert!(e.to_string().contains("cancelled"), "{e}");
+        assert_eq!(
+            reads.load(std::sync::atomic::Ordering::SeqCst),
+            MAX_BARE_READS
+        );
+
+        let done = json!({"status": "completed", "result": {"content": []}});
+        let got = told(
+            json!({"status": "completed"}),
+            || std::future::ready(Ok(done.clone())),
+            &never,
+        );
+        assert_eq!(got.await.unwrap(), done);
     }
 
     #[test]

@@ -118,7 +118,7 @@ impl Dispatch {
         }
         let bytes = match line {
             Line::Message(b) => b,
-            Line::TooLong => {
+            Line::TooLong(_) => {
                 let e = RpcError::parse_error(format!("line longer than {MAX_LINE} bytes"));
                 return Some(parse_error(e));
             }

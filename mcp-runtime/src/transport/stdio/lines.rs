@@ -4,18 +4,47 @@
 use std::io;
 use tokio::io::{AsyncBufRead, AsyncBufReadExt};
 
-pub(super) enum Line {
+pub(crate) enum Line {
     Message(Vec<u8>),
-    TooLong,
+    /// A line over the limit, skipped: what is kept of it.
+    TooLong(Overlong),
     Eof,
 }
 
+/// What is kept of a line over the limit: its length (newline excluded), and its first
+/// and last few bytes, enough to tell what it was (the proxy reads an answer's id there).
+#[derive(Debug, Default, PartialEq)]
+pub(crate) struct Overlong {
+    pub(crate) len: u64,
+    pub(crate) head: Vec<u8>,
+    pub(crate) tail: Vec<u8>,
+}
+
+impl Overlong {
+    /// Bytes kept of the start of the line.
+    const HEAD: usize = 1024;
+    /// Bytes kept of its end.
+    const TAIL: usize = 64;
+
+    /// Counts `bytes`, the next ones of the line, and keeps what it keeps of them.
+    fn add(&mut self, bytes: &[u8]) {
+        self.len = self.len.saturating_add(bytes.len() as u64);
+        let room = Self::HEAD.saturating_sub(self.head.len());
+        self.head.extend_from_slice(&bytes[..room.min(bytes.len())]);
+        self.tail
+            .extend_from_slice(&bytes[bytes.len().saturating_sub(Self::TAIL)..]);
+        let over = self.tail.len().saturating_sub(Self::TAIL);
+        self.tail.drain(..over);
+    }
+}
+
 /// What is kept between chunks: the part of a line read so far. On overflow, the rest of
-/// the line is skipped to its newline without being buffered.
+/// the line is skipped to its newline without being buffered (only its length and a few
+/// bytes of either end are kept).
 struct Framer {
     max: usize,
     buf: Vec<u8>,
-    overflow: bool,
+    overflow: Option<Overlong>,
 }
 
 impl Framer {
@@ -23,7 +52,7 @@ impl Framer {
         Framer {
             max,
             buf: Vec::new(),
-            overflow: false,
+            overflow: None,
         }
     }
 
@@ -34,29 +63,30 @@ impl Framer {
             Some(i) => (i, true),
             None => (chunk.len(), false),
         };
-        if !self.overflow {
-            if self.buf.len() + take > self.max {
-                self.overflow = true;
-                self.buf = Vec::new();
-            } else {
-                self.buf.extend_from_slice(&chunk[..take]);
+        match &mut self.overflow {
+            Some(long) => long.add(&chunk[..take]),
+            None if self.buf.len() + take > self.max => {
+                let mut long = Overlong::default();
+                long.add(&std::mem::take(&mut self.buf));
+                long.add(&chunk[..take]);
+                self.overflow = Some(long);
             }
+            None => self.buf.extend_from_slice(&chunk[..take]),
         }
         if !done {
             return (take, None);
         }
-        let line = if std::mem::take(&mut self.overflow) {
-            Line::TooLong
-        } else {
-            Line::Message(std::mem::take(&mut self.buf))
+        let line = match self.overflow.take() {
+            Some(long) => Line::TooLong(long),
+            None => Line::Message(std::mem::take(&mut self.buf)),
         };
         (take + 1, Some(line))
     }
 
     /// The end of input: a partial last line is still a message.
     fn end(&mut self) -> Line {
-        if std::mem::take(&mut self.overflow) {
-            Line::TooLong
+        if let Some(long) = self.overflow.take() {
+            Line::TooLong(long)
         } else if self.buf.is_empty() {
             Line::Eof
         } else {
@@ -67,20 +97,20 @@ impl Framer {
 
 /// Lines from an async buffered reader. Cancel-safe: a partial line stays here for the
 /// next call, so it can wait in a `select!`.
-pub(super) struct Lines<R> {
+pub(crate) struct Lines<R> {
     reader: R,
     framer: Framer,
 }
 
 impl<R: AsyncBufRead + Unpin> Lines<R> {
-    pub(super) fn new(reader: R, max: usize) -> Self {
+    pub(crate) fn new(reader: R, max: usize) -> Self {
         Lines {
             reader,
             framer: Framer::new(max),
         }
     }
 
-    pub(super) async fn next(&mut self) -> io::Result<Line> {
+    pub(crate) async fn next(&mut self) -> io::Result<Line> {
         loop {
             let chunk = self.reader.fill_buf().await?;
             if chunk.is_empty() {
@@ -139,7 +169,7 @@ pub(crate) async fn fuzz_lines(bytes: &[u8]) -> u64 {
                 assert!(m.len() <= 64, "a line past the limit");
                 *messages += 1;
             }
-            Line::TooLong => *long += 1,
+            Line::TooLong(_) => *long += 1,
             Line::Eof => {}
         }
     }
@@ -151,7 +181,8 @@ pub(crate) async fn fuzz_lines(bytes: &[u8]) -> u64 {
             (Ok(a), Ok(b)) => {
                 let same = match (&a, &b) {
                     (Line::Message(x), Line::Message(y)) => x == y,
-                    (Line::TooLong, Line::TooLong) | (Line::Eof, Line::Eof) => true,
+                    (Line::TooLong(x), Line::TooLong(y)) => x == y,
+                    (Line::Eof, Line::Eof) => true,
                     _ => false,
                 };
                 (a, same)
@@ -196,8 +227,8 @@ mod tests {
         let input = format!("{}\n{{\"a\":1}}\r\nlast", "x".repeat(100));
         let mut r = Lines::new(BufReader::with_capacity(8, input.as_bytes()), 50);
         let mut b = BlockingLines::new(io::BufReader::with_capacity(8, input.as_bytes()), 50);
-        assert!(matches!(r.next().await.unwrap(), Line::TooLong));
-        assert!(matches!(b.next().unwrap(), Line::TooLong));
+        assert!(matches!(r.next().await.unwrap(), Line::TooLong(_)));
+        assert!(matches!(b.next().unwrap(), Line::TooLong(_)));
         for want in [&b"{\"a\":1}\r"[..], b"last"] {
             let (Line::Message(m), Line::Message(n)) = (r.next().await.unwrap(), b.next().unwrap())
             else {
@@ -210,11 +241,25 @@ mod tests {
     }
 
     #[test]
+    fn of_a_long_line_its_length_and_its_ends_are_kept() {
+        let line = format!("{{\"id\":7,{}}}", "x".repeat(5000));
+        let input = format!("{line}\nnext\n");
+        let mut b = BlockingLines::new(io::BufReader::with_capacity(8, input.as_bytes()), 50);
+        let Line::TooLong(long) = b.next().unwrap() else {
+            panic!()
+        };
+        assert_eq!(long.len, line.len() as u64);
+        assert_eq!(long.head, line.as_bytes()[..Overlong::HEAD]);
+        assert_eq!(long.tail, line.as_bytes()[line.len() - Overlong::TAIL..]);
+        assert!(matches!(b.next().unwrap(), Line::Message(m) if m == b"next"));
+    }
+
+    #[test]
     fn a_line_at_the_limit_passes_and_one_byte_more_does_not() {
         let input = format!("{}\n{}\n", "y".repeat(50), "z".repeat(51));
         let mut b = BlockingLines::new(io::BufReader::with_capacity(8, input.as_bytes()), 50);
         assert!(matches!(b.next().unwrap(), Line::Message(m) if m.len() == 50));
-        assert!(matches!(b.next().unwrap(), Line::TooLong));
+        assert!(matches!(b.next().unwrap(), Line::TooLong(_)));
         assert!(matches!(b.next().unwrap(), Line::Eof));
     }
 }

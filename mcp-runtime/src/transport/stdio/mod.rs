@@ -8,7 +8,7 @@
 //! async byte stream the same way from one task.
 
 mod dispatch;
-mod lines;
+pub(crate) mod lines;
 
 #[cfg(feature = "fuzzing")]
 pub(crate) use lines::fuzz_lines;
