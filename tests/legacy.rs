@@ -586,6 +586,30 @@ fn legacy_handlers_and_batched_calls_count_against_the_in_flight_cap() {
     }
 }
 
+/// Runs only as a task.
+#[tool(task = "required")]
+async fn exported() -> &'static str {
+    "exported"
+}
+
+/// A tool that runs only as a task (a 2026-07-28 extension) is an error a legacy session
+/// gets as any failed request: `-32603` with status 200, not the 400 of the modern
+/// `-32021` it stands for (a dual-era client reads a 400 as "not this era").
+#[test]
+fn a_task_only_tool_fails_in_a_legacy_session_with_200() {
+    let server = Server::builder("tasks-only", "1.0")
+        .tools(tools![exported])
+        .build()
+        .unwrap();
+    let addr = serve_in_background(server.http());
+    let (c, _) = Client::open(addr, "2025-11-25");
+    let body = json!({"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {"name": "exported", "arguments": {}}});
+    let r = c.post(&body);
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(r.json()["error"]["code"], -32603, "{}", r.text());
+    assert!(r.text().contains("runs only as a task"), "{}", r.text());
+}
+
 /// `resources/subscribe` takes what the server serves (a resource or a template's URI),
 /// up to 256 per session; anything else is refused, not kept.
 #[test]

@@ -66,6 +66,7 @@ pub(crate) enum Streams {
     /// It cannot stream them: they are dropped.
     None,
     /// Into one shared channel (stdio: everything goes to stdout).
+    #[cfg_attr(not(feature = "stdio"), allow(dead_code))]
     Shared(mpsc::Sender<String>),
     /// Into a channel of the request's own, made only when the request asked for
     /// notifications (a `progressToken` or a log level).

@@ -176,10 +176,17 @@ impl Reply {
             None => self,
             Some(b) => {
                 let (id, error) = *b;
+                let before = error.code();
                 let error = legacy::recode(error);
+                // A code only 2026-07-28 has, made `-32603`, is no longer of its class
+                // (a missing capability's 400, say): it fails like any request.
+                let class = match error.code() == before {
+                    true => self.error,
+                    false => self.error.map(|_| ErrorClass::Failed),
+                };
                 Reply {
                     body: envelope::error_response(id.as_ref(), &error),
-                    error: self.error,
+                    error: class,
                     rpc: Some(Box::new((id, error))),
                 }
             }

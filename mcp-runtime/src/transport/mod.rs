@@ -6,6 +6,7 @@ pub mod http;
 pub mod stdio;
 
 /// Resolves on SIGINT (Ctrl-C) or, on Unix, SIGTERM.
+#[cfg_attr(not(feature = "stdio"), allow(dead_code))]
 pub(crate) async fn shutdown_signal() {
     let _ = termination().await;
 }

@@ -208,6 +208,7 @@ pub(crate) struct Listen {
 
 impl Listen {
     /// The listen request's id.
+    #[cfg_attr(not(feature = "stdio"), allow(dead_code))]
     pub(crate) fn id(&self) -> &RequestId {
         &self.id
     }
@@ -216,6 +217,7 @@ impl Listen {
     /// An abrupt end (the server can no longer feed the stream) sends
     /// `notifications/cancelled` naming the listen request, then ends (stdio; on HTTP the
     /// stream just closes).
+    #[cfg_attr(not(feature = "stdio"), allow(dead_code))]
     pub(crate) fn cancel_on_teardown(&mut self) {
         self.teardown = Some(envelope::notification(
             crate::protocol::methods::NOTIFICATION_CANCELLED,
@@ -226,6 +228,7 @@ impl Listen {
         ));
     }
 
+    #[cfg_attr(not(feature = "stdio"), allow(dead_code))]
     pub(crate) fn stop_with(&mut self, token: CancellationToken) {
         self.transport_stop = Some(token);
     }

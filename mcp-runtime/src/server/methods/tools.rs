@@ -115,6 +115,17 @@ pub(crate) fn call(
         TaskSupport::Forbidden => false,
         TaskSupport::Optional => declared,
         TaskSupport::Required if declared => true,
+        // A legacy session cannot declare the extension at all: said so plainly.
+        TaskSupport::Required if parts.session.is_some() => {
+            let why = format!(
+                "The tool `{}` runs only as a task, which needs protocol version 2026-07-28 (its tasks extension); this session cannot start one",
+                tool.def.item.name
+            );
+            return super::reject(
+                &parts,
+                Rejection::failed(crate::protocol::RpcError::internal(why)),
+            );
+        }
         TaskSupport::Required => {
             let what = format!("The tool `{}`", tool.def.item.name);
             return super::reject(&parts, Rejection::failed(tasks::extension_required(&what)));
