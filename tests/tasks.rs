@@ -303,6 +303,8 @@ async fn a_task_made_on_one_instance_is_answered_and_cancelled_through_another()
 struct Flaky {
     inner: MemoryTaskStore,
     failing_ends: std::sync::atomic::AtomicUsize,
+    /// Fails every status message while set.
+    failing_messages: AtomicBool,
 }
 
 impl mcp_runtime::store::TaskStore for Flaky {
@@ -329,7 +331,11 @@ impl mcp_runtime::store::TaskStore for Flaky {
         'a,
         Result<Option<mcp_runtime::store::TaskRecord>, mcp_runtime::store::StoreError>,
     > {
-        use mcp_runtime::store::TaskChange::{Complete, Fail};
+        use mcp_runtime::store::TaskChange::{Complete, Fail, Message};
+        if matches!(change, Message(_)) && self.failing_messages.load(Ordering::SeqCst) {
+            let away = mcp_runtime::store::StoreError::Backend("messages away".into());
+            return Box::pin(async move { Err(away) });
+        }
         let ends = matches!(change, Complete(_) | Fail(_));
         let left = self.failing_ends.load(Ordering::SeqCst);
         if ends && left > 0 {
@@ -362,6 +368,7 @@ async fn a_tasks_end_is_recorded_once_the_store_takes_it() {
     let store = Arc::new(Flaky {
         inner: MemoryTaskStore::new(),
         failing_ends: 3.into(),
+        failing_messages: false.into(),
     });
     let server = Server::builder("flaky", "1.0")
         .tools(tools![quick])
@@ -378,6 +385,75 @@ async fn a_tasks_end_is_recorded_once_the_store_takes_it() {
     assert_eq!(done["status"], "completed", "{done}");
     assert_eq!(done["result"]["content"][0]["text"], "done", "{done}");
     assert_eq!(store.failing_ends.load(Ordering::SeqCst), 0);
+}
+
+/// Reports its progress many times, fast.
+#[tool(task = "required")]
+async fn chatty(progress: Progress) -> &'static str {
+    for i in 0..200 {
+        progress.report(f64::from(i), None, Some(&format!("step {i}")));
+        tokio::task::yield_now().await;
+    }
+    "said it all"
+}
+
+static TASK_LOGS: std::sync::Mutex<Vec<u8>> = std::sync::Mutex::new(Vec::new());
+
+/// A store failing every status message of a task that reports fast: logged once (with
+/// the count of those left out later), not once per message; the task still ends.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_running_tasks_store_failures_are_logged_without_flooding() {
+    struct Capture;
+    impl std::io::Write for Capture {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            TASK_LOGS.lock().unwrap().extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    use tracing_subscriber::layer::SubscriberExt;
+    let only_ours =
+        tracing_subscriber::filter::Targets::new().with_target("mcp_runtime", tracing::Level::WARN);
+    let subscriber = tracing_subscriber::registry()
+        .with(
+            tracing_subscriber::fmt::layer()
+                .with_writer(|| Capture)
+                .with_ansi(false),
+        )
+        .with(only_ours);
+    // Global: the task runs on the runtime's threads (no other test here logs).
+    tracing::subscriber::set_global_default(subscriber).unwrap();
+    let store = Arc::new(Flaky {
+        inner: MemoryTaskStore::new(),
+        failing_ends: 0.into(),
+        failing_messages: true.into(),
+    });
+    let server = Server::builder("chatty", "1.0")
+        .tools(tools![chatty])
+        .tasks(Tasks::default().store(Arc::clone(&store)))
+        .build()
+        .unwrap();
+    let mut pipe = Pipe::serve(server);
+    let created = pipe
+        .call(req(1, "tools/call", json!({"name": "chatty"}), true))
+        .await;
+    let id = created["result"]["taskId"].as_str().unwrap().to_owned();
+    let mut status = Value::Null;
+    for i in 0..500 {
+        status = pipe
+            .call(req(2 + i, "tasks/get", json!({ "taskId": id }), true))
+            .await;
+        if status["result"]["status"] == "completed" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(status["result"]["status"], "completed", "{status}");
+    let logs = String::from_utf8_lossy(&TASK_LOGS.lock().unwrap()).into_owned();
+    let warned = logs.matches("messages away").count();
+    assert!((1..=2).contains(&warned), "{warned} warnings:\n{logs}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

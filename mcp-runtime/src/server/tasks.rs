@@ -193,6 +193,7 @@ async fn start(
         cancel: task_request.cancel.clone(),
         status: status_rx,
         keys: WireKeys::default(),
+        failures: std::sync::Mutex::new((None, 0)),
         _slot: slot,
     };
     let call = Call::new(arguments, task_request);
@@ -246,8 +247,14 @@ struct Worker {
     cancel: CancellationToken,
     status: mpsc::Receiver<String>,
     keys: WireKeys,
+    /// Store failures seen while the task runs: logged at most every [`WARN_EVERY`], with
+    /// how many came between (a task reporting progress fast would otherwise flood).
+    failures: std::sync::Mutex<(Option<tokio::time::Instant>, u64)>,
     _slot: Slot,
 }
+
+/// How often a running task logs that its store fails.
+const WARN_EVERY: Duration = Duration::from_secs(10);
 
 /// Why a worker stopped before the handler returned.
 enum Stop {
@@ -368,7 +375,7 @@ impl Worker {
             Ok(Some(r)) => r,
             Ok(None) => return Err(Stop::Gone),
             Err(e) => {
-                tracing::warn!("task store: {e}");
+                self.store_failed(&e);
                 return Ok(());
             }
         };
@@ -392,8 +399,23 @@ impl Worker {
 
     async fn update(&self, change: TaskChange) {
         if let Err(e) = self.store.update(&self.id, change).await {
-            tracing::warn!("task store: {e}");
+            self.store_failed(&e);
         }
+    }
+
+    /// Logs a store failure, at most every [`WARN_EVERY`].
+    fn store_failed(&self, e: &StoreError) {
+        let mut f = self.failures.lock().unwrap_or_else(|p| p.into_inner());
+        let now = tokio::time::Instant::now();
+        if f.0
+            .is_some_and(|last| now.duration_since(last) < WARN_EVERY)
+        {
+            f.1 += 1;
+            return;
+        }
+        let suppressed = std::mem::take(&mut f.1);
+        f.0 = Some(now);
+        tracing::warn!(suppressed, "task store: {e}");
     }
 
     /// Records how the task ended. A store that fails (a backend briefly away) is tried
