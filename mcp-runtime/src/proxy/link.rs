@@ -442,7 +442,7 @@ impl Link {
                 m.insert("progressToken".into(), json!(id));
             }
         }
-        let (asks_tx, asks) = mpsc::unbounded_channel();
+        let (asks_tx, asks) = mpsc::channel(super::ongoing::ASKS_HELD);
         let (answer_tx, answer) = oneshot::channel::<Result<Value, UpstreamError>>();
         match &self.wire {
             Wire::Stdio { askers, closed, .. } => {

@@ -21,11 +21,16 @@ pub(crate) enum Next {
     Answer(Result<Value, UpstreamError>),
 }
 
+/// Most messages about one call (questions, progress, log messages) held until the call
+/// takes them: past it, progress and log messages are dropped, and a question is refused
+/// a call nobody reads, such as one parked between rounds, holds no more).
+pub(crate) const ASKS_HELD: usize = 64;
+
 /// A request sent whose upstream may ask things before it answers. Dropped before its
 /// answer, it is cancelled upstream (`notifications/cancelled`).
 pub(crate) struct Ongoing {
     pub(super) id: u64,
-    pub(super) asks: mpsc::UnboundedReceiver<Next>,
+    pub(super) asks: mpsc::Receiver<Next>,
     pub(super) answer: oneshot::Receiver<Result<Value, UpstreamError>>,
     pub(super) cancel: Option<Cancel>,
     /// How long to wait for the next question or the answer; `None`: as long as it takes

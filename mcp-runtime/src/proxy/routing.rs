@@ -19,7 +19,7 @@ pub(crate) struct Asked {
 
 /// The calls in flight that take the upstream's requests (stdio: the wire does not say
 /// which call a request belongs to, so it goes to the one call in flight).
-pub(super) type Askers = Arc<Mutex<Vec<(u64, mpsc::UnboundedSender<Next>)>>>;
+pub(super) type Askers = Arc<Mutex<Vec<(u64, mpsc::Sender<Next>)>>>;
 
 /// Where a message the upstream sent on stdio (not an answer) goes: a request it passes
 /// on to the one call in flight; progress to the call whose token it names (our request
@@ -39,10 +39,15 @@ pub(super) fn route(msg: &Value, askers: &Askers, changes: &Changes) -> Option<V
                 id: id.clone(),
                 request: json!({"method": m, "params": msg["params"]}),
             });
-            if only.is_some_and(|tx| tx.send(asked).is_ok()) {
+            if only.is_some_and(|tx| tx.try_send(asked).is_ok()) {
                 return None;
             }
-            let why = if calls.is_empty() {
+            let why = if only.is_some() {
+                format!(
+                    "`{m}` came while the call already holds {} messages its client has not taken",
+                    super::ongoing::ASKS_HELD
+                )
+            } else if calls.is_empty() {
                 format!("this proxy passes `{m}` on only during a call, to the client that made it")
             } else {
                 format!(
@@ -55,13 +60,14 @@ pub(super) fn route(msg: &Value, askers: &Askers, changes: &Changes) -> Option<V
         ("notifications/progress", None) => {
             let token = msg["params"]["progressToken"].as_u64();
             if let Some((_, tx)) = calls.iter().find(|(id, _)| Some(*id) == token) {
-                let _ = tx.send(Next::Progress(msg["params"].clone()));
+                // Dropped when the call holds as many as it may.
+                let _ = tx.try_send(Next::Progress(msg["params"].clone()));
             }
             None
         }
         ("notifications/message", None) => {
             if let Some(tx) = only {
-                let _ = tx.send(Next::Log(msg["params"].clone()));
+                let _ = tx.try_send(Next::Log(msg["params"].clone()));
             }
             None
         }
@@ -120,4 +126,33 @@ pub(super) fn unsolicited(msg: &Value, changes: &Changes) -> Option<Value> {
         json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32601,
             "message": format!("this proxy does not serve `{method}` outside of a call")}})
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::proxy::ongoing::ASKS_HELD;
+
+    #[test]
+    fn a_call_nobody_reads_holds_a_bounded_number_of_messages() {
+        let (tx, mut rx) = mpsc::channel(ASKS_HELD);
+        let askers: Askers = Arc::new(Mutex::new(vec![(7, tx)]));
+        let changes = Changes::default();
+        let progress = json!({"method": "notifications/progress", "params": {"progressToken": 7, "progress": 1}});
+        for _ in 0..10 * ASKS_HELD {
+            assert_eq!(route(&progress, &askers, &changes), None);
+        }
+        // Full: a question is refused at once (the upstream is not left waiting).
+        let ask = json!({"jsonrpc": "2.0", "id": 1, "method": "roots/list", "params": {}});
+        let refused = route(&ask, &askers, &changes).expect("an error reply");
+        assert_eq!(refused["error"]["code"], -32603, "{refused}");
+        let mut held = 0;
+        while rx.try_recv().is_ok() {
+            held += 1;
+        }
+        assert_eq!(held, ASKS_HELD);
+        // Taken, there is room again: the question passes.
+        assert_eq!(route(&ask, &askers, &changes), None);
+        assert!(matches!(rx.try_recv(), Ok(Next::Asked(_))));
+    }
 }

@@ -292,7 +292,7 @@ impl Listen {
 pub(super) async fn read_events(
     resp: hyper::Response<hyper::body::Incoming>,
     id: u64,
-    asks: mpsc::UnboundedSender<Next>,
+    asks: mpsc::Sender<Next>,
     answer: oneshot::Sender<Result<Value, UpstreamError>>,
 ) {
     let got = answer_in(resp, Some(&json!(id)), Some(&asks)).await;
@@ -308,7 +308,7 @@ pub(super) async fn read_events(
 pub(super) async fn answer_in(
     resp: hyper::Response<hyper::body::Incoming>,
     id: Option<&Value>,
-    asks: Option<&mpsc::UnboundedSender<Next>>,
+    asks: Option<&mpsc::Sender<Next>>,
 ) -> Result<Option<Value>, UpstreamError> {
     let status = resp.status();
     if status == hyper::StatusCode::ACCEPTED {
@@ -360,8 +360,14 @@ pub(super) async fn answer_in(
                         ("notifications/message", None) => Next::Log(msg["params"].clone()),
                         _ => continue,
                     };
-                    if let Some(asks) = asks {
-                        let _ = asks.send(next);
+                    // Past what the call holds, dropped; a question so dropped
+                    // is left to the call's time limit.
+                    if let Some(asks) = asks
+                        && asks.try_send(next).is_err()
+                    {
+                        tracing::debug!(
+                            "a message about a call dropped: the call holds as many as it may"
+                        );
                     }
                 }
                 None if msg.get("id") == Some(id) => return Ok(Some(msg)),
