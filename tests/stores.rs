@@ -85,6 +85,22 @@ async fn handle_suite(store: Arc<dyn HandleStore>, tag: &str) {
         store.replace_if(&id("zzz"), &now, next).await.unwrap(),
         None
     );
+    // A float whose digits may not read back the same (without serde_json's
+    // `float_roundtrip`) is compared as a value, not as text.
+    let price = json!({"total": 0.117_700_000_000_000_01});
+    store
+        .insert(&id("price"), record(None, price.clone()), long)
+        .await
+        .unwrap();
+    let read = store.get(&id("price")).await.unwrap().unwrap().value;
+    assert_eq!(
+        store
+            .replace_if(&id("price"), &read, json!({"total": 1}))
+            .await
+            .unwrap(),
+        Some(true)
+    );
+    assert!(store.remove(&id("price")).await.unwrap());
     // Concurrent read-modify-writes through it lose nothing.
     store
         .insert(&id("count"), record(None, json!(0)), long)

@@ -1019,6 +1019,35 @@ mod tests {
     /// a new session is opened once, and the request sent again in it, for a plain
     /// request and a call alike. Before, every later request failed for good.
     #[tokio::test]
+    async fn a_get_stream_that_is_404_is_not_a_forgotten_session_for_ever() {
+        use std::sync::Arc;
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let opened = Arc::new(AtomicUsize::new(0));
+        let o = Arc::clone(&opened);
+        // A server whose only route is POST: its GET is 404 whatever the session.
+        let (_link, _) = fake::http(move |req| {
+            if req.verb != "POST" {
+                return Some(fake::Reply::status(404, "text/plain", b"Cannot GET /mcp"));
+            }
+            if req.body["method"] == "initialize" {
+                let id = &req.body["id"];
+                let sid = format!("s{}", o.fetch_add(1, Ordering::SeqCst) + 1);
+                let mut r = fake::Reply::json(&json!({"jsonrpc": "2.0", "id": id, "result": {
+                    "protocolVersion": "2025-11-25", "capabilities": {"tools": {"listChanged": true}},
+                    "serverInfo": {"name": "fake", "version": "1"}}}));
+                r.headers.push(("mcp-session-id", sid));
+                return Some(r);
+            }
+            None
+        })
+        .await;
+        // The stream is tried, found 404, a session opened again once, found 404 again:
+        // no stream. Not a new session every round of backoff.
+        tokio::time::sleep(Duration::from_secs(3)).await;
+        assert_eq!(opened.load(Ordering::SeqCst), 2, "one reopen at most");
+    }
+
+    #[tokio::test]
     async fn a_forgotten_session_is_opened_again() {
         use std::sync::atomic::{AtomicUsize, Ordering};
         use std::sync::{Arc, Mutex};

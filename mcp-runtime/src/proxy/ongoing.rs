@@ -26,6 +26,18 @@ pub(crate) enum Next {
 /// a call nobody reads, such as one parked between rounds, holds no more).
 pub(crate) const ASKS_HELD: usize = 64;
 
+/// Room kept for questions: progress and log messages are dropped once fewer than this
+/// many places are left, so a question finds one.
+pub(crate) const ROOM_FOR_QUESTIONS: usize = 8;
+
+/// Passes a progress or log message on to the call, unless that would leave less than
+/// [`ROOM_FOR_QUESTIONS`] (then it is dropped: R-6).
+pub(crate) fn tell(tx: &mpsc::Sender<Next>, note: Next) {
+    if tx.capacity() > ROOM_FOR_QUESTIONS {
+        let _ = tx.try_send(note);
+    }
+}
+
 /// A request sent whose upstream may ask things before it answers. Dropped before its
 /// answer, it is cancelled upstream (`notifications/cancelled`).
 pub(crate) struct Ongoing {

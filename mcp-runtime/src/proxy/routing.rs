@@ -60,14 +60,13 @@ pub(super) fn route(msg: &Value, askers: &Askers, changes: &Changes) -> Option<V
         ("notifications/progress", None) => {
             let token = msg["params"]["progressToken"].as_u64();
             if let Some((_, tx)) = calls.iter().find(|(id, _)| Some(*id) == token) {
-                // Dropped when the call holds as many as it may.
-                let _ = tx.try_send(Next::Progress(msg["params"].clone()));
+                super::ongoing::tell(tx, Next::Progress(msg["params"].clone()));
             }
             None
         }
         ("notifications/message", None) => {
             if let Some(tx) = only {
-                let _ = tx.try_send(Next::Log(msg["params"].clone()));
+                super::ongoing::tell(tx, Next::Log(msg["params"].clone()));
             }
             None
         }
@@ -135,6 +134,7 @@ mod tests {
 
     #[test]
     fn a_call_nobody_reads_holds_a_bounded_number_of_messages() {
+        use crate::proxy::ongoing::ROOM_FOR_QUESTIONS;
         let (tx, mut rx) = mpsc::channel(ASKS_HELD);
         let askers: Askers = Arc::new(Mutex::new(vec![(7, tx)]));
         let changes = Changes::default();
@@ -142,17 +142,29 @@ mod tests {
         for _ in 0..10 * ASKS_HELD {
             assert_eq!(route(&progress, &askers, &changes), None);
         }
-        // Full: a question is refused at once (the upstream is not left waiting).
-        let ask = json!({"jsonrpc": "2.0", "id": 1, "method": "roots/list", "params": {}});
-        let refused = route(&ask, &askers, &changes).expect("an error reply");
-        assert_eq!(refused["error"]["code"], -32603, "{refused}");
-        let mut held = 0;
-        while rx.try_recv().is_ok() {
-            held += 1;
+        // Progress stops short of the room kept for questions: they still pass...
+        let ask = |n: u64| json!({"jsonrpc": "2.0", "id": n, "method": "roots/list", "params": {}});
+        for n in 0..ROOM_FOR_QUESTIONS as u64 {
+            assert_eq!(route(&ask(n), &askers, &changes), None, "{n}");
         }
-        assert_eq!(held, ASKS_HELD);
-        // Taken, there is room again: the question passes.
-        assert_eq!(route(&ask, &askers, &changes), None);
+        // ...until the call holds all it may: then one is refused at once (the upstream
+        // is not left waiting).
+        let refused = route(&ask(99), &askers, &changes).expect("an error reply");
+        assert_eq!(refused["error"]["code"], -32603, "{refused}");
+        let (mut progressed, mut asked) = (0, 0);
+        while let Ok(next) = rx.try_recv() {
+            match next {
+                Next::Progress(_) => progressed += 1,
+                Next::Asked(_) => asked += 1,
+                _ => {}
+            }
+        }
+        assert_eq!(
+            (progressed, asked),
+            (ASKS_HELD - ROOM_FOR_QUESTIONS, ROOM_FOR_QUESTIONS)
+        );
+        // Taken, there is room again: a question passes.
+        assert_eq!(route(&ask(100), &askers, &changes), None);
         assert!(matches!(rx.try_recv(), Ok(Next::Asked(_))));
     }
 }

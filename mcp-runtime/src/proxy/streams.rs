@@ -96,6 +96,11 @@ impl Peer {
         name: Option<&str>,
         extra: &[(String, String)],
     ) -> Result<hyper::Response<hyper::body::Incoming>, UpstreamError> {
+        // While a new session is being opened, there is none to send: wait for it
+        // (sent without one, the request would be refused, and not retried).
+        if msg["method"] != "initialize" {
+            drop(self.reopening.lock().await);
+        }
         let req = self.post(version, msg, name, extra)?;
         let carried = req
             .headers()
@@ -193,16 +198,42 @@ pub(super) struct Listen {
     pub(super) open: Option<Value>,
 }
 
+/// How one attempt at the change stream went.
+enum Opened {
+    /// It was read to its end (or could not be reached): open it again.
+    Ended,
+    /// The upstream answered `404` to the session it carried (this one).
+    Forgotten(String),
+    /// There is no such stream to open.
+    NoStream,
+}
+
 impl Listen {
     /// Keeps the stream open: opened again after it ends, waiting longer each time it
     /// fails at once; given up when the upstream has none (`405`, or an error answer).
     pub(super) async fn run(self) {
         let mut backoff = Duration::from_millis(500);
+        let mut forgot_before = false;
         loop {
             let started = std::time::Instant::now();
-            if !self.once().await {
-                return;
-            }
+            let forgot = match self.once().await {
+                Opened::NoStream => return,
+                Opened::Ended => false,
+                // A session opened just now, forgotten again: the upstream answers `404`
+                // to this stream, not to the session (a server with no GET route).
+                Opened::Forgotten(_) if forgot_before => {
+                    tracing::debug!("the upstream has no change stream (404 in a new session)");
+                    return;
+                }
+                // The upstream forgot our session: opened again in a new one.
+                Opened::Forgotten(stale) => {
+                    if let Err(e) = self.peer.reopen(&self.version, &stale).await {
+                        tracing::debug!("the upstream's change stream: {e}");
+                    }
+                    true
+                }
+            };
+            forgot_before = forgot;
             if started.elapsed() > Duration::from_secs(30) {
                 backoff = Duration::from_millis(500);
             }
@@ -211,8 +242,8 @@ impl Listen {
         }
     }
 
-    /// One stream, read to its end; `false` when there is no such stream to open.
-    async fn once(&self) -> bool {
+    /// One stream, read to its end.
+    async fn once(&self) -> Opened {
         let req = match &self.open {
             Some(open) => self.peer.post(&self.version, open, None, &[]),
             None => self
@@ -223,7 +254,7 @@ impl Listen {
                 .map_err(gone),
         };
         let Ok(req) = req else {
-            return false;
+            return Opened::NoStream;
         };
         let carried = req
             .headers()
@@ -232,30 +263,25 @@ impl Listen {
             .map(str::to_owned);
         let resp = match self.peer.client.request(req).await {
             Ok(r) if r.status().is_success() => r,
-            // The upstream forgot our session: opened again in a new one.
             Ok(r) if r.status() == hyper::StatusCode::NOT_FOUND && carried.is_some() => {
-                let stale = carried.unwrap_or_default();
-                if let Err(e) = self.peer.reopen(&self.version, &stale).await {
-                    tracing::debug!("the upstream's change stream: {e}");
-                }
-                return true;
+                return Opened::Forgotten(carried.unwrap_or_default());
             }
             Ok(r) => {
                 tracing::debug!(status = %r.status(), "the upstream has no change stream");
-                return false;
+                return Opened::NoStream;
             }
             Err(e) => {
                 tracing::debug!(
                     "the upstream's change stream: {}",
                     crate::error::with_sources(&e, true)
                 );
-                return true;
+                return Opened::Ended;
             }
         };
         let sse = is_event_stream(&resp);
         if !sse {
             // An answer at once (an error): it does not listen.
-            return false;
+            return Opened::NoStream;
         }
         let mut body = resp.into_body();
         let mut events = Events::default();
@@ -265,7 +291,7 @@ impl Listen {
             };
             events.push(&data);
             if events.held() > MAX_MESSAGE {
-                return true;
+                return Opened::Ended;
             }
             while let Some(event) = events.next_data() {
                 let Ok(msg) = serde_json::from_str::<Value>(&event) else {
@@ -276,7 +302,7 @@ impl Listen {
                 }
             }
         }
-        true
+        Opened::Ended
     }
 
     /// POSTs `msg` (a notification or an answer; what comes back is not read).
@@ -360,14 +386,19 @@ pub(super) async fn answer_in(
                         ("notifications/message", None) => Next::Log(msg["params"].clone()),
                         _ => continue,
                     };
-                    // Past what the call holds, dropped; a question so dropped
+                    // Past what the call holds, dropped, progress and logs first;
+                    // a question dropped (with all the room kept for questions taken)
                     // is left to the call's time limit.
-                    if let Some(asks) = asks
-                        && asks.try_send(next).is_err()
-                    {
-                        tracing::debug!(
-                            "a message about a call dropped: the call holds as many as it may"
-                        );
+                    match (asks, next) {
+                        (Some(asks), Next::Asked(q)) => {
+                            if asks.try_send(Next::Asked(q)).is_err() {
+                                tracing::debug!(
+                                    "a question about a call dropped: the call holds as many as it may"
+                                );
+                            }
+                        }
+                        (Some(asks), note) => super::ongoing::tell(asks, note),
+                        (None, _) => {}
                     }
                 }
                 None if msg.get("id") == Some(id) => return Ok(Some(msg)),

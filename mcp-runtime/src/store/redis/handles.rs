@@ -29,8 +29,7 @@ return 1",
     )
 });
 
-/// Replaces the value while it is still the one read (the exact text stored: values are
-/// written from the same serialization); -1 when there is none.
+/// Replaces the value while its stored text is still the one read; -1 when there is none.
 static REPLACE_HANDLE_IF: std::sync::LazyLock<redis::Script> = std::sync::LazyLock::new(|| {
     redis::Script::new(
         r"
@@ -105,9 +104,25 @@ impl HandleStore for RedisStore {
     ) -> BoxFuture<'a, Result<Option<bool>, StoreError>> {
         async move {
             let mut c = self.conn.clone();
+            // The stored text, compared as a value here (its text need not be what
+            // `expected` serializes to: a float may not read back to the same digits),
+            // then set only while the text is still that one.
+            let current: Option<String> = redis::cmd("HGET")
+                .arg(self.key("h", id))
+                .arg("value")
+                .query_async(&mut c)
+                .await
+                .map_err(backend)?;
+            let Some(current) = current else {
+                return Ok(None);
+            };
+            let stored: Value = serde_json::from_str(&current).map_err(backend)?;
+            if stored != *expected {
+                return Ok(Some(false));
+            }
             let done = REPLACE_HANDLE_IF
                 .key(self.key("h", id))
-                .arg(expected.to_string())
+                .arg(current)
                 .arg(value.to_string())
                 .invoke_async::<i64>(&mut c)
                 .await

@@ -294,6 +294,15 @@ async fn publish(
         pipe.cmd("PUBLISH").arg(&channel).arg(&text).ignore();
         let mut pause = Duration::from_millis(100);
         loop {
+            // Made longer ago than that (it waited behind others while Redis was away):
+            // dropped, not published late over what others published meanwhile.
+            if made.elapsed() >= PUBLISH_RETRY_FOR {
+                tracing::warn!(
+                    "could not publish a change to Redis for {}s (other instances miss it)",
+                    PUBLISH_RETRY_FOR.as_secs()
+                );
+                break;
+            }
             let e = match pipe.query_async::<()>(&mut conn).await {
                 Ok(()) => break,
                 Err(e) => e,
