@@ -219,44 +219,6 @@ fn token(as_: &AuthServer, client: &str, scope: &str, resource: &str) -> String 
 }
 
 // ---------------------------------------------------------------------------------------
-// Logs: everything the runtime logs in this test process, down to debug, so a test can
-// check that no token ever reaches them.
-
-static LOGS: std::sync::Mutex<Vec<u8>> = std::sync::Mutex::new(Vec::new());
-
-struct Capture;
-impl Write for Capture {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        LOGS.lock().unwrap().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-fn capture_logs() {
-    static ONCE: std::sync::Once = std::sync::Once::new();
-    ONCE.call_once(|| {
-        use tracing_subscriber::layer::SubscriberExt;
-        let only_ours = tracing_subscriber::filter::Targets::new()
-            .with_target("mcp_runtime", tracing::Level::DEBUG);
-        let subscriber = tracing_subscriber::registry()
-            .with(
-                tracing_subscriber::fmt::layer()
-                    .with_writer(|| Capture)
-                    .with_ansi(false),
-            )
-            .with(only_ours);
-        let _ = tracing::subscriber::set_global_default(subscriber);
-    });
-}
-
-fn logs() -> String {
-    String::from_utf8_lossy(&LOGS.lock().unwrap()).into_owned()
-}
-
-// ---------------------------------------------------------------------------------------
 // Requests.
 
 fn bearer(addr: SocketAddr, body: &Value, token: Option<&str>) -> Response {

@@ -397,34 +397,11 @@ async fn chatty(progress: Progress) -> &'static str {
     "said it all"
 }
 
-static TASK_LOGS: std::sync::Mutex<Vec<u8>> = std::sync::Mutex::new(Vec::new());
-
 /// A store failing every status message of a task that reports fast: logged once (with
 /// the count of those left out later), not once per message; the task still ends.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_running_tasks_store_failures_are_logged_without_flooding() {
-    struct Capture;
-    impl std::io::Write for Capture {
-        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            TASK_LOGS.lock().unwrap().extend_from_slice(buf);
-            Ok(buf.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-    use tracing_subscriber::layer::SubscriberExt;
-    let only_ours =
-        tracing_subscriber::filter::Targets::new().with_target("mcp_runtime", tracing::Level::WARN);
-    let subscriber = tracing_subscriber::registry()
-        .with(
-            tracing_subscriber::fmt::layer()
-                .with_writer(|| Capture)
-                .with_ansi(false),
-        )
-        .with(only_ours);
-    // Global: the task runs on the runtime's threads (no other test here logs).
-    tracing::subscriber::set_global_default(subscriber).unwrap();
+    capture_logs();
     let store = Arc::new(Flaky {
         inner: MemoryTaskStore::new(),
         failing_ends: 0.into(),
@@ -451,7 +428,7 @@ async fn a_running_tasks_store_failures_are_logged_without_flooding() {
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     assert_eq!(status["result"]["status"], "completed", "{status}");
-    let logs = String::from_utf8_lossy(&TASK_LOGS.lock().unwrap()).into_owned();
+    let logs = logs();
     let warned = logs.matches("messages away").count();
     assert!((1..=2).contains(&warned), "{warned} warnings:\n{logs}");
 }

@@ -419,3 +419,44 @@ pub fn check_tasks(seen: &Value) {
     assert_eq!(seen["cancelled"], "cancelled");
     assert_eq!(seen["unknown_code"], -32602);
 }
+
+// ---------------------------------------------------------------------------------------
+// Logs: everything the runtime logs in this test process, down to debug (a test checks
+// that no token reaches them, or how often something is logged).
+
+static LOGS: std::sync::Mutex<Vec<u8>> = std::sync::Mutex::new(Vec::new());
+
+struct Capture;
+impl Write for Capture {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        LOGS.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// From now on, the runtime's logs of this process are kept (see [`logs`]); the
+/// process's global subscriber, so tasks on any thread are heard.
+pub fn capture_logs() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        use tracing_subscriber::layer::SubscriberExt;
+        let only_ours = tracing_subscriber::filter::Targets::new()
+            .with_target("mcp_runtime", tracing::Level::DEBUG);
+        let subscriber = tracing_subscriber::registry()
+            .with(
+                tracing_subscriber::fmt::layer()
+                    .with_writer(|| Capture)
+                    .with_ansi(false),
+            )
+            .with(only_ours);
+        let _ = tracing::subscriber::set_global_default(subscriber);
+    });
+}
+
+/// What the runtime logged since [`capture_logs`].
+pub fn logs() -> String {
+    String::from_utf8_lossy(&LOGS.lock().unwrap()).into_owned()
+}

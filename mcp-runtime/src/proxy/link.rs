@@ -763,6 +763,17 @@ mod tests {
     use serde_json::json;
     use std::time::Duration;
 
+    /// The link still reads its upstream: a request gets its answer.
+    async fn reads_on(link: &super::Link, up: &mut fake::FakeStdio) {
+        let asking = link.request("fine", json!({}));
+        let answering = async {
+            let sent = up.next().await;
+            up.send(&json!({"jsonrpc": "2.0", "id": sent["id"], "result": {"ok": 1}}));
+        };
+        let (answer, ()) = tokio::join!(asking, answering);
+        assert_eq!(answer.unwrap(), json!({"ok": 1}));
+    }
+
     /// A call given up (its `Ongoing` dropped, as when its client goes or its time runs
     /// out) leaves nothing in flight and is cancelled upstream, so a later call still
     /// gets the upstream's questions and log messages (passed on only while one call is
@@ -863,13 +874,7 @@ mod tests {
             matches!(&answer, Err(UpstreamError::Unavailable(why)) if why.contains("UTF-8")),
             "{answer:?}"
         );
-        let asking = link.request("fine", json!({}));
-        let answering = async {
-            let sent = up.next().await;
-            up.send(&json!({"jsonrpc": "2.0", "id": sent["id"], "result": {"ok": 1}}));
-        };
-        let (answer, ()) = tokio::join!(asking, answering);
-        assert_eq!(answer.unwrap(), json!({"ok": 1}));
+        reads_on(&link, &mut up).await;
     }
 
     /// An answer over the limit is skipped as it comes (never buffered whole), and when
@@ -902,13 +907,7 @@ mod tests {
                 "{answer:?}"
             );
         }
-        let asking = link.request("fine", json!({}));
-        let answering = async {
-            let sent = up.next().await;
-            up.send(&json!({"jsonrpc": "2.0", "id": sent["id"], "result": {"ok": 1}}));
-        };
-        let (answer, ()) = tokio::join!(asking, answering);
-        assert_eq!(answer.unwrap(), json!({"ok": 1}));
+        reads_on(&link, &mut up).await;
     }
 
     /// An HTTP upstream that answers on an event stream and keeps it open: the request
