@@ -13,7 +13,7 @@ use mcp_runtime::auth::{Auth, Caller, Introspection, JwtValidator, Principal};
 use mcp_runtime::config::RequestState;
 use mcp_runtime::{Error, Input, Server, prompt, prompts, resource, resources, tool, tools};
 use serde_json::{Value, json};
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader};
 use std::net::{SocketAddr, TcpListener};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
