@@ -208,6 +208,46 @@ fn filter(var: Option<&str>) -> Targets {
     }
 }
 
+/// A warning logged at most once per period, with how many were held back meanwhile
+/// (a fault repeated per request or per message would flood the log).
+pub(crate) struct Throttle {
+    /// Milliseconds since the Unix epoch of the last warning let through.
+    last: std::sync::atomic::AtomicU64,
+    held: std::sync::atomic::AtomicU64,
+    every_ms: u64,
+}
+
+impl Throttle {
+    pub(crate) const fn every(period: std::time::Duration) -> Throttle {
+        Throttle {
+            last: std::sync::atomic::AtomicU64::new(0),
+            held: std::sync::atomic::AtomicU64::new(0),
+            every_ms: period.as_millis() as u64,
+        }
+    }
+
+    /// `Some(held back since the last one)` when a warning may be logged now; `None` (and
+    /// one more held back) otherwise.
+    pub(crate) fn admit(&self) -> Option<u64> {
+        use std::sync::atomic::Ordering::Relaxed;
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
+        let last = self.last.load(Relaxed);
+        let due = now.saturating_sub(last) >= self.every_ms || last == 0;
+        if due
+            && self
+                .last
+                .compare_exchange(last, now, Relaxed, Relaxed)
+                .is_ok()
+        {
+            return Some(self.held.swap(0, Relaxed));
+        }
+        self.held.fetch_add(1, Relaxed);
+        None
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -345,5 +385,16 @@ mod tests {
             f.would_enable("x", &Level::INFO),
             "a bad value falls back to info"
         );
+    }
+
+    #[test]
+    fn a_throttle_lets_one_through_per_period_and_counts_the_rest() {
+        let t = super::Throttle::every(std::time::Duration::from_secs(3600));
+        assert_eq!(t.admit(), Some(0));
+        assert_eq!(t.admit(), None);
+        assert_eq!(t.admit(), None);
+        let open = super::Throttle::every(std::time::Duration::ZERO);
+        assert_eq!(open.admit(), Some(0));
+        assert_eq!(open.admit(), Some(0));
     }
 }

@@ -11,7 +11,6 @@ use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::Duration;
@@ -288,22 +287,14 @@ fn opened(sealer: &Sealer, binding: &Binding, state: &str) -> Result<Sealed, Rpc
 /// The shortest time between two key warnings.
 pub(crate) const KEY_WARN_EVERY_MS: u64 = 10_000;
 
-static LAST_KEY_WARN: AtomicU64 = AtomicU64::new(0);
-static SUPPRESSED_KEY_WARNS: AtomicU64 = AtomicU64::new(0);
+static KEY_WARNINGS: crate::telemetry::Throttle =
+    crate::telemetry::Throttle::every(std::time::Duration::from_millis(KEY_WARN_EVERY_MS));
 
 fn warn_key(kid: &str, sealer: &Sealer, why: &str) {
-    let t = now();
-    let last = LAST_KEY_WARN.load(Ordering::Relaxed);
-    if t.saturating_sub(last) < KEY_WARN_EVERY_MS
-        || LAST_KEY_WARN
-            .compare_exchange(last, t, Ordering::Relaxed, Ordering::Relaxed)
-            .is_err()
-    {
-        SUPPRESSED_KEY_WARNS.fetch_add(1, Ordering::Relaxed);
+    let Some(suppressed) = KEY_WARNINGS.admit() else {
         tracing::debug!(kid, "requestState refused: {why}");
         return;
-    }
-    let suppressed = SUPPRESSED_KEY_WARNS.swap(0, Ordering::Relaxed);
+    };
     let held: Vec<&str> = sealer.keys.kids().collect();
     tracing::warn!(
         kid,

@@ -193,7 +193,7 @@ async fn start(
         cancel: task_request.cancel.clone(),
         status: status_rx,
         keys: WireKeys::default(),
-        failures: std::sync::Mutex::new((None, 0)),
+        failures: crate::telemetry::Throttle::every(WARN_EVERY),
         _slot: slot,
     };
     let call = Call::new(arguments, task_request);
@@ -249,7 +249,7 @@ struct Worker {
     keys: WireKeys,
     /// Store failures seen while the task runs: logged at most every [`WARN_EVERY`], with
     /// how many came between (a task reporting progress fast would otherwise flood).
-    failures: std::sync::Mutex<(Option<tokio::time::Instant>, u64)>,
+    failures: crate::telemetry::Throttle,
     _slot: Slot,
 }
 
@@ -405,17 +405,9 @@ impl Worker {
 
     /// Logs a store failure, at most every [`WARN_EVERY`].
     fn store_failed(&self, e: &StoreError) {
-        let mut f = self.failures.lock().unwrap_or_else(|p| p.into_inner());
-        let now = tokio::time::Instant::now();
-        if f.0
-            .is_some_and(|last| now.duration_since(last) < WARN_EVERY)
-        {
-            f.1 += 1;
-            return;
+        if let Some(suppressed) = self.failures.admit() {
+            tracing::warn!(suppressed, "task store: {e}");
         }
-        let suppressed = std::mem::take(&mut f.1);
-        f.0 = Some(now);
-        tracing::warn!(suppressed, "task store: {e}");
     }
 
     /// Records how the task ended. A store that fails (a backend briefly away) is tried

@@ -7,7 +7,6 @@ use crate::protocol::RpcError;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 
 /// The scopes a refused call needed, left on its response for the challenge.
 #[derive(Clone)]
@@ -145,22 +144,11 @@ pub(super) fn metadata(auth: &Auth) -> Response {
 
 /// A warning at most every ten seconds, with how many were held back.
 fn warn_limited(message: &str) {
-    static LAST: AtomicU64 = AtomicU64::new(0);
-    static HELD: AtomicU64 = AtomicU64::new(0);
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
-    let last = LAST.load(Ordering::Relaxed);
-    if now >= last + 10
-        && LAST
-            .compare_exchange(last, now, Ordering::Relaxed, Ordering::Relaxed)
-            .is_ok()
-    {
-        let held = HELD.swap(0, Ordering::Relaxed);
-        tracing::warn!(suppressed = held, "{message}");
-    } else {
-        HELD.fetch_add(1, Ordering::Relaxed);
-        tracing::debug!("{message}");
+    static WARNINGS: crate::telemetry::Throttle =
+        crate::telemetry::Throttle::every(std::time::Duration::from_secs(10));
+    match WARNINGS.admit() {
+        Some(held) => tracing::warn!(suppressed = held, "{message}"),
+        None => tracing::debug!("{message}"),
     }
 }
 
