@@ -250,14 +250,12 @@ fn several_listens_share_one_stdio_connection() {
     });
     let _guard = ChildGuard(child);
     let recv = || rx.recv_timeout(Duration::from_secs(5)).expect("a message");
-    send(
-        &mut stdin,
-        request(
-            json!("tools"),
-            "subscriptions/listen",
-            json!({"notifications": {"toolsListChanged": true}}),
-        ),
+    let listen_tools = request(
+        json!("tools"),
+        "subscriptions/listen",
+        json!({"notifications": {"toolsListChanged": true}}),
     );
+    send(&mut stdin, listen_tools.clone());
     assert_eq!(
         recv()["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"],
         "tools"
@@ -295,14 +293,7 @@ fn several_listens_share_one_stdio_connection() {
     // An id in flight names no second request: a listen under it is refused, so a cancel
     // naming it stays unambiguous (before, the second listen took the first's place, and
     // the first could no longer be cancelled).
-    send(
-        &mut stdin,
-        request(
-            json!("tools"),
-            "subscriptions/listen",
-            json!({"notifications": {"toolsListChanged": true}}),
-        ),
-    );
+    send(&mut stdin, listen_tools);
     let refused = recv();
     assert_eq!(refused["id"], "tools", "{refused}");
     assert_eq!(refused["error"]["code"], -32600, "{refused}");
