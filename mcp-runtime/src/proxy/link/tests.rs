@@ -1,0 +1,346 @@
+//! The link against fake upstreams (`fake.rs`): given-up calls, broken and over-long
+//! lines, event streams, answers that are not answers, forgotten sessions.
+
+use super::super::fake;
+use super::super::ongoing::Next;
+use super::UpstreamError;
+use serde_json::json;
+use std::time::Duration;
+
+/// The link still reads its upstream: a request gets its answer.
+async fn reads_on(link: &super::Link, up: &mut fake::FakeStdio) {
+    let asking = link.request("fine", json!({}));
+    let answering = async {
+        let sent = up.next().await;
+        up.send(&json!({"jsonrpc": "2.0", "id": sent["id"], "result": {"ok": 1}}));
+    };
+    let (answer, ()) = tokio::join!(asking, answering);
+    assert_eq!(answer.unwrap(), json!({"ok": 1}));
+}
+
+/// A call given up (its `Ongoing` dropped, as when its client goes or its time runs
+/// out) leaves nothing in flight and is cancelled upstream, so a later call still
+/// gets the upstream's questions and log messages (passed on only while one call is
+/// in flight). Before, the call stayed in flight for good, and every later question
+/// was answered "came while 2 calls were in flight".
+#[tokio::test]
+async fn a_call_given_up_leaves_nothing_in_flight() {
+    let (link, mut up) = fake::stdio().await;
+    let first = link
+        .start("tools/call", json!({"name": "hang"}), None)
+        .await;
+    let sent = up.next().await;
+    assert_eq!(sent["params"]["name"], "hang", "{sent}");
+    drop(first);
+    let cancel = up.next().await;
+    assert_eq!(cancel["method"], "notifications/cancelled", "{cancel}");
+    assert_eq!(cancel["params"]["requestId"], sent["id"], "{cancel}");
+    fake::settled(&link).await;
+
+    let mut second = link
+        .start("tools/call", json!({"name": "ask"}), None)
+        .await
+        .unwrap();
+    let sent = up.next().await;
+    up.send(
+        &json!({"jsonrpc": "2.0", "id": "q1", "method": "elicitation/create",
+        "params": {"message": "sure?", "requestedSchema": {"type": "object"}}}),
+    );
+    up.send(&json!({"jsonrpc": "2.0", "method": "notifications/message",
+        "params": {"level": "info", "data": "working"}}));
+    let asked = tokio::time::timeout(Duration::from_secs(5), second.next()).await;
+    assert!(
+        matches!(&asked, Ok(Next::Asked(a)) if a.id == "q1"),
+        "{asked:?}"
+    );
+    let log = tokio::time::timeout(Duration::from_secs(5), second.next()).await;
+    assert!(matches!(&log, Ok(Next::Log(_))), "{log:?}");
+    up.send(&json!({"jsonrpc": "2.0", "id": sent["id"], "result": {"content": []}}));
+    let answer = tokio::time::timeout(Duration::from_secs(5), second.next()).await;
+    assert!(matches!(&answer, Ok(Next::Answer(Ok(_)))), "{answer:?}");
+    drop(second);
+    fake::settled(&link).await;
+}
+
+/// A plain request given up (its time ran out, or its caller went) is forgotten and
+/// cancelled upstream; one answered is neither.
+#[tokio::test]
+async fn a_request_given_up_is_forgotten_and_cancelled_upstream() {
+    let (link, mut up) = fake::stdio().await;
+    let gave_up =
+        tokio::time::timeout(Duration::from_millis(100), link.request("slow", json!({}))).await;
+    assert!(gave_up.is_err());
+    let sent = up.next().await;
+    let cancel = up.next().await;
+    assert_eq!(cancel["method"], "notifications/cancelled", "{cancel}");
+    assert_eq!(cancel["params"]["requestId"], sent["id"], "{cancel}");
+    assert_eq!(fake::in_flight(&link), (0, 0));
+
+    let asking = link.request("quick", json!({}));
+    let answering = async {
+        let sent = up.next().await;
+        up.send(&json!({"jsonrpc": "2.0", "id": sent["id"], "result": {"ok": true}}));
+    };
+    let (answer, ()) = tokio::join!(asking, answering);
+    assert_eq!(answer.unwrap(), json!({"ok": true}));
+    assert_eq!(fake::in_flight(&link), (0, 0));
+    let nothing = tokio::time::timeout(Duration::from_millis(100), up.seen.recv()).await;
+    assert!(
+        nothing.is_err(),
+        "no cancel of an answered request: {nothing:?}"
+    );
+}
+
+/// A line that is not UTF-8 is skipped, and the link reads on; when it is an answer
+/// whose id can be read, its request fails at once. Before, the reader stopped at
+/// the first such line and the link was taken for closed while the upstream ran.
+#[tokio::test]
+async fn a_line_that_is_not_utf8_is_skipped() {
+    let (link, mut up) = fake::stdio().await;
+    let asking = link.request("broken", json!({}));
+    let answering = async {
+        let sent = up.next().await;
+        let mut bad = format!(
+            r#"{{"jsonrpc":"2.0","id":{},"result":{{"text":""#,
+            sent["id"]
+        )
+        .into_bytes();
+        bad.extend_from_slice(b"caf\xe9\"}}\n");
+        up.say.send(b"\xff\xfe not even JSON\n".to_vec()).unwrap();
+        up.say.send(bad).unwrap();
+    };
+    let (answer, ()) = tokio::time::timeout(Duration::from_secs(5), async {
+        tokio::join!(asking, answering)
+    })
+    .await
+    .expect("the broken answer fails its request at once");
+    assert!(
+        matches!(&answer, Err(UpstreamError::Unavailable(why)) if why.contains("UTF-8")),
+        "{answer:?}"
+    );
+    reads_on(&link, &mut up).await;
+}
+
+/// An answer over the limit is skipped as it comes (never buffered whole), and when
+/// its id shows at either end, its request fails at once, naming its size; the link
+/// reads on. Before, the line was buffered whole and skipped silently, so its request
+/// waited for its time limit.
+#[tokio::test]
+async fn an_answer_over_the_limit_fails_its_request_at_once() {
+    let (link, mut up) = fake::stdio().await;
+    let filler = "x".repeat(super::MAX_MESSAGE);
+    for result_first in [false, true] {
+        let asking = link.request("huge", json!({}));
+        let answering = async {
+            let sent = up.next().await;
+            let id = &sent["id"];
+            let line = if result_first {
+                format!(r#"{{"result":{{"t":"{filler}"}},"jsonrpc":"2.0","id":{id}}}"#)
+            } else {
+                format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{"t":"{filler}"}}}}"#)
+            };
+            up.say.send(format!("{line}\n").into_bytes()).unwrap();
+        };
+        let (answer, ()) = tokio::time::timeout(Duration::from_secs(10), async {
+            tokio::join!(asking, answering)
+        })
+        .await
+        .expect("the request fails at once");
+        assert!(
+            matches!(&answer, Err(UpstreamError::Unavailable(why)) if why.contains("bytes, over the limit")),
+            "{answer:?}"
+        );
+    }
+    reads_on(&link, &mut up).await;
+}
+
+/// An HTTP upstream that answers on an event stream and keeps it open: the request
+/// has its answer at the event carrying its id (what comes before it, another id
+/// included, is passed over). Before, the whole body was read first, so
+/// `prompts/get`, `resources/read`, the lists and the handshake waited for the time
+/// limit.
+#[tokio::test]
+async fn an_answer_on_an_event_stream_left_open_is_taken_at_once() {
+    let (link, _) = fake::http(|req| {
+        (req.body["method"] == "prompts/get").then(|| {
+            fake::Reply::events(&[
+                json!({"jsonrpc": "2.0", "method": "notifications/message",
+                    "params": {"level": "info", "data": "x"}}),
+                json!({"jsonrpc": "2.0", "id": 999, "result": {}}),
+                json!({"jsonrpc": "2.0", "id": req.body["id"], "result": {"messages": []}}),
+            ])
+        })
+    })
+    .await;
+    let asked = link.request("prompts/get", json!({"name": "p"}));
+    let answer = tokio::time::timeout(Duration::from_secs(5), asked)
+        .await
+        .expect("answered at once");
+    assert_eq!(answer.unwrap(), json!({"messages": []}));
+}
+
+/// What an HTTP upstream answers that is not the JSON-RPC answer to the request is
+/// an error naming the status and showing the body; a JSON-RPC error with a failure
+/// status keeps its code. Before, a `401` with `{"error": "invalid_token"}` was an
+/// error with an empty message, and an answer to another id was taken.
+#[tokio::test]
+async fn an_http_answer_that_is_not_the_answer_is_a_clear_error() {
+    let (link, _) = fake::http(|req| {
+        let id = &req.body["id"];
+        Some(match req.body["method"].as_str()? {
+            "prompts/get" => {
+                fake::Reply::status(401, "application/json", br#"{"error":"invalid_token"}"#)
+            }
+            "resources/read" => {
+                fake::Reply::json(&json!({"jsonrpc": "2.0", "id": 999, "result": {}}))
+            }
+            "tools/list" => {
+                fake::Reply::json(&json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32000}}))
+            }
+            "completion/complete" => fake::Reply::status(
+                400,
+                "application/json",
+                br#"{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"bad"}}"#,
+            ),
+            "tools/call" => fake::Reply::status(502, "text/html", b"<h1>Bad Gateway</h1>"),
+            _ => return None,
+        })
+    })
+    .await;
+    let e = link.request("prompts/get", json!({})).await.unwrap_err();
+    assert!(
+        matches!(&e, UpstreamError::Unavailable(m) if m.contains("HTTP 401") && m.contains("invalid_token")),
+        "{e:?}"
+    );
+    let e = link.request("resources/read", json!({})).await.unwrap_err();
+    assert!(
+        matches!(&e, UpstreamError::Unavailable(m) if m.contains("another request")),
+        "{e:?}"
+    );
+    let e = link.request("tools/list", json!({})).await.unwrap_err();
+    assert!(
+        matches!(&e, UpstreamError::Rpc { code: -32000, message, .. } if message.contains("no message")),
+        "{e:?}"
+    );
+    let e = link
+        .request("completion/complete", json!({}))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&e, UpstreamError::Rpc { code: -32600, message, .. } if message == "bad (HTTP 400 Bad Request)"),
+        "{e:?}"
+    );
+    let mut call = link.start("tools/call", json!({}), None).await.unwrap();
+    let answer = call.next().await;
+    assert!(
+        matches!(&answer, Next::Answer(Err(UpstreamError::Unavailable(m))) if m.contains("HTTP 502") && m.contains("Bad Gateway")),
+        "{answer:?}"
+    );
+}
+
+/// An `error` that is not a JSON-RPC error object, or one without a string message,
+/// says so. Before, either was an error with an empty message.
+#[tokio::test]
+async fn an_error_without_a_message_says_so() {
+    let (link, mut up) = fake::stdio().await;
+    for (error, want) in [
+        (json!("boom"), "not a JSON-RPC error object: \"boom\""),
+        (json!({"code": 7, "message": 42}), "no message"),
+    ] {
+        let asking = link.request("x", json!({}));
+        let answering = async {
+            let sent = up.next().await;
+            up.send(&json!({"jsonrpc": "2.0", "id": sent["id"], "error": error}));
+        };
+        let (answer, ()) = tokio::join!(asking, answering);
+        let e = answer.unwrap_err();
+        assert!(e.to_string().contains(want), "{e:?}");
+    }
+}
+
+/// A 2025-11-25 upstream that forgot our session (it restarted) answers `404` to it:
+/// a new session is opened once, and the request sent again in it, for a plain
+/// request and a call alike. Before, every later request failed for good.
+#[tokio::test]
+async fn a_get_stream_that_is_404_is_not_a_forgotten_session_for_ever() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let opened = Arc::new(AtomicUsize::new(0));
+    let o = Arc::clone(&opened);
+    // A server whose only route is POST: its GET is 404 whatever the session.
+    let (_link, _) = fake::http(move |req| {
+        if req.verb != "POST" {
+            return Some(fake::Reply::status(404, "text/plain", b"Cannot GET /mcp"));
+        }
+        if req.body["method"] == "initialize" {
+            let id = &req.body["id"];
+            let sid = format!("s{}", o.fetch_add(1, Ordering::SeqCst) + 1);
+            let mut r = fake::Reply::json(&json!({"jsonrpc": "2.0", "id": id, "result": {
+                "protocolVersion": "2025-11-25", "capabilities": {"tools": {"listChanged": true}},
+                "serverInfo": {"name": "fake", "version": "1"}}}));
+            r.headers.push(("mcp-session-id", sid));
+            return Some(r);
+        }
+        None
+    })
+    .await;
+    // The stream is tried, found 404, a session opened again once, found 404 again:
+    // no stream. Not a new session every round of backoff.
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    assert_eq!(opened.load(Ordering::SeqCst), 2, "one reopen at most");
+}
+
+#[tokio::test]
+async fn a_forgotten_session_is_opened_again() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::{Arc, Mutex};
+    let valid: Arc<Mutex<Option<String>>> = Arc::default();
+    let opened = Arc::new(AtomicUsize::new(0));
+    let (v, o) = (Arc::clone(&valid), Arc::clone(&opened));
+    let (link, _) = fake::http(move |req| {
+        let id = &req.body["id"];
+        let method = req.body["method"].as_str().unwrap_or_default();
+        if method == "initialize" {
+            let sid = format!("s{}", o.fetch_add(1, Ordering::SeqCst) + 1);
+            *v.lock().unwrap() = Some(sid.clone());
+            let mut r = fake::Reply::json(&json!({"jsonrpc": "2.0", "id": id, "result": {
+                "protocolVersion": "2025-11-25", "capabilities": {"tools": {}},
+                "serverInfo": {"name": "fake", "version": "1"}}}));
+            r.headers.push(("mcp-session-id", sid));
+            return Some(r);
+        }
+        if req.header("mcp-session-id") != v.lock().unwrap().as_deref() {
+            return Some(fake::Reply::status(404, "text/plain", b"no such session"));
+        }
+        let result = match method {
+            "tools/list" => json!({"tools": []}),
+            "tools/call" => json!({"content": []}),
+            _ => return None,
+        };
+        Some(fake::Reply::json(
+            &json!({"jsonrpc": "2.0", "id": id, "result": result}),
+        ))
+    })
+    .await;
+    assert_eq!(opened.load(Ordering::SeqCst), 1);
+    let restart = || *valid.lock().unwrap() = None;
+
+    restart();
+    let listed = link.request("tools/list", json!({})).await;
+    assert_eq!(listed.unwrap(), json!({"tools": []}));
+    assert_eq!(opened.load(Ordering::SeqCst), 2);
+
+    restart();
+    let mut call = link.start("tools/call", json!({}), None).await.unwrap();
+    let answer = call.next().await;
+    assert!(matches!(&answer, Next::Answer(Ok(_))), "{answer:?}");
+    assert_eq!(opened.load(Ordering::SeqCst), 3);
+
+    let listed = link.request("tools/list", json!({})).await;
+    assert_eq!(listed.unwrap(), json!({"tools": []}));
+    assert_eq!(
+        opened.load(Ordering::SeqCst),
+        3,
+        "no new session without a 404"
+    );
+}
