@@ -155,6 +155,14 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         ])
         .standby_tools(tools![report]);
     // The key ring comes from MCP_REQUEST_STATE_KEYS (the same on every instance).
+    // A task whose instance dies fails once its lease runs out (MCP_TASK_LEASE_MS).
+    let mut tasks = Tasks::default();
+    if let Some(ms) = std::env::var("MCP_TASK_LEASE_MS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+    {
+        tasks = tasks.lease(Duration::from_millis(ms));
+    }
     let redis = match std::env::var("REDIS_URL") {
         Ok(url) => Some(mcp_runtime::store::redis::RedisStore::connect(&url).await?),
         Err(_) => None,
@@ -163,9 +171,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         Some(redis) => builder
             .handle_store(redis.clone())
             .notification_bus(redis.clone())
-            .tasks(Tasks::default().store(redis.clone()))
+            .tasks(tasks.store(redis.clone()))
             .request_state(RequestState::default().single_use(redis.clone())),
         None => builder
+            .tasks(tasks)
             .request_state(RequestState::single_instance().single_use(MemoryReplayStore::new())),
     };
     let server = builder.build()?;

@@ -76,6 +76,9 @@ struct Fleet {
 
 const LAME_DUCK_MS: &str = "1500";
 
+/// The instances' task lease (MCP_TASK_LEASE_MS).
+const TASK_LEASE_MS: u64 = 1500;
+
 impl Fleet {
     fn start(keys: &str) -> Fleet {
         let redis = Redis::start();
@@ -154,6 +157,20 @@ impl Fleet {
         wait_ready(inst);
     }
 
+    /// SIGKILL (the instance dies: nothing is drained or recorded), then start it again
+    /// and wait until ready.
+    fn crash_and_restart(&mut self, i: usize, keys: &str) {
+        let url = self.redis.url();
+        let inst = &mut self.instances[i];
+        let mut child = inst.child.take().expect("running");
+        child.kill().unwrap();
+        child.wait().unwrap();
+        inst.history
+            .push_str(&std::fs::read_to_string(&inst.log).unwrap_or_default());
+        spawn(inst, keys, &url);
+        wait_ready(inst);
+    }
+
     /// Everything every instance logged, so far.
     fn logs(&self) -> String {
         self.instances
@@ -189,6 +206,7 @@ fn spawn(inst: &mut Instance, keys: &str, redis: &str) {
         .env("REDIS_URL", redis)
         .env("MCP_REQUEST_STATE_KEYS", keys)
         .env("MCP_LAME_DUCK_MS", LAME_DUCK_MS)
+        .env("MCP_TASK_LEASE_MS", TASK_LEASE_MS.to_string())
         .env("MCP_METRICS", "1")
         .env("RUST_LOG", "info")
         .stdin(Stdio::null())
@@ -523,6 +541,36 @@ fn flows_handles_and_catalog_changes_work_across_instances() {
         }
         assert!(t.elapsed() < Duration::from_secs(10), "{r}");
         std::thread::sleep(Duration::from_millis(30));
+    }
+
+    // A task whose instance dies: working while the instance renews its lease, failed
+    // on every instance once the lease runs out, not `working` until its TTL.
+    let mut params = json!({"name": "export", "arguments": {"items": 1000}});
+    params["_meta"] = task_caps.clone();
+    let r = post(fleet.addr(1), &request(json!(1), "tools/call", params)).json();
+    let orphan = r["result"]["taskId"].as_str().unwrap().to_owned();
+    std::thread::sleep(Duration::from_millis(TASK_LEASE_MS * 2));
+    let r = task(fleet.addr(0), "tasks/get", &orphan);
+    assert_eq!(r["result"]["status"], "working", "renewed: {r}");
+    fleet.crash_and_restart(1, &keys);
+    let t = Instant::now();
+    let failed = loop {
+        let r = task(fleet.addr(2), "tasks/get", &orphan);
+        if r["result"]["status"] != "working" {
+            break r;
+        }
+        assert!(
+            t.elapsed() < Duration::from_millis(TASK_LEASE_MS * 4),
+            "still working {:?} after its instance died: {r}",
+            t.elapsed()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert_eq!(failed["result"]["status"], "failed", "{failed}");
+    assert_eq!(failed["result"]["error"]["code"], -32603, "{failed}");
+    for i in [0, 1] {
+        let r = task(fleet.addr(i), "tasks/get", &orphan);
+        assert_eq!(r["result"]["status"], "failed", "instance {i}: {r}");
     }
 
     // The request metrics of one instance.

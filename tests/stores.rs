@@ -215,6 +215,43 @@ async fn task_suite(store: Arc<dyn TaskStore>, tag: &str) {
         Some("half way")
     );
 
+    // A lease's renewal wakes nobody; an abandonment (once the lease ran out) does, and
+    // fails the task once.
+    let leased = format!("{tag}-leased");
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as u64;
+    store
+        .create(task(&leased, Duration::from_secs(60)).leased_until(now + 60_000))
+        .await
+        .unwrap();
+    let mut watch = store.watch(&leased);
+    let kept = store
+        .update(&leased, TaskChange::Abandon)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(kept.status(), TaskStatus::Working, "the lease still runs");
+    let renewed = store
+        .update(&leased, TaskChange::Renew(now - 1))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(renewed.lease_ms(), Some(now - 1));
+    let woke = tokio::time::timeout(Duration::from_millis(300), watch.next()).await;
+    assert!(woke.is_err(), "a renewal woke a watcher");
+    let failed = store
+        .update(&leased, TaskChange::Abandon)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(failed.status(), TaskStatus::Failed);
+    tokio::time::timeout(Duration::from_secs(5), watch.next())
+        .await
+        .expect("woken within 5 s")
+        .expect("still watching");
+
     // Concurrent changes from many "instances": none is lost.
     let asks = (0..20).map(|n| {
         let store = Arc::clone(&store);

@@ -433,6 +433,88 @@ async fn a_running_tasks_store_failures_are_logged_without_flooding() {
     assert!((1..=2).contains(&warned), "{warned} warnings:\n{logs}");
 }
 
+/// A task whose instance dies (its runtime is dropped: the worker neither finishes nor
+/// records anything) shows `working` while its lease runs, renewed as long as the instance
+/// lives; once the lease runs out, the other instance records it as failed and tells the
+/// stream listening for it there, with no poll.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_whose_instance_dies_fails_when_its_lease_runs_out() {
+    use mcp_runtime::store::TaskStore;
+    const LEASE: Duration = Duration::from_millis(400);
+    let store = Arc::new(MemoryTaskStore::new());
+    let tasks = Tasks::default().store(Arc::clone(&store)).lease(LEASE);
+    let seen = Arc::new(Seen::default());
+    let doomed = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let mut a = {
+        let _in = doomed.enter();
+        Pipe::serve(server(tasks.clone(), Arc::clone(&seen)))
+    };
+    let mut b = Pipe::serve(server(tasks, Arc::new(Seen::default())));
+    let created = a
+        .call(req(1, "tools/call", json!({"name": "long_job"}), true))
+        .await;
+    let id = created["result"]["taskId"].as_str().unwrap().to_owned();
+    b.send(&req(
+        2,
+        "subscriptions/listen",
+        json!({"notifications": {"taskIds": [id]}}),
+        true,
+    ))
+    .await;
+    let ack = b.next().await;
+    assert_eq!(
+        ack["params"]["notifications"]["taskIds"],
+        json!([id]),
+        "{ack}"
+    );
+
+    // Alive: renewed past three leases, still working, and the listener heard nothing.
+    tokio::time::sleep(LEASE * 3).await;
+    assert!(seen.started.load(Ordering::SeqCst));
+    let r = b
+        .call(req(3, "tasks/get", json!({ "taskId": id }), true))
+        .await;
+    assert_eq!(r["result"]["status"], "working", "{r}");
+    let lease = store.get(&id).await.unwrap().unwrap().lease_ms().unwrap();
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis();
+    assert!(u128::from(lease) > now, "the lease was renewed");
+
+    // The instance dies.
+    doomed.shutdown_background();
+    let died = std::time::Instant::now();
+    let told = loop {
+        let msg = b.next().await;
+        if msg["method"] == "notifications/tasks" {
+            break msg;
+        }
+    };
+    assert_eq!(told["params"]["taskId"], json!(id), "{told}");
+    assert_eq!(told["params"]["status"], "failed", "{told}");
+    assert_eq!(told["params"]["error"]["code"], -32603, "{told}");
+    assert!(
+        died.elapsed() < LEASE * 4,
+        "told after {:?}",
+        died.elapsed()
+    );
+    let r = b
+        .call(req(4, "tasks/get", json!({ "taskId": id }), true))
+        .await;
+    assert_eq!(r["result"]["status"], "failed", "{r}");
+    let message = r["result"]["statusMessage"].as_str().unwrap_or_default();
+    assert!(message.contains("instance running the task stopped"), "{r}");
+    assert!(
+        !seen.cancelled.load(Ordering::SeqCst),
+        "it died, it was not cancelled"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_expired_task_is_unknown() {
     let tasks = Tasks::default().ttl(Duration::from_millis(300));

@@ -255,6 +255,10 @@ pub const DEFAULT_TASK_POLL_INTERVAL: Duration = Duration::from_millis(500);
 /// Default cap on the tasks running on one instance at once.
 pub const DEFAULT_MAX_RUNNING_TASKS: usize = 1024;
 
+/// Default lease of a running task: how long it shows `working` after its instance
+/// stopped renewing it (the instance renews it every quarter of this while it runs).
+pub const DEFAULT_TASK_LEASE: Duration = Duration::from_secs(60);
+
 /// How tools declared with `#[tool(task = "optional" | "required")]` run as tasks (the
 /// `io.modelcontextprotocol/tasks` extension): where tasks are stored, how long they are
 /// kept, how often clients should poll, how many may run at once.
@@ -280,6 +284,7 @@ pub struct Tasks {
     pub(crate) ttl: Duration,
     pub(crate) poll_interval: Option<Duration>,
     pub(crate) max_running: usize,
+    pub(crate) lease: Duration,
     pub(crate) store: Arc<dyn TaskStore>,
 }
 
@@ -289,6 +294,7 @@ impl Default for Tasks {
             ttl: DEFAULT_TASK_TTL,
             poll_interval: Some(DEFAULT_TASK_POLL_INTERVAL),
             max_running: DEFAULT_MAX_RUNNING_TASKS,
+            lease: DEFAULT_TASK_LEASE,
             store: Arc::new(MemoryTaskStore::new()),
         }
     }
@@ -300,6 +306,7 @@ impl std::fmt::Debug for Tasks {
             .field("ttl", &self.ttl)
             .field("poll_interval", &self.poll_interval)
             .field("max_running", &self.max_running)
+            .field("lease", &self.lease)
             .finish_non_exhaustive()
     }
 }
@@ -327,6 +334,16 @@ impl Tasks {
     /// busy (HTTP 503).
     pub fn max_running(mut self, n: usize) -> Self {
         self.max_running = n.max(1);
+        self
+    }
+    /// How long a running task shows `working` after the instance running it stopped
+    /// renewing it (default [`DEFAULT_TASK_LEASE`]). The instance renews the lease in the
+    /// store every quarter of this; when an instance dies (or loses the store for longer
+    /// than this), the first instance to read the task after the lease ran out records it
+    /// as failed (`-32603`, "the server instance running the task stopped"), and listen
+    /// streams watching it are told. Instances' clocks must agree to well within this.
+    pub fn lease(mut self, lease: Duration) -> Self {
+        self.lease = lease.max(Duration::from_millis(4));
         self
     }
 }

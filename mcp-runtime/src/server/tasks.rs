@@ -170,7 +170,8 @@ async fn start(
         .principal
         .as_deref()
         .map(crate::auth::Principal::key);
-    let record = TaskRecord::new(task_id.clone(), tasks.ttl, tasks.poll_interval, owner);
+    let record = TaskRecord::new(task_id.clone(), tasks.ttl, tasks.poll_interval, owner)
+        .leased_until(lease_from_now(tasks.lease));
     if let Err(e) = tasks.store.create(record.clone()).await {
         return reject(store_rejection(&e));
     }
@@ -194,6 +195,7 @@ async fn start(
         status: status_rx,
         keys: WireKeys::default(),
         failures: crate::telemetry::Throttle::every(WARN_EVERY),
+        lease: tasks.lease,
         _slot: slot,
     };
     let call = Call::new(arguments, task_request);
@@ -250,7 +252,33 @@ struct Worker {
     /// Store failures seen while the task runs: logged at most every [`WARN_EVERY`], with
     /// how many came between (a task reporting progress fast would otherwise flood).
     failures: crate::telemetry::Throttle,
+    /// How long the task's lease runs; renewed every quarter of it.
+    lease: Duration,
     _slot: Slot,
+}
+
+/// The end of a lease of `lease` taken now (ms since the Unix epoch).
+fn lease_from_now(lease: Duration) -> u64 {
+    now_ms().saturating_add(u64::try_from(lease.as_millis()).unwrap_or(u64::MAX))
+}
+
+/// The task `id` as it is now: a task whose instance stopped renewing its lease is
+/// recorded as failed first ([`TaskChange::Abandon`]), by whichever instance reads it.
+/// Every read of a task for a client goes through here.
+pub(crate) async fn current(
+    store: &dyn TaskStore,
+    id: &str,
+) -> Result<Option<TaskRecord>, StoreError> {
+    match store.get(id).await? {
+        Some(task) if task.is_abandoned(now_ms()) => {
+            let after = store.update(id, TaskChange::Abandon).await?;
+            if after.as_ref().is_some_and(|t| t.status().is_terminal()) {
+                tracing::warn!(task_id = %id, "task failed: its instance stopped renewing it");
+            }
+            Ok(after)
+        }
+        found => Ok(found),
+    }
 }
 
 /// How often a running task logs that its store fails.
@@ -275,6 +303,9 @@ impl Worker {
         let expiry = tokio::time::sleep(ttl);
         tokio::pin!(expiry);
         let backstop = ttl + CANCEL_GRACE + Duration::from_secs(1);
+        let mut renew = tokio::time::interval(self.lease / 4);
+        renew.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        renew.tick().await;
         let mut fut: BoxFuture<'static, Result<Result<CallToolResult, Error>, RpcError>> =
             Box::pin(guarded(backstop, move || handler(call)));
         let end = loop {
@@ -308,6 +339,9 @@ impl Worker {
                         }
                     }
                 },
+                _ = renew.tick() => {
+                    self.update(TaskChange::Renew(lease_from_now(self.lease))).await;
+                }
                 () = shutdown.cancelled() => break Err(Stop::Shutdown),
                 () = &mut expiry => break Err(Stop::Gone),
             }

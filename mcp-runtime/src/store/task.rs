@@ -47,6 +47,8 @@ pub struct TaskRecord {
     input_requests: BTreeMap<String, Value>,
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     input_responses: BTreeMap<String, Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    lease_ms: Option<u64>,
 }
 
 /// A change to a task. [`TaskRecord::apply`] says what each one does; a task in a terminal
@@ -71,7 +73,26 @@ pub enum TaskChange {
     Fail(Value),
     /// Cancelled by the client (`cancelled`).
     Cancel,
+    /// The instance running the task vouches for it until this time (ms since the Unix
+    /// epoch): its lease, renewed while it runs. Internal bookkeeping: clients see no
+    /// change, and watchers are not woken ([`TaskChange::wakes`]).
+    Renew(u64),
+    /// Whoever reads a task whose lease has run out ([`TaskRecord::is_abandoned`]) records
+    /// that its instance stopped: the task fails (`-32603`). No change when the lease was
+    /// renewed meanwhile, so a live instance's task is never failed this way.
+    Abandon,
 }
+
+impl TaskChange {
+    /// Whether applying this change wakes the task's watchers ([`TaskStore::watch`]):
+    /// every change but a lease's renewal, which nobody waits for.
+    pub fn wakes(&self) -> bool {
+        !matches!(self, TaskChange::Renew(_))
+    }
+}
+
+/// What a task abandoned by its instance failed with.
+const ABANDONED: &str = "Internal error: the server instance running the task stopped";
 
 impl TaskRecord {
     /// A new `working` task, created now, kept for `ttl` from now.
@@ -96,7 +117,17 @@ impl TaskRecord {
             error: None,
             input_requests: BTreeMap::new(),
             input_responses: BTreeMap::new(),
+            lease_ms: None,
         }
+    }
+
+    /// The same task, vouched for by its instance until `until_ms` (ms since the Unix
+    /// epoch); see [`TaskRecord::is_abandoned`]. A task without a lease (made by an older
+    /// version) is never taken for abandoned.
+    #[must_use]
+    pub fn leased_until(mut self, until_ms: u64) -> Self {
+        self.lease_ms = Some(until_ms);
+        self
     }
 
     /// The task id.
@@ -154,6 +185,15 @@ impl TaskRecord {
     /// Whether its TTL has run out at `now_ms`.
     pub fn is_expired(&self, now_ms: u64) -> bool {
         now_ms >= self.expires_ms()
+    }
+    /// Until when the instance running it vouches for it (ms since the Unix epoch).
+    pub fn lease_ms(&self) -> Option<u64> {
+        self.lease_ms
+    }
+    /// Whether, at `now_ms`, it is still running by its status but its instance stopped
+    /// renewing its lease: the instance died (or lost the store for longer than the lease).
+    pub fn is_abandoned(&self, now_ms: u64) -> bool {
+        !self.status.is_terminal() && self.lease_ms.is_some_and(|until| now_ms >= until)
     }
 
     /// Applies `change`; returns whether anything changed. A terminal task never changes.
@@ -218,6 +258,21 @@ impl TaskRecord {
                 self.status_message = Some("The task was cancelled.".into());
                 true
             }
+            TaskChange::Renew(until) => {
+                let changed = self.lease_ms != Some(*until);
+                self.lease_ms = Some(*until);
+                // Internal bookkeeping, like `Take`.
+                return changed;
+            }
+            TaskChange::Abandon => {
+                if !self.is_abandoned(now_ms()) {
+                    return false;
+                }
+                self.status = TaskStatus::Failed;
+                self.status_message = Some(ABANDONED.into());
+                self.error = Some(serde_json::json!({"code": -32603, "message": ABANDONED}));
+                true
+            }
         };
         if self.status.is_terminal() {
             self.input_requests.clear();
@@ -261,7 +316,8 @@ impl std::error::Error for StoreError {}
 /// Contract: `update` applies the change with [`TaskRecord::apply`] atomically per task
 /// (no lost updates between instances) and returns the record after it; nothing returns a
 /// task past its TTL ([`TaskRecord::is_expired`]); `watch` yields after each change to the
-/// task (several may coalesce into one) and ends when the task is gone.
+/// task that [wakes](TaskChange::wakes) (several may coalesce into one) and ends when the
+/// task is gone.
 ///
 /// ```
 /// use mcp_runtime::store::{MemoryTaskStore, TaskChange, TaskRecord, TaskStore};
@@ -428,7 +484,7 @@ impl TaskStore for MemoryTaskStore {
                 None
             }
             Some(s) => {
-                if s.record.apply(&change) {
+                if s.record.apply(&change) && change.wakes() {
                     s.changed.send_modify(|v| *v = v.wrapping_add(1));
                 }
                 Some(s.record.clone())
@@ -514,6 +570,62 @@ mod tests {
             json!({"code": -32603, "message": "boom"}),
         ));
         assert_eq!(t.status_message(), Some("boom"));
+    }
+
+    #[tokio::test]
+    async fn a_lapsed_lease_fails_the_task_once_and_a_renewed_one_never() {
+        let now = now_ms();
+        let mut t = task().leased_until(now + 60_000);
+        assert!(!t.is_abandoned(now));
+        assert!(!t.apply(&TaskChange::Abandon), "the lease still runs");
+        assert_eq!(t.status(), TaskStatus::Working);
+
+        let updated = t.updated_ms();
+        assert!(t.apply(&TaskChange::Renew(now.saturating_sub(1))));
+        assert_eq!(
+            t.updated_ms(),
+            updated,
+            "bookkeeping: clients see no change"
+        );
+        assert!(t.is_abandoned(now));
+        assert!(t.apply(&TaskChange::Abandon));
+        assert_eq!(t.status(), TaskStatus::Failed);
+        assert_eq!(t.error().unwrap()["code"], -32603);
+        assert!(
+            t.status_message()
+                .unwrap()
+                .contains("instance running the task stopped")
+        );
+        assert!(!t.is_abandoned(now), "terminal");
+        assert!(
+            !t.apply(&TaskChange::Renew(now + 60_000)),
+            "terminal: no renewal"
+        );
+
+        // A record of an older version has no lease: never taken for abandoned.
+        let old = task();
+        assert_eq!(old.lease_ms(), None);
+        assert!(!old.is_abandoned(u64::MAX));
+        let text = serde_json::to_string(&old).unwrap();
+        assert!(!text.contains("lease"), "{text}");
+
+        // A renewal wakes no watcher; an abandonment does.
+        let store = MemoryTaskStore::new();
+        store
+            .create(task().leased_until(now + 60_000))
+            .await
+            .unwrap();
+        let mut watch = store.watch("t");
+        store.update("t", TaskChange::Renew(1)).await.unwrap();
+        let woke = tokio::time::timeout(Duration::from_millis(50), watch.next()).await;
+        assert!(woke.is_err(), "a renewal woke a watcher");
+        let after = store
+            .update("t", TaskChange::Abandon)
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(after.status(), TaskStatus::Failed);
+        assert_eq!(watch.next().await, Some(()));
     }
 
     #[tokio::test]

@@ -12,12 +12,14 @@ use crate::server::parts::Parts;
 use crate::server::reply::{ErrorClass, Rejection, Reply};
 use crate::server::route::Prepared;
 use crate::server::slot::Slot;
+use crate::server::tasks::current;
 use crate::store::{Change, TaskStore};
 use futures_util::StreamExt;
 use futures_util::stream::{BoxStream, SelectAll};
 use serde_json::{Map, Value, json};
 use std::collections::HashMap;
 use std::sync::Arc;
+use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
 /// What a listen request asked for and what the server agreed to.
@@ -147,6 +149,9 @@ pub(crate) struct TaskWatch {
     sent: HashMap<String, (TaskStatus, u64, Option<String>)>,
     /// Who is listening (with authorization): only their own tasks are watched.
     caller: Option<String>,
+    /// How often a watched task is read again even when nothing woke it: a task whose
+    /// instance died changes only when someone reads it ([`current`]).
+    check: Duration,
 }
 
 impl TaskWatch {
@@ -155,13 +160,14 @@ impl TaskWatch {
     async fn resolve(&mut self) -> Vec<String> {
         let mut found = Vec::new();
         for id in std::mem::take(&mut self.asked) {
-            if let Ok(Some(task)) = self.store.get(&id).await
+            if let Ok(Some(task)) = current(&*self.store, &id).await
                 && task.owner() == self.caller.as_deref()
                 && !found.contains(&id)
             {
                 let tag = id.clone();
+                let changes = checked(self.store.watch(&id), self.check);
                 self.changes
-                    .push(self.store.watch(&id).map(move |()| tag.clone()).boxed());
+                    .push(changes.map(move |()| tag.clone()).boxed());
                 found.push(id);
             }
         }
@@ -170,7 +176,7 @@ impl TaskWatch {
 
     /// The notification for a change of task `id`, unless nothing clients see changed.
     async fn notification(&mut self, id: &str, sub_id: &RequestId) -> Option<String> {
-        let task = self.store.get(id).await.ok()??;
+        let task = current(&*self.store, id).await.ok()??;
         let seen = (
             task.status(),
             task.updated_ms(),
@@ -184,6 +190,17 @@ impl TaskWatch {
         params["_meta"] = json!({ keys::SUBSCRIPTION_ID: sub_id.to_value() });
         Some(envelope::notification(methods::NOTIFICATION_TASKS, params))
     }
+}
+
+/// `changes`, and a tick every `every` between them; ends with `changes`.
+fn checked(changes: BoxStream<'static, ()>, every: Duration) -> BoxStream<'static, ()> {
+    futures_util::stream::unfold(changes, move |mut changes| async move {
+        tokio::select! {
+            change = changes.next() => change.map(|()| ((), changes)),
+            () = tokio::time::sleep(every) => Some(((), changes)),
+        }
+    })
+    .boxed()
 }
 
 /// An accepted `subscriptions/listen` request: yields its messages in order.
@@ -326,6 +343,7 @@ pub(crate) fn open(
             changes: SelectAll::new(),
             sent: HashMap::new(),
             caller,
+            check: server.inner.tasks.lease,
         })
     });
     let filter = Filter {

@@ -11,7 +11,7 @@ use crate::server::parts::{Parts, TransportGuard};
 use crate::server::pipeline::Job;
 use crate::server::reply::{Rejection, Reply};
 use crate::server::route::Prepared;
-use crate::server::tasks::store_rejection;
+use crate::server::tasks::{current, store_rejection};
 use crate::server::{Server, ServerInner};
 use crate::store::{TaskChange, TaskRecord};
 use serde::Serialize;
@@ -85,10 +85,7 @@ async fn callers_task(
     task_id: &str,
     caller: Option<&str>,
 ) -> Result<TaskRecord, Rejection> {
-    match server
-        .tasks
-        .store
-        .get(task_id)
+    match current(&*server.tasks.store, task_id)
         .await
         .map_err(|e| store_rejection(&e))?
     {

@@ -25,7 +25,7 @@ static UPDATE_TASK: std::sync::LazyLock<redis::Script> = std::sync::LazyLock::ne
         r"
 if redis.call('HGET', KEYS[1], 'ver') ~= ARGV[1] then return 0 end
 redis.call('HSET', KEYS[1], 'rec', ARGV[2], 'ver', ARGV[3])
-redis.call('PUBLISH', ARGV[4], ARGV[3])
+if ARGV[4] ~= '' then redis.call('PUBLISH', ARGV[4], ARGV[3]) end
 return 1",
     )
 });
@@ -91,13 +91,19 @@ impl TaskStore for RedisStore {
                 }
                 let next = ver.parse::<u64>().unwrap_or(0).wrapping_add(1).to_string();
                 let text = serde_json::to_string(&rec).map_err(backend)?;
+                // A lease's renewal wakes nobody.
+                let channel = if change.wakes() {
+                    self.key("tw", id)
+                } else {
+                    String::new()
+                };
                 let mut c = self.conn.clone();
                 let done: i64 = UPDATE_TASK
                     .key(self.key("t", id))
                     .arg(&ver)
                     .arg(text)
                     .arg(&next)
-                    .arg(self.key("tw", id))
+                    .arg(channel)
                     .invoke_async(&mut c)
                     .await
                     .map_err(backend)?;
