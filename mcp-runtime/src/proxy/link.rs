@@ -486,7 +486,10 @@ impl Link {
                 let version = self.version.clone();
                 let reading = tokio::spawn(async move {
                     match peer.call(&version, &msg, name.as_deref(), &extra).await {
-                        Ok(resp) => read_events(resp, id, asks_tx, answer_tx).await,
+                        Ok(resp) => {
+                            read_events(resp, Some((&peer, &version)), id, asks_tx, answer_tx)
+                                .await;
+                        }
                         Err(e) => drop(answer_tx.send(Err(e))),
                     }
                 });
@@ -581,7 +584,11 @@ impl Link {
     /// id), if any.
     async fn post(&self, msg: &Value, name: Option<&str>) -> Result<Option<Value>, UpstreamError> {
         let resp = self.send(msg, name).await?;
-        answer_in(resp, msg.get("id"), None).await
+        let back = match &self.wire {
+            Wire::Http(peer) => Some((peer, self.version.as_str())),
+            Wire::Stdio { .. } => None,
+        };
+        answer_in(resp, msg.get("id"), None, back).await
     }
 }
 

@@ -42,12 +42,10 @@ pub(super) fn route(msg: &Value, askers: &Askers, changes: &Changes) -> Option<V
             if only.is_some_and(|tx| tx.try_send(asked).is_ok()) {
                 return None;
             }
-            let why = if only.is_some() {
-                format!(
-                    "`{m}` came while the call already holds {} messages its client has not taken",
-                    super::ongoing::ASKS_HELD
-                )
-            } else if calls.is_empty() {
+            if only.is_some() {
+                return Some(call_full(id, m));
+            }
+            let why = if calls.is_empty() {
                 format!("this proxy passes `{m}` on only during a call, to the client that made it")
             } else {
                 format!(
@@ -118,13 +116,27 @@ pub(super) fn unsolicited(msg: &Value, changes: &Changes) -> Option<Value> {
     {
         let _ = changes.updated.send(uri.to_owned());
     }
-    let id = msg.get("id")?;
-    Some(if method == "ping" {
+    Some(outside_a_call(msg.get("id")?, method))
+}
+
+/// The answer to the upstream's request `method` (`id`) that came outside of a call, or
+/// about a request of ours that is not one: `ping` answered, the rest `-32601`.
+pub(super) fn outside_a_call(id: &Value, method: &str) -> Value {
+    if method == "ping" {
         json!({"jsonrpc": "2.0", "id": id, "result": {}})
     } else {
         json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32601,
             "message": format!("this proxy does not serve `{method}` outside of a call")}})
-    })
+    }
+}
+
+/// The answer to the upstream's request `method` (`id`) about a call that holds as many
+/// messages as it may ([`super::ongoing::ASKS_HELD`]).
+pub(super) fn call_full(id: &Value, method: &str) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32603, "message": format!(
+        "`{method}` came while the call already holds {} messages its client has not taken",
+        super::ongoing::ASKS_HELD
+    )}})
 }
 
 #[cfg(test)]

@@ -148,11 +148,11 @@ impl Peer {
         let init = json!({"jsonrpc": "2.0", "id": id, "method": "initialize",
             "params": super::link::initialize_params()});
         let resp = self.send(self.post(version, &init, None, &[])?).await?;
-        let hello = answer_in(resp, Some(&id), None).await?;
+        let hello = answer_in(resp, Some(&id), None, Some((self, version))).await?;
         outcome(hello.ok_or_else(|| gone("no answer to `initialize`"))?)?;
         let done = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
         let resp = self.send(self.post(version, &done, None, &[])?).await?;
-        answer_in(resp, None, None).await.map(drop)
+        answer_in(resp, None, None, None).await.map(drop)
     }
 
     /// Sends `req`; keeps the session id the response gives.
@@ -307,9 +307,30 @@ impl Listen {
 
     /// POSTs `msg` (a notification or an answer; what comes back is not read).
     pub(super) async fn reply(&self, msg: &Value) {
-        if let Ok(req) = self.peer.post(&self.version, msg, None, &[]) {
-            let _ = self.peer.client.request(req).await;
+        self.peer.reply(&self.version, msg).await;
+    }
+}
+
+impl Peer {
+    /// POSTs `msg` in `version` (a notification or an answer; what comes back is not
+    /// read).
+    pub(super) async fn reply(&self, version: &str, msg: &Value) {
+        if let Ok(req) = self.post(version, msg, None, &[]) {
+            let _ = self.client.request(req).await;
         }
+    }
+}
+
+/// Where the answers to the upstream's requests on a response's event stream go back to:
+/// its peer, in the revision spoken.
+pub(super) type Back<'a> = Option<(&'a Peer, &'a str)>;
+
+/// Sends `answer` to the upstream's request, without waiting for it (the stream the
+/// request came on is still being read).
+fn answer_back(back: Back<'_>, answer: Value) {
+    if let Some((peer, version)) = back {
+        let (peer, version) = (peer.clone(), version.to_owned());
+        tokio::spawn(async move { peer.reply(&version, &answer).await });
     }
 }
 
@@ -317,11 +338,12 @@ impl Listen {
 /// the upstream's requests about it come before its answer.
 pub(super) async fn read_events(
     resp: hyper::Response<hyper::body::Incoming>,
+    back: Back<'_>,
     id: u64,
     asks: mpsc::Sender<Next>,
     answer: oneshot::Sender<Result<Value, UpstreamError>>,
 ) {
-    let got = answer_in(resp, Some(&json!(id)), Some(&asks)).await;
+    let got = answer_in(resp, Some(&json!(id)), Some(&asks), back).await;
     let got = got.and_then(|a| a.ok_or_else(|| gone("no answer")));
     let _ = answer.send(got.and_then(outcome));
 }
@@ -329,12 +351,15 @@ pub(super) async fn read_events(
 /// The answer to the request `id` in the response to its POST: the JSON body, or the
 /// first event of its stream that carries `id` (the stream is read no further: an
 /// upstream may keep it open). What comes on the stream before it about the request goes
-/// to `asks`, if given. `None`: no answer (`202`, an empty body, a stream in answer to a
+/// to `asks`, if given; the upstream's requests that cannot go there (without `asks`, or
+/// past what the call holds) are answered through `back` at once, so the upstream does
+/// not wait on them. `None`: no answer (`202`, an empty body, a stream in answer to a
 /// notification).
 pub(super) async fn answer_in(
     resp: hyper::Response<hyper::body::Incoming>,
     id: Option<&Value>,
     asks: Option<&mpsc::Sender<Next>>,
+    back: Back<'_>,
 ) -> Result<Option<Value>, UpstreamError> {
     let status = resp.status();
     if status == hyper::StatusCode::ACCEPTED {
@@ -387,17 +412,22 @@ pub(super) async fn answer_in(
                         _ => continue,
                     };
                     // Past what the call holds, dropped, progress and logs first;
-                    // a question dropped (with all the room kept for questions taken)
-                    // is left to the call's time limit.
+                    // a question past it (with all the room kept for questions taken)
+                    // is refused.
                     match (asks, next) {
                         (Some(asks), Next::Asked(q)) => {
+                            let rid = q.id.clone();
                             if asks.try_send(Next::Asked(q)).is_err() {
                                 tracing::debug!(
-                                    "a question about a call dropped: the call holds as many as it may"
+                                    "a question about a call refused: the call holds as many as it may"
                                 );
+                                answer_back(back, super::routing::call_full(&rid, method));
                             }
                         }
                         (Some(asks), note) => super::ongoing::tell(asks, note),
+                        (None, Next::Asked(q)) => {
+                            answer_back(back, super::routing::outside_a_call(&q.id, method));
+                        }
                         (None, _) => {}
                     }
                 }

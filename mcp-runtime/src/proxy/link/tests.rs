@@ -344,3 +344,65 @@ async fn a_forgotten_session_is_opened_again() {
         "no new session without a 404"
     );
 }
+
+/// The upstream's requests on the event stream of a request that cannot take them are
+/// answered at once, so the upstream does not wait on them: about a list or `prompts/get`
+/// (no client to ask), and past what a call holds. Before, they were dropped and both
+/// sides waited for their time limits.
+#[tokio::test]
+async fn requests_on_an_event_stream_that_cannot_be_passed_on_are_answered() {
+    let posted = std::sync::Arc::new(std::sync::Mutex::new(Vec::<serde_json::Value>::new()));
+    let seen = std::sync::Arc::clone(&posted);
+    let (link, _) = fake::http(move |req| {
+        if req.verb == "POST" && req.body.get("method").is_none() {
+            seen.lock().unwrap().push(req.body.clone());
+        }
+        let (questions, ping) = match req.body["method"].as_str()? {
+            "prompts/get" => (1, true),
+            "tools/call" => (super::super::ongoing::ASKS_HELD + 2, false),
+            _ => return None,
+        };
+        let asked: Vec<_> = (0..questions)
+            .map(|n| {
+                json!({"jsonrpc": "2.0", "id": format!("q{n}"), "method": "elicitation/create",
+                    "params": {"message": "?", "requestedSchema": {"type": "object"}}})
+            })
+            .chain(ping.then(|| json!({"jsonrpc": "2.0", "id": "p", "method": "ping"})))
+            .collect();
+        Some(fake::Reply::events(&asked))
+    })
+    .await;
+    let answers = |n: usize| async move {
+        for _ in 0..250 {
+            if posted.lock().unwrap().len() >= n {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        let mut got = posted.lock().unwrap().clone();
+        got.sort_by_key(|a| a["id"].to_string());
+        got
+    };
+
+    let link = std::sync::Arc::new(link);
+    let asking = tokio::spawn({
+        let link = std::sync::Arc::clone(&link);
+        async move { link.request("prompts/get", json!({"name": "p"})).await }
+    });
+    let got = answers.clone()(2).await;
+    assert_eq!(got.len(), 2, "{got:?}");
+    assert_eq!(got[0]["id"], "p");
+    assert_eq!(got[0]["result"], json!({}), "{got:?}");
+    assert_eq!(got[1]["id"], "q0");
+    assert_eq!(got[1]["error"]["code"], -32601, "{got:?}");
+    asking.abort();
+
+    let call = link.start("tools/call", json!({}), None).await.unwrap();
+    let got = answers(4).await;
+    let refused: Vec<_> = got[2..]
+        .iter()
+        .map(|a| a["error"]["code"].clone())
+        .collect();
+    assert_eq!(refused, [json!(-32603), json!(-32603)], "{got:?}");
+    drop(call);
+}
