@@ -168,4 +168,45 @@ fn request_metrics_are_served_in_the_prometheus_format() {
         "{text}"
     );
     assert!(text.contains("mcp_requests_in_flight"), "{text}");
+
+    // Refused as busy (past the in-flight cap), before the body is read: counted by
+    // reason.
+    let server = Server::builder("busy", "1.0")
+        .tools(tools![holds])
+        .limits(mcp_runtime::config::Limits::default().max_in_flight(1))
+        .build()
+        .unwrap();
+    let busy = common::serve_in_background(server.http().metrics(metrics.clone()));
+    let mut holder = request(json!(1), "tools/call", json!({"name": "holds"}));
+    holder["params"]["arguments"] = json!({});
+    let headers = standard_headers(&holder);
+    let headers: Vec<(&str, &str)> = headers.iter().map(|(k, v)| (&**k, &**v)).collect();
+    let mut conn = std::net::TcpStream::connect(busy).unwrap();
+    let bytes = post_bytes(busy, holder.to_string().as_bytes(), &headers);
+    std::io::Write::write_all(&mut conn, &bytes).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !HOLDING.load(Ordering::SeqCst) {
+        assert!(Instant::now() < deadline, "the tool never started");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let refused = post(busy, &request(json!(2), "tools/list", json!({})));
+    assert_eq!(refused.status, 503, "{}", refused.text());
+    let text = metrics.render();
+    let busy = ["reason=\"busy\""];
+    assert_eq!(
+        metric(&text, "mcp_requests_refused_total", &busy),
+        1.0,
+        "{text}"
+    );
+    drop(conn);
+}
+
+static HOLDING: AtomicBool = AtomicBool::new(false);
+
+/// Holds its place until cancelled.
+#[tool]
+async fn holds() -> String {
+    HOLDING.store(true, Ordering::SeqCst);
+    tokio::time::sleep(Duration::from_secs(60)).await;
+    "let go".into()
 }

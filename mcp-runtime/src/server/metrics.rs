@@ -9,10 +9,15 @@
 //! | `mcp_request_errors_total` | counter | `method`, `code` (the JSON-RPC error code) |
 //! | `mcp_request_duration_seconds` | histogram | `method`, `name` |
 //! | `mcp_requests_in_flight` | gauge | |
+//! | `mcp_requests_refused_total` | counter | `reason` (`busy`: past the in-flight cap) |
 //!
 //! `cancelled` counts the requests that ended without an answer: cancelled by the client
 //! (`notifications/cancelled`, a closed stream or connection) before their handler was
 //! done. Their time until then is in the histogram too.
+//!
+//! A request refused as busy (past [`Limits::max_in_flight`](crate::config::Limits)) is
+//! counted only in `mcp_requests_refused_total`: over HTTP it is refused before its body
+//! is read, so its method is not known.
 //!
 //! `name` is the tool or prompt name for `tools/call` and `prompts/get` when the server
 //! has an item of that name (`unknown` otherwise, so a hostile client cannot grow the
@@ -102,6 +107,10 @@ impl Metrics {
             "How long MCP requests took, until their answer was ready"
         );
         metrics::describe_gauge!("mcp_requests_in_flight", "MCP requests being served");
+        metrics::describe_counter!(
+            "mcp_requests_refused_total",
+            "MCP requests refused before they were served, by reason"
+        );
         Ok(Metrics { handle })
     }
 
@@ -180,6 +189,13 @@ pub(crate) fn begin(
         method,
         name,
     })
+}
+
+/// Counts a request refused as busy, when metrics are on.
+pub(crate) fn refused_busy() {
+    if HANDLE.get().is_some() {
+        metrics::counter!("mcp_requests_refused_total", "reason" => "busy").increment(1);
+    }
 }
 
 /// Records how a measured request ended.

@@ -151,7 +151,12 @@ impl ServerInner {
 
     /// A slot for one more request in flight, unless the cap is reached.
     pub(crate) fn admit(&self) -> Option<slot::Slot> {
-        slot::Slot::acquire(&self.in_flight, self.limits.max_in_flight)
+        let slot = slot::Slot::acquire(&self.in_flight, self.limits.max_in_flight);
+        #[cfg(feature = "metrics")]
+        if slot.is_none() {
+            metrics::refused_busy();
+        }
+        slot
     }
 
     /// The current catalog (a cheap `Arc` clone).
