@@ -161,6 +161,35 @@ async fn handle_suite(store: Arc<dyn HandleStore>, tag: &str) {
     assert!(store.get(&id("short")).await.unwrap().is_none());
     assert!(!store.replace(&id("short"), json!(2)).await.unwrap());
     assert!(store.list(Some("carol")).await.unwrap().is_empty());
+
+    // A list longer than a page of the index (Redis reads 1000 ids at a time), with some
+    // expired among them: every live one, once.
+    for n in 0..2500 {
+        let ttl = if n % 10 == 0 {
+            Duration::from_millis(50)
+        } else {
+            long
+        };
+        store
+            .insert(
+                &id(&format!("many{n}")),
+                record(Some("dave"), json!(n)),
+                ttl,
+            )
+            .await
+            .unwrap();
+    }
+    tokio::time::sleep(Duration::from_millis(150)).await;
+    let mut many: Vec<i64> = store
+        .list(Some("dave"))
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|(_, v)| v.as_i64().unwrap())
+        .collect();
+    many.sort_unstable();
+    let live: Vec<i64> = (0..2500).filter(|n| n % 10 != 0).collect();
+    assert_eq!(many, live);
 }
 
 fn task(id: &str, ttl: Duration) -> TaskRecord {

@@ -73,7 +73,8 @@ pub trait HandleStore: Send + Sync + 'static {
     /// Forgets a record; `false` when there was none.
     fn remove<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<bool, StoreError>>;
     /// The live records of `owner` (`None`: the unowned ones), as `(id, value)`, in no
-    /// particular order.
+    /// particular order; at most [`DEFAULT_MAX_HANDLES`] of them (the stores shipped keep
+    /// to it, so an owner with more costs a bounded read).
     fn list<'a>(
         &'a self,
         owner: Option<&'a str>,

@@ -2,11 +2,14 @@
 //! it, and a set of ids per owner for `list`.
 
 use super::{RedisStore, backend, ms};
-use crate::store::{HandleRecord, HandleStore, StoreError};
+use crate::store::{DEFAULT_MAX_HANDLES, HandleRecord, HandleStore, StoreError};
 use futures_util::FutureExt;
 use futures_util::future::BoxFuture;
 use serde_json::Value;
 use std::time::Duration;
+
+/// How many ids `list` reads from an owner's index at a time.
+const LIST_PAGE: usize = 1000;
 
 static INSERT_HANDLE: std::sync::LazyLock<redis::Script> = std::sync::LazyLock::new(|| {
     redis::Script::new(
@@ -168,43 +171,62 @@ impl HandleStore for RedisStore {
         async move {
             let mut c = self.conn.clone();
             let index = self.owner_index(owner);
-            let ids: Vec<String> = redis::cmd("SMEMBERS")
-                .arg(&index)
-                .query_async(&mut c)
-                .await
-                .map_err(backend)?;
-            if ids.is_empty() {
-                return Ok(Vec::new());
-            }
-            let mut pipe = redis::pipe();
-            for id in &ids {
-                pipe.cmd("HMGET")
-                    .arg(self.key("h", id))
-                    .arg("owner")
-                    .arg("value");
-            }
-            let rows: Vec<(Option<String>, Option<String>)> =
-                pipe.query_async(&mut c).await.map_err(backend)?;
             let mut out = Vec::new();
-            let mut stale = Vec::new();
-            for (id, (o, v)) in ids.into_iter().zip(rows) {
-                match v {
-                    Some(v) if o.as_deref() == owner => {
-                        if let Ok(v) = serde_json::from_str(&v) {
-                            out.push((id, v));
+            // SSCAN may return an id twice.
+            let mut seen = std::collections::HashSet::new();
+            let mut cursor = 0u64;
+            // The index is read a page at a time and the records a page at a time, up to
+            // the cap: an owner with millions of handles costs a bounded read.
+            loop {
+                let (next, ids): (u64, Vec<String>) = redis::cmd("SSCAN")
+                    .arg(&index)
+                    .arg(cursor)
+                    .arg("COUNT")
+                    .arg(LIST_PAGE)
+                    .query_async(&mut c)
+                    .await
+                    .map_err(backend)?;
+                let ids: Vec<String> = ids
+                    .into_iter()
+                    .filter(|id| seen.insert(id.clone()))
+                    .collect();
+                if !ids.is_empty() {
+                    let mut pipe = redis::pipe();
+                    for id in &ids {
+                        pipe.cmd("HMGET")
+                            .arg(self.key("h", id))
+                            .arg("owner")
+                            .arg("value");
+                    }
+                    let rows: Vec<(Option<String>, Option<String>)> =
+                        pipe.query_async(&mut c).await.map_err(backend)?;
+                    let mut stale = Vec::new();
+                    for (id, (o, v)) in ids.into_iter().zip(rows) {
+                        match v {
+                            Some(v) if o.as_deref() == owner => {
+                                if out.len() < DEFAULT_MAX_HANDLES
+                                    && let Ok(v) = serde_json::from_str(&v)
+                                {
+                                    out.push((id, v));
+                                }
+                            }
+                            Some(_) => {}
+                            None => stale.push(id),
                         }
                     }
-                    Some(_) => {}
-                    None => stale.push(id),
+                    if !stale.is_empty() {
+                        // Expired handles leave their index entry behind; tidy up.
+                        let _ = redis::cmd("SREM")
+                            .arg(&index)
+                            .arg(&stale)
+                            .query_async::<i64>(&mut c)
+                            .await;
+                    }
                 }
-            }
-            if !stale.is_empty() {
-                // Expired handles leave their index entry behind; tidy up.
-                let _ = redis::cmd("SREM")
-                    .arg(&index)
-                    .arg(&stale)
-                    .query_async::<i64>(&mut c)
-                    .await;
+                cursor = next;
+                if cursor == 0 || out.len() >= DEFAULT_MAX_HANDLES {
+                    break;
+                }
             }
             Ok(out)
         }
