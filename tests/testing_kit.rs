@@ -54,6 +54,16 @@ async fn pair(
     format!("{} & {}", first.login, second.login)
 }
 
+/// Forgets things of a type, once someone agrees.
+#[tool]
+#[mcp_runtime::needs_input]
+async fn forget(
+    r#type: String,
+    #[input(elicit = "Forget every {type}? ({type:?}, {{literal}})")] sure: Login,
+) -> String {
+    format!("{} forgot every {}", sure.login, r#type)
+}
+
 /// One note.
 #[resource("notes://{id}", mime_type = "text/markdown")]
 async fn note(id: u64) -> String {
@@ -161,6 +171,23 @@ async fn answers_input_required_rounds_from_a_script() {
         .unwrap();
     assert_eq!(out.text(), "hello @ada");
     assert_eq!(out.rounds, 2);
+
+    // A raw identifier inserted into a question's text.
+    let forgetful = Server::builder("kit", "1.0")
+        .request_state(RequestState::keys(
+            KeyRing::new([("k", [3u8; 32])]).unwrap(),
+        ))
+        .tools(tools![forget])
+        .build()
+        .unwrap();
+    let asked = TestClient::new(forgetful)
+        .call_tool("forget", json!({"type": "note"}))
+        .await
+        .unwrap();
+    assert_eq!(
+        asked.result["inputRequests"]["sure"]["params"]["message"],
+        "Forget every note? (\"note\", {literal})"
+    );
 
     // A missing answer stops at the question, which the test can inspect.
     let asked = client.call_tool("greet", json!({})).await.unwrap();

@@ -43,23 +43,24 @@ pub fn extract(attrs: &[Attribute]) -> Option<Doc> {
     Some(Doc::Expr(quote!(::core::concat!(#(#pieces, "\n"),*))))
 }
 
+/// Removes the indentation the lines share: the leading ASCII spaces and tabs, counted in
+/// bytes, so a line that starts with other white space (an ideographic or no-break
+/// space, which may be the text's own) keeps it and is never cut inside a character.
 fn normalize(lines: &[String]) -> String {
     let lines: Vec<&str> = lines.iter().flat_map(|l| l.split('\n')).collect();
+    let margin = |l: &str| l.len() - l.trim_start_matches([' ', '\t']).len();
+    // A line whose text starts with other white space right after `///` does not lower
+    // the margin of the others.
     let indent = lines
         .iter()
         .filter(|l| !l.trim().is_empty())
-        .map(|l| l.len() - l.trim_start().len())
+        .filter(|l| !l[margin(l)..].starts_with(char::is_whitespace))
+        .map(|l| margin(l))
         .min()
         .unwrap_or(0);
     let body: Vec<&str> = lines
         .iter()
-        .map(|l| {
-            if l.len() >= indent {
-                l[indent..].trim_end()
-            } else {
-                l.trim()
-            }
-        })
+        .map(|l| l[margin(l).min(indent)..].trim_end())
         .collect();
     body.join("\n").trim().to_owned()
 }
@@ -81,6 +82,24 @@ mod tests {
             panic!()
         };
         assert_eq!(t, "Adds two numbers.\n\nSecond paragraph.");
+    }
+
+    #[test]
+    fn lines_starting_with_other_white_space_keep_it() {
+        let f: syn::ItemFn = parse_quote! {
+            /// First line.
+            ///　全角で始まる行
+            /// Last line.
+            /// no-break
+            fn f() {}
+        };
+        let Some(Doc::Text(t)) = extract(&f.attrs) else {
+            panic!()
+        };
+        assert_eq!(
+            t,
+            "First line.\n\u{3000}全角で始まる行\nLast line.\n\u{a0}no-break"
+        );
     }
 
     #[test]

@@ -11,7 +11,7 @@ pub use function::Function;
 pub use options::{
     AppArgs, ArgArgs, CommonArgs, InputArgs, PromptArgs, ResourceArgs, ServerArgs, ToolArgs,
 };
-pub use param::{RawParam, take_needs_input, take_params};
+pub use param::{RawParam, take_needs_input, take_other_items, take_params};
 
 use crate::errors::Errors;
 use darling::FromMeta;

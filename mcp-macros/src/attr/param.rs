@@ -20,6 +20,8 @@ pub struct RawParam {
     pub input: Option<InputArgs>,
     /// Where `#[input]` was written (also when its options did not parse).
     pub input_span: Option<Span>,
+    /// Where a `#[cfg]` or `#[cfg_attr]` on the parameter was written.
+    pub cfg: Option<Span>,
 }
 
 /// Removes `#[needs_input]` (or `#[mcp_runtime::needs_input]`, or through the overridden
@@ -34,13 +36,41 @@ pub fn take_needs_input(
     Some(attrs.remove(pos).span())
 }
 
-/// Reads and removes `#[arg]` and `#[input]` from every typed parameter of `sig`.
-pub fn take_params(sig: &mut Signature, errors: &mut Errors) -> Vec<RawParam> {
+/// Removes every other `#[tool]`, `#[resource]` or `#[prompt]` (ours, by any path) from an
+/// item's attributes: what each was, and where. One function is one item; left in place,
+/// each would expand again.
+pub fn take_other_items(
+    attrs: &mut Vec<syn::Attribute>,
+    krate: Option<&syn::Path>,
+) -> Vec<(Span, super::Kind)> {
+    let mut found = Vec::new();
+    attrs.retain(|a| match super::kind_of(a, krate) {
+        Some(kind) => {
+            found.push((a.span(), kind));
+            false
+        }
+        None => true,
+    });
+    found
+}
+
+/// Reads and removes `#[arg]` and `#[input]` (or `#[mcp_runtime::arg]`, ...) from every
+/// typed parameter of `sig`.
+pub fn take_params(
+    sig: &mut Signature,
+    krate: Option<&syn::Path>,
+    errors: &mut Errors,
+) -> Vec<RawParam> {
     let mut out = Vec::new();
     for input in sig.inputs.iter_mut() {
         let FnArg::Typed(pt) = input else { continue };
-        let (arg, arg_span) = take_one(&mut pt.attrs, "arg", errors);
-        let (input, input_span) = take_one(&mut pt.attrs, "input", errors);
+        let (arg, arg_span) = take_one(&mut pt.attrs, "arg", krate, errors);
+        let (input, input_span) = take_one(&mut pt.attrs, "input", krate, errors);
+        let cfg = pt
+            .attrs
+            .iter()
+            .find(|a| a.path().is_ident("cfg") || a.path().is_ident("cfg_attr"))
+            .map(Spanned::span);
         out.push(RawParam {
             pat: (*pt.pat).clone(),
             ty: (*pt.ty).clone(),
@@ -48,6 +78,7 @@ pub fn take_params(sig: &mut Signature, errors: &mut Errors) -> Vec<RawParam> {
             arg_span,
             input,
             input_span,
+            cfg,
         });
     }
     out
@@ -57,13 +88,14 @@ pub fn take_params(sig: &mut Signature, errors: &mut Errors) -> Vec<RawParam> {
 fn take_one<T: FromMeta>(
     attrs: &mut Vec<syn::Attribute>,
     name: &str,
+    krate: Option<&syn::Path>,
     errors: &mut Errors,
 ) -> (Option<T>, Option<Span>) {
     let mut parsed = None;
     let mut span = None;
     let mut problems = Vec::new();
     attrs.retain(|a| {
-        if !a.path().is_ident(name) {
+        if !super::is_ours(a.path(), name, krate) {
             return true;
         }
         if span.is_some() {
@@ -74,6 +106,18 @@ fn take_one<T: FromMeta>(
             return false;
         }
         span = Some(a.span());
+        if let syn::Meta::Path(_) = &a.meta {
+            let example = if name == "arg" {
+                "`#[arg(name = \"...\")]`, `#[arg(description = \"...\")]`"
+            } else {
+                "`#[input(elicit = \"...\")]`, `#[input(roots)]`"
+            };
+            problems.push(crate::errors::spanned(
+                a,
+                format!("`#[{name}]` needs options, such as {example}; without any, remove it"),
+            ));
+            return false;
+        }
         match T::from_meta(&a.meta) {
             Ok(v) => parsed = Some(v),
             Err(e) => problems.push(e),

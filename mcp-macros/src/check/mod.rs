@@ -18,6 +18,7 @@ pub fn item(item: &Item, errors: &mut Errors) {
     for p in &item.params {
         param(item, p, errors);
     }
+    distinct_names(item, errors);
     inputs(item, errors);
     headers(item, errors);
     match &item.spec {
@@ -62,6 +63,22 @@ fn shape(item: &Item, errors: &mut Errors) {
     }
     if let Some(v) = s.variadic {
         errors.at(v, format!("a {kind} cannot be variadic"));
+    }
+    if let Some(u) = s.unsafety {
+        errors.at(u, format!(
+            "a {kind} cannot be an `unsafe fn`: any client may call it, with any arguments; make the function safe and keep the `unsafe` block inside it, where its invariants are checked"
+        ));
+    }
+    if let Some(abi) = s.abi {
+        errors.at(abi, format!(
+            "a {kind} cannot have an ABI (`extern`): the runtime calls it as a Rust function; remove `extern`, and call the foreign function from its body"
+        ));
+    }
+    for (span, other) in &item.also {
+        errors.at(*span, format!(
+            "this function is already a {kind}; one function is one tool, resource or prompt; to serve the same code as a {} too, write a second function that calls this one",
+            other.attr()
+        ));
     }
     match (&s.receiver, item.site) {
         (Receiver::Ref(span) | Receiver::Other(span), Site::Free) => errors.at(*span, format!(
@@ -158,13 +175,26 @@ fn param(item: &Item, p: &Param, errors: &mut Errors) {
         return;
     }
     match &p.ty {
-        Type::Reference(r) => errors.spanned(r, format!(
-            "a {kind} parameter must be an owned type; arguments are decoded from JSON for every call; use `String` instead of `&str`, `Vec<T>` instead of `&[T]`"
-        )),
         Type::ImplTrait(t) => errors.spanned(t, format!(
             "a {kind} parameter cannot be `impl Trait`; name a concrete type; it decides the input schema"
         )),
-        _ => {}
+        ty => {
+            if let Some(r) = borrowed(ty) {
+                errors.spanned(r, format!(
+                    "a {kind} parameter must be an owned type; arguments are decoded from JSON for every call; use `String` instead of `&str`, `Vec<T>` instead of `&[T]` (also inside `Option<..>`, `Vec<..>` and tuples)"
+                ));
+            }
+        }
+    }
+    if let Some(span) = p.cfg {
+        errors.at(span, format!(
+            "`#[cfg]` on a {kind} parameter is not supported: the schema and the call are generated from every parameter; put the `#[cfg]` on the whole function, or make the parameter an `Option<T>`"
+        ));
+    }
+    if let Some(ident) = &p.ident
+        && ident.to_string().starts_with("__")
+    {
+        errors.spanned(ident, "parameter names starting with `__` are reserved for the code the macro generates; rename the parameter (`#[arg(name = \"...\")]` sets the argument's name clients see)");
     }
     if p.name.value.is_empty() {
         errors.at(p.name.span, "an argument name cannot be empty");
@@ -188,6 +218,12 @@ fn param(item: &Item, p: &Param, errors: &mut Errors) {
             _ => {}
         }
     }
+    if let (Kind::Resource, Role::Variable, Some(d)) = (item.kind, p.role, &p.description) {
+        errors.at(d.span, format!(
+            "MCP has no description for a template variable, so this one would be lost; describe `{{{}}}` in the resource's doc comment instead",
+            p.name.value
+        ));
+    }
     if let (Kind::Resource, Role::Extractor, Some(_)) = (item.kind, p.role, &p.description) {
         errors.spanned(
             &p.ident,
@@ -196,6 +232,52 @@ fn param(item: &Item, p: &Param, errors: &mut Errors) {
                 p.name.value
             ),
         );
+    }
+}
+
+/// The first reference in `ty`, itself or inside the type arguments, tuples, arrays and
+/// slices it is made of (`Option<&str>`, `Vec<&str>`, `(u8, &str)`): none decodes from
+/// the JSON of a call.
+fn borrowed(ty: &Type) -> Option<&syn::TypeReference> {
+    match ty {
+        Type::Reference(r) => Some(r),
+        Type::Paren(p) => borrowed(&p.elem),
+        Type::Group(g) => borrowed(&g.elem),
+        Type::Array(a) => borrowed(&a.elem),
+        Type::Slice(s) => borrowed(&s.elem),
+        Type::Tuple(t) => t.elems.iter().find_map(borrowed),
+        Type::Path(p) => p.path.segments.iter().find_map(|seg| match &seg.arguments {
+            syn::PathArguments::AngleBracketed(a) => a.args.iter().find_map(|arg| match arg {
+                syn::GenericArgument::Type(t) => borrowed(t),
+                _ => None,
+            }),
+            _ => None,
+        }),
+        _ => None,
+    }
+}
+
+/// Two parameters give their argument the same name (`#[arg(name = "x")] a, x`): the
+/// schema would list it twice, and no call could fill both. Inputs are not arguments.
+fn distinct_names(item: &Item, errors: &mut Errors) {
+    let named: Vec<&Param> = item
+        .params
+        .iter()
+        .filter(|p| p.role != Role::Input && p.ident.is_some() && !p.name.value.is_empty())
+        .collect();
+    for (i, p) in named.iter().enumerate() {
+        if let Some(first) = named[..i].iter().find(|o| o.name.value == p.name.value) {
+            // At the one that was renamed, if either was.
+            let at = if p.arg_span.is_some() || first.arg_span.is_none() {
+                p.name.span
+            } else {
+                first.name.span
+            };
+            errors.at(at, format!(
+                "two parameters are named `{}`; each argument needs a name of its own; rename one with `#[arg(name = \"...\")]`",
+                p.name.value
+            ));
+        }
     }
 }
 
@@ -244,7 +326,7 @@ fn placeholders_name_arguments(item: &Item, text: &crate::model::Sp<String>, err
         .params
         .iter()
         .filter(|p| p.role != Role::Input)
-        .filter_map(|p| p.ident.as_ref().map(|i| i.to_string()))
+        .filter_map(|p| p.ident.as_ref().map(unraw))
         .collect();
     let list = if known.is_empty() {
         "the function has no other parameters".to_owned()
@@ -266,17 +348,22 @@ fn placeholders_name_arguments(item: &Item, text: &crate::model::Sp<String>, err
         if known.contains(&name) {
             continue;
         }
-        let why = if item
-            .params
-            .iter()
-            .any(|p| p.role == Role::Input && p.ident.as_ref().is_some_and(|i| i == &name))
-        {
-            format!("`{{{name}}}` is asked in the same round, so the text cannot insert it")
-        } else {
-            format!("`{{{name}}}` names no parameter")
-        };
+        let why =
+            if item.params.iter().any(|p| {
+                p.role == Role::Input && p.ident.as_ref().is_some_and(|i| unraw(i) == name)
+            }) {
+                format!("`{{{name}}}` is asked in the same round, so the text cannot insert it")
+            } else {
+                format!("`{{{name}}}` names no parameter")
+            };
         errors.at(text.span, format!("{why}; {list}"));
     }
+}
+
+/// A binding as a placeholder names it: `type` for `r#type`.
+pub fn unraw(ident: &syn::Ident) -> String {
+    let s = ident.to_string();
+    s.strip_prefix("r#").map(str::to_owned).unwrap_or(s)
 }
 
 /// Whether `ty` is spelled `SafePath` (or `path::to::SafePath`): a hint for the template

@@ -49,9 +49,10 @@ pub fn free(kind: Kind, args: TokenStream, item: TokenStream) -> TokenStream {
         .and_then(|o| o.common().krate.as_ref())
         .map(|k| (**k).clone());
     let needs_input = attr::take_needs_input(&mut func.attrs, krate_path.as_ref());
-    let params = attr::take_params(&mut func.sig, &mut errors);
+    let also = attr::take_other_items(&mut func.attrs, krate_path.as_ref());
+    let params = attr::take_params(&mut func.sig, krate_path.as_ref(), &mut errors);
     let model = options.map(|o| {
-        Item::build(
+        let mut item = Item::build(
             kind,
             o,
             &func.attrs,
@@ -59,7 +60,9 @@ pub fn free(kind: Kind, args: TokenStream, item: TokenStream) -> TokenStream {
             params,
             needs_input,
             Site::Free,
-        )
+        );
+        item.also = also;
+        item
     });
     if let Some(m) = &model {
         check::item(m, &mut errors);
@@ -127,6 +130,7 @@ fn companion(
             pub const __MCP_KEY: &'static str = #key;
 
             #[doc(hidden)]
+            #[allow(deprecated)]
             pub fn #method() -> #krate::__private::#ty {
                 use #krate::__private as __mcp;
                 #body
@@ -363,7 +367,7 @@ fn input_stmts(item: &Item) -> TokenStream {
     // `format!` only when the text inserts arguments (`{name}`); clippy would flag the rest.
     let text = |s: &str| {
         if s.contains('{') {
-            quote!(__mcp::format!(#s))
+            formatted(s, item)
         } else {
             quote!(__mcp::String::from(#s))
         }
@@ -411,6 +415,72 @@ fn input_stmts(item: &Item) -> TokenStream {
         #(let #idents: #tys = #idents?;)*
         __input.begin_body().await;
     }
+}
+
+/// `format!` of an input's text, which inserts parameters by name (`{path}`). A
+/// placeholder naming a raw identifier (`{type}` for `r#type`), which `format!` cannot
+/// spell, is renamed and passed as a named argument.
+fn formatted(text: &str, item: &Item) -> TokenStream {
+    let raw: Vec<(String, &syn::Ident)> = item
+        .params
+        .iter()
+        .filter_map(|p| p.ident.as_ref())
+        .filter(|i| i.to_string().starts_with("r#"))
+        .map(|i| (check::unraw(i), i))
+        .collect();
+    let mut out = String::with_capacity(text.len());
+    let mut named = Vec::new();
+    let mut rest = text;
+    while let Some(at) = rest.find(['{', '}']) {
+        out.push_str(&rest[..at]);
+        let tail = &rest[at..];
+        if tail.starts_with("{{") || tail.starts_with("}}") || tail.starts_with('}') {
+            let n = if tail.starts_with("{{") || tail.starts_with("}}") {
+                2
+            } else {
+                1
+            };
+            out.push_str(&tail[..n]);
+            rest = &tail[n..];
+            continue;
+        }
+        // `{name}` or `{name:spec}` (checked: it closes).
+        let Some(close) = tail.find('}') else {
+            out.push_str(tail);
+            rest = "";
+            break;
+        };
+        let end = close + 1;
+        let inner = &tail[1..close];
+        let (name, spec) = match inner.split_once(':') {
+            Some((n, s)) => (n, Some(s)),
+            None => (inner, None),
+        };
+        match raw.iter().find(|(unraw, _)| unraw == name.trim()) {
+            Some((unraw, ident)) => {
+                let alias = syn::Ident::new(&format!("__mcp_raw_{unraw}"), Span::call_site());
+                out.push('{');
+                out.push_str(&alias.to_string());
+                if let Some(spec) = spec {
+                    out.push(':');
+                    out.push_str(spec);
+                }
+                out.push('}');
+                if !named
+                    .iter()
+                    .any(|(a, _): &(syn::Ident, &syn::Ident)| a == &alias)
+                {
+                    named.push((alias, *ident));
+                }
+            }
+            None => out.push_str(&tail[..end]),
+        }
+        rest = &tail[end..];
+    }
+    out.push_str(rest);
+    let names = named.iter().map(|(a, _)| a);
+    let values = named.iter().map(|(_, i)| i);
+    quote!(__mcp::format!(#out #(, #names = #values)*))
 }
 
 /// The builder calls after the constructor: what every kind shares, then the kind's own.

@@ -64,7 +64,7 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
             continue;
         };
         let needs_input = attr::take_needs_input(&mut method.attrs, krate);
-        let params = attr::take_params(&mut method.sig, &mut errors);
+        let params = attr::take_params(&mut method.sig, krate, &mut errors);
         if let Some(o) = attr::options(kind, tokens, &mut errors) {
             let mut item = Item::build(
                 kind,

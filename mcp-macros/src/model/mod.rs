@@ -61,6 +61,10 @@ pub struct Shape {
     pub receiver: Receiver,
     /// The declared return type (or the name, without one): errors about it land here.
     pub return_span: Span,
+    /// `unsafe`, where written.
+    pub unsafety: Option<Span>,
+    /// `extern "ABI"`, where written.
+    pub abi: Option<Span>,
 }
 
 /// What a declared input asks.
@@ -136,6 +140,8 @@ pub struct Param {
     pub input: Option<InputSpec>,
     /// Where `#[input]` was written (also when its options did not parse).
     pub input_span: Option<Span>,
+    /// Where a `#[cfg]` or `#[cfg_attr]` on it was written.
+    pub cfg: Option<Span>,
 }
 
 /// An icon.
@@ -229,6 +235,8 @@ pub struct Item {
     pub spec: Spec,
     /// The type of the `#[server]` impl a method belongs to, as written.
     pub owner: Option<String>,
+    /// Other item attributes on the same function (`#[tool] #[prompt]`), and where.
+    pub also: Vec<(Span, Kind)>,
 }
 
 impl Item {
@@ -362,6 +370,7 @@ impl Item {
             params,
             spec,
             owner: None,
+            also: Vec::new(),
         }
     }
 
@@ -383,7 +392,15 @@ impl Item {
 fn shape(sig: &Signature) -> Shape {
     let receiver = match sig.inputs.first() {
         Some(FnArg::Receiver(r)) => {
-            if matches!(r.kind, syn::ReceiverKind::Reference(_, _, None)) {
+            let shared_self = match &r.kind {
+                syn::ReceiverKind::Reference(_, _, None) => true,
+                // `self: &Self` is `&self` spelled out.
+                syn::ReceiverKind::Typed(_, ty) => matches!(&**ty, Type::Reference(rf)
+                    if rf.mutability.is_none()
+                        && matches!(&*rf.elem, Type::Path(p) if p.qself.is_none() && p.path.is_ident("Self"))),
+                _ => false,
+            };
+            if shared_self {
                 Receiver::Ref(r.self_token.span)
             } else {
                 Receiver::Other(r.self_token.span)
@@ -400,6 +417,11 @@ fn shape(sig: &Signature) -> Shape {
             syn::ReturnType::Type(_, ty) => ty.span(),
             syn::ReturnType::Default => sig.ident.span(),
         },
+        unsafety: match &sig.safety {
+            syn::Safety::Unsafe(u) => Some(u.span),
+            _ => None,
+        },
+        abi: sig.abi.as_ref().map(syn::spanned::Spanned::span),
     }
 }
 
@@ -444,6 +466,7 @@ fn param(raw: RawParam, kind: Kind, variables: &[String]) -> Param {
         arg_span: raw.arg_span,
         input,
         input_span: raw.input_span,
+        cfg: raw.cfg,
     }
 }
 
@@ -491,7 +514,7 @@ pub(crate) mod tests {
         let mut errors = Errors::new();
         let mut func: attr::Function = syn::parse2(f).unwrap();
         let needs_input = attr::take_needs_input(&mut func.attrs, None);
-        let params = attr::take_params(&mut func.sig, &mut errors);
+        let params = attr::take_params(&mut func.sig, None, &mut errors);
         let item = attr::options(kind, args, &mut errors).map(|o| {
             Item::build(
                 kind,
