@@ -195,3 +195,29 @@ async fn integral_floats_are_integers_for_typed_arguments() {
         assert!(out.is_error(), "{bad}: {}", out.result);
     }
 }
+
+/// Written lines,
+#[doc = include_str!("../ui-tests/ui/tool/pass/doc_include.md")]
+///   and a last line, indented.
+#[mcp_runtime::tool]
+async fn mixed_doc() -> &'static str {
+    "ok"
+}
+
+/// A description made of `///` lines and an included file: the lines lose their shared
+/// margin, the file's text is kept, and the whole is trimmed.
+#[tokio::test]
+async fn a_doc_comment_mixed_with_an_included_file_reads_as_written() {
+    let server = Server::builder("docs", "1")
+        .tools(mcp_runtime::tools![mixed_doc])
+        .build()
+        .unwrap();
+    let (list, _) = TestClient::new(server)
+        .request("tools/list", json!({}))
+        .await
+        .unwrap();
+    assert_eq!(
+        list["tools"][0]["description"],
+        "Written lines,\nDocumented from a Markdown file.\n\nWith a second paragraph.\n\n  and a last line, indented."
+    );
+}

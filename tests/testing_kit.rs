@@ -64,6 +64,23 @@ async fn forget(
     format!("{} forgot every {}", sure.login, r#type)
 }
 
+/// Connects a service, on a page of the service's own.
+#[tool]
+#[mcp_runtime::needs_input]
+async fn connect(
+    service: String,
+    #[input(
+        url = "https://example.com/connect/{service}?from={service:?}",
+        message = "Connect {service}?"
+    )]
+    done: mcp_runtime::Elicited<()>,
+) -> String {
+    format!(
+        "{service}: {}",
+        matches!(done, mcp_runtime::Elicited::Accept(()))
+    )
+}
+
 /// One note.
 #[resource("notes://{id}", mime_type = "text/markdown")]
 async fn note(id: u64) -> String {
@@ -177,10 +194,24 @@ async fn answers_input_required_rounds_from_a_script() {
         .request_state(RequestState::keys(
             KeyRing::new([("k", [3u8; 32])]).unwrap(),
         ))
-        .tools(tools![forget])
+        .tools(tools![forget, connect])
         .build()
         .unwrap();
-    let asked = TestClient::new(forgetful)
+    let forgetful = TestClient::new(forgetful)
+        .with_capabilities(json!({"elicitation": {"form": {}, "url": {}}}));
+    // Inserted into a URL, a value is percent-encoded: it fills its place and no more.
+    let asked = forgetful
+        .call_tool("connect", json!({"service": "a b/c?d#e"}))
+        .await
+        .unwrap();
+    let params = &asked.result["inputRequests"]["done"]["params"];
+    assert_eq!(
+        params["url"], "https://example.com/connect/a%20b%2Fc%3Fd%23e?from=%22a%20b%2Fc%3Fd%23e%22",
+        "{}",
+        asked.result
+    );
+    assert_eq!(params["message"], "Connect a b/c?d#e?");
+    let asked = forgetful
         .call_tool("forget", json!({"type": "note"}))
         .await
         .unwrap();

@@ -36,32 +36,59 @@ pub fn extract(attrs: &[Attribute]) -> Option<Doc> {
         let text = normalize(&lines);
         return (!text.is_empty()).then_some(Doc::Text(text));
     }
+    // `///` lines mixed with `#[doc = include_str!(..)]`: the lines lose their shared
+    // margin here, the included text is kept as it is, and the whole is trimmed when the
+    // definition is built (the text is known only then).
+    let written: Vec<String> = parts.iter().filter_map(|p| p.clone().ok()).collect();
+    let indent = shared_margin(
+        &written
+            .iter()
+            .flat_map(|l| l.split('\n'))
+            .collect::<Vec<_>>(),
+    );
     let pieces = parts.into_iter().map(|p| match p {
-        Ok(s) => quote!(#s),
+        Ok(s) => {
+            let s: Vec<&str> = s.split('\n').map(|l| unindent(l, indent)).collect();
+            let s = s.join("\n");
+            quote!(#s)
+        }
         Err(e) => quote!(#e),
     });
-    Some(Doc::Expr(quote!(::core::concat!(#(#pieces, "\n"),*))))
+    Some(Doc::Expr(quote!(
+        ::core::concat!(#(#pieces, "\n"),*).trim()
+    )))
 }
 
-/// Removes the indentation the lines share: the leading ASCII spaces and tabs, counted in
-/// bytes, so a line that starts with other white space (an ideographic or no-break
-/// space, which may be the text's own) keeps it and is never cut inside a character.
-fn normalize(lines: &[String]) -> String {
-    let lines: Vec<&str> = lines.iter().flat_map(|l| l.split('\n')).collect();
-    let margin = |l: &str| l.len() - l.trim_start_matches([' ', '\t']).len();
-    // A line whose text starts with other white space right after `///` does not lower
-    // the margin of the others.
-    let indent = lines
+/// The leading ASCII spaces and tabs of `line`, in bytes.
+fn margin(line: &str) -> usize {
+    line.len() - line.trim_start_matches([' ', '\t']).len()
+}
+
+/// The margin the non-blank `lines` share. A line whose text starts with other white
+/// space right after `///` (an ideographic or no-break space, which may be the text's
+/// own) does not lower it.
+fn shared_margin(lines: &[&str]) -> usize {
+    lines
         .iter()
         .filter(|l| !l.trim().is_empty())
         .filter(|l| !l[margin(l)..].starts_with(char::is_whitespace))
         .map(|l| margin(l))
         .min()
-        .unwrap_or(0);
-    let body: Vec<&str> = lines
-        .iter()
-        .map(|l| l[margin(l).min(indent)..].trim_end())
-        .collect();
+        .unwrap_or(0)
+}
+
+/// `line` without its first `indent` bytes of margin (fewer, if it has fewer), and without
+/// trailing white space. Never cuts inside a character: the margin is ASCII.
+fn unindent(line: &str, indent: usize) -> &str {
+    line[margin(line).min(indent)..].trim_end()
+}
+
+/// Removes the indentation the lines share ([`shared_margin`]), and the blank lines
+/// around them.
+fn normalize(lines: &[String]) -> String {
+    let lines: Vec<&str> = lines.iter().flat_map(|l| l.split('\n')).collect();
+    let indent = shared_margin(&lines);
+    let body: Vec<&str> = lines.iter().map(|l| unindent(l, indent)).collect();
     body.join("\n").trim().to_owned()
 }
 

@@ -332,6 +332,37 @@ pub fn view_uri(uri: &str) -> Check {
     }
 }
 
+/// The URL of a URL-mode elicitation, as written (it may insert arguments, `{name}`): an
+/// absolute `https://` or `http://` URL with a host, no white space, and nothing inserted
+/// before its path, so an argument can never choose where the user is sent.
+///
+/// ```
+/// assert!(mcp_rules::elicitation_url("https://example.com/approve/{service}").is_ok());
+/// assert!(mcp_rules::elicitation_url("https://{host}/approve").is_err());
+/// assert!(mcp_rules::elicitation_url("not a url").is_err());
+/// assert!(mcp_rules::elicitation_url("javascript:alert(1)").is_err());
+/// ```
+pub fn elicitation_url(url: &str) -> Check {
+    let lower = url.to_ascii_lowercase();
+    let rest = lower
+        .strip_prefix("https://")
+        .or_else(|| lower.strip_prefix("http://"));
+    let Some(rest) = rest else {
+        return Err(Violation::new(format!("`{url}` is not an `https://` URL"))
+            .help("a URL elicitation sends the user to a web page, such as \"https://example.com/connect\""));
+    };
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+    if authority.is_empty() || url.contains(char::is_whitespace) {
+        return Err(Violation::new(format!("`{url}` is not a URL with a host"))
+            .help("write an absolute URL, such as \"https://example.com/connect\""));
+    }
+    if authority.contains(['{', '}']) {
+        return Err(Violation::new(format!("`{url}` inserts an argument into its host"))
+            .help("an argument may fill the path or the query (\"https://example.com/connect/{service}\"), never choose the site the user is sent to"));
+    }
+    Ok(())
+}
+
 /// A sandbox permission an MCP App view may ask for (the attribute's spelling).
 ///
 /// ```

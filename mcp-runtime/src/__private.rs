@@ -136,6 +136,21 @@ impl<R> core::future::Future for Direct<R> {
     }
 }
 
+/// An argument inserted into a URL elicitation's URL: every byte but the unreserved ones
+/// (RFC 3986) percent-encoded, so a value cannot add a path segment, a query or a
+/// fragment of its own.
+pub fn url_component(value: &str) -> String {
+    let mut out = String::with_capacity(value.len());
+    for b in value.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
+            out.push(char::from(b));
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
 /// Parses JSON text the macro already validated at compile time.
 pub fn json(text: &str) -> serde_json::Value {
     serde_json::from_str(text).unwrap_or(serde_json::Value::Null)

@@ -291,6 +291,13 @@ fn inputs(item: &Item, errors: &mut Errors) {
         if let Some(InputKind::Url { message: None, .. }) = spec.asks.first() {
             errors.at(spec.span, "a URL elicitation needs a `message` too");
         }
+        if let Some(InputKind::Url { url, .. }) = spec.asks.first() {
+            if let Err(v) = mcp_rules::elicitation_url(&url.value) {
+                errors.violation(url.span, v);
+            } else {
+                placeholders_name_arguments(item, url, errors);
+            }
+        }
         if let Some(text) = spec.asks.first().and_then(InputKind::text) {
             placeholders_name_arguments(item, text, errors);
         }

@@ -387,6 +387,12 @@ fn input_stmts(item: &Item) -> TokenStream {
                 }
                 InputKind::Url { url, message } => {
                     let message = text(message.as_ref().map_or("", |m| m.value.as_str()));
+                    let url = if url.value.contains('{') {
+                        formatted_url(&url.value, item)
+                    } else {
+                        let url = &url.value;
+                        quote!(#url)
+                    };
                     quote!(__input.elicit_url(#key, #message, #url))
                 }
                 InputKind::Sample {
@@ -481,6 +487,35 @@ fn formatted(text: &str, item: &Item) -> TokenStream {
     let names = named.iter().map(|(a, _)| a);
     let values = named.iter().map(|(_, i)| i);
     quote!(__mcp::format!(#out #(, #names = #values)*))
+}
+
+/// `format!` of a URL elicitation's URL: each inserted argument (`{service}`) formatted as
+/// in a text, then percent-encoded, so a value fills its place and no more.
+fn formatted_url(url: &str, item: &Item) -> TokenStream {
+    let mut out = String::with_capacity(url.len());
+    let mut values = Vec::new();
+    let mut rest = url;
+    while let Some(at) = rest.find(['{', '}']) {
+        out.push_str(&rest[..at]);
+        let tail = &rest[at..];
+        if tail.starts_with("{{") || tail.starts_with("}}") {
+            out.push_str(&tail[..2]);
+            rest = &tail[2..];
+            continue;
+        }
+        // Checked: every `{` closes, and names an argument.
+        let Some(close) = tail.find('}') else {
+            out.push_str(tail);
+            rest = "";
+            break;
+        };
+        let value = formatted(&tail[..=close], item);
+        values.push(quote!(__mcp::url_component(&#value)));
+        out.push_str("{}");
+        rest = &tail[close + 1..];
+    }
+    out.push_str(rest);
+    quote!(__mcp::format!(#out #(, #values)*))
 }
 
 /// The builder calls after the constructor: what every kind shares, then the kind's own.

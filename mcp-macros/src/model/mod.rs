@@ -74,7 +74,7 @@ pub enum InputKind {
         message: Sp<String>,
     },
     Url {
-        url: String,
+        url: Sp<String>,
         message: Option<Sp<String>>,
     },
     Sample {
@@ -477,7 +477,7 @@ fn input(args: attr::InputArgs, param_name: &str, span: Span) -> InputSpec {
     }
     if let Some(u) = &args.url {
         asks.push(InputKind::Url {
-            url: (**u).clone(),
+            url: u.into(),
             message: args.message.as_ref().map(Into::into),
         });
     }

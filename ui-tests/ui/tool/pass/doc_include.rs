@@ -6,6 +6,17 @@ async fn documented() -> &'static str {
     "ok"
 }
 
+/// Mixed: written lines,
+#[doc = include_str!("doc_include.md")]
+/// and a last line.
+#[tool]
+async fn mixed() -> &'static str {
+    "ok"
+}
+
 fn main() {
-    Server::builder("t", "1").tools(tools![documented]).build().unwrap();
+    Server::builder("t", "1")
+        .tools(tools![documented, mixed])
+        .build()
+        .unwrap();
 }
