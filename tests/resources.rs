@@ -493,3 +493,160 @@ fn overlapping_templates_refuse_to_start() {
         .unwrap_err();
     assert!(err.to_string().contains("can match the same URI"), "{err}");
 }
+
+/// Exploded, empty and mistyped template values, in process.
+mod template_values {
+    use mcp_runtime::testing::TestClient;
+    use mcp_runtime::{Json, Server, resource, resources};
+    use serde_json::{Value, json};
+
+    /// Path segments, each one item.
+    #[resource("c://x{/segs*}")]
+    async fn segments(segs: Vec<String>) -> Json<Value> {
+        Json(json!(segs))
+    }
+
+    /// Labels, each one item.
+    #[resource("l://f{.exts*}")]
+    async fn labels(exts: Vec<String>) -> Json<Value> {
+        Json(json!(exts))
+    }
+
+    /// Comma-separated numbers.
+    #[resource("n://{ids*}")]
+    async fn numbers(ids: Vec<u64>) -> Json<Value> {
+        Json(json!(ids))
+    }
+
+    /// A path as one string.
+    #[resource("p://x{/path*}")]
+    async fn joined(path: String) -> String {
+        path
+    }
+
+    /// Files of a repository.
+    #[resource("repo://{owner}/{repo}/files{/path*}{?q,limit}{#frag}")]
+    async fn repo_files(
+        owner: String,
+        repo: String,
+        path: Vec<String>,
+        q: Option<String>,
+        limit: Option<u32>,
+        frag: Option<String>,
+    ) -> Json<Value> {
+        Json(
+            json!({"owner": owner, "repo": repo, "path": path, "q": q, "limit": limit, "frag": frag}),
+        )
+    }
+
+    /// An optional id.
+    #[resource("b://{id}")]
+    async fn maybe(id: Option<u32>) -> Json<Value> {
+        Json(json!(id))
+    }
+
+    /// A required id.
+    #[resource("r://{id}")]
+    async fn required(id: u32) -> Json<Value> {
+        Json(json!(id))
+    }
+
+    fn client() -> TestClient {
+        let server = Server::builder("values", "1")
+            .resources(resources![
+                segments, labels, numbers, joined, repo_files, maybe, required
+            ])
+            .build()
+            .unwrap();
+        TestClient::new(server)
+    }
+
+    async fn json(c: &TestClient, uri: &str) -> Value {
+        let out = c.read_resource(uri).await.unwrap_or_else(|e| {
+            panic!("{uri}: {} {}", e.code, e.message);
+        });
+        serde_json::from_str(&out.text()).unwrap()
+    }
+
+    #[tokio::test]
+    async fn exploded_lists_split_at_their_separator() {
+        let c = client();
+        assert_eq!(json(&c, "c://x/a/b").await, json!(["a", "b"]));
+        assert_eq!(json(&c, "c://x/a%20b/c").await, json!(["a b", "c"]));
+        assert_eq!(json(&c, "l://f.tar.gz").await, json!(["tar", "gz"]));
+        assert_eq!(json(&c, "n://3,1,2").await, json!([3, 1, 2]));
+        // As one string, the items joined by the separator (what `SafePath` reads).
+        assert_eq!(c.read_resource("p://x/a/b").await.unwrap().text(), "a/b");
+        let v = json(&c, "repo://a/b/files/src/lib.rs?limit=5#top").await;
+        assert_eq!(
+            v,
+            json!({"owner": "a", "repo": "b", "path": ["src", "lib.rs"], "q": null, "limit": 5, "frag": "top"})
+        );
+    }
+
+    #[tokio::test]
+    async fn undefined_values_are_absent() {
+        let c = client();
+        assert_eq!(json(&c, "c://x").await, json!([]));
+        assert_eq!(json(&c, "l://f").await, json!([]));
+        // Only `Option` and `Vec` parameters take an undefined value.
+        let e = c.read_resource("p://x").await.unwrap_err();
+        assert_eq!(e.code, -32602);
+        assert!(
+            e.message.contains("`path`") && e.message.contains("String"),
+            "{}",
+            e.message
+        );
+        assert_eq!(
+            json(&c, "repo://a/b/files").await,
+            json!({"owner": "a", "repo": "b", "path": [], "q": null, "limit": null, "frag": null})
+        );
+        assert_eq!(json(&c, "repo://a/b/files#top").await["frag"], "top");
+        assert_eq!(
+            json(&c, "repo://a/b/files/x#top").await["path"],
+            json!(["x"])
+        );
+        assert_eq!(json(&c, "b://").await, Value::Null);
+        assert_eq!(json(&c, "b://7").await, json!(7));
+        // A required variable the URI leaves out: invalid params naming it.
+        let e = c.read_resource("r://").await.unwrap_err();
+        assert_eq!(e.code, -32602);
+        assert!(
+            e.message.contains("`id`") && e.message.contains("u32"),
+            "{}",
+            e.message
+        );
+        assert_eq!(e.data.unwrap()["uri"], "r://");
+        let e = c.read_resource("repo://a//files").await.unwrap_err();
+        assert_eq!(e.code, -32602);
+        assert!(e.message.contains("`repo`"), "{}", e.message);
+    }
+
+    #[tokio::test]
+    async fn mistyped_values_are_invalid_params() {
+        let c = client();
+        for (uri, var, ty) in [
+            ("repo://a/b/files?limit=notnum", "limit", "u32"),
+            ("repo://a/b/files/x?limit=-1", "limit", "u32"),
+            ("n://1,x", "ids", "u64"),
+            ("b://x", "id", "u32"),
+        ] {
+            let e = c.read_resource(uri).await.unwrap_err();
+            assert_eq!(e.code, -32602, "{uri}");
+            assert!(
+                !e.message.starts_with("Resource not found"),
+                "{uri}: {}",
+                e.message
+            );
+            assert!(
+                e.message.contains(&format!("`{var}`")) && e.message.contains(ty),
+                "{uri}: {}",
+                e.message
+            );
+            assert_eq!(e.data.unwrap()["uri"], uri);
+        }
+        // A URI no template matches is still not found.
+        let e = c.read_resource("c://y/a").await.unwrap_err();
+        assert!(e.message.starts_with("Resource not found"), "{}", e.message);
+    }
+}

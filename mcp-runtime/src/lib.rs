@@ -110,7 +110,14 @@ pub use mcp_macros::tool;
 /// on `resources/read`); register it with [`resources!`].
 ///
 /// Template variables bind to the parameters of the same name, parsed into their types
-/// ([`SafePath`] for paths). Options after the URI: `name`, `title`, `description`,
+/// ([`SafePath`] for paths). A `Vec<T>` takes a list: an exploded variable's items split
+/// at its separator (`{/segs*}` reads `/a/b` as `["a", "b"]`, `{.ext*}` splits at `.`,
+/// `{ids*}` at `,`), another variable's split at `,`. A variable the URI leaves undefined
+/// (RFC 6570 expands it to nothing: `b://` for `b://{id}`, `c://x` for `c://x{/segs*}`, a
+/// query variable not given) is `None` for an `Option` and empty for a `Vec`. A value that
+/// does not parse as its parameter's type, or an undefined one for another type, is
+/// `-32602` Invalid params naming the variable and the type (with `data.uri`); only a URI
+/// no template matches is "Resource not found". Options after the URI: `name`, `title`, `description`,
 /// `mime_type`, `size`, `icon(...)`, `annotations(audience(user, assistant), priority,
 /// last_modified)`, `meta`, `ttl_ms`, `cache_scope`, `list = f` (what a template can
 /// produce). `#[arg(complete = f)]` on a variable serves `completion/complete`. Return text,

@@ -7,20 +7,30 @@
 //! deterministic and linear-time (no regex, no backtracking):
 //!
 //! * the URI is scanned once, left to right; literals compare byte-for-byte;
-//! * an expression ends where the template's next part begins: at the first
-//!   occurrence of the next literal (or, when that literal ends the template,
-//!   at the URI's suffix), at the leading character of the next expression
-//!   (`?`, `#`, `/`, …), or at the end of the URI;
+//! * an expression ends where the template's next part begins: at the leading
+//!   character (`?`, `#`, `/`, …) of one of the expressions right after it, else at
+//!   the next literal (its first occurrence, or, when that literal ends the
+//!   template, the URI's suffix), or at the end of the URI;
 //! * the delimited text must be something the expression could expand to;
 //!   values are then percent-decoded exactly once (`+` stays `+`).
 //!
-//! An exploded variable (`{/ids*}`, `{ids*}`, `{.ext*}`, `{+path*}`) matches one or more
-//! items; it binds them, each decoded and checked like a single value, joined by the
-//! expression's separator: `{/ids*}` binds `a/b/c` for `/a/b/c` (a path), `{ids*}` binds
-//! `1,2,3`. It must be the only variable of its expression; `?`, `&` and `;` expressions
-//! cannot explode, and the prefix modifier `:N` is not supported.
+//! Any expression may match nothing: RFC 6570 expands undefined variables (and
+//! empty lists) to nothing, so `c://x` matches `c://x{/segs*}` and `b://` matches
+//! `b://{id}`, and the variables of such an expression are absent from the bindings
+//! (undefined). Within an expression that matches some text, every variable must be
+//! present (`{/a,b}` does not match `/x`), except in `?`/`&` expressions, whose
+//! variables are each optional. What a variable that the URI left undefined means is
+//! up to the caller: mcp-runtime gives `None` to an `Option` parameter, an empty list
+//! to a `Vec`, and refuses the read for any other type.
 //!
-//! Every variable must be present except those of `?`/`&` expressions.
+//! An exploded variable (`{/ids*}`, `{ids*}`, `{.ext*}`, `{+path*}`) matches zero or more
+//! items; it binds them, each decoded and checked like a single value, joined by the
+//! expression's separator ([`UriTemplate::list_separator`]): `{/ids*}` binds `a/b/c` for
+//! `/a/b/c` (a path), `{.ext*}` binds `tar.gz`, `{ids*}` binds `1,2,3`. An item may not be
+//! empty or decode to the separator, so splitting at it gives the items back. It must be
+//! the only variable of its expression; `?`, `&` and `;` expressions cannot explode, and
+//! the prefix modifier `:N` is not supported.
+//!
 //! Security: `{var}`, `{.var}`, `{/var}` and `{;var}` values must stay one
 //! path segment after decoding (no `/`, `\`, NUL, and not `.` or `..`); no
 //! value may contain NUL. `{+path}` values may contain `/` and `..`: traversal
@@ -105,6 +115,24 @@ impl Operator {
             Self::Query => Some(b'?'),
             Self::QueryContinuation => Some(b'&'),
         }
+    }
+
+    /// The separator between the items of an exploded value (RFC 6570 appendix A).
+    fn separator(self) -> char {
+        match self {
+            Self::Label => '.',
+            Self::Path => '/',
+            Self::PathParam => ';',
+            Self::QueryContinuation | Self::Query => '&',
+            Self::Simple | Self::Reserved | Self::Fragment => ',',
+        }
+    }
+
+    /// Whether a match of this expression ends at byte `b` when `b` is the leading
+    /// character of an expression after it: when it cannot contain `b`, and for `{+var}`
+    /// at `?` and `#` (a reserved value stops at the query or fragment).
+    fn stops_at(self, b: u8) -> bool {
+        !self.can_emit(b) || (self == Self::Reserved && matches!(b, b'?' | b'#'))
     }
 
     /// Whether text matched by this expression may contain byte `b` raw.
@@ -298,8 +326,19 @@ impl UriTemplate {
     }
 
     /// Matches a concrete URI; returns the variables it binds, percent-decoded exactly once.
-    /// Variables of `?`/`&` expressions that are absent from the URI are absent from the map.
-    /// URIs longer than [`MAX_URI_LEN`] never match.
+    ///
+    /// A variable is absent from the map when the URI leaves it undefined: an expression
+    /// that matches no text at all (RFC 6570 expands undefined variables, and empty lists,
+    /// to nothing), or a `?`/`&` variable the query does not name. An exploded variable
+    /// binds its items joined by the expression's separator (see
+    /// [`UriTemplate::list_separator`]). URIs longer than [`MAX_URI_LEN`] never match.
+    ///
+    /// ```
+    /// let t = mcp_uri_template::UriTemplate::parse("c://x{/segs*}{?q}").unwrap();
+    /// let m = t.matches("c://x/a/b?q=1").unwrap();
+    /// assert_eq!((m["segs"].as_str(), m["q"].as_str()), ("a/b", "1"));
+    /// assert!(t.matches("c://x").unwrap().is_empty()); // `segs` and `q` undefined
+    /// ```
     pub fn matches(&self, uri: &str) -> Option<BTreeMap<String, String>> {
         if uri.len() > MAX_URI_LEN {
             return None;
@@ -317,12 +356,15 @@ impl UriTemplate {
                 }
                 Part::Expr(e) => {
                     let j = self.group_end(i);
-                    let end = self.expr_end(uri, pos, pos + e.min_len(), j)?;
+                    let end = self.expr_end(uri, pos, e, j)?;
+                    let text = &uri[pos..end];
                     match e.op {
                         Operator::Query | Operator::QueryContinuation => {
-                            bind_query(&self.parts[i..j], &uri[pos..end], &mut out)?
+                            bind_query(&self.parts[i..j], text, &mut out)?
                         }
-                        _ => e.bind(&uri[pos..end], &mut out)?,
+                        // Nothing: every variable of the expression is undefined.
+                        _ if text.is_empty() => {}
+                        _ => e.bind(text, &mut out)?,
                     }
                     pos = end;
                     i = j;
@@ -330,6 +372,26 @@ impl UriTemplate {
             }
         }
         (pos == uri.len()).then_some(out)
+    }
+
+    /// The character that separates the items of `name`'s value read as a list: the
+    /// separator of its expression when it is exploded (`/` for `{/path*}`, `.` for
+    /// `{.ext*}`, `,` for `{ids*}`, `{+p*}` and `{#f*}`), else `,` (RFC 6570 joins a list
+    /// value's items with `,` unless the variable is exploded). `,` for a name that is not
+    /// a variable of the template.
+    ///
+    /// Items never contain their separator (a match refuses an item that decodes to
+    /// it), so splitting a bound exploded value at it gives back the items.
+    ///
+    /// ```
+    /// let t = mcp_uri_template::UriTemplate::parse("f://x{/path*}{?tags}").unwrap();
+    /// assert_eq!(t.list_separator("path"), '/');
+    /// assert_eq!(t.list_separator("tags"), ',');
+    /// ```
+    pub fn list_separator(&self, name: &str) -> char {
+        self.exprs()
+            .find(|e| e.explode && e.vars.iter().any(|v| v == name))
+            .map_or(',', |e| e.op.separator())
     }
 
     /// Whether some URI could match both templates (used to refuse ambiguous registrations).
@@ -394,33 +456,55 @@ impl UriTemplate {
         j
     }
 
-    /// The end of the expression group starting at `pos` and followed by part
-    /// `next`; `from` is its earliest possible end (`pos` plus a minimum length).
-    fn expr_end(&self, uri: &str, pos: usize, from: usize, next: usize) -> Option<usize> {
-        if from > uri.len() {
-            return None;
+    /// The end of the expression group `e` starting at `pos` and followed by part `next`;
+    /// `pos` itself when the group is left out (undefined). One forward scan per
+    /// expression, no backtracking:
+    ///
+    /// * when expressions follow (up to the next literal), the group ends at the first
+    ///   leading character of one of them that it cannot contain itself (so any of them
+    ///   may be left out: `{/path*}{?q}{#f}` ends at `?` or `#`);
+    /// * else (none of them is present) at the next literal: the template's final
+    ///   literal is anchored at the end of the URI, a middle one is the first occurrence
+    ///   at least `e.min_len()` bytes on (or, failing that, right at `pos`: `e` is left
+    ///   out); or at the end of the URI.
+    fn expr_end(&self, uri: &str, pos: usize, e: &Expr, next: usize) -> Option<usize> {
+        let bytes = uri.as_bytes();
+        let mut leads = [false; 256];
+        let mut k = next;
+        while let Some(Part::Expr(n)) = self.parts.get(k) {
+            if let Some(lead) = n.op.lead().filter(|&b| e.op.stops_at(b)) {
+                leads[lead as usize] = true;
+            }
+            k += 1;
         }
-        match self.parts.get(next) {
+        // Scan while the bytes could belong to `e`: a lead found there ends it.
+        let stop = bytes[pos..]
+            .iter()
+            .position(|&b| leads[b as usize] || !e.op.can_emit(b))
+            .map(|k| pos + k);
+        if let Some(s) = stop.filter(|&s| leads[bytes[s] as usize]) {
+            return Some(s);
+        }
+        match self.parts.get(k) {
             None => Some(uri.len()),
             // The template's final literal is anchored at the end of the URI.
-            Some(Part::Literal(lit)) if next + 1 == self.parts.len() => {
-                let end = uri.len().checked_sub(lit.len()).filter(|&e| e >= from)?;
+            Some(Part::Literal(lit)) if k + 1 == self.parts.len() => {
+                let end = uri.len().checked_sub(lit.len()).filter(|&end| end >= pos)?;
                 uri.ends_with(lit.as_str()).then_some(end)
             }
             Some(Part::Literal(lit)) => {
-                let mut from = from;
-                while !uri.is_char_boundary(from) {
+                let mut from = pos + e.min_len();
+                while from < uri.len() && !uri.is_char_boundary(from) {
                     from += 1;
                 }
-                uri[from..].find(lit.as_str()).map(|k| from + k)
+                let found = uri.get(from..).and_then(|rest| rest.find(lit.as_str()));
+                match found {
+                    Some(at) => Some(from + at),
+                    None => uri[pos..].starts_with(lit.as_str()).then_some(pos),
+                }
             }
-            // Adjacent expressions: parse guarantees the next one has a
-            // leading character this one cannot contain (or stops at).
-            Some(Part::Expr(n)) => {
-                let lead = n.op.lead()?;
-                let found = uri.as_bytes()[pos..].iter().position(|&b| b == lead);
-                Some(found.map_or(uri.len(), |k| pos + k))
-            }
+            // (Not reached: the loop above went past every expression.)
+            Some(Part::Expr(_)) => Some(uri.len()),
         }
     }
 
@@ -437,12 +521,8 @@ impl UriTemplate {
         }
         let mut fits = true;
         self.middle_literals(k, m, |b| fits &= alphabet[b as usize]);
-        // Non-query expressions with a leading character always emit it.
-        let leads = self
-            .exprs()
-            .filter(|e| e.min_len() > 0)
-            .filter_map(|e| e.op.lead());
-        leads.for_each(|b| fits &= alphabet[b as usize]);
+        // Expressions (and their leading characters) may be left out: only literals
+        // are certain to appear.
         fits
     }
 
@@ -725,12 +805,15 @@ mod tests {
         assert_eq!(m(tpl, "test://template/a%2Bb/data"), one("id", "a+b")); // not a space
         assert_eq!(m(tpl, "test://template/%2541/data"), one("id", "%41")); // decoded exactly once
         for bad in [
-            "a%2Fb", "%2e%2e", "%2E", "..", ".", "", "a/b", "a%5Cb", "%00", "a%zz", "a%2", "%ff",
+            "a%2Fb", "%2e%2e", "%2E", "..", ".", "a/b", "a%5Cb", "%00", "a%zz", "a%2", "%ff",
             "a b", "é",
         ] {
             let uri = format!("test://template/{bad}/data");
             assert_eq!(m(tpl, &uri), None, "{uri}");
         }
+        // Nothing between the literals: `id` is undefined (RFC 6570 expands it to nothing).
+        assert_eq!(m(tpl, "test://template//data"), Some(vec![]));
+        assert_eq!(m("b://{id}", "b://"), Some(vec![]));
         assert_eq!(m(tpl, "test://template/1/data/"), None); // anchored at the end
         assert_eq!(m(tpl, "Test://template/1/data"), None); // literals compare exactly
         assert_eq!(m("x://{a,b}", "x://1024,768").unwrap().len(), 2);
@@ -743,7 +826,7 @@ mod tests {
         assert_eq!(m(tpl, "file:///a/b/c.txt"), one("path", "a/b/c.txt"));
         assert_eq!(m(tpl, "file:///%2e%2e/x"), one("path", "../x")); // checked elsewhere
         assert_eq!(m(tpl, "file:///a%00b"), None);
-        assert_eq!(m(tpl, "file:///"), None);
+        assert_eq!(m(tpl, "file:///"), Some(vec![])); // `path` undefined
         assert_eq!(m(tpl, "file:///a b"), None);
         assert_eq!(m("x://{+a}/meta", "x://p/q/meta"), one("a", "p/q"));
         // Followed by a query: the reserved value stops at the first `?`.
@@ -798,12 +881,14 @@ mod tests {
             "x://r/x/",
             "x://r//y",
             "x://r/x/%2e%2e",
-            "x://r",
+            "x://r/",
         ] {
             assert_eq!(m("x://r{/a,b}", bad), None, "{bad}");
         }
         assert_eq!(m("x://{id}{/sub}", "x://1/2").unwrap().len(), 2);
 
+        // Left out as a whole: both undefined.
+        assert_eq!(m("x://r{/a,b}", "x://r"), Some(vec![]));
         let got = m("x://r{;x,y}", "x://r;x=1;y=2").unwrap();
         assert_eq!(got, [("x".into(), "1".into()), ("y".into(), "2".into())]);
         let got = m("x://r{;x,y}", "x://r;x;y=2").unwrap();
@@ -823,7 +908,8 @@ mod tests {
             one("ext", "tar.gz")
         );
         assert_eq!(m("file://doc{.ext}", "file://doc.."), None); // value `.`
-        assert_eq!(m("file://doc{.ext}", "file://doc"), None);
+        assert_eq!(m("file://doc{.ext}", "file://doc"), Some(vec![]));
+        assert_eq!(m("x://r{;x,y}", "x://r"), Some(vec![]));
     }
 
     #[test]
@@ -871,6 +957,82 @@ mod tests {
         assert!(t("file://{/path*}").is_exploded("path"));
         assert!(!t("file://{/path}").is_exploded("path"));
         assert!(t("a://{/x*}").overlaps(&t("a://{/y}")));
+    }
+
+    #[test]
+    fn exploded_items_split_at_the_separator() {
+        let tpl = t("c://x{/segs*}{?q}");
+        for (name, sep) in [("segs", '/'), ("q", ',')] {
+            assert_eq!(tpl.list_separator(name), sep);
+        }
+        assert_eq!(t("x://f{.e*}").list_separator("e"), '.');
+        assert_eq!(t("x://{ids*}").list_separator("ids"), ',');
+        assert_eq!(t("x://{+p*}").list_separator("p"), ',');
+        assert_eq!(t("x://{#f*}").list_separator("f"), ',');
+        assert_eq!(t("x://{/p}").list_separator("p"), ','); // not exploded
+        assert_eq!(tpl.list_separator("nope"), ',');
+        // Items never hold their separator, so splitting the binding gives them back.
+        let got = tpl.matches("c://x/a/b%20c").unwrap();
+        let items: Vec<&str> = got["segs"].split(tpl.list_separator("segs")).collect();
+        assert_eq!(items, ["a", "b c"]);
+        assert_eq!(m("x://f{.e*}", "x://f.a%2Eb"), None);
+        assert_eq!(m("x://{ids*}", "x://1%2C2,3"), None);
+    }
+
+    #[test]
+    fn left_out_expressions_are_undefined() {
+        // An empty list is undefined: nothing to bind.
+        assert_eq!(m("c://x{/segs*}", "c://x"), Some(vec![]));
+        assert_eq!(m("c://x{/segs*}", "c://x/"), None); // one empty item: refused
+        assert_eq!(m("x://f{.e*}", "x://f"), Some(vec![]));
+        assert_eq!(m("x://n/{ids*}", "x://n/"), Some(vec![]));
+        let tpl = "repo://{owner}/{repo}/files{/path*}{?q,limit}{#frag}";
+        let got = |uri| {
+            m(tpl, uri).map(|b| {
+                b.into_iter()
+                    .map(|(k, v)| format!("{k}={v}"))
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            })
+        };
+        assert_eq!(got("repo://a/b/files").as_deref(), Some("owner=a repo=b"));
+        assert_eq!(
+            got("repo://a/b/files?limit=notnum").as_deref(),
+            Some("limit=notnum owner=a repo=b")
+        );
+        // Each of the trailing expressions may be left out, whichever follow.
+        assert_eq!(
+            got("repo://a/b/files#top").as_deref(),
+            Some("frag=top owner=a repo=b")
+        );
+        assert_eq!(
+            got("repo://a/b/files/x/y#top").as_deref(),
+            Some("frag=top owner=a path=x/y repo=b")
+        );
+        assert_eq!(
+            got("repo://a/b/files/x?q=1#t").as_deref(),
+            Some("frag=t owner=a path=x q=1 repo=b")
+        );
+        assert_eq!(got("repo://a//files").as_deref(), Some("owner=a"));
+        assert_eq!(got("repo://a/b/files/x y").as_deref(), None);
+        assert_eq!(got("repo://a/b/filesx"), None);
+        // Left out before a literal: the literal follows at once.
+        assert_eq!(m("x://{a}{/b}.json", "x://1.json"), one("a", "1"));
+        let got = m("x://{a}{/b}.json", "x://1/2.json").unwrap();
+        assert_eq!(got, [("a".into(), "1".into()), ("b".into(), "2".into())]);
+        assert_eq!(
+            m("x://{a}{/b}.json?v", "x://1.json?v"),
+            one("a", "1"),
+            "`?` cannot be in `a`: the literal comes next"
+        );
+        assert_eq!(m("x://{a}-{b}", "x://-x"), one("b", "x"));
+        assert_eq!(m("x://{a}-{b}", "x://-"), Some(vec![]));
+        // A reserved value stops at the query and the fragment.
+        let got = m("f:///{+p}{?q}{#f}", "f:///a/b#c?d").unwrap();
+        assert_eq!(
+            got,
+            [("f".into(), "c?d".into()), ("p".into(), "a/b".into())]
+        );
     }
 
     #[test]
@@ -955,6 +1117,12 @@ mod tests {
         }
         let _ = t("t://{a}x{+b}{?c}").matches(&uri);
         let _ = t("t://{a}{/b}{;c}{?d}{&e}{#f}").matches(&uri);
+        // Every expression may be left out: still one scan each.
+        let optional: Vec<String> = (0..60).map(|i| format!("{{/v{i}}}x")).collect();
+        let _ = t(&format!("t://{}", optional.join(""))).matches(&uri);
+        let slashes = format!("t://{}", "/".repeat(MAX_URI_LEN - 4));
+        let _ = t("t://{a}{/b}{;d}{?e}{#f}").matches(&slashes);
+        let _ = t(&many("/", "/")).matches(&slashes);
     }
 
     #[test]
@@ -979,6 +1147,10 @@ mod tests {
         assert!(!o("a://x/{id}.json", "a://x/{id}.xml"));
         assert!(o("file:///{+path}", "file:///{name}.txt"));
         assert!(o("s://q{?q}", "s://q{?limit}"));
-        assert!(!o("s://{a}", "s://{b}{/c}"));
+        // `{/c}` may be left out: `s://1` matches both.
+        assert!(o("s://{a}", "s://{b}{/c}"));
+        assert!(o("a://x", "a://x{/p*}"));
+        assert!(o("a://x{?q}", "a://x{/p*}"));
+        assert!(!o("a://x/{id}.json", "a://x/{id}{/rev}.xml"));
     }
 }

@@ -62,7 +62,8 @@ pub struct Request {
     /// The tool or prompt name, or the resource URI.
     pub target: String,
     /// The arguments the handler will get (tool arguments; prompt arguments and template
-    /// variables as strings). Middleware may change them.
+    /// variables as strings: an exploded variable's items joined by its separator, and a
+    /// variable the URI leaves undefined absent). Middleware may change them.
     pub arguments: Map<String, Value>,
     /// Whether the item says it only reads (a tool's `readOnlyHint`; prompts and
     /// resources always).

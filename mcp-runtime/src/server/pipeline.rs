@@ -222,6 +222,8 @@ pub(crate) struct ItemRequest<K: Kind> {
     pub(crate) mounts: Option<Arc<[String]>>,
     /// What the call hands to the handler's parameters.
     pub(crate) arguments: Map<String, Value>,
+    /// The URI template a resource read matched (how its list values split).
+    pub(crate) template: Option<Arc<mcp_uri_template::UriTemplate>>,
     /// What its `requestState` is bound to, when the handler asks for input.
     pub(crate) binding: Option<Binding>,
     /// Checked once the round is open, before the handler runs.
@@ -291,7 +293,8 @@ impl Server {
         );
         let id = request.id.clone();
         let cancel = request.cancel.clone();
-        let call = Call::new(item.arguments, request);
+        let mut call = Call::new(item.arguments, request);
+        call.template = item.template;
         let server = Arc::clone(inner);
         let reply_id = id.clone();
         // Each way of running is boxed on its own, so that the common one is no larger

@@ -57,7 +57,7 @@ pub(crate) struct PromptEntry {
 /// A resource or template, checked, with its parsed template and list entry.
 pub(crate) struct ResourceEntry {
     pub(crate) def: ResourceDef,
-    pub(crate) template: UriTemplate,
+    pub(crate) template: Arc<UriTemplate>,
     pub(crate) variables: Vec<String>,
     pub(crate) json: Arc<RawValue>,
 }
@@ -267,7 +267,7 @@ pub(crate) fn resource(def: ResourceDef, ext: &Extensions) -> Result<ResourceEnt
         let json = Arc::from(def.to_json(!template.is_static()));
         Ok(ResourceEntry {
             def,
-            template,
+            template: Arc::new(template),
             variables,
             json,
         })

@@ -34,6 +34,8 @@ pub struct Call<K: Kind> {
     /// strings.
     pub(crate) arguments: Map<String, Value>,
     pub(crate) request: Arc<Request>,
+    /// The URI template a resource read matched: how its variables' list values split.
+    pub(crate) template: Option<Arc<mcp_uri_template::UriTemplate>>,
     pub(crate) kind: PhantomData<fn() -> K>,
 }
 
@@ -42,6 +44,7 @@ impl<K: Kind> Call<K> {
         Call {
             arguments,
             request,
+            template: None,
             kind: PhantomData,
         }
     }
@@ -78,8 +81,18 @@ impl<K: Kind> Call<K> {
 }
 
 impl Call<kind::Resource> {
-    /// Parses the template variable `name` into `T` (percent-decoded already). A variable
-    /// the URI left out (an optional query variable) is `None` for `Option<T>`.
+    /// Parses the template variable `name` into `T` (percent-decoded already).
+    ///
+    /// A `Vec<T>` takes the items of a list: those of an exploded variable split at its
+    /// expression's separator (`{/segs*}` reads `/a/b` as `["a", "b"]`, `{.ext*}` splits at
+    /// `.`, `{ids*}` at `,`), a plain variable's split at `,`; a `String` takes the whole
+    /// value (`a/b`). A variable the URI leaves undefined (RFC 6570 expands it to nothing:
+    /// `b://` for `b://{id}`, `c://x` for `c://x{/segs*}`, an absent query variable) is
+    /// `None` for an `Option<T>` and an empty list for a `Vec<T>`.
+    ///
+    /// A value that does not parse as `T`, or an undefined variable of another type, is
+    /// `-32602` Invalid params naming the variable and the type, with `data.uri`: the URI
+    /// matched the template, so the resource is not missing; its value is wrong.
     pub fn variable<T: serde::de::DeserializeOwned>(&mut self, name: &str) -> Result<T, Error> {
         let invalid = |e: String| {
             let uri = self.request.target.as_deref().unwrap_or_default();
@@ -91,11 +104,20 @@ impl Call<kind::Resource> {
             )
         };
         match self.arguments.remove(name) {
-            Some(Value::String(s)) => super::plain::from_str(&s).map_err(invalid),
-            Some(_) => Err(invalid("not text".into())),
-            None => {
-                T::deserialize(super::signature::Missing).map_err(|_| invalid("missing".into()))
+            Some(Value::String(s)) => {
+                let sep = self
+                    .template
+                    .as_ref()
+                    .map_or(',', |t| t.list_separator(name));
+                super::plain::from_str_split(&s, sep).map_err(invalid)
             }
+            Some(_) => Err(invalid("not text".into())),
+            None => super::plain::undefined().map_err(|_| {
+                let ty = super::plain::type_label::<T>();
+                invalid(format!(
+                    "the URI leaves it undefined, and it must be a {ty}"
+                ))
+            }),
         }
     }
 }

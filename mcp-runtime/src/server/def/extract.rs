@@ -19,7 +19,8 @@ use std::sync::Arc;
 ///   `inputSchema`, read from `arguments` under the parameter's name); for a prompt, any
 ///   `T: Deserialize` (a string argument parsed into `T`). `Option<T>` is not required.
 ///   A resource has no arguments: its parameters named after a variable of the URI
-///   template are parsed from the URI ([`Call::variable`]).
+///   template are parsed from the URI ([`Call::variable`]: lists split at the template's
+///   separator, and an undefined variable is `None` or an empty list).
 /// - **Extractors**: [`Context`], [`Progress`], [`Logger`], [`State<T>`], [`Input`],
 ///   [`Handles`](crate::store::Handles), or your
 ///   own type implementing this trait for every kind (`impl<K: Kind> FromRequest<K>`).

@@ -1,16 +1,50 @@
 //! A deserializer for one string value (a URI template variable, a prompt argument):
 //! `u64` parses the text as a number, `bool` as `true`/`false`, an enum by variant name,
-//! `String` takes it as is, a sequence (`Vec<T>`) splits it at `,` (what an exploded
-//! `{ids*}` binds).
+//! `String` takes it as is, a sequence (`Vec<T>`) splits it into items at a separator
+//! (`,`, or what the URI template says for an exploded variable: `/` for `{/segs*}`).
+//! And one for a template variable the URI left undefined.
 
 use serde::de::{self, Deserializer, IntoDeserializer, Visitor};
 
-/// Deserializes `T` from the text of one value.
+/// Deserializes `T` from the text of one value (a list splits at `,`).
 pub(crate) fn from_str<T: de::DeserializeOwned>(s: &str) -> Result<T, String> {
-    T::deserialize(Plain(s)).map_err(|e: de::value::Error| e.to_string())
+    from_str_split(s, ',')
 }
 
-struct Plain<'a>(&'a str);
+/// Deserializes `T` from the text of one value, a list splitting into items at `sep`.
+pub(crate) fn from_str_split<T: de::DeserializeOwned>(s: &str, sep: char) -> Result<T, String> {
+    T::deserialize(Plain(s, sep)).map_err(|e: de::value::Error| e.to_string())
+}
+
+/// `T` for a template variable the URI left undefined: `None`, an empty list, or (for
+/// any other type) an error.
+pub(crate) fn undefined<T: de::DeserializeOwned>() -> Result<T, String> {
+    T::deserialize(Undefined).map_err(|e: de::value::Error| e.to_string())
+}
+
+/// `T`'s name without module paths, for messages: `Vec<u64>`, `Option<String>`.
+pub(crate) fn type_label<T>() -> String {
+    let full = std::any::type_name::<T>();
+    let mut out = String::with_capacity(full.len());
+    let mut segment = String::new();
+    let mut chars = full.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == ':' && chars.peek() == Some(&':') {
+            chars.next();
+            segment.clear(); // a module path: drop it
+        } else if c.is_alphanumeric() || c == '_' {
+            segment.push(c);
+        } else {
+            out.push_str(&segment);
+            segment.clear();
+            out.push(c);
+        }
+    }
+    out + &segment
+}
+
+/// One value's text, and the separator its list items are split at.
+struct Plain<'a>(&'a str, char);
 
 impl<'de, 'a> IntoDeserializer<'de, de::value::Error> for Plain<'a> {
     type Deserializer = Self;
@@ -60,7 +94,8 @@ impl<'de> Deserializer<'de> for Plain<'_> {
         v.visit_some(self)
     }
     fn deserialize_seq<V: Visitor<'de>>(self, v: V) -> Result<V::Value, Self::Error> {
-        let items = self.0.split(',').filter(|s| !s.is_empty()).map(Plain);
+        let items = self.0.split(self.1).filter(|s| !s.is_empty());
+        let items = items.map(|item| Plain(item, ','));
         v.visit_seq(de::value::SeqDeserializer::new(items))
     }
     fn deserialize_newtype_struct<V: Visitor<'de>>(
@@ -82,6 +117,37 @@ impl<'de> Deserializer<'de> for Plain<'_> {
     serde::forward_to_deserialize_any! {
         str string bytes byte_buf unit unit_struct tuple tuple_struct map struct
         identifier ignored_any
+    }
+}
+
+/// An undefined template variable: only `Option`-like types (`None`) and sequences (no
+/// items) accept it.
+struct Undefined;
+
+impl<'de> Deserializer<'de> for Undefined {
+    type Error = de::value::Error;
+
+    fn deserialize_any<V: Visitor<'de>>(self, _: V) -> Result<V::Value, Self::Error> {
+        Err(de::Error::custom("missing"))
+    }
+    fn deserialize_option<V: Visitor<'de>>(self, v: V) -> Result<V::Value, Self::Error> {
+        v.visit_none()
+    }
+    fn deserialize_seq<V: Visitor<'de>>(self, v: V) -> Result<V::Value, Self::Error> {
+        v.visit_seq(de::value::SeqDeserializer::new(std::iter::empty::<Plain>()))
+    }
+    fn deserialize_newtype_struct<V: Visitor<'de>>(
+        self,
+        _: &'static str,
+        v: V,
+    ) -> Result<V::Value, Self::Error> {
+        v.visit_newtype_struct(self)
+    }
+
+    serde::forward_to_deserialize_any! {
+        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string
+        bytes byte_buf unit unit_struct tuple tuple_struct map struct enum identifier
+        ignored_any
     }
 }
 
@@ -108,5 +174,38 @@ mod tests {
         assert_eq!(from_str::<Unit>("imperial").unwrap(), Unit::Imperial);
         assert_eq!(from_str::<Vec<u64>>("1,2,3").unwrap(), [1, 2, 3]);
         assert!(from_str::<Vec<u64>>("1,x").is_err());
+        assert_eq!(
+            from_str_split::<Vec<String>>("a/b", '/').unwrap(),
+            ["a", "b"]
+        );
+        assert_eq!(
+            from_str_split::<Vec<String>>("a,b/c", '/').unwrap(),
+            ["a,b", "c"]
+        );
+        assert_eq!(from_str_split::<String>("a/b", '/').unwrap(), "a/b");
+        let e = from_str::<Option<u32>>("notnum").unwrap_err();
+        assert!(e.contains("u32") && e.contains("notnum"), "{e}");
+    }
+
+    #[test]
+    fn undefined_values() {
+        assert_eq!(undefined::<Option<u32>>().unwrap(), None);
+        assert_eq!(undefined::<Vec<u64>>().unwrap(), Vec::<u64>::new());
+        assert_eq!(undefined::<Option<Vec<u64>>>().unwrap(), None);
+        assert!(undefined::<u32>().is_err());
+        assert!(undefined::<String>().is_err());
+        assert!(undefined::<crate::SafePath>().is_err());
+    }
+
+    #[test]
+    fn type_labels() {
+        assert_eq!(type_label::<u32>(), "u32");
+        assert_eq!(type_label::<Vec<u64>>(), "Vec<u64>");
+        assert_eq!(type_label::<Option<String>>(), "Option<String>");
+        assert_eq!(type_label::<crate::SafePath>(), "SafePath");
+        assert_eq!(
+            type_label::<std::collections::BTreeMap<String, u8>>(),
+            "BTreeMap<String, u8>"
+        );
     }
 }

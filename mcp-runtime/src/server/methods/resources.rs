@@ -67,6 +67,7 @@ pub(crate) fn read(
             .into_iter()
             .map(|(k, v)| (k, Value::String(v)))
             .collect(),
+        template: Some(Arc::clone(&entry.template)),
         uses_input: binding.is_some(),
         binding,
         check: None,
