@@ -515,6 +515,37 @@ async fn a_task_whose_instance_dies_fails_when_its_lease_runs_out() {
     );
 }
 
+/// Blocks its thread for a while (CPU work, a blocking call), then answers.
+#[tool(task = "required")]
+async fn blocks() -> &'static str {
+    std::thread::sleep(Duration::from_millis(1200));
+    "unblocked"
+}
+
+/// A handler that blocks its thread for longer than the lease does not lose its task: the
+/// lease is renewed beside it, and its result is recorded.
+#[tokio::test(flavor = "multi_thread", worker_threads = 3)]
+async fn a_handler_blocking_its_thread_keeps_its_lease() {
+    let store = Arc::new(MemoryTaskStore::new());
+    let tasks = Tasks::default()
+        .store(Arc::clone(&store))
+        .lease(Duration::from_millis(300));
+    let server = Server::builder("blocking", "1.0")
+        .tools(tools![blocks])
+        .tasks(tasks)
+        .build()
+        .unwrap();
+    let a = serve_in_background(server.http());
+    let created = http(a, req(1, "tools/call", json!({"name": "blocks"}), true)).await;
+    let id = created.json()["result"]["taskId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let done = poll_http(a, &id, |t| t["status"] != "working").await;
+    assert_eq!(done["status"], "completed", "{done}");
+    assert_eq!(done["result"]["content"][0]["text"], "unblocked", "{done}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_expired_task_is_unknown() {
     let tasks = Tasks::default().ttl(Duration::from_millis(300));

@@ -211,6 +211,17 @@ async fn answers_input_required_rounds_from_a_script() {
         asked.result
     );
     assert_eq!(params["message"], "Connect a b/c?d#e?");
+    // A value that would be a whole `..` segment cannot climb out of its place.
+    let refused = forgetful
+        .call_tool("connect", json!({"service": ".."}))
+        .await
+        .unwrap();
+    assert!(refused.is_error(), "{}", refused.result);
+    assert!(
+        refused.text().contains("`..` path segment"),
+        "{}",
+        refused.text()
+    );
     let asked = forgetful
         .call_tool("forget", json!({"type": "note"}))
         .await

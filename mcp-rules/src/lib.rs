@@ -341,6 +341,7 @@ pub fn view_uri(uri: &str) -> Check {
 /// assert!(mcp_rules::elicitation_url("https://{host}/approve").is_err());
 /// assert!(mcp_rules::elicitation_url("not a url").is_err());
 /// assert!(mcp_rules::elicitation_url("javascript:alert(1)").is_err());
+/// assert!(mcp_rules::elicitation_url("https://\\/{host}/x").is_err());
 /// ```
 pub fn elicitation_url(url: &str) -> Check {
     let lower = url.to_ascii_lowercase();
@@ -351,6 +352,11 @@ pub fn elicitation_url(url: &str) -> Check {
         return Err(Violation::new(format!("`{url}` is not an `https://` URL"))
             .help("a URL elicitation sends the user to a web page, such as \"https://example.com/connect\""));
     };
+    // Browsers read `\` as `/` (WHATWG URL), so `https://\/{host}` would move the host.
+    if url.contains('\\') {
+        return Err(Violation::new(format!("`{url}` holds a backslash"))
+            .help("browsers read `\\` as `/`, which can move the host; write `/`"));
+    }
     let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
     if authority.is_empty() || url.contains(char::is_whitespace) {
         return Err(Violation::new(format!("`{url}` is not a URL with a host"))

@@ -469,6 +469,14 @@ impl UriTemplate {
     ///   out); or at the end of the URI.
     fn expr_end(&self, uri: &str, pos: usize, e: &Expr, next: usize) -> Option<usize> {
         let bytes = uri.as_bytes();
+        // Every expansion of an expression with a leading character starts with it: when
+        // the URI does not show it here, the expression matched nothing (its variables are
+        // undefined), whatever literal comes later.
+        if let Some(lead) = e.op.lead()
+            && bytes.get(pos) != Some(&lead)
+        {
+            return Some(pos);
+        }
         let mut leads = [false; 256];
         let mut k = next;
         while let Some(Part::Expr(n)) = self.parts.get(k) {
@@ -1070,6 +1078,22 @@ mod tests {
         assert_eq!(err("a://x y"), "space in literal at byte 5");
         assert!(err("a://x\ty").contains("control character"));
         assert!(err("a://x%zz").contains("percent-encoding"));
+    }
+
+    #[test]
+    fn a_left_out_expression_before_a_literal_seen_again_later() {
+        let m = t("x://r{/a}.{b}").matches("x://r.1.2").expect("matches");
+        assert_eq!(m.get("a"), None);
+        assert_eq!(m.get("b").map(String::as_str), Some("1.2"));
+        let m = t("api://items{/id}.{format}")
+            .matches("api://items.v1.json")
+            .expect("matches");
+        assert_eq!(m.get("id"), None);
+        assert_eq!(m.get("format").map(String::as_str), Some("v1.json"));
+        let m = t("api://items{/id}.{format}")
+            .matches("api://items/7.json")
+            .expect("matches");
+        assert_eq!(m.get("id").map(String::as_str), Some("7"));
     }
 
     #[test]

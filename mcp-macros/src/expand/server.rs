@@ -64,6 +64,7 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
             continue;
         };
         let needs_input = attr::take_needs_input(&mut method.attrs, krate);
+        let also = attr::take_other_items(&mut method.attrs, krate);
         let params = attr::take_params(&mut method.sig, krate, &mut errors);
         if let Some(o) = attr::options(kind, tokens, &mut errors) {
             let mut item = Item::build(
@@ -76,6 +77,7 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
                 Site::Method,
             );
             item.owner = Some(quote!(#self_ty_tokens).to_string().replace(' ', ""));
+            item.also = also;
             for p in &mut item.params {
                 let method = p.complete.as_ref().and_then(|path| {
                     let segs: Vec<String> =

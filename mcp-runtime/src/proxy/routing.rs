@@ -39,11 +39,8 @@ pub(super) fn route(msg: &Value, askers: &Askers, changes: &Changes) -> Option<V
                 id: id.clone(),
                 request: json!({"method": m, "params": msg["params"]}),
             });
-            if only.is_some_and(|tx| tx.try_send(asked).is_ok()) {
-                return None;
-            }
-            if only.is_some() {
-                return Some(call_full(id, m));
+            if let Some(tx) = only {
+                return tx.try_send(asked).err().map(|e| refused_by_call(id, m, &e));
             }
             let why = if calls.is_empty() {
                 format!("this proxy passes `{m}` on only during a call, to the client that made it")
@@ -130,13 +127,23 @@ pub(super) fn outside_a_call(id: &Value, method: &str) -> Value {
     }
 }
 
-/// The answer to the upstream's request `method` (`id`) about a call that holds as many
-/// messages as it may ([`super::ongoing::ASKS_HELD`]).
-pub(super) fn call_full(id: &Value, method: &str) -> Value {
-    json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32603, "message": format!(
-        "`{method}` came while the call already holds {} messages its client has not taken",
-        super::ongoing::ASKS_HELD
-    )}})
+/// The answer to the upstream's request `method` (`id`) that its call could not take: it
+/// holds as many messages as it may ([`super::ongoing::ASKS_HELD`]), or it has ended.
+pub(super) fn refused_by_call(
+    id: &Value,
+    method: &str,
+    e: &mpsc::error::TrySendError<Next>,
+) -> Value {
+    let message = match e {
+        mpsc::error::TrySendError::Full(_) => format!(
+            "`{method}` came while the call already holds {} messages its client has not taken",
+            super::ongoing::ASKS_HELD
+        ),
+        mpsc::error::TrySendError::Closed(_) => {
+            format!("`{method}` came about a call that has ended")
+        }
+    };
+    json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32603, "message": message}})
 }
 
 #[cfg(test)]

@@ -325,12 +325,19 @@ impl Peer {
 /// its peer, in the revision spoken.
 pub(super) type Back<'a> = Option<(&'a Peer, &'a str)>;
 
-/// Sends `answer` to the upstream's request, without waiting for it (the stream the
-/// request came on is still being read).
-fn answer_back(back: Back<'_>, answer: Value) {
-    if let Some((peer, version)) = back {
-        let (peer, version) = (peer.clone(), version.to_owned());
-        tokio::spawn(async move { peer.reply(&version, &answer).await });
+/// How long answering one of the upstream's requests may take.
+const ANSWER_BACK_WITHIN: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// Sends `answer` to the upstream's request, before reading on: one at a time, each for
+/// at most [`ANSWER_BACK_WITHIN`], so an upstream sending many can slow only the request
+/// it sends them about, never pile up connections or tasks here.
+async fn answer_back(back: Back<'_>, answer: Value) {
+    if let Some((peer, version)) = back
+        && tokio::time::timeout(ANSWER_BACK_WITHIN, peer.reply(version, &answer))
+            .await
+            .is_err()
+    {
+        tracing::debug!("the upstream took no answer to its request within {ANSWER_BACK_WITHIN:?}");
     }
 }
 
@@ -417,16 +424,15 @@ pub(super) async fn answer_in(
                     match (asks, next) {
                         (Some(asks), Next::Asked(q)) => {
                             let rid = q.id.clone();
-                            if asks.try_send(Next::Asked(q)).is_err() {
-                                tracing::debug!(
-                                    "a question about a call refused: the call holds as many as it may"
-                                );
-                                answer_back(back, super::routing::call_full(&rid, method));
+                            if let Err(e) = asks.try_send(Next::Asked(q)) {
+                                tracing::debug!("a question about a call refused: {e}");
+                                let refusal = super::routing::refused_by_call(&rid, method, &e);
+                                answer_back(back, refusal).await;
                             }
                         }
                         (Some(asks), note) => super::ongoing::tell(asks, note),
                         (None, Next::Asked(q)) => {
-                            answer_back(back, super::routing::outside_a_call(&q.id, method));
+                            answer_back(back, super::routing::outside_a_call(&q.id, method)).await;
                         }
                         (None, _) => {}
                     }

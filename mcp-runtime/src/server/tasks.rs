@@ -19,6 +19,7 @@ use super::route::Prepared;
 use super::slot::Slot;
 use crate::mrtr::round::Round;
 use crate::protocol::envelope::ResultType;
+use crate::protocol::tasks::TaskStatus;
 use crate::protocol::{CallToolResult, RequestId, RpcError, methods};
 use crate::store::{StoreError, TaskChange, TaskRecord, TaskStore, now_ms};
 use crate::{Error, Input};
@@ -185,6 +186,14 @@ async fn start(
         status: status_tx,
     };
     let task_request = Arc::new(request.for_task(input.clone(), link));
+    let span = tracing::info_span!("mcp.task", task_id = %task_id);
+    // The lease is renewed by a task of its own, spawned before the worker (so that it
+    // is not left behind in the worker's thread's next-task slot, where no other thread
+    // takes it): a handler that blocks its thread (CPU work, a blocking call) must not
+    // let the lease lapse. It runs until the worker has recorded the end.
+    let renewer = tokio::spawn(
+        renew(Arc::clone(&tasks.store), task_id.clone(), tasks.lease).instrument(span.clone()),
+    );
     let worker = Worker {
         server: Arc::clone(server),
         store: Arc::clone(&tasks.store),
@@ -195,12 +204,11 @@ async fn start(
         status: status_rx,
         keys: WireKeys::default(),
         failures: crate::telemetry::Throttle::every(WARN_EVERY),
-        lease: tasks.lease,
+        _renewing: AbortOnDrop(renewer.abort_handle()),
         _slot: slot,
     };
     let call = Call::new(arguments, task_request);
     let ttl = Duration::from_millis(record.expires_ms().saturating_sub(now_ms()));
-    let span = tracing::info_span!("mcp.task", task_id = %task_id);
     tokio::spawn(worker.run(handler, call, ttl).instrument(span));
     tracing::debug!(task_id = %task_id, "task created");
     Reply::result(
@@ -252,9 +260,44 @@ struct Worker {
     /// Store failures seen while the task runs: logged at most every [`WARN_EVERY`], with
     /// how many came between (a task reporting progress fast would otherwise flood).
     failures: crate::telemetry::Throttle,
-    /// How long the task's lease runs; renewed every quarter of it.
-    lease: Duration,
+    /// The task renewing the lease ([`renew`]), stopped when the worker ends.
+    _renewing: AbortOnDrop,
     _slot: Slot,
+}
+
+/// Renews the lease of task `id` every quarter of `lease`, until the task ends or is gone.
+async fn renew(store: Arc<dyn TaskStore>, id: String, lease: Duration) {
+    let failures = crate::telemetry::Throttle::every(WARN_EVERY);
+    let mut tick = tokio::time::interval(lease / 4);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    tick.tick().await;
+    loop {
+        tick.tick().await;
+        match store
+            .update(&id, TaskChange::Renew(lease_from_now(lease)))
+            .await
+        {
+            Ok(Some(task)) if !task.status().is_terminal() => {}
+            Ok(_) => return,
+            Err(e) => {
+                if let Some(suppressed) = failures.admit() {
+                    tracing::warn!(
+                        suppressed,
+                        "task store: {e}; the task's lease was not renewed"
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// Aborts a spawned task when dropped.
+struct AbortOnDrop(tokio::task::AbortHandle);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
 }
 
 /// The end of a lease of `lease` taken now (ms since the Unix epoch).
@@ -303,9 +346,6 @@ impl Worker {
         let expiry = tokio::time::sleep(ttl);
         tokio::pin!(expiry);
         let backstop = ttl + CANCEL_GRACE + Duration::from_secs(1);
-        let mut renew = tokio::time::interval(self.lease / 4);
-        renew.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        renew.tick().await;
         let mut fut: BoxFuture<'static, Result<Result<CallToolResult, Error>, RpcError>> =
             Box::pin(guarded(backstop, move || handler(call)));
         let end = loop {
@@ -339,9 +379,6 @@ impl Worker {
                         }
                     }
                 },
-                _ = renew.tick() => {
-                    self.update(TaskChange::Renew(lease_from_now(self.lease))).await;
-                }
                 () = shutdown.cancelled() => break Err(Stop::Shutdown),
                 () = &mut expiry => break Err(Stop::Gone),
             }
@@ -452,7 +489,21 @@ impl Worker {
         let mut pause = Duration::from_millis(100);
         loop {
             let e = match self.store.update(&self.id, change.clone()).await {
-                Ok(_) => return,
+                Ok(Some(task)) => {
+                    let recorded = matches!(
+                        (&change, task.status()),
+                        (TaskChange::Complete(_), TaskStatus::Completed)
+                            | (TaskChange::Fail(_), TaskStatus::Failed)
+                    );
+                    if !recorded {
+                        tracing::warn!(
+                            status = ?task.status(),
+                            "the task had ended already (cancelled, or failed as abandoned): how its handler ended is not recorded"
+                        );
+                    }
+                    return;
+                }
+                Ok(None) => return,
                 Err(e) => e,
             };
             if started.elapsed() + pause > END_RETRY_FOR {

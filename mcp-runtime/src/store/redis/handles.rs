@@ -11,6 +11,9 @@ use std::time::Duration;
 /// How many ids `list` reads from an owner's index at a time.
 const LIST_PAGE: usize = 1000;
 
+/// The most ids one `list` reads from an owner's index, live or not.
+const MAX_SCANNED: usize = 4 * DEFAULT_MAX_HANDLES;
+
 static INSERT_HANDLE: std::sync::LazyLock<redis::Script> = std::sync::LazyLock::new(|| {
     redis::Script::new(
         r"
@@ -224,7 +227,9 @@ impl HandleStore for RedisStore {
                     }
                 }
                 cursor = next;
-                if cursor == 0 || out.len() >= DEFAULT_MAX_HANDLES {
+                // Ids of expired or unreadable records count too: one call reads at most
+                // so many, however the index grew.
+                if cursor == 0 || out.len() >= DEFAULT_MAX_HANDLES || seen.len() >= MAX_SCANNED {
                     break;
                 }
             }
