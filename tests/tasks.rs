@@ -161,6 +161,18 @@ async fn poll_http(addr: SocketAddr, task_id: &str, done: impl Fn(&Value) -> boo
     panic!("task {task_id} did not get there in 10 s");
 }
 
+/// Serves `server` over HTTP, starts its tool `name` as a task and polls it until it is
+/// no longer working; the task as `tasks/get` then shows it.
+async fn run_to_its_end(server: Server, name: &str) -> Value {
+    let a = serve_in_background(server.http());
+    let created = http(a, req(1, "tools/call", json!({ "name": name }), true)).await;
+    let id = created.json()["result"]["taskId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    poll_http(a, &id, |t| t["status"] != "working").await
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_task_made_on_one_instance_is_answered_and_cancelled_through_another() {
     let store = Arc::new(MemoryTaskStore::new());
@@ -375,13 +387,7 @@ async fn a_tasks_end_is_recorded_once_the_store_takes_it() {
         .tasks(Tasks::default().store(Arc::clone(&store)))
         .build()
         .unwrap();
-    let a = serve_in_background(server.http());
-    let created = http(a, req(1, "tools/call", json!({"name": "quick"}), true)).await;
-    let id = created.json()["result"]["taskId"]
-        .as_str()
-        .unwrap()
-        .to_owned();
-    let done = poll_http(a, &id, |t| t["status"] != "working").await;
+    let done = run_to_its_end(server, "quick").await;
     assert_eq!(done["status"], "completed", "{done}");
     assert_eq!(done["result"]["content"][0]["text"], "done", "{done}");
     assert_eq!(store.failing_ends.load(Ordering::SeqCst), 0);
@@ -535,13 +541,7 @@ async fn a_handler_blocking_its_thread_keeps_its_lease() {
         .tasks(tasks)
         .build()
         .unwrap();
-    let a = serve_in_background(server.http());
-    let created = http(a, req(1, "tools/call", json!({"name": "blocks"}), true)).await;
-    let id = created.json()["result"]["taskId"]
-        .as_str()
-        .unwrap()
-        .to_owned();
-    let done = poll_http(a, &id, |t| t["status"] != "working").await;
+    let done = run_to_its_end(server, "blocks").await;
     assert_eq!(done["status"], "completed", "{done}");
     assert_eq!(done["result"]["content"][0]["text"], "unblocked", "{done}");
 }
