@@ -369,6 +369,28 @@ pub fn elicitation_url(url: &str) -> Check {
     Ok(())
 }
 
+/// Whether the path of `url` holds a dot-segment (`.`, `..`, or their percent-encoded
+/// forms, which browsers resolve as well): an argument inserted as a whole segment could
+/// otherwise climb out of its place (`https://example.com/orgs/{org}/approve` with `..`).
+///
+/// ```
+/// assert!(mcp_rules::url_has_dot_segment("https://example.com/orgs/../approve"));
+/// assert!(!mcp_rules::url_has_dot_segment("https://example.com/approve?next=.."));
+/// ```
+pub fn url_has_dot_segment(url: &str) -> bool {
+    let after_scheme = url.split_once("://").map_or(url, |(_, rest)| rest);
+    let path = after_scheme
+        .split(['?', '#'])
+        .next()
+        .unwrap_or_default()
+        .split_once('/')
+        .map_or("", |(_, path)| path);
+    path.split('/').any(|segment| {
+        let s = segment.to_ascii_lowercase().replace("%2e", ".");
+        s == "." || s == ".."
+    })
+}
+
 /// A sandbox permission an MCP App view may ask for (the attribute's spelling).
 ///
 /// ```
@@ -451,6 +473,29 @@ pub fn input_schema_root(root_type: Option<&str>) -> Check {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn dot_segments_are_found_in_the_path_only() {
+        for url in [
+            "https://example.com/orgs/../approve",
+            "https://example.com/orgs/./approve",
+            "https://example.com/orgs/%2E%2e/approve",
+            "https://example.com/orgs/.%2E",
+            "https://example.com/..",
+        ] {
+            assert!(url_has_dot_segment(url), "{url}");
+        }
+        for url in [
+            "https://example.com/orgs/a..b/approve",
+            "https://example.com/orgs/...",
+            "https://example.com/approve?next=..",
+            "https://example.com/approve#..",
+            "https://example.com",
+            "https://example.com/",
+        ] {
+            assert!(!url_has_dot_segment(url), "{url}");
+        }
+    }
+
     use super::*;
 
     #[test]

@@ -431,7 +431,7 @@ impl Input {
     ) -> Result<Elicited<()>, Error> {
         self.require("elicitation.url", json!({ "elicitation": { "url": {} } }))?;
         let url = url.into();
-        if has_dot_segment(&url) {
+        if mcp_rules::url_has_dot_segment(&url) {
             return Err(Error::new(format!(
                 "the URL to send the user to holds a `.` or `..` path segment, which would move it elsewhere on the site: {}",
                 crate::protocol::reflect(&url)
@@ -582,50 +582,5 @@ fn reask_elicitation(message: &str) -> impl Fn(&Value, &str) -> Value + '_ {
             "The previous answer was not valid ({why}). {message}"
         ));
         r
-    }
-}
-
-/// Whether the path of `url` holds a dot-segment (`.`, `..`, or their percent-encoded
-/// forms, which browsers resolve as well): an argument inserted as a whole segment could
-/// otherwise climb out of its place (`https://example.com/orgs/{org}/approve` with `..`).
-fn has_dot_segment(url: &str) -> bool {
-    let after_scheme = url.split_once("://").map_or(url, |(_, rest)| rest);
-    let path = after_scheme
-        .split(['?', '#'])
-        .next()
-        .unwrap_or_default()
-        .split_once('/')
-        .map_or("", |(_, path)| path);
-    path.split('/').any(|segment| {
-        let s = segment.to_ascii_lowercase().replace("%2e", ".");
-        s == "." || s == ".."
-    })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::has_dot_segment;
-
-    #[test]
-    fn dot_segments_are_found_in_the_path_only() {
-        for url in [
-            "https://example.com/orgs/../approve",
-            "https://example.com/orgs/./approve",
-            "https://example.com/orgs/%2E%2e/approve",
-            "https://example.com/orgs/.%2E",
-            "https://example.com/..",
-        ] {
-            assert!(has_dot_segment(url), "{url}");
-        }
-        for url in [
-            "https://example.com/orgs/a..b/approve",
-            "https://example.com/orgs/...",
-            "https://example.com/approve?next=..",
-            "https://example.com/approve#..",
-            "https://example.com",
-            "https://example.com/",
-        ] {
-            assert!(!has_dot_segment(url), "{url}");
-        }
     }
 }
