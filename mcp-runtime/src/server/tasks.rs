@@ -31,6 +31,7 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
+use tokio_util::task::AbortOnDrop;
 use tracing::Instrument;
 
 /// How long a cancelled task's handler may run on after its token fired.
@@ -204,7 +205,7 @@ async fn start(
         status: status_rx,
         keys: WireKeys::default(),
         failures: crate::telemetry::Throttle::every(WARN_EVERY),
-        _renewing: AbortOnDrop(renewer.abort_handle()),
+        _renewing: AbortOnDrop::new(renewer.abort_handle()),
         _slot: slot,
     };
     let call = Call::new(arguments, task_request);
@@ -288,15 +289,6 @@ async fn renew(store: Arc<dyn TaskStore>, id: String, lease: Duration) {
                 }
             }
         }
-    }
-}
-
-/// Aborts a spawned task when dropped.
-struct AbortOnDrop(tokio::task::AbortHandle);
-
-impl Drop for AbortOnDrop {
-    fn drop(&mut self) {
-        self.0.abort();
     }
 }
 
