@@ -93,6 +93,7 @@ pub fn per_request(
         let _ = std::fs::remove_file(&out);
         run(&out, n)?;
         let text = std::fs::read_to_string(&out).map_err(|e| format!("{}: {e}", out.display()));
+        keep(&out, name, n);
         let _ = std::fs::remove_file(&out);
         profiles.push(Profile::parse(&text?).map_err(|e| format!("{}: {e}", out.display()))?);
     }
@@ -237,6 +238,25 @@ pub fn wait_exit(child: &mut Child) -> Result<(), String> {
             Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(20)),
             Ok(None) => return Err("the server did not exit within 60 s of its input's end".into()),
             Err(e) => return Err(format!("wait: {e}")),
+        }
+    }
+}
+
+/// With `BENCH_CALLGRIND_KEEP=<dir>`, a copy of the run's output goes to
+/// `<dir>/<name>-<n>.callgrind` (`<name>.2-<n>.callgrind` for the second count of the
+/// same server, and so on), for `callgrind_annotate` or a function-by-function comparison
+/// of two servers' footprints.
+fn keep(out: &Path, name: &str, n: u64) {
+    if let Some(dir) = std::env::var_os("BENCH_CALLGRIND_KEEP") {
+        let file = |k: u32| match k {
+            1 => format!("{name}-{n}.callgrind"),
+            k => format!("{name}.{k}-{n}.callgrind"),
+        };
+        let k = (1..).find(|&k| !Path::new(&dir).join(file(k)).exists());
+        let to = Path::new(&dir).join(file(k.unwrap_or(1)));
+        let kept = std::fs::create_dir_all(&dir).and_then(|()| std::fs::copy(out, &to));
+        if let Err(e) = kept {
+            eprintln!("BENCH_CALLGRIND_KEEP: {}: {e}", to.display());
         }
     }
 }
