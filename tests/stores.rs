@@ -16,6 +16,8 @@ use mcp_runtime::store::{
     MemoryHandleStore, MemoryReplayStore, MemoryTaskStore, NotificationBus, ReplayStore,
     TaskChange, TaskRecord, TaskStore,
 };
+use mcp_runtime::testing::TestClient;
+use mcp_runtime::{Server, tool, tools};
 use serde_json::json;
 use std::sync::Arc;
 use std::time::Duration;
@@ -369,12 +371,12 @@ async fn bus_suite(bus: Arc<dyn NotificationBus>) {
     let mut b = bus.subscribe();
     // Give a shared bus's subscription time to be in place.
     tokio::time::sleep(Duration::from_millis(100)).await;
-    let catalog = Change::Catalog(CatalogChange {
-        kind: ItemKind::Tool,
-        name: "report".into(),
-        op: CatalogOp::Added,
-        origin: "x".into(),
-    });
+    let catalog = Change::Catalog(CatalogChange::new(
+        ItemKind::Tool,
+        "report",
+        CatalogOp::Added,
+        "x",
+    ));
     let sent = [
         Change::ResourceUpdated("notes://1".into()),
         catalog,
@@ -406,6 +408,92 @@ async fn the_in_process_stores_pass_the_suite() {
     task_suite(Arc::new(MemoryTaskStore::new()), "m").await;
     replay_suite(Arc::new(MemoryReplayStore::new()), "m").await;
     bus_suite(Arc::new(LocalBus::default())).await;
+}
+
+/// Writes the report.
+#[tool]
+async fn report() -> &'static str {
+    "report"
+}
+
+/// Says hi.
+#[tool]
+async fn hi() -> &'static str {
+    "hi"
+}
+
+/// The tool names `client`'s server lists.
+async fn listed(client: &TestClient) -> Vec<String> {
+    // With no tool left, the server has no tools capability (and no `tools/list`).
+    let Ok((list, _)) = client.request("tools/list", json!({})).await else {
+        return Vec::new();
+    };
+    let tools = list["tools"].as_array().cloned().unwrap_or_default();
+    tools
+        .iter()
+        .filter_map(|t| t["name"].as_str().map(str::to_owned))
+        .collect()
+}
+
+/// Waits (up to 5 s) until `client`'s server lists `name`, or not.
+async fn until_listed(client: &TestClient, name: &str, listed_or_not: bool) {
+    for _ in 0..100 {
+        if listed(client).await.iter().any(|n| n == name) == listed_or_not {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!(
+        "`{name}` listed {}: {:?}",
+        !listed_or_not,
+        listed(client).await
+    );
+}
+
+#[tokio::test]
+async fn catalog_changes_arriving_out_of_order_leave_the_later_in_force() {
+    let bus = Arc::new(LocalBus::default());
+    let server = Server::builder("x", "1")
+        .tools(tools![hi])
+        .standby_tools(tools![report])
+        .notification_bus(Arc::clone(&bus))
+        .build()
+        .unwrap();
+    let client = TestClient::new(server.clone());
+    // Give the server's pump time to subscribe.
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let made = |name: &str, op, at| {
+        Change::Catalog(CatalogChange {
+            at,
+            ..CatalogChange::new(ItemKind::Tool, name, op, "elsewhere")
+        })
+    };
+    // Another instance switched `report` on at 2000; a change it made at 1000, switching
+    // it off, arrives after it (and a later change to another item after that).
+    bus.publish(made("report", CatalogOp::Added, 2_000));
+    until_listed(&client, "report", true).await;
+    bus.publish(made("report", CatalogOp::Removed, 1_000));
+    bus.publish(made("hi", CatalogOp::Removed, 3_000));
+    until_listed(&client, "hi", false).await;
+    assert!(
+        listed(&client).await.contains(&"report".to_owned()),
+        "the later change stays"
+    );
+
+    // An instance whose clock runs an hour ahead switched it off. A change made here
+    // afterwards is stamped after it, so every instance keeps this one.
+    let ahead =
+        CatalogChange::new(ItemKind::Tool, "report", CatalogOp::Removed, "ahead").at + 3_600_000;
+    bus.publish(made("report", CatalogOp::Removed, ahead));
+    until_listed(&client, "report", false).await;
+    let mut seen = bus.subscribe();
+    assert!(server.enable_tool("report").unwrap());
+    let Some(Change::Catalog(sent)) = seen.next().await else {
+        panic!("the change is published");
+    };
+    assert_eq!((sent.op, sent.name.as_str()), (CatalogOp::Added, "report"));
+    assert!(sent.at > ahead, "{} after {ahead}", sent.at);
+    until_listed(&client, "report", true).await;
 }
 
 fn redis_available() -> bool {
@@ -443,6 +531,7 @@ async fn the_redis_store_passes_the_same_suite() {
         name: "brief".into(),
         op: CatalogOp::Added,
         origin: "a".into(),
+        at: 1_000,
     };
     store.publish(Change::Catalog(added.clone()));
     let got = tokio::time::timeout(Duration::from_secs(5), seen.next())
@@ -451,16 +540,47 @@ async fn the_redis_store_passes_the_same_suite() {
     assert_eq!(got, Some(Change::Catalog(added.clone())));
     let removed = CatalogChange {
         op: CatalogOp::Removed,
+        origin: "b".into(),
+        at: 3_000,
         ..added.clone()
     };
     store.publish(Change::Catalog(removed.clone()));
     tokio::time::timeout(Duration::from_secs(5), seen.next())
         .await
         .unwrap();
+    // A change made before the one recorded (published late: retried while Redis was
+    // away) is neither recorded nor published; the next change is.
+    let stale = CatalogChange {
+        at: 2_000,
+        ..added.clone()
+    };
+    store.publish(Change::Catalog(stale.clone()));
+    store.publish(Change::PromptsListChanged);
+    let next = tokio::time::timeout(Duration::from_secs(5), seen.next())
+        .await
+        .unwrap();
+    assert_eq!(
+        next,
+        Some(Change::PromptsListChanged),
+        "the stale one is not published"
+    );
     let late = RedisStore::connect(&redis.url()).await.unwrap();
     let record = late.catalog().await.unwrap();
     assert!(record.contains(&removed), "latest per item: {record:?}");
     assert!(!record.contains(&added), "{record:?}");
+    assert!(!record.contains(&stale), "{record:?}");
+    // One made as late as the recorded one goes out (changes stamped alike keep their
+    // order, as records written without a stamp did).
+    let again = CatalogChange {
+        op: CatalogOp::Added,
+        ..removed.clone()
+    };
+    store.publish(Change::Catalog(again.clone()));
+    let next = tokio::time::timeout(Duration::from_secs(5), seen.next())
+        .await
+        .unwrap();
+    assert_eq!(next, Some(Change::Catalog(again.clone())));
+    assert!(late.catalog().await.unwrap().contains(&again));
 
     // Other prefixes are other servers.
     let apart = RedisStore::connect_with_prefix(&redis.url(), "other")
@@ -489,12 +609,7 @@ async fn a_redis_outage_is_an_error_not_a_hang_and_the_store_recovers() {
     assert!(r.is_err(), "{r:?}");
     // A change made while Redis is away is published once it is back (retried for
     // PUBLISH_RETRY_FOR), so other instances and the catalog record get it.
-    let enabled = CatalogChange {
-        kind: ItemKind::Tool,
-        name: "report".into(),
-        op: CatalogOp::Added,
-        origin: "a".into(),
-    };
+    let enabled = CatalogChange::new(ItemKind::Tool, "report", CatalogOp::Added, "a");
     store.publish(Change::Catalog(enabled.clone()));
     // Longer than the connection's own retries take to give up.
     tokio::time::sleep(Duration::from_secs(3)).await;

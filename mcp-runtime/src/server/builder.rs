@@ -411,7 +411,7 @@ impl ServerBuilder {
                 live: Arc::new(std::sync::atomic::AtomicUsize::new(0)),
                 in_flight: Arc::new(std::sync::atomic::AtomicUsize::new(0)),
                 shutdown: tokio_util::sync::CancellationToken::new(),
-                changes: std::sync::Mutex::new(()),
+                changes: std::sync::Mutex::default(),
                 sealer: Arc::new(sealer),
                 local_key,
                 tasks: self.tasks,

@@ -102,8 +102,9 @@ pub(crate) struct ServerInner {
     pub(crate) in_flight: Arc<AtomicUsize>,
     /// Cancelled when the server shuts down: listen streams end gracefully.
     pub(crate) shutdown: CancellationToken,
-    /// Serializes catalog changes (each rebuilds from the current catalog).
-    pub(crate) changes: Mutex<()>,
+    /// Serializes catalog changes (each rebuilds from the current catalog), and holds
+    /// when the last one to each item was made (see `replicate`).
+    pub(crate) changes: Mutex<replicate::Latest>,
     /// Seals `requestState`.
     pub(crate) sealer: Arc<crate::mrtr::round::Sealer>,
     /// The key is a random one of this process, and the server was not declared single

@@ -9,12 +9,19 @@
 //! each instance applies them from its standby items, then delivers the list change to
 //! its listeners. A server without a bus of its own has no pump: changes go straight to
 //! its listeners.
+//!
+//! Changes carry when they were made ([`CatalogChange::at`]), and each instance keeps the
+//! stamp of the last change it applied to each item ([`Latest`]): a change older than
+//! that is not applied, so one that arrives late (retried while the bus was away, or
+//! replayed) does not undo a newer one. A change made here is always stamped after the
+//! last one applied to its item.
 
 use super::catalog::{self, Entries};
 use super::{BuildError, Server, ServerInner};
 use crate::store::{CatalogChange, CatalogOp, Change, ItemKind, NotificationBus};
 use futures_util::StreamExt;
 use futures_util::stream::BoxStream;
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use tokio_util::sync::CancellationToken;
@@ -29,6 +36,19 @@ pub(crate) struct Replication {
     pub(crate) stop: CancellationToken,
     /// The shared bus ended: listen streams end too (abruptly: nothing feeds them).
     ended: CancellationToken,
+}
+
+/// When the last change applied here to each item was made ([`CatalogChange::at`]): of
+/// the items changed at run time that are served or on standby, so it is bounded by what
+/// this instance holds.
+#[derive(Default)]
+pub(crate) struct Latest(HashMap<(ItemKind, String), u64>);
+
+/// A catalog change to apply: made here now, or on another instance at the given time.
+#[derive(Clone, Copy)]
+enum Made {
+    Here,
+    At(u64),
 }
 
 impl ServerInner {
@@ -60,20 +80,43 @@ impl ServerInner {
         }
     }
 
-    /// Rebuilds the catalog with `edit` applied and swaps it in; `Ok(false)` when `edit`
-    /// changed nothing.
-    pub(crate) fn rebuild(
+    /// Rebuilds the catalog with `edit` (a change to item `kind`/`name`) applied and swaps
+    /// it in. `Ok(Some(at))`, the change's stamp, when it changed something; `Ok(None)`
+    /// when `edit` changed nothing, or when the change was made before the last one
+    /// applied to the item.
+    fn rebuild(
         &self,
+        (kind, name): (ItemKind, &str),
+        made: Made,
         edit: impl FnOnce(&mut Entries) -> bool,
-    ) -> Result<bool, BuildError> {
-        let _serial = self.changes.lock().unwrap_or_else(|e| e.into_inner());
+    ) -> Result<Option<u64>, BuildError> {
+        let mut latest = self.changes.lock().unwrap_or_else(|e| e.into_inner());
+        let key = (kind, name.to_owned());
+        let last = latest.0.get(&key).copied();
+        let at = match made {
+            // After the last one, whatever this instance's clock says.
+            Made::Here => crate::store::stamp().max(last.map_or(0, |t| t.saturating_add(1))),
+            Made::At(at) if last.is_some_and(|last| last > at) => {
+                tracing::debug!(
+                    ?kind,
+                    name,
+                    "a catalog change older than the last one applied to its item is not applied"
+                );
+                return Ok(None);
+            }
+            Made::At(at) => at,
+        };
         let mut entries = self.catalog().entries();
-        if !edit(&mut entries) {
-            return Ok(false);
+        let changed = edit(&mut entries);
+        if changed || self.standby.holds(kind, name) {
+            latest.0.insert(key, at);
+        }
+        if !changed {
+            return Ok(None);
         }
         let next = catalog::Catalog::assemble(entries, &self.settings).map_err(BuildError)?;
         *self.catalog.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(next);
-        Ok(true)
+        Ok(Some(at))
     }
 
     /// Applies a change made on another instance: an added item comes from this
@@ -82,21 +125,23 @@ impl ServerInner {
     fn apply(&self, change: &CatalogChange) -> bool {
         let name = change.name.as_str();
         let standby = &self.standby;
+        let item = (change.kind, name);
+        let made = Made::At(change.at);
         let result = match (change.kind, change.op) {
-            (ItemKind::Tool, CatalogOp::Removed) => {
-                self.rebuild(|e| remove(&mut e.tools, |t| t.def.item.name == name))
-            }
-            (ItemKind::Prompt, CatalogOp::Removed) => {
-                self.rebuild(|e| remove(&mut e.prompts, |p| p.def.item.name == name))
-            }
-            (ItemKind::Resource, CatalogOp::Removed) => {
-                self.rebuild(|e| remove(&mut e.resources, |r| r.def.spec.uri == name))
-            }
+            (ItemKind::Tool, CatalogOp::Removed) => self.rebuild(item, made, |e| {
+                remove(&mut e.tools, |t| t.def.item.name == name)
+            }),
+            (ItemKind::Prompt, CatalogOp::Removed) => self.rebuild(item, made, |e| {
+                remove(&mut e.prompts, |p| p.def.item.name == name)
+            }),
+            (ItemKind::Resource, CatalogOp::Removed) => self.rebuild(item, made, |e| {
+                remove(&mut e.resources, |r| r.def.spec.uri == name)
+            }),
             (ItemKind::Tool, CatalogOp::Added) => {
                 let Some(entry) = standby.tools.iter().find(|t| t.def.item.name == name) else {
                     return self.unknown(change);
                 };
-                self.rebuild(|e| {
+                self.rebuild(item, made, |e| {
                     if e.tools.iter().any(|t| Arc::ptr_eq(t, entry)) {
                         return false;
                     }
@@ -109,7 +154,7 @@ impl ServerInner {
                 let Some(entry) = standby.prompts.iter().find(|p| p.def.item.name == name) else {
                     return self.unknown(change);
                 };
-                self.rebuild(|e| {
+                self.rebuild(item, made, |e| {
                     if e.prompts.iter().any(|p| Arc::ptr_eq(p, entry)) {
                         return false;
                     }
@@ -122,7 +167,7 @@ impl ServerInner {
                 let Some(entry) = standby.resources.iter().find(|r| r.def.spec.uri == name) else {
                     return self.unknown(change);
                 };
-                self.rebuild(|e| {
+                self.rebuild(item, made, |e| {
                     if e.resources.iter().any(|r| Arc::ptr_eq(r, entry)) {
                         return false;
                     }
@@ -133,7 +178,7 @@ impl ServerInner {
             }
         };
         match result {
-            Ok(changed) => changed,
+            Ok(changed) => changed.is_some(),
             Err(e) => {
                 tracing::warn!(kind = ?change.kind, name, "a catalog change from another instance does not apply here: {e}");
                 false
@@ -163,6 +208,17 @@ impl ServerInner {
             "another instance added an item this instance does not have among its standby items; its lists now differ (give every instance the same standby items)"
         );
         false
+    }
+}
+
+impl Entries {
+    /// Whether item `kind`/`name` is among these.
+    fn holds(&self, kind: ItemKind, name: &str) -> bool {
+        match kind {
+            ItemKind::Tool => self.tools.iter().any(|t| t.def.item.name == name),
+            ItemKind::Prompt => self.prompts.iter().any(|p| p.def.item.name == name),
+            ItemKind::Resource => self.resources.iter().any(|r| r.def.spec.uri == name),
+        }
     }
 }
 
@@ -304,14 +360,12 @@ impl Server {
         op: CatalogOp,
         edit: impl FnOnce(&mut Entries) -> bool,
     ) -> Result<bool, BuildError> {
-        if !self.inner.rebuild(edit)? {
+        let Some(at) = self.inner.rebuild((kind, name), Made::Here, edit)? else {
             return Ok(false);
-        }
+        };
         let change = CatalogChange {
-            kind,
-            name: name.to_owned(),
-            op,
-            origin: self.inner.instance.clone(),
+            at,
+            ..CatalogChange::new(kind, name, op, self.inner.instance.as_str())
         };
         match &self.inner.bus {
             Some(bus) => bus.publish(Change::Catalog(change)),

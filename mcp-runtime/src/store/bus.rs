@@ -68,6 +68,13 @@ pub struct CatalogChange {
     pub op: CatalogOp,
     /// The instance that made the change (it has applied it already).
     pub origin: String,
+    /// When it was made: milliseconds since the Unix epoch, strictly increasing on one
+    /// instance ([`CatalogChange::new`] stamps it). Of two changes to one item, the later
+    /// wins wherever they meet, whatever order they arrive in ([`CatalogChange::supersedes`]),
+    /// so a change that reaches the bus late (retried while the bus was away) does not
+    /// undo a newer one. 0 in records written before it was carried: older than any.
+    #[serde(default)]
+    pub at: u64,
 }
 
 /// The lists of a catalog.
@@ -93,12 +100,64 @@ pub enum CatalogOp {
 }
 
 impl CatalogChange {
+    /// A change made now on instance `origin`, stamped with [`CatalogChange::at`].
+    ///
+    /// ```
+    /// use mcp_runtime::store::{CatalogChange, CatalogOp, ItemKind};
+    ///
+    /// let on = CatalogChange::new(ItemKind::Tool, "report", CatalogOp::Added, "a");
+    /// let off = CatalogChange::new(ItemKind::Tool, "report", CatalogOp::Removed, "a");
+    /// assert!(off.at > on.at, "strictly increasing, even within one millisecond");
+    /// assert!(!on.supersedes(&off), "the earlier one, arriving late, loses");
+    /// assert!(off.supersedes(&on));
+    /// ```
+    pub fn new(
+        kind: ItemKind,
+        name: impl Into<String>,
+        op: CatalogOp,
+        origin: impl Into<String>,
+    ) -> CatalogChange {
+        CatalogChange {
+            kind,
+            name: name.into(),
+            op,
+            origin: origin.into(),
+            at: stamp(),
+        }
+    }
+
+    /// Whether this change is to be applied over `other`, a change to the same item:
+    /// unless `other` was made later. Changes stamped alike apply in the order they
+    /// arrive (so records without a stamp behave as before). The Redis bus's record
+    /// script applies the same rule (`store/redis/mod.rs`).
+    pub fn supersedes(&self, other: &CatalogChange) -> bool {
+        self.at >= other.at
+    }
+
     /// The list change listeners are told of.
     pub fn list_change(&self) -> Change {
         match self.kind {
             ItemKind::Tool => Change::ToolsListChanged,
             ItemKind::Prompt => Change::PromptsListChanged,
             ItemKind::Resource => Change::ResourcesListChanged,
+        }
+    }
+}
+
+/// Milliseconds since the Unix epoch, strictly increasing in this process (the next one
+/// after the last when the clock has not moved on, or moved back).
+pub(crate) fn stamp() -> u64 {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static LAST: AtomicU64 = AtomicU64::new(0);
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
+    let mut last = LAST.load(Ordering::Relaxed);
+    loop {
+        let next = now.max(last.saturating_add(1));
+        match LAST.compare_exchange_weak(last, next, Ordering::Relaxed, Ordering::Relaxed) {
+            Ok(_) => return next,
+            Err(seen) => last = seen,
         }
     }
 }

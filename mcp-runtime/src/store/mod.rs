@@ -14,6 +14,7 @@ mod task;
 #[cfg(feature = "redis")]
 pub mod redis;
 
+pub(crate) use bus::stamp;
 pub use bus::{CatalogChange, CatalogOp, Change, ItemKind, LocalBus, NotificationBus};
 pub(crate) use handles::HandleConfig;
 pub use handles::{

@@ -15,6 +15,7 @@
 //! | `{p}:tw:{id}` | channel | wakes the watchers of a task after a change |
 //! | `{p}:bus` | channel | changes, one JSON object per message ([`Change::to_json`]) |
 //! | `{p}:catalog` | hash | the latest [`CatalogChange`] per item |
+//! | `{p}:catalog:at` | hash | when each of those was made ([`CatalogChange::at`]) |
 
 mod handles;
 mod replay;
@@ -261,8 +262,24 @@ async fn listen(
     }
 }
 
-/// Publishes queued changes in order (a catalog change is recorded, then published, in
-/// one transaction). One Redis cannot take is tried again, with a growing pause, until
+/// Records a catalog change and publishes it, unless the record holds a change to the
+/// same item made later ([`CatalogChange::supersedes`]: not older than the one recorded):
+/// 1 when it went out, 0 when it was older. KEYS: the record, its stamps; ARGV: the item's
+/// field, the change's text, its stamp, the bus channel.
+static RECORD_CATALOG: std::sync::LazyLock<redis::Script> = std::sync::LazyLock::new(|| {
+    redis::Script::new(
+        r"
+local last = tonumber(redis.call('HGET', KEYS[2], ARGV[1]) or '0') or 0
+if last > tonumber(ARGV[3]) then return 0 end
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+redis.call('HSET', KEYS[2], ARGV[1], ARGV[3])
+redis.call('PUBLISH', ARGV[4], ARGV[2])
+return 1",
+    )
+});
+
+/// Publishes queued changes in order (a catalog change is recorded, then published, by
+/// one script: [`RECORD_CATALOG`]). One Redis cannot take is tried again, with a growing pause, until
 /// [`PUBLISH_RETRY_FOR`] after it was made; the ones after it wait their turn.
 async fn publish(
     mut conn: ConnectionManager,
@@ -272,6 +289,7 @@ async fn publish(
 ) {
     let channel = format!("{prefix}:bus");
     let catalog = format!("{prefix}:catalog");
+    let stamps = format!("{prefix}:catalog:at");
     loop {
         let (change, made) = tokio::select! {
             () = stop.cancelled() => return,
@@ -281,17 +299,6 @@ async fn publish(
             },
         };
         let text = change.to_json();
-        let mut pipe = redis::pipe();
-        pipe.atomic();
-        if let Change::Catalog(c) = &change {
-            let field = format!("{:?}:{}", c.kind, c.name);
-            pipe.cmd("HSET")
-                .arg(&catalog)
-                .arg(field)
-                .arg(&text)
-                .ignore();
-        }
-        pipe.cmd("PUBLISH").arg(&channel).arg(&text).ignore();
         let mut pause = Duration::from_millis(100);
         loop {
             // Made longer ago than that (it waited behind others while Redis was away):
@@ -303,8 +310,32 @@ async fn publish(
                 );
                 break;
             }
-            let e = match pipe.query_async::<()>(&mut conn).await {
-                Ok(()) => break,
+            let sent = match &change {
+                Change::Catalog(c) => RECORD_CATALOG
+                    .key(&catalog)
+                    .key(&stamps)
+                    .arg(format!("{:?}:{}", c.kind, c.name))
+                    .arg(&text)
+                    .arg(c.at)
+                    .arg(&channel)
+                    .invoke_async::<i64>(&mut conn)
+                    .await
+                    .map(|n| n == 1),
+                _ => redis::cmd("PUBLISH")
+                    .arg(&channel)
+                    .arg(&text)
+                    .query_async::<()>(&mut conn)
+                    .await
+                    .map(|()| true),
+            };
+            let e = match sent {
+                Ok(true) => break,
+                Ok(false) => {
+                    tracing::info!(
+                        "a catalog change was not published: another instance changed the item since it was made"
+                    );
+                    break;
+                }
                 Err(e) => e,
             };
             if made.elapsed() + pause > PUBLISH_RETRY_FOR {
