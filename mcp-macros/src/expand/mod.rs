@@ -3,16 +3,17 @@
 //! `::mcp_runtime::__private` (or the `crate = "..."` path), and calls runtime traits
 //! rather than inlining protocol logic.
 
+mod builder;
 pub mod form;
+mod input;
 pub mod server;
 #[cfg(test)]
 mod snapshots;
 
 use crate::attr::{self, Function, Kind};
 use crate::check;
-use crate::doc::Doc;
 use crate::errors::Errors;
-use crate::model::{InputKind, Item, Receiver, Role, Site, Spec};
+use crate::model::{Item, Receiver, Role, Site, Spec};
 use proc_macro2::{Span, TokenStream};
 use quote::{quote, quote_spanned};
 
@@ -234,7 +235,7 @@ pub fn definition(item: &Item) -> TokenStream {
             Role::Input => {}
         }
     }
-    extracts.push(input_stmts(item));
+    extracts.push(input::input_stmts(item));
 
     let free = item.site == Site::Free;
     let ident = &item.ident;
@@ -337,7 +338,7 @@ pub fn definition(item: &Item) -> TokenStream {
             }
         }
     };
-    let mut builder = builder(item);
+    let mut builder = builder::builder(item);
     let origin = match &item.owner {
         Some(owner) => format!("{owner}::{}", item.ident),
         None => item.ident.to_string(),
@@ -354,368 +355,6 @@ pub fn definition(item: &Item) -> TokenStream {
         #new
             #(#builder)*
     }}
-}
-
-/// The statements that fill `#[input]` parameters: all inputs are asked together (one
-/// round), then each is unwrapped. Empty when there are none.
-fn input_stmts(item: &Item) -> TokenStream {
-    let inputs: Vec<&crate::model::Param> =
-        item.params.iter().filter(|p| p.input.is_some()).collect();
-    if inputs.is_empty() {
-        return quote!();
-    }
-    // `format!` only when the text inserts arguments (`{name}`); clippy would flag the rest.
-    let text = |s: &str| {
-        if s.contains('{') {
-            formatted(s, item)
-        } else {
-            quote!(__mcp::String::from(#s))
-        }
-    };
-    let futs: Vec<TokenStream> = inputs
-        .iter()
-        .map(|param| {
-            let spec = param.input.as_ref().expect("filtered");
-            let key = &spec.key.value;
-            let ty = &param.ty;
-            match spec.asks.first().expect("checked: one thing") {
-                InputKind::Elicit { message } => {
-                    let message = text(&message.value);
-                    quote_spanned! {param.ty_span=>
-                        <#ty as __mcp::ElicitParam>::elicit(&__input, #key, #message)
-                    }
-                }
-                InputKind::Url { url, message } => {
-                    let message = text(message.as_ref().map_or("", |m| m.value.as_str()));
-                    let url = if url.value.contains('{') {
-                        formatted_url(&url.value, item)
-                    } else {
-                        let url = &url.value;
-                        quote!(#url)
-                    };
-                    quote!(__input.elicit_url(#key, #message, #url))
-                }
-                InputKind::Sample {
-                    text: prompt,
-                    max_tokens,
-                } => {
-                    let prompt = text(&prompt.value);
-                    quote!(__input.sample(#key, __mcp::sampling_request(&#prompt, #max_tokens)))
-                }
-                InputKind::Roots => quote!(__input.roots(#key)),
-            }
-        })
-        .collect();
-    let idents: Vec<_> = inputs.iter().map(|p| &p.ident).collect();
-    let tys: Vec<&syn::Type> = inputs.iter().map(|p| &p.ty).collect();
-    if let ([ident], [ty], [fut]) = (&idents[..], &tys[..], &futs[..]) {
-        return quote! {
-            let __input = __call.input()?;
-            let #ident: #ty = #fut.await?;
-            __input.begin_body().await;
-        };
-    }
-    quote! {
-        let __input = __call.input()?;
-        let (#(#idents,)*) = __mcp::join!(#(#futs),*);
-        #(let #idents: #tys = #idents?;)*
-        __input.begin_body().await;
-    }
-}
-
-/// `format!` of an input's text, which inserts parameters by name (`{path}`). A
-/// placeholder naming a raw identifier (`{type}` for `r#type`), which `format!` cannot
-/// spell, is renamed and passed as a named argument.
-fn formatted(text: &str, item: &Item) -> TokenStream {
-    let raw: Vec<(String, &syn::Ident)> = item
-        .params
-        .iter()
-        .filter_map(|p| p.ident.as_ref())
-        .filter(|i| i.to_string().starts_with("r#"))
-        .map(|i| (check::unraw(i), i))
-        .collect();
-    let mut out = String::with_capacity(text.len());
-    let mut named = Vec::new();
-    let mut rest = text;
-    while let Some(at) = rest.find(['{', '}']) {
-        out.push_str(&rest[..at]);
-        let tail = &rest[at..];
-        if tail.starts_with("{{") || tail.starts_with("}}") || tail.starts_with('}') {
-            let n = if tail.starts_with("{{") || tail.starts_with("}}") {
-                2
-            } else {
-                1
-            };
-            out.push_str(&tail[..n]);
-            rest = &tail[n..];
-            continue;
-        }
-        // `{name}` or `{name:spec}` (checked: it closes).
-        let Some(close) = tail.find('}') else {
-            out.push_str(tail);
-            rest = "";
-            break;
-        };
-        let end = close + 1;
-        let inner = &tail[1..close];
-        let (name, spec) = match inner.split_once(':') {
-            Some((n, s)) => (n, Some(s)),
-            None => (inner, None),
-        };
-        match raw.iter().find(|(unraw, _)| unraw == name.trim()) {
-            Some((unraw, ident)) => {
-                let alias = syn::Ident::new(&format!("__mcp_raw_{unraw}"), Span::call_site());
-                out.push('{');
-                out.push_str(&alias.to_string());
-                if let Some(spec) = spec {
-                    out.push(':');
-                    out.push_str(spec);
-                }
-                out.push('}');
-                if !named
-                    .iter()
-                    .any(|(a, _): &(syn::Ident, &syn::Ident)| a == &alias)
-                {
-                    named.push((alias, *ident));
-                }
-            }
-            None => out.push_str(&tail[..end]),
-        }
-        rest = &tail[end..];
-    }
-    out.push_str(rest);
-    let names = named.iter().map(|(a, _)| a);
-    let values = named.iter().map(|(_, i)| i);
-    quote!(__mcp::format!(#out #(, #names = #values)*))
-}
-
-/// `format!` of a URL elicitation's URL: each inserted argument (`{service}`) formatted as
-/// in a text, then percent-encoded, so a value fills its place and no more.
-fn formatted_url(url: &str, item: &Item) -> TokenStream {
-    let mut out = String::with_capacity(url.len());
-    let mut values = Vec::new();
-    let mut rest = url;
-    while let Some(at) = rest.find(['{', '}']) {
-        out.push_str(&rest[..at]);
-        let tail = &rest[at..];
-        if tail.starts_with("{{") || tail.starts_with("}}") {
-            out.push_str(&tail[..2]);
-            rest = &tail[2..];
-            continue;
-        }
-        // Checked: every `{` closes, and names an argument.
-        let Some(close) = tail.find('}') else {
-            out.push_str(tail);
-            rest = "";
-            break;
-        };
-        let value = formatted(&tail[..=close], item);
-        values.push(quote!(__mcp::url_component(&#value)));
-        out.push_str("{}");
-        rest = &tail[close + 1..];
-    }
-    out.push_str(rest);
-    quote!(__mcp::format!(#out #(, #values)*))
-}
-
-/// The builder calls after the constructor: what every kind shares, then the kind's own.
-fn builder(item: &Item) -> Vec<TokenStream> {
-    let mut b = Vec::new();
-    if let Some(description) = &item.description {
-        let d = match description {
-            Doc::Text(t) => quote!(#t),
-            Doc::Expr(e) => e.clone(),
-        };
-        b.push(quote!(.description(#d)));
-    }
-    if let Some(t) = &item.title {
-        b.push(quote!(.title(#t)));
-    }
-    for icon in &item.icons {
-        let src = &icon.src.value;
-        let mut i = quote!(__mcp::Icon::new(#src));
-        if let Some(m) = &icon.mime_type {
-            i = quote!(#i.mime_type(#m));
-        }
-        for s in &icon.sizes {
-            i = quote!(#i.size(#s));
-        }
-        if let Some(t) = &icon.theme {
-            let t = &t.value;
-            i = quote!(#i.theme(#t));
-        }
-        b.push(quote!(.icon(#i)));
-    }
-    if let Some(meta) = &item.meta {
-        for (k, v) in check::meta_entries(&meta.value).unwrap_or_default() {
-            b.push(quote!(.meta(#k, __mcp::json(#v))));
-        }
-    }
-    if !item.scopes.is_empty() {
-        let scopes = item.scopes.iter().map(|s| &s.value);
-        b.push(quote!(.scopes([#(#scopes),*])));
-    }
-    // Spanned at the expression, so a value that is not a middleware is reported there.
-    for layer in &item.layers {
-        let span = syn::spanned::Spanned::span(layer);
-        b.push(quote_spanned!(span=> .layer(#layer)));
-    }
-    if let Some(c) = &item.cache {
-        let some = |v: Option<TokenStream>| match v {
-            Some(v) => quote!(__mcp::Some(#v)),
-            None => quote!(__mcp::None),
-        };
-        let ttl = some(c.ttl_ms.map(|t| quote!(#t)));
-        let private = some(c.scope.as_ref().map(|s| {
-            let p = s.value == "private";
-            quote!(#p)
-        }));
-        b.push(quote!(.cache(__mcp::cache_hints(#ttl, #private))));
-    }
-    match &item.spec {
-        Spec::Tool(t) => {
-            if let Some(a) = &t.annotations {
-                let mut set = quote!(__mcp::ToolAnnotations::new());
-                if let Some(v) = &a.title {
-                    set = quote!(#set.title(#v));
-                }
-                for (hint, value) in [
-                    ("read_only_hint", a.read_only_hint),
-                    ("destructive_hint", a.destructive_hint),
-                    ("idempotent_hint", a.idempotent_hint),
-                    ("open_world_hint", a.open_world_hint),
-                ] {
-                    if let Some(v) = value {
-                        let hint = syn::Ident::new(hint, Span::call_site());
-                        set = quote!(#set.#hint(#v));
-                    }
-                }
-                b.push(quote!(.annotations(#set)));
-            }
-            if let Some(schema) = &t.input_schema {
-                let schema = &schema.value;
-                b.push(quote!(.input_schema_json(#schema)));
-            }
-            match t.task.as_ref().map(|t| t.value.as_str()) {
-                Some("optional") => b.push(quote!(.task(__mcp::TaskSupport::Optional))),
-                Some("required") => b.push(quote!(.task(__mcp::TaskSupport::Required))),
-                _ => {}
-            }
-            if let Some(ui) = &t.ui {
-                let ui = &ui.value;
-                b.push(quote!(.ui(#ui)));
-            }
-        }
-        Spec::Resource(r) => {
-            if let Some(m) = &r.mime_type {
-                b.push(quote!(.mime_type(#m)));
-            }
-            if let Some(s) = r.size {
-                b.push(quote!(.size(#s)));
-            }
-            if let Some(a) = &r.annotations {
-                let mut fields = Vec::new();
-                if !a.audience.is_empty() {
-                    let roles = a.audience.iter().map(|r| {
-                        if r.is_ident("user") {
-                            quote!(__mcp::Role::User)
-                        } else {
-                            quote!(__mcp::Role::Assistant)
-                        }
-                    });
-                    fields.push(quote!(audience: __mcp::Some(__mcp::Vec::from([#(#roles),*]))));
-                }
-                if let Some(p) = &a.priority {
-                    let p = p.value;
-                    fields.push(quote!(priority: __mcp::Some(#p)));
-                }
-                if let Some(lm) = &a.last_modified {
-                    let lm = &lm.value;
-                    fields.push(quote!(last_modified: __mcp::Some(__mcp::String::from(#lm))));
-                }
-                b.push(quote!(.annotations(__mcp::Annotations {
-                    #(#fields,)*
-                    ..__mcp::Default::default()
-                })));
-            }
-            if let Some(list) = &r.list {
-                b.push(quote_spanned!(syn::spanned::Spanned::span(list)=> .list_with(#list)));
-            }
-            if let Some(view) = &r.app {
-                let app = &view.1;
-                let mut ui = quote!(__mcp::UiResource::new());
-                if let Some(v) = app.prefers_border {
-                    ui = quote!(#ui.prefers_border(#v));
-                }
-                if let Some(d) = &app.domain {
-                    ui = quote!(#ui.domain(#d));
-                }
-                let list = |l: &Option<Vec<syn::LitStr>>| {
-                    let items = l.iter().flatten().map(|s| s.value());
-                    quote!(__mcp::Vec::from([#(__mcp::String::from(#items)),*]))
-                };
-                let any_csp = [
-                    &app.connect_domains,
-                    &app.resource_domains,
-                    &app.frame_domains,
-                    &app.base_uri_domains,
-                ]
-                .iter()
-                .any(|l| l.is_some());
-                if any_csp {
-                    let (c, r, f, bu) = (
-                        list(&app.connect_domains),
-                        list(&app.resource_domains),
-                        list(&app.frame_domains),
-                        list(&app.base_uri_domains),
-                    );
-                    ui = quote!(#ui.csp(__mcp::Csp {
-                        connect_domains: #c,
-                        resource_domains: #r,
-                        frame_domains: #f,
-                        base_uri_domains: #bu,
-                    }));
-                }
-                for p in app.permissions.iter().flat_map(|l| l.iter()) {
-                    let variant = match p.get_ident().map(ToString::to_string).as_deref() {
-                        Some("camera") => quote!(Camera),
-                        Some("microphone") => quote!(Microphone),
-                        Some("geolocation") => quote!(Geolocation),
-                        _ => quote!(ClipboardWrite),
-                    };
-                    ui = quote!(#ui.permission(__mcp::Permission::#variant));
-                }
-                b.push(quote!(.app(#ui)));
-            }
-        }
-        Spec::Prompt => {}
-    }
-    // Spanned at the path, so a completer with the wrong signature is reported there.
-    for p in &item.params {
-        let Some(path) = &p.complete else { continue };
-        let n = &p.name.value;
-        let span = syn::spanned::Spanned::span(path);
-        match &p.complete_method {
-            // A `&self` method of the impl: a closure holding the server value.
-            Some(types) => {
-                let method = &path.segments.last().expect("a path has a segment").ident;
-                let args: Vec<syn::Ident> = (0..types.len())
-                    .map(|i| syn::Ident::new(&format!("__a{i}"), Span::call_site()))
-                    .collect();
-                b.push(quote_spanned! {span=>
-                    .completer(#n, {
-                        let __this = __mcp::Arc::clone(this);
-                        move |#(#args: #types),*| {
-                            let __this = __mcp::Arc::clone(&__this);
-                            async move { __this.#method(#(#args),*).await }
-                        }
-                    })
-                });
-            }
-            None => b.push(quote_spanned!(span=> .completer(#n, #path))),
-        }
-    }
-    b
 }
 
 #[cfg(test)]

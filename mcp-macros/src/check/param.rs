@@ -1,0 +1,149 @@
+//! The parameters' rules: each one's pattern, type and options for its role, argument names
+//! distinct, and the headers that mirror tool arguments.
+
+use crate::attr::Kind;
+use crate::errors::Errors;
+use crate::model::{Item, Param, Role};
+use syn::Type;
+
+/// One parameter: a plain name, an owned type, options that fit its role.
+pub(super) fn param(item: &Item, p: &Param, errors: &mut Errors) {
+    let kind = item.kind.attr();
+    if p.ident.is_none() {
+        errors.spanned(&p.pat, "unsupported parameter pattern; bind the parameter to a name, such as `city: String`; the name is the argument's key");
+        return;
+    }
+    match &p.ty {
+        Type::ImplTrait(t) => errors.spanned(t, format!(
+            "a {kind} parameter cannot be `impl Trait`; name a concrete type; it decides the input schema"
+        )),
+        ty => {
+            if let Some(r) = borrowed(ty) {
+                errors.spanned(r, format!(
+                    "a {kind} parameter must be an owned type; arguments are decoded from JSON for every call; use `String` instead of `&str`, `Vec<T>` instead of `&[T]` (also inside `Option<..>`, `Vec<..>` and tuples)"
+                ));
+            }
+        }
+    }
+    if let Some(span) = p.cfg {
+        errors.at(span, format!(
+            "`#[cfg]` on a {kind} parameter is not supported: the schema and the call are generated from every parameter; put the `#[cfg]` on the whole function, or make the parameter an `Option<T>`"
+        ));
+    }
+    if let Some(ident) = &p.ident
+        && ident.to_string().starts_with("__")
+    {
+        errors.spanned(ident, "parameter names starting with `__` are reserved for the code the macro generates; rename the parameter (`#[arg(name = \"...\")]` sets the argument's name clients see)");
+    }
+    if p.name.value.is_empty() {
+        errors.at(p.name.span, "an argument name cannot be empty");
+    }
+    if let (Some(_), Some(span)) = (p.arg_span, p.input_span) {
+        errors.at(
+            span,
+            "a parameter filled by `#[input]` is not an argument, so it takes no `#[arg]`",
+        );
+    }
+    if let (Some(span), None) = (p.input_span, item.needs_input) {
+        errors.at(span, "`#[input]` needs `#[needs_input]` on the function; add `#[needs_input]` below the `#[tool]`, `#[prompt]` or `#[resource]` attribute");
+    }
+    if let Some(path) = &p.complete {
+        match (item.kind, p.role) {
+            (Kind::Tool, _) => errors.spanned(path, "tool arguments have no completion; `complete` applies to prompt arguments and resource template variables"),
+            (Kind::Resource, Role::Extractor) => errors.spanned(path, format!(
+                "`{}` is not a variable of the template, so it cannot be completed",
+                p.name.value
+            )),
+            _ => {}
+        }
+    }
+    if let (Kind::Resource, Role::Variable, Some(d)) = (item.kind, p.role, &p.description) {
+        errors.at(d.span, format!(
+            "MCP has no description for a template variable, so this one would be lost; describe `{{{}}}` in the resource's doc comment instead",
+            p.name.value
+        ));
+    }
+    if let (Kind::Resource, Role::Extractor, Some(_)) = (item.kind, p.role, &p.description) {
+        errors.spanned(
+            &p.ident,
+            format!(
+                "`{}` is not a variable of the template, so it has no description",
+                p.name.value
+            ),
+        );
+    }
+}
+
+/// The first reference in `ty`, itself or inside the type arguments, tuples, arrays and
+/// slices it is made of (`Option<&str>`, `Vec<&str>`, `(u8, &str)`): none decodes from
+/// the JSON of a call.
+fn borrowed(ty: &Type) -> Option<&syn::TypeReference> {
+    match ty {
+        Type::Reference(r) => Some(r),
+        Type::Paren(p) => borrowed(&p.elem),
+        Type::Group(g) => borrowed(&g.elem),
+        Type::Array(a) => borrowed(&a.elem),
+        Type::Slice(s) => borrowed(&s.elem),
+        Type::Tuple(t) => t.elems.iter().find_map(borrowed),
+        Type::Path(p) => p.path.segments.iter().find_map(|seg| match &seg.arguments {
+            syn::PathArguments::AngleBracketed(a) => a.args.iter().find_map(|arg| match arg {
+                syn::GenericArgument::Type(t) => borrowed(t),
+                _ => None,
+            }),
+            _ => None,
+        }),
+        _ => None,
+    }
+}
+
+/// Two parameters give their argument the same name (`#[arg(name = "x")] a, x`): the
+/// schema would list it twice, and no call could fill both. Inputs are not arguments.
+pub(super) fn distinct_names(item: &Item, errors: &mut Errors) {
+    let named: Vec<&Param> = item
+        .params
+        .iter()
+        .filter(|p| p.role != Role::Input && p.ident.is_some() && !p.name.value.is_empty())
+        .collect();
+    for (i, p) in named.iter().enumerate() {
+        if let Some(first) = named[..i].iter().find(|o| o.name.value == p.name.value) {
+            // At the one that was renamed, if either was.
+            let at = if p.arg_span.is_some() || first.arg_span.is_none() {
+                p.name.span
+            } else {
+                first.name.span
+            };
+            errors.at(at, format!(
+                "two parameters are named `{}`; each argument needs a name of its own; rename one with `#[arg(name = \"...\")]`",
+                p.name.value
+            ));
+        }
+    }
+}
+
+/// `#[arg(header = "...")]`: tool arguments only, HTTP tokens, unique regardless of case.
+pub(super) fn headers(item: &Item, errors: &mut Errors) {
+    let mut seen: Vec<&str> = Vec::new();
+    for p in &item.params {
+        let Some(h) = &p.header else { continue };
+        if item.kind != Kind::Tool {
+            errors.at(
+                h.span,
+                format!(
+                    "`header` applies to tool arguments, not to {} parameters",
+                    item.kind.attr()
+                ),
+            );
+            continue;
+        }
+        if let Err(v) = mcp_rules::header_name(&h.value) {
+            errors.violation(h.span, v);
+        } else if let Some(Err(v)) = seen
+            .iter()
+            .map(|s| mcp_rules::distinct_headers(s, &h.value))
+            .find(Result::is_err)
+        {
+            errors.violation(h.span, v);
+        }
+        seen.push(&h.value);
+    }
+}

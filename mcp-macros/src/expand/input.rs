@@ -1,0 +1,169 @@
+//! The `#[input(...)]` parameters: the statements asking for them, and the `format!` of
+//! their texts and URLs, which insert the other parameters by name (`{path}`).
+
+use crate::check;
+use crate::model::{InputKind, Item};
+use proc_macro2::{Span, TokenStream};
+use quote::{quote, quote_spanned};
+
+/// The statements that fill `#[input]` parameters: all inputs are asked together (one
+/// round), then each is unwrapped. Empty when there are none.
+pub(super) fn input_stmts(item: &Item) -> TokenStream {
+    let inputs: Vec<&crate::model::Param> =
+        item.params.iter().filter(|p| p.input.is_some()).collect();
+    if inputs.is_empty() {
+        return quote!();
+    }
+    // `format!` only when the text inserts arguments (`{name}`); clippy would flag the rest.
+    let text = |s: &str| {
+        if s.contains('{') {
+            formatted(s, item)
+        } else {
+            quote!(__mcp::String::from(#s))
+        }
+    };
+    let futs: Vec<TokenStream> = inputs
+        .iter()
+        .map(|param| {
+            let spec = param.input.as_ref().expect("filtered");
+            let key = &spec.key.value;
+            let ty = &param.ty;
+            match spec.asks.first().expect("checked: one thing") {
+                InputKind::Elicit { message } => {
+                    let message = text(&message.value);
+                    quote_spanned! {param.ty_span=>
+                        <#ty as __mcp::ElicitParam>::elicit(&__input, #key, #message)
+                    }
+                }
+                InputKind::Url { url, message } => {
+                    let message = text(message.as_ref().map_or("", |m| m.value.as_str()));
+                    let url = if url.value.contains('{') {
+                        formatted_url(&url.value, item)
+                    } else {
+                        let url = &url.value;
+                        quote!(#url)
+                    };
+                    quote!(__input.elicit_url(#key, #message, #url))
+                }
+                InputKind::Sample {
+                    text: prompt,
+                    max_tokens,
+                } => {
+                    let prompt = text(&prompt.value);
+                    quote!(__input.sample(#key, __mcp::sampling_request(&#prompt, #max_tokens)))
+                }
+                InputKind::Roots => quote!(__input.roots(#key)),
+            }
+        })
+        .collect();
+    let idents: Vec<_> = inputs.iter().map(|p| &p.ident).collect();
+    let tys: Vec<&syn::Type> = inputs.iter().map(|p| &p.ty).collect();
+    if let ([ident], [ty], [fut]) = (&idents[..], &tys[..], &futs[..]) {
+        return quote! {
+            let __input = __call.input()?;
+            let #ident: #ty = #fut.await?;
+            __input.begin_body().await;
+        };
+    }
+    quote! {
+        let __input = __call.input()?;
+        let (#(#idents,)*) = __mcp::join!(#(#futs),*);
+        #(let #idents: #tys = #idents?;)*
+        __input.begin_body().await;
+    }
+}
+
+/// `format!` of an input's text, which inserts parameters by name (`{path}`). A
+/// placeholder naming a raw identifier (`{type}` for `r#type`), which `format!` cannot
+/// spell, is renamed and passed as a named argument.
+fn formatted(text: &str, item: &Item) -> TokenStream {
+    let raw: Vec<(String, &syn::Ident)> = item
+        .params
+        .iter()
+        .filter_map(|p| p.ident.as_ref())
+        .filter(|i| i.to_string().starts_with("r#"))
+        .map(|i| (check::unraw(i), i))
+        .collect();
+    let mut out = String::with_capacity(text.len());
+    let mut named = Vec::new();
+    let mut rest = text;
+    while let Some(at) = rest.find(['{', '}']) {
+        out.push_str(&rest[..at]);
+        let tail = &rest[at..];
+        if tail.starts_with("{{") || tail.starts_with("}}") || tail.starts_with('}') {
+            let n = if tail.starts_with("{{") || tail.starts_with("}}") {
+                2
+            } else {
+                1
+            };
+            out.push_str(&tail[..n]);
+            rest = &tail[n..];
+            continue;
+        }
+        // `{name}` or `{name:spec}` (checked: it closes).
+        let Some(close) = tail.find('}') else {
+            out.push_str(tail);
+            rest = "";
+            break;
+        };
+        let end = close + 1;
+        let inner = &tail[1..close];
+        let (name, spec) = match inner.split_once(':') {
+            Some((n, s)) => (n, Some(s)),
+            None => (inner, None),
+        };
+        match raw.iter().find(|(unraw, _)| unraw == name.trim()) {
+            Some((unraw, ident)) => {
+                let alias = syn::Ident::new(&format!("__mcp_raw_{unraw}"), Span::call_site());
+                out.push('{');
+                out.push_str(&alias.to_string());
+                if let Some(spec) = spec {
+                    out.push(':');
+                    out.push_str(spec);
+                }
+                out.push('}');
+                if !named
+                    .iter()
+                    .any(|(a, _): &(syn::Ident, &syn::Ident)| a == &alias)
+                {
+                    named.push((alias, *ident));
+                }
+            }
+            None => out.push_str(&tail[..end]),
+        }
+        rest = &tail[end..];
+    }
+    out.push_str(rest);
+    let names = named.iter().map(|(a, _)| a);
+    let values = named.iter().map(|(_, i)| i);
+    quote!(__mcp::format!(#out #(, #names = #values)*))
+}
+
+/// `format!` of a URL elicitation's URL: each inserted argument (`{service}`) formatted as
+/// in a text, then percent-encoded, so a value fills its place and no more.
+fn formatted_url(url: &str, item: &Item) -> TokenStream {
+    let mut out = String::with_capacity(url.len());
+    let mut values = Vec::new();
+    let mut rest = url;
+    while let Some(at) = rest.find(['{', '}']) {
+        out.push_str(&rest[..at]);
+        let tail = &rest[at..];
+        if tail.starts_with("{{") || tail.starts_with("}}") {
+            out.push_str(&tail[..2]);
+            rest = &tail[2..];
+            continue;
+        }
+        // Checked: every `{` closes, and names an argument.
+        let Some(close) = tail.find('}') else {
+            out.push_str(tail);
+            rest = "";
+            break;
+        };
+        let value = formatted(&tail[..=close], item);
+        values.push(quote!(__mcp::url_component(&#value)));
+        out.push_str("{}");
+        rest = &tail[close + 1..];
+    }
+    out.push_str(rest);
+    quote!(__mcp::format!(#out #(, #values)*))
+}
