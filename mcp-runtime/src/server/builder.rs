@@ -44,6 +44,9 @@ pub struct ServerBuilder {
     pub(super) legacy: Legacy,
     pub(super) server_info_in_meta: bool,
     pub(super) bus: Option<Arc<dyn NotificationBus>>,
+    /// What starts the catalog pump: set with the bus, so a server without one does not
+    /// link the pump's code.
+    pub(super) pump: Option<super::replicate::Pump>,
     pub(super) auth: Option<crate::auth::Auth>,
     pub(super) standby_tools: Vec<ToolDef>,
     pub(super) standby_prompts: Vec<PromptDef>,
@@ -79,6 +82,7 @@ impl ServerBuilder {
             legacy: Legacy::default(),
             server_info_in_meta: true,
             bus: None,
+            pump: None,
             auth: None,
             standby_tools: Vec::new(),
             standby_prompts: Vec::new(),
@@ -208,6 +212,7 @@ impl ServerBuilder {
     /// made the change. See [`ServerBuilder::standby_tools`] for catalog changes.
     pub fn notification_bus(mut self, bus: impl NotificationBus) -> Self {
         self.bus = Some(Arc::new(bus));
+        self.pump = Some(super::replicate::start);
         self
     }
 
@@ -402,6 +407,7 @@ impl ServerBuilder {
                 catalog: std::sync::RwLock::new(Arc::new(catalog)),
                 extensions: Arc::new(self.extensions),
                 bus: self.bus,
+                pump: self.pump,
                 fanout: LocalBus::default(),
                 standby,
                 replication: Default::default(),

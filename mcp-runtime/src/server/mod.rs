@@ -85,6 +85,8 @@ pub(crate) struct ServerInner {
     /// The bus shared with other instances, if one was set: changes go out through it and
     /// come back through the pump (see `replicate`).
     pub(crate) bus: Option<Arc<dyn NotificationBus>>,
+    /// Starts the catalog pump (`replicate::start`), with a bus.
+    pub(crate) pump: Option<replicate::Pump>,
     /// What this instance's listen streams and sessions read.
     pub(crate) fanout: LocalBus,
     /// Items every instance holds, switched on at runtime.
@@ -134,8 +136,8 @@ impl ServerInner {
     /// Starts what runs beside the transports (the catalog pump of a shared bus); the
     /// transports call it when they start.
     pub(crate) fn start_background(&self) {
-        if let Some(this) = self.this.upgrade() {
-            replicate::start(&this);
+        if let (Some(this), Some(pump)) = (self.this.upgrade(), self.pump) {
+            pump(&this);
         }
     }
 

@@ -88,7 +88,8 @@ impl ServerInner {
         &self,
         (kind, name): (ItemKind, &str),
         made: Made,
-        edit: impl FnOnce(&mut Entries) -> bool,
+        // Not generic: each caller's edit would copy the whole rebuild.
+        edit: Box<dyn FnOnce(&mut Entries) -> bool + '_>,
     ) -> Result<Option<u64>, BuildError> {
         let mut latest = self.changes.lock().unwrap_or_else(|e| e.into_inner());
         let key = (kind, name.to_owned());
@@ -128,53 +129,71 @@ impl ServerInner {
         let item = (change.kind, name);
         let made = Made::At(change.at);
         let result = match (change.kind, change.op) {
-            (ItemKind::Tool, CatalogOp::Removed) => self.rebuild(item, made, |e| {
-                remove(&mut e.tools, |t| t.def.item.name == name)
-            }),
-            (ItemKind::Prompt, CatalogOp::Removed) => self.rebuild(item, made, |e| {
-                remove(&mut e.prompts, |p| p.def.item.name == name)
-            }),
-            (ItemKind::Resource, CatalogOp::Removed) => self.rebuild(item, made, |e| {
-                remove(&mut e.resources, |r| r.def.spec.uri == name)
-            }),
+            (ItemKind::Tool, CatalogOp::Removed) => self.rebuild(
+                item,
+                made,
+                Box::new(|e| remove(&mut e.tools, |t| t.def.item.name == name)),
+            ),
+            (ItemKind::Prompt, CatalogOp::Removed) => self.rebuild(
+                item,
+                made,
+                Box::new(|e| remove(&mut e.prompts, |p| p.def.item.name == name)),
+            ),
+            (ItemKind::Resource, CatalogOp::Removed) => self.rebuild(
+                item,
+                made,
+                Box::new(|e| remove(&mut e.resources, |r| r.def.spec.uri == name)),
+            ),
             (ItemKind::Tool, CatalogOp::Added) => {
                 let Some(entry) = standby.tools.iter().find(|t| t.def.item.name == name) else {
                     return self.unknown(change);
                 };
-                self.rebuild(item, made, |e| {
-                    if e.tools.iter().any(|t| Arc::ptr_eq(t, entry)) {
-                        return false;
-                    }
-                    e.tools.retain(|t| t.def.item.name != name);
-                    e.tools.push(Arc::clone(entry));
-                    true
-                })
+                self.rebuild(
+                    item,
+                    made,
+                    Box::new(|e| {
+                        if e.tools.iter().any(|t| Arc::ptr_eq(t, entry)) {
+                            return false;
+                        }
+                        e.tools.retain(|t| t.def.item.name != name);
+                        e.tools.push(Arc::clone(entry));
+                        true
+                    }),
+                )
             }
             (ItemKind::Prompt, CatalogOp::Added) => {
                 let Some(entry) = standby.prompts.iter().find(|p| p.def.item.name == name) else {
                     return self.unknown(change);
                 };
-                self.rebuild(item, made, |e| {
-                    if e.prompts.iter().any(|p| Arc::ptr_eq(p, entry)) {
-                        return false;
-                    }
-                    e.prompts.retain(|p| p.def.item.name != name);
-                    e.prompts.push(Arc::clone(entry));
-                    true
-                })
+                self.rebuild(
+                    item,
+                    made,
+                    Box::new(|e| {
+                        if e.prompts.iter().any(|p| Arc::ptr_eq(p, entry)) {
+                            return false;
+                        }
+                        e.prompts.retain(|p| p.def.item.name != name);
+                        e.prompts.push(Arc::clone(entry));
+                        true
+                    }),
+                )
             }
             (ItemKind::Resource, CatalogOp::Added) => {
                 let Some(entry) = standby.resources.iter().find(|r| r.def.spec.uri == name) else {
                     return self.unknown(change);
                 };
-                self.rebuild(item, made, |e| {
-                    if e.resources.iter().any(|r| Arc::ptr_eq(r, entry)) {
-                        return false;
-                    }
-                    e.resources.retain(|r| r.def.spec.uri != name);
-                    e.resources.push(Arc::clone(entry));
-                    true
-                })
+                self.rebuild(
+                    item,
+                    made,
+                    Box::new(|e| {
+                        if e.resources.iter().any(|r| Arc::ptr_eq(r, entry)) {
+                            return false;
+                        }
+                        e.resources.retain(|r| r.def.spec.uri != name);
+                        e.resources.push(Arc::clone(entry));
+                        true
+                    }),
+                )
             }
         };
         match result {
@@ -227,6 +246,11 @@ fn remove<T>(list: &mut Vec<T>, matches: impl Fn(&T) -> bool) -> bool {
     list.retain(|x| !matches(x));
     list.len() != before
 }
+
+/// How a server with a bus of its own starts its pump: [`start`], reached only through
+/// [`ServerBuilder::notification_bus`](crate::ServerBuilder::notification_bus), so that a
+/// server without a bus does not carry the pump's code.
+pub(crate) type Pump = fn(&Arc<ServerInner>);
 
 /// Starts the pump of a server with a bus of its own, once, on the current Tokio runtime
 /// (a no-op outside one, or when it runs already). The transports call this when they
@@ -359,6 +383,16 @@ impl Server {
         name: &str,
         op: CatalogOp,
         edit: impl FnOnce(&mut Entries) -> bool,
+    ) -> Result<bool, BuildError> {
+        self.change_boxed(kind, name, op, Box::new(edit))
+    }
+
+    fn change_boxed(
+        &self,
+        kind: ItemKind,
+        name: &str,
+        op: CatalogOp,
+        edit: Box<dyn FnOnce(&mut Entries) -> bool + '_>,
     ) -> Result<bool, BuildError> {
         let Some(at) = self.inner.rebuild((kind, name), Made::Here, edit)? else {
             return Ok(false);
