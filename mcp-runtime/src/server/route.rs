@@ -159,12 +159,10 @@ impl Server {
         match parts.method.as_str() {
             m::DISCOVER => reply(methods::lists::discover(&parts, catalog)),
             m::LISTEN => methods::listen::open(self, parts, params, catalog),
-            m::TASKS_GET if catalog.uses_tasks => methods::tasks::get(self, parts, params, guard),
-            m::TASKS_UPDATE if catalog.uses_tasks => {
-                methods::tasks::update(self, parts, params, guard)
-            }
-            m::TASKS_CANCEL if catalog.uses_tasks => {
-                methods::tasks::cancel(self, parts, params, guard)
+            m::TASKS_GET | m::TASKS_UPDATE | m::TASKS_CANCEL
+                if let Some(e) = catalog.task_engine =>
+            {
+                (e.method)(self, parts, params, guard)
             }
             _ => {
                 tracing::debug!("method not found");

@@ -12,7 +12,7 @@ use super::def::kind::Tool;
 use super::def::{Call, Handler};
 use super::methods::tasks::TaskView;
 use super::methods::tools::result_json;
-use super::parts::Parts;
+use super::parts::{Parts, TransportGuard};
 use super::pipeline::{ItemRequest, Job, Outcome, guarded, invoke, respond, settle};
 use super::reply::{ErrorClass, Rejection, Reply};
 use super::route::Prepared;
@@ -42,6 +42,41 @@ const END_RETRY_FOR: Duration = Duration::from_secs(60);
 
 /// How the reply carrying a tool result is made (`tools/call`'s own).
 pub(crate) type Complete = fn(&ServerInner, &RequestId, CallToolResult) -> Reply;
+
+/// What serves tasks. A tool that may run as one ([`ToolDef::task`](crate::def::ToolDef::task))
+/// carries a reference to [`ENGINE`], and the catalog takes it from there: nothing else
+/// names this code, so a server none of whose tools runs as a task does not link it.
+pub(crate) struct Engine {
+    /// Runs a `tools/call` as a task ([`Server::run_task`]).
+    pub(crate) run: RunTask,
+    /// `tasks/get`, `tasks/update` and `tasks/cancel`.
+    pub(crate) method: fn(&Server, Parts, Map<String, Value>, &dyn TransportGuard) -> Prepared,
+}
+
+/// [`Server::run_task`]'s shape.
+type RunTask =
+    fn(&Server, Parts, &mut Map<String, Value>, ItemRequest<Tool>, bool, Complete) -> Prepared;
+
+/// The one [`Engine`].
+pub(crate) static ENGINE: Engine = Engine {
+    run: Server::run_task,
+    method: task_method,
+};
+
+/// `tasks/get`, `tasks/update` or `tasks/cancel`, by `parts.method`.
+fn task_method(
+    server: &Server,
+    parts: Parts,
+    params: Map<String, Value>,
+    guard: &dyn TransportGuard,
+) -> Prepared {
+    use super::methods::tasks::{cancel, get, update};
+    match parts.method.as_str() {
+        methods::TASKS_UPDATE => update(server, parts, params, guard),
+        methods::TASKS_CANCEL => cancel(server, parts, params, guard),
+        _ => get(server, parts, params, guard),
+    }
+}
 
 impl Server {
     /// Runs a `tools/call` as a task: the round before it when the tool asks for its

@@ -73,6 +73,8 @@ pub(crate) struct Catalog {
     pub(crate) uses_apps: bool,
     /// Some tool runs as a task (the tasks extension is advertised and served).
     pub(crate) uses_tasks: bool,
+    /// What serves tasks, when some tool runs as one.
+    pub(crate) task_engine: Option<&'static crate::server::tasks::Engine>,
 }
 
 /// The body of `server/discover`.
@@ -189,9 +191,8 @@ impl Catalog {
         };
         let uses_logging = any(|r| r.uses_logging);
         let uses_input = any(|r| r.uses_input);
-        let uses_tasks = tools
-            .values()
-            .any(|t| t.def.spec.task != crate::server::def::TaskSupport::Forbidden);
+        let task_engine = tools.values().find_map(|t| t.def.spec.engine);
+        let uses_tasks = task_engine.is_some();
         let uses_apps = tools.values().any(|t| t.def.item.view.is_some())
             || statics.values().any(|r| r.def.item.app);
         let has_completions = prompts.values().any(|p| !p.def.item.completers.is_empty())
@@ -307,6 +308,7 @@ impl Catalog {
             uses_input,
             uses_apps,
             uses_tasks,
+            task_engine,
         })
     }
 

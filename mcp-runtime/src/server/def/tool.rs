@@ -115,6 +115,9 @@ pub enum TaskSupport {
 pub struct ToolSpec {
     pub(crate) annotations: Option<ToolAnnotations>,
     pub(crate) task: TaskSupport,
+    /// What runs it as a task: set by [`Def::task`], so that a server none of whose tools
+    /// may run as one does not carry the task machinery's code.
+    pub(crate) engine: Option<&'static crate::server::tasks::Engine>,
     pub(crate) input_schema: Value,
     /// A hand-written `inputSchema`, minified but otherwise as given.
     pub(crate) input_schema_text: Option<String>,
@@ -136,6 +139,7 @@ impl Def<Tool> {
         let spec = ToolSpec {
             annotations: None,
             task: TaskSupport::Forbidden,
+            engine: None,
             input_schema: signature.input_schema(),
             input_schema_text: None,
             input_schema_error: None,
@@ -157,6 +161,10 @@ impl Def<Tool> {
     /// Whether the tool runs as a task (see [`TaskSupport`]).
     pub fn task(mut self, support: TaskSupport) -> Self {
         self.spec.task = support;
+        self.spec.engine = match support {
+            TaskSupport::Forbidden => None,
+            TaskSupport::Optional | TaskSupport::Required => Some(&crate::server::tasks::ENGINE),
+        };
         self
     }
 

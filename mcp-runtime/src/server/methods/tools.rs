@@ -173,7 +173,15 @@ pub(crate) fn call(
     if as_task {
         let upfront = tool.def.requirements.asks_upfront;
         let modern = |s: &ServerInner, id: &_, r| complete(s, id, r, Era::Modern, false);
-        return server.run_task(parts, &mut params, item, upfront, modern);
+        return match tool.def.spec.engine {
+            Some(engine) => (engine.run)(server, parts, &mut params, item, upfront, modern),
+            None => super::reject(
+                &parts,
+                Rejection::failed(crate::protocol::RpcError::internal(
+                    "Internal error: the tool runs as a task, with nothing to run it",
+                )),
+            ),
+        };
     }
     let era = parts.era();
     let wrap = tool.wraps_output;
