@@ -148,52 +148,24 @@ impl ServerInner {
                 let Some(entry) = standby.tools.iter().find(|t| t.def.item.name == name) else {
                     return self.unknown(change);
                 };
-                self.rebuild(
-                    item,
-                    made,
-                    Box::new(|e| {
-                        if e.tools.iter().any(|t| Arc::ptr_eq(t, entry)) {
-                            return false;
-                        }
-                        e.tools.retain(|t| t.def.item.name != name);
-                        e.tools.push(Arc::clone(entry));
-                        true
-                    }),
-                )
+                let edit = |e: &mut Entries| put(&mut e.tools, entry, |t| t.def.item.name == name);
+                self.rebuild(item, made, Box::new(edit))
             }
             (ItemKind::Prompt, CatalogOp::Added) => {
                 let Some(entry) = standby.prompts.iter().find(|p| p.def.item.name == name) else {
                     return self.unknown(change);
                 };
-                self.rebuild(
-                    item,
-                    made,
-                    Box::new(|e| {
-                        if e.prompts.iter().any(|p| Arc::ptr_eq(p, entry)) {
-                            return false;
-                        }
-                        e.prompts.retain(|p| p.def.item.name != name);
-                        e.prompts.push(Arc::clone(entry));
-                        true
-                    }),
-                )
+                let edit =
+                    |e: &mut Entries| put(&mut e.prompts, entry, |p| p.def.item.name == name);
+                self.rebuild(item, made, Box::new(edit))
             }
             (ItemKind::Resource, CatalogOp::Added) => {
                 let Some(entry) = standby.resources.iter().find(|r| r.def.spec.uri == name) else {
                     return self.unknown(change);
                 };
-                self.rebuild(
-                    item,
-                    made,
-                    Box::new(|e| {
-                        if e.resources.iter().any(|r| Arc::ptr_eq(r, entry)) {
-                            return false;
-                        }
-                        e.resources.retain(|r| r.def.spec.uri != name);
-                        e.resources.push(Arc::clone(entry));
-                        true
-                    }),
-                )
+                let edit =
+                    |e: &mut Entries| put(&mut e.resources, entry, |r| r.def.spec.uri == name);
+                self.rebuild(item, made, Box::new(edit))
             }
         };
         match result {
@@ -239,6 +211,17 @@ impl Entries {
             ItemKind::Resource => self.resources.iter().any(|r| r.def.spec.uri == name),
         }
     }
+}
+
+/// Puts `entry` in `list` in place of the item `same` names; `false` when it is there
+/// already.
+fn put<T>(list: &mut Vec<Arc<T>>, entry: &Arc<T>, same: impl Fn(&T) -> bool) -> bool {
+    if list.iter().any(|x| Arc::ptr_eq(x, entry)) {
+        return false;
+    }
+    list.retain(|x| !same(x));
+    list.push(Arc::clone(entry));
+    true
 }
 
 fn remove<T>(list: &mut Vec<T>, matches: impl Fn(&T) -> bool) -> bool {
@@ -325,12 +308,7 @@ impl Server {
             .cloned()
             .ok_or_else(|| BuildError(vec![format!("there is no standby tool `{name}`")]))?;
         self.change(ItemKind::Tool, name, CatalogOp::Added, |e| {
-            if e.tools.iter().any(|t| Arc::ptr_eq(t, &entry)) {
-                return false;
-            }
-            e.tools.retain(|t| t.def.item.name != name);
-            e.tools.push(entry);
-            true
+            put(&mut e.tools, &entry, |t| t.def.item.name == name)
         })
     }
 
@@ -345,12 +323,7 @@ impl Server {
             .cloned()
             .ok_or_else(|| BuildError(vec![format!("there is no standby prompt `{name}`")]))?;
         self.change(ItemKind::Prompt, name, CatalogOp::Added, |e| {
-            if e.prompts.iter().any(|p| Arc::ptr_eq(p, &entry)) {
-                return false;
-            }
-            e.prompts.retain(|p| p.def.item.name != name);
-            e.prompts.push(entry);
-            true
+            put(&mut e.prompts, &entry, |p| p.def.item.name == name)
         })
     }
 
@@ -366,12 +339,7 @@ impl Server {
             .cloned()
             .ok_or_else(|| BuildError(vec![format!("there is no standby resource `{uri}`")]))?;
         self.change(ItemKind::Resource, uri, CatalogOp::Added, |e| {
-            if e.resources.iter().any(|r| Arc::ptr_eq(r, &entry)) {
-                return false;
-            }
-            e.resources.retain(|r| r.def.spec.uri != uri);
-            e.resources.push(entry);
-            true
+            put(&mut e.resources, &entry, |r| r.def.spec.uri == uri)
         })
     }
 
