@@ -551,10 +551,22 @@ mod template_values {
         Json(json!(id))
     }
 
+    /// A list that is not exploded, in the path and in the query.
+    #[resource("k://{keys}{?tags}")]
+    async fn keys(keys: Vec<String>, tags: Vec<String>) -> Json<Value> {
+        Json(json!({"keys": keys, "tags": tags}))
+    }
+
+    /// An exploded list of strings.
+    #[resource("w://{words*}")]
+    async fn words(words: Vec<String>) -> Json<Value> {
+        Json(json!(words))
+    }
+
     fn client() -> TestClient {
         let server = Server::builder("values", "1")
             .resources(resources![
-                segments, labels, numbers, joined, repo_files, maybe, required
+                segments, labels, numbers, joined, repo_files, maybe, required, keys, words
             ])
             .build()
             .unwrap();
@@ -647,6 +659,25 @@ mod template_values {
         }
         // A URI no template matches is still not found.
         let e = c.read_resource("c://y/a").await.unwrap_err();
+        assert!(e.message.starts_with("Resource not found"), "{}", e.message);
+    }
+
+    #[tokio::test]
+    async fn list_items_are_split_before_decoding() {
+        let c = client();
+        // An encoded comma is part of its item, not a separator.
+        assert_eq!(
+            json(&c, "k://a%2Cb,c?tags=x%2Cy,z").await,
+            json!({"keys": ["a,b", "c"], "tags": ["x,y", "z"]})
+        );
+        assert_eq!(
+            json(&c, "k://a,b?tags=").await,
+            json!({"keys": ["a", "b"], "tags": []})
+        );
+        assert_eq!(json(&c, "w://a%2Cb,c").await, json!(["a,b", "c"]));
+        assert_eq!(json(&c, "l://f.a%2Eb.gz").await, json!(["a.b", "gz"]));
+        // A path segment still may not hold a `/`, even encoded: no template matches.
+        let e = c.read_resource("c://x/a%2Fb/c").await.unwrap_err();
         assert!(e.message.starts_with("Resource not found"), "{}", e.message);
     }
 }

@@ -60,12 +60,26 @@ pub fn percent_decode(s: &str) -> Option<String> {
 
 /// A non-empty simple value that decodes to exactly one safe path segment.
 pub(crate) fn segment_value(raw: &str) -> Option<String> {
-    if raw.is_empty() || !valid_chars(raw, is_unreserved) {
+    checked_segment(raw, is_unreserved)
+}
+
+/// A `{var}` value: a segment value, in which a raw `,` may separate the items of a list
+/// (RFC 6570 joins them with it; a `,` within an item comes encoded).
+pub(crate) fn simple_value(raw: &str) -> Option<String> {
+    checked_segment(raw, |b| is_unreserved(b) || b == b',')
+}
+
+fn checked_segment(raw: &str, allowed: fn(u8) -> bool) -> Option<String> {
+    if raw.is_empty() || !valid_chars(raw, allowed) {
         return None;
     }
     let v = percent_decode(raw)?;
-    let unsafe_ = v == "." || v == ".." || v.contains(['/', '\\', '\0']);
-    (!unsafe_).then_some(v)
+    (!is_dot_segment(&v) && !v.contains(['/', '\\', '\0'])).then_some(v)
+}
+
+/// `.` or `..`: a value that would climb or stay put as a path segment.
+pub(crate) fn is_dot_segment(v: &str) -> bool {
+    v == "." || v == ".."
 }
 
 /// A non-empty reserved value; may contain `/` but not NUL.

@@ -27,12 +27,17 @@
 //! items; it binds them, each decoded and checked like a single value, joined by the
 //! expression's separator ([`UriTemplate::list_separator`]): `{/ids*}` binds `a/b/c` for
 //! `/a/b/c` (a path), `{.ext*}` binds `tar.gz`, `{ids*}` binds `1,2,3`. An item may not be
-//! empty or decode to the separator, so splitting at it gives the items back. It must be
-//! the only variable of its expression; `?`, `&` and `;` expressions cannot explode, and
-//! the prefix modifier `:N` is not supported.
+//! empty. It must be the only variable of its expression; `?`, `&` and `;` expressions
+//! cannot explode, and the prefix modifier `:N` is not supported.
 //!
-//! Security: `{var}`, `{.var}`, `{/var}` and `{;var}` values must stay one
-//! path segment after decoding (no `/`, `\`, NUL, and not `.` or `..`); no
+//! A value read as a list ([`UriTemplate::captures`], [`Capture::items`]) is split into
+//! items before it is decoded, so an item may hold its separator percent-encoded:
+//! `{ids*}` reads `1%2C2,3` as `["1,2", "3"]`, `{ids}` reads `a%2Cb,c` as `["a,b", "c"]`
+//! (a raw `,` in a `{var}` value separates list items, as RFC 6570 expands a list).
+//!
+//! Security: `{var}`, `{.var}`, `{/var}` and `{;var}` values, and the items of
+//! exploded ones and of `{var}` lists, must stay one path segment after decoding (no
+//! `/`, `\`, NUL, and not `.` or `..`), so `{/segs*}` refuses `a%2Fb`; no
 //! value may contain NUL. `{+path}` values may contain `/` and `..`: traversal
 //! checks for them belong to the framework's safe-path type.
 
@@ -43,6 +48,7 @@ mod matching;
 mod overlap;
 mod parse;
 
+pub use bind::Capture;
 pub use chars::percent_decode;
 pub use expr::Operator;
 
@@ -89,14 +95,15 @@ impl UriTemplate {
         self.exprs().next().is_none()
     }
 
-    /// The character that separates the items of `name`'s value read as a list: the
-    /// separator of its expression when it is exploded (`/` for `{/path*}`, `.` for
-    /// `{.ext*}`, `,` for `{ids*}`, `{+p*}` and `{#f*}`), else `,` (RFC 6570 joins a list
-    /// value's items with `,` unless the variable is exploded). `,` for a name that is not
-    /// a variable of the template.
+    /// The character that joins the items of `name`'s value read as a list: the separator
+    /// of its expression when it is exploded (`/` for `{/path*}`, `.` for `{.ext*}`, `,`
+    /// for `{ids*}`, `{+p*}` and `{#f*}`), else `,` (RFC 6570 joins a list value's items
+    /// with `,` unless the variable is exploded). `,` for a name that is not a variable of
+    /// the template.
     ///
-    /// Items never contain their separator (a match refuses an item that decodes to
-    /// it), so splitting a bound exploded value at it gives back the items.
+    /// An item may hold its separator percent-encoded (`{ids*}` reads `1%2C2,3` as `1,2`
+    /// and `3`), so splitting a decoded value at it does not always give the items back:
+    /// [`UriTemplate::captures`] gives them.
     ///
     /// ```
     /// let t = mcp_uri_template::UriTemplate::parse("f://x{/path*}{?tags}").unwrap();

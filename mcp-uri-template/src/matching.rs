@@ -2,7 +2,7 @@
 
 use crate::bind::bind_query;
 use crate::expr::{Expr, Operator, Part};
-use crate::{MAX_URI_LEN, UriTemplate};
+use crate::{Capture, MAX_URI_LEN, UriTemplate};
 use std::collections::BTreeMap;
 
 impl UriTemplate {
@@ -11,8 +11,9 @@ impl UriTemplate {
     /// A variable is absent from the map when the URI leaves it undefined: an expression
     /// that matches no text at all (RFC 6570 expands undefined variables, and empty lists,
     /// to nothing), or a `?`/`&` variable the query does not name. An exploded variable
-    /// binds its items joined by the expression's separator (see
-    /// [`UriTemplate::list_separator`]). URIs longer than [`MAX_URI_LEN`] never match.
+    /// binds its items joined by [`UriTemplate::list_separator`]; an item may hold that
+    /// separator encoded (`{ids*}` binds `1,2,3` for `1%2C2,3`), so read lists with
+    /// [`UriTemplate::captures`]. URIs longer than [`MAX_URI_LEN`] never match.
     ///
     /// ```
     /// let t = mcp_uri_template::UriTemplate::parse("c://x{/segs*}{?q}").unwrap();
@@ -21,6 +22,27 @@ impl UriTemplate {
     /// assert!(t.matches("c://x").unwrap().is_empty()); // `segs` and `q` undefined
     /// ```
     pub fn matches(&self, uri: &str) -> Option<BTreeMap<String, String>> {
+        let captures = self.captures(uri)?;
+        Some(
+            captures
+                .into_iter()
+                .map(|(k, c)| (k, c.into_parts().0))
+                .collect(),
+        )
+    }
+
+    /// Matches a concrete URI like [`UriTemplate::matches`], and gives each variable it
+    /// binds as a [`Capture`]: its value, and its items read as a list, split before
+    /// percent-decoding (an encoded separator stays inside its item).
+    ///
+    /// ```
+    /// let t = mcp_uri_template::UriTemplate::parse("n://{ids}{/segs*}").unwrap();
+    /// let m = t.captures("n://a%2Cb,c/x%20y/z").unwrap();
+    /// assert_eq!(m["ids"].value(), "a,b,c");
+    /// assert_eq!(m["ids"].items(), ["a,b", "c"]);
+    /// assert_eq!(m["segs"].items(), ["x y", "z"]);
+    /// ```
+    pub fn captures(&self, uri: &str) -> Option<BTreeMap<String, Capture>> {
         if uri.len() > MAX_URI_LEN {
             return None;
         }

@@ -154,7 +154,7 @@ fn explode_binds_every_item() {
     );
     assert!(
         m("file://{/path*}", "file:///a/%2F/c").is_none(),
-        "an item may not hide a separator"
+        "a path segment may not hold a `/`, even encoded"
     );
     assert_eq!(m("ids://{ids*}", "ids://1,2,3"), one("ids", "1,2,3"));
     assert_eq!(m("x://f{.ext*}", "x://f.tar.gz"), one("ext", "tar.gz"));
@@ -179,12 +179,10 @@ fn exploded_items_split_at_the_separator() {
     assert_eq!(t("x://{#f*}").list_separator("f"), ',');
     assert_eq!(t("x://{/p}").list_separator("p"), ','); // not exploded
     assert_eq!(tpl.list_separator("nope"), ',');
-    // Items never hold their separator, so splitting the binding gives them back.
-    let got = tpl.matches("c://x/a/b%20c").unwrap();
-    let items: Vec<&str> = got["segs"].split(tpl.list_separator("segs")).collect();
-    assert_eq!(items, ["a", "b c"]);
-    assert_eq!(m("x://f{.e*}", "x://f.a%2Eb"), None);
-    assert_eq!(m("x://{ids*}", "x://1%2C2,3"), None);
+    // The binding is the items joined by the separator.
+    let got = tpl.captures("c://x/a/b%20c").unwrap();
+    assert_eq!(got["segs"].value(), "a/b c");
+    assert_eq!(got["segs"].items(), ["a", "b c"]);
 }
 
 #[test]
@@ -289,4 +287,57 @@ fn length_cap_and_pathological_inputs() {
     let slashes = format!("t://{}", "/".repeat(MAX_URI_LEN - 4));
     let _ = t("t://{a}{/b}{;d}{?e}{#f}").matches(&slashes);
     let _ = t(&many("/", "/")).matches(&slashes);
+}
+
+#[test]
+fn list_values_hold_encoded_separators() {
+    // A raw `,` separates the items of a list value (RFC 6570 joins them with it).
+    assert_eq!(m("x://{ids}", "x://a,b"), one("ids", "a,b"));
+    let got = m("x://{a,b}", "x://1,2,3").unwrap();
+    assert_eq!(got, [("a".into(), "1".into()), ("b".into(), "2,3".into())]);
+    // An exploded item may hold its separator, encoded.
+    assert_eq!(m("x://{ids*}", "x://1%2C2,3"), one("ids", "1,2,3"));
+    assert_eq!(m("x://f{.e*}", "x://f.a%2Eb.gz"), one("e", "a.b.gz"));
+    // But a path segment still may not hold a `/`.
+    assert_eq!(m("c://x{/segs*}", "c://x/a%2Fb/c"), None);
+
+    // The items: the raw text split at the separator, then each item decoded.
+    let items = |tpl: &str, uri: &str, name: &str| {
+        let c = t(tpl).captures(uri)?;
+        Some(c.get(name)?.items().to_vec())
+    };
+    let tpl = "x://{ids}{?tags}";
+    assert_eq!(items(tpl, "x://a%2Cb,c", "ids").unwrap(), ["a,b", "c"]);
+    assert_eq!(items(tpl, "x://a%2Cb", "ids").unwrap(), ["a,b"]);
+    assert_eq!(
+        items(tpl, "x://a?tags=x%2Cy,z", "tags").unwrap(),
+        ["x,y", "z"]
+    );
+    assert_eq!(items(tpl, "x://a?tags=", "tags").unwrap(), [""]);
+    assert_eq!(items(tpl, "x://a,,b", "ids").unwrap(), ["a", "", "b"]);
+    assert_eq!(items("x://{a,b}", "x://1,2,3", "b").unwrap(), ["2", "3"]);
+    assert_eq!(
+        items("x://{+p}", "x://a/b,c%2Cd", "p").unwrap(),
+        ["a/b", "c,d"]
+    );
+    assert_eq!(items("x://{#f}", "x://#a,b", "f").unwrap(), ["a", "b"]);
+    assert_eq!(items("x://{/p}", "x:///a%2Cb", "p").unwrap(), ["a,b"]);
+    assert_eq!(items("x://{;p}", "x://;p=a%2Cb", "p").unwrap(), ["a,b"]);
+    assert_eq!(
+        items("x://{ids*}", "x://1%2C2,3", "ids").unwrap(),
+        ["1,2", "3"]
+    );
+    assert_eq!(
+        items("x://f{.e*}", "x://f.a%2Eb.gz", "e").unwrap(),
+        ["a.b", "gz"]
+    );
+    assert_eq!(items("x://{+p*}", "x://a/b,c", "p").unwrap(), ["a/b", "c"]);
+    // The value is decoded whole, as `matches` gives it.
+    let c = t(tpl).captures("x://a%2Cb,c").unwrap();
+    assert_eq!(c["ids"].value(), "a,b,c");
+    // Each item of a `{var}` is path-safe, as the value is.
+    for bad in ["x://a,..", "x://..,a", "x://a,.", "x://a,%2E%2E"] {
+        assert_eq!(t(tpl).captures(bad), None, "{bad}");
+    }
+    assert_eq!(m(tpl, "x://a%2C.."), one("ids", "a,..")); // one item: `a,..`
 }
