@@ -563,10 +563,16 @@ mod template_values {
         Json(json!(words))
     }
 
+    /// A document and an optional fragment.
+    #[resource("x://doc{#f}")]
+    async fn doc(f: Option<String>) -> Json<Value> {
+        Json(json!(f))
+    }
+
     fn client() -> TestClient {
         let server = Server::builder("values", "1")
             .resources(resources![
-                segments, labels, numbers, joined, repo_files, maybe, required, keys, words
+                segments, labels, numbers, joined, repo_files, maybe, required, keys, words, doc
             ])
             .build()
             .unwrap();
@@ -679,5 +685,13 @@ mod template_values {
         // A path segment still may not hold a `/`, even encoded: no template matches.
         let e = c.read_resource("c://x/a%2Fb/c").await.unwrap_err();
         assert!(e.message.starts_with("Resource not found"), "{}", e.message);
+    }
+
+    #[tokio::test]
+    async fn an_empty_fragment_is_an_empty_value() {
+        let c = client();
+        assert_eq!(json(&c, "x://doc#").await, json!(""));
+        assert_eq!(json(&c, "x://doc#top").await, json!("top"));
+        assert_eq!(json(&c, "x://doc").await, Value::Null);
     }
 }

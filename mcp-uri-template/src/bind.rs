@@ -84,14 +84,15 @@ impl Expr {
         for (name, raw) in self.vars.iter().zip(pieces) {
             let raw = match self.op {
                 Operator::PathParam => match raw.strip_prefix(name.as_str())? {
-                    "" | "=" => "", // `;a` is an empty value
+                    "" | "=" => "",
                     rest => rest.strip_prefix('=')?,
                 },
                 _ => raw,
             };
             let value = match self.op {
+                // `;a` and `#` (or `#,`) show empty values: `{;a}`, `{#f}` with a = f = "".
+                Operator::PathParam | Operator::Fragment if raw.is_empty() => String::new(),
                 Operator::Reserved | Operator::Fragment => reserved_value(raw)?,
-                Operator::PathParam if raw.is_empty() => String::new(),
                 Operator::Simple => simple_value(raw)?,
                 _ => segment_value(raw)?,
             };

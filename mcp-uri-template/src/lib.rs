@@ -19,9 +19,11 @@
 //! `b://{id}`, and the variables of such an expression are absent from the bindings
 //! (undefined). Within an expression that matches some text, every variable must be
 //! present (`{/a,b}` does not match `/x`), except in `?`/`&` expressions, whose
-//! variables are each optional. What a variable that the URI left undefined means is
-//! up to the caller: mcp-runtime gives `None` to an `Option` parameter, an empty list
-//! to a `Vec`, and refuses the read for any other type.
+//! variables are each optional. A value may be empty where the expansion still shows it:
+//! `x://doc#` binds f = "" for `x://doc{#f}` (and `x://doc` leaves it undefined), `;a`
+//! binds a = "" for `{;a}`, `?q=` or `?q` binds q = "". What a variable that the URI
+//! left undefined means is up to the caller: mcp-runtime gives `None` to an `Option`
+//! parameter, an empty list to a `Vec`, and refuses the read for any other type.
 //!
 //! An exploded variable (`{/ids*}`, `{ids*}`, `{.ext*}`, `{+path*}`) matches zero or more
 //! items; it binds them, each decoded and checked like a single value, joined by the

@@ -48,7 +48,6 @@ fn reserved_may_contain_slashes() {
         one("path", "a/b")
     );
     assert_eq!(m("x://{#f}", "x://#a/b?c"), one("f", "a/b?c"));
-    assert_eq!(m("x://{#f}", "x://#"), None);
 }
 
 #[test]
@@ -340,4 +339,24 @@ fn list_values_hold_encoded_separators() {
         assert_eq!(t(tpl).captures(bad), None, "{bad}");
     }
     assert_eq!(m(tpl, "x://a%2C.."), one("ids", "a,..")); // one item: `a,..`
+}
+
+#[test]
+fn an_empty_fragment_is_an_empty_value() {
+    // RFC 6570 expands `{#f}` with f = "" to `#`, and with f undefined to nothing.
+    assert_eq!(m("x://doc{#f}", "x://doc#"), one("f", ""));
+    assert_eq!(m("x://doc{#f}", "x://doc"), Some(vec![]));
+    assert_eq!(m("x://doc{#f}", "x://doc#a"), one("f", "a"));
+    assert_eq!(m("x://{#f}", "x://#"), one("f", ""));
+    let got = m("x://{+p}{#f}", "x://a/b#").unwrap();
+    assert_eq!(got, [("f".into(), "".into()), ("p".into(), "a/b".into())]);
+    let got = m("x://{#a,b}", "x://#,").unwrap();
+    assert_eq!(got, [("a".into(), "".into()), ("b".into(), "".into())]);
+    assert_eq!(m("x://{#a,b}", "x://#"), None); // `b` is missing
+    let c = t("x://doc{#f}").captures("x://doc#").unwrap();
+    assert_eq!(c["f"].items(), [""]);
+    // A literal after the fragment: found right after the `#`.
+    assert_eq!(m("x://d{#f}ab{/y}", "x://d#ab"), one("f", ""));
+    // An exploded fragment's items are never empty: `#` alone is refused.
+    assert_eq!(m("x://doc{#f*}", "x://doc#"), None);
 }
