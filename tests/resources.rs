@@ -563,6 +563,18 @@ mod template_values {
         Json(json!(words))
     }
 
+    /// Items tagged with every one of `tag`.
+    #[resource("s://items{?tag*}")]
+    async fn tagged(tag: Vec<String>) -> Json<Value> {
+        Json(json!(tag))
+    }
+
+    /// A matrix of path parameters.
+    #[resource("m://x{;m*}{?q}")]
+    async fn matrix(m: Vec<u32>, q: Option<String>) -> Json<Value> {
+        Json(json!({"m": m, "q": q}))
+    }
+
     /// A document and an optional fragment.
     #[resource("x://doc{#f}")]
     async fn doc(f: Option<String>) -> Json<Value> {
@@ -572,7 +584,8 @@ mod template_values {
     fn client() -> TestClient {
         let server = Server::builder("values", "1")
             .resources(resources![
-                segments, labels, numbers, joined, repo_files, maybe, required, keys, words, doc
+                segments, labels, numbers, joined, repo_files, maybe, required, keys, words, doc,
+                tagged, matrix
             ])
             .build()
             .unwrap();
@@ -693,5 +706,23 @@ mod template_values {
         assert_eq!(json(&c, "x://doc#").await, json!(""));
         assert_eq!(json(&c, "x://doc#top").await, json!("top"));
         assert_eq!(json(&c, "x://doc").await, Value::Null);
+    }
+
+    #[tokio::test]
+    async fn exploded_query_and_path_parameter_lists() {
+        let c = client();
+        assert_eq!(json(&c, "s://items?tag=a&tag=b").await, json!(["a", "b"]));
+        assert_eq!(
+            json(&c, "s://items?tag=a%2Cb&tag=c").await,
+            json!(["a,b", "c"])
+        );
+        assert_eq!(json(&c, "s://items").await, json!([]));
+        assert_eq!(
+            json(&c, "m://x;m=1;m=2?q=z").await,
+            json!({"m": [1, 2], "q": "z"})
+        );
+        let e = c.read_resource("m://x;m=1;m=x").await.unwrap_err();
+        assert_eq!(e.code, -32602);
+        assert!(e.message.contains("`m`"), "{}", e.message);
     }
 }

@@ -102,22 +102,27 @@ impl Expr {
     }
 
     /// Binds an exploded variable: one or more items split at `sep`, each decoded and
-    /// checked like a single value (an encoded separator stays in its item).
+    /// checked like a single value (an encoded separator stays in its item). A `{;x*}`
+    /// item is a `x=value` (or `x`) parameter.
     fn bind_exploded(
         &self,
         text: &str,
         sep: char,
         out: &mut BTreeMap<String, Capture>,
     ) -> Option<()> {
+        let name = self.vars.first()?;
         let mut items = Vec::new();
         for raw in text.split(sep) {
             let item = match self.op {
                 Operator::Reserved | Operator::Fragment => reserved_value(raw)?,
+                Operator::PathParam => match raw.strip_prefix(name.as_str())? {
+                    "" | "=" => String::new(),
+                    rest => segment_value(rest.strip_prefix('=')?)?,
+                },
                 _ => segment_value(raw)?,
             };
             items.push(item);
         }
-        let name = self.vars.first()?;
         out.insert(name.clone(), Capture::list(items, self.op.separator()));
         Some(())
     }
@@ -143,15 +148,28 @@ pub(crate) fn bind_query(
     if !valid_chars(body, is_query_char) {
         return None;
     }
+    // The items of exploded variables (`{?tag*}`: `tag=a&tag=b`), in the query's order.
+    let mut lists: BTreeMap<&str, Vec<String>> = BTreeMap::new();
     for pair in body.split('&').filter(|p| !p.is_empty()) {
         let (key, raw) = pair.split_once('=').unwrap_or((pair, ""));
-        if exprs(group).any(|e| e.vars.iter().any(|v| v == key)) {
-            let value = percent_decode(raw).filter(|v| !v.contains('\0'))?;
-            let capture = Capture::single(Operator::Query, raw, value)?;
-            if out.insert(key.to_owned(), capture).is_some() {
-                return None; // a repeated key is ambiguous
-            }
+        let Some(e) = exprs(group).find(|e| e.vars.iter().any(|v| v == key)) else {
+            continue; // a parameter the template does not name
+        };
+        let value = percent_decode(raw).filter(|v| !v.contains('\0'))?;
+        if e.explode {
+            lists.entry(key).or_default().push(value);
+            continue;
         }
+        let capture = Capture::single(Operator::Query, raw, value)?;
+        if out.insert(key.to_owned(), capture).is_some() {
+            return None; // a repeated key is ambiguous
+        }
+    }
+    for (name, items) in lists {
+        out.insert(
+            name.to_owned(),
+            Capture::list(items, Operator::Query.separator()),
+        );
     }
     Some(())
 }

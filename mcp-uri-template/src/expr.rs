@@ -67,14 +67,15 @@ impl Operator {
         }
     }
 
-    /// The separator between the items of an exploded value (RFC 6570 appendix A).
+    /// The character an exploded value's items are joined by when bound as one value: the
+    /// separator of their expansion (RFC 6570 appendix A), except for `;`, `?` and `&`,
+    /// whose items come as repeated `name=value` pairs: `,`, as a list value's items.
     pub(crate) fn separator(self) -> char {
         match self {
             Self::Label => '.',
             Self::Path => '/',
-            Self::PathParam => ';',
-            Self::QueryContinuation | Self::Query => '&',
             Self::Simple | Self::Reserved | Self::Fragment => ',',
+            Self::PathParam | Self::QueryContinuation | Self::Query => ',',
         }
     }
 

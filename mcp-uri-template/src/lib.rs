@@ -29,8 +29,14 @@
 //! items; it binds them, each decoded and checked like a single value, joined by the
 //! expression's separator ([`UriTemplate::list_separator`]): `{/ids*}` binds `a/b/c` for
 //! `/a/b/c` (a path), `{.ext*}` binds `tar.gz`, `{ids*}` binds `1,2,3`. An item may not be
-//! empty. It must be the only variable of its expression; `?`, `&` and `;` expressions
-//! cannot explode, and the prefix modifier `:N` is not supported.
+//! empty. It must be the only variable of its expression; the prefix modifier `:N` is not
+//! supported.
+//!
+//! In `?`, `&` and `;` expressions an exploded variable is a list given as repeated
+//! pairs (RFC 6570 §3.2.7–3.2.9): `{?tag*}` reads `?tag=a&tag=b` as the items `a` and `b`
+//! (bound as `a,b`), among the query's other parameters in any order; `{;m*}` reads
+//! `;m=1;m=2`. Exploded associative arrays (`?k1=v1&k2=v2`, the keys being the names)
+//! are not supported: pairs with other names are left alone, as in any query.
 //!
 //! A value read as a list ([`UriTemplate::captures`], [`Capture::items`]) is split into
 //! items before it is decoded, so an item may hold its separator percent-encoded:

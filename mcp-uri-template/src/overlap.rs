@@ -106,5 +106,15 @@ mod tests {
         assert!(o("a://x", "a://x{/p*}"));
         assert!(o("a://x{?q}", "a://x{/p*}"));
         assert!(!o("a://x/{id}.json", "a://x/{id}{/rev}.xml"));
+        // Exploded query and path-parameter lists.
+        assert!(o("s://i{?tag*}", "s://i{?q}"));
+        assert!(o("s://i{?tag*}", "s://i?tag=a&tag=b"));
+        assert!(o("s://i{?tag*}", "s://i"));
+        assert!(!o("s://i{?tag*}", "s://j{?tag*}"));
+        assert!(o("p://x{;m*}", "p://x;m=1;m=2"));
+        assert!(o("p://x{;m*}", "p://x{/y}"));
+        assert!(o("p://x{;m*}.json", "p://x{;n}.json"));
+        assert!(!o("p://x{;m*}.json", "p://x{/y}.xml"));
+        assert!(!o("p://x{;m*}", "p://x;n=1"));
     }
 }

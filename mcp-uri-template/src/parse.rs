@@ -76,14 +76,6 @@ fn parse_expr(body: &str, at: usize) -> Result<Expr, TemplateError> {
     for name in &names {
         let name = match name.strip_suffix('*') {
             Some(n) if names.len() == 1 => {
-                if matches!(
-                    op,
-                    Operator::Query | Operator::QueryContinuation | Operator::PathParam
-                ) {
-                    return Err(TemplateError::new(format!(
-                        "explode `*` at byte {at} is not supported on `?`, `&` or `;` expressions"
-                    )));
-                }
                 explode = true;
                 n
             }

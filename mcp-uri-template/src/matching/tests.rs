@@ -360,3 +360,72 @@ fn an_empty_fragment_is_an_empty_value() {
     // An exploded fragment's items are never empty: `#` alone is refused.
     assert_eq!(m("x://doc{#f*}", "x://doc#"), None);
 }
+
+#[test]
+fn exploded_query_and_path_parameter_lists() {
+    let items = |tpl: &str, uri: &str, name: &str| {
+        let c = t(tpl).captures(uri)?;
+        Some(c.get(name).map(|c| c.items().to_vec()))
+    };
+    let tpl = "s://items{?tag*}";
+    assert_eq!(t(tpl).list_separator("tag"), ',');
+    assert_eq!(
+        items(tpl, "s://items?tag=a&tag=b", "tag"),
+        Some(Some(vec!["a".into(), "b".into()]))
+    );
+    assert_eq!(m(tpl, "s://items?tag=a&tag=b"), one("tag", "a,b"));
+    assert_eq!(m(tpl, "s://items?tag=a"), one("tag", "a"));
+    assert_eq!(m(tpl, "s://items"), Some(vec![])); // undefined
+    assert_eq!(m(tpl, "s://items?other=1"), Some(vec![]));
+    assert_eq!(
+        items(tpl, "s://items?tag=a%26b&tag=c%2Cd&tag=", "tag"),
+        Some(Some(vec!["a&b".into(), "c,d".into(), "".into()]))
+    );
+    // One pair, one item: a raw `,` is part of it.
+    assert_eq!(
+        items(tpl, "s://items?tag=a,b", "tag"),
+        Some(Some(vec!["a,b".into()]))
+    );
+    assert_eq!(m(tpl, "s://items?tag=%00"), None);
+    assert_eq!(m(tpl, "s://items?tag=a&tag=b#f"), None);
+    // Parameters in any order, other ones in between.
+    let tpl = "s://items{?q}{&tag*}";
+    let c = t(tpl).captures("s://items?tag=a&x=0&q=1&tag=b").unwrap();
+    assert_eq!(c["tag"].items(), ["a", "b"]);
+    assert_eq!(c["q"].value(), "1");
+    assert_eq!(m(tpl, "s://items?tag=a&q=1&q=2"), None); // a scalar still may not repeat
+    let tpl = "s://q?fixed=1{&x*}";
+    assert_eq!(m(tpl, "s://q?fixed=1&x=a&x=b"), one("x", "a,b"));
+    assert_eq!(m(tpl, "s://q?fixed=1"), Some(vec![]));
+
+    // `;x=a;x=b`: a path parameter, once per item.
+    let tpl = "p://x{;m*}{?q}";
+    assert_eq!(t(tpl).list_separator("m"), ',');
+    assert_eq!(
+        items(tpl, "p://x;m=1;m=2", "m"),
+        Some(Some(vec!["1".into(), "2".into()]))
+    );
+    assert_eq!(
+        items(tpl, "p://x;m;m=", "m"),
+        Some(Some(vec!["".into(), "".into()]))
+    );
+    assert_eq!(
+        items(tpl, "p://x;m=a%3Bb", "m"),
+        Some(Some(vec!["a;b".into()]))
+    );
+    let got = m(tpl, "p://x;m=1;m=2?q=3").unwrap();
+    assert_eq!(got, [("m".into(), "1,2".into()), ("q".into(), "3".into())]);
+    assert_eq!(m(tpl, "p://x"), Some(vec![]));
+    for bad in [
+        "p://x;m=1;n=2",
+        "p://x;mm=1",
+        "p://x;m=a%2Fb",
+        "p://x;m=..",
+        "p://x;",
+        "p://x;m=1;",
+    ] {
+        assert_eq!(m(tpl, bad), None, "{bad}");
+    }
+    // Associative arrays are out of scope: other names are not bound.
+    assert_eq!(m("s://i{?k*}", "s://i?a=1&b=2"), Some(vec![]));
+}

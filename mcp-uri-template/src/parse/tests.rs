@@ -47,8 +47,16 @@ fn parse_errors() {
     assert!(err("a://{a,a}").contains("duplicate"));
     assert!(err("a://{a:3}").contains("level-4"));
     assert!(err("a://{a,b*}").contains("one variable"));
-    assert!(err("a://x{?a*}").contains("not supported"));
-    assert!(err("a://x{;a*}").contains("not supported"));
+    // Named explodes take one list variable each.
+    assert!(err("a://x{?a*,b}").contains("one variable"));
+    for ok in [
+        "a://x{?a*}",
+        "a://x?y=1{&a*}",
+        "a://x{;a*}",
+        "a://x{?q}{&a*}",
+    ] {
+        assert!(t(ok).is_exploded("a"), "{ok}");
+    }
     assert_eq!(err("a://x y"), "space in literal at byte 5");
     assert!(err("a://x\ty").contains("control character"));
     assert!(err("a://x%zz").contains("percent-encoding"));
