@@ -83,10 +83,7 @@ impl Expr {
         }
         for (name, raw) in self.vars.iter().zip(pieces) {
             let raw = match self.op {
-                Operator::PathParam => match raw.strip_prefix(name.as_str())? {
-                    "" | "=" => "",
-                    rest => rest.strip_prefix('=')?,
-                },
+                Operator::PathParam => param_raw(name, raw)?,
                 _ => raw,
             };
             let value = match self.op {
@@ -115,9 +112,9 @@ impl Expr {
         for raw in text.split(sep) {
             let item = match self.op {
                 Operator::Reserved | Operator::Fragment => reserved_value(raw)?,
-                Operator::PathParam => match raw.strip_prefix(name.as_str())? {
-                    "" | "=" => String::new(),
-                    rest => segment_value(rest.strip_prefix('=')?)?,
+                Operator::PathParam => match param_raw(name, raw)? {
+                    "" => String::new(),
+                    v => segment_value(v)?,
                 },
                 _ => segment_value(raw)?,
             };
@@ -125,6 +122,15 @@ impl Expr {
         }
         out.insert(name.clone(), Capture::list(items, self.op.separator()));
         Some(())
+    }
+}
+
+/// The raw value of a `name=value` path parameter (`""` for `name` or `name=`); `None`
+/// when the parameter has another name.
+fn param_raw<'a>(name: &str, raw: &'a str) -> Option<&'a str> {
+    match raw.strip_prefix(name)? {
+        "" | "=" => Some(""),
+        rest => rest.strip_prefix('='),
     }
 }
 
