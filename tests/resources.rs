@@ -551,10 +551,41 @@ mod template_values {
         Json(json!(id))
     }
 
+    /// A list that is not exploded, in the path and in the query.
+    #[resource("k://{keys}{?tags}")]
+    async fn keys(keys: Vec<String>, tags: Vec<String>) -> Json<Value> {
+        Json(json!({"keys": keys, "tags": tags}))
+    }
+
+    /// An exploded list of strings.
+    #[resource("w://{words*}")]
+    async fn words(words: Vec<String>) -> Json<Value> {
+        Json(json!(words))
+    }
+
+    /// Items tagged with every one of `tag`.
+    #[resource("s://items{?tag*}")]
+    async fn tagged(tag: Vec<String>) -> Json<Value> {
+        Json(json!(tag))
+    }
+
+    /// A matrix of path parameters.
+    #[resource("m://x{;m*}{?q}")]
+    async fn matrix(m: Vec<u32>, q: Option<String>) -> Json<Value> {
+        Json(json!({"m": m, "q": q}))
+    }
+
+    /// A document and an optional fragment.
+    #[resource("x://doc{#f}")]
+    async fn doc(f: Option<String>) -> Json<Value> {
+        Json(json!(f))
+    }
+
     fn client() -> TestClient {
         let server = Server::builder("values", "1")
             .resources(resources![
-                segments, labels, numbers, joined, repo_files, maybe, required
+                segments, labels, numbers, joined, repo_files, maybe, required, keys, words, doc,
+                tagged, matrix
             ])
             .build()
             .unwrap();
@@ -648,5 +679,50 @@ mod template_values {
         // A URI no template matches is still not found.
         let e = c.read_resource("c://y/a").await.unwrap_err();
         assert!(e.message.starts_with("Resource not found"), "{}", e.message);
+    }
+
+    #[tokio::test]
+    async fn list_items_are_split_before_decoding() {
+        let c = client();
+        // An encoded comma is part of its item, not a separator.
+        assert_eq!(
+            json(&c, "k://a%2Cb,c?tags=x%2Cy,z").await,
+            json!({"keys": ["a,b", "c"], "tags": ["x,y", "z"]})
+        );
+        assert_eq!(
+            json(&c, "k://a,b?tags=").await,
+            json!({"keys": ["a", "b"], "tags": []})
+        );
+        assert_eq!(json(&c, "w://a%2Cb,c").await, json!(["a,b", "c"]));
+        assert_eq!(json(&c, "l://f.a%2Eb.gz").await, json!(["a.b", "gz"]));
+        // A path segment still may not hold a `/`, even encoded: no template matches.
+        let e = c.read_resource("c://x/a%2Fb/c").await.unwrap_err();
+        assert!(e.message.starts_with("Resource not found"), "{}", e.message);
+    }
+
+    #[tokio::test]
+    async fn an_empty_fragment_is_an_empty_value() {
+        let c = client();
+        assert_eq!(json(&c, "x://doc#").await, json!(""));
+        assert_eq!(json(&c, "x://doc#top").await, json!("top"));
+        assert_eq!(json(&c, "x://doc").await, Value::Null);
+    }
+
+    #[tokio::test]
+    async fn exploded_query_and_path_parameter_lists() {
+        let c = client();
+        assert_eq!(json(&c, "s://items?tag=a&tag=b").await, json!(["a", "b"]));
+        assert_eq!(
+            json(&c, "s://items?tag=a%2Cb&tag=c").await,
+            json!(["a,b", "c"])
+        );
+        assert_eq!(json(&c, "s://items").await, json!([]));
+        assert_eq!(
+            json(&c, "m://x;m=1;m=2?q=z").await,
+            json!({"m": [1, 2], "q": "z"})
+        );
+        let e = c.read_resource("m://x;m=1;m=x").await.unwrap_err();
+        assert_eq!(e.code, -32602);
+        assert!(e.message.contains("`m`"), "{}", e.message);
     }
 }

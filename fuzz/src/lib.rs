@@ -114,6 +114,9 @@ pub fn seeds(name: &str) -> Vec<Vec<u8>> {
             "src://tree{/path*}\nsrc://tree/a/b".into(),
             "n://{ids*}\nn://1,2,3".into(),
             "x://{.ext*}\nx://.a.b".into(),
+            "n://{ids}{?tags}\nn://a%2Cb,c?tags=x,y%2Cz".into(),
+            "s://items{?q}{&tag*}\ns://items?tag=a&q=1&tag=b%26c".into(),
+            "m://x{;m*}{#f}\nm://x;m=1;m;m=%3B#".into(),
         ],
         "request_state" => vec![
             "v1.k1.AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA\n{\"n\":{\"action\":\"accept\"}}".into(),

@@ -109,6 +109,7 @@ pub fn header_value(bytes: &[u8]) -> u64 {
 }
 
 /// URI templates: parsing one, matching a URI against it, and `SafePath` on what binds.
+/// A variable's value must be its list items joined by its separator.
 pub fn uri_template(bytes: &[u8]) -> u64 {
     let Ok(text) = std::str::from_utf8(bytes) else {
         return 1;
@@ -118,10 +119,13 @@ pub fn uri_template(bytes: &[u8]) -> u64 {
         Err(e) => signal(2, &e.to_string()),
         Ok(t) => {
             let mut out = signal(3, "") ^ u64::from(t.overlaps(&t));
-            if let Some(vars) = t.matches(uri) {
+            if let Some(vars) = t.captures(uri) {
                 out ^= signal(4, "") ^ (vars.len() as u64);
-                for v in vars.values() {
-                    match crate::SafePath::new(v) {
+                for (name, v) in &vars {
+                    let sep = t.list_separator(name).to_string();
+                    assert_eq!(v.value(), v.items().join(&sep), "`{name}` of {uri}");
+                    out ^= v.items().len() as u64;
+                    match crate::SafePath::new(v.value()) {
                         Ok(_) => out = out.rotate_left(1),
                         Err(e) => out ^= signal(5, &e.to_string()),
                     }

@@ -112,7 +112,9 @@ pub use mcp_macros::tool;
 /// Template variables bind to the parameters of the same name, parsed into their types
 /// ([`SafePath`] for paths). A `Vec<T>` takes a list: an exploded variable's items split
 /// at its separator (`{/segs*}` reads `/a/b` as `["a", "b"]`, `{.ext*}` splits at `.`,
-/// `{ids*}` at `,`), another variable's split at `,`. A variable the URI leaves undefined
+/// `{ids*}` at `,`, `{?tag*}` reads `?tag=a&tag=b` as `["a", "b"]`), another variable's
+/// split at `,`, before percent-decoding (`{ids}` reads `a%2Cb,c` as `["a,b", "c"]`). A
+/// variable the URI leaves undefined
 /// (RFC 6570 expands it to nothing: `b://` for `b://{id}`, `c://x` for `c://x{/segs*}`, a
 /// query variable not given) is `None` for an `Option` and empty for a `Vec`. A value that
 /// does not parse as its parameter's type, or an undefined one for another type, is

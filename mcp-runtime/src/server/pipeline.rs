@@ -22,6 +22,7 @@ use crate::protocol::{ErrorCode, RequestId, RpcError};
 use futures_util::FutureExt;
 use futures_util::future::BoxFuture;
 use serde_json::{Map, Value};
+use std::collections::BTreeMap;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
@@ -222,8 +223,8 @@ pub(crate) struct ItemRequest<K: Kind> {
     pub(crate) mounts: Option<Arc<[String]>>,
     /// What the call hands to the handler's parameters.
     pub(crate) arguments: Map<String, Value>,
-    /// The URI template a resource read matched (how its list values split).
-    pub(crate) template: Option<Arc<mcp_uri_template::UriTemplate>>,
+    /// A resource read's template variables read as lists (see `Call::lists`).
+    pub(crate) lists: BTreeMap<String, Vec<String>>,
     /// What its `requestState` is bound to, when the handler asks for input.
     pub(crate) binding: Option<Binding>,
     /// Checked once the round is open, before the handler runs.
@@ -294,7 +295,7 @@ impl Server {
         let id = request.id.clone();
         let cancel = request.cancel.clone();
         let mut call = Call::new(item.arguments, request);
-        call.template = item.template;
+        call.lists = item.lists;
         let server = Arc::clone(inner);
         let reply_id = id.clone();
         // Each way of running is boxed on its own, so that the common one is no larger

@@ -12,6 +12,7 @@ use crate::config::Caching;
 use crate::protocol::CacheHints;
 use crate::protocol::envelope::{Envelope, ResultMeta, ResultType};
 use crate::server::def::resource::Lister;
+use mcp_uri_template::Capture;
 use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
@@ -343,13 +344,13 @@ impl Catalog {
     pub(crate) fn find_resource(
         &self,
         uri: &str,
-    ) -> Option<(Arc<ResourceEntry>, BTreeMap<String, String>)> {
+    ) -> Option<(Arc<ResourceEntry>, BTreeMap<String, Capture>)> {
         if let Some(r) = self.statics.get(uri) {
             return Some((Arc::clone(r), BTreeMap::new()));
         }
         self.templates
             .iter()
-            .find_map(|t| t.template.matches(uri).map(|vars| (Arc::clone(t), vars)))
+            .find_map(|t| t.template.captures(uri).map(|vars| (Arc::clone(t), vars)))
     }
 
     /// The resource or template whose URI (template text) is exactly `uri`.

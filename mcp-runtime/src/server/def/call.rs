@@ -6,6 +6,7 @@ use super::signature::Param;
 use crate::server::context::{Context, Request};
 use crate::{Error, Input};
 use serde_json::{Map, Value};
+use std::collections::BTreeMap;
 use std::marker::PhantomData;
 use std::sync::Arc;
 
@@ -34,8 +35,9 @@ pub struct Call<K: Kind> {
     /// strings.
     pub(crate) arguments: Map<String, Value>,
     pub(crate) request: Arc<Request>,
-    /// The URI template a resource read matched: how its variables' list values split.
-    pub(crate) template: Option<Arc<mcp_uri_template::UriTemplate>>,
+    /// A resource read's template variables read as lists: their items, as the URI
+    /// template matched them (split before percent-decoding).
+    pub(crate) lists: BTreeMap<String, Vec<String>>,
     pub(crate) kind: PhantomData<fn() -> K>,
 }
 
@@ -44,7 +46,7 @@ impl<K: Kind> Call<K> {
         Call {
             arguments,
             request,
-            template: None,
+            lists: BTreeMap::new(),
             kind: PhantomData,
         }
     }
@@ -83,10 +85,10 @@ impl<K: Kind> Call<K> {
 impl Call<kind::Resource> {
     /// Parses the template variable `name` into `T` (percent-decoded already).
     ///
-    /// A `Vec<T>` takes the items of a list: those of an exploded variable split at its
-    /// expression's separator (`{/segs*}` reads `/a/b` as `["a", "b"]`, `{.ext*}` splits at
-    /// `.`, `{ids*}` at `,`), a plain variable's split at `,`; a `String` takes the whole
-    /// value (`a/b`). A variable the URI leaves undefined (RFC 6570 expands it to nothing:
+    /// A `Vec<T>` takes the items of a list, split before percent-decoding (so `a%2Cb` is one
+    /// item, `a,b`): those of an exploded variable (`{/segs*}` reads `/a/b` as `["a", "b"]`,
+    /// `{.ext*}` splits at `.`, `{ids*}` at `,`), a plain variable's split at `,`; empty
+    /// items are left out. A `String` takes the whole value (`a/b`). A variable the URI leaves undefined (RFC 6570 expands it to nothing:
     /// `b://` for `b://{id}`, `c://x` for `c://x{/segs*}`, an absent query variable) is
     /// `None` for an `Option<T>` and an empty list for a `Vec<T>`.
     ///
@@ -104,13 +106,10 @@ impl Call<kind::Resource> {
             )
         };
         match self.arguments.remove(name) {
-            Some(Value::String(s)) => {
-                let sep = self
-                    .template
-                    .as_ref()
-                    .map_or(',', |t| t.list_separator(name));
-                super::plain::from_str_split(&s, sep).map_err(invalid)
-            }
+            Some(Value::String(s)) => match self.lists.remove(name) {
+                Some(items) => super::plain::from_items(&s, &items).map_err(invalid),
+                None => super::plain::from_str(&s).map_err(invalid),
+            },
             Some(_) => Err(invalid("not text".into())),
             None => super::plain::undefined().map_err(|_| {
                 let ty = super::plain::type_label::<T>();

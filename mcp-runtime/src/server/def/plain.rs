@@ -1,19 +1,24 @@
 //! A deserializer for one string value (a URI template variable, a prompt argument):
 //! `u64` parses the text as a number, `bool` as `true`/`false`, an enum by variant name,
-//! `String` takes it as is, a sequence (`Vec<T>`) splits it into items at a separator
-//! (`,`, or what the URI template says for an exploded variable: `/` for `{/segs*}`).
+//! `String` takes it as is, a sequence (`Vec<T>`) takes its items (a prompt argument's
+//! split at `,`; a template variable's as the URI template matched them, split before
+//! percent-decoding: `/a/b` for `{/segs*}`, `a%2Cb,c` for `{ids}`), empty ones left out.
 //! And one for a template variable the URI left undefined.
 
 use serde::de::{self, Deserializer, IntoDeserializer, Visitor};
 
 /// Deserializes `T` from the text of one value (a list splits at `,`).
 pub(crate) fn from_str<T: de::DeserializeOwned>(s: &str) -> Result<T, String> {
-    from_str_split(s, ',')
+    T::deserialize(Plain(s, None)).map_err(|e: de::value::Error| e.to_string())
 }
 
-/// Deserializes `T` from the text of one value, a list splitting into items at `sep`.
-pub(crate) fn from_str_split<T: de::DeserializeOwned>(s: &str, sep: char) -> Result<T, String> {
-    T::deserialize(Plain(s, sep)).map_err(|e: de::value::Error| e.to_string())
+/// Deserializes `T` from one value whose list items are known: a sequence takes `items`,
+/// any other type the whole `value`.
+pub(crate) fn from_items<T: de::DeserializeOwned>(
+    value: &str,
+    items: &[String],
+) -> Result<T, String> {
+    T::deserialize(Plain(value, Some(items))).map_err(|e: de::value::Error| e.to_string())
 }
 
 /// `T` for a template variable the URI left undefined: `None`, an empty list, or (for
@@ -43,8 +48,8 @@ pub(crate) fn type_label<T>() -> String {
     out + &segment
 }
 
-/// One value's text, and the separator its list items are split at.
-struct Plain<'a>(&'a str, char);
+/// One value's text, and its list items when they are known (else it splits at `,`).
+struct Plain<'a>(&'a str, Option<&'a [String]>);
 
 impl<'de, 'a> IntoDeserializer<'de, de::value::Error> for Plain<'a> {
     type Deserializer = Self;
@@ -94,8 +99,13 @@ impl<'de> Deserializer<'de> for Plain<'_> {
         v.visit_some(self)
     }
     fn deserialize_seq<V: Visitor<'de>>(self, v: V) -> Result<V::Value, Self::Error> {
-        let items = self.0.split(self.1).filter(|s| !s.is_empty());
-        let items = items.map(|item| Plain(item, ','));
+        let items: Box<dyn Iterator<Item = &str>> = match self.1 {
+            Some(items) => Box::new(items.iter().map(String::as_str)),
+            None => Box::new(self.0.split(',')),
+        };
+        let items = items
+            .filter(|s| !s.is_empty())
+            .map(|item| Plain(item, None));
         v.visit_seq(de::value::SeqDeserializer::new(items))
     }
     fn deserialize_newtype_struct<V: Visitor<'de>>(
@@ -174,15 +184,16 @@ mod tests {
         assert_eq!(from_str::<Unit>("imperial").unwrap(), Unit::Imperial);
         assert_eq!(from_str::<Vec<u64>>("1,2,3").unwrap(), [1, 2, 3]);
         assert!(from_str::<Vec<u64>>("1,x").is_err());
+        let items = ["a,b".to_owned(), String::new(), "c".to_owned()];
         assert_eq!(
-            from_str_split::<Vec<String>>("a/b", '/').unwrap(),
-            ["a", "b"]
-        );
-        assert_eq!(
-            from_str_split::<Vec<String>>("a,b/c", '/').unwrap(),
+            from_items::<Vec<String>>("a,b/c", &items).unwrap(),
             ["a,b", "c"]
         );
-        assert_eq!(from_str_split::<String>("a/b", '/').unwrap(), "a/b");
+        assert_eq!(from_items::<String>("a,b/c", &items).unwrap(), "a,b/c");
+        assert_eq!(
+            from_items::<Option<Vec<String>>>("a,b/c", &items).unwrap(),
+            Some(vec!["a,b".to_owned(), "c".to_owned()])
+        );
         let e = from_str::<Option<u32>>("notnum").unwrap_err();
         assert!(e.contains("u32") && e.contains("notnum"), "{e}");
     }

@@ -74,7 +74,7 @@ pub(crate) fn get(
         mime_type: None,
         mounts: prompt.def.item.mounts.clone(),
         arguments,
-        template: None,
+        lists: Default::default(),
         uses_input: binding.is_some(),
         binding,
         check: None,

@@ -53,6 +53,13 @@ pub(crate) fn read(
         entry.def.requirements.uses_input.then(|| {
             Binding::new(methods::RESOURCES_READ, &uri, None).for_caller(parts.caller_key())
         });
+    let mut lists = BTreeMap::new();
+    let mut arguments = Map::new();
+    for (name, capture) in variables {
+        let (value, items) = capture.into_parts();
+        arguments.insert(name.clone(), Value::String(value));
+        lists.insert(name, items);
+    }
     let hints = entry
         .def
         .item
@@ -63,11 +70,8 @@ pub(crate) fn read(
         target: uri,
         mime_type: entry.def.spec.mime_type.clone(),
         mounts: entry.def.item.mounts.clone(),
-        arguments: variables
-            .into_iter()
-            .map(|(k, v)| (k, Value::String(v)))
-            .collect(),
-        template: Some(Arc::clone(&entry.template)),
+        arguments,
+        lists,
         uses_input: binding.is_some(),
         binding,
         check: None,

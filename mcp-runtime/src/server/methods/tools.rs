@@ -165,7 +165,7 @@ pub(crate) fn call(
         mime_type: None,
         mounts: tool.def.item.mounts.clone(),
         arguments,
-        template: None,
+        lists: Default::default(),
         uses_input: binding.is_some(),
         binding,
         check: Some(check),
