@@ -61,6 +61,12 @@ async fn file(path: SafePath) -> String {
     format!("file {}", path.as_path().display())
 }
 
+/// A file named by a query parameter.
+#[resource("file:///open{?path}")]
+async fn open(path: SafePath) -> String {
+    format!("open {}", path.as_path().display())
+}
+
 /// Search results.
 #[resource("search://notes{?q,limit}")]
 async fn search(q: Option<String>, limit: Option<u8>) -> Json<Value> {
@@ -115,7 +121,7 @@ fn addr() -> SocketAddr {
         let server = Server::builder("resources-test", "1.0")
             .limits(mcp_runtime::config::Limits::default().page_size(3))
             .resources(resources![
-                config, all_notes, note, file, search, blob, broken
+                config, all_notes, note, file, open, search, blob, broken
             ])
             .prompts(prompts![review])
             .build()
@@ -200,6 +206,7 @@ fn resources_and_templates_are_listed_sorted_and_paged() {
         [
             "blob://{name}",
             "file:///docs/{+path}",
+            "file:///open{?path}",
             "notes://{id}",
             "search://notes{?q,limit}"
         ]
@@ -267,6 +274,11 @@ fn template_matching_edge_cases() {
     assert_eq!(v["error"]["code"], -32602);
     // A simple variable never spans segments, even encoded.
     assert_eq!(read("blob://a%2Fb")["error"]["code"], -32602);
+    // A query parameter's value may: a `SafePath` reads it as a nested path.
+    assert_eq!(
+        read("file:///open?path=a/b%20c/d.md")["result"]["contents"][0]["text"],
+        "open a/b c/d.md"
+    );
 }
 
 #[test]
@@ -279,6 +291,9 @@ fn traversal_is_refused_before_the_handler_runs() {
         "file:///docs/a%00b",
         "file:///docs/./a",
         "file:///docs/a%5Cb",
+        "file:///open?path=../secret",
+        "file:///open?path=a/%2E%2E/%2e%2e/secret",
+        "file:///open?path=/etc/passwd",
     ] {
         let v = read(uri);
         assert_eq!(v["error"]["code"], -32602, "{uri}: {v}");

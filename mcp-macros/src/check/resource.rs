@@ -43,8 +43,13 @@ pub(super) fn resource(item: &Item, errors: &mut Errors) {
             continue;
         };
         use mcp_uri_template::Operator;
+        // Which expressions can hand the variable a `/`: reserved ones, an exploded path,
+        // and a query parameter's value (`?path=a/b`).
         let nested = match op {
-            Operator::Reserved | Operator::Fragment => true,
+            Operator::Reserved
+            | Operator::Fragment
+            | Operator::Query
+            | Operator::QueryContinuation => true,
             Operator::Path => template.is_exploded(var),
             _ => false,
         };
