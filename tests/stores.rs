@@ -496,6 +496,70 @@ async fn catalog_changes_arriving_out_of_order_leave_the_later_in_force() {
     until_listed(&client, "report", true).await;
 }
 
+#[tokio::test]
+async fn a_local_change_that_does_nothing_does_not_hide_one_made_before_it() {
+    let bus = Arc::new(LocalBus::default());
+    let server = Server::builder("x", "1")
+        .tools(tools![hi])
+        .standby_tools(tools![report])
+        .notification_bus(Arc::clone(&bus))
+        .build()
+        .unwrap();
+    let client = TestClient::new(server.clone());
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    // `report` is on standby, not served: removing it here does nothing.
+    assert!(!server.remove_tool("report"));
+    // Another instance switched it on a moment earlier; its change arrives now.
+    let earlier = CatalogChange::new(ItemKind::Tool, "report", CatalogOp::Added, "elsewhere");
+    let earlier = CatalogChange {
+        at: earlier.at - 1_000,
+        ..earlier
+    };
+    bus.publish(Change::Catalog(earlier));
+    until_listed(&client, "report", true).await;
+}
+
+#[tokio::test]
+async fn changes_stamped_alike_on_two_instances_end_alike_whatever_their_order() {
+    let at = CatalogChange::new(ItemKind::Tool, "report", CatalogOp::Added, "x").at + 60_000;
+    let change = |op, origin: &str| {
+        Change::Catalog(CatalogChange {
+            at,
+            ..CatalogChange::new(ItemKind::Tool, "report", op, origin)
+        })
+    };
+    let mut ends = Vec::new();
+    for order in [
+        [CatalogOp::Added, CatalogOp::Removed],
+        [CatalogOp::Removed, CatalogOp::Added],
+    ] {
+        let bus = Arc::new(LocalBus::default());
+        let server = Server::builder("x", "1")
+            .tools(tools![hi])
+            .standby_tools(tools![report])
+            .notification_bus(Arc::clone(&bus))
+            .build()
+            .unwrap();
+        let client = TestClient::new(server);
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        // Added on instance "b", removed on "a", in the same millisecond: "b" wins.
+        for op in order {
+            let origin = if op == CatalogOp::Added { "b" } else { "a" };
+            bus.publish(change(op, origin));
+        }
+        // A later change to another item marks the end of the two.
+        let marker = CatalogChange {
+            at: at + 1,
+            ..CatalogChange::new(ItemKind::Tool, "hi", CatalogOp::Removed, "z")
+        };
+        bus.publish(Change::Catalog(marker));
+        until_listed(&client, "hi", false).await;
+        ends.push(listed(&client).await);
+    }
+    assert_eq!(ends[0], ["report"], "the later (by origin) is in force");
+    assert_eq!(ends[0], ends[1], "both orders end alike");
+}
+
 fn redis_available() -> bool {
     if fleet::have("redis-server") {
         return true;
@@ -554,8 +618,19 @@ async fn the_redis_store_passes_the_same_suite() {
         at: 2_000,
         ..added.clone()
     };
+    let mut mine = store.subscribe();
     store.publish(Change::Catalog(stale.clone()));
     store.publish(Change::PromptsListChanged);
+    // The instance that made it (and applied it already) is given the recorded one, so
+    // it ends where the others are.
+    let given = tokio::time::timeout(Duration::from_secs(5), mine.next())
+        .await
+        .unwrap();
+    let replayed = CatalogChange {
+        origin: "replayed:b".into(),
+        ..removed.clone()
+    };
+    assert_eq!(given, Some(Change::Catalog(replayed)));
     let next = tokio::time::timeout(Duration::from_secs(5), seen.next())
         .await
         .unwrap();
@@ -581,6 +656,25 @@ async fn the_redis_store_passes_the_same_suite() {
         .unwrap();
     assert_eq!(next, Some(Change::Catalog(again.clone())));
     assert!(late.catalog().await.unwrap().contains(&again));
+    // Made in the same millisecond on another instance: the origin decides, as each
+    // instance decides (`CatalogChange::supersedes`).
+    let tie = |origin: &str| CatalogChange {
+        op: CatalogOp::Removed,
+        origin: origin.into(),
+        ..again.clone()
+    };
+    store.publish(Change::Catalog(tie("a")));
+    store.publish(Change::Catalog(tie("c")));
+    let next = tokio::time::timeout(Duration::from_secs(5), seen.next())
+        .await
+        .unwrap();
+    assert_eq!(
+        next,
+        Some(Change::Catalog(tie("c"))),
+        "\"a\" < \"b\" < \"c\""
+    );
+    assert!(tie("c").supersedes(&again) && !tie("a").supersedes(&again));
+    assert!(late.catalog().await.unwrap().contains(&tie("c")));
 
     // Other prefixes are other servers.
     let apart = RedisStore::connect_with_prefix(&redis.url(), "other")

@@ -10,11 +10,12 @@
 //! its listeners. A server without a bus of its own has no pump: changes go straight to
 //! its listeners.
 //!
-//! Changes carry when they were made ([`CatalogChange::at`]), and each instance keeps the
-//! stamp of the last change it applied to each item ([`Latest`]): a change older than
-//! that is not applied, so one that arrives late (retried while the bus was away, or
-//! replayed) does not undo a newer one. A change made here is always stamped after the
-//! last one applied to its item.
+//! Changes carry when they were made and where ([`CatalogChange::order`]), and each
+//! instance keeps that of the last change it applied to each item ([`Latest`]): a change
+//! that comes before it is not applied, so one that arrives late (retried while the bus
+//! was away, or replayed) does not undo a newer one. A change made here is always stamped
+//! after the last one applied to its item; one made here that changes nothing is no
+//! change and leaves no mark.
 
 use super::catalog::{self, Entries};
 use super::{BuildError, Server, ServerInner};
@@ -38,17 +39,18 @@ pub(crate) struct Replication {
     ended: CancellationToken,
 }
 
-/// When the last change applied here to each item was made ([`CatalogChange::at`]): of
-/// the items changed at run time that are served or on standby, so it is bounded by what
-/// this instance holds.
+/// Where the last change applied here to each item stands ([`CatalogChange::order`]: its
+/// stamp and origin), for the items changed at run time that are served or on standby:
+/// an entry goes when its item is neither (a change to it could not apply anyway).
 #[derive(Default)]
-pub(crate) struct Latest(HashMap<(ItemKind, String), u64>);
+pub(crate) struct Latest(HashMap<(ItemKind, String), (u64, String)>);
 
-/// A catalog change to apply: made here now, or on another instance at the given time.
+/// A catalog change to apply: made here now, or on another instance (its stamp and
+/// origin, [`CatalogChange::order`]).
 #[derive(Clone, Copy)]
-enum Made {
+enum Made<'a> {
     Here,
-    At(u64),
+    At(u64, &'a str),
 }
 
 impl ServerInner {
@@ -82,41 +84,55 @@ impl ServerInner {
 
     /// Rebuilds the catalog with `edit` (a change to item `kind`/`name`) applied and swaps
     /// it in. `Ok(Some(at))`, the change's stamp, when it changed something; `Ok(None)`
-    /// when `edit` changed nothing, or when the change was made before the last one
-    /// applied to the item.
+    /// when `edit` changed nothing, or when the change comes before the last one applied
+    /// to the item.
     fn rebuild(
         &self,
         (kind, name): (ItemKind, &str),
-        made: Made,
+        made: Made<'_>,
         // Not generic: each caller's edit would copy the whole rebuild.
         edit: Box<dyn FnOnce(&mut Entries) -> bool + '_>,
     ) -> Result<Option<u64>, BuildError> {
         let mut latest = self.changes.lock().unwrap_or_else(|e| e.into_inner());
         let key = (kind, name.to_owned());
-        let last = latest.0.get(&key).copied();
-        let at = match made {
+        let last = latest.0.get(&key);
+        let (at, origin) = match made {
             // After the last one, whatever this instance's clock says.
-            Made::Here => crate::store::stamp().max(last.map_or(0, |t| t.saturating_add(1))),
-            Made::At(at) if last.is_some_and(|last| last > at) => {
-                tracing::debug!(
-                    ?kind,
-                    name,
-                    "a catalog change older than the last one applied to its item is not applied"
-                );
-                return Ok(None);
+            Made::Here => {
+                let floor = last.map_or(0, |(t, _)| t.saturating_add(1));
+                (crate::store::stamp_after(floor), self.instance.as_str())
             }
-            Made::At(at) => at,
+            Made::At(at, origin) => {
+                if last.is_some_and(|(t, o)| (*t, o.as_str()) > (at, origin)) {
+                    tracing::debug!(
+                        ?kind,
+                        name,
+                        "a catalog change older than the last one applied to its item is not applied"
+                    );
+                    return Ok(None);
+                }
+                (at, origin)
+            }
         };
         let mut entries = self.catalog().entries();
         let changed = edit(&mut entries);
-        if changed || self.standby.holds(kind, name) {
-            latest.0.insert(key, at);
-        }
+        let standby = self.standby.holds(kind, name);
         if !changed {
+            // Applied already (or a removal of what is not there): a change made before
+            // it, still on its way, must not undo it. One made here that did nothing
+            // is no change at all.
+            if matches!(made, Made::At(..)) && (standby || entries.holds(kind, name)) {
+                latest.0.insert(key, (at, origin.to_owned()));
+            }
             return Ok(None);
         }
+        let held = standby || entries.holds(kind, name);
         let next = catalog::Catalog::assemble(entries, &self.settings).map_err(BuildError)?;
         *self.catalog.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(next);
+        match held {
+            true => latest.0.insert(key, (at, origin.to_owned())),
+            false => latest.0.remove(&key),
+        };
         Ok(Some(at))
     }
 
@@ -127,7 +143,8 @@ impl ServerInner {
         let name = change.name.as_str();
         let standby = &self.standby;
         let item = (change.kind, name);
-        let made = Made::At(change.at);
+        let (at, origin) = change.order();
+        let made = Made::At(at, origin);
         let result = match (change.kind, change.op) {
             (ItemKind::Tool, CatalogOp::Removed) => self.rebuild(
                 item,

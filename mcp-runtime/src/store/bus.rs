@@ -68,11 +68,12 @@ pub struct CatalogChange {
     pub op: CatalogOp,
     /// The instance that made the change (it has applied it already).
     pub origin: String,
-    /// When it was made: milliseconds since the Unix epoch, strictly increasing on one
-    /// instance ([`CatalogChange::new`] stamps it). Of two changes to one item, the later
-    /// wins wherever they meet, whatever order they arrive in ([`CatalogChange::supersedes`]),
-    /// so a change that reaches the bus late (retried while the bus was away) does not
-    /// undo a newer one. 0 in records written before it was carried: older than any.
+    /// When it was made: milliseconds since the Unix epoch, strictly increasing in one
+    /// process ([`CatalogChange::new`] stamps it). Of two changes to one item, the later
+    /// (by this stamp, then by origin) wins wherever they meet, whatever order they
+    /// arrive in ([`CatalogChange::supersedes`]), so a change that reaches the bus late
+    /// (retried while the bus was away) does not undo a newer one. 0 in records written
+    /// before it was carried: older than any.
     #[serde(default)]
     pub at: u64,
 }
@@ -127,11 +128,35 @@ impl CatalogChange {
     }
 
     /// Whether this change is to be applied over `other`, a change to the same item:
-    /// unless `other` was made later. Changes stamped alike apply in the order they
-    /// arrive (so records without a stamp behave as before). The Redis bus's record
-    /// script applies the same rule (`store/redis/mod.rs`).
+    /// unless `other` comes later in [`CatalogChange::order`]. The same change met twice
+    /// (or two records without a stamp from one instance) applies in the order they
+    /// arrive. The Redis bus's record script applies the same rule
+    /// (`store/redis/mod.rs`).
+    ///
+    /// ```
+    /// use mcp_runtime::store::{CatalogChange, CatalogOp, ItemKind};
+    ///
+    /// let at = |origin: &str, at| CatalogChange {
+    ///     at,
+    ///     ..CatalogChange::new(ItemKind::Tool, "report", CatalogOp::Added, origin)
+    /// };
+    /// assert!(at("a", 2).supersedes(&at("b", 1)));
+    /// // Made in the same millisecond on two instances: the origin decides, everywhere.
+    /// assert!(at("b", 2).supersedes(&at("a", 2)));
+    /// assert!(!at("a", 2).supersedes(&at("b", 2)));
+    /// // A record replayed after a reconnect is the same change.
+    /// assert!(at("replayed:a", 2).supersedes(&at("a", 2)));
+    /// ```
     pub fn supersedes(&self, other: &CatalogChange) -> bool {
-        self.at >= other.at
+        self.order() >= other.order()
+    }
+
+    /// Where the change stands among the changes to its item: its stamp, then the
+    /// instance that made it (without the `replayed:` mark a record replayed after a
+    /// reconnect carries), so that changes stamped alike on two instances are ordered
+    /// alike everywhere.
+    pub fn order(&self) -> (u64, &str) {
+        (self.at, unmarked(&self.origin))
     }
 
     /// The list change listeners are told of.
@@ -144,9 +169,26 @@ impl CatalogChange {
     }
 }
 
+/// The instance named by a change's `origin`, without the mark of a replayed record.
+pub(crate) fn unmarked(origin: &str) -> &str {
+    let mut origin = origin;
+    while let Some(rest) = origin.strip_prefix(REPLAYED) {
+        origin = rest;
+    }
+    origin
+}
+
+/// How the origin of a record replayed after a reconnect begins.
+pub(crate) const REPLAYED: &str = "replayed:";
+
 /// Milliseconds since the Unix epoch, strictly increasing in this process (the next one
 /// after the last when the clock has not moved on, or moved back).
-pub(crate) fn stamp() -> u64 {
+fn stamp() -> u64 {
+    stamp_after(0)
+}
+
+/// [`stamp`], and no earlier than `floor`.
+pub(crate) fn stamp_after(floor: u64) -> u64 {
     use std::sync::atomic::{AtomicU64, Ordering};
     static LAST: AtomicU64 = AtomicU64::new(0);
     let now = std::time::SystemTime::now()
@@ -154,7 +196,7 @@ pub(crate) fn stamp() -> u64 {
         .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
     let mut last = LAST.load(Ordering::Relaxed);
     loop {
-        let next = now.max(last.saturating_add(1));
+        let next = now.max(floor).max(last.saturating_add(1));
         match LAST.compare_exchange_weak(last, next, Ordering::Relaxed, Ordering::Relaxed) {
             Ok(_) => return next,
             Err(seen) => last = seen,

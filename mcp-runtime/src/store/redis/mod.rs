@@ -15,13 +15,13 @@
 //! | `{p}:tw:{id}` | channel | wakes the watchers of a task after a change |
 //! | `{p}:bus` | channel | changes, one JSON object per message ([`Change::to_json`]) |
 //! | `{p}:catalog` | hash | the latest [`CatalogChange`] per item |
-//! | `{p}:catalog:at` | hash | when each of those was made ([`CatalogChange::at`]) |
+//! | `{p}:catalog:at` | hash | where each of those stands: `<at> <origin>` ([`CatalogChange::order`]) |
 
 mod handles;
 mod replay;
 mod tasks;
 
-use super::{CatalogChange, Change, NotificationBus, StoreError};
+use super::{CatalogChange, Change, NotificationBus, REPLAYED, StoreError, unmarked};
 use futures_util::future::BoxFuture;
 use futures_util::stream::BoxStream;
 use futures_util::{FutureExt, StreamExt};
@@ -138,6 +138,7 @@ impl RedisStore {
         tokio::spawn(publish(
             store.conn.clone(),
             store.shared.prefix.clone(),
+            store.shared.bus.clone(),
             queued,
             store.shared.stop.clone(),
         ));
@@ -216,7 +217,7 @@ async fn listen(
                                 for mut c in all {
                                     // Not the origin's own news any more: each instance
                                     // applies it, and tells only if it changed something.
-                                    c.origin = format!("replayed:{}", c.origin);
+                                    c.origin = format!("{REPLAYED}{}", c.origin);
                                     let _ = s.bus.send(Change::Catalog(c));
                                 }
                             }
@@ -263,27 +264,46 @@ async fn listen(
 }
 
 /// Records a catalog change and publishes it, unless the record holds a change to the
-/// same item made later ([`CatalogChange::supersedes`]: not older than the one recorded):
-/// 1 when it went out, 0 when it was older. KEYS: the record, its stamps; ARGV: the item's
-/// field, the change's text, its stamp, the bus channel.
+/// same item that comes after it ([`CatalogChange::supersedes`]: by stamp, then by origin,
+/// compared byte by byte as Rust compares strings): 1 when it went out; otherwise the
+/// recorded change's text (nil if there is none). KEYS: the record, its stamps (`<at>
+/// <origin>` per item); ARGV: the item's field, the change's text, its stamp, the bus
+/// channel, its origin.
 static RECORD_CATALOG: std::sync::LazyLock<redis::Script> = std::sync::LazyLock::new(|| {
     redis::Script::new(
         r"
-local last = tonumber(redis.call('HGET', KEYS[2], ARGV[1]) or '0') or 0
-if last > tonumber(ARGV[3]) then return 0 end
+local function after(a, b)
+  for i = 1, math.min(#a, #b) do
+    local x, y = string.byte(a, i), string.byte(b, i)
+    if x ~= y then return x > y end
+  end
+  return #a > #b
+end
+local last = redis.call('HGET', KEYS[2], ARGV[1])
+if last then
+  local at, origin = string.match(last, '^(%d+) (.*)$')
+  local theirs, mine = tonumber(at or last) or 0, tonumber(ARGV[3])
+  if theirs > mine or (theirs == mine and after(origin or '', ARGV[5])) then
+    return redis.call('HGET', KEYS[1], ARGV[1])
+  end
+end
 redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
-redis.call('HSET', KEYS[2], ARGV[1], ARGV[3])
+redis.call('HSET', KEYS[2], ARGV[1], ARGV[3] .. ' ' .. ARGV[5])
 redis.call('PUBLISH', ARGV[4], ARGV[2])
 return 1",
     )
 });
 
 /// Publishes queued changes in order (a catalog change is recorded, then published, by
-/// one script: [`RECORD_CATALOG`]). One Redis cannot take is tried again, with a growing pause, until
-/// [`PUBLISH_RETRY_FOR`] after it was made; the ones after it wait their turn.
+/// one script: [`RECORD_CATALOG`]). One Redis cannot take is tried again, with a growing
+/// pause, until [`PUBLISH_RETRY_FOR`] after it was made; the ones after it wait their
+/// turn. A catalog change the record holds a later one for is not published: the later
+/// one goes to this instance's subscribers instead, as a replayed record, so this
+/// instance (which applied its own change already) ends where the others are.
 async fn publish(
     mut conn: ConnectionManager,
     prefix: String,
+    bus: broadcast::Sender<Change>,
     mut queued: mpsc::UnboundedReceiver<(Change, tokio::time::Instant)>,
     stop: CancellationToken,
 ) {
@@ -318,22 +338,30 @@ async fn publish(
                     .arg(&text)
                     .arg(c.at)
                     .arg(&channel)
-                    .invoke_async::<i64>(&mut conn)
+                    .arg(unmarked(&c.origin))
+                    .invoke_async::<redis::Value>(&mut conn)
                     .await
-                    .map(|n| n == 1),
+                    .map(Some),
                 _ => redis::cmd("PUBLISH")
                     .arg(&channel)
                     .arg(&text)
                     .query_async::<()>(&mut conn)
                     .await
-                    .map(|()| true),
+                    .map(|()| None),
             };
             let e = match sent {
-                Ok(true) => break,
-                Ok(false) => {
+                Ok(None | Some(redis::Value::Int(1))) => break,
+                Ok(Some(later)) => {
                     tracing::info!(
                         "a catalog change was not published: another instance changed the item since it was made"
                     );
+                    let later = redis::from_redis_value::<Option<String>>(later);
+                    if let Ok(Some(Ok(Change::Catalog(mut c)))) =
+                        later.map(|t| t.map(|t| Change::from_json(&t)))
+                    {
+                        c.origin = format!("{REPLAYED}{}", c.origin);
+                        let _ = bus.send(Change::Catalog(c));
+                    }
                     break;
                 }
                 Err(e) => e,
