@@ -2,7 +2,7 @@
 //! every line after the handshake the test reads, and which writes whatever bytes the
 //! test gives it.
 
-use super::link::{Link, Wire};
+use super::link::Link;
 use serde_json::{Value, json};
 use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
@@ -75,7 +75,7 @@ pub(super) async fn stdio() -> (Link, FakeStdio) {
             let _ = answers.send(line);
         }
     });
-    let link = Link::pipes(our_read, our_write, None, CancellationToken::new())
+    let link = Link::pipes(our_read, our_write, CancellationToken::new())
         .await
         .unwrap();
     (link, FakeStdio { seen, say })
@@ -84,14 +84,9 @@ pub(super) async fn stdio() -> (Link, FakeStdio) {
 /// How many requests of a stdio link wait for an answer, and how many calls take the
 /// upstream's requests.
 pub(super) fn in_flight(link: &Link) -> (usize, usize) {
-    let Wire::Stdio {
-        pending, askers, ..
-    } = &link.wire
-    else {
-        panic!("not a stdio link")
-    };
-    let pending = pending.lock().unwrap().len();
-    let askers = askers.lock().unwrap().len();
+    let session = link.live().expect("a stdio link");
+    let pending = session.pending.lock().unwrap().len();
+    let askers = session.askers.lock().unwrap().len();
     (pending, askers)
 }
 

@@ -52,7 +52,7 @@ pub(crate) struct Ongoing {
 
 /// How a request given up on is cancelled upstream over HTTP: a POST, and the end of the
 /// read of its event stream. (On stdio, the task waiting for the answer sees the
-/// [`Ongoing`] go, and cancels it: see `link::Waiting`.)
+/// [`Ongoing`] go, and cancels it: see `link::stdio::Waiting`.)
 pub(super) enum Cancel {
     Http(Box<Listen>, tokio::task::AbortHandle),
 }

@@ -1,0 +1,381 @@
+//! The stdio wire: a [`Session`] is one connection to a child's stdin and stdout (or to
+//! an in-process pipe), with the requests waiting for their answers on it, its writer and
+//! its reader. A session ends for good (its stdout ends, or the link goes): what waits on
+//! it fails at once.
+
+use super::super::routing::{Askers, Changes, route};
+use super::{Link, MAX_MESSAGE, UpstreamError, Wire, gone};
+use crate::transport::stdio::lines::{Line, Lines, Overlong};
+use serde_json::{Value, json};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::sync::{mpsc, oneshot};
+use tokio_util::sync::CancellationToken;
+
+/// The requests of a session waiting, by id: each gets its answer, or why it has none.
+pub(crate) type Pending = Arc<Mutex<HashMap<u64, oneshot::Sender<Result<Value, UpstreamError>>>>>;
+
+/// What one run of a stdio upstream is reached through: its stdout, its stdin, and the
+/// child, if it is one (an in-process pipe has none).
+pub(crate) struct Pipes {
+    pub(crate) read: Box<dyn AsyncRead + Unpin + Send>,
+    pub(crate) write: Box<dyn AsyncWrite + Unpin + Send>,
+    pub(crate) child: Option<tokio::process::Child>,
+}
+
+/// Starts `cmd` with piped stdin and stdout (its stderr goes to this process's), killed
+/// when its session is dropped.
+pub(crate) fn spawn(mut cmd: tokio::process::Command) -> Result<Pipes, UpstreamError> {
+    use std::process::Stdio as Pipe;
+    cmd.stdin(Pipe::piped())
+        .stdout(Pipe::piped())
+        .stderr(Pipe::inherit())
+        .kill_on_drop(true);
+    let mut child = cmd
+        .spawn()
+        .map_err(|e| gone(format!("cannot start it: {e}")))?;
+    let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+        return Err(gone("no pipes to it"));
+    };
+    Ok(Pipes {
+        read: Box::new(stdout),
+        write: Box::new(stdin),
+        child: Some(child),
+    })
+}
+
+/// One connection to a stdio upstream (one run of its child).
+pub(crate) struct Session {
+    pub(crate) out: mpsc::Sender<String>,
+    pub(crate) pending: Pending,
+    pub(crate) askers: Askers,
+    /// Cancelled when it ended; a child of the link's `dropped`.
+    pub(crate) closed: CancellationToken,
+    /// Once it ended: how.
+    end: Mutex<Option<String>>,
+    /// The child, killed when the session is dropped.
+    _child: Option<tokio::process::Child>,
+}
+
+impl Session {
+    /// Starts the writer and the reader of `pipes`; messages that are not answers are
+    /// routed (`route`), list changes told to `changes`.
+    pub(crate) fn open(
+        pipes: Pipes,
+        changes: &Arc<Changes>,
+        dropped: &CancellationToken,
+    ) -> Arc<Session> {
+        let (out, queue) = mpsc::channel::<String>(256);
+        let session = Arc::new(Session {
+            out,
+            pending: Arc::default(),
+            askers: Arc::default(),
+            closed: dropped.child_token(),
+            end: Mutex::new(None),
+            _child: pipes.child,
+        });
+        tokio::spawn(write(Arc::clone(&session), pipes.write, queue));
+        tokio::spawn(read(Arc::clone(&session), pipes.read, Arc::clone(changes)));
+        session
+    }
+
+    /// Whether it still runs.
+    pub(crate) fn is_open(&self) -> bool {
+        !self.closed.is_cancelled()
+    }
+
+    /// Ends it (`how`: why, unless it is known already): every request waiting on it
+    /// fails at once, and calls take no more of its requests.
+    pub(crate) fn close(&self, how: &str) {
+        self.end
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get_or_insert_with(|| how.to_owned());
+        self.closed.cancel();
+        let waiting: Vec<_> = {
+            let mut pending = self.pending.lock().unwrap_or_else(|e| e.into_inner());
+            pending.drain().map(|(_, tx)| tx).collect()
+        };
+        for tx in waiting {
+            let _ = tx.send(Err(self.gone()));
+        }
+        self.askers
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clear();
+    }
+
+    /// The error of a request that cannot have its answer on it: it ended.
+    pub(crate) fn gone(&self) -> UpstreamError {
+        match self
+            .end
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .as_deref()
+        {
+            Some(how) => gone(format!("the upstream server exited ({how})")),
+            None => gone("the upstream server exited"),
+        }
+    }
+
+    /// Sends one line (a notification, or an answer to a request of the upstream).
+    pub(crate) async fn send(&self, line: String) -> Result<(), UpstreamError> {
+        if !self.is_open() {
+            return Err(self.gone());
+        }
+        self.out.send(line).await.map_err(|_| self.gone())
+    }
+
+    /// Sends a request; where its answer will come, and its place among the requests
+    /// waiting for one (see [`Waiting`]; `cancel`: whether the upstream is told when it is
+    /// given up, which `initialize` never is).
+    pub(crate) async fn enqueue(
+        self: &Arc<Self>,
+        id: u64,
+        msg: &Value,
+        cancel: bool,
+    ) -> Result<(oneshot::Receiver<Result<Value, UpstreamError>>, Waiting), UpstreamError> {
+        if !self.is_open() {
+            return Err(self.gone());
+        }
+        let (tx, rx) = oneshot::channel();
+        self.pending
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(id, tx);
+        let waiting = Waiting {
+            id,
+            session: Arc::clone(self),
+            cancel,
+        };
+        self.out
+            .send(msg.to_string())
+            .await
+            .map_err(|_| self.gone())?;
+        Ok((rx, waiting))
+    }
+
+    /// One request and its answer (the whole message), or why there is none; given up
+    /// (dropped), it is forgotten and, unless `cancel` is false, cancelled upstream.
+    pub(crate) async fn exchange(
+        self: &Arc<Self>,
+        id: u64,
+        msg: &Value,
+        cancel: bool,
+    ) -> Result<Value, UpstreamError> {
+        let (rx, _waiting) = self.enqueue(id, msg, cancel).await?;
+        tokio::select! {
+            a = rx => a.unwrap_or_else(|_| Err(self.gone())),
+            () = self.closed.cancelled() => Err(self.gone()),
+        }
+    }
+}
+
+/// Writer: one line per message, until the session ends.
+async fn write(
+    session: Arc<Session>,
+    mut stdin: Box<dyn AsyncWrite + Unpin + Send>,
+    mut queue: mpsc::Receiver<String>,
+) {
+    while let Some(line) = tokio::select! {
+        l = queue.recv() => l,
+        () = session.closed.cancelled() => None,
+    } {
+        if stdin.write_all(line.as_bytes()).await.is_err()
+            || stdin.write_all(b"\n").await.is_err()
+            || stdin.flush().await.is_err()
+        {
+            return;
+        }
+    }
+}
+
+/// Reader: answers go to their request; a request of the server goes to the one call in
+/// flight when it is one this proxy passes on, else it gets the answer it can have; list
+/// changes are told. It ends with the upstream's stdout, or with the session.
+async fn read(
+    session: Arc<Session>,
+    stdout: Box<dyn AsyncRead + Unpin + Send>,
+    changes: Arc<Changes>,
+) {
+    // Lines past the limit are skipped as they come, never buffered whole.
+    let stdout = BufReader::with_capacity(64 * 1024, stdout);
+    let mut lines = Lines::new(stdout, MAX_MESSAGE);
+    loop {
+        let next = tokio::select! {
+            l = lines.next() => l,
+            () = session.closed.cancelled() => return,
+        };
+        let line = match next {
+            Ok(Line::Message(line)) => line,
+            Ok(Line::TooLong(long)) => {
+                too_long(&long, &session.pending);
+                continue;
+            }
+            Ok(Line::Eof) => break,
+            Err(e) => {
+                tracing::warn!("reading the upstream server's stdout: {e}");
+                break;
+            }
+        };
+        let Some(msg) = message(&line, &session.pending) else {
+            continue;
+        };
+        if msg.get("method").is_some() {
+            if let Some(reply) = route(&msg, &session.askers, &changes) {
+                let _ = session.out.send(reply.to_string()).await;
+            }
+            continue;
+        }
+        let Some(n) = msg.get("id").and_then(Value::as_u64) else {
+            continue;
+        };
+        let waiting = session
+            .pending
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&n);
+        if let Some(tx) = waiting {
+            let _ = tx.send(Ok(msg));
+        }
+    }
+    tracing::warn!("the upstream server closed its stdout");
+    session.close("it closed its stdout");
+}
+
+/// One line a stdio upstream wrote, as a message; `None` when it is not one (skipped). A
+/// line that is not UTF-8 is told at warn, and when it reads as an answer once its bad
+/// bytes are replaced, the request it answers fails at once, rather than at its time
+/// limit.
+fn message(line: &[u8], pending: &Pending) -> Option<Value> {
+    if line.trim_ascii().is_empty() {
+        return None;
+    }
+    let text = match std::str::from_utf8(line) {
+        Ok(text) => text,
+        Err(e) => {
+            tracing::warn!(
+                "the upstream server wrote a line that is not UTF-8 (at byte {}): skipped",
+                e.valid_up_to()
+            );
+            let lenient = serde_json::from_str::<Value>(&String::from_utf8_lossy(line)).ok();
+            if let Some(id) = lenient.as_ref().and_then(answer_id) {
+                fail(pending, id, "it answered with a line that is not UTF-8");
+            }
+            return None;
+        }
+    };
+    let msg = serde_json::from_str::<Value>(text);
+    if msg.is_err() {
+        tracing::debug!("upstream wrote a line that is not JSON");
+    }
+    msg.ok()
+}
+
+/// A line over [`MAX_MESSAGE`], skipped: told at warn with its size, and when it is an
+/// answer whose id its ends show ([`overlong::answer_id`](super::super::overlong::answer_id)),
+/// its request fails at once; otherwise that request ends at its time limit.
+fn too_long(long: &Overlong, pending: &Pending) {
+    tracing::warn!(
+        "the upstream server wrote a line of {} bytes, over the limit of {MAX_MESSAGE}: skipped",
+        long.len
+    );
+    if let Some(id) = super::super::overlong::answer_id(&long.head, &long.tail) {
+        let why = format!(
+            "its answer was {} bytes, over the limit of {MAX_MESSAGE}",
+            long.len
+        );
+        fail(pending, id, &why);
+    }
+}
+
+/// The id of one of our requests that `msg` answers (it has no `method`).
+fn answer_id(msg: &Value) -> Option<u64> {
+    if msg.get("method").is_some() {
+        return None;
+    }
+    msg.get("id").and_then(Value::as_u64)
+}
+
+/// Ends the request `id`, if it is waiting, with `why` it has no answer.
+fn fail(pending: &Pending, id: u64, why: &str) {
+    let waiting = pending
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .remove(&id);
+    if let Some(tx) = waiting {
+        let _ = tx.send(Err(gone(why)));
+    }
+}
+
+/// A request waiting for its answer: in its session's `pending` (and, for a call, in its
+/// `askers`) while this lives. Dropped before the answer came (given up: its caller went,
+/// or its time ran out), it is taken out of both, and the upstream is told
+/// (`notifications/cancelled`) unless `cancel` is false.
+pub(crate) struct Waiting {
+    id: u64,
+    session: Arc<Session>,
+    cancel: bool,
+}
+
+impl Drop for Waiting {
+    fn drop(&mut self) {
+        let id = self.id;
+        self.session
+            .askers
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .retain(|(n, _)| *n != id);
+        let unanswered = self
+            .session
+            .pending
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&id)
+            .is_some();
+        if unanswered && self.cancel && self.session.is_open() {
+            let note = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                "params": {"requestId": id, "reason": "the proxied request was given up"}});
+            let _ = self.session.out.try_send(note.to_string());
+        }
+    }
+}
+
+/// A stdio upstream: its session.
+pub(crate) struct Stdio {
+    session: Arc<Session>,
+}
+
+impl Stdio {
+    pub(crate) fn new(session: Arc<Session>) -> Stdio {
+        Stdio { session }
+    }
+
+    /// The session, open or not.
+    pub(crate) fn now(&self) -> Arc<Session> {
+        Arc::clone(&self.session)
+    }
+}
+
+impl Link {
+    /// The stdio session, open or not (`None` over HTTP).
+    pub(crate) fn live(&self) -> Option<Arc<Session>> {
+        match &self.wire {
+            Wire::Stdio(stdio) => Some(stdio.now()),
+            Wire::Http(_) => None,
+        }
+    }
+
+    /// The stdio session to send on, while it runs.
+    pub(crate) async fn session(&self) -> Result<Arc<Session>, UpstreamError> {
+        let Wire::Stdio(stdio) = &self.wire else {
+            return Err(gone("not a stdio upstream"));
+        };
+        let now = stdio.now();
+        if now.is_open() {
+            return Ok(now);
+        }
+        Err(now.gone())
+    }
+}
