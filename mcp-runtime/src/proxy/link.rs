@@ -26,7 +26,9 @@ pub(crate) use answer::{NO_MESSAGE, excerpt, gone, outcome, rpc_error};
 pub(super) use stdio::Stdio;
 pub(crate) use stdio::{Pipes, Session, spawn};
 
-/// How long one upstream request may take.
+/// How long one upstream request may take, unless its upstream's options say otherwise
+/// ([`HttpOptions::timeout`](super::HttpOptions::timeout),
+/// [`StdioOptions::timeout`](super::StdioOptions::timeout)).
 pub const DEFAULT_UPSTREAM_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// The longest line (or HTTP body) accepted from an upstream.
@@ -60,8 +62,13 @@ pub(crate) struct Link {
 pub(super) const MODERN: &str = crate::protocol::PROTOCOL_VERSION;
 
 impl Link {
-    pub(crate) async fn stdio(cmd: tokio::process::Command) -> Result<Link, UpstreamError> {
-        Self::over(spawn(cmd)?, CancellationToken::new()).await
+    /// Newline-delimited JSON-RPC with the child `cmd` starts, which may stay silent on a
+    /// request for `patience`.
+    pub(crate) async fn stdio(
+        cmd: tokio::process::Command,
+        patience: Duration,
+    ) -> Result<Link, UpstreamError> {
+        Self::over(spawn(cmd)?, patience, CancellationToken::new()).await
     }
 
     /// Newline-delimited JSON-RPC over `read` and `write` (an in-process pipe); `dropped`
@@ -80,14 +87,19 @@ impl Link {
             write: Box::new(write),
             child: None,
         };
-        Self::over(pipes, dropped).await
+        Self::over(pipes, DEFAULT_UPSTREAM_TIMEOUT, dropped).await
     }
 
     /// Newline-delimited JSON-RPC with the child (or pipe) of `pipes`.
-    async fn over(pipes: Pipes, dropped: CancellationToken) -> Result<Link, UpstreamError> {
+    async fn over(
+        pipes: Pipes,
+        patience: Duration,
+        dropped: CancellationToken,
+    ) -> Result<Link, UpstreamError> {
         let changes = Arc::new(Changes::default());
         let session = Session::open(pipes, &changes, &dropped);
-        Self::settle(Wire::Stdio(Stdio::new(session)), changes, dropped).await
+        let wire = Wire::Stdio(Stdio::new(session, patience));
+        Self::settle(wire, changes, dropped).await
     }
 
     pub(crate) async fn http(
@@ -212,7 +224,7 @@ impl Link {
     pub(crate) fn patience(&self) -> Duration {
         match &self.wire {
             Wire::Http(peer) => peer.patience,
-            Wire::Stdio(_) => DEFAULT_UPSTREAM_TIMEOUT,
+            Wire::Stdio(stdio) => stdio.patience,
         }
     }
 

@@ -55,6 +55,10 @@
 //!
 //! With [`Upstream::follow`], the upstream's resource updates reach this server's
 //! subscribers too.
+//!
+//! A request an upstream stays silent on is given up after 60 s
+//! ([`DEFAULT_UPSTREAM_TIMEOUT`]), or the time [`StdioOptions::timeout`] or
+//! [`HttpOptions::timeout`] sets, and cancelled upstream.
 
 mod changes;
 mod checked;
@@ -76,7 +80,7 @@ mod task;
 mod watch;
 
 pub use follow::Following;
-pub use options::HttpOptions;
+pub use options::{HttpOptions, StdioOptions};
 
 pub use link::{DEFAULT_UPSTREAM_TIMEOUT, UpstreamError};
 
@@ -128,14 +132,30 @@ impl Upstream {
         I: IntoIterator<Item = S>,
         S: AsRef<OsStr>,
     {
+        Self::stdio_with(program, args, StdioOptions::new()).await
+    }
+
+    /// Like [`Upstream::stdio`], with a time limit of your own.
+    pub async fn stdio_with<I, S>(
+        program: impl AsRef<OsStr>,
+        args: I,
+        options: StdioOptions,
+    ) -> Result<Upstream, UpstreamError>
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
         let mut cmd = tokio::process::Command::new(program);
         cmd.args(args);
-        Self::command(cmd).await
+        let patience = options.timeout.unwrap_or(DEFAULT_UPSTREAM_TIMEOUT);
+        Ok(Upstream::new(Link::stdio(cmd, patience).await?))
     }
 
     /// Like [`Upstream::stdio`], with a command of your own (environment, directory).
     pub async fn command(cmd: tokio::process::Command) -> Result<Upstream, UpstreamError> {
-        Ok(Upstream::new(Link::stdio(cmd).await?))
+        Ok(Upstream::new(
+            Link::stdio(cmd, DEFAULT_UPSTREAM_TIMEOUT).await?,
+        ))
     }
 
     /// Connects to the Streamable HTTP endpoint at `url` (`http://`, or `https://`

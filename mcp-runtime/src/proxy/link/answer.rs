@@ -18,7 +18,8 @@ pub enum UpstreamError {
     },
     /// It could not be reached, went away, or answered something that is not MCP.
     Unavailable(String),
-    /// It took longer than [`DEFAULT_UPSTREAM_TIMEOUT`](super::DEFAULT_UPSTREAM_TIMEOUT).
+    /// It stayed silent on the request for longer than its time limit
+    /// ([`DEFAULT_UPSTREAM_TIMEOUT`](super::DEFAULT_UPSTREAM_TIMEOUT) unless set).
     Timeout,
 }
 

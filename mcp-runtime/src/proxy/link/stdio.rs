@@ -342,14 +342,15 @@ impl Drop for Waiting {
     }
 }
 
-/// A stdio upstream: its session.
+/// A stdio upstream: its session, and how long it may stay silent on a request.
 pub(crate) struct Stdio {
     session: Arc<Session>,
+    pub(crate) patience: std::time::Duration,
 }
 
 impl Stdio {
-    pub(crate) fn new(session: Arc<Session>) -> Stdio {
-        Stdio { session }
+    pub(crate) fn new(session: Arc<Session>, patience: std::time::Duration) -> Stdio {
+        Stdio { session, patience }
     }
 
     /// The session, open or not.

@@ -1,0 +1,126 @@
+//! stdio upstreams that exit, stay silent or answer under odd ids, with a real child: a
+//! hand-written 2025-11-25 server (`tests/clients/stdio_stub.py`, Python's standard
+//! library only) that crashes, hangs or misnames its answers when a tool says so.
+//!
+//! Needs `python3` (or `MCP_PYTHON`): skipped without it, unless
+//! `MCP_REAL_CLIENTS=required` (set by `.ci/run`).
+
+mod common;
+
+use mcp_runtime::Server;
+use mcp_runtime::proxy::{StdioOptions, Upstream, UpstreamError};
+use serde_json::{Value, json};
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Python, or `None` (skipped).
+fn python() -> Option<PathBuf> {
+    let python = std::env::var_os("MCP_PYTHON").map_or_else(|| "python3".into(), PathBuf::from);
+    let ok = std::process::Command::new(&python)
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if ok {
+        return Some(python);
+    }
+    assert!(
+        std::env::var("MCP_REAL_CLIENTS").as_deref() != Ok("required"),
+        "MCP_REAL_CLIENTS=required but {} does not run",
+        python.display()
+    );
+    eprintln!("skipped: no {}", python.display());
+    None
+}
+
+/// One stub server's command line and state directory (removed when dropped).
+struct Stub {
+    python: PathBuf,
+    dir: PathBuf,
+}
+
+impl Stub {
+    fn new(name: &str) -> Option<Stub> {
+        let python = python()?;
+        let dir =
+            std::env::temp_dir().join(format!("mcp-stdio-stub-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        Some(Stub { python, dir })
+    }
+
+    /// The arguments to Python.
+    fn args(&self) -> Vec<OsString> {
+        let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/clients/stdio_stub.py");
+        vec![script.into(), self.dir.clone().into()]
+    }
+}
+
+impl Drop for Stub {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// `fut`, which must end within 10 s (not a time it is held to: a stop for a test that
+/// would otherwise wait for the 60 s time limit).
+async fn soon<T>(fut: impl std::future::Future<Output = T>) -> T {
+    tokio::time::timeout(Duration::from_secs(10), fut)
+        .await
+        .expect("done within 10 s")
+}
+
+/// Calls the stub's tool `name`; the text of its result.
+async fn call(up: &Upstream, name: &str) -> Result<String, UpstreamError> {
+    let r = up
+        .request("tools/call", json!({"name": name, "arguments": {}}))
+        .await?;
+    Ok(r["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned())
+}
+
+/// `StdioOptions::timeout`: a request the child stays silent on is given up at that
+/// limit, a plain request and a forwarded call alike, and the child is told
+/// (`notifications/cancelled`) about each.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_the_child_is_silent_on_is_given_up_at_its_time_limit() {
+    let Some(stub) = Stub::new("timeout") else {
+        return;
+    };
+    let options = StdioOptions::new().timeout(Duration::from_secs(2));
+    let up = Upstream::stdio_with(&stub.python, stub.args(), options)
+        .await
+        .unwrap();
+    let hung = soon(call(&up, "hang")).await;
+    assert_eq!(hung, Err(UpstreamError::Timeout));
+
+    let gateway = Server::builder("gateway", "1.0")
+        .request_state(mcp_runtime::config::RequestState::single_instance())
+        .mount("stub", up.items().await.unwrap())
+        .build()
+        .unwrap();
+    let client = mcp_runtime::testing::TestClient::new(gateway);
+    let hung = soon(client.call_tool("stub_hang", json!({})))
+        .await
+        .unwrap();
+    assert!(
+        hung.is_error() && hung.text().contains("time limit"),
+        "{:?}",
+        hung.result
+    );
+    // The call's cancel is sent as its task sees it given up: asked until it came.
+    let told = soon(async {
+        loop {
+            let told: Value = serde_json::from_str(&call(&up, "cancelled").await.unwrap()).unwrap();
+            if told.as_array().map_or(0, Vec::len) >= 2 {
+                return told;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await;
+    assert_eq!(told.as_array().map(Vec::len), Some(2), "{told}");
+    assert!(told.as_array().unwrap().iter().all(Value::is_u64), "{told}");
+}
