@@ -81,6 +81,17 @@ async fn call(up: &Upstream, name: &str) -> Result<String, UpstreamError> {
         .to_owned())
 }
 
+/// Waits (up to 5 s) until the logs say `what`.
+async fn logged(what: &str) {
+    for _ in 0..250 {
+        if common::logs().contains(what) {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    panic!("not logged: {what}\n{}", common::logs());
+}
+
 /// `StdioOptions::timeout`: a request the child stays silent on is given up at that
 /// limit, a plain request and a forwarded call alike, and the child is told
 /// (`notifications/cancelled`) about each.
@@ -123,4 +134,39 @@ async fn a_request_the_child_is_silent_on_is_given_up_at_its_time_limit() {
     .await;
     assert_eq!(told.as_array().map(Vec::len), Some(2), "{told}");
     assert!(told.as_array().unwrap().iter().all(Value::is_u64), "{told}");
+}
+
+/// An answer with its request's id written as a string (`"7"` for 7) is taken. Before,
+/// it was dropped and the request waited for its time limit.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_answer_under_its_id_as_a_string_is_taken() {
+    let Some(stub) = Stub::new("string-id") else {
+        return;
+    };
+    let up = Upstream::stdio(&stub.python, stub.args()).await.unwrap();
+    assert_eq!(soon(call(&up, "string_id")).await.unwrap(), "as a string");
+}
+
+/// An answer under an id no request has is told at warn, naming the id, and dropped; its
+/// request ends at its time limit and is cancelled upstream. Before, it was dropped
+/// silently.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_answer_under_an_id_no_request_has_is_told() {
+    common::capture_logs();
+    let Some(stub) = Stub::new("wrong-id") else {
+        return;
+    };
+    let options = StdioOptions::new().timeout(Duration::from_secs(2));
+    let up = Upstream::stdio_with(&stub.python, stub.args(), options)
+        .await
+        .unwrap();
+    let r = soon(call(&up, "wrong_id")).await;
+    assert_eq!(r, Err(UpstreamError::Timeout));
+    let told: Value = serde_json::from_str(&call(&up, "cancelled").await.unwrap()).unwrap();
+    let id = told[0].as_u64().expect("the call was cancelled upstream");
+    logged(&format!(
+        "answered id {}, which no request waits for",
+        id + 1000
+    ))
+    .await;
 }

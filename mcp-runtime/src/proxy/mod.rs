@@ -58,7 +58,9 @@
 //!
 //! A request an upstream stays silent on is given up after 60 s
 //! ([`DEFAULT_UPSTREAM_TIMEOUT`]), or the time [`StdioOptions::timeout`] or
-//! [`HttpOptions::timeout`] sets, and cancelled upstream.
+//! [`HttpOptions::timeout`] sets, and cancelled upstream. An answer on stdio whose id
+//! names no request waiting is told at warn and dropped; one whose id is ours written as
+//! a string (`"7"` for 7) is taken.
 
 mod changes;
 mod checked;

@@ -4,7 +4,7 @@
 //! it fails at once.
 
 use super::super::routing::{Askers, Changes, route};
-use super::{Link, MAX_MESSAGE, UpstreamError, Wire, gone};
+use super::{Link, MAX_MESSAGE, UpstreamError, Wire, excerpt, gone};
 use crate::transport::stdio::lines::{Line, Lines, Overlong};
 use serde_json::{Value, json};
 use std::collections::HashMap;
@@ -228,20 +228,49 @@ async fn read(
             }
             continue;
         }
-        let Some(n) = msg.get("id").and_then(Value::as_u64) else {
-            continue;
-        };
-        let waiting = session
-            .pending
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .remove(&n);
-        if let Some(tx) = waiting {
-            let _ = tx.send(Ok(msg));
-        }
+        deliver(msg, &session.pending);
     }
     tracing::warn!("the upstream server closed its stdout");
     session.close("it closed its stdout");
+}
+
+/// Gives an answer to the request it answers. Its `id` is ours (a number), or the same
+/// number written as a string (some servers echo ids as strings). An answer to no request
+/// waiting (an id we never sent, or one given up already) is told at warn, naming its id,
+/// and dropped: we cannot know whose it was.
+fn deliver(msg: Value, pending: &Pending) {
+    let waiting = {
+        let mut pending = pending.lock().unwrap_or_else(|e| e.into_inner());
+        waiting_id(msg.get("id"), &pending).and_then(|n| pending.remove(&n))
+    };
+    if let Some(tx) = waiting {
+        let _ = tx.send(Ok(msg));
+        return;
+    }
+    let id = msg.get("id").map_or_else(
+        || "none".to_owned(),
+        |id| excerpt(id.to_string().as_bytes()),
+    );
+    let error = msg
+        .get("error")
+        .and_then(|e| e.get("message"))
+        .and_then(Value::as_str)
+        .map(|m| format!(" (its error: {})", excerpt(m.as_bytes())))
+        .unwrap_or_default();
+    tracing::warn!(
+        "the upstream server answered id {id}, which no request waits for (never sent, or given up already): dropped{error}"
+    );
+}
+
+/// The id of the request waiting in `pending` that `id` names: the number itself, or
+/// its decimal form as a string (`"7"` for 7, not `"07"`).
+fn waiting_id<T>(id: Option<&Value>, pending: &HashMap<u64, T>) -> Option<u64> {
+    let n = match id? {
+        Value::Number(n) => n.as_u64()?,
+        Value::String(s) => s.parse::<u64>().ok().filter(|n| n.to_string() == *s)?,
+        _ => return None,
+    };
+    pending.contains_key(&n).then_some(n)
 }
 
 /// One line a stdio upstream wrote, as a message; `None` when it is not one (skipped). A
@@ -260,8 +289,14 @@ fn message(line: &[u8], pending: &Pending) -> Option<Value> {
                 e.valid_up_to()
             );
             let lenient = serde_json::from_str::<Value>(&String::from_utf8_lossy(line)).ok();
-            if let Some(id) = lenient.as_ref().and_then(answer_id) {
-                fail(pending, id, "it answered with a line that is not UTF-8");
+            if let Some(msg) = lenient.filter(|m| m.get("method").is_none()) {
+                let id = {
+                    let pending = pending.lock().unwrap_or_else(|e| e.into_inner());
+                    waiting_id(msg.get("id"), &pending)
+                };
+                if let Some(id) = id {
+                    fail(pending, id, "it answered with a line that is not UTF-8");
+                }
             }
             return None;
         }
@@ -288,14 +323,6 @@ fn too_long(long: &Overlong, pending: &Pending) {
         );
         fail(pending, id, &why);
     }
-}
-
-/// The id of one of our requests that `msg` answers (it has no `method`).
-fn answer_id(msg: &Value) -> Option<u64> {
-    if msg.get("method").is_some() {
-        return None;
-    }
-    msg.get("id").and_then(Value::as_u64)
 }
 
 /// Ends the request `id`, if it is waiting, with `why` it has no answer.
@@ -378,5 +405,34 @@ impl Link {
             return Ok(now);
         }
         Err(now.gone())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_answer_names_its_request_by_number_or_by_the_numbers_decimal_string() {
+        let pending: HashMap<u64, ()> = [(1, ()), (7, ())].into_iter().collect();
+        let id = |v: Value| waiting_id(Some(&v), &pending);
+        assert_eq!(id(json!(7)), Some(7));
+        assert_eq!(id(json!("7")), Some(7));
+        assert_eq!(id(json!("1")), Some(1));
+        for other in [
+            json!(8),
+            json!("8"),
+            json!("07"),
+            json!(" 7"),
+            json!("7.0"),
+            json!(7.0),
+            json!(-7),
+            json!(null),
+            json!([7]),
+            json!("x"),
+        ] {
+            assert_eq!(id(other.clone()), None, "{other}");
+        }
+        assert_eq!(waiting_id(None, &pending), None);
     }
 }
