@@ -81,6 +81,10 @@ async fn call(up: &Upstream, name: &str) -> Result<String, UpstreamError> {
         .to_owned())
 }
 
+fn is_unavailable(r: &Result<String, UpstreamError>, saying: &str) -> bool {
+    matches!(r, Err(UpstreamError::Unavailable(why)) if why.contains(saying))
+}
+
 /// Waits (up to 5 s) until the logs say `what`.
 async fn logged(what: &str) {
     for _ in 0..250 {
@@ -90,6 +94,21 @@ async fn logged(what: &str) {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     panic!("not logged: {what}\n{}", common::logs());
+}
+
+/// A child that exits fails the request in flight at once, and a warning says how it
+/// exited. Before, the warning said only that its stdout closed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_child_that_exits_fails_the_request_in_flight_and_its_exit_status_is_told() {
+    common::capture_logs();
+    let Some(stub) = Stub::new("exits") else {
+        return;
+    };
+    let up = Upstream::stdio(&stub.python, stub.args()).await.unwrap();
+    assert_eq!(soon(call(&up, "echo")).await.unwrap(), "{}");
+    let crashed = soon(call(&up, "crash")).await;
+    assert!(is_unavailable(&crashed, "exited"), "{crashed:?}");
+    logged("the upstream server exited (exit status: 3)").await;
 }
 
 /// `StdioOptions::timeout`: a request the child stays silent on is given up at that
@@ -169,4 +188,23 @@ async fn an_answer_under_an_id_no_request_has_is_told() {
         id + 1000
     ))
     .await;
+}
+
+/// A child that exits while a process it started holds its stdout open (`sh -c 'sleep 5
+/// & exec ...'`): the request in flight fails at once, naming its exit status. Before,
+/// the request waited for its time limit (the link waited for the end of its stdout).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_child_that_exits_with_its_stdout_held_open_fails_its_requests_at_once() {
+    let Some(stub) = Stub::new("held") else {
+        return;
+    };
+    let mut args: Vec<OsString> = vec![
+        "-c".into(),
+        r#"sleep 5 & exec "$0" "$@""#.into(),
+        stub.python.clone().into(),
+    ];
+    args.extend(stub.args());
+    let up = Upstream::stdio("sh", args).await.unwrap();
+    let crashed = soon(call(&up, "crash")).await;
+    assert!(is_unavailable(&crashed, "exit status: 3"), "{crashed:?}");
 }

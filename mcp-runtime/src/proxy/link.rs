@@ -68,7 +68,8 @@ impl Link {
         cmd: tokio::process::Command,
         patience: Duration,
     ) -> Result<Link, UpstreamError> {
-        Self::over(spawn(cmd)?, patience, CancellationToken::new()).await
+        let program = cmd.as_std().get_program().to_string_lossy().into_owned();
+        Self::over(spawn(cmd)?, &program, patience, CancellationToken::new()).await
     }
 
     /// Newline-delimited JSON-RPC over `read` and `write` (an in-process pipe); `dropped`
@@ -87,17 +88,19 @@ impl Link {
             write: Box::new(write),
             child: None,
         };
-        Self::over(pipes, DEFAULT_UPSTREAM_TIMEOUT, dropped).await
+        Self::over(pipes, "local", DEFAULT_UPSTREAM_TIMEOUT, dropped).await
     }
 
-    /// Newline-delimited JSON-RPC with the child (or pipe) of `pipes`.
+    /// Newline-delimited JSON-RPC with the child (or pipe) of `pipes`; `program` names it
+    /// in logs.
     async fn over(
         pipes: Pipes,
+        program: &str,
         patience: Duration,
         dropped: CancellationToken,
     ) -> Result<Link, UpstreamError> {
         let changes = Arc::new(Changes::default());
-        let session = Session::open(pipes, &changes, &dropped);
+        let session = Session::open(pipes, &changes, &dropped, program);
         let wire = Wire::Stdio(Stdio::new(session, patience));
         Self::settle(wire, changes, dropped).await
     }

@@ -56,6 +56,8 @@
 //! With [`Upstream::follow`], the upstream's resource updates reach this server's
 //! subscribers too.
 //!
+//! A stdio upstream's child that exits (or crashes) fails the requests waiting on it at
+//! once ([`UpstreamError::Unavailable`]), and a warning says how it exited.
 //! A request an upstream stays silent on is given up after 60 s
 //! ([`DEFAULT_UPSTREAM_TIMEOUT`]), or the time [`StdioOptions::timeout`] or
 //! [`HttpOptions::timeout`] sets, and cancelled upstream. An answer on stdio whose id

@@ -1,7 +1,8 @@
 //! The stdio wire: a [`Session`] is one connection to a child's stdin and stdout (or to
 //! an in-process pipe), with the requests waiting for their answers on it, its writer and
-//! its reader. A session ends for good (its stdout ends, or the link goes): what waits on
-//! it fails at once.
+//! reader, and, for a child, the task that sees it exit. A session ends for good (its
+//! stdout ends, its child exits, it stops reading its stdin, or the link goes): what
+//! waits on it fails at once.
 
 use super::super::routing::{Askers, Changes, route};
 use super::{Link, MAX_MESSAGE, UpstreamError, Wire, excerpt, gone};
@@ -9,12 +10,17 @@ use crate::transport::stdio::lines::{Line, Lines, Overlong};
 use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
 /// The requests of a session waiting, by id: each gets its answer, or why it has none.
 pub(crate) type Pending = Arc<Mutex<HashMap<u64, oneshot::Sender<Result<Value, UpstreamError>>>>>;
+
+/// How long a child that exited has for its stdout to end (what it wrote before is still
+/// read), and a child whose stdout ended has to exit on its own before it is killed.
+const GRACE: Duration = Duration::from_millis(500);
 
 /// What one run of a stdio upstream is reached through: its stdout, its stdin, and the
 /// child, if it is one (an in-process pipe has none).
@@ -24,8 +30,8 @@ pub(crate) struct Pipes {
     pub(crate) child: Option<tokio::process::Child>,
 }
 
-/// Starts `cmd` with piped stdin and stdout (its stderr goes to this process's), killed
-/// when its session is dropped.
+/// Starts `cmd` with piped stdin and stdout (its stderr goes to this process's); the
+/// child is killed when it is dropped (by its session's watcher, once the session ended).
 pub(crate) fn spawn(mut cmd: tokio::process::Command) -> Result<Pipes, UpstreamError> {
     use std::process::Stdio as Pipe;
     cmd.stdin(Pipe::piped())
@@ -52,19 +58,19 @@ pub(crate) struct Session {
     pub(crate) askers: Askers,
     /// Cancelled when it ended; a child of the link's `dropped`.
     pub(crate) closed: CancellationToken,
-    /// Once it ended: how.
+    /// Once it ended: how (its child's exit status, when known).
     end: Mutex<Option<String>>,
-    /// The child, killed when the session is dropped.
-    _child: Option<tokio::process::Child>,
 }
 
 impl Session {
-    /// Starts the writer and the reader of `pipes`; messages that are not answers are
-    /// routed (`route`), list changes told to `changes`.
+    /// Starts the writer, the reader and (for a child) the watcher of `pipes`; messages
+    /// that are not answers are routed (`route`), list changes told to `changes`.
+    /// `program` names the upstream in logs.
     pub(crate) fn open(
         pipes: Pipes,
         changes: &Arc<Changes>,
         dropped: &CancellationToken,
+        program: &str,
     ) -> Arc<Session> {
         let (out, queue) = mpsc::channel::<String>(256);
         let session = Arc::new(Session {
@@ -73,10 +79,19 @@ impl Session {
             askers: Arc::default(),
             closed: dropped.child_token(),
             end: Mutex::new(None),
-            _child: pipes.child,
         });
+        let has_child = pipes.child.is_some();
         tokio::spawn(write(Arc::clone(&session), pipes.write, queue));
-        tokio::spawn(read(Arc::clone(&session), pipes.read, Arc::clone(changes)));
+        tokio::spawn(read(
+            Arc::clone(&session),
+            pipes.read,
+            Arc::clone(changes),
+            has_child,
+        ));
+        if let Some(child) = pipes.child {
+            let (dropped, program) = (dropped.clone(), program.to_owned());
+            tokio::spawn(watch(Arc::clone(&session), child, dropped, program));
+        }
         session
     }
 
@@ -104,6 +119,11 @@ impl Session {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .clear();
+    }
+
+    /// Its child exited, `how` (its exit status): said from now on.
+    fn exited(&self, how: String) {
+        *self.end.lock().unwrap_or_else(|e| e.into_inner()) = Some(how);
     }
 
     /// The error of a request that cannot have its answer on it: it ended.
@@ -172,7 +192,8 @@ impl Session {
     }
 }
 
-/// Writer: one line per message, until the session ends.
+/// Writer: one line per message, until the session ends. One that cannot be written
+/// (the upstream closed its stdin) ends it.
 async fn write(
     session: Arc<Session>,
     mut stdin: Box<dyn AsyncWrite + Unpin + Send>,
@@ -186,6 +207,7 @@ async fn write(
             || stdin.write_all(b"\n").await.is_err()
             || stdin.flush().await.is_err()
         {
+            session.close("it stopped reading its stdin");
             return;
         }
     }
@@ -198,6 +220,7 @@ async fn read(
     session: Arc<Session>,
     stdout: Box<dyn AsyncRead + Unpin + Send>,
     changes: Arc<Changes>,
+    has_child: bool,
 ) {
     // Lines past the limit are skipped as they come, never buffered whole.
     let stdout = BufReader::with_capacity(64 * 1024, stdout);
@@ -230,8 +253,53 @@ async fn read(
         }
         deliver(msg, &session.pending);
     }
-    tracing::warn!("the upstream server closed its stdout");
+    if has_child {
+        // The watcher tells how the child ended.
+        tracing::debug!("the upstream server closed its stdout");
+    } else {
+        tracing::warn!("the upstream server closed its stdout");
+    }
     session.close("it closed its stdout");
+}
+
+/// Watcher: when the child exits, its session ends (once what it wrote before is read),
+/// and a warning says how it exited; when its session ends first (its stdout ended, or it
+/// is given up), the child has a moment to exit, then is killed. When the link goes, it
+/// is killed at once.
+async fn watch(
+    session: Arc<Session>,
+    mut child: tokio::process::Child,
+    dropped: CancellationToken,
+    program: String,
+) {
+    let status = tokio::select! {
+        s = child.wait() => {
+            let _ = tokio::time::timeout(GRACE, session.closed.cancelled()).await;
+            s
+        }
+        () = session.closed.cancelled() => {
+            if dropped.is_cancelled() {
+                let _ = child.start_kill();
+                return;
+            }
+            match tokio::time::timeout(GRACE, child.wait()).await {
+                Ok(s) => s,
+                Err(_) => {
+                    let _ = child.start_kill();
+                    child.wait().await
+                }
+            }
+        }
+    };
+    let how = match status {
+        Ok(s) => s.to_string(),
+        Err(e) => format!("its exit status unknown: {e}"),
+    };
+    session.exited(how.clone());
+    session.close(&how);
+    if !dropped.is_cancelled() {
+        tracing::warn!(program = %program, "the upstream server exited ({how})");
+    }
 }
 
 /// Gives an answer to the request it answers. Its `id` is ours (a number), or the same
