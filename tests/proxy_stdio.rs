@@ -54,6 +54,33 @@ impl Stub {
         let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/clients/stdio_stub.py");
         vec![script.into(), self.dir.clone().into()]
     }
+
+    /// A maker of its command, for `Upstream::command_with`.
+    fn command(&self) -> impl Fn() -> tokio::process::Command + Send + Sync + 'static {
+        let (python, args) = (self.python.clone(), self.args());
+        move || {
+            let mut cmd = tokio::process::Command::new(&python);
+            cmd.args(&args);
+            cmd
+        }
+    }
+
+    /// How many times it was started.
+    fn starts(&self) -> usize {
+        std::fs::read_to_string(self.dir.join("starts"))
+            .map(|s| s.lines().count())
+            .unwrap_or(0)
+    }
+
+    /// While `on`, it exits as soon as it starts.
+    fn crash_on_start(&self, on: bool) {
+        let flag = self.dir.join("crash-on-start");
+        if on {
+            std::fs::write(flag, b"").unwrap();
+        } else {
+            std::fs::remove_file(flag).unwrap();
+        }
+    }
 }
 
 impl Drop for Stub {
@@ -79,6 +106,17 @@ async fn call(up: &Upstream, name: &str) -> Result<String, UpstreamError> {
         .as_str()
         .unwrap_or_default()
         .to_owned())
+}
+
+/// The names of the stub's tools, as it lists them now.
+async fn tools(up: &Upstream) -> Vec<String> {
+    let listed = up.request("tools/list", json!({})).await.unwrap();
+    listed["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["name"].as_str().map(str::to_owned))
+        .collect()
 }
 
 fn is_unavailable(r: &Result<String, UpstreamError>, saying: &str) -> bool {
@@ -109,6 +147,128 @@ async fn a_child_that_exits_fails_the_request_in_flight_and_its_exit_status_is_t
     let crashed = soon(call(&up, "crash")).await;
     assert!(is_unavailable(&crashed, "exited"), "{crashed:?}");
     logged("the upstream server exited (exit status: 3)").await;
+}
+
+/// A child that exited is started again by the next request (its handshake done again:
+/// its lists are the new run's). Before, every later request failed for good.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_exited_child_is_started_again_on_the_next_request() {
+    common::capture_logs();
+    let Some(stub) = Stub::new("again") else {
+        return;
+    };
+    let up = Upstream::stdio(&stub.python, stub.args()).await.unwrap();
+    assert_eq!(soon(call(&up, "echo")).await.unwrap(), "{}");
+    assert!(tools(&up).await.contains(&"gen1".to_owned()));
+
+    let crashed = soon(call(&up, "crash")).await;
+    assert!(is_unavailable(&crashed, "exited"), "{crashed:?}");
+
+    assert_eq!(soon(call(&up, "echo")).await.unwrap(), "{}");
+    assert_eq!(stub.starts(), 2);
+    assert_eq!(up.protocol_version(), "2025-11-25");
+    let listed = tools(&up).await;
+    assert!(listed.contains(&"gen2".to_owned()), "{listed:?}");
+    logged("the upstream server was started again").await;
+}
+
+/// `Upstream::command` cannot make its command again: a child that exited stays gone.
+/// `Upstream::command_with` makes it anew for each start.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_command_is_not_started_again_and_a_command_maker_is() {
+    let Some(stub) = Stub::new("command") else {
+        return;
+    };
+    let up = Upstream::command(stub.command()()).await.unwrap();
+    let crashed = soon(call(&up, "crash")).await;
+    assert!(is_unavailable(&crashed, "exited"), "{crashed:?}");
+    let after = soon(call(&up, "echo")).await;
+    assert!(is_unavailable(&after, "exited"), "{after:?}");
+    assert_eq!(stub.starts(), 1);
+
+    let Some(stub) = Stub::new("command-with") else {
+        return;
+    };
+    let up = Upstream::command_with(stub.command(), StdioOptions::new())
+        .await
+        .unwrap();
+    let crashed = soon(call(&up, "crash")).await;
+    assert!(is_unavailable(&crashed, "exited"), "{crashed:?}");
+    assert_eq!(soon(call(&up, "echo")).await.unwrap(), "{}");
+    assert_eq!(stub.starts(), 2);
+}
+
+/// A child that exits as soon as it starts: the start that failed says why, the requests
+/// that follow are refused, saying so, until its wait has passed, and once the child
+/// stays up again, requests reach it. (The waits themselves are checked with a paused
+/// clock in the unit tests of `proxy::link`.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_child_that_exits_at_once_is_started_again_after_a_wait() {
+    let Some(stub) = Stub::new("at-once") else {
+        return;
+    };
+    let up = Upstream::stdio(&stub.python, stub.args()).await.unwrap();
+    stub.crash_on_start(true);
+    let crashed = soon(call(&up, "crash")).await;
+    assert!(is_unavailable(&crashed, "exited"), "{crashed:?}");
+    let failed = soon(call(&up, "echo")).await;
+    assert!(is_unavailable(&failed, "handshake failed"), "{failed:?}");
+    assert_eq!(stub.starts(), 2);
+    stub.crash_on_start(false);
+    // Refused while it waits (1 s), then started again: each try fails clearly or works.
+    let answer = soon(async {
+        loop {
+            match call(&up, "echo").await {
+                Ok(text) => return text,
+                Err(UpstreamError::Unavailable(why)) if why.contains("at the earliest") => {
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
+                Err(e) => panic!("{e:?}"),
+            }
+        }
+    })
+    .await;
+    assert_eq!(answer, "{}");
+    assert_eq!(stub.starts(), 3);
+}
+
+/// A gateway that follows a stdio upstream serves what the child started again lists:
+/// its lists are read again after the start.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_following_gateway_serves_what_the_child_started_again_lists() {
+    let Some(stub) = Stub::new("follow") else {
+        return;
+    };
+    let up = Upstream::stdio(&stub.python, stub.args()).await.unwrap();
+    let gateway = Server::builder("gateway", "1.0")
+        .request_state(mcp_runtime::config::RequestState::single_instance())
+        .mount("stub", up.items().await.unwrap())
+        .build()
+        .unwrap();
+    let _following = up.follow(&gateway, "stub");
+    assert!(gateway.tool_names().contains(&"stub_gen1".to_owned()));
+    let client = mcp_runtime::testing::TestClient::new(gateway.clone());
+    let crashed = soon(client.call_tool("stub_crash", json!({})))
+        .await
+        .unwrap();
+    assert!(
+        crashed.is_error() && crashed.text().contains("exited"),
+        "{:?}",
+        crashed.result
+    );
+    let echoed = soon(client.call_tool("stub_echo", json!({"a": 1}))).await;
+    assert_eq!(echoed.unwrap().text(), r#"{"a": 1}"#);
+    let names = soon(async {
+        loop {
+            let names = gateway.tool_names();
+            if names.contains(&"stub_gen2".to_owned()) {
+                return names;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await;
+    assert!(!names.contains(&"stub_gen1".to_owned()), "{names:?}");
 }
 
 /// `StdioOptions::timeout`: a request the child stays silent on is given up at that
@@ -191,8 +351,9 @@ async fn an_answer_under_an_id_no_request_has_is_told() {
 }
 
 /// A child that exits while a process it started holds its stdout open (`sh -c 'sleep 5
-/// & exec ...'`): the request in flight fails at once, naming its exit status. Before,
-/// the request waited for its time limit (the link waited for the end of its stdout).
+/// & exec ...'`): the request in flight fails at once, naming its exit status, and the
+/// next request starts it again. Before, the request waited until the helper let go of
+/// the pipe (the link waited for the end of its stdout).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_child_that_exits_with_its_stdout_held_open_fails_its_requests_at_once() {
     let Some(stub) = Stub::new("held") else {
@@ -207,4 +368,6 @@ async fn a_child_that_exits_with_its_stdout_held_open_fails_its_requests_at_once
     let up = Upstream::stdio("sh", args).await.unwrap();
     let crashed = soon(call(&up, "crash")).await;
     assert!(is_unavailable(&crashed, "exit status: 3"), "{crashed:?}");
+    assert_eq!(soon(call(&up, "echo")).await.unwrap(), "{}");
+    assert_eq!(stub.starts(), 2);
 }

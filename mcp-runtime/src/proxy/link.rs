@@ -1,12 +1,13 @@
 //! The client side a proxy needs, once: the connection to one upstream MCP server (a child
 //! on stdio, an in-process pipe, or Streamable HTTP), the era it speaks settled, and the
-//! requests and answers sent to it, many at a time. The stdio wire is in `stdio.rs`, what
-//! an answer means in `answer.rs`.
+//! requests and answers sent to it, many at a time. The stdio wire is in `stdio.rs` (one
+//! run of the child), a child that exited is started again by `respawn.rs`, and what an
+//! answer means is in `answer.rs`.
 
 use serde_json::{Map, Value, json};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
@@ -18,12 +19,14 @@ use super::watch::Watch;
 use crate::protocol::headers::{HeaderParam, header_params, param_headers};
 
 mod answer;
+mod respawn;
 mod stdio;
 
 pub use answer::UpstreamError;
 pub(crate) use answer::{NO_MESSAGE, excerpt, gone, outcome, rpc_error};
 
-pub(super) use stdio::Stdio;
+pub(crate) use respawn::Spawn;
+pub(super) use respawn::Stdio;
 pub(crate) use stdio::{Pipes, Session, spawn};
 
 /// How long one upstream request may take, unless its upstream's options say otherwise
@@ -34,8 +37,6 @@ pub const DEFAULT_UPSTREAM_TIMEOUT: Duration = Duration::from_secs(60);
 /// The longest line (or HTTP body) accepted from an upstream.
 pub(super) const MAX_MESSAGE: usize = 16 * 1024 * 1024;
 
-// One per link: the size of its larger variant costs nothing.
-#[allow(clippy::large_enum_variant)]
 pub(super) enum Wire {
     Stdio(Stdio),
     Http(Peer),
@@ -45,10 +46,12 @@ pub(super) enum Wire {
 pub(crate) struct Link {
     pub(super) wire: Wire,
     pub(super) next: AtomicU64,
-    /// The revision spoken; `2026-07-28` means every request carries `_meta`.
+    /// The revision spoken; `2026-07-28` means every request carries `_meta`. A stdio
+    /// child started again must speak it too.
     pub(super) version: String,
-    /// What `server/discover` or `initialize` said.
-    pub(super) hello: Value,
+    /// What `server/discover` or `initialize` said (last: a stdio child started again
+    /// says it again).
+    pub(super) hello: RwLock<Value>,
     pub(super) changes: Arc<Changes>,
     /// Cancelled when the link goes: its writer and streams end.
     pub(super) dropped: CancellationToken,
@@ -62,14 +65,19 @@ pub(crate) struct Link {
 pub(super) const MODERN: &str = crate::protocol::PROTOCOL_VERSION;
 
 impl Link {
-    /// Newline-delimited JSON-RPC with the child `cmd` starts, which may stay silent on a
-    /// request for `patience`.
+    /// Newline-delimited JSON-RPC with the child (or pipe) of `first`, started again
+    /// with `again` when it ends (if given); `program` names it in logs, `patience` is
+    /// how long it may stay silent on a request.
     pub(crate) async fn stdio(
-        cmd: tokio::process::Command,
+        first: Pipes,
+        again: Option<Spawn>,
+        program: String,
         patience: Duration,
     ) -> Result<Link, UpstreamError> {
-        let program = cmd.as_std().get_program().to_string_lossy().into_owned();
-        Self::over(spawn(cmd)?, &program, patience, CancellationToken::new()).await
+        let (changes, dropped) = (Arc::new(Changes::default()), CancellationToken::new());
+        let session = Session::open(first, &changes, &dropped, &program);
+        let wire = Wire::Stdio(Stdio::new(session, again, patience, program));
+        Self::settle(wire, changes, dropped).await
     }
 
     /// Newline-delimited JSON-RPC over `read` and `write` (an in-process pipe); `dropped`
@@ -83,25 +91,15 @@ impl Link {
         R: tokio::io::AsyncRead + Unpin + Send + 'static,
         W: tokio::io::AsyncWrite + Unpin + Send + 'static,
     {
+        let changes = Arc::new(Changes::default());
         let pipes = Pipes {
             read: Box::new(read),
             write: Box::new(write),
             child: None,
         };
-        Self::over(pipes, "local", DEFAULT_UPSTREAM_TIMEOUT, dropped).await
-    }
-
-    /// Newline-delimited JSON-RPC with the child (or pipe) of `pipes`; `program` names it
-    /// in logs.
-    async fn over(
-        pipes: Pipes,
-        program: &str,
-        patience: Duration,
-        dropped: CancellationToken,
-    ) -> Result<Link, UpstreamError> {
-        let changes = Arc::new(Changes::default());
-        let session = Session::open(pipes, &changes, &dropped, program);
-        let wire = Wire::Stdio(Stdio::new(session, patience));
+        let session = Session::open(pipes, &changes, &dropped, "local");
+        let patience = DEFAULT_UPSTREAM_TIMEOUT;
+        let wire = Wire::Stdio(Stdio::new(session, None, patience, "local".into()));
         Self::settle(wire, changes, dropped).await
     }
 
@@ -139,7 +137,7 @@ impl Link {
             wire,
             next: AtomicU64::new(1),
             version: MODERN.to_owned(),
-            hello: Value::Null,
+            hello: RwLock::new(Value::Null),
             changes,
             dropped,
             watching: Mutex::new(None),
@@ -151,7 +149,7 @@ impl Link {
             tracing::info!(version = %version, "connected to a legacy upstream");
         }
         link.version = version;
-        link.hello = hello;
+        link.hello = RwLock::new(hello);
         link.listen(first.as_ref()).await;
         Ok(link)
     }
@@ -202,21 +200,24 @@ impl Link {
         &self.version
     }
     pub(crate) fn capabilities(&self) -> Map<String, Value> {
-        self.hello["capabilities"]
+        self.hello.read().unwrap_or_else(|e| e.into_inner())["capabilities"]
             .as_object()
             .cloned()
             .unwrap_or_default()
     }
     pub(crate) fn server_info(&self) -> Value {
-        let modern = self.hello["_meta"]["io.modelcontextprotocol/serverInfo"].clone();
+        let hello = self.hello.read().unwrap_or_else(|e| e.into_inner());
+        let modern = &hello["_meta"]["io.modelcontextprotocol/serverInfo"];
         if modern.is_object() {
-            modern
+            modern.clone()
         } else {
-            self.hello["serverInfo"].clone()
+            hello["serverInfo"].clone()
         }
     }
     pub(crate) fn instructions(&self) -> Option<String> {
-        self.hello["instructions"].as_str().map(str::to_owned)
+        self.hello.read().unwrap_or_else(|e| e.into_inner())["instructions"]
+            .as_str()
+            .map(str::to_owned)
     }
 
     pub(crate) fn is_modern(&self) -> bool {
@@ -241,7 +242,8 @@ impl Link {
     }
 
     /// One request telling a 2026-07-28 upstream the client capabilities `caps` (the
-    /// tasks extension, which every `tasks/*` request must declare); its result.
+    /// tasks extension, which every `tasks/*` request must declare); its result. On
+    /// stdio, a child that exited is started again first ([`Link::session`]).
     pub(crate) async fn request_with(
         &self,
         method: &str,
@@ -251,6 +253,7 @@ impl Link {
         let id = self.next.fetch_add(1, Ordering::Relaxed);
         let name = target_name(&params);
         let msg = self.message(id, method, params, caps);
+        // A child started again first has each request of its handshake in its time.
         let on = match &self.wire {
             Wire::Stdio(_) => Some(self.session().await?),
             Wire::Http(_) => None,
@@ -315,7 +318,8 @@ impl Link {
     /// Starts a request that may bring more than its answer: the upstream's progress and
     /// log messages about it, and (2025-11-25) its requests to us, then its answer, all
     /// from the [`Ongoing`]. `caps`: the client capabilities a 2026-07-28 upstream is
-    /// told (what our client can answer).
+    /// told (what our client can answer). On stdio, a child that exited is started again
+    /// first.
     pub(crate) async fn start(
         &self,
         method: &str,
@@ -408,6 +412,7 @@ impl Link {
     }
 
     /// Answers a request the upstream sent (`Ok`: its result; `Err`: a JSON-RPC error).
+    /// On stdio, it goes to the run of the child that asked: if that one ended, nowhere.
     pub(crate) async fn respond(
         &self,
         id: Value,

@@ -57,7 +57,13 @@
 //! subscribers too.
 //!
 //! A stdio upstream's child that exits (or crashes) fails the requests waiting on it at
-//! once ([`UpstreamError::Unavailable`]), and a warning says how it exited.
+//! once ([`UpstreamError::Unavailable`]), a warning says how it exited, and the next
+//! request starts it again and does the handshake again, as on the first connect; a
+//! followed upstream's lists are then read again, and its resources subscribed to again.
+//! A child that exits again less than 30 s after it started is started again only after
+//! a wait (1 s, doubling up to 30 s), and requests meanwhile are refused, saying when it
+//! will be. [`Upstream::stdio`], [`Upstream::stdio_with`] and [`Upstream::command_with`]
+//! start it again; [`Upstream::command`], whose `Command` cannot be made again, does not.
 //! A request an upstream stays silent on is given up after 60 s
 //! ([`DEFAULT_UPSTREAM_TIMEOUT`]), or the time [`StdioOptions::timeout`] or
 //! [`HttpOptions::timeout`] sets, and cancelled upstream. An answer on stdio whose id
@@ -99,7 +105,7 @@ use forward::forward_call;
 pub(crate) use forward::relay;
 use link::Link;
 use serde_json::{Value, json};
-use std::ffi::OsStr;
+use std::ffi::{OsStr, OsString};
 use std::sync::Arc;
 
 /// A connected upstream MCP server.
@@ -130,7 +136,9 @@ impl Upstream {
 
     /// Starts `program` with `args` and speaks MCP with it on its stdin and stdout (its
     /// stderr goes to this process's). It is killed when the last clone of the
-    /// `Upstream` (and of the definitions made from it) is dropped.
+    /// `Upstream` (and of the definitions made from it) is dropped. When it exits, the
+    /// requests waiting on it fail at once, a warning says how it exited, and it is
+    /// started again on the next request (see [`Upstream::command_with`]).
     pub async fn stdio<I, S>(program: impl AsRef<OsStr>, args: I) -> Result<Upstream, UpstreamError>
     where
         I: IntoIterator<Item = S>,
@@ -149,17 +157,66 @@ impl Upstream {
         I: IntoIterator<Item = S>,
         S: AsRef<OsStr>,
     {
-        let mut cmd = tokio::process::Command::new(program);
-        cmd.args(args);
-        let patience = options.timeout.unwrap_or(DEFAULT_UPSTREAM_TIMEOUT);
-        Ok(Upstream::new(Link::stdio(cmd, patience).await?))
+        let program = program.as_ref().to_owned();
+        let args: Vec<OsString> = args.into_iter().map(|a| a.as_ref().to_owned()).collect();
+        let command = move || {
+            let mut cmd = tokio::process::Command::new(&program);
+            cmd.args(&args);
+            cmd
+        };
+        Self::command_with(command, options).await
     }
 
-    /// Like [`Upstream::stdio`], with a command of your own (environment, directory).
+    /// Like [`Upstream::stdio`], with a command of your own (environment, directory). A
+    /// [`Command`](tokio::process::Command) cannot be copied, so the child is **not started
+    /// again** when it exits: every later request fails. Prefer
+    /// [`Upstream::command_with`], which makes the command anew for each start.
     pub async fn command(cmd: tokio::process::Command) -> Result<Upstream, UpstreamError> {
-        Ok(Upstream::new(
-            Link::stdio(cmd, DEFAULT_UPSTREAM_TIMEOUT).await?,
-        ))
+        let program = program_of(&cmd);
+        let first = link::spawn(cmd)?;
+        let link = Link::stdio(first, None, program, DEFAULT_UPSTREAM_TIMEOUT).await?;
+        Ok(Upstream::new(link))
+    }
+
+    /// Starts the child `command` makes (a command of your own: environment, directory),
+    /// with `options`, as [`Upstream::stdio`] does; `command` is called again to start
+    /// it again each time it exited.
+    ///
+    /// A child that exited is started again on the next request (the requests waiting on
+    /// it failed at once with [`UpstreamError::Unavailable`]), and the handshake is done
+    /// again, as on the first connect: it must speak the revision it spoke then, for which
+    /// the items served were made. Its lists and resource updates are then read and asked
+    /// for again by [`Upstream::follow`], so a gateway that follows it serves what the new
+    /// run has. When it exits again less than 30 s after it was started, the next start
+    /// waits: requests meanwhile get an [`UpstreamError::Unavailable`] that says for how
+    /// long, 1 s, then 2 s, doubling up to 30 s; a run of 30 s or more brings the next
+    /// start back at once.
+    ///
+    /// ```no_run
+    /// # use mcp_runtime::proxy::{StdioOptions, Upstream};
+    /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+    /// let db = Upstream::command_with(
+    ///     || {
+    ///         let mut cmd = tokio::process::Command::new("db-mcp");
+    ///         cmd.env("DB_URL", "postgres://localhost/app").current_dir("/srv/app");
+    ///         cmd
+    ///     },
+    ///     StdioOptions::new(),
+    /// )
+    /// .await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn command_with(
+        command: impl Fn() -> tokio::process::Command + Send + Sync + 'static,
+        options: StdioOptions,
+    ) -> Result<Upstream, UpstreamError> {
+        let first = command();
+        let program = program_of(&first);
+        let first = link::spawn(first)?;
+        let again: link::Spawn = Arc::new(move || link::spawn(command()));
+        let patience = options.timeout.unwrap_or(DEFAULT_UPSTREAM_TIMEOUT);
+        let link = Link::stdio(first, Some(again), program, patience).await?;
+        Ok(Upstream::new(link))
     }
 
     /// Connects to the Streamable HTTP endpoint at `url` (`http://`, or `https://`
@@ -490,6 +547,11 @@ impl Upstream {
         }
         Some(presented::resource(def, r, true))
     }
+}
+
+/// The program `cmd` starts, to name it in logs.
+fn program_of(cmd: &tokio::process::Command) -> String {
+    cmd.as_std().get_program().to_string_lossy().into_owned()
 }
 
 /// `resources/read` of one upstream URI, served as `served`: the upstream's not found

@@ -7,7 +7,8 @@ use rustls::pki_types::CertificateDer;
 use rustls::pki_types::pem::PemObject;
 use std::time::Duration;
 
-/// Settings of a stdio upstream, for [`Upstream::stdio_with`](super::Upstream::stdio_with).
+/// Settings of a stdio upstream, for [`Upstream::stdio_with`](super::Upstream::stdio_with)
+/// and [`Upstream::command_with`](super::Upstream::command_with).
 ///
 /// ```no_run
 /// # use mcp_runtime::proxy::{StdioOptions, Upstream};
@@ -37,7 +38,8 @@ impl StdioOptions {
     /// [`UpstreamError::Timeout`] (a tool error for a forwarded call): 60 s by default
     /// ([`DEFAULT_UPSTREAM_TIMEOUT`](super::DEFAULT_UPSTREAM_TIMEOUT)). A request given up
     /// is forgotten, and the upstream is told (`notifications/cancelled`). The requests of
-    /// the handshake have this limit too.
+    /// the handshake have this limit too, on the first connect and when a child that
+    /// exited is started again.
     pub fn timeout(mut self, silence: Duration) -> StdioOptions {
         self.timeout = Some(silence);
         self

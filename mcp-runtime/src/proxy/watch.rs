@@ -67,7 +67,8 @@ impl Link {
     /// Asks the upstream to tell updates of `uris` (dropping what was asked before, which
     /// was `before`): a 2026-07-28 upstream on a `subscriptions/listen` stream of their
     /// own, a 2025-11-25 one with `resources/subscribe` and `resources/unsubscribe` (when
-    /// it offers subscriptions). They come through [`Link::updates`].
+    /// it offers subscriptions). They come through [`Link::updates`]. On stdio, a child
+    /// that exited is started again first.
     pub(crate) async fn watch_resources(&self, uris: &[String], before: &[String]) {
         if self.is_modern() {
             let stdio = match &self.wire {
@@ -135,7 +136,8 @@ impl Link {
             *self.watching.lock().unwrap_or_else(|e| e.into_inner()) = Some(watch);
             return;
         }
-        if self.hello["capabilities"]["resources"]["subscribe"] != json!(true) {
+        let caps = self.capabilities();
+        if caps.get("resources").and_then(|r| r.get("subscribe")) != Some(&json!(true)) {
             return;
         }
         for u in uris.iter().filter(|u| !before.contains(u)) {
@@ -161,5 +163,11 @@ impl Link {
     /// What the upstream says about its lists.
     pub(crate) fn changes(&self) -> tokio::sync::watch::Receiver<u64> {
         self.changes.lists.subscribe()
+    }
+
+    /// Told each time a stdio child is started again (its lists and resource updates are
+    /// then asked for again).
+    pub(crate) fn restarts(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.changes.started.subscribe()
     }
 }

@@ -16,7 +16,9 @@ pub enum UpstreamError {
         /// The data, if any.
         data: Option<Value>,
     },
-    /// It could not be reached, went away, or answered something that is not MCP.
+    /// It could not be reached, went away, or answered something that is not MCP. A stdio
+    /// upstream that exited is started again on the next request, unless it keeps exiting
+    /// (then this says when it will be).
     Unavailable(String),
     /// It stayed silent on the request for longer than its time limit
     /// ([`DEFAULT_UPSTREAM_TIMEOUT`](super::DEFAULT_UPSTREAM_TIMEOUT) unless set).

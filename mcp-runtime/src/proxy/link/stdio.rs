@@ -1,18 +1,21 @@
-//! The stdio wire: a [`Session`] is one connection to a child's stdin and stdout (or to
-//! an in-process pipe), with the requests waiting for their answers on it, its writer and
-//! reader, and, for a child, the task that sees it exit. A session ends for good (its
-//! stdout ends, its child exits, it stops reading its stdin, or the link goes): what
-//! waits on it fails at once.
+//! The stdio wire, one run at a time: a [`Session`] is one connection to a child's stdin
+//! and stdout (or to an in-process pipe), with the requests waiting for their answers on
+//! it, its writer and reader, and, for a child, the task that sees it exit. A session
+//! ends for good (its stdout ends, its child exits, it stops reading its stdin, or the
+//! link goes): what waits on it fails at once, and the link may start another
+//! (`respawn.rs`).
 
 use super::super::routing::{Askers, Changes, route};
-use super::{Link, MAX_MESSAGE, UpstreamError, Wire, excerpt, gone};
+use super::{MAX_MESSAGE, UpstreamError, excerpt, gone};
 use crate::transport::stdio::lines::{Line, Lines, Overlong};
 use serde_json::{Value, json};
 use std::collections::HashMap;
+use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::{mpsc, oneshot};
+use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 /// The requests of a session waiting, by id: each gets its answer, or why it has none.
@@ -33,10 +36,9 @@ pub(crate) struct Pipes {
 /// Starts `cmd` with piped stdin and stdout (its stderr goes to this process's); the
 /// child is killed when it is dropped (by its session's watcher, once the session ended).
 pub(crate) fn spawn(mut cmd: tokio::process::Command) -> Result<Pipes, UpstreamError> {
-    use std::process::Stdio as Pipe;
-    cmd.stdin(Pipe::piped())
-        .stdout(Pipe::piped())
-        .stderr(Pipe::inherit())
+    cmd.stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
         .kill_on_drop(true);
     let mut child = cmd
         .spawn()
@@ -58,8 +60,10 @@ pub(crate) struct Session {
     pub(crate) askers: Askers,
     /// Cancelled when it ended; a child of the link's `dropped`.
     pub(crate) closed: CancellationToken,
-    /// Once it ended: how (its child's exit status, when known).
-    end: Mutex<Option<String>>,
+    /// When it began.
+    pub(crate) started: Instant,
+    /// Once it ended: when, and how (its child's exit status, when known).
+    end: Mutex<Option<(Instant, String)>>,
 }
 
 impl Session {
@@ -78,6 +82,7 @@ impl Session {
             pending: Arc::default(),
             askers: Arc::default(),
             closed: dropped.child_token(),
+            started: Instant::now(),
             end: Mutex::new(None),
         });
         let has_child = pipes.child.is_some();
@@ -106,7 +111,7 @@ impl Session {
         self.end
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .get_or_insert_with(|| how.to_owned());
+            .get_or_insert_with(|| (Instant::now(), how.to_owned()));
         self.closed.cancel();
         let waiting: Vec<_> = {
             let mut pending = self.pending.lock().unwrap_or_else(|e| e.into_inner());
@@ -123,18 +128,22 @@ impl Session {
 
     /// Its child exited, `how` (its exit status): said from now on.
     fn exited(&self, how: String) {
-        *self.end.lock().unwrap_or_else(|e| e.into_inner()) = Some(how);
+        let mut end = self.end.lock().unwrap_or_else(|e| e.into_inner());
+        match end.as_mut() {
+            Some((_, said)) => *said = how,
+            None => *end = Some((Instant::now(), how)),
+        }
+    }
+
+    /// When it ended and how (`None` while it runs).
+    pub(crate) fn end(&self) -> Option<(Instant, String)> {
+        self.end.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
     /// The error of a request that cannot have its answer on it: it ended.
     pub(crate) fn gone(&self) -> UpstreamError {
-        match self
-            .end
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .as_deref()
-        {
-            Some(how) => gone(format!("the upstream server exited ({how})")),
+        match self.end() {
+            Some((_, how)) => gone(format!("the upstream server exited ({how})")),
             None => gone("the upstream server exited"),
         }
     }
@@ -434,45 +443,6 @@ impl Drop for Waiting {
                 "params": {"requestId": id, "reason": "the proxied request was given up"}});
             let _ = self.session.out.try_send(note.to_string());
         }
-    }
-}
-
-/// A stdio upstream: its session, and how long it may stay silent on a request.
-pub(crate) struct Stdio {
-    session: Arc<Session>,
-    pub(crate) patience: std::time::Duration,
-}
-
-impl Stdio {
-    pub(crate) fn new(session: Arc<Session>, patience: std::time::Duration) -> Stdio {
-        Stdio { session, patience }
-    }
-
-    /// The session, open or not.
-    pub(crate) fn now(&self) -> Arc<Session> {
-        Arc::clone(&self.session)
-    }
-}
-
-impl Link {
-    /// The stdio session, open or not (`None` over HTTP).
-    pub(crate) fn live(&self) -> Option<Arc<Session>> {
-        match &self.wire {
-            Wire::Stdio(stdio) => Some(stdio.now()),
-            Wire::Http(_) => None,
-        }
-    }
-
-    /// The stdio session to send on, while it runs.
-    pub(crate) async fn session(&self) -> Result<Arc<Session>, UpstreamError> {
-        let Wire::Stdio(stdio) = &self.wire else {
-            return Err(gone("not a stdio upstream"));
-        };
-        let now = stdio.now();
-        if now.is_open() {
-            return Ok(now);
-        }
-        Err(now.gone())
     }
 }
 

@@ -488,3 +488,84 @@ async fn an_answer_to_no_request_is_told_and_one_naming_ours_as_a_string_is_take
     assert_eq!(cancel["method"], "notifications/cancelled", "{cancel}");
     reads_on(&link, &mut up).await;
 }
+
+/// A stdio child that exits fails the request in flight at once, and is started again on
+/// the next request, its handshake done again (followers are told). One that exits soon
+/// after it was started is started again only after a wait (1 s, then 2 s, ...: requests
+/// meanwhile are refused, saying so, and start nothing), and at once again after a
+/// healthy run. (Paused clock: the waits pass as the test says.)
+#[tokio::test(start_paused = true)]
+async fn a_child_that_exited_is_started_again_and_one_that_keeps_exiting_waits() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let dead = Arc::new(AtomicBool::new(false));
+    let (link, mut starts) = fake::restartable(Arc::clone(&dead)).await;
+    let mut restarts = link.restarts();
+    let mut up = starts.recv().await.unwrap();
+    // One run ends: the next request, answered by the next run.
+    async fn exits_with_a_request_in_flight(link: &super::Link, up: &mut fake::FakeStdio) {
+        let asking = link.request("slow", json!({}));
+        let exiting = async {
+            up.next().await;
+            up.exit();
+        };
+        let (answer, ()) = tokio::join!(asking, exiting);
+        assert!(
+            matches!(&answer, Err(UpstreamError::Unavailable(why)) if why.contains("exited")),
+            "{answer:?}"
+        );
+    }
+    async fn answered_by_a_new_run(
+        link: &super::Link,
+        starts: &mut tokio::sync::mpsc::UnboundedReceiver<fake::FakeStdio>,
+    ) -> fake::FakeStdio {
+        let asking = link.request("fine", json!({}));
+        let answering = async {
+            let mut up = starts.recv().await.unwrap();
+            let sent = up.next().await;
+            up.send(&json!({"jsonrpc": "2.0", "id": sent["id"], "result": {"ok": 1}}));
+            up
+        };
+        let (answer, up) = tokio::join!(asking, answering);
+        assert_eq!(answer.unwrap(), json!({"ok": 1}));
+        up
+    }
+    exits_with_a_request_in_flight(&link, &mut up).await;
+    assert!(!restarts.has_changed().unwrap());
+    let mut up = answered_by_a_new_run(&link, &mut starts).await;
+    assert!(restarts.has_changed().unwrap());
+    restarts.borrow_and_update();
+
+    // It exits at once after that start: refused for 1 s.
+    exits_with_a_request_in_flight(&link, &mut up).await;
+    let refused = link.request("x", json!({})).await;
+    assert!(
+        matches!(&refused, Err(UpstreamError::Unavailable(why)) if why.contains("started again in 1.0 s at the earliest")),
+        "{refused:?}"
+    );
+    tokio::time::advance(Duration::from_millis(999)).await;
+    assert!(link.request("x", json!({})).await.is_err());
+    assert!(starts.try_recv().is_err(), "nothing started while it waits");
+    // Started after 1 s, it exits at once (no handshake): refused for 2 s.
+    dead.store(true, Ordering::SeqCst);
+    tokio::time::advance(Duration::from_millis(1)).await;
+    let failed = link.request("x", json!({})).await;
+    assert!(
+        matches!(&failed, Err(UpstreamError::Unavailable(why)) if why.contains("handshake failed")),
+        "{failed:?}"
+    );
+    let refused = link.request("x", json!({})).await;
+    assert!(
+        matches!(&refused, Err(UpstreamError::Unavailable(why)) if why.contains("in 2.0 s")),
+        "{refused:?}"
+    );
+    dead.store(false, Ordering::SeqCst);
+    tokio::time::advance(Duration::from_secs(2)).await;
+    let mut up = answered_by_a_new_run(&link, &mut starts).await;
+    assert!(restarts.has_changed().unwrap());
+
+    // A healthy run (30 s): started again at once.
+    tokio::time::advance(Duration::from_secs(30)).await;
+    exits_with_a_request_in_flight(&link, &mut up).await;
+    answered_by_a_new_run(&link, &mut starts).await;
+}
