@@ -1,9 +1,12 @@
 //! Fake upstreams for the tests of the client side: a 2025-11-25 server on a pipe whose
 //! every line after the handshake the test reads, and which writes whatever bytes the
-//! test gives it.
+//! test gives it (one link to it, or a link that starts a new one each time the last
+//! exited, as a stdio child is started again), and one over HTTP.
 
-use super::link::{Link, Wire};
+use super::link::{DEFAULT_UPSTREAM_TIMEOUT, Link, Pipes, Spawn};
 use serde_json::{Value, json};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
@@ -15,6 +18,8 @@ pub(super) struct FakeStdio {
     pub(super) seen: mpsc::UnboundedReceiver<Value>,
     /// Bytes to write to the link, as they are.
     pub(super) say: mpsc::UnboundedSender<Vec<u8>>,
+    /// Cancelled, it is gone: its pipe closes.
+    gone: CancellationToken,
 }
 
 impl FakeStdio {
@@ -32,27 +37,38 @@ impl FakeStdio {
             .expect("a message within 5 s")
             .expect("the link is still there")
     }
+
+    /// Exits, as a child would: its end of the pipe closes.
+    pub(super) fn exit(&self) {
+        self.gone.cancel();
+    }
 }
 
-/// A link to a fake 2025-11-25 upstream on a pipe (it knows no `server/discover`, and
-/// offers tools).
-pub(super) async fn stdio() -> (Link, FakeStdio) {
-    let (ours, theirs) = tokio::io::duplex(1 << 16);
+/// A fake 2025-11-25 upstream on `theirs` (it knows no `server/discover`, and offers
+/// tools).
+fn serve(theirs: tokio::io::DuplexStream) -> FakeStdio {
     let (their_read, mut their_write) = tokio::io::split(theirs);
-    let (our_read, our_write) = tokio::io::split(ours);
     let (seen_tx, seen) = mpsc::unbounded_channel();
     let (say, mut said) = mpsc::unbounded_channel::<Vec<u8>>();
+    let gone = CancellationToken::new();
+    let ended = gone.clone();
     tokio::spawn(async move {
-        while let Some(bytes) = said.recv().await {
+        while let Some(bytes) = tokio::select! {
+            b = said.recv() => b,
+            () = ended.cancelled() => None,
+        } {
             if their_write.write_all(&bytes).await.is_err() {
                 return;
             }
         }
     });
-    let answers = say.clone();
+    let (answers, ended) = (say.clone(), gone.clone());
     tokio::spawn(async move {
         let mut lines = BufReader::new(their_read).lines();
-        while let Ok(Some(line)) = lines.next_line().await {
+        while let Some(Ok(Some(line))) = tokio::select! {
+            l = lines.next_line() => Some(l),
+            () = ended.cancelled() => None,
+        } {
             let Ok(msg) = serde_json::from_str::<Value>(&line) else {
                 continue;
             };
@@ -75,23 +91,53 @@ pub(super) async fn stdio() -> (Link, FakeStdio) {
             let _ = answers.send(line);
         }
     });
-    let link = Link::pipes(our_read, our_write, None, CancellationToken::new())
+    FakeStdio { seen, say, gone }
+}
+
+/// A link to a fake 2025-11-25 upstream on a pipe ([`serve`]).
+pub(super) async fn stdio() -> (Link, FakeStdio) {
+    let (ours, theirs) = tokio::io::duplex(1 << 16);
+    let up = serve(theirs);
+    let (our_read, our_write) = tokio::io::split(ours);
+    let link = Link::pipes(our_read, our_write, CancellationToken::new())
         .await
         .unwrap();
-    (link, FakeStdio { seen, say })
+    (link, up)
+}
+
+/// A link to fake upstreams started again as a child is when one exits: the far end of
+/// each start comes on the receiver. While `dead` is set, a start exits at once.
+pub(super) async fn restartable(
+    dead: Arc<AtomicBool>,
+) -> (Link, mpsc::UnboundedReceiver<FakeStdio>) {
+    let (started, starts) = mpsc::unbounded_channel();
+    let spawn: Spawn = Arc::new(move || {
+        let (ours, theirs) = tokio::io::duplex(1 << 16);
+        if dead.load(Ordering::SeqCst) {
+            drop(theirs);
+        } else {
+            let _ = started.send(serve(theirs));
+        }
+        let (read, write) = tokio::io::split(ours);
+        Ok(Pipes {
+            read: Box::new(read),
+            write: Box::new(write),
+            child: None,
+        })
+    });
+    let first = spawn().unwrap();
+    let link = Link::stdio(first, Some(spawn), "fake".into(), DEFAULT_UPSTREAM_TIMEOUT)
+        .await
+        .unwrap();
+    (link, starts)
 }
 
 /// How many requests of a stdio link wait for an answer, and how many calls take the
 /// upstream's requests.
 pub(super) fn in_flight(link: &Link) -> (usize, usize) {
-    let Wire::Stdio {
-        pending, askers, ..
-    } = &link.wire
-    else {
-        panic!("not a stdio link")
-    };
-    let pending = pending.lock().unwrap().len();
-    let askers = askers.lock().unwrap().len();
+    let session = link.live().expect("a stdio link");
+    let pending = session.pending.lock().unwrap().len();
+    let askers = session.askers.lock().unwrap().len();
     (pending, askers)
 }
 

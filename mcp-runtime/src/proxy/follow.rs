@@ -1,6 +1,7 @@
 //! Keeping a server's proxied items in step with the upstream: its lists are read again
-//! when it says they changed (`notifications/*/list_changed`, 2025-11-25) or when the
-//! `ttlMs` its lists gave runs out (2026-07-28), and what changed is applied to the
+//! when it says they changed (`notifications/*/list_changed`, 2025-11-25), when the
+//! `ttlMs` its lists gave runs out (2026-07-28), or when its stdio child was started
+//! again, and what changed is applied to the
 //! server (added, replaced, removed), which tells the server's own listening clients. The
 //! upstream's resources are subscribed to, and their updates told under our URIs.
 
@@ -53,13 +54,15 @@ impl Upstream {
     /// [`ServerBuilder::mount`](crate::ServerBuilder::mount) from
     /// [`items`](Upstream::items)) in step with it while `server` runs: the upstream's
     /// lists are read again when it announces a change (a 2025-11-25 upstream's
-    /// `list_changed` notifications) or when their `ttlMs` runs out (a 2026-07-28
-    /// upstream; at most once a second), and the tools, prompts, resources and templates
-    /// that appeared, changed or went are added, replaced or removed, so the server's
-    /// clients are told as for any runtime change. A read that fails is tried again later.
-    /// The upstream's static resources are subscribed to (a `subscriptions/listen`
-    /// stream, or `resources/subscribe` when a legacy upstream offers it), and each
-    /// update it tells reaches this server's subscribers under the mounted URI. `namespace`
+    /// `list_changed` notifications), when their `ttlMs` runs out (a 2026-07-28
+    /// upstream; at most once a second), or when a stdio upstream's child that exited was
+    /// started again, and the tools, prompts, resources and templates that appeared,
+    /// changed or went are added, replaced or removed, so the server's clients are told as
+    /// for any runtime change. A read that fails is tried again, after 1 s, doubling up to
+    /// 30 s. The upstream's static resources are subscribed to (a `subscriptions/listen`
+    /// stream, or `resources/subscribe` when a legacy upstream offers it; again for a
+    /// child started again), and each update it tells reaches this server's subscribers
+    /// under the mounted URI. `namespace`
     /// is the one `items()` was mounted under on `server` itself; items mounted inside
     /// another mounted builder are served, but this does not follow them.
     ///
@@ -81,6 +84,7 @@ impl Upstream {
         let server = std::sync::Arc::downgrade(&server.inner);
         let task = tokio::spawn(async move {
             let mut changes = up.link.changes();
+            let mut restarts = up.link.restarts();
             let mut updates = up.link.updates();
             let mut seen = up
                 .seen
@@ -91,49 +95,68 @@ impl Upstream {
             let mut watched = uris(&seen);
             up.link.watch_resources(&watched, &[]).await;
             let mut backoff = MIN_REREAD;
+            // Set when a stdio child was started again: its resource updates are asked
+            // for again, whether its lists changed or not.
+            let mut rewatch = false;
+            // Set when a read failed: it is tried again after `backoff`.
+            let mut retry = false;
             loop {
                 let reread = seen
                     .ttl_ms
                     .map(|t| Duration::from_millis(t).max(MIN_REREAD));
-                tokio::select! {
-                    r = changes.changed() => if r.is_err() { return },
-                    () = sleep_or_never(reread) => {}
-                    u = updates.recv() => {
-                        // An update of one of its resources: told under our URI.
-                        let Some(inner) = server.upgrade() else { return };
-                        match u {
-                            Ok(uri) => Server { inner }.notify_resource_updated(mount::uri(&ns, &uri)),
-                            Err(tokio::sync::broadcast::error::RecvError::Lagged(n)) => {
-                                tracing::warn!(namespace = %ns, "{n} resource updates of the upstream were dropped");
-                            }
-                            Err(_) => return,
+                if !retry {
+                    tokio::select! {
+                        r = changes.changed() => if r.is_err() { return },
+                        r = restarts.changed() => {
+                            if r.is_err() { return }
+                            rewatch = true;
                         }
-                        continue;
+                        () = sleep_or_never(reread) => {}
+                        u = updates.recv() => {
+                            // An update of one of its resources: told under our URI.
+                            let Some(inner) = server.upgrade() else { return };
+                            match u {
+                                Ok(uri) => Server { inner }.notify_resource_updated(mount::uri(&ns, &uri)),
+                                Err(tokio::sync::broadcast::error::RecvError::Lagged(n)) => {
+                                    tracing::warn!(namespace = %ns, "{n} resource updates of the upstream were dropped");
+                                }
+                                Err(_) => return,
+                            }
+                            continue;
+                        }
                     }
                 }
                 tokio::time::sleep(SETTLE).await;
                 changes.borrow_and_update();
+                if restarts.has_changed().unwrap_or(false) {
+                    restarts.borrow_and_update();
+                    rewatch = true;
+                }
                 let Some(inner) = server.upgrade() else {
                     return;
                 };
                 let server = Server { inner };
                 match up.read_lists().await {
                     Ok(now) => {
-                        backoff = MIN_REREAD;
+                        (backoff, retry) = (MIN_REREAD, false);
                         if now != seen {
                             super::changes::apply(&up, &server, &ns, &seen, &now);
-                            let now_watched = uris(&now);
-                            if now_watched != watched {
-                                up.link.watch_resources(&now_watched, &watched).await;
-                                watched = now_watched;
-                            }
-                            seen = now;
                         }
+                        let now_watched = uris(&now);
+                        if rewatch {
+                            up.link.watch_resources(&now_watched, &[]).await;
+                            (watched, rewatch) = (now_watched, false);
+                        } else if now_watched != watched {
+                            up.link.watch_resources(&now_watched, &watched).await;
+                            watched = now_watched;
+                        }
+                        seen = now;
                     }
                     Err(e) => {
                         tracing::warn!(namespace = %ns, "reading the upstream's lists: {e}");
                         tokio::time::sleep(backoff).await;
                         backoff = (backoff * 2).min(Duration::from_secs(30));
+                        retry = true;
                     }
                 }
             }

@@ -1,77 +1,44 @@
 //! The client side a proxy needs, once: the connection to one upstream MCP server (a child
 //! on stdio, an in-process pipe, or Streamable HTTP), the era it speaks settled, and the
-//! requests and answers sent to it, many at a time.
+//! requests and answers sent to it, many at a time. The stdio wire is in `stdio.rs` (one
+//! run of the child), a child that exited is started again by `respawn.rs`, and what an
+//! answer means is in `answer.rs`.
 
 use serde_json::{Map, Value, json};
 use std::collections::HashMap;
-use std::fmt;
-use std::process::Stdio;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
-use tokio::io::{AsyncWriteExt, BufReader};
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
 use super::ongoing::{Cancel, Ongoing};
-use super::routing::{Askers, Changes, route};
+use super::routing::Changes;
 use super::streams::{Listen, Peer, answer_in, read_events};
 use super::watch::Watch;
 use crate::protocol::headers::{HeaderParam, header_params, param_headers};
-use crate::transport::stdio::lines::{Line, Lines, Overlong};
 
-/// How long one upstream request may take.
+mod answer;
+mod respawn;
+mod stdio;
+
+pub use answer::UpstreamError;
+pub(crate) use answer::{NO_MESSAGE, excerpt, gone, outcome, rpc_error};
+
+pub(crate) use respawn::Spawn;
+pub(super) use respawn::Stdio;
+pub(crate) use stdio::{Pipes, Session, spawn};
+
+/// How long one upstream request may take, unless its upstream's options say otherwise
+/// ([`HttpOptions::timeout`](super::HttpOptions::timeout),
+/// [`StdioOptions::timeout`](super::StdioOptions::timeout)).
 pub const DEFAULT_UPSTREAM_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// The longest line (or HTTP body) accepted from an upstream.
 pub(super) const MAX_MESSAGE: usize = 16 * 1024 * 1024;
 
-/// Why an upstream request has no result.
-#[derive(Debug, Clone, PartialEq)]
-#[non_exhaustive]
-pub enum UpstreamError {
-    /// It answered with a JSON-RPC error.
-    Rpc {
-        /// The error code.
-        code: i32,
-        /// The message.
-        message: String,
-        /// The data, if any.
-        data: Option<Value>,
-    },
-    /// It could not be reached, went away, or answered something that is not MCP.
-    Unavailable(String),
-    /// It took longer than [`DEFAULT_UPSTREAM_TIMEOUT`].
-    Timeout,
-}
-
-impl fmt::Display for UpstreamError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            UpstreamError::Rpc { code, message, .. } => write!(f, "error {code}: {message}"),
-            UpstreamError::Unavailable(why) => f.write_str(why),
-            UpstreamError::Timeout => write!(f, "no answer within its time limit"),
-        }
-    }
-}
-
-impl std::error::Error for UpstreamError {}
-
-pub(super) fn gone(why: impl fmt::Display) -> UpstreamError {
-    UpstreamError::Unavailable(why.to_string())
-}
-
-/// The stdio requests waiting, by id: each gets its answer, or why it has none.
-type Pending = Arc<Mutex<HashMap<u64, oneshot::Sender<Result<Value, UpstreamError>>>>>;
-
 pub(super) enum Wire {
-    Stdio {
-        out: mpsc::Sender<String>,
-        pending: Pending,
-        askers: Askers,
-        closed: CancellationToken,
-        _child: Mutex<Option<tokio::process::Child>>,
-    },
+    Stdio(Stdio),
     Http(Peer),
 }
 
@@ -79,10 +46,12 @@ pub(super) enum Wire {
 pub(crate) struct Link {
     pub(super) wire: Wire,
     pub(super) next: AtomicU64,
-    /// The revision spoken; `2026-07-28` means every request carries `_meta`.
+    /// The revision spoken; `2026-07-28` means every request carries `_meta`. A stdio
+    /// child started again must speak it too.
     pub(super) version: String,
-    /// What `server/discover` or `initialize` said.
-    pub(super) hello: Value,
+    /// What `server/discover` or `initialize` said (last: a stdio child started again
+    /// says it again).
+    pub(super) hello: RwLock<Value>,
     pub(super) changes: Arc<Changes>,
     /// Cancelled when the link goes: its writer and streams end.
     pub(super) dropped: CancellationToken,
@@ -96,107 +65,41 @@ pub(crate) struct Link {
 pub(super) const MODERN: &str = crate::protocol::PROTOCOL_VERSION;
 
 impl Link {
-    pub(crate) async fn stdio(mut cmd: tokio::process::Command) -> Result<Link, UpstreamError> {
-        cmd.stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .kill_on_drop(true);
-        let mut child = cmd
-            .spawn()
-            .map_err(|e| gone(format!("cannot start it: {e}")))?;
-        let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
-            return Err(gone("no pipes to it"));
-        };
-        Self::pipes(stdout, stdin, Some(child), CancellationToken::new()).await
+    /// Newline-delimited JSON-RPC with the child (or pipe) of `first`, started again
+    /// with `again` when it ends (if given); `program` names it in logs, `patience` is
+    /// how long it may stay silent on a request.
+    pub(crate) async fn stdio(
+        first: Pipes,
+        again: Option<Spawn>,
+        program: String,
+        patience: Duration,
+    ) -> Result<Link, UpstreamError> {
+        let (changes, dropped) = (Arc::new(Changes::default()), CancellationToken::new());
+        let session = Session::open(first, &changes, &dropped, &program);
+        let wire = Wire::Stdio(Stdio::new(session, again, patience, program));
+        Self::settle(wire, changes, dropped).await
     }
 
-    /// Newline-delimited JSON-RPC over `read` and `write` (a child's stdout and stdin, or
-    /// an in-process pipe); `dropped` is cancelled when the link goes.
+    /// Newline-delimited JSON-RPC over `read` and `write` (an in-process pipe); `dropped`
+    /// is cancelled when the link goes.
     pub(crate) async fn pipes<R, W>(
         read: R,
         write: W,
-        child: Option<tokio::process::Child>,
         dropped: CancellationToken,
     ) -> Result<Link, UpstreamError>
     where
         R: tokio::io::AsyncRead + Unpin + Send + 'static,
         W: tokio::io::AsyncWrite + Unpin + Send + 'static,
     {
-        let (stdin, stdout) = (write, read);
-        let (out, mut queue) = mpsc::channel::<String>(256);
-        let pending: Pending = Arc::default();
-        let closed = CancellationToken::new();
-        // Writer: one line per message, until the link goes.
-        let ended = dropped.clone();
-        tokio::spawn(async move {
-            let mut stdin = stdin;
-            while let Some(line) = tokio::select! {
-                l = queue.recv() => l,
-                () = ended.cancelled() => None,
-            } {
-                if stdin.write_all(line.as_bytes()).await.is_err()
-                    || stdin.write_all(b"\n").await.is_err()
-                    || stdin.flush().await.is_err()
-                {
-                    return;
-                }
-            }
-        });
-        // Reader: answers go to their request; a request of the server goes to the one call
-        // in flight when it is one this proxy passes on, else it gets the answer it can
-        // have; list changes are told.
-        let askers: Askers = Arc::default();
         let changes = Arc::new(Changes::default());
-        {
-            let (pending, closed, out) = (Arc::clone(&pending), closed.clone(), out.clone());
-            let (askers, changes) = (Arc::clone(&askers), Arc::clone(&changes));
-            tokio::spawn(async move {
-                // Lines past the limit are skipped as they come, never buffered whole.
-                let stdout = BufReader::with_capacity(64 * 1024, stdout);
-                let mut lines = Lines::new(stdout, MAX_MESSAGE);
-                loop {
-                    let line = match lines.next().await {
-                        Ok(Line::Message(line)) => line,
-                        Ok(Line::TooLong(long)) => {
-                            too_long(&long, &pending);
-                            continue;
-                        }
-                        Ok(Line::Eof) => break,
-                        Err(e) => {
-                            tracing::warn!("reading the upstream server's stdout: {e}");
-                            break;
-                        }
-                    };
-                    let Some(msg) = message(&line, &pending) else {
-                        continue;
-                    };
-                    if msg.get("method").is_some() {
-                        if let Some(reply) = route(&msg, &askers, &changes) {
-                            let _ = out.send(reply.to_string()).await;
-                        }
-                        continue;
-                    }
-                    let Some(n) = msg.get("id").and_then(Value::as_u64) else {
-                        continue;
-                    };
-                    let waiting = pending.lock().unwrap_or_else(|e| e.into_inner()).remove(&n);
-                    if let Some(tx) = waiting {
-                        let _ = tx.send(Ok(msg));
-                    }
-                }
-                closed.cancel();
-                pending.lock().unwrap_or_else(|e| e.into_inner()).clear();
-                askers.lock().unwrap_or_else(|e| e.into_inner()).clear();
-                tracing::warn!("the upstream server closed its stdout");
-            });
-        }
-        let wire = Wire::Stdio {
-            out,
-            pending,
-            askers,
-            closed,
-            _child: Mutex::new(child),
+        let pipes = Pipes {
+            read: Box::new(read),
+            write: Box::new(write),
+            child: None,
         };
+        let session = Session::open(pipes, &changes, &dropped, "local");
+        let patience = DEFAULT_UPSTREAM_TIMEOUT;
+        let wire = Wire::Stdio(Stdio::new(session, None, patience, "local".into()));
         Self::settle(wire, changes, dropped).await
     }
 
@@ -224,7 +127,7 @@ impl Link {
         Self::settle(wire, Arc::default(), CancellationToken::new()).await
     }
 
-    /// Finds the era: `server/discover` first; `initialize` when it is not known.
+    /// The link over `wire`, its era settled ([`Link::handshake`]).
     async fn settle(
         wire: Wire,
         changes: Arc<Changes>,
@@ -234,67 +137,98 @@ impl Link {
             wire,
             next: AtomicU64::new(1),
             version: MODERN.to_owned(),
-            hello: Value::Null,
+            hello: RwLock::new(Value::Null),
             changes,
             dropped,
             watching: Mutex::new(None),
             headers: Mutex::default(),
         };
-        match link.request("server/discover", json!({})).await {
+        let first = link.live();
+        let (version, hello) = link.handshake(first.as_ref()).await?;
+        if version != MODERN {
+            tracing::info!(version = %version, "connected to a legacy upstream");
+        }
+        link.version = version;
+        link.hello = RwLock::new(hello);
+        link.listen(first.as_ref()).await;
+        Ok(link)
+    }
+
+    /// Finds the era, on the stdio session `on` (the child as started; `None` over HTTP):
+    /// `server/discover` first; `initialize` when it is not known. The revision, and what
+    /// the upstream said.
+    pub(super) async fn handshake(
+        &self,
+        on: Option<&Arc<Session>>,
+    ) -> Result<(String, Value), UpstreamError> {
+        // Each in the revision it belongs to (over HTTP, its `MCP-Protocol-Version`).
+        let ask = |version: &'static str, method: &'static str, params: Value| async move {
+            let id = self.next.fetch_add(1, Ordering::Relaxed);
+            let msg = compose(version == MODERN, id, method, params, None);
+            let asked = self.exchange(on, version, (id, method), &msg, None);
+            tokio::time::timeout(self.patience(), asked)
+                .await
+                .map_err(|_| UpstreamError::Timeout)?
+                .and_then(outcome)
+        };
+        match ask(MODERN, "server/discover", json!({})).await {
             Ok(d)
                 if d["supportedVersions"]
                     .as_array()
                     .is_some_and(|v| v.iter().any(|x| x == MODERN)) =>
             {
-                link.hello = d;
-                link.listen().await;
-                return Ok(link);
+                return Ok((MODERN.to_owned(), d));
             }
             Ok(_) | Err(UpstreamError::Rpc { .. }) => {}
             Err(e) => return Err(e),
         }
-        link.version = "2025-11-25".to_owned();
-        let hello = link.request("initialize", initialize_params()).await?;
-        if let Some(v) = hello["protocolVersion"].as_str() {
-            link.version = v.to_owned();
+        let hello = ask("2025-11-25", "initialize", initialize_params()).await?;
+        let version = hello["protocolVersion"]
+            .as_str()
+            .unwrap_or("2025-11-25")
+            .to_owned();
+        let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+        match (&self.wire, on) {
+            (Wire::Stdio(_), Some(session)) => session.send(initialized.to_string()).await?,
+            (Wire::Stdio(_), None) => return Err(gone("no stdio session")),
+            (Wire::Http(_), _) => drop(self.post_as(&version, &initialized, None).await?),
         }
-        link.hello = hello;
-        link.notify("notifications/initialized").await?;
-        tracing::info!(version = %link.version, "connected to a legacy upstream");
-        link.listen().await;
-        Ok(link)
+        Ok((version, hello))
     }
 
     pub(crate) fn version(&self) -> &str {
         &self.version
     }
     pub(crate) fn capabilities(&self) -> Map<String, Value> {
-        self.hello["capabilities"]
+        self.hello.read().unwrap_or_else(|e| e.into_inner())["capabilities"]
             .as_object()
             .cloned()
             .unwrap_or_default()
     }
     pub(crate) fn server_info(&self) -> Value {
-        let modern = self.hello["_meta"]["io.modelcontextprotocol/serverInfo"].clone();
+        let hello = self.hello.read().unwrap_or_else(|e| e.into_inner());
+        let modern = &hello["_meta"]["io.modelcontextprotocol/serverInfo"];
         if modern.is_object() {
-            modern
+            modern.clone()
         } else {
-            self.hello["serverInfo"].clone()
+            hello["serverInfo"].clone()
         }
     }
     pub(crate) fn instructions(&self) -> Option<String> {
-        self.hello["instructions"].as_str().map(str::to_owned)
+        self.hello.read().unwrap_or_else(|e| e.into_inner())["instructions"]
+            .as_str()
+            .map(str::to_owned)
     }
 
     pub(crate) fn is_modern(&self) -> bool {
         self.version == MODERN
     }
 
-    async fn notify(&self, method: &str) -> Result<(), UpstreamError> {
-        let msg = json!({"jsonrpc": "2.0", "method": method});
+    /// How long the upstream may stay silent on a request.
+    pub(crate) fn patience(&self) -> Duration {
         match &self.wire {
-            Wire::Stdio { out, .. } => out.send(msg.to_string()).await.map_err(gone),
-            Wire::Http(_) => self.post(&msg, None).await.map(drop),
+            Wire::Http(peer) => peer.patience,
+            Wire::Stdio(stdio) => stdio.patience,
         }
     }
 
@@ -308,7 +242,8 @@ impl Link {
     }
 
     /// One request telling a 2026-07-28 upstream the client capabilities `caps` (the
-    /// tasks extension, which every `tasks/*` request must declare); its result.
+    /// tasks extension, which every `tasks/*` request must declare); its result. On
+    /// stdio, a child that exited is started again first ([`Link::session`]).
     pub(crate) async fn request_with(
         &self,
         method: &str,
@@ -318,30 +253,41 @@ impl Link {
         let id = self.next.fetch_add(1, Ordering::Relaxed);
         let name = target_name(&params);
         let msg = self.message(id, method, params, caps);
-        let patience = match &self.wire {
-            Wire::Http(peer) => peer.patience,
-            Wire::Stdio { .. } => DEFAULT_UPSTREAM_TIMEOUT,
+        // A child started again first has each request of its handshake in its time.
+        let on = match &self.wire {
+            Wire::Stdio(_) => Some(self.session().await?),
+            Wire::Http(_) => None,
         };
-        let answer = tokio::time::timeout(patience, async {
-            match &self.wire {
-                Wire::Stdio { closed, .. } => {
-                    // Given up (its time ran out, or the caller went), it is forgotten
-                    // and cancelled upstream as `_waiting` drops.
-                    let (rx, _waiting) = self.enqueue(id, &msg, method != "initialize").await?;
-                    tokio::select! {
-                        a = rx => a.unwrap_or_else(|_| Err(gone("the upstream server exited"))),
-                        () = closed.cancelled() => Err(gone("the upstream server exited")),
-                    }
-                }
-                Wire::Http(_) => self
-                    .post(&msg, name.as_deref())
-                    .await?
-                    .ok_or_else(|| gone("no answer")),
-            }
-        })
-        .await
-        .map_err(|_| UpstreamError::Timeout)??;
+        let (version, request) = (&self.version, (id, method));
+        let asked = self.exchange(on.as_ref(), version, request, &msg, name.as_deref());
+        let answer = tokio::time::timeout(self.patience(), asked)
+            .await
+            .map_err(|_| UpstreamError::Timeout)??;
         outcome(answer)
+    }
+
+    /// Sends `msg` (the request `id`, `method`) on the stdio session `on` (which must be
+    /// given on stdio), or POSTs it in `version`; its answer, as it came. Given up on
+    /// stdio (its time ran out, or the caller went), it is forgotten and cancelled
+    /// upstream.
+    async fn exchange(
+        &self,
+        on: Option<&Arc<Session>>,
+        version: &str,
+        (id, method): (u64, &str),
+        msg: &Value,
+        name: Option<&str>,
+    ) -> Result<Value, UpstreamError> {
+        match (&self.wire, on) {
+            (Wire::Stdio(_), Some(session)) => {
+                session.exchange(id, msg, method != "initialize").await
+            }
+            (Wire::Stdio(_), None) => Err(gone("no stdio session")),
+            (Wire::Http(_), _) => self
+                .post_as(version, msg, name)
+                .await?
+                .ok_or_else(|| gone("no answer")),
+        }
     }
 
     /// An HTTP upstream's change stream (`open`: the `subscriptions/listen` request; `None`:
@@ -358,45 +304,6 @@ impl Link {
         })
     }
 
-    /// Sends a request on stdio; where its answer will come, and its place among the
-    /// requests waiting for one (see [`Waiting`]; `cancel`: whether the upstream is told
-    /// when it is given up, which `initialize` never is).
-    async fn enqueue(
-        &self,
-        id: u64,
-        msg: &Value,
-        cancel: bool,
-    ) -> Result<(oneshot::Receiver<Result<Value, UpstreamError>>, Waiting), UpstreamError> {
-        let Wire::Stdio {
-            out,
-            pending,
-            askers,
-            closed,
-            ..
-        } = &self.wire
-        else {
-            return Err(gone("not a stdio upstream"));
-        };
-        if closed.is_cancelled() {
-            return Err(gone("the upstream server exited"));
-        }
-        let (tx, rx) = oneshot::channel();
-        pending
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(id, tx);
-        let waiting = Waiting {
-            id,
-            pending: Arc::clone(pending),
-            askers: Arc::clone(askers),
-            out: cancel.then(|| out.clone()),
-        };
-        out.send(msg.to_string())
-            .await
-            .map_err(|_| gone("the upstream server exited"))?;
-        Ok((rx, waiting))
-    }
-
     /// The `_meta` and params of one request in the era spoken, and its message.
     pub(super) fn message(
         &self,
@@ -405,27 +312,14 @@ impl Link {
         params: Value,
         caps: Option<&Value>,
     ) -> Value {
-        let mut params = params;
-        if self.is_modern()
-            && let Value::Object(p) = &mut params
-        {
-            p.insert(
-                "_meta".into(),
-                json!({
-                    "io.modelcontextprotocol/protocolVersion": MODERN,
-                    "io.modelcontextprotocol/clientCapabilities": caps.cloned().unwrap_or_else(|| json!({})),
-                    "io.modelcontextprotocol/clientInfo":
-                        {"name": "mcp-runtime-proxy", "version": env!("CARGO_PKG_VERSION")},
-                }),
-            );
-        }
-        json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+        compose(self.is_modern(), id, method, params, caps)
     }
 
     /// Starts a request that may bring more than its answer: the upstream's progress and
     /// log messages about it, and (2025-11-25) its requests to us, then its answer, all
     /// from the [`Ongoing`]. `caps`: the client capabilities a 2026-07-28 upstream is
-    /// told (what our client can answer).
+    /// told (what our client can answer). On stdio, a child that exited is started again
+    /// first.
     pub(crate) async fn start(
         &self,
         method: &str,
@@ -444,23 +338,26 @@ impl Link {
         }
         let (asks_tx, asks) = mpsc::channel(super::ongoing::ASKS_HELD);
         let (answer_tx, answer) = oneshot::channel::<Result<Value, UpstreamError>>();
+        let patience = self.patience();
         match &self.wire {
-            Wire::Stdio { askers, closed, .. } => {
-                askers
+            Wire::Stdio(_) => {
+                let session = self.session().await?;
+                session
+                    .askers
                     .lock()
                     .unwrap_or_else(|e| e.into_inner())
                     .push((id, asks_tx));
-                let (rx, waiting) = match self.enqueue(id, &msg, true).await {
+                let (rx, waiting) = match session.enqueue(id, &msg, true).await {
                     Ok(sent) => sent,
                     Err(e) => {
-                        askers
+                        session
+                            .askers
                             .lock()
                             .unwrap_or_else(|e| e.into_inner())
                             .retain(|(n, _)| *n != id);
                         return Err(e);
                     }
                 };
-                let closed = closed.clone();
                 let mut answer_tx = answer_tx;
                 // Waits for the answer, or for the [`Ongoing`] to be given up (dropped):
                 // either way `waiting` drops at the end, so the call no longer counts as
@@ -468,8 +365,8 @@ impl Link {
                 // call is), and one given up is cancelled upstream.
                 tokio::spawn(async move {
                     let a = tokio::select! {
-                        a = rx => a.unwrap_or_else(|_| Err(gone("the upstream server exited"))),
-                        () = closed.cancelled() => Err(gone("the upstream server exited")),
+                        a = rx => a.unwrap_or_else(|_| Err(session.gone())),
+                        () = session.closed.cancelled() => Err(session.gone()),
                         () = answer_tx.closed() => return,
                     };
                     // No longer in flight once answered, before its caller goes on.
@@ -482,7 +379,7 @@ impl Link {
                 // The response's head is awaited in the reading task, so the call's
                 // patience (silence for `HttpOptions::timeout`) also covers an upstream
                 // that took the request and hangs before answering at all.
-                let (peer, patience) = (peer.clone(), peer.patience);
+                let peer = peer.clone();
                 let version = self.version.clone();
                 let reading = tokio::spawn(async move {
                     match peer.call(&version, &msg, name.as_deref(), &extra).await {
@@ -510,11 +407,12 @@ impl Link {
             asks,
             answer,
             cancel: None,
-            patience: Some(DEFAULT_UPSTREAM_TIMEOUT),
+            patience: Some(patience),
         })
     }
 
     /// Answers a request the upstream sent (`Ok`: its result; `Err`: a JSON-RPC error).
+    /// On stdio, it goes to the run of the child that asked: if that one ended, nowhere.
     pub(crate) async fn respond(
         &self,
         id: Value,
@@ -527,10 +425,7 @@ impl Link {
             }
         };
         match &self.wire {
-            Wire::Stdio { out, .. } => out
-                .send(msg.to_string())
-                .await
-                .map_err(|_| gone("the upstream server exited")),
+            Wire::Stdio(stdio) => stdio.now().send(msg.to_string()).await,
             Wire::Http(_) => self.post(&msg, None).await.map(drop),
         }
     }
@@ -565,128 +460,47 @@ impl Link {
         param_headers(wanted, arguments)
     }
 
-    /// POSTs one message, with the headers a conforming client sends (the revision's,
-    /// and a call's `Mcp-Param-*`: [`Link::param_headers`]); the response, its body
-    /// unread.
-    async fn send(
+    /// POSTs one message in the revision spoken; the answer to it (JSON, or the first
+    /// SSE event carrying its id), if any.
+    async fn post(&self, msg: &Value, name: Option<&str>) -> Result<Option<Value>, UpstreamError> {
+        self.post_as(&self.version, msg, name).await
+    }
+
+    /// POSTs one message, with the headers a conforming client sends in `version` (the
+    /// revision's, and a call's `Mcp-Param-*`: [`Link::param_headers`]); the answer to it
+    /// (JSON, or the first SSE event carrying its id), if any.
+    async fn post_as(
         &self,
+        version: &str,
         msg: &Value,
         name: Option<&str>,
-    ) -> Result<hyper::Response<hyper::body::Incoming>, UpstreamError> {
+    ) -> Result<Option<Value>, UpstreamError> {
         let Wire::Http(peer) = &self.wire else {
             return Err(gone("not an HTTP upstream"));
         };
-        peer.call(&self.version, msg, name, &self.param_headers(msg))
-            .await
-    }
-
-    /// POSTs one message; the answer to it (JSON, or the first SSE event carrying its
-    /// id), if any.
-    async fn post(&self, msg: &Value, name: Option<&str>) -> Result<Option<Value>, UpstreamError> {
-        let resp = self.send(msg, name).await?;
-        let back = match &self.wire {
-            Wire::Http(peer) => Some((peer, self.version.as_str())),
-            Wire::Stdio { .. } => None,
-        };
-        answer_in(resp, msg.get("id"), None, back).await
+        let resp = peer
+            .call(version, msg, name, &self.param_headers(msg))
+            .await?;
+        answer_in(resp, msg.get("id"), None, Some((peer, version))).await
     }
 }
 
-/// One line a stdio upstream wrote, as a message; `None` when it is not one (skipped). A
-/// line that is not UTF-8 is told at warn, and when it reads as an answer once its bad
-/// bytes are replaced, the request it answers fails at once, rather than at its time
-/// limit.
-fn message(line: &[u8], pending: &Pending) -> Option<Value> {
-    if line.trim_ascii().is_empty() {
-        return None;
-    }
-    let text = match std::str::from_utf8(line) {
-        Ok(text) => text,
-        Err(e) => {
-            tracing::warn!(
-                "the upstream server wrote a line that is not UTF-8 (at byte {}): skipped",
-                e.valid_up_to()
-            );
-            let lenient = serde_json::from_str::<Value>(&String::from_utf8_lossy(line)).ok();
-            if let Some(id) = lenient.as_ref().and_then(answer_id) {
-                fail(pending, id, "it answered with a line that is not UTF-8");
-            }
-            return None;
-        }
-    };
-    let msg = serde_json::from_str::<Value>(text);
-    if msg.is_err() {
-        tracing::debug!("upstream wrote a line that is not JSON");
-    }
-    msg.ok()
-}
-
-/// A line over [`MAX_MESSAGE`], skipped: told at warn with its size, and when it is an
-/// answer whose id its ends show ([`overlong::answer_id`]), its request fails at once;
-/// otherwise that request ends at its time limit.
-fn too_long(long: &Overlong, pending: &Pending) {
-    tracing::warn!(
-        "the upstream server wrote a line of {} bytes, over the limit of {MAX_MESSAGE}: skipped",
-        long.len
-    );
-    if let Some(id) = super::overlong::answer_id(&long.head, &long.tail) {
-        let why = format!(
-            "its answer was {} bytes, over the limit of {MAX_MESSAGE}",
-            long.len
+/// One request's message, its params with the `_meta` of a 2026-07-28 request when
+/// `modern`.
+fn compose(modern: bool, id: u64, method: &str, params: Value, caps: Option<&Value>) -> Value {
+    let mut params = params;
+    if modern && let Value::Object(p) = &mut params {
+        p.insert(
+            "_meta".into(),
+            json!({
+                "io.modelcontextprotocol/protocolVersion": MODERN,
+                "io.modelcontextprotocol/clientCapabilities": caps.cloned().unwrap_or_else(|| json!({})),
+                "io.modelcontextprotocol/clientInfo":
+                    {"name": "mcp-runtime-proxy", "version": env!("CARGO_PKG_VERSION")},
+            }),
         );
-        fail(pending, id, &why);
     }
-}
-
-/// The id of one of our requests that `msg` answers (it has no `method`).
-fn answer_id(msg: &Value) -> Option<u64> {
-    if msg.get("method").is_some() {
-        return None;
-    }
-    msg.get("id").and_then(Value::as_u64)
-}
-
-/// Ends the stdio request `id`, if it is waiting, with `why` it has no answer.
-fn fail(pending: &Pending, id: u64, why: &str) {
-    let waiting = pending
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .remove(&id);
-    if let Some(tx) = waiting {
-        let _ = tx.send(Err(gone(why)));
-    }
-}
-
-/// A stdio request waiting for its answer: in `pending` (and, for a call, in `askers`)
-/// while this lives. Dropped before the answer came (given up: its caller went, or its
-/// time ran out), it is taken out of both, and the upstream is told
-/// (`notifications/cancelled`) unless `out` is `None`.
-struct Waiting {
-    id: u64,
-    pending: Pending,
-    askers: Askers,
-    out: Option<mpsc::Sender<String>>,
-}
-
-impl Drop for Waiting {
-    fn drop(&mut self) {
-        let id = self.id;
-        self.askers
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .retain(|(n, _)| *n != id);
-        let unanswered = self
-            .pending
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .remove(&id)
-            .is_some();
-        if unanswered && let Some(out) = &self.out {
-            let note = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
-                "params": {"requestId": id, "reason": "the proxied request was given up"}});
-            let _ = out.try_send(note.to_string());
-        }
-    }
+    json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
 }
 
 /// The params of our `initialize` (a 2025-11-25 upstream's, and again when it lost our
@@ -714,52 +528,6 @@ fn target_name(params: &Value) -> Option<String> {
         .or_else(|| params.get("taskId"))
         .and_then(Value::as_str)
         .map(str::to_owned)
-}
-
-/// A JSON-RPC error object of the upstream's (an answer's `error`, a failed task's), with
-/// `fallback` as its message when it has none.
-pub(super) fn rpc_error(e: &Value, fallback: &str) -> UpstreamError {
-    UpstreamError::Rpc {
-        code: e["code"]
-            .as_i64()
-            .and_then(|c| i32::try_from(c).ok())
-            .unwrap_or(-32603),
-        message: e["message"].as_str().unwrap_or(fallback).to_owned(),
-        data: e.get("data").cloned(),
-    }
-}
-
-/// The message of an upstream's JSON-RPC error that has none (or one that is not a
-/// string).
-pub(super) const NO_MESSAGE: &str = "the upstream server's error has no message";
-
-/// An answer's result, or its error (an `error` that is not an object is no JSON-RPC
-/// error: the upstream is then unavailable).
-pub(super) fn outcome(answer: Value) -> Result<Value, UpstreamError> {
-    if let Some(e) = answer.get("error") {
-        if !e.is_object() {
-            return Err(gone(format!(
-                "an error that is not a JSON-RPC error object: {}",
-                excerpt(e.to_string().as_bytes())
-            )));
-        }
-        return Err(rpc_error(e, NO_MESSAGE));
-    }
-    answer
-        .get("result")
-        .cloned()
-        .ok_or_else(|| gone("an answer with neither result nor error"))
-}
-
-/// The start of `bytes` (an answer that is not what it should be), to show in an error.
-pub(super) fn excerpt(bytes: &[u8]) -> String {
-    const SHOWN: usize = 200;
-    let text = String::from_utf8_lossy(bytes);
-    let mut shown: String = text.chars().take(SHOWN).collect();
-    if text.chars().nth(SHOWN).is_some() {
-        shown.push('…');
-    }
-    shown
 }
 
 #[cfg(test)]

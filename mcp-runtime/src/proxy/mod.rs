@@ -55,6 +55,20 @@
 //!
 //! With [`Upstream::follow`], the upstream's resource updates reach this server's
 //! subscribers too.
+//!
+//! A stdio upstream's child that exits (or crashes) fails the requests waiting on it at
+//! once ([`UpstreamError::Unavailable`]), a warning says how it exited, and the next
+//! request starts it again and does the handshake again, as on the first connect; a
+//! followed upstream's lists are then read again, and its resources subscribed to again.
+//! A child that exits again less than 30 s after it started is started again only after
+//! a wait (1 s, doubling up to 30 s), and requests meanwhile are refused, saying when it
+//! will be. [`Upstream::stdio`], [`Upstream::stdio_with`] and [`Upstream::command_with`]
+//! start it again; [`Upstream::command`], whose `Command` cannot be made again, does not.
+//! A request an upstream stays silent on is given up after 60 s
+//! ([`DEFAULT_UPSTREAM_TIMEOUT`]), or the time [`StdioOptions::timeout`] or
+//! [`HttpOptions::timeout`] sets, and cancelled upstream. An answer on stdio whose id
+//! names no request waiting is told at warn and dropped; one whose id is ours written as
+//! a string (`"7"` for 7) is taken.
 
 mod changes;
 mod checked;
@@ -62,6 +76,7 @@ mod complete;
 #[cfg(test)]
 mod fake;
 mod follow;
+mod forward;
 mod legacy_task;
 mod link;
 mod ongoing;
@@ -75,20 +90,22 @@ mod task;
 mod watch;
 
 pub use follow::Following;
-pub use options::HttpOptions;
+pub use options::{HttpOptions, StdioOptions};
 
 pub use link::{DEFAULT_UPSTREAM_TIMEOUT, UpstreamError};
 
 use crate::Error;
-use crate::protocol::{CallToolResult, ResourceContents, RpcError};
+use crate::protocol::{ResourceContents, RpcError};
 use crate::server::def::{
     Call, GetPromptResult, PromptDef, ResourceDef, Signature, ToolAnnotations, ToolDef, kind,
 };
 use crate::server::{Server, ServerBuilder, mount};
 use checked::{failed, meets_output_schema};
+use forward::forward_call;
+pub(crate) use forward::relay;
 use link::Link;
 use serde_json::{Value, json};
-use std::ffi::OsStr;
+use std::ffi::{OsStr, OsString};
 use std::sync::Arc;
 
 /// A connected upstream MCP server.
@@ -119,20 +136,87 @@ impl Upstream {
 
     /// Starts `program` with `args` and speaks MCP with it on its stdin and stdout (its
     /// stderr goes to this process's). It is killed when the last clone of the
-    /// `Upstream` (and of the definitions made from it) is dropped.
+    /// `Upstream` (and of the definitions made from it) is dropped. When it exits, the
+    /// requests waiting on it fail at once, a warning says how it exited, and it is
+    /// started again on the next request (see [`Upstream::command_with`]).
     pub async fn stdio<I, S>(program: impl AsRef<OsStr>, args: I) -> Result<Upstream, UpstreamError>
     where
         I: IntoIterator<Item = S>,
         S: AsRef<OsStr>,
     {
-        let mut cmd = tokio::process::Command::new(program);
-        cmd.args(args);
-        Self::command(cmd).await
+        Self::stdio_with(program, args, StdioOptions::new()).await
     }
 
-    /// Like [`Upstream::stdio`], with a command of your own (environment, directory).
+    /// Like [`Upstream::stdio`], with a time limit of your own.
+    pub async fn stdio_with<I, S>(
+        program: impl AsRef<OsStr>,
+        args: I,
+        options: StdioOptions,
+    ) -> Result<Upstream, UpstreamError>
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
+        let program = program.as_ref().to_owned();
+        let args: Vec<OsString> = args.into_iter().map(|a| a.as_ref().to_owned()).collect();
+        let command = move || {
+            let mut cmd = tokio::process::Command::new(&program);
+            cmd.args(&args);
+            cmd
+        };
+        Self::command_with(command, options).await
+    }
+
+    /// Like [`Upstream::stdio`], with a command of your own (environment, directory). A
+    /// [`Command`](tokio::process::Command) cannot be copied, so the child is **not started
+    /// again** when it exits: every later request fails. Prefer
+    /// [`Upstream::command_with`], which makes the command anew for each start.
     pub async fn command(cmd: tokio::process::Command) -> Result<Upstream, UpstreamError> {
-        Ok(Upstream::new(Link::stdio(cmd).await?))
+        let program = program_of(&cmd);
+        let first = link::spawn(cmd)?;
+        let link = Link::stdio(first, None, program, DEFAULT_UPSTREAM_TIMEOUT).await?;
+        Ok(Upstream::new(link))
+    }
+
+    /// Starts the child `command` makes (a command of your own: environment, directory),
+    /// with `options`, as [`Upstream::stdio`] does; `command` is called again to start
+    /// it again each time it exited.
+    ///
+    /// A child that exited is started again on the next request (the requests waiting on
+    /// it failed at once with [`UpstreamError::Unavailable`]), and the handshake is done
+    /// again, as on the first connect: it must speak the revision it spoke then, for which
+    /// the items served were made. Its lists and resource updates are then read and asked
+    /// for again by [`Upstream::follow`], so a gateway that follows it serves what the new
+    /// run has. When it exits again less than 30 s after it was started, the next start
+    /// waits: requests meanwhile get an [`UpstreamError::Unavailable`] that says for how
+    /// long, 1 s, then 2 s, doubling up to 30 s; a run of 30 s or more brings the next
+    /// start back at once.
+    ///
+    /// ```no_run
+    /// # use mcp_runtime::proxy::{StdioOptions, Upstream};
+    /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+    /// let db = Upstream::command_with(
+    ///     || {
+    ///         let mut cmd = tokio::process::Command::new("db-mcp");
+    ///         cmd.env("DB_URL", "postgres://localhost/app").current_dir("/srv/app");
+    ///         cmd
+    ///     },
+    ///     StdioOptions::new(),
+    /// )
+    /// .await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn command_with(
+        command: impl Fn() -> tokio::process::Command + Send + Sync + 'static,
+        options: StdioOptions,
+    ) -> Result<Upstream, UpstreamError> {
+        let first = command();
+        let program = program_of(&first);
+        let first = link::spawn(first)?;
+        let again: link::Spawn = Arc::new(move || link::spawn(command()));
+        let patience = options.timeout.unwrap_or(DEFAULT_UPSTREAM_TIMEOUT);
+        let link = Link::stdio(first, Some(again), program, patience).await?;
+        Ok(Upstream::new(link))
     }
 
     /// Connects to the Streamable HTTP endpoint at `url` (`http://`, or `https://`
@@ -167,7 +251,7 @@ impl Upstream {
             }
         });
         Ok(Upstream::new(
-            Link::pipes(our_read, our_write, None, dropped).await?,
+            Link::pipes(our_read, our_write, dropped).await?,
         ))
     }
 
@@ -465,6 +549,11 @@ impl Upstream {
     }
 }
 
+/// The program `cmd` starts, to name it in logs.
+fn program_of(cmd: &tokio::process::Command) -> String {
+    cmd.as_std().get_program().to_string_lossy().into_owned()
+}
+
 /// `resources/read` of one upstream URI, served as `served`: the upstream's not found
 /// (either era's code, naming its own URI) is this server's, naming the served URI.
 async fn read(link: &Link, uri: &str, served: &str) -> Result<Vec<ResourceContents>, Error> {
@@ -489,148 +578,4 @@ async fn read(link: &Link, uri: &str, served: &str) -> Result<Vec<ResourceConten
             "the upstream server answered invalid contents: {e}"
         ))
     })
-}
-
-/// Most rounds of one forwarded multi round-trip request.
-const MAX_UPSTREAM_ROUNDS: usize = 16;
-
-/// A `tools/call` forwarded, with its rounds: when the upstream asks for input, its
-/// questions go to our client as ours (under the round's key), the upstream's answer and
-/// `requestState` are recorded in our sealed state, and the next round gives the upstream
-/// the client's answers. Each of our rounds runs this again from the start; recorded
-/// upstream rounds are not sent again.
-async fn forward_call(
-    link: &Arc<Link>,
-    cx: &crate::Context,
-    input: Option<crate::Input>,
-    name: &str,
-    arguments: serde_json::Map<String, Value>,
-) -> Result<CallToolResult, Error> {
-    let mut carry = serde_json::Map::new();
-    for round in 0..MAX_UPSTREAM_ROUNDS {
-        let key = format!("upstream.{round}");
-        let recorded = input.as_ref().and_then(|i| i.recorded_step(&key));
-        let r = match recorded {
-            Some(r) => r,
-            None => {
-                let mut params = json!({ "name": name, "arguments": arguments });
-                if let Value::Object(p) = &mut params {
-                    p.extend(std::mem::take(&mut carry));
-                }
-                let r = answer(link, cx, params).await?;
-                if asks(&r)
-                    && let Some(i) = &input
-                {
-                    i.record_step(&key, r.clone());
-                }
-                r
-            }
-        };
-        if r.get("resultType").and_then(Value::as_str) == Some("task") {
-            return task::follow(link, cx, input.as_ref(), r).await;
-        }
-        if !asks(&r) {
-            return serde_json::from_value::<CallToolResult>(r).map_err(|e| {
-                Error::new(format!(
-                    "the upstream server answered an invalid result: {e}"
-                ))
-            });
-        }
-        let Some(input) = &input else {
-            return Err(Error::new(
-                "the upstream server asked for input, which this request cannot forward",
-            ));
-        };
-        let requests: Vec<(String, Value)> = r["inputRequests"]
-            .as_object()
-            .map(|m| m.iter().map(|(k, v)| (k.clone(), v.clone())).collect())
-            .unwrap_or_default();
-        // All of a round's questions at once, so they go out in one round of ours.
-        let keys: Vec<String> = requests.iter().map(|(k, _)| format!("{key}.{k}")).collect();
-        let answers = futures_util::future::join_all(
-            requests
-                .iter()
-                .zip(&keys)
-                .map(|((_, req), k)| input.ask(k, req.clone())),
-        )
-        .await;
-        let mut responses = serde_json::Map::new();
-        for ((k, _), a) in requests.into_iter().zip(answers) {
-            responses.insert(k, a?);
-        }
-        carry.insert("inputResponses".into(), Value::Object(responses));
-        if let Some(s) = r.get("requestState") {
-            carry.insert("requestState".into(), s.clone());
-        }
-    }
-    Err(Error::new(format!(
-        "the upstream server asked for input more than {MAX_UPSTREAM_ROUNDS} times"
-    )))
-}
-
-/// One `tools/call` to a 2026-07-28 upstream, its progress and log messages passed to
-/// our client on the way.
-async fn answer(link: &Link, cx: &crate::Context, params: Value) -> Result<Value, Error> {
-    // What our client can answer, the upstream may ask.
-    let caps: serde_json::Map<String, Value> = cx
-        .client_capabilities()
-        .as_map()
-        .iter()
-        .filter(|(k, _)| matches!(k.as_str(), "elicitation" | "sampling" | "roots"))
-        .map(|(k, v)| (k.clone(), v.clone()))
-        .collect();
-    let mut caps = Value::Object(caps);
-    // A call running as a task of ours lets the upstream answer with one (followed here).
-    if task::wanted(cx, link) {
-        caps["extensions"] = json!({ crate::protocol::tasks::EXTENSION: {} });
-    }
-    let mut call = link
-        .start("tools/call", params, Some(&caps))
-        .await
-        .map_err(failed)?;
-    loop {
-        match call.next().await {
-            ongoing::Next::Answer(a) => return a.map_err(failed),
-            ongoing::Next::Asked(asked) => {
-                // A 2026-07-28 server asks with `input_required`, not with requests.
-                let m = asked.request["method"]
-                    .as_str()
-                    .unwrap_or_default()
-                    .to_owned();
-                let reply = if m == "ping" {
-                    Ok(json!({}))
-                } else {
-                    Err((-32601, format!("a 2026-07-28 server does not send `{m}`")))
-                };
-                link.respond(asked.id, reply).await.map_err(failed)?;
-            }
-            other => relay(cx, &other),
-        }
-    }
-}
-
-/// Passes an upstream's progress or log message about a call on to our client.
-pub(crate) fn relay(cx: &crate::Context, next: &ongoing::Next) {
-    match next {
-        ongoing::Next::Progress(p) => {
-            if let Some(progress) = p["progress"].as_f64() {
-                cx.progress()
-                    .report(progress, p["total"].as_f64(), p["message"].as_str());
-            }
-        }
-        ongoing::Next::Log(p) => {
-            let level = p["level"]
-                .as_str()
-                .and_then(crate::protocol::LogLevel::parse)
-                .unwrap_or(crate::protocol::LogLevel::Info);
-            cx.logger()
-                .log(level, p["logger"].as_str(), p.get("data").cloned());
-        }
-        ongoing::Next::Asked(_) | ongoing::Next::Answer(_) => {}
-    }
-}
-
-/// Whether an upstream result asks for input.
-fn asks(r: &Value) -> bool {
-    r.get("resultType").and_then(Value::as_str) == Some("input_required")
 }

@@ -52,24 +52,23 @@ pub(crate) struct Ongoing {
 
 /// How a request given up on is cancelled upstream over HTTP: a POST, and the end of the
 /// read of its event stream. (On stdio, the task waiting for the answer sees the
-/// [`Ongoing`] go, and cancels it: see `link::Waiting`.)
+/// [`Ongoing`] go, and cancels it: see `link::stdio::Waiting`.)
 pub(super) enum Cancel {
     Http(Box<Listen>, tokio::task::AbortHandle),
 }
 
 impl Ongoing {
-    /// Waits for the next question or the answer for as long as it takes, instead of
-    /// [`DEFAULT_UPSTREAM_TIMEOUT`](super::link::DEFAULT_UPSTREAM_TIMEOUT): for a request
-    /// that may rightly stay silent longer (the result of a long task), which the caller
-    /// watches some other way.
+    /// Waits for the next question or the answer for as long as it takes, instead of the
+    /// upstream's time limit ([`DEFAULT_UPSTREAM_TIMEOUT`](super::link::DEFAULT_UPSTREAM_TIMEOUT)
+    /// unless its options set one): for a request that may rightly stay silent longer
+    /// (the result of a long task), which the caller watches some other way.
     pub(crate) fn without_time_limit(mut self) -> Self {
         self.patience = None;
         self
     }
 
     /// The next question, or the answer; [`UpstreamError::Timeout`] when neither comes
-    /// within [`DEFAULT_UPSTREAM_TIMEOUT`](super::link::DEFAULT_UPSTREAM_TIMEOUT) (unless
-    /// [`Ongoing::without_time_limit`]).
+    /// within the upstream's time limit (unless [`Ongoing::without_time_limit`]).
     pub(crate) async fn next(&mut self) -> Next {
         let (asks, answer) = (&mut self.asks, &mut self.answer);
         let next = async {

@@ -1,9 +1,50 @@
-//! How to reach an HTTP upstream: headers every request carries (its credentials, say)
-//! and the certificate authorities trusted for `https://` beyond the public ones.
+//! How to reach an upstream: over HTTP, headers every request carries (its credentials,
+//! say) and the certificate authorities trusted for `https://` beyond the public ones;
+//! either way, how long it may stay silent on a request.
 
 use super::UpstreamError;
 use rustls::pki_types::CertificateDer;
 use rustls::pki_types::pem::PemObject;
+use std::time::Duration;
+
+/// Settings of a stdio upstream, for [`Upstream::stdio_with`](super::Upstream::stdio_with)
+/// and [`Upstream::command_with`](super::Upstream::command_with).
+///
+/// ```no_run
+/// # use mcp_runtime::proxy::{StdioOptions, Upstream};
+/// # use std::time::Duration;
+/// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+/// let fs = Upstream::stdio_with(
+///     "npx",
+///     ["-y", "@modelcontextprotocol/server-filesystem", "/srv/docs"],
+///     StdioOptions::new().timeout(Duration::from_secs(10)),
+/// )
+/// .await?;
+/// # Ok(()) }
+/// ```
+#[derive(Debug, Clone, Default)]
+pub struct StdioOptions {
+    pub(crate) timeout: Option<Duration>,
+}
+
+impl StdioOptions {
+    /// The defaults: a 60 s time limit.
+    pub fn new() -> StdioOptions {
+        StdioOptions::default()
+    }
+
+    /// How long the upstream may stay silent on a request (no answer; for a tool call, no
+    /// progress or question either) before the request is given up, an
+    /// [`UpstreamError::Timeout`] (a tool error for a forwarded call): 60 s by default
+    /// ([`DEFAULT_UPSTREAM_TIMEOUT`](super::DEFAULT_UPSTREAM_TIMEOUT)). A request given up
+    /// is forgotten, and the upstream is told (`notifications/cancelled`). The requests of
+    /// the handshake have this limit too, on the first connect and when a child that
+    /// exited is started again.
+    pub fn timeout(mut self, silence: Duration) -> StdioOptions {
+        self.timeout = Some(silence);
+        self
+    }
+}
 
 /// Settings of an HTTP upstream, for [`Upstream::http_with`](super::Upstream::http_with).
 ///
@@ -24,7 +65,7 @@ use rustls::pki_types::pem::PemObject;
 pub struct HttpOptions {
     pub(crate) headers: Vec<(String, String)>,
     pub(crate) roots: Vec<CertificateDer<'static>>,
-    pub(crate) timeout: Option<std::time::Duration>,
+    pub(crate) timeout: Option<Duration>,
 }
 
 impl HttpOptions {
@@ -42,7 +83,7 @@ impl HttpOptions {
     /// How long the upstream may stay silent on a request (no answer, no progress, not
     /// even the response's head) before the request is a tool error: 60 s by default
     /// ([`DEFAULT_UPSTREAM_TIMEOUT`](super::DEFAULT_UPSTREAM_TIMEOUT)).
-    pub fn timeout(mut self, silence: std::time::Duration) -> HttpOptions {
+    pub fn timeout(mut self, silence: Duration) -> HttpOptions {
         self.timeout = Some(silence);
         self
     }

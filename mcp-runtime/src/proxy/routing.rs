@@ -75,6 +75,8 @@ pub(crate) struct Changes {
     pub(crate) lists: tokio::sync::watch::Sender<u64>,
     /// The URI of every `notifications/resources/updated`.
     pub(crate) updated: tokio::sync::broadcast::Sender<String>,
+    /// Bumped each time a stdio child is started again.
+    pub(crate) started: tokio::sync::watch::Sender<u64>,
 }
 
 impl Default for Changes {
@@ -82,6 +84,7 @@ impl Default for Changes {
         Changes {
             lists: tokio::sync::watch::Sender::default(),
             updated: tokio::sync::broadcast::channel(256).0,
+            started: tokio::sync::watch::Sender::default(),
         }
     }
 }
@@ -89,6 +92,10 @@ impl Default for Changes {
 impl Changes {
     fn list_changed(&self) {
         self.lists.send_modify(|n| *n += 1);
+    }
+
+    pub(crate) fn started_again(&self) {
+        self.started.send_modify(|n| *n += 1);
     }
 }
 

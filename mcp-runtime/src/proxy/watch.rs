@@ -3,8 +3,9 @@
 //! legacy stdio upstream's notifications come anyway), and updates of the resources it
 //! was asked to watch.
 
-use super::link::{Link, Wire};
+use super::link::{Link, Session, Wire};
 use serde_json::json;
+use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 /// The `subscriptions/listen` requests for resource updates: their request ids on stdio,
@@ -23,7 +24,8 @@ impl Link {
     /// 2026-07-28 `subscriptions/listen` (on stdio, a request left open; on HTTP, a POST
     /// whose event stream stays open), or a 2025-11-25 HTTP upstream's GET stream (on
     /// stdio its notifications come anyway). Over HTTP it is opened again when it ends.
-    pub(super) async fn listen(&self) {
+    /// On stdio it is asked for on `on`, the session of the child as started.
+    pub(super) async fn listen(&self, on: Option<&Arc<Session>>) {
         let caps = self.capabilities();
         if !["tools", "prompts", "resources"]
             .iter()
@@ -39,10 +41,12 @@ impl Link {
         }});
         let open = self.message(id, "subscriptions/listen", filter, None);
         match &self.wire {
-            Wire::Stdio { out, .. } => {
-                if self.is_modern() {
+            Wire::Stdio(_) => {
+                if self.is_modern()
+                    && let Some(session) = on
+                {
                     // Its answer comes only when it closes; nobody waits for it.
-                    let _ = out.send(open.to_string()).await;
+                    let _ = session.send(open.to_string()).await;
                 }
             }
             Wire::Http(_) => {
@@ -63,9 +67,20 @@ impl Link {
     /// Asks the upstream to tell updates of `uris` (dropping what was asked before, which
     /// was `before`): a 2026-07-28 upstream on a `subscriptions/listen` stream of their
     /// own, a 2025-11-25 one with `resources/subscribe` and `resources/unsubscribe` (when
-    /// it offers subscriptions). They come through [`Link::updates`].
+    /// it offers subscriptions). They come through [`Link::updates`]. On stdio, a child
+    /// that exited is started again first.
     pub(crate) async fn watch_resources(&self, uris: &[String], before: &[String]) {
         if self.is_modern() {
+            let stdio = match &self.wire {
+                Wire::Stdio(_) => match self.session().await {
+                    Ok(session) => Some(session),
+                    Err(e) => {
+                        tracing::debug!("the upstream's resource updates not asked for: {e}");
+                        return;
+                    }
+                },
+                Wire::Http(_) => None,
+            };
             let previous = self
                 .watching
                 .lock()
@@ -76,8 +91,8 @@ impl Link {
                     for id in ids {
                         let note = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
                             "params": {"requestId": id}});
-                        if let Wire::Stdio { out, .. } = &self.wire {
-                            let _ = out.send(note.to_string()).await;
+                        if let Some(session) = &stdio {
+                            let _ = session.send(note.to_string()).await;
                         }
                     }
                 }
@@ -88,7 +103,7 @@ impl Link {
                 return;
             }
             let mut watch = match &self.wire {
-                Wire::Stdio { .. } => Watch::Stdio(Vec::new()),
+                Wire::Stdio(_) => Watch::Stdio(Vec::new()),
                 Wire::Http(_) => Watch::Http(Vec::new()),
             };
             for chunk in uris.chunks(URIS_PER_LISTEN) {
@@ -96,8 +111,10 @@ impl Link {
                 let filter = json!({"notifications": {"resourceSubscriptions": chunk}});
                 let open = self.message(id, "subscriptions/listen", filter, None);
                 match (&self.wire, &mut watch) {
-                    (Wire::Stdio { out, .. }, Watch::Stdio(ids)) => {
-                        let _ = out.send(open.to_string()).await;
+                    (Wire::Stdio(_), Watch::Stdio(ids)) => {
+                        if let Some(session) = &stdio {
+                            let _ = session.send(open.to_string()).await;
+                        }
                         ids.push(id);
                     }
                     (Wire::Http(_), Watch::Http(tasks)) => {
@@ -119,7 +136,8 @@ impl Link {
             *self.watching.lock().unwrap_or_else(|e| e.into_inner()) = Some(watch);
             return;
         }
-        if self.hello["capabilities"]["resources"]["subscribe"] != json!(true) {
+        let caps = self.capabilities();
+        if caps.get("resources").and_then(|r| r.get("subscribe")) != Some(&json!(true)) {
             return;
         }
         for u in uris.iter().filter(|u| !before.contains(u)) {
@@ -145,5 +163,11 @@ impl Link {
     /// What the upstream says about its lists.
     pub(crate) fn changes(&self) -> tokio::sync::watch::Receiver<u64> {
         self.changes.lists.subscribe()
+    }
+
+    /// Told each time a stdio child is started again (its lists and resource updates are
+    /// then asked for again).
+    pub(crate) fn restarts(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.changes.started.subscribe()
     }
 }

@@ -406,3 +406,166 @@ async fn requests_on_an_event_stream_that_cannot_be_passed_on_are_answered() {
     assert_eq!(refused, [json!(-32603), json!(-32603)], "{got:?}");
     drop(call);
 }
+
+/// The runtime's logs on this thread while the guard lives (a `current_thread` test: its
+/// tasks run here too).
+fn capture_logs() -> (
+    std::sync::Arc<std::sync::Mutex<Vec<u8>>>,
+    tracing::subscriber::DefaultGuard,
+) {
+    use tracing_subscriber::layer::SubscriberExt;
+    struct To(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+    impl std::io::Write for To {
+        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(b);
+            Ok(b.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let logs = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let to = std::sync::Arc::clone(&logs);
+    let subscriber = tracing_subscriber::registry().with(
+        tracing_subscriber::fmt::layer()
+            .with_ansi(false)
+            .with_writer(move || To(std::sync::Arc::clone(&to))),
+    );
+    (logs, tracing::subscriber::set_default(subscriber))
+}
+
+/// An answer whose id names no request waiting (another number, a string that is not
+/// one of ours, `null`) is told at warn, naming its id, and dropped; the request still
+/// waits for its own, which may come with its id written as a string. A request that
+/// only ever gets answers to no one ends at its time limit, and leaves nothing behind.
+/// Before, such answers were dropped silently, and one with our id as a string too, so
+/// its request waited for its time limit.
+#[tokio::test]
+async fn an_answer_to_no_request_is_told_and_one_naming_ours_as_a_string_is_taken() {
+    let (logs, _guard) = capture_logs();
+    let (link, mut up) = fake::stdio().await;
+    let asking = link.request("odd", json!({}));
+    let answering = async {
+        let sent = up.next().await;
+        let id = sent["id"].as_u64().unwrap();
+        up.send(&json!({"jsonrpc": "2.0", "id": id + 1000, "result": {"wrong": 1}}));
+        up.send(&json!({"jsonrpc": "2.0", "id": "x", "result": {"wrong": 2}}));
+        up.send(&json!({"jsonrpc": "2.0", "id": null,
+            "error": {"code": -32700, "message": "Parse error"}}));
+        up.send(&json!({"jsonrpc": "2.0", "id": id.to_string(), "result": {"ok": 1}}));
+        id
+    };
+    let (answer, id) = tokio::time::timeout(Duration::from_secs(5), async {
+        tokio::join!(asking, answering)
+    })
+    .await
+    .expect("answered under its id as a string");
+    assert_eq!(answer.unwrap(), json!({"ok": 1}));
+    assert_eq!(fake::in_flight(&link), (0, 0));
+    let told = String::from_utf8(logs.lock().unwrap().clone()).unwrap();
+    for id in [(id + 1000).to_string(), "\"x\"".into(), "null".into()] {
+        assert!(
+            told.contains(&format!("answered id {id}, which no request waits for")),
+            "{id}: {told}"
+        );
+    }
+    assert!(told.contains("Parse error"), "{told}");
+
+    let given_up = tokio::time::timeout(Duration::from_millis(200), async {
+        let asking = link.request("odd", json!({}));
+        let answering = async {
+            let sent = up.next().await;
+            let wrong = sent["id"].as_u64().unwrap() + 1;
+            up.send(&json!({"jsonrpc": "2.0", "id": wrong, "result": {}}));
+            std::future::pending::<()>().await;
+        };
+        tokio::join!(asking, answering)
+    })
+    .await;
+    assert!(given_up.is_err());
+    assert_eq!(fake::in_flight(&link), (0, 0));
+    let cancel = up.next().await;
+    assert_eq!(cancel["method"], "notifications/cancelled", "{cancel}");
+    reads_on(&link, &mut up).await;
+}
+
+/// A stdio child that exits fails the request in flight at once, and is started again on
+/// the next request, its handshake done again (followers are told). One that exits soon
+/// after it was started is started again only after a wait (1 s, then 2 s, ...: requests
+/// meanwhile are refused, saying so, and start nothing), and at once again after a
+/// healthy run. (Paused clock: the waits pass as the test says.)
+#[tokio::test(start_paused = true)]
+async fn a_child_that_exited_is_started_again_and_one_that_keeps_exiting_waits() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let dead = Arc::new(AtomicBool::new(false));
+    let (link, mut starts) = fake::restartable(Arc::clone(&dead)).await;
+    let mut restarts = link.restarts();
+    let mut up = starts.recv().await.unwrap();
+    // One run ends: the next request, answered by the next run.
+    async fn exits_with_a_request_in_flight(link: &super::Link, up: &mut fake::FakeStdio) {
+        let asking = link.request("slow", json!({}));
+        let exiting = async {
+            up.next().await;
+            up.exit();
+        };
+        let (answer, ()) = tokio::join!(asking, exiting);
+        assert!(
+            matches!(&answer, Err(UpstreamError::Unavailable(why)) if why.contains("exited")),
+            "{answer:?}"
+        );
+    }
+    async fn answered_by_a_new_run(
+        link: &super::Link,
+        starts: &mut tokio::sync::mpsc::UnboundedReceiver<fake::FakeStdio>,
+    ) -> fake::FakeStdio {
+        let asking = link.request("fine", json!({}));
+        let answering = async {
+            let mut up = starts.recv().await.unwrap();
+            let sent = up.next().await;
+            up.send(&json!({"jsonrpc": "2.0", "id": sent["id"], "result": {"ok": 1}}));
+            up
+        };
+        let (answer, up) = tokio::join!(asking, answering);
+        assert_eq!(answer.unwrap(), json!({"ok": 1}));
+        up
+    }
+    exits_with_a_request_in_flight(&link, &mut up).await;
+    assert!(!restarts.has_changed().unwrap());
+    let mut up = answered_by_a_new_run(&link, &mut starts).await;
+    assert!(restarts.has_changed().unwrap());
+    restarts.borrow_and_update();
+
+    // It exits at once after that start: refused for 1 s.
+    exits_with_a_request_in_flight(&link, &mut up).await;
+    let refused = link.request("x", json!({})).await;
+    assert!(
+        matches!(&refused, Err(UpstreamError::Unavailable(why)) if why.contains("started again in 1.0 s at the earliest")),
+        "{refused:?}"
+    );
+    tokio::time::advance(Duration::from_millis(999)).await;
+    assert!(link.request("x", json!({})).await.is_err());
+    assert!(starts.try_recv().is_err(), "nothing started while it waits");
+    // Started after 1 s, it exits at once (no handshake): refused for 2 s.
+    dead.store(true, Ordering::SeqCst);
+    tokio::time::advance(Duration::from_millis(1)).await;
+    let failed = link.request("x", json!({})).await;
+    assert!(
+        matches!(&failed, Err(UpstreamError::Unavailable(why)) if why.contains("handshake failed")),
+        "{failed:?}"
+    );
+    let refused = link.request("x", json!({})).await;
+    assert!(
+        matches!(&refused, Err(UpstreamError::Unavailable(why)) if why.contains("in 2.0 s")),
+        "{refused:?}"
+    );
+    dead.store(false, Ordering::SeqCst);
+    tokio::time::advance(Duration::from_secs(2)).await;
+    let mut up = answered_by_a_new_run(&link, &mut starts).await;
+    assert!(restarts.has_changed().unwrap());
+
+    // A healthy run (30 s): started again at once.
+    tokio::time::advance(Duration::from_secs(30)).await;
+    exits_with_a_request_in_flight(&link, &mut up).await;
+    answered_by_a_new_run(&link, &mut starts).await;
+}

@@ -1,0 +1,476 @@
+//! The stdio wire, one run at a time: a [`Session`] is one connection to a child's stdin
+//! and stdout (or to an in-process pipe), with the requests waiting for their answers on
+//! it, its writer and reader, and, for a child, the task that sees it exit. A session
+//! ends for good (its stdout ends, its child exits, it stops reading its stdin, or the
+//! link goes): what waits on it fails at once, and the link may start another
+//! (`respawn.rs`).
+
+use super::super::routing::{Askers, Changes, route};
+use super::{MAX_MESSAGE, UpstreamError, excerpt, gone};
+use crate::transport::stdio::lines::{Line, Lines, Overlong};
+use serde_json::{Value, json};
+use std::collections::HashMap;
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::sync::{mpsc, oneshot};
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+/// The requests of a session waiting, by id: each gets its answer, or why it has none.
+pub(crate) type Pending = Arc<Mutex<HashMap<u64, oneshot::Sender<Result<Value, UpstreamError>>>>>;
+
+/// How long a child that exited has for its stdout to end (what it wrote before is still
+/// read), and a child whose stdout ended has to exit on its own before it is killed.
+const GRACE: Duration = Duration::from_millis(500);
+
+/// What one run of a stdio upstream is reached through: its stdout, its stdin, and the
+/// child, if it is one (an in-process pipe has none).
+pub(crate) struct Pipes {
+    pub(crate) read: Box<dyn AsyncRead + Unpin + Send>,
+    pub(crate) write: Box<dyn AsyncWrite + Unpin + Send>,
+    pub(crate) child: Option<tokio::process::Child>,
+}
+
+/// Starts `cmd` with piped stdin and stdout (its stderr goes to this process's); the
+/// child is killed when it is dropped (by its session's watcher, once the session ended).
+pub(crate) fn spawn(mut cmd: tokio::process::Command) -> Result<Pipes, UpstreamError> {
+    cmd.stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .kill_on_drop(true);
+    let mut child = cmd
+        .spawn()
+        .map_err(|e| gone(format!("cannot start it: {e}")))?;
+    let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+        return Err(gone("no pipes to it"));
+    };
+    Ok(Pipes {
+        read: Box::new(stdout),
+        write: Box::new(stdin),
+        child: Some(child),
+    })
+}
+
+/// One connection to a stdio upstream (one run of its child).
+pub(crate) struct Session {
+    pub(crate) out: mpsc::Sender<String>,
+    pub(crate) pending: Pending,
+    pub(crate) askers: Askers,
+    /// Cancelled when it ended; a child of the link's `dropped`.
+    pub(crate) closed: CancellationToken,
+    /// When it began.
+    pub(crate) started: Instant,
+    /// Once it ended: when, and how (its child's exit status, when known).
+    end: Mutex<Option<(Instant, String)>>,
+}
+
+impl Session {
+    /// Starts the writer, the reader and (for a child) the watcher of `pipes`; messages
+    /// that are not answers are routed (`route`), list changes told to `changes`.
+    /// `program` names the upstream in logs.
+    pub(crate) fn open(
+        pipes: Pipes,
+        changes: &Arc<Changes>,
+        dropped: &CancellationToken,
+        program: &str,
+    ) -> Arc<Session> {
+        let (out, queue) = mpsc::channel::<String>(256);
+        let session = Arc::new(Session {
+            out,
+            pending: Arc::default(),
+            askers: Arc::default(),
+            closed: dropped.child_token(),
+            started: Instant::now(),
+            end: Mutex::new(None),
+        });
+        let has_child = pipes.child.is_some();
+        tokio::spawn(write(Arc::clone(&session), pipes.write, queue));
+        tokio::spawn(read(
+            Arc::clone(&session),
+            pipes.read,
+            Arc::clone(changes),
+            has_child,
+        ));
+        if let Some(child) = pipes.child {
+            let (dropped, program) = (dropped.clone(), program.to_owned());
+            tokio::spawn(watch(Arc::clone(&session), child, dropped, program));
+        }
+        session
+    }
+
+    /// Whether it still runs.
+    pub(crate) fn is_open(&self) -> bool {
+        !self.closed.is_cancelled()
+    }
+
+    /// Ends it (`how`: why, unless it is known already): every request waiting on it
+    /// fails at once, and calls take no more of its requests.
+    pub(crate) fn close(&self, how: &str) {
+        self.end
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get_or_insert_with(|| (Instant::now(), how.to_owned()));
+        self.closed.cancel();
+        let waiting: Vec<_> = {
+            let mut pending = self.pending.lock().unwrap_or_else(|e| e.into_inner());
+            pending.drain().map(|(_, tx)| tx).collect()
+        };
+        for tx in waiting {
+            let _ = tx.send(Err(self.gone()));
+        }
+        self.askers
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clear();
+    }
+
+    /// Its child exited, `how` (its exit status): said from now on.
+    fn exited(&self, how: String) {
+        let mut end = self.end.lock().unwrap_or_else(|e| e.into_inner());
+        match end.as_mut() {
+            Some((_, said)) => *said = how,
+            None => *end = Some((Instant::now(), how)),
+        }
+    }
+
+    /// When it ended and how (`None` while it runs).
+    pub(crate) fn end(&self) -> Option<(Instant, String)> {
+        self.end.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// The error of a request that cannot have its answer on it: it ended.
+    pub(crate) fn gone(&self) -> UpstreamError {
+        match self.end() {
+            Some((_, how)) => gone(format!("the upstream server exited ({how})")),
+            None => gone("the upstream server exited"),
+        }
+    }
+
+    /// Sends one line (a notification, or an answer to a request of the upstream).
+    pub(crate) async fn send(&self, line: String) -> Result<(), UpstreamError> {
+        if !self.is_open() {
+            return Err(self.gone());
+        }
+        self.out.send(line).await.map_err(|_| self.gone())
+    }
+
+    /// Sends a request; where its answer will come, and its place among the requests
+    /// waiting for one (see [`Waiting`]; `cancel`: whether the upstream is told when it is
+    /// given up, which `initialize` never is).
+    pub(crate) async fn enqueue(
+        self: &Arc<Self>,
+        id: u64,
+        msg: &Value,
+        cancel: bool,
+    ) -> Result<(oneshot::Receiver<Result<Value, UpstreamError>>, Waiting), UpstreamError> {
+        if !self.is_open() {
+            return Err(self.gone());
+        }
+        let (tx, rx) = oneshot::channel();
+        self.pending
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(id, tx);
+        let waiting = Waiting {
+            id,
+            session: Arc::clone(self),
+            cancel,
+        };
+        self.out
+            .send(msg.to_string())
+            .await
+            .map_err(|_| self.gone())?;
+        Ok((rx, waiting))
+    }
+
+    /// One request and its answer (the whole message), or why there is none; given up
+    /// (dropped), it is forgotten and, unless `cancel` is false, cancelled upstream.
+    pub(crate) async fn exchange(
+        self: &Arc<Self>,
+        id: u64,
+        msg: &Value,
+        cancel: bool,
+    ) -> Result<Value, UpstreamError> {
+        let (rx, _waiting) = self.enqueue(id, msg, cancel).await?;
+        tokio::select! {
+            a = rx => a.unwrap_or_else(|_| Err(self.gone())),
+            () = self.closed.cancelled() => Err(self.gone()),
+        }
+    }
+}
+
+/// Writer: one line per message, until the session ends. One that cannot be written
+/// (the upstream closed its stdin) ends it.
+async fn write(
+    session: Arc<Session>,
+    mut stdin: Box<dyn AsyncWrite + Unpin + Send>,
+    mut queue: mpsc::Receiver<String>,
+) {
+    while let Some(line) = tokio::select! {
+        l = queue.recv() => l,
+        () = session.closed.cancelled() => None,
+    } {
+        if stdin.write_all(line.as_bytes()).await.is_err()
+            || stdin.write_all(b"\n").await.is_err()
+            || stdin.flush().await.is_err()
+        {
+            session.close("it stopped reading its stdin");
+            return;
+        }
+    }
+}
+
+/// Reader: answers go to their request; a request of the server goes to the one call in
+/// flight when it is one this proxy passes on, else it gets the answer it can have; list
+/// changes are told. It ends with the upstream's stdout, or with the session.
+async fn read(
+    session: Arc<Session>,
+    stdout: Box<dyn AsyncRead + Unpin + Send>,
+    changes: Arc<Changes>,
+    has_child: bool,
+) {
+    // Lines past the limit are skipped as they come, never buffered whole.
+    let stdout = BufReader::with_capacity(64 * 1024, stdout);
+    let mut lines = Lines::new(stdout, MAX_MESSAGE);
+    loop {
+        let next = tokio::select! {
+            l = lines.next() => l,
+            () = session.closed.cancelled() => return,
+        };
+        let line = match next {
+            Ok(Line::Message(line)) => line,
+            Ok(Line::TooLong(long)) => {
+                too_long(&long, &session.pending);
+                continue;
+            }
+            Ok(Line::Eof) => break,
+            Err(e) => {
+                tracing::warn!("reading the upstream server's stdout: {e}");
+                break;
+            }
+        };
+        let Some(msg) = message(&line, &session.pending) else {
+            continue;
+        };
+        if msg.get("method").is_some() {
+            if let Some(reply) = route(&msg, &session.askers, &changes) {
+                let _ = session.out.send(reply.to_string()).await;
+            }
+            continue;
+        }
+        deliver(msg, &session.pending);
+    }
+    if has_child {
+        // The watcher tells how the child ended.
+        tracing::debug!("the upstream server closed its stdout");
+    } else {
+        tracing::warn!("the upstream server closed its stdout");
+    }
+    session.close("it closed its stdout");
+}
+
+/// Watcher: when the child exits, its session ends (once what it wrote before is read),
+/// and a warning says how it exited; when its session ends first (its stdout ended, or it
+/// is given up), the child has a moment to exit, then is killed. When the link goes, it
+/// is killed at once.
+async fn watch(
+    session: Arc<Session>,
+    mut child: tokio::process::Child,
+    dropped: CancellationToken,
+    program: String,
+) {
+    let status = tokio::select! {
+        s = child.wait() => {
+            let _ = tokio::time::timeout(GRACE, session.closed.cancelled()).await;
+            s
+        }
+        () = session.closed.cancelled() => {
+            if dropped.is_cancelled() {
+                let _ = child.start_kill();
+                return;
+            }
+            match tokio::time::timeout(GRACE, child.wait()).await {
+                Ok(s) => s,
+                Err(_) => {
+                    let _ = child.start_kill();
+                    child.wait().await
+                }
+            }
+        }
+    };
+    let how = match status {
+        Ok(s) => s.to_string(),
+        Err(e) => format!("its exit status unknown: {e}"),
+    };
+    session.exited(how.clone());
+    session.close(&how);
+    if !dropped.is_cancelled() {
+        tracing::warn!(program = %program, "the upstream server exited ({how})");
+    }
+}
+
+/// Gives an answer to the request it answers. Its `id` is ours (a number), or the same
+/// number written as a string (some servers echo ids as strings). An answer to no request
+/// waiting (an id we never sent, or one given up already) is told at warn, naming its id,
+/// and dropped: we cannot know whose it was.
+fn deliver(msg: Value, pending: &Pending) {
+    let waiting = {
+        let mut pending = pending.lock().unwrap_or_else(|e| e.into_inner());
+        waiting_id(msg.get("id"), &pending).and_then(|n| pending.remove(&n))
+    };
+    if let Some(tx) = waiting {
+        let _ = tx.send(Ok(msg));
+        return;
+    }
+    let id = msg.get("id").map_or_else(
+        || "none".to_owned(),
+        |id| excerpt(id.to_string().as_bytes()),
+    );
+    let error = msg
+        .get("error")
+        .and_then(|e| e.get("message"))
+        .and_then(Value::as_str)
+        .map(|m| format!(" (its error: {})", excerpt(m.as_bytes())))
+        .unwrap_or_default();
+    tracing::warn!(
+        "the upstream server answered id {id}, which no request waits for (never sent, or given up already): dropped{error}"
+    );
+}
+
+/// The id of the request waiting in `pending` that `id` names: the number itself, or
+/// its decimal form as a string (`"7"` for 7, not `"07"`).
+fn waiting_id<T>(id: Option<&Value>, pending: &HashMap<u64, T>) -> Option<u64> {
+    let n = match id? {
+        Value::Number(n) => n.as_u64()?,
+        Value::String(s) => s.parse::<u64>().ok().filter(|n| n.to_string() == *s)?,
+        _ => return None,
+    };
+    pending.contains_key(&n).then_some(n)
+}
+
+/// One line a stdio upstream wrote, as a message; `None` when it is not one (skipped). A
+/// line that is not UTF-8 is told at warn, and when it reads as an answer once its bad
+/// bytes are replaced, the request it answers fails at once, rather than at its time
+/// limit.
+fn message(line: &[u8], pending: &Pending) -> Option<Value> {
+    if line.trim_ascii().is_empty() {
+        return None;
+    }
+    let text = match std::str::from_utf8(line) {
+        Ok(text) => text,
+        Err(e) => {
+            tracing::warn!(
+                "the upstream server wrote a line that is not UTF-8 (at byte {}): skipped",
+                e.valid_up_to()
+            );
+            let lenient = serde_json::from_str::<Value>(&String::from_utf8_lossy(line)).ok();
+            if let Some(msg) = lenient.filter(|m| m.get("method").is_none()) {
+                let id = {
+                    let pending = pending.lock().unwrap_or_else(|e| e.into_inner());
+                    waiting_id(msg.get("id"), &pending)
+                };
+                if let Some(id) = id {
+                    fail(pending, id, "it answered with a line that is not UTF-8");
+                }
+            }
+            return None;
+        }
+    };
+    let msg = serde_json::from_str::<Value>(text);
+    if msg.is_err() {
+        tracing::debug!("upstream wrote a line that is not JSON");
+    }
+    msg.ok()
+}
+
+/// A line over [`MAX_MESSAGE`], skipped: told at warn with its size, and when it is an
+/// answer whose id its ends show ([`overlong::answer_id`](super::super::overlong::answer_id)),
+/// its request fails at once; otherwise that request ends at its time limit.
+fn too_long(long: &Overlong, pending: &Pending) {
+    tracing::warn!(
+        "the upstream server wrote a line of {} bytes, over the limit of {MAX_MESSAGE}: skipped",
+        long.len
+    );
+    if let Some(id) = super::super::overlong::answer_id(&long.head, &long.tail) {
+        let why = format!(
+            "its answer was {} bytes, over the limit of {MAX_MESSAGE}",
+            long.len
+        );
+        fail(pending, id, &why);
+    }
+}
+
+/// Ends the request `id`, if it is waiting, with `why` it has no answer.
+fn fail(pending: &Pending, id: u64, why: &str) {
+    let waiting = pending
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .remove(&id);
+    if let Some(tx) = waiting {
+        let _ = tx.send(Err(gone(why)));
+    }
+}
+
+/// A request waiting for its answer: in its session's `pending` (and, for a call, in its
+/// `askers`) while this lives. Dropped before the answer came (given up: its caller went,
+/// or its time ran out), it is taken out of both, and the upstream is told
+/// (`notifications/cancelled`) unless `cancel` is false.
+pub(crate) struct Waiting {
+    id: u64,
+    session: Arc<Session>,
+    cancel: bool,
+}
+
+impl Drop for Waiting {
+    fn drop(&mut self) {
+        let id = self.id;
+        self.session
+            .askers
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .retain(|(n, _)| *n != id);
+        let unanswered = self
+            .session
+            .pending
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&id)
+            .is_some();
+        if unanswered && self.cancel && self.session.is_open() {
+            let note = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                "params": {"requestId": id, "reason": "the proxied request was given up"}});
+            let _ = self.session.out.try_send(note.to_string());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_answer_names_its_request_by_number_or_by_the_numbers_decimal_string() {
+        let pending: HashMap<u64, ()> = [(1, ()), (7, ())].into_iter().collect();
+        let id = |v: Value| waiting_id(Some(&v), &pending);
+        assert_eq!(id(json!(7)), Some(7));
+        assert_eq!(id(json!("7")), Some(7));
+        assert_eq!(id(json!("1")), Some(1));
+        for other in [
+            json!(8),
+            json!("8"),
+            json!("07"),
+            json!(" 7"),
+            json!("7.0"),
+            json!(7.0),
+            json!(-7),
+            json!(null),
+            json!([7]),
+            json!("x"),
+        ] {
+            assert_eq!(id(other.clone()), None, "{other}");
+        }
+        assert_eq!(waiting_id(None, &pending), None);
+    }
+}

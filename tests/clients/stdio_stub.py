@@ -1,0 +1,93 @@
+"""A 2025-11-25 MCP server on stdio, written by hand (standard library only), that
+misbehaves on request, for tests/proxy_stdio.rs. It writes a line to STATE/starts each
+time it starts, and exits at once (status 4) while STATE/crash-on-start exists. Its tools:
+
+- `echo`: its arguments, as text;
+- `crash`: exits (status 3) without answering;
+- `hang`: never answers;
+- `string_id`: answers with its request's id written as a string (`"7"` for 7);
+- `wrong_id`: answers with an id no request has (its id + 1000), and never with its own;
+- `cancelled`: the request ids it was told were cancelled (`notifications/cancelled`);
+- `gen<N>`: listed only by its Nth start, so a reader of its list sees which start it is.
+
+Usage: stdio_stub.py STATE
+"""
+import json
+import os
+import sys
+
+STATE = sys.argv[1]
+with open(os.path.join(STATE, "starts"), "a") as f:
+    f.write("start\n")
+if os.path.exists(os.path.join(STATE, "crash-on-start")):
+    sys.exit(4)
+with open(os.path.join(STATE, "starts")) as f:
+    START = len(f.readlines())
+
+TOOLS = [
+    {"name": name, "inputSchema": {"type": "object"}}
+    for name in ["echo", "crash", "hang", "string_id", "wrong_id", "cancelled", f"gen{START}"]
+]
+cancelled = []
+
+
+def send(msg):
+    sys.stdout.write(json.dumps(msg) + "\n")
+    sys.stdout.flush()
+
+
+def result(req, value):
+    return {"jsonrpc": "2.0", "id": req["id"], "result": value}
+
+
+def text(req, t):
+    return result(req, {"content": [{"type": "text", "text": t}]})
+
+
+def answer(req):
+    method = req.get("method")
+    params = req.get("params") or {}
+    if method == "initialize":
+        return result(req, {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {"tools": {"listChanged": True}},
+            "serverInfo": {"name": "stub", "version": str(START)},
+        })
+    if method == "ping":
+        return result(req, {})
+    if method == "tools/list":
+        return result(req, {"tools": TOOLS})
+    if method == "tools/call":
+        name = params.get("name")
+        if name == "echo" or name == f"gen{START}":
+            return text(req, json.dumps(params.get("arguments") or {}, sort_keys=True))
+        if name == "crash":
+            sys.exit(3)
+        if name == "hang":
+            return None
+        if name == "string_id":
+            reply = text(req, "as a string")
+            reply["id"] = str(req["id"])
+            return reply
+        if name == "wrong_id":
+            reply = text(req, "to no one")
+            reply["id"] = req["id"] + 1000
+            return reply
+        if name == "cancelled":
+            return text(req, json.dumps(cancelled))
+    return {"jsonrpc": "2.0", "id": req["id"],
+            "error": {"code": -32601, "message": f"Method not found: {method}"}}
+
+
+for line in sys.stdin:
+    try:
+        req = json.loads(line)
+    except ValueError:
+        continue
+    if "id" not in req:
+        if req.get("method") == "notifications/cancelled":
+            cancelled.append((req.get("params") or {}).get("requestId"))
+        continue
+    reply = answer(req)
+    if reply is not None:
+        send(reply)

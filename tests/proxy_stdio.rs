@@ -1,0 +1,373 @@
+//! stdio upstreams that exit, stay silent or answer under odd ids, with a real child: a
+//! hand-written 2025-11-25 server (`tests/clients/stdio_stub.py`, Python's standard
+//! library only) that crashes, hangs or misnames its answers when a tool says so.
+//!
+//! Needs `python3` (or `MCP_PYTHON`): skipped without it, unless
+//! `MCP_REAL_CLIENTS=required` (set by `.ci/run`).
+
+mod common;
+
+use mcp_runtime::Server;
+use mcp_runtime::proxy::{StdioOptions, Upstream, UpstreamError};
+use serde_json::{Value, json};
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Python, or `None` (skipped).
+fn python() -> Option<PathBuf> {
+    let python = std::env::var_os("MCP_PYTHON").map_or_else(|| "python3".into(), PathBuf::from);
+    let ok = std::process::Command::new(&python)
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if ok {
+        return Some(python);
+    }
+    assert!(
+        std::env::var("MCP_REAL_CLIENTS").as_deref() != Ok("required"),
+        "MCP_REAL_CLIENTS=required but {} does not run",
+        python.display()
+    );
+    eprintln!("skipped: no {}", python.display());
+    None
+}
+
+/// One stub server's command line and state directory (removed when dropped).
+struct Stub {
+    python: PathBuf,
+    dir: PathBuf,
+}
+
+impl Stub {
+    fn new(name: &str) -> Option<Stub> {
+        let python = python()?;
+        let dir =
+            std::env::temp_dir().join(format!("mcp-stdio-stub-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        Some(Stub { python, dir })
+    }
+
+    /// The arguments to Python.
+    fn args(&self) -> Vec<OsString> {
+        let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/clients/stdio_stub.py");
+        vec![script.into(), self.dir.clone().into()]
+    }
+
+    /// A maker of its command, for `Upstream::command_with`.
+    fn command(&self) -> impl Fn() -> tokio::process::Command + Send + Sync + 'static {
+        let (python, args) = (self.python.clone(), self.args());
+        move || {
+            let mut cmd = tokio::process::Command::new(&python);
+            cmd.args(&args);
+            cmd
+        }
+    }
+
+    /// How many times it was started.
+    fn starts(&self) -> usize {
+        std::fs::read_to_string(self.dir.join("starts"))
+            .map(|s| s.lines().count())
+            .unwrap_or(0)
+    }
+
+    /// While `on`, it exits as soon as it starts.
+    fn crash_on_start(&self, on: bool) {
+        let flag = self.dir.join("crash-on-start");
+        if on {
+            std::fs::write(flag, b"").unwrap();
+        } else {
+            std::fs::remove_file(flag).unwrap();
+        }
+    }
+}
+
+impl Drop for Stub {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// `fut`, which must end within 10 s (not a time it is held to: a stop for a test that
+/// would otherwise wait for the 60 s time limit).
+async fn soon<T>(fut: impl std::future::Future<Output = T>) -> T {
+    tokio::time::timeout(Duration::from_secs(10), fut)
+        .await
+        .expect("done within 10 s")
+}
+
+/// Calls the stub's tool `name`; the text of its result.
+async fn call(up: &Upstream, name: &str) -> Result<String, UpstreamError> {
+    let r = up
+        .request("tools/call", json!({"name": name, "arguments": {}}))
+        .await?;
+    Ok(r["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned())
+}
+
+/// The names of the stub's tools, as it lists them now.
+async fn tools(up: &Upstream) -> Vec<String> {
+    let listed = up.request("tools/list", json!({})).await.unwrap();
+    listed["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["name"].as_str().map(str::to_owned))
+        .collect()
+}
+
+fn is_unavailable(r: &Result<String, UpstreamError>, saying: &str) -> bool {
+    matches!(r, Err(UpstreamError::Unavailable(why)) if why.contains(saying))
+}
+
+/// Waits (up to 5 s) until the logs say `what`.
+async fn logged(what: &str) {
+    for _ in 0..250 {
+        if common::logs().contains(what) {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    panic!("not logged: {what}\n{}", common::logs());
+}
+
+/// A child that exits fails the request in flight at once, and a warning says how it
+/// exited. Before, the warning said only that its stdout closed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_child_that_exits_fails_the_request_in_flight_and_its_exit_status_is_told() {
+    common::capture_logs();
+    let Some(stub) = Stub::new("exits") else {
+        return;
+    };
+    let up = Upstream::stdio(&stub.python, stub.args()).await.unwrap();
+    assert_eq!(soon(call(&up, "echo")).await.unwrap(), "{}");
+    let crashed = soon(call(&up, "crash")).await;
+    assert!(is_unavailable(&crashed, "exited"), "{crashed:?}");
+    logged("the upstream server exited (exit status: 3)").await;
+}
+
+/// A child that exited is started again by the next request (its handshake done again:
+/// its lists are the new run's). Before, every later request failed for good.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_exited_child_is_started_again_on_the_next_request() {
+    common::capture_logs();
+    let Some(stub) = Stub::new("again") else {
+        return;
+    };
+    let up = Upstream::stdio(&stub.python, stub.args()).await.unwrap();
+    assert_eq!(soon(call(&up, "echo")).await.unwrap(), "{}");
+    assert!(tools(&up).await.contains(&"gen1".to_owned()));
+
+    let crashed = soon(call(&up, "crash")).await;
+    assert!(is_unavailable(&crashed, "exited"), "{crashed:?}");
+
+    assert_eq!(soon(call(&up, "echo")).await.unwrap(), "{}");
+    assert_eq!(stub.starts(), 2);
+    assert_eq!(up.protocol_version(), "2025-11-25");
+    let listed = tools(&up).await;
+    assert!(listed.contains(&"gen2".to_owned()), "{listed:?}");
+    logged("the upstream server was started again").await;
+}
+
+/// `Upstream::command` cannot make its command again: a child that exited stays gone.
+/// `Upstream::command_with` makes it anew for each start.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_command_is_not_started_again_and_a_command_maker_is() {
+    let Some(stub) = Stub::new("command") else {
+        return;
+    };
+    let up = Upstream::command(stub.command()()).await.unwrap();
+    let crashed = soon(call(&up, "crash")).await;
+    assert!(is_unavailable(&crashed, "exited"), "{crashed:?}");
+    let after = soon(call(&up, "echo")).await;
+    assert!(is_unavailable(&after, "exited"), "{after:?}");
+    assert_eq!(stub.starts(), 1);
+
+    let Some(stub) = Stub::new("command-with") else {
+        return;
+    };
+    let up = Upstream::command_with(stub.command(), StdioOptions::new())
+        .await
+        .unwrap();
+    let crashed = soon(call(&up, "crash")).await;
+    assert!(is_unavailable(&crashed, "exited"), "{crashed:?}");
+    assert_eq!(soon(call(&up, "echo")).await.unwrap(), "{}");
+    assert_eq!(stub.starts(), 2);
+}
+
+/// A child that exits as soon as it starts: the start that failed says why, the requests
+/// that follow are refused, saying so, until its wait has passed, and once the child
+/// stays up again, requests reach it. (The waits themselves are checked with a paused
+/// clock in the unit tests of `proxy::link`.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_child_that_exits_at_once_is_started_again_after_a_wait() {
+    let Some(stub) = Stub::new("at-once") else {
+        return;
+    };
+    let up = Upstream::stdio(&stub.python, stub.args()).await.unwrap();
+    stub.crash_on_start(true);
+    let crashed = soon(call(&up, "crash")).await;
+    assert!(is_unavailable(&crashed, "exited"), "{crashed:?}");
+    let failed = soon(call(&up, "echo")).await;
+    assert!(is_unavailable(&failed, "handshake failed"), "{failed:?}");
+    assert_eq!(stub.starts(), 2);
+    stub.crash_on_start(false);
+    // Refused while it waits (1 s), then started again: each try fails clearly or works.
+    let answer = soon(async {
+        loop {
+            match call(&up, "echo").await {
+                Ok(text) => return text,
+                Err(UpstreamError::Unavailable(why)) if why.contains("at the earliest") => {
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
+                Err(e) => panic!("{e:?}"),
+            }
+        }
+    })
+    .await;
+    assert_eq!(answer, "{}");
+    assert_eq!(stub.starts(), 3);
+}
+
+/// A gateway that follows a stdio upstream serves what the child started again lists:
+/// its lists are read again after the start.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_following_gateway_serves_what_the_child_started_again_lists() {
+    let Some(stub) = Stub::new("follow") else {
+        return;
+    };
+    let up = Upstream::stdio(&stub.python, stub.args()).await.unwrap();
+    let gateway = Server::builder("gateway", "1.0")
+        .request_state(mcp_runtime::config::RequestState::single_instance())
+        .mount("stub", up.items().await.unwrap())
+        .build()
+        .unwrap();
+    let _following = up.follow(&gateway, "stub");
+    assert!(gateway.tool_names().contains(&"stub_gen1".to_owned()));
+    let client = mcp_runtime::testing::TestClient::new(gateway.clone());
+    let crashed = soon(client.call_tool("stub_crash", json!({})))
+        .await
+        .unwrap();
+    assert!(
+        crashed.is_error() && crashed.text().contains("exited"),
+        "{:?}",
+        crashed.result
+    );
+    let echoed = soon(client.call_tool("stub_echo", json!({"a": 1}))).await;
+    assert_eq!(echoed.unwrap().text(), r#"{"a": 1}"#);
+    let names = soon(async {
+        loop {
+            let names = gateway.tool_names();
+            if names.contains(&"stub_gen2".to_owned()) {
+                return names;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await;
+    assert!(!names.contains(&"stub_gen1".to_owned()), "{names:?}");
+}
+
+/// `StdioOptions::timeout`: a request the child stays silent on is given up at that
+/// limit, a plain request and a forwarded call alike, and the child is told
+/// (`notifications/cancelled`) about each.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_the_child_is_silent_on_is_given_up_at_its_time_limit() {
+    let Some(stub) = Stub::new("timeout") else {
+        return;
+    };
+    let options = StdioOptions::new().timeout(Duration::from_secs(2));
+    let up = Upstream::stdio_with(&stub.python, stub.args(), options)
+        .await
+        .unwrap();
+    let hung = soon(call(&up, "hang")).await;
+    assert_eq!(hung, Err(UpstreamError::Timeout));
+
+    let gateway = Server::builder("gateway", "1.0")
+        .request_state(mcp_runtime::config::RequestState::single_instance())
+        .mount("stub", up.items().await.unwrap())
+        .build()
+        .unwrap();
+    let client = mcp_runtime::testing::TestClient::new(gateway);
+    let hung = soon(client.call_tool("stub_hang", json!({})))
+        .await
+        .unwrap();
+    assert!(
+        hung.is_error() && hung.text().contains("time limit"),
+        "{:?}",
+        hung.result
+    );
+    // The call's cancel is sent as its task sees it given up: asked until it came.
+    let told = soon(async {
+        loop {
+            let told: Value = serde_json::from_str(&call(&up, "cancelled").await.unwrap()).unwrap();
+            if told.as_array().map_or(0, Vec::len) >= 2 {
+                return told;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await;
+    assert_eq!(told.as_array().map(Vec::len), Some(2), "{told}");
+    assert!(told.as_array().unwrap().iter().all(Value::is_u64), "{told}");
+}
+
+/// An answer with its request's id written as a string (`"7"` for 7) is taken. Before,
+/// it was dropped and the request waited for its time limit.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_answer_under_its_id_as_a_string_is_taken() {
+    let Some(stub) = Stub::new("string-id") else {
+        return;
+    };
+    let up = Upstream::stdio(&stub.python, stub.args()).await.unwrap();
+    assert_eq!(soon(call(&up, "string_id")).await.unwrap(), "as a string");
+}
+
+/// An answer under an id no request has is told at warn, naming the id, and dropped; its
+/// request ends at its time limit and is cancelled upstream. Before, it was dropped
+/// silently.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_answer_under_an_id_no_request_has_is_told() {
+    common::capture_logs();
+    let Some(stub) = Stub::new("wrong-id") else {
+        return;
+    };
+    let options = StdioOptions::new().timeout(Duration::from_secs(2));
+    let up = Upstream::stdio_with(&stub.python, stub.args(), options)
+        .await
+        .unwrap();
+    let r = soon(call(&up, "wrong_id")).await;
+    assert_eq!(r, Err(UpstreamError::Timeout));
+    let told: Value = serde_json::from_str(&call(&up, "cancelled").await.unwrap()).unwrap();
+    let id = told[0].as_u64().expect("the call was cancelled upstream");
+    logged(&format!(
+        "answered id {}, which no request waits for",
+        id + 1000
+    ))
+    .await;
+}
+
+/// A child that exits while a process it started holds its stdout open (`sh -c 'sleep 5
+/// & exec ...'`): the request in flight fails at once, naming its exit status, and the
+/// next request starts it again. Before, the request waited until the helper let go of
+/// the pipe (the link waited for the end of its stdout).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_child_that_exits_with_its_stdout_held_open_fails_its_requests_at_once() {
+    let Some(stub) = Stub::new("held") else {
+        return;
+    };
+    let mut args: Vec<OsString> = vec![
+        "-c".into(),
+        r#"sleep 5 & exec "$0" "$@""#.into(),
+        stub.python.clone().into(),
+    ];
+    args.extend(stub.args());
+    let up = Upstream::stdio("sh", args).await.unwrap();
+    let crashed = soon(call(&up, "crash")).await;
+    assert!(is_unavailable(&crashed, "exit status: 3"), "{crashed:?}");
+    assert_eq!(soon(call(&up, "echo")).await.unwrap(), "{}");
+    assert_eq!(stub.starts(), 2);
+}
