@@ -46,7 +46,7 @@ impl FakeStdio {
 
 /// A fake 2025-11-25 upstream on `theirs` (it knows no `server/discover`, and offers
 /// tools).
-fn serve(theirs: tokio::io::DuplexStream) -> FakeStdio {
+pub(super) fn serve(theirs: tokio::io::DuplexStream) -> FakeStdio {
     let (their_read, mut their_write) = tokio::io::split(theirs);
     let (seen_tx, seen) = mpsc::unbounded_channel();
     let (say, mut said) = mpsc::unbounded_channel::<Vec<u8>>();
@@ -130,6 +130,41 @@ pub(super) async fn restartable(
         .await
         .unwrap();
     (link, starts)
+}
+
+/// A link to a fake upstream whose later starts are handed to the test as they are (the
+/// far end of the pipe, served by nobody until the test does: [`serve`]); requests have
+/// `patience`.
+pub(super) async fn held_starts(
+    patience: Duration,
+) -> (
+    Link,
+    FakeStdio,
+    mpsc::UnboundedReceiver<tokio::io::DuplexStream>,
+) {
+    let (started, starts) = mpsc::unbounded_channel();
+    let spawn: Spawn = Arc::new(move || {
+        let (ours, theirs) = tokio::io::duplex(1 << 16);
+        let _ = started.send(theirs);
+        let (read, write) = tokio::io::split(ours);
+        Ok(Pipes {
+            read: Box::new(read),
+            write: Box::new(write),
+            child: None,
+        })
+    });
+    let (ours, theirs) = tokio::io::duplex(1 << 16);
+    let up = serve(theirs);
+    let (read, write) = tokio::io::split(ours);
+    let first = Pipes {
+        read: Box::new(read),
+        write: Box::new(write),
+        child: None,
+    };
+    let link = Link::stdio(first, Some(spawn), "fake".into(), patience)
+        .await
+        .unwrap();
+    (link, up, starts)
 }
 
 /// How many requests of a stdio link wait for an answer, and how many calls take the

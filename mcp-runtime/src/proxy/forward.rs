@@ -120,7 +120,7 @@ async fn answer(link: &Link, cx: &crate::Context, params: Value) -> Result<Value
                 } else {
                     Err((-32601, format!("a 2026-07-28 server does not send `{m}`")))
                 };
-                link.respond(asked.id, reply).await.map_err(failed)?;
+                link.respond(asked, reply).await.map_err(failed)?;
             }
             other => relay(cx, &other),
         }

@@ -6,7 +6,7 @@
 
 use serde_json::{Map, Value, json};
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 use tokio::sync::{mpsc, oneshot};
@@ -45,7 +45,7 @@ pub(super) enum Wire {
 /// A connection to one upstream, after the era was settled.
 pub(crate) struct Link {
     pub(super) wire: Wire,
-    pub(super) next: AtomicU64,
+    pub(super) next: Arc<AtomicU64>,
     /// The revision spoken; `2026-07-28` means every request carries `_meta`. A stdio
     /// child started again must speak it too.
     pub(super) version: String,
@@ -135,7 +135,7 @@ impl Link {
     ) -> Result<Link, UpstreamError> {
         let mut link = Link {
             wire,
-            next: AtomicU64::new(1),
+            next: Arc::new(AtomicU64::new(1)),
             version: MODERN.to_owned(),
             hello: RwLock::new(Value::Null),
             changes,
@@ -161,39 +161,34 @@ impl Link {
         &self,
         on: Option<&Arc<Session>>,
     ) -> Result<(String, Value), UpstreamError> {
-        // Each in the revision it belongs to (over HTTP, its `MCP-Protocol-Version`).
-        let ask = |version: &'static str, method: &'static str, params: Value| async move {
-            let id = self.next.fetch_add(1, Ordering::Relaxed);
-            let msg = compose(version == MODERN, id, method, params, None);
-            let asked = self.exchange(on, version, (id, method), &msg, None);
-            tokio::time::timeout(self.patience(), asked)
-                .await
-                .map_err(|_| UpstreamError::Timeout)?
-                .and_then(outcome)
-        };
-        match ask(MODERN, "server/discover", json!({})).await {
-            Ok(d)
-                if d["supportedVersions"]
-                    .as_array()
-                    .is_some_and(|v| v.iter().any(|x| x == MODERN)) =>
-            {
-                return Ok((MODERN.to_owned(), d));
-            }
-            Ok(_) | Err(UpstreamError::Rpc { .. }) => {}
-            Err(e) => return Err(e),
-        }
-        let hello = ask("2025-11-25", "initialize", initialize_params()).await?;
-        let version = hello["protocolVersion"]
-            .as_str()
-            .unwrap_or("2025-11-25")
-            .to_owned();
-        let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
         match (&self.wire, on) {
-            (Wire::Stdio(_), Some(session)) => session.send(initialized.to_string()).await?,
-            (Wire::Stdio(_), None) => return Err(gone("no stdio session")),
-            (Wire::Http(_), _) => drop(self.post_as(&version, &initialized, None).await?),
+            (Wire::Stdio(_), Some(session)) => {
+                handshake_on(session, &self.next, self.patience()).await
+            }
+            (Wire::Stdio(_), None) => Err(gone("no stdio session")),
+            (Wire::Http(_), _) => {
+                // Each in the revision it belongs to (its `MCP-Protocol-Version`).
+                let ask = |version: &'static str, method: &'static str, params: Value| async move {
+                    let id = self.next.fetch_add(1, Ordering::Relaxed);
+                    let msg = compose(version == MODERN, id, method, params, None);
+                    let asked = async {
+                        self.post_as(version, &msg, None)
+                            .await?
+                            .ok_or_else(|| gone("no answer"))
+                    };
+                    tokio::time::timeout(self.patience(), asked)
+                        .await
+                        .map_err(|_| UpstreamError::Timeout)?
+                        .and_then(outcome)
+                };
+                let (version, hello, legacy) = era(ask).await?;
+                if legacy {
+                    let initialized = initialized();
+                    drop(self.post_as(&version, &initialized, None).await?);
+                }
+                Ok((version, hello))
+            }
         }
-        Ok((version, hello))
     }
 
     pub(crate) fn version(&self) -> &str {
@@ -253,17 +248,34 @@ impl Link {
         let id = self.next.fetch_add(1, Ordering::Relaxed);
         let name = target_name(&params);
         let msg = self.message(id, method, params, caps);
-        // A child started again first has each request of its handshake in its time.
-        let on = match &self.wire {
-            Wire::Stdio(_) => Some(self.session().await?),
-            Wire::Http(_) => None,
-        };
         let (version, request) = (&self.version, (id, method));
-        let asked = self.exchange(on.as_ref(), version, request, &msg, name.as_deref());
+        // A child started again first: that too within the request's time limit.
+        let ready = AtomicBool::new(false);
+        let asked = async {
+            let on = match &self.wire {
+                Wire::Stdio(_) => Some(self.session().await?),
+                Wire::Http(_) => None,
+            };
+            ready.store(true, Ordering::Relaxed);
+            self.exchange(on.as_ref(), version, request, &msg, name.as_deref())
+                .await
+        };
         let answer = tokio::time::timeout(self.patience(), asked)
             .await
-            .map_err(|_| UpstreamError::Timeout)??;
+            .map_err(|_| self.timed_out(ready.load(Ordering::Relaxed)))??;
         outcome(answer)
+    }
+
+    /// The error of a request whose time ran out: [`UpstreamError::Timeout`] once it was
+    /// sent (`sent`), else that its upstream was still being started again.
+    fn timed_out(&self, sent: bool) -> UpstreamError {
+        if sent {
+            return UpstreamError::Timeout;
+        }
+        gone(format!(
+            "the upstream server was being started again, and was not ready within the request's time limit ({} s)",
+            self.patience().as_secs_f64()
+        ))
     }
 
     /// Sends `msg` (the request `id`, `method`) on the stdio session `on` (which must be
@@ -341,7 +353,10 @@ impl Link {
         let patience = self.patience();
         match &self.wire {
             Wire::Stdio(_) => {
-                let session = self.session().await?;
+                // A child started again first, within the call's time limit.
+                let session = tokio::time::timeout(patience, self.session())
+                    .await
+                    .map_err(|_| self.timed_out(false))??;
                 session
                     .askers
                     .lock()
@@ -411,13 +426,15 @@ impl Link {
         })
     }
 
-    /// Answers a request the upstream sent (`Ok`: its result; `Err`: a JSON-RPC error).
-    /// On stdio, it goes to the run of the child that asked: if that one ended, nowhere.
+    /// Answers `asked`, a request the upstream sent (`Ok`: its result; `Err`: a JSON-RPC
+    /// error). On stdio, it goes to the run of the child that asked: if that one ended,
+    /// nowhere (the error says it is gone).
     pub(crate) async fn respond(
         &self,
-        id: Value,
+        asked: super::routing::Asked,
         answer: Result<Value, (i32, String)>,
     ) -> Result<(), UpstreamError> {
+        let id = asked.id;
         let msg = match answer {
             Ok(result) => json!({"jsonrpc": "2.0", "id": id, "result": result}),
             Err((code, message)) => {
@@ -425,7 +442,12 @@ impl Link {
             }
         };
         match &self.wire {
-            Wire::Stdio(stdio) => stdio.now().send(msg.to_string()).await,
+            Wire::Stdio(_) => match asked.from.as_ref().and_then(std::sync::Weak::upgrade) {
+                Some(session) => session.send(msg.to_string()).await,
+                None => Err(gone(
+                    "the upstream server exited (its run that asked ended)",
+                )),
+            },
             Wire::Http(_) => self.post(&msg, None).await.map(drop),
         }
     }
@@ -485,6 +507,62 @@ impl Link {
     }
 }
 
+/// The handshake on the stdio session `on`, its request ids taken from `next`, each
+/// request in `patience` (see [`Link::handshake`]): what a child started again does too,
+/// away from the request that started it.
+pub(super) async fn handshake_on(
+    on: &Arc<Session>,
+    next: &AtomicU64,
+    patience: Duration,
+) -> Result<(String, Value), UpstreamError> {
+    let ask = |version: &'static str, method: &'static str, params: Value| async move {
+        let id = next.fetch_add(1, Ordering::Relaxed);
+        let msg = compose(version == MODERN, id, method, params, None);
+        let asked = on.exchange(id, &msg, method != "initialize");
+        tokio::time::timeout(patience, asked)
+            .await
+            .map_err(|_| UpstreamError::Timeout)?
+            .and_then(outcome)
+    };
+    let (version, hello, legacy) = era(ask).await?;
+    if legacy {
+        on.send(initialized().to_string()).await?;
+    }
+    Ok((version, hello))
+}
+
+/// The era, asked with `ask` (revision, method, params: the request's result):
+/// `server/discover` first; `initialize` when it is not known. The revision, what the
+/// upstream said, and whether it was `initialize` (then `notifications/initialized` is
+/// due).
+async fn era<A, F>(ask: A) -> Result<(String, Value, bool), UpstreamError>
+where
+    A: Fn(&'static str, &'static str, Value) -> F,
+    F: Future<Output = Result<Value, UpstreamError>>,
+{
+    match ask(MODERN, "server/discover", json!({})).await {
+        Ok(d)
+            if d["supportedVersions"]
+                .as_array()
+                .is_some_and(|v| v.iter().any(|x| x == MODERN)) =>
+        {
+            return Ok((MODERN.to_owned(), d, false));
+        }
+        Ok(_) | Err(UpstreamError::Rpc { .. }) => {}
+        Err(e) => return Err(e),
+    }
+    let hello = ask("2025-11-25", "initialize", initialize_params()).await?;
+    let version = hello["protocolVersion"]
+        .as_str()
+        .unwrap_or("2025-11-25")
+        .to_owned();
+    Ok((version, hello, true))
+}
+
+fn initialized() -> Value {
+    json!({"jsonrpc": "2.0", "method": "notifications/initialized"})
+}
+
 /// One request's message, its params with the `_meta` of a 2026-07-28 request when
 /// `modern`.
 fn compose(modern: bool, id: u64, method: &str, params: Value, caps: Option<&Value>) -> Value {
@@ -530,5 +608,7 @@ fn target_name(params: &Value) -> Option<String> {
         .map(str::to_owned)
 }
 
+#[cfg(test)]
+mod restart_tests;
 #[cfg(test)]
 mod tests;

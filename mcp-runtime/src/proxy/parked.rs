@@ -386,7 +386,7 @@ async fn drive(
             }
             (None, m) => Err((-32601, format!("this proxy cannot pass `{m}` on here"))),
         };
-        link.respond(asked.id, answer).await.map_err(failed)?;
+        link.respond(asked, answer).await.map_err(failed)?;
     }
 }
 

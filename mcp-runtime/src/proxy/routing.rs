@@ -4,8 +4,10 @@
 
 use super::ongoing::Next;
 use serde_json::{Value, json};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Weak};
 use tokio::sync::mpsc;
+
+use super::link::Session;
 
 /// A request the upstream sent us during one of our calls (2025-11-25: elicitation,
 /// sampling, roots), to be answered with [`Link::respond`].
@@ -15,6 +17,10 @@ pub(crate) struct Asked {
     pub(crate) id: Value,
     /// `{"method": .., "params": ..}`.
     pub(crate) request: Value,
+    /// On stdio, the run of the child that asked: the answer goes to it, and nowhere
+    /// once it ended (a child started again numbers its own requests anew). `None` over
+    /// HTTP.
+    pub(crate) from: Option<Weak<Session>>,
 }
 
 /// The calls in flight that take the upstream's requests (stdio: the wire does not say
@@ -22,10 +28,15 @@ pub(crate) struct Asked {
 pub(super) type Askers = Arc<Mutex<Vec<(u64, mpsc::Sender<Next>)>>>;
 
 /// Where a message the upstream sent on stdio (not an answer) goes: a request it passes
-/// on to the one call in flight; progress to the call whose token it names (our request
-/// id); a log message to the one call in flight; the rest as [`unsolicited`]. The reply
-/// to send at once, if any.
-pub(super) fn route(msg: &Value, askers: &Askers, changes: &Changes) -> Option<Value> {
+/// on to the one call in flight (`from`: the session it came on, which its answer goes
+/// to); progress to the call whose token it names (our request id); a log message to the
+/// one call in flight; the rest as [`unsolicited`]. The reply to send at once, if any.
+pub(super) fn route(
+    msg: &Value,
+    askers: &Askers,
+    changes: &Changes,
+    from: &Weak<Session>,
+) -> Option<Value> {
     let method = msg.get("method").and_then(Value::as_str)?;
     // Sends on these channels never wait, so the lock is held while routing.
     let calls = askers.lock().unwrap_or_else(|e| e.into_inner());
@@ -38,6 +49,7 @@ pub(super) fn route(msg: &Value, askers: &Askers, changes: &Changes) -> Option<V
             let asked = Next::Asked(Asked {
                 id: id.clone(),
                 request: json!({"method": m, "params": msg["params"]}),
+                from: Some(Weak::clone(from)),
             });
             if let Some(tx) = only {
                 return tx.try_send(asked).err().map(|e| refused_by_call(id, m, &e));
@@ -166,16 +178,16 @@ mod tests {
         let changes = Changes::default();
         let progress = json!({"method": "notifications/progress", "params": {"progressToken": 7, "progress": 1}});
         for _ in 0..10 * ASKS_HELD {
-            assert_eq!(route(&progress, &askers, &changes), None);
+            assert_eq!(route(&progress, &askers, &changes, &Weak::new()), None);
         }
         // Progress stops short of the room kept for questions: they still pass...
         let ask = |n: u64| json!({"jsonrpc": "2.0", "id": n, "method": "roots/list", "params": {}});
         for n in 0..ROOM_FOR_QUESTIONS as u64 {
-            assert_eq!(route(&ask(n), &askers, &changes), None, "{n}");
+            assert_eq!(route(&ask(n), &askers, &changes, &Weak::new()), None, "{n}");
         }
         // ...until the call holds all it may: then one is refused at once (the upstream
         // is not left waiting).
-        let refused = route(&ask(99), &askers, &changes).expect("an error reply");
+        let refused = route(&ask(99), &askers, &changes, &Weak::new()).expect("an error reply");
         assert_eq!(refused["error"]["code"], -32603, "{refused}");
         let (mut progressed, mut asked) = (0, 0);
         while let Ok(next) = rx.try_recv() {
@@ -190,7 +202,7 @@ mod tests {
             (ASKS_HELD - ROOM_FOR_QUESTIONS, ROOM_FOR_QUESTIONS)
         );
         // Taken, there is room again: a question passes.
-        assert_eq!(route(&ask(100), &askers, &changes), None);
+        assert_eq!(route(&ask(100), &askers, &changes, &Weak::new()), None);
         assert!(matches!(rx.try_recv(), Ok(Next::Asked(_))));
     }
 }

@@ -413,6 +413,7 @@ pub(super) async fn answer_in(
                         (m, Some(rid)) => Next::Asked(Asked {
                             id: rid.clone(),
                             request: json!({"method": m, "params": msg["params"]}),
+                            from: None,
                         }),
                         ("notifications/progress", None) => Next::Progress(msg["params"].clone()),
                         ("notifications/message", None) => Next::Log(msg["params"].clone()),

@@ -7,8 +7,12 @@
 //! [`HEALTHY`].
 
 use super::stdio::{Pipes, Session};
-use super::{Link, UpstreamError, Wire, gone};
-use std::sync::{Arc, Mutex};
+use super::{Link, UpstreamError, Wire, gone, handshake_on};
+use futures_util::FutureExt;
+use futures_util::future::{BoxFuture, Shared};
+use serde_json::Value;
+use std::sync::atomic::AtomicU64;
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 use tokio::time::Instant;
 
@@ -32,11 +36,33 @@ pub(crate) struct Stdio {
     pub(crate) program: String,
 }
 
+/// A start under way (in a task of its own), shared by the requests that wait for it.
+type Starting = Shared<BoxFuture<'static, Result<Started, UpstreamError>>>;
+
+/// A new run of the child, its handshake done, not yet the session now.
+#[derive(Clone)]
+struct Started {
+    session: Arc<Session>,
+    version: String,
+    hello: Value,
+}
+
 /// How a stdio upstream is started again, and when it may be.
 struct Again {
     spawn: Spawn,
-    /// Held while a start is tried, so there is one at a time.
-    backoff: tokio::sync::Mutex<Backoff>,
+    /// Never held across an await.
+    state: Arc<Mutex<Restart>>,
+}
+
+#[derive(Default)]
+struct Restart {
+    backoff: Backoff,
+    /// The start under way (or done, not yet made the session now): one at a time.
+    starting: Option<Starting>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 impl Stdio {
@@ -52,7 +78,7 @@ impl Stdio {
             current: Mutex::new(first),
             again: again.map(|spawn| Again {
                 spawn,
-                backoff: tokio::sync::Mutex::new(Backoff::default()),
+                state: Arc::default(),
             }),
             patience,
             program,
@@ -61,7 +87,7 @@ impl Stdio {
 
     /// The session now, open or not.
     pub(crate) fn now(&self) -> Arc<Session> {
-        Arc::clone(&self.current.lock().unwrap_or_else(|e| e.into_inner()))
+        Arc::clone(&lock(&self.current))
     }
 }
 
@@ -76,7 +102,10 @@ impl Link {
 
     /// The stdio session to send on: the one now while it runs; once it ended, a new run
     /// of the child with its handshake done, when the link can start one and its backoff
-    /// lets it (else why not).
+    /// lets it (else why not). The start runs in a task of its own, which the requests
+    /// that come meanwhile wait for too: a request given up while it waits (its time ran
+    /// out, or its caller went) leaves it going, and a start that fails counts for the
+    /// backoff whoever waited.
     pub(crate) async fn session(&self) -> Result<Arc<Session>, UpstreamError> {
         let Wire::Stdio(stdio) = &self.wire else {
             return Err(gone("not a stdio upstream"));
@@ -88,73 +117,133 @@ impl Link {
         let Some(again) = &stdio.again else {
             return Err(gone(format!("{}; it is not started again", now.gone())));
         };
-        let mut backoff = again.backoff.lock().await;
-        // Started again by another request while this one waited?
-        let now = stdio.now();
-        if now.is_open() {
-            return Ok(now);
-        }
-        if self.dropped.is_cancelled() {
-            return Err(now.gone());
-        }
-        backoff.ended(now.started, now.end(), Instant::now());
-        if let Err(wait) = backoff.may_start(Instant::now()) {
-            return Err(gone(format!(
-                "the upstream server is down ({}), and is started again in {:.1} s at the earliest (it did not stay up after its last start)",
-                backoff.why,
-                wait.as_secs_f64()
-            )));
-        }
-        backoff.starting();
-        match self.start_again(stdio, &again.spawn).await {
-            Ok(session) => Ok(session),
-            Err(e) => {
-                backoff.failed(Instant::now(), e.to_string());
-                tracing::warn!(
-                    program = %stdio.program,
-                    "the upstream server could not be started again ({e}); next try in {} s at the earliest",
-                    backoff.wait.as_secs()
-                );
-                Err(e)
+        let starting = {
+            let mut state = lock(&again.state);
+            // Started again by another request meanwhile?
+            let now = stdio.now();
+            if now.is_open() {
+                return Ok(now);
             }
-        }
+            match &state.starting {
+                Some(starting) => starting.clone(),
+                None => {
+                    let backoff = &mut state.backoff;
+                    backoff.ended(now.started, now.end(), Instant::now());
+                    if let Err(wait) = backoff.may_start(Instant::now()) {
+                        return Err(gone(format!(
+                            "the upstream server is down ({}), and is started again in {:.1} s at the earliest (it did not stay up after its last start)",
+                            backoff.why,
+                            wait.as_secs_f64()
+                        )));
+                    }
+                    backoff.starting();
+                    let starting = self.start_again(stdio, again);
+                    state.starting = Some(starting.clone());
+                    starting
+                }
+            }
+        };
+        let started = starting.clone().await?;
+        Ok(self.install(stdio, again, &starting, started).await)
     }
 
-    /// A new run of the child: started, its handshake done (it must speak the revision
-    /// the link speaks, for which the items served were made), made the session now, its
-    /// change streams asked for again, and followers told.
-    async fn start_again(
+    /// Starts a new run of the child in a task of its own: started, its handshake done
+    /// (it must speak the revision the link speaks, for which the items served were
+    /// made). A start that fails is counted by the backoff and told at warn.
+    fn start_again(&self, stdio: &Stdio, again: &Again) -> Starting {
+        let spawn = Arc::clone(&again.spawn);
+        let state = Arc::clone(&again.state);
+        let changes = Arc::clone(&self.changes);
+        let dropped = self.dropped.clone();
+        let program = stdio.program.clone();
+        let next = Arc::clone(&self.next);
+        let (patience, version) = (stdio.patience, self.version.clone());
+        let task = tokio::spawn(async move {
+            let start = async {
+                let pipes = spawn().map_err(|e| gone(format!("starting it again: {e}")))?;
+                let session = Session::open(pipes, &changes, &dropped, &program);
+                run(session, &next, patience, &version).await
+            };
+            let started = tokio::select! {
+                s = start => s,
+                () = dropped.cancelled() => Err(gone("the link went while it was started again")),
+            };
+            if let Err(e) = &started {
+                let mut state = lock(&state);
+                state.backoff.failed(Instant::now(), e.to_string());
+                state.starting = None;
+                tracing::warn!(
+                    program = %program,
+                    "the upstream server could not be started again ({e}); next try in {} s at the earliest",
+                    state.backoff.wait.as_secs()
+                );
+            }
+            started
+        });
+        async move {
+            task.await
+                .unwrap_or_else(|e| Err(gone(format!("starting it again: {e}"))))
+        }
+        .boxed()
+        .shared()
+    }
+
+    /// Makes `started` (what `starting` gave) the session now, unless another request
+    /// did already: what its handshake said is kept, followers are told, and its change
+    /// streams are asked for again.
+    async fn install(
         &self,
         stdio: &Stdio,
-        spawn: &Spawn,
-    ) -> Result<Arc<Session>, UpstreamError> {
-        let pipes = spawn().map_err(|e| gone(format!("starting it again: {e}")))?;
-        let session = Session::open(pipes, &self.changes, &self.dropped, &stdio.program);
-        // Given up before it is the session now (failed, or this future dropped), it ends.
-        let unkept = Unkept(Some(Arc::clone(&session)));
-        let (version, hello) = self
-            .handshake(Some(&session))
-            .await
-            .map_err(|e| gone(format!("started again, its handshake failed: {e}")))?;
-        if version != self.version {
-            return Err(gone(format!(
-                "started again, it speaks revision {version}, not {} as when it was connected",
-                self.version
-            )));
+        again: &Again,
+        starting: &Starting,
+        started: Started,
+    ) -> Arc<Session> {
+        let fresh = {
+            let mut state = lock(&again.state);
+            let fresh = state.starting.as_ref().is_some_and(|s| s.ptr_eq(starting));
+            if fresh {
+                state.starting = None;
+                *self.hello.write().unwrap_or_else(|e| e.into_inner()) = started.hello;
+                // Its resource streams were the last run's.
+                lock(&self.watching).take();
+                *lock(&stdio.current) = Arc::clone(&started.session);
+                // Told before anything is awaited: a request given up below still did.
+                self.changes.started_again();
+            }
+            fresh
+        };
+        if fresh {
+            tracing::info!(program = %stdio.program, version = %started.version, "the upstream server was started again");
+            self.listen(Some(&started.session)).await;
         }
-        *self.hello.write().unwrap_or_else(|e| e.into_inner()) = hello;
-        // Its resource streams were the last run's.
-        self.watching
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .take();
-        *stdio.current.lock().unwrap_or_else(|e| e.into_inner()) = Arc::clone(&session);
-        unkept.keep();
-        self.listen(Some(&session)).await;
-        self.changes.started_again();
-        tracing::info!(program = %stdio.program, version = %version, "the upstream server was started again");
-        Ok(session)
+        started.session
     }
+}
+
+/// A new run on `session`: its handshake done, in `version` (ids from `next`, each
+/// request in `patience`). Failed, it ends.
+async fn run(
+    session: Arc<Session>,
+    next: &AtomicU64,
+    patience: Duration,
+    version: &str,
+) -> Result<Started, UpstreamError> {
+    // Given up before it is kept (failed, or the link went), it ends.
+    let unkept = Unkept(Some(Arc::clone(&session)));
+    let (spoken, hello) = handshake_on(&session, next, patience)
+        .await
+        .map_err(|e| gone(format!("started again, its handshake failed: {e}")))?;
+    if spoken != version {
+        return Err(gone(format!(
+            "started again, it speaks revision {spoken}, not {version} as when it was connected"
+        )));
+    }
+    unkept.keep();
+    Ok(Started {
+        session,
+        version: spoken,
+        hello,
+    })
 }
 
 /// A session being started, ended if it is dropped before [`Unkept::keep`].

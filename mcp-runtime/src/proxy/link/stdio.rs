@@ -255,7 +255,7 @@ async fn read(
             continue;
         };
         if msg.get("method").is_some() {
-            if let Some(reply) = route(&msg, &session.askers, &changes) {
+            if let Some(reply) = route(&msg, &session.askers, &changes, &Arc::downgrade(&session)) {
                 let _ = session.out.send(reply.to_string()).await;
             }
             continue;

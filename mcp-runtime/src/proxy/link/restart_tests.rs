@@ -1,0 +1,108 @@
+//! A stdio child started again, against fake upstreams (`fake.rs`): what belonged to the
+//! run that ended stays with it.
+
+use super::super::fake;
+use super::super::ongoing::Next;
+use super::UpstreamError;
+use serde_json::json;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+
+/// An answer to a request the child sent during a call goes to the run that asked: once
+/// that run ended, nowhere (an error says it is gone), even when the new run numbers its
+/// own requests the same way. Before, it went to the run now, which took it for the
+/// answer to its own request 0.
+#[tokio::test]
+async fn an_answer_to_a_run_that_ended_goes_nowhere() {
+    let (link, mut starts) = fake::restartable(Arc::new(AtomicBool::new(false))).await;
+    let mut up = starts.recv().await.unwrap();
+    let mut call = link
+        .start("tools/call", json!({"name": "ask"}), None)
+        .await
+        .unwrap();
+    up.next().await;
+    up.send(
+        &json!({"jsonrpc": "2.0", "id": 0, "method": "elicitation/create",
+        "params": {"message": "sure?", "requestedSchema": {"type": "object"}}}),
+    );
+    let asked = match tokio::time::timeout(Duration::from_secs(5), call.next()).await {
+        Ok(Next::Asked(a)) => a,
+        other => panic!("{other:?}"),
+    };
+    up.exit();
+    let ended = tokio::time::timeout(Duration::from_secs(5), call.next()).await;
+    assert!(matches!(&ended, Ok(Next::Answer(Err(_)))), "{ended:?}");
+    // A new run, started by the next request.
+    let asking = link.request("fine", json!({}));
+    let answering = async {
+        let mut up = starts.recv().await.unwrap();
+        let sent = up.next().await;
+        up.send(&json!({"jsonrpc": "2.0", "id": sent["id"], "result": {}}));
+        up
+    };
+    let (answer, mut up) = tokio::join!(asking, answering);
+    answer.unwrap();
+    let answered = link.respond(asked, Ok(json!({"action": "accept"}))).await;
+    assert!(
+        matches!(&answered, Err(UpstreamError::Unavailable(why)) if why.contains("exited")),
+        "{answered:?}"
+    );
+    // The new run sees the next request, not the answer.
+    let asking = link.request("after", json!({}));
+    let seeing = async {
+        let sent = up.next().await;
+        up.send(&json!({"jsonrpc": "2.0", "id": sent["id"], "result": {}}));
+        sent
+    };
+    let (answer, sent) = tokio::join!(asking, seeing);
+    answer.unwrap();
+    assert_eq!(sent["method"], "after", "{sent}");
+}
+
+/// A start given up by the request that began it (its caller went) goes on, and the next
+/// request takes the run it started: one start, not one per request. Before, the new
+/// child was killed with the request, and its end was not counted, so each request
+/// started another, with no wait.
+#[tokio::test]
+async fn a_start_outlives_the_request_that_began_it() {
+    let (link, up, mut starts) = fake::held_starts(Duration::from_secs(60)).await;
+    up.exit();
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let given_up =
+        tokio::time::timeout(Duration::from_millis(100), link.request("first", json!({}))).await;
+    assert!(given_up.is_err());
+    // The child started is slow: it answers its handshake only now.
+    let theirs = tokio::time::timeout(Duration::from_secs(5), starts.recv())
+        .await
+        .unwrap()
+        .unwrap();
+    let mut up = fake::serve(theirs);
+    let asking = link.request("second", json!({}));
+    let answering = async {
+        let sent = up.next().await;
+        up.send(&json!({"jsonrpc": "2.0", "id": sent["id"], "result": {"ok": 1}}));
+    };
+    let (answer, ()) = tokio::join!(asking, answering);
+    assert_eq!(answer.unwrap(), json!({"ok": 1}));
+    assert!(starts.try_recv().is_err(), "started once");
+}
+
+/// Waiting for a child started again counts toward a request's time limit: a start that
+/// hangs fails the request at its limit, saying so. Before, each request of the new
+/// run's handshake had the whole limit, and the request another one after them.
+#[tokio::test(start_paused = true)]
+async fn a_request_waits_for_a_start_no_longer_than_its_limit() {
+    let patience = Duration::from_secs(10);
+    let (link, up, mut starts) = fake::held_starts(patience).await;
+    up.exit();
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let began = tokio::time::Instant::now();
+    let answer = link.request("x", json!({})).await;
+    assert_eq!(began.elapsed(), patience);
+    assert!(
+        matches!(&answer, Err(UpstreamError::Unavailable(why)) if why.contains("being started again")),
+        "{answer:?}"
+    );
+    drop(starts.recv().await);
+}
