@@ -27,7 +27,7 @@ pub(crate) use answer::{NO_MESSAGE, excerpt, gone, outcome, rpc_error};
 
 pub(crate) use respawn::Spawn;
 pub(super) use respawn::Stdio;
-pub(crate) use stdio::{Pipes, Session, spawn};
+pub(crate) use stdio::{Pipes, Session, id_in_string, spawn};
 
 /// How long one upstream request may take, unless its upstream's options say otherwise
 /// ([`HttpOptions::timeout`](super::HttpOptions::timeout),

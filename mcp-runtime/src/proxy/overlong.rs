@@ -4,8 +4,10 @@
 //! last member. Anything else (a request of the upstream, an `id` in the middle, escapes
 //! in a key) is not read: the request it answered then ends at its time limit.
 
-/// The numeric `id` of the answer whose line starts with `head` and ends with `tail`, if
-/// it can be read there.
+use super::link::id_in_string;
+
+/// The `id` of the answer whose line starts with `head` and ends with `tail`, if it can be
+/// read there: our number, or its decimal form as a string (as a whole answer's is read).
 pub(super) fn answer_id(head: &[u8], tail: &[u8]) -> Option<u64> {
     let mut s = Scan { b: head, i: 0 };
     s.eat(b'{')?;
@@ -18,7 +20,10 @@ pub(super) fn answer_id(head: &[u8], tail: &[u8]) -> Option<u64> {
             b'{' | b'[' if key == b"result" || key == b"error" => break,
             b'{' | b'[' => return None,
             b'"' => {
-                s.string()?;
+                let value = s.string()?;
+                if key == b"id" {
+                    id = Some(id_in_string(std::str::from_utf8(value).ok()?)?);
+                }
             }
             _ => {
                 let value = s.scalar()?;
@@ -37,9 +42,15 @@ pub(super) fn answer_id(head: &[u8], tail: &[u8]) -> Option<u64> {
 /// or the `{` of the object: no nested value ends there).
 fn last_id(tail: &[u8]) -> Option<u64> {
     let t = tail.trim_ascii_end().strip_suffix(b"}")?.trim_ascii_end();
+    // Our id may come back as a string (`"7"`): the same matcher as a whole answer's.
+    let (t, quoted) = match t.strip_suffix(b"\"") {
+        Some(t) => (t, true),
+        None => (t, false),
+    };
     let digits = t.len() - t.iter().rev().take_while(|c| c.is_ascii_digit()).count();
     let (t, n) = t.split_at(digits);
-    let n: u64 = std::str::from_utf8(n).ok()?.parse().ok()?;
+    let n = id_in_string(std::str::from_utf8(n).ok()?)?;
+    let t = if quoted { t.strip_suffix(b"\"")? } else { t };
     let t = t.trim_ascii_end().strip_suffix(b":")?.trim_ascii_end();
     let t = t.strip_suffix(br#""id""#)?.trim_ascii_end();
     matches!(t.last(), Some(b',' | b'{')).then_some(n)
@@ -119,6 +130,11 @@ mod tests {
         assert_eq!(id_of(&sorted), None, "its id is in the middle");
         assert_eq!(id_of(&typescript), Some(7));
         assert_eq!(id_of(&spaced), Some(8));
+        // Our id written as a string, at either end.
+        let head = format!(r#"{{"jsonrpc":"2.0","id":"12","result":{{"t":"{big}"}}}}"#);
+        let tail = format!(r#"{{"result":{{"t":"{big}"}},"jsonrpc":"2.0","id":"7"}}"#);
+        assert_eq!(id_of(&head), Some(12));
+        assert_eq!(id_of(&tail), Some(7));
     }
 
     #[test]
@@ -129,7 +145,7 @@ mod tests {
             format!(r#"{{"jsonrpc":"2.0","id":7,"params":{{"t":"{big}"}}}}"#),
             format!(r#"{{"result":{{"t":"{big}","id":7}}}}"#),
             format!(r#"{{"result":{{"t":"{big}"}},"x":{{"id":7}}}}"#),
-            format!(r#"{{"result":{{"t":"{big}"}},"id":"7"}}"#),
+            format!(r#"{{"result":{{"t":"{big}"}},"id":"07"}}"#),
             format!(r#"{{"jsonrpc":"{big}","id":7,"result":{{}}}}"#),
             format!("[{big}]"),
             "{\"id\":-1,\"result\":{}}".to_owned(),

@@ -106,3 +106,38 @@ async fn a_request_waits_for_a_start_no_longer_than_its_limit() {
     );
     drop(starts.recv().await);
 }
+
+/// Only an answer (`result` or `error`) under an id never sent is told at warn, and at
+/// most once in 10 s (the next warning counts the others); a late answer to a request
+/// given up, and JSON that is no message (`1`, `[]`, a JSON log line), at debug. Before,
+/// each of these was a warning.
+#[tokio::test]
+async fn only_answers_to_no_request_are_warned_of_and_seldom() {
+    let (logs, _guard) = super::tests::capture_logs();
+    let (link, mut up) = fake::stdio().await;
+    let gave_up =
+        tokio::time::timeout(Duration::from_millis(100), link.request("slow", json!({}))).await;
+    assert!(gave_up.is_err());
+    let sent = up.next().await;
+    let cancel = up.next().await;
+    assert_eq!(cancel["method"], "notifications/cancelled", "{cancel}");
+    up.send(&json!({"jsonrpc": "2.0", "id": sent["id"], "result": {"late": 1}}));
+    for line in [
+        json!(1),
+        json!([]),
+        json!({"level": "info", "msg": "hi", "id": 3}),
+    ] {
+        up.send(&line);
+    }
+    super::tests::reads_on(&link, &mut up).await;
+    let told = String::from_utf8(logs.lock().unwrap().clone()).unwrap();
+    assert!(!told.contains("WARN"), "{told}");
+    assert!(told.contains("given up already: dropped"), "{told}");
+    up.send(&json!({"jsonrpc": "2.0", "id": 9000, "result": {}}));
+    up.send(&json!({"jsonrpc": "2.0", "id": 9001, "result": {}}));
+    super::tests::reads_on(&link, &mut up).await;
+    let told = String::from_utf8(logs.lock().unwrap().clone()).unwrap();
+    let warned: Vec<_> = told.lines().filter(|l| l.contains("WARN")).collect();
+    assert_eq!(warned.len(), 1, "{told}");
+    assert!(warned[0].contains("answered id 9000"), "{told}");
+}

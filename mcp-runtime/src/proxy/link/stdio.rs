@@ -9,7 +9,7 @@ use super::super::routing::{Askers, Changes, route};
 use super::{MAX_MESSAGE, UpstreamError, excerpt, gone};
 use crate::transport::stdio::lines::{Line, Lines, Overlong};
 use serde_json::{Value, json};
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -64,7 +64,18 @@ pub(crate) struct Session {
     pub(crate) started: Instant,
     /// Once it ended: when, and how (its child's exit status, when known).
     end: Mutex<Option<(Instant, String)>>,
+    /// The last requests given up (their time ran out, or their caller went): a late
+    /// answer to one is no surprise.
+    given_up: Mutex<VecDeque<u64>>,
+    /// When an answer to no request was last told at warn, and how many were not since.
+    told: Mutex<(Option<Instant>, u64)>,
 }
+
+/// How many given-up requests a session remembers.
+const GIVEN_UP_KEPT: usize = 1024;
+
+/// At most one warning about answers to no request in this long, per session.
+const TELL_EVERY: Duration = Duration::from_secs(10);
 
 impl Session {
     /// Starts the writer, the reader and (for a child) the watcher of `pipes`; messages
@@ -84,6 +95,8 @@ impl Session {
             closed: dropped.child_token(),
             started: Instant::now(),
             end: Mutex::new(None),
+            given_up: Mutex::default(),
+            told: Mutex::default(),
         });
         let has_child = pipes.child.is_some();
         tokio::spawn(write(Arc::clone(&session), pipes.write, queue));
@@ -260,7 +273,7 @@ async fn read(
             }
             continue;
         }
-        deliver(msg, &session.pending);
+        deliver(msg, &session);
     }
     if has_child {
         // The watcher tells how the child ended.
@@ -311,42 +324,89 @@ async fn watch(
     }
 }
 
-/// Gives an answer to the request it answers. Its `id` is ours (a number), or the same
-/// number written as a string (some servers echo ids as strings). An answer to no request
-/// waiting (an id we never sent, or one given up already) is told at warn, naming its id,
-/// and dropped: we cannot know whose it was.
-fn deliver(msg: Value, pending: &Pending) {
+/// Gives an answer to the request it answers. Its
+/// `id` is ours (a number), or the same number written as a string (some servers echo
+/// ids as strings). What is not an answer (no `result` or `error`: a JSON log line, `1`)
+/// is told at debug, as is a late answer to a request given up; one to no request (an
+/// id we never sent) at warn, naming its id, at most once in [`TELL_EVERY`]
+/// (the others at debug, counted in the next warning), and dropped: we cannot know whose
+/// it was.
+fn deliver(msg: Value, session: &Session) {
     let waiting = {
-        let mut pending = pending.lock().unwrap_or_else(|e| e.into_inner());
+        let mut pending = session.pending.lock().unwrap_or_else(|e| e.into_inner());
         waiting_id(msg.get("id"), &pending).and_then(|n| pending.remove(&n))
     };
     if let Some(tx) = waiting {
         let _ = tx.send(Ok(msg));
         return;
     }
+    if msg.get("result").is_none() && msg.get("error").is_none() {
+        // A JSON log line, `1`, `[]`: not an answer.
+        tracing::debug!("the upstream server wrote JSON that is not a message: skipped");
+        return;
+    }
     let id = msg.get("id").map_or_else(
         || "none".to_owned(),
         |id| excerpt(id.to_string().as_bytes()),
     );
+    let late = our_id(msg.get("id")).is_some_and(|n| {
+        let given_up = session.given_up.lock().unwrap_or_else(|e| e.into_inner());
+        given_up.contains(&n)
+    });
+    if late {
+        tracing::debug!("the upstream server answered id {id}, given up already: dropped");
+        return;
+    }
     let error = msg
         .get("error")
         .and_then(|e| e.get("message"))
         .and_then(Value::as_str)
         .map(|m| format!(" (its error: {})", excerpt(m.as_bytes())))
         .unwrap_or_default();
-    tracing::warn!(
+    let said = format!(
         "the upstream server answered id {id}, which no request waits for (never sent, or given up already): dropped{error}"
     );
+    let suppressed = {
+        let mut told = session.told.lock().unwrap_or_else(|e| e.into_inner());
+        let now = Instant::now();
+        match told.0 {
+            Some(at) if now < at + TELL_EVERY => {
+                told.1 += 1;
+                None
+            }
+            _ => {
+                let n = told.1;
+                *told = (Some(now), 0);
+                Some(n)
+            }
+        }
+    };
+    match suppressed {
+        None => tracing::debug!("{said}"),
+        Some(0) => tracing::warn!("{said}"),
+        Some(n) => tracing::warn!("{said}; {n} more such answers were not told at warn"),
+    }
+}
+
+/// The request id `id` names if it is one of ours: a number, or its decimal form as a
+/// string (`"7"` for 7, not `"07"`).
+pub(crate) fn our_id(id: Option<&Value>) -> Option<u64> {
+    match id? {
+        Value::Number(n) => n.as_u64(),
+        Value::String(s) => id_in_string(s),
+        _ => None,
+    }
+}
+
+/// Our request id written as a string: its decimal form exactly.
+pub(crate) fn id_in_string(s: &str) -> Option<u64> {
+    s.parse::<u64>().ok().filter(|n| n.to_string() == s)
 }
 
 /// The id of the request waiting in `pending` that `id` names: the number itself, or
 /// its decimal form as a string (`"7"` for 7, not `"07"`).
 fn waiting_id<T>(id: Option<&Value>, pending: &HashMap<u64, T>) -> Option<u64> {
-    let n = match id? {
-        Value::Number(n) => n.as_u64()?,
-        Value::String(s) => s.parse::<u64>().ok().filter(|n| n.to_string() == *s)?,
-        _ => return None,
-    };
+    let n = our_id(id)?;
     pending.contains_key(&n).then_some(n)
 }
 
@@ -438,6 +498,17 @@ impl Drop for Waiting {
             .unwrap_or_else(|e| e.into_inner())
             .remove(&id)
             .is_some();
+        if unanswered {
+            let mut given_up = self
+                .session
+                .given_up
+                .lock()
+                .unwrap_or_else(|e| e.into_inner());
+            if given_up.len() == GIVEN_UP_KEPT {
+                given_up.pop_front();
+            }
+            given_up.push_back(id);
+        }
         if unanswered && self.cancel && self.session.is_open() {
             let note = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
                 "params": {"requestId": id, "reason": "the proxied request was given up"}});

@@ -8,7 +8,7 @@ use serde_json::json;
 use std::time::Duration;
 
 /// The link still reads its upstream: a request gets its answer.
-async fn reads_on(link: &super::Link, up: &mut fake::FakeStdio) {
+pub(super) async fn reads_on(link: &super::Link, up: &mut fake::FakeStdio) {
     let asking = link.request("fine", json!({}));
     let answering = async {
         let sent = up.next().await;
@@ -409,7 +409,7 @@ async fn requests_on_an_event_stream_that_cannot_be_passed_on_are_answered() {
 
 /// The runtime's logs on this thread while the guard lives (a `current_thread` test: its
 /// tasks run here too).
-fn capture_logs() -> (
+pub(super) fn capture_logs() -> (
     std::sync::Arc<std::sync::Mutex<Vec<u8>>>,
     tracing::subscriber::DefaultGuard,
 ) {
