@@ -46,6 +46,14 @@ impl Stub {
             std::env::temp_dir().join(format!("mcp-stdio-stub-{}-{name}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
+        // Started through a link named for the test, the program its logs name is its
+        // own: the logs of other tests in this binary cannot pass its checks.
+        #[cfg(unix)]
+        let python = {
+            let own = dir.join(format!("python-{name}"));
+            std::os::unix::fs::symlink(&python, &own).unwrap();
+            own
+        };
         Some(Stub { python, dir })
     }
 
@@ -89,13 +97,18 @@ impl Drop for Stub {
     }
 }
 
-/// `fut`, which must end within 10 s (not a time it is held to: a stop for a test that
+/// `fut`, which must end within 20 s (not a time it is held to: a stop for a test that
 /// would otherwise wait for the 60 s time limit).
 async fn soon<T>(fut: impl std::future::Future<Output = T>) -> T {
-    tokio::time::timeout(Duration::from_secs(10), fut)
+    tokio::time::timeout(Duration::from_secs(20), fut)
         .await
-        .expect("done within 10 s")
+        .expect("done within 20 s")
 }
+
+/// The time limit given to requests in the tests of `StdioOptions::timeout`: it is also
+/// the limit of each request of the handshake with a fresh Python, which a busy machine
+/// may take seconds to start.
+const LIMIT: Duration = Duration::from_secs(5);
 
 /// Calls the stub's tool `name`; the text of its result.
 async fn call(up: &Upstream, name: &str) -> Result<String, UpstreamError> {
@@ -125,8 +138,17 @@ fn is_unavailable(r: &Result<String, UpstreamError>, saying: &str) -> bool {
 
 /// Waits (up to 5 s) until the logs say `what`.
 async fn logged(what: &str) {
+    logged_by(None, what).await;
+}
+
+/// Waits (up to 5 s) until a line of the runtime's logs says `what`, naming the program
+/// of `by` when given (its own: see [`Stub::new`]).
+async fn logged_by(by: Option<&Stub>, what: &str) {
+    let program = by.map(|s| format!("program={}", s.python.display()));
     for _ in 0..250 {
-        if common::logs().contains(what) {
+        let logs = common::logs();
+        let mut lines = logs.lines();
+        if lines.any(|l| l.contains(what) && program.as_ref().is_none_or(|p| l.contains(p))) {
             return;
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
@@ -146,7 +168,7 @@ async fn a_child_that_exits_fails_the_request_in_flight_and_its_exit_status_is_t
     assert_eq!(soon(call(&up, "echo")).await.unwrap(), "{}");
     let crashed = soon(call(&up, "crash")).await;
     assert!(is_unavailable(&crashed, "exited"), "{crashed:?}");
-    logged("the upstream server exited (exit status: 3)").await;
+    logged_by(Some(&stub), "the upstream server exited (exit status: 3)").await;
 }
 
 /// A child that exited is started again by the next request (its handshake done again:
@@ -169,7 +191,7 @@ async fn an_exited_child_is_started_again_on_the_next_request() {
     assert_eq!(up.protocol_version(), "2025-11-25");
     let listed = tools(&up).await;
     assert!(listed.contains(&"gen2".to_owned()), "{listed:?}");
-    logged("the upstream server was started again").await;
+    logged_by(Some(&stub), "the upstream server was started again").await;
 }
 
 /// `Upstream::command` cannot make its command again: a child that exited stays gone.
@@ -279,7 +301,7 @@ async fn a_request_the_child_is_silent_on_is_given_up_at_its_time_limit() {
     let Some(stub) = Stub::new("timeout") else {
         return;
     };
-    let options = StdioOptions::new().timeout(Duration::from_secs(2));
+    let options = StdioOptions::new().timeout(LIMIT);
     let up = Upstream::stdio_with(&stub.python, stub.args(), options)
         .await
         .unwrap();
@@ -335,7 +357,7 @@ async fn an_answer_under_an_id_no_request_has_is_told() {
     let Some(stub) = Stub::new("wrong-id") else {
         return;
     };
-    let options = StdioOptions::new().timeout(Duration::from_secs(2));
+    let options = StdioOptions::new().timeout(LIMIT);
     let up = Upstream::stdio_with(&stub.python, stub.args(), options)
         .await
         .unwrap();
@@ -366,8 +388,15 @@ async fn a_child_that_exits_with_its_stdout_held_open_fails_its_requests_at_once
     ];
     args.extend(stub.args());
     let up = Upstream::stdio("sh", args).await.unwrap();
+    let began = std::time::Instant::now();
     let crashed = soon(call(&up, "crash")).await;
     assert!(is_unavailable(&crashed, "exit status: 3"), "{crashed:?}");
+    // At once: not when the helper lets go of the pipe, 5 s on.
+    assert!(
+        began.elapsed() < Duration::from_secs(3),
+        "{:?}",
+        began.elapsed()
+    );
     assert_eq!(soon(call(&up, "echo")).await.unwrap(), "{}");
     assert_eq!(stub.starts(), 2);
 }

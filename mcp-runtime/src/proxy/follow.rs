@@ -59,7 +59,10 @@ impl Upstream {
     /// started again, and the tools, prompts, resources and templates that appeared,
     /// changed or went are added, replaced or removed, so the server's clients are told as
     /// for any runtime change. A read that fails is tried again, after 1 s, doubling up to
-    /// 30 s. The upstream's static resources are subscribed to (a `subscriptions/listen`
+    /// 30 s: these reads are requests like any other, so one made after a stdio child
+    /// exited starts it again (when its backoff lets it). A stdio upstream that is not
+    /// started again ([`Upstream::command`]) is no longer followed once its child exited
+    /// (one warning says so). The upstream's static resources are subscribed to (a `subscriptions/listen`
     /// stream, or `resources/subscribe` when a legacy upstream offers it; again for a
     /// child started again), and each update it tells reaches this server's subscribers
     /// under the mounted URI. `namespace`
@@ -151,6 +154,10 @@ impl Upstream {
                             watched = now_watched;
                         }
                         seen = now;
+                    }
+                    Err(e) if up.link.gone_for_good() => {
+                        tracing::warn!(namespace = %ns, "reading the upstream's lists: {e}; it is no longer followed");
+                        return;
                     }
                     Err(e) => {
                         tracing::warn!(namespace = %ns, "reading the upstream's lists: {e}");

@@ -100,6 +100,15 @@ impl Link {
         }
     }
 
+    /// Whether this is a stdio upstream whose child ended and is not started again (no
+    /// request can reach it any more).
+    pub(crate) fn gone_for_good(&self) -> bool {
+        match &self.wire {
+            Wire::Stdio(stdio) => stdio.again.is_none() && !stdio.now().is_open(),
+            Wire::Http(_) => false,
+        }
+    }
+
     /// The stdio session to send on: the one now while it runs; once it ended, a new run
     /// of the child with its handshake done, when the link can start one and its backoff
     /// lets it (else why not). The start runs in a task of its own, which the requests

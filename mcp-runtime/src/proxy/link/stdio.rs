@@ -1,7 +1,7 @@
 //! The stdio wire, one run at a time: a [`Session`] is one connection to a child's stdin
 //! and stdout (or to an in-process pipe), with the requests waiting for their answers on
 //! it, its writer and reader, and, for a child, the task that sees it exit. A session
-//! ends for good (its stdout ends, its child exits, it stops reading its stdin, or the
+//! ends for good (its stdout ends, its child exits, a write to its stdin fails, or the
 //! link goes): what waits on it fails at once, and the link may start another
 //! (`respawn.rs`).
 
