@@ -14,8 +14,10 @@ mod task;
 #[cfg(feature = "redis")]
 pub mod redis;
 
+pub(crate) use bus::stamp_after;
 pub use bus::{CatalogChange, CatalogOp, Change, ItemKind, LocalBus, NotificationBus};
-pub(crate) use bus::{REPLAYED, stamp_after, unmarked};
+#[cfg(feature = "redis")]
+pub(crate) use bus::{REPLAYED, unmarked};
 pub(crate) use handles::HandleConfig;
 pub use handles::{
     DEFAULT_HANDLE_TTL, DEFAULT_MAX_HANDLES, HandleError, HandleRecord, HandleStore, Handles,
