@@ -450,8 +450,9 @@ async fn until_listed(client: &TestClient, name: &str, listed_or_not: bool) {
     );
 }
 
-#[tokio::test]
-async fn catalog_changes_arriving_out_of_order_leave_the_later_in_force() {
+/// An instance serving `hi`, with `report` on standby, on a bus of its own (which the
+/// test publishes other instances' changes on), once its pump is subscribed.
+async fn instance() -> (Arc<LocalBus>, Server, TestClient) {
     let bus = Arc::new(LocalBus::default());
     let server = Server::builder("x", "1")
         .tools(tools![hi])
@@ -462,6 +463,12 @@ async fn catalog_changes_arriving_out_of_order_leave_the_later_in_force() {
     let client = TestClient::new(server.clone());
     // Give the server's pump time to subscribe.
     tokio::time::sleep(Duration::from_millis(100)).await;
+    (bus, server, client)
+}
+
+#[tokio::test]
+async fn catalog_changes_arriving_out_of_order_leave_the_later_in_force() {
+    let (bus, server, client) = instance().await;
     let made = |name: &str, op, at| {
         Change::Catalog(CatalogChange {
             at,
@@ -498,15 +505,7 @@ async fn catalog_changes_arriving_out_of_order_leave_the_later_in_force() {
 
 #[tokio::test]
 async fn a_local_change_that_does_nothing_does_not_hide_one_made_before_it() {
-    let bus = Arc::new(LocalBus::default());
-    let server = Server::builder("x", "1")
-        .tools(tools![hi])
-        .standby_tools(tools![report])
-        .notification_bus(Arc::clone(&bus))
-        .build()
-        .unwrap();
-    let client = TestClient::new(server.clone());
-    tokio::time::sleep(Duration::from_millis(100)).await;
+    let (bus, server, client) = instance().await;
     // `report` is on standby, not served: removing it here does nothing.
     assert!(!server.remove_tool("report"));
     // Another instance switched it on a moment earlier; its change arrives now.
@@ -533,15 +532,7 @@ async fn changes_stamped_alike_on_two_instances_end_alike_whatever_their_order()
         [CatalogOp::Added, CatalogOp::Removed],
         [CatalogOp::Removed, CatalogOp::Added],
     ] {
-        let bus = Arc::new(LocalBus::default());
-        let server = Server::builder("x", "1")
-            .tools(tools![hi])
-            .standby_tools(tools![report])
-            .notification_bus(Arc::clone(&bus))
-            .build()
-            .unwrap();
-        let client = TestClient::new(server);
-        tokio::time::sleep(Duration::from_millis(100)).await;
+        let (bus, _server, client) = instance().await;
         // Added on instance "b", removed on "a", in the same millisecond: "b" wins.
         for op in order {
             let origin = if op == CatalogOp::Added { "b" } else { "a" };

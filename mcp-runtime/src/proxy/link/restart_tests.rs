@@ -78,13 +78,7 @@ async fn a_start_outlives_the_request_that_began_it() {
         .unwrap()
         .unwrap();
     let mut up = fake::serve(theirs);
-    let asking = link.request("second", json!({}));
-    let answering = async {
-        let sent = up.next().await;
-        up.send(&json!({"jsonrpc": "2.0", "id": sent["id"], "result": {"ok": 1}}));
-    };
-    let (answer, ()) = tokio::join!(asking, answering);
-    assert_eq!(answer.unwrap(), json!({"ok": 1}));
+    super::tests::reads_on(&link, &mut up).await;
     assert!(starts.try_recv().is_err(), "started once");
 }
 
