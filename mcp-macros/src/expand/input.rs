@@ -84,56 +84,30 @@ fn formatted(text: &str, item: &Item) -> TokenStream {
         .filter(|i| i.to_string().starts_with("r#"))
         .map(|i| (check::unraw(i), i))
         .collect();
-    let mut out = String::with_capacity(text.len());
-    let mut named = Vec::new();
-    let mut rest = text;
-    while let Some(at) = rest.find(['{', '}']) {
-        out.push_str(&rest[..at]);
-        let tail = &rest[at..];
-        if tail.starts_with("{{") || tail.starts_with("}}") || tail.starts_with('}') {
-            let n = if tail.starts_with("{{") || tail.starts_with("}}") {
-                2
-            } else {
-                1
-            };
-            out.push_str(&tail[..n]);
-            rest = &tail[n..];
-            continue;
-        }
-        // `{name}` or `{name:spec}` (checked: it closes).
-        let Some(close) = tail.find('}') else {
-            out.push_str(tail);
-            rest = "";
-            break;
-        };
-        let end = close + 1;
-        let inner = &tail[1..close];
+    let mut named: Vec<(syn::Ident, &syn::Ident)> = Vec::new();
+    let out = rewrite(text, |placeholder, out| {
+        // `{name}` or `{name:spec}`.
+        let inner = &placeholder[1..placeholder.len() - 1];
         let (name, spec) = match inner.split_once(':') {
             Some((n, s)) => (n, Some(s)),
             None => (inner, None),
         };
-        match raw.iter().find(|(unraw, _)| unraw == name.trim()) {
-            Some((unraw, ident)) => {
-                let alias = syn::Ident::new(&format!("__mcp_raw_{unraw}"), Span::call_site());
-                out.push('{');
-                out.push_str(&alias.to_string());
-                if let Some(spec) = spec {
-                    out.push(':');
-                    out.push_str(spec);
-                }
-                out.push('}');
-                if !named
-                    .iter()
-                    .any(|(a, _): &(syn::Ident, &syn::Ident)| a == &alias)
-                {
-                    named.push((alias, *ident));
-                }
-            }
-            None => out.push_str(&tail[..end]),
+        let Some((unraw, ident)) = raw.iter().find(|(unraw, _)| unraw == name.trim()) else {
+            out.push_str(placeholder);
+            return;
+        };
+        let alias = syn::Ident::new(&format!("__mcp_raw_{unraw}"), Span::call_site());
+        out.push('{');
+        out.push_str(&alias.to_string());
+        if let Some(spec) = spec {
+            out.push(':');
+            out.push_str(spec);
         }
-        rest = &tail[end..];
-    }
-    out.push_str(rest);
+        out.push('}');
+        if !named.iter().any(|(a, _)| a == &alias) {
+            named.push((alias, *ident));
+        }
+    });
     let names = named.iter().map(|(a, _)| a);
     let values = named.iter().map(|(_, i)| i);
     quote!(__mcp::format!(#out #(, #names = #values)*))
@@ -142,28 +116,39 @@ fn formatted(text: &str, item: &Item) -> TokenStream {
 /// `format!` of a URL elicitation's URL: each inserted argument (`{service}`) formatted as
 /// in a text, then percent-encoded, so a value fills its place and no more.
 fn formatted_url(url: &str, item: &Item) -> TokenStream {
-    let mut out = String::with_capacity(url.len());
     let mut values = Vec::new();
-    let mut rest = url;
+    let out = rewrite(url, |placeholder, out| {
+        let value = formatted(placeholder, item);
+        values.push(quote!(__mcp::url_component(&#value)));
+        out.push_str("{}");
+    });
+    quote!(__mcp::format!(#out #(, #values)*))
+}
+
+/// `text` copied with `{{`, `}}` and a lone `}` as they are, and each `{...}` placeholder
+/// (braces included; checked: every `{` closes) written by `each`.
+fn rewrite(text: &str, mut each: impl FnMut(&str, &mut String)) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
     while let Some(at) = rest.find(['{', '}']) {
         out.push_str(&rest[..at]);
         let tail = &rest[at..];
-        if tail.starts_with("{{") || tail.starts_with("}}") {
-            out.push_str(&tail[..2]);
-            rest = &tail[2..];
+        let literal = match tail {
+            t if t.starts_with("{{") || t.starts_with("}}") => 2,
+            t if t.starts_with('}') => 1,
+            _ => 0,
+        };
+        if literal > 0 {
+            out.push_str(&tail[..literal]);
+            rest = &tail[literal..];
             continue;
         }
-        // Checked: every `{` closes, and names an argument.
         let Some(close) = tail.find('}') else {
-            out.push_str(tail);
-            rest = "";
             break;
         };
-        let value = formatted(&tail[..=close], item);
-        values.push(quote!(__mcp::url_component(&#value)));
-        out.push_str("{}");
+        each(&tail[..=close], &mut out);
         rest = &tail[close + 1..];
     }
     out.push_str(rest);
-    quote!(__mcp::format!(#out #(, #values)*))
+    out
 }
