@@ -72,9 +72,8 @@ pub(crate) struct Catalog {
     pub(crate) uses_input: bool,
     /// Some tool has an MCP App view, or some resource is one.
     pub(crate) uses_apps: bool,
-    /// Some tool runs as a task (the tasks extension is advertised and served).
-    pub(crate) uses_tasks: bool,
-    /// What serves tasks, when some tool runs as one.
+    /// What serves tasks, when some tool runs as one (the tasks extension is then
+    /// advertised and served).
     pub(crate) task_engine: Option<&'static crate::server::tasks::Engine>,
 }
 
@@ -193,7 +192,6 @@ impl Catalog {
         let uses_logging = any(|r| r.uses_logging);
         let uses_input = any(|r| r.uses_input);
         let task_engine = tools.values().find_map(|t| t.def.spec.engine);
-        let uses_tasks = task_engine.is_some();
         let uses_apps = tools.values().any(|t| t.def.item.view.is_some())
             || statics.values().any(|r| r.def.item.app);
         let has_completions = prompts.values().any(|p| !p.def.item.completers.is_empty())
@@ -211,7 +209,7 @@ impl Catalog {
                 resources: !statics.is_empty() || !templates.is_empty(),
                 completions: has_completions,
                 logging: uses_logging,
-                tasks: uses_tasks,
+                tasks: task_engine.is_some(),
                 apps: uses_apps,
             },
             &s.extensions,
@@ -308,7 +306,6 @@ impl Catalog {
             has_completions,
             uses_input,
             uses_apps,
-            uses_tasks,
             task_engine,
         })
     }

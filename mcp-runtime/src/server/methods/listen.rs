@@ -327,7 +327,7 @@ pub(crate) fn open(
     };
     // A server serving tasks requires the extension for `taskIds`; one that does not
     // ignores the field, as any filter it cannot honour.
-    if catalog.uses_tasks
+    if catalog.task_engine.is_some()
         && !asked.task_ids.is_empty()
         && !parts.meta.capabilities.has_extension(EXTENSION)
     {
@@ -336,7 +336,7 @@ pub(crate) fn open(
             Rejection::failed(extension_required("`subscriptions/listen` with `taskIds`")),
         ));
     }
-    let tasks = (catalog.uses_tasks && !asked.task_ids.is_empty()).then(|| {
+    let tasks = (catalog.task_engine.is_some() && !asked.task_ids.is_empty()).then(|| {
         Box::new(TaskWatch {
             store: Arc::clone(&server.inner.tasks.store),
             asked: asked.task_ids.clone(),
