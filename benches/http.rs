@@ -304,6 +304,19 @@ impl ServerProcess {
         let field = |n: usize| rest.split_whitespace().nth(n - 3)?.parse::<u64>().ok();
         field(14).unwrap_or(0) + field(15).unwrap_or(0)
     }
+
+    /// Context switches of the server's threads so far, voluntary and involuntary.
+    fn switches(&self) -> u64 {
+        let tasks = std::fs::read_dir(format!("/proc/{}/task", self.child.id()));
+        let tasks = tasks.into_iter().flatten().flatten();
+        let status = tasks.filter_map(|t| std::fs::read_to_string(t.path().join("status")).ok());
+        let counts = status.flat_map(|s| {
+            let lines = s.lines().filter(|l| l.contains("ctxt_switches:"));
+            let counts = lines.filter_map(|l| l.rsplit(':').next()?.trim().parse::<u64>().ok());
+            counts.collect::<Vec<_>>()
+        });
+        counts.sum()
+    }
 }
 
 /// Instructions and code footprint per `call` (one connection, one request at a time; a
@@ -546,6 +559,9 @@ struct Sample {
     secs: f64,
     /// Server CPU time during the measured windows.
     cpu_ticks: u64,
+    /// Context switches of the server's threads during the measured windows (voluntary:
+    /// a thread parked for lack of work; involuntary: preempted).
+    switches: u64,
 }
 
 impl Sample {
@@ -558,7 +574,10 @@ impl Sample {
     fn show(&self, tick_us: f64) -> String {
         let (p50, p99) = (self.pct(50).as_micros(), self.pct(99).as_micros());
         let (rps, cpu) = (self.rps(), cpu_us([self], tick_us));
-        format!("{rps:>6.0} req/s  p50 {p50:>5}µs  p99 {p99:>5}µs  cpu {cpu:>4.1}µs/req")
+        let cs = self.switches as f64 / self.nanos.len() as f64;
+        format!(
+            "{rps:>6.0} req/s  p50 {p50:>5}µs  p99 {p99:>5}µs  cpu {cpu:>4.1}µs/req  cs {cs:>4.2}/req"
+        )
     }
 }
 
@@ -598,7 +617,7 @@ async fn phase(
     };
     let workers: Vec<_> = (0..concurrency).map(|_| tokio::spawn(worker())).collect();
     tokio::time::sleep_until(start.into()).await;
-    let cpu0 = server.cpu_ticks();
+    let (cpu0, switches0) = (server.cpu_ticks(), server.switches());
     let mut errors = Vec::new();
     // A worker still waiting 10 s after the window is waiting for an answer that will not come.
     let late = until + Duration::from_secs(10);
@@ -612,6 +631,7 @@ async fn phase(
     }
     into.secs += start.elapsed().as_secs_f64();
     into.cpu_ticks += server.cpu_ticks() - cpu0;
+    into.switches += server.switches().saturating_sub(switches0);
     match errors.first() {
         None => Ok(()),
         Some(e) => Err(format!(
