@@ -596,11 +596,42 @@ mod template_values {
         Json(json!(f))
     }
 
+    /// A list that is not exploded, as one path segment.
+    #[resource("v://seg{/ids}")]
+    async fn segment_list(ids: Vec<String>) -> Json<Value> {
+        Json(json!(ids))
+    }
+
+    /// A list that is not exploded, as one query parameter.
+    #[resource("v://query{?ids}")]
+    async fn query_list(ids: Vec<String>) -> Json<Value> {
+        Json(json!(ids))
+    }
+
+    /// A path segment as one string.
+    #[resource("v://text{/id}")]
+    async fn segment_text(id: String) -> String {
+        id
+    }
+
     fn client() -> TestClient {
         let server = Server::builder("values", "1")
             .resources(resources![
-                segments, labels, numbers, joined, repo_files, maybe, required, keys, words, doc,
-                tagged, matrix
+                segments,
+                labels,
+                numbers,
+                joined,
+                repo_files,
+                maybe,
+                required,
+                keys,
+                words,
+                doc,
+                tagged,
+                matrix,
+                segment_list,
+                query_list,
+                segment_text
             ])
             .build()
             .unwrap();
@@ -739,5 +770,21 @@ mod template_values {
         let e = c.read_resource("m://x;m=1;m=x").await.unwrap_err();
         assert_eq!(e.code, -32602);
         assert!(e.message.contains("`m`"), "{}", e.message);
+    }
+
+    #[tokio::test]
+    async fn lists_in_a_path_segment_and_a_query_parameter() {
+        let c = client();
+        // RFC 6570 joins a list's items with raw commas in `{/ids}` and `{?ids}` alike.
+        assert_eq!(json(&c, "v://seg/a,b%2Cc").await, json!(["a", "b,c"]));
+        assert_eq!(json(&c, "v://query?ids=a,b%2Cc").await, json!(["a", "b,c"]));
+        assert_eq!(json(&c, "v://seg/a").await, json!(["a"]));
+        assert_eq!(json(&c, "v://seg").await, json!([]));
+        // A `String` takes the whole value, decoded, as for `{var}`.
+        let text = c.read_resource("v://text/a,b%2Cc").await.unwrap().text();
+        assert_eq!(text, "a,b,c");
+        // An item is a path segment: no `..`.
+        let e = c.read_resource("v://seg/a,..").await.unwrap_err();
+        assert!(e.message.starts_with("Resource not found"), "{}", e.message);
     }
 }

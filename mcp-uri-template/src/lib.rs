@@ -40,12 +40,25 @@
 //!
 //! A value read as a list ([`UriTemplate::captures`], [`Capture::items`]) is split into
 //! items before it is decoded, so an item may hold its separator percent-encoded:
-//! `{ids*}` reads `1%2C2,3` as `["1,2", "3"]`, `{ids}` reads `a%2Cb,c` as `["a,b", "c"]`
-//! (a raw `,` in a `{var}` value separates list items, as RFC 6570 expands a list).
+//! `{ids*}` reads `1%2C2,3` as `["1,2", "3"]`, `{ids}` reads `a%2Cb,c` as `["a,b", "c"]`.
 //!
-//! Security: `{var}`, `{.var}`, `{/var}` and `{;var}` values, and the items of
-//! exploded ones and of `{var}` lists, must stay one path segment after decoding (no
-//! `/`, `\`, NUL, and not `.` or `..`), so `{/segs*}` refuses `a%2Fb`; no
+//! A variable that is not exploded splits at its raw `,` into list items, whatever its
+//! operator: RFC 6570 expands a list that is not exploded with its items joined by `,`
+//! (`{/list}` is `/red,green,blue`, `{.list}` `.red,green,blue`, `{;list}`
+//! `;list=red,green,blue`, `{?list}` `?list=red,green,blue`) and encodes a `,` within an
+//! item. So `{/ids}` reads `/a,b%2Cc` as `["a", "b,c"]`, as do `{.ids}` for `.a,b%2Cc`,
+//! `{;ids}` for `;ids=a,b%2Cc` and `{?ids}` or `{&ids}` for `ids=a,b%2Cc`. An item may be
+//! empty (`a,,b` is `["a", "", "b"]`). The value stays the whole text, decoded
+//! (`a,b,c`): what a variable read as one string gets. `{+var}` and `{#var}` split the
+//! same way (a reserved expansion leaves a list's commas raw too), but there RFC 6570
+//! also leaves a string's own commas raw: `a,b` is the expansion of the string `a,b` as
+//! much as of the list `["a", "b"]`, and the caller reads it as the variable means. The
+//! items of an exploded `{/var*}`, `{.var*}` or `{;var*}` split at its separator only, and
+//! may not hold a raw `,` (RFC 6570 encodes it there).
+//!
+//! Security: `{var}`, `{.var}`, `{/var}` and `{;var}` values, and each of their list
+//! items (exploded or not), must stay one path segment after decoding (no `/`, `\`, NUL,
+//! and not `.` or `..`), so `{/segs*}` refuses `a%2Fb` and `{/ids}` refuses `/a,..`; no
 //! value may contain NUL. `{+path}` values may contain `/` and `..`: traversal
 //! checks for them belong to the framework's safe-path type.
 
