@@ -614,6 +614,18 @@ mod template_values {
         id
     }
 
+    /// An optional label.
+    #[resource("v://label{.ext}")]
+    async fn label(ext: Option<String>) -> Json<Value> {
+        Json(json!(ext))
+    }
+
+    /// An optional number as a path segment.
+    #[resource("v://num{/n}")]
+    async fn number(n: Option<u32>) -> Json<Value> {
+        Json(json!(n))
+    }
+
     fn client() -> TestClient {
         let server = Server::builder("values", "1")
             .resources(resources![
@@ -631,7 +643,9 @@ mod template_values {
                 matrix,
                 segment_list,
                 query_list,
-                segment_text
+                segment_text,
+                label,
+                number
             ])
             .build()
             .unwrap();
@@ -785,6 +799,29 @@ mod template_values {
         assert_eq!(text, "a,b,c");
         // An item is a path segment: no `..`.
         let e = c.read_resource("v://seg/a,..").await.unwrap_err();
+        assert!(e.message.starts_with("Resource not found"), "{}", e.message);
+    }
+
+    #[tokio::test]
+    async fn an_empty_path_segment_or_label_is_an_empty_value() {
+        let c = client();
+        // RFC 6570 expands `{/id}` with id = "" to `/`, `{.ext}` to `.`.
+        assert_eq!(c.read_resource("v://text/").await.unwrap().text(), "");
+        assert_eq!(json(&c, "v://label.").await, json!(""));
+        assert_eq!(json(&c, "v://label.md").await, json!("md"));
+        assert_eq!(json(&c, "v://label").await, Value::Null);
+        // A list of one empty item: empty items are left out.
+        assert_eq!(json(&c, "v://seg/").await, json!([]));
+        assert_eq!(json(&c, "v://seg/a,,b").await, json!(["a", "b"]));
+        // An empty number does not parse, as an empty query value does not.
+        assert_eq!(json(&c, "v://num").await, Value::Null);
+        for uri in ["v://num/", "repo://a/b/files?limit="] {
+            let e = c.read_resource(uri).await.unwrap_err();
+            assert_eq!(e.code, -32602, "{uri}");
+            assert!(e.message.contains("u32"), "{uri}: {}", e.message);
+        }
+        // An exploded list still refuses an empty item.
+        let e = c.read_resource("c://x/").await.unwrap_err();
         assert!(e.message.starts_with("Resource not found"), "{}", e.message);
     }
 }
