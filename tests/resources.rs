@@ -596,11 +596,56 @@ mod template_values {
         Json(json!(f))
     }
 
+    /// A list that is not exploded, as one path segment.
+    #[resource("v://seg{/ids}")]
+    async fn segment_list(ids: Vec<String>) -> Json<Value> {
+        Json(json!(ids))
+    }
+
+    /// A list that is not exploded, as one query parameter.
+    #[resource("v://query{?ids}")]
+    async fn query_list(ids: Vec<String>) -> Json<Value> {
+        Json(json!(ids))
+    }
+
+    /// A path segment as one string.
+    #[resource("v://text{/id}")]
+    async fn segment_text(id: String) -> String {
+        id
+    }
+
+    /// An optional label.
+    #[resource("v://label{.ext}")]
+    async fn label(ext: Option<String>) -> Json<Value> {
+        Json(json!(ext))
+    }
+
+    /// An optional number as a path segment.
+    #[resource("v://num{/n}")]
+    async fn number(n: Option<u32>) -> Json<Value> {
+        Json(json!(n))
+    }
+
     fn client() -> TestClient {
         let server = Server::builder("values", "1")
             .resources(resources![
-                segments, labels, numbers, joined, repo_files, maybe, required, keys, words, doc,
-                tagged, matrix
+                segments,
+                labels,
+                numbers,
+                joined,
+                repo_files,
+                maybe,
+                required,
+                keys,
+                words,
+                doc,
+                tagged,
+                matrix,
+                segment_list,
+                query_list,
+                segment_text,
+                label,
+                number
             ])
             .build()
             .unwrap();
@@ -739,5 +784,44 @@ mod template_values {
         let e = c.read_resource("m://x;m=1;m=x").await.unwrap_err();
         assert_eq!(e.code, -32602);
         assert!(e.message.contains("`m`"), "{}", e.message);
+    }
+
+    #[tokio::test]
+    async fn lists_in_a_path_segment_and_a_query_parameter() {
+        let c = client();
+        // RFC 6570 joins a list's items with raw commas in `{/ids}` and `{?ids}` alike.
+        assert_eq!(json(&c, "v://seg/a,b%2Cc").await, json!(["a", "b,c"]));
+        assert_eq!(json(&c, "v://query?ids=a,b%2Cc").await, json!(["a", "b,c"]));
+        assert_eq!(json(&c, "v://seg/a").await, json!(["a"]));
+        assert_eq!(json(&c, "v://seg").await, json!([]));
+        // A `String` takes the whole value, decoded, as for `{var}`.
+        let text = c.read_resource("v://text/a,b%2Cc").await.unwrap().text();
+        assert_eq!(text, "a,b,c");
+        // An item is a path segment: no `..`.
+        let e = c.read_resource("v://seg/a,..").await.unwrap_err();
+        assert!(e.message.starts_with("Resource not found"), "{}", e.message);
+    }
+
+    #[tokio::test]
+    async fn an_empty_path_segment_or_label_is_an_empty_value() {
+        let c = client();
+        // RFC 6570 expands `{/id}` with id = "" to `/`, `{.ext}` to `.`.
+        assert_eq!(c.read_resource("v://text/").await.unwrap().text(), "");
+        assert_eq!(json(&c, "v://label.").await, json!(""));
+        assert_eq!(json(&c, "v://label.md").await, json!("md"));
+        assert_eq!(json(&c, "v://label").await, Value::Null);
+        // A list of one empty item: empty items are left out.
+        assert_eq!(json(&c, "v://seg/").await, json!([]));
+        assert_eq!(json(&c, "v://seg/a,,b").await, json!(["a", "b"]));
+        // An empty number does not parse, as an empty query value does not.
+        assert_eq!(json(&c, "v://num").await, Value::Null);
+        for uri in ["v://num/", "repo://a/b/files?limit="] {
+            let e = c.read_resource(uri).await.unwrap_err();
+            assert_eq!(e.code, -32602, "{uri}");
+            assert!(e.message.contains("u32"), "{uri}: {}", e.message);
+        }
+        // An exploded list still refuses an empty item.
+        let e = c.read_resource("c://x/").await.unwrap_err();
+        assert!(e.message.starts_with("Resource not found"), "{}", e.message);
     }
 }

@@ -117,6 +117,7 @@ pub fn seeds(name: &str) -> Vec<Vec<u8>> {
             "n://{ids}{?tags}\nn://a%2Cb,c?tags=x,y%2Cz".into(),
             "s://items{?q}{&tag*}\ns://items?tag=a&q=1&tag=b%26c".into(),
             "m://x{;m*}{#f}\nm://x;m=1;m;m=%3B#".into(),
+            "l://d{/ids}{.e}{;p}{?q}\nl://d/a,b%2Cc.x,y;p=1,,2?q=3,4".into(),
         ],
         "request_state" => vec![
             "v1.k1.AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA\n{\"n\":{\"action\":\"accept\"}}".into(),

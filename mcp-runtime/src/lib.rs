@@ -113,8 +113,9 @@ pub use mcp_macros::tool;
 /// ([`SafePath`] for paths). A `Vec<T>` takes a list: an exploded variable's items split
 /// at its separator (`{/segs*}` reads `/a/b` as `["a", "b"]`, `{.ext*}` splits at `.`,
 /// `{ids*}` at `,`, `{?tag*}` reads `?tag=a&tag=b` as `["a", "b"]`), another variable's
-/// split at `,`, before percent-decoding (`{ids}` reads `a%2Cb,c` as `["a,b", "c"]`). A
-/// variable the URI leaves undefined
+/// split at its raw `,`, before percent-decoding (`{ids}` reads `a%2Cb,c` as `["a,b", "c"]`,
+/// `{/ids}` `/a,b%2Cc` as `["a", "b,c"]`, `{?ids}` `?ids=a,b%2Cc` too); a `String` takes
+/// the whole value (`a,b,c`). A variable the URI leaves undefined
 /// (RFC 6570 expands it to nothing: `b://` for `b://{id}`, `c://x` for `c://x{/segs*}`, a
 /// query variable not given) is `None` for an `Option` and empty for a `Vec`. A value that
 /// does not parse as its parameter's type, or an undefined one for another type, is

@@ -1,7 +1,7 @@
 //! Binding: turning the text an expression matched into its variables' values.
 
 use crate::chars::{
-    is_dot_segment, is_query_char, percent_decode, reserved_value, segment_value, simple_value,
+    is_dot_segment, is_query_char, list_value, percent_decode, reserved_value, segment_value,
     valid_chars,
 };
 use crate::expr::{Expr, Operator, Part, exprs};
@@ -39,13 +39,13 @@ impl Capture {
 
     /// A variable that is not exploded: `value` (already checked) is the decoding of
     /// `raw`, and its items are `raw`'s pieces between commas, each decoded. `None` when a
-    /// piece of a `{var}` value is a dot segment (`.` or `..`), so each item of a path-safe
-    /// value is path-safe too.
+    /// piece of a `{var}`, `{/var}`, `{.var}` or `{;var}` value is a dot segment (`.` or
+    /// `..`), so each item of a path-safe value is path-safe too.
     fn single(op: Operator, raw: &str, value: String) -> Option<Capture> {
         let mut items = Vec::new();
         for piece in raw.split(',') {
             let item = percent_decode(piece)?;
-            if op == Operator::Simple && is_dot_segment(&item) {
+            if op.is_segment() && is_dot_segment(&item) {
                 return None;
             }
             items.push(item);
@@ -87,11 +87,18 @@ impl Expr {
                 _ => raw,
             };
             let value = match self.op {
-                // `;a` and `#` (or `#,`) show empty values: `{;a}`, `{#f}` with a = f = "".
-                Operator::PathParam | Operator::Fragment if raw.is_empty() => String::new(),
+                // What is left of an empty value is its lead, or its name: `/` for `{/a}`,
+                // `.` for `{.e}`, `;a` for `{;a}`, `#` for `{#f}` (and `/x/`, `#,` with
+                // more variables). `{var}` and `{+var}` show one as nothing (undefined), and
+                // refuse one between commas.
+                Operator::Path | Operator::Label | Operator::PathParam | Operator::Fragment
+                    if raw.is_empty() =>
+                {
+                    String::new()
+                }
                 Operator::Reserved | Operator::Fragment => reserved_value(raw)?,
-                Operator::Simple => simple_value(raw)?,
-                _ => segment_value(raw)?,
+                // A raw `,` separates the items of a list (RFC 6570 §3.2.2–3.2.9).
+                _ => list_value(raw)?,
             };
             out.insert(name.clone(), Capture::single(self.op, raw, value)?);
         }

@@ -58,14 +58,15 @@ pub fn percent_decode(s: &str) -> Option<String> {
     String::from_utf8(out).ok()
 }
 
-/// A non-empty simple value that decodes to exactly one safe path segment.
+/// A non-empty item of an exploded list that decodes to exactly one safe path segment.
 pub(crate) fn segment_value(raw: &str) -> Option<String> {
     checked_segment(raw, is_unreserved)
 }
 
-/// A `{var}` value: a segment value, in which a raw `,` may separate the items of a list
-/// (RFC 6570 joins them with it; a `,` within an item comes encoded).
-pub(crate) fn simple_value(raw: &str) -> Option<String> {
+/// A non-empty `{var}`, `{/var}`, `{.var}` or `{;var}` value (not exploded): a segment
+/// value, in which a raw `,` may separate the items of a list (RFC 6570 joins them with
+/// it for every operator; a `,` within an item comes encoded).
+pub(crate) fn list_value(raw: &str) -> Option<String> {
     checked_segment(raw, |b| is_unreserved(b) || b == b',')
 }
 

@@ -54,6 +54,15 @@ impl Operator {
         })
     }
 
+    /// Whether a value (and each list item) must stay one path segment: `{var}`, `{.var}`,
+    /// `{/var}` and `{;var}`.
+    pub(crate) fn is_segment(self) -> bool {
+        matches!(
+            self,
+            Self::Simple | Self::Label | Self::Path | Self::PathParam
+        )
+    }
+
     /// The character a non-empty expansion starts with.
     pub(crate) fn lead(self) -> Option<u8> {
         match self {
@@ -86,15 +95,15 @@ impl Operator {
         !self.can_emit(b) || (self == Self::Reserved && matches!(b, b'?' | b'#'))
     }
 
-    /// Whether text matched by this expression may contain byte `b` raw.
+    /// Whether text matched by this expression may contain byte `b` raw. Every operator
+    /// may show a `,`: RFC 6570 joins the items of a list that is not exploded with it.
     pub(crate) fn can_emit(self, b: u8) -> bool {
         b == b'%'
             || is_unreserved(b)
             || match self {
-                Self::Simple => b == b',',
-                Self::Label => false,
-                Self::Path => b == b'/',
-                Self::PathParam => b == b';' || b == b'=',
+                Self::Simple | Self::Label => b == b',',
+                Self::Path => b == b'/' || b == b',',
+                Self::PathParam => b == b';' || b == b'=' || b == b',',
                 Self::Reserved | Self::Fragment => is_reserved(b),
                 Self::Query | Self::QueryContinuation => is_query_char(b),
             }
@@ -108,9 +117,8 @@ impl Expr {
         let n = self.vars.len();
         match self.op {
             Operator::Simple | Operator::Reserved => 2 * n - 1,
-            // `#` and the commas: its values may be empty.
-            Operator::Fragment => n,
-            Operator::Label | Operator::Path => 2 * n,
+            // The leads (`#` and the commas, `/`, `.`): their values may be empty.
+            Operator::Fragment | Operator::Label | Operator::Path => n,
             Operator::PathParam => self.vars.iter().map(|v| 1 + v.len()).sum(),
             Operator::Query | Operator::QueryContinuation => 0,
         }

@@ -20,16 +20,21 @@
 //! (undefined). Within an expression that matches some text, every variable must be
 //! present (`{/a,b}` does not match `/x`), except in `?`/`&` expressions, whose
 //! variables are each optional. A value may be empty where the expansion still shows it:
-//! `x://doc#` binds f = "" for `x://doc{#f}` (and `x://doc` leaves it undefined), `;a`
-//! binds a = "" for `{;a}`, `?q=` or `?q` binds q = "". What a variable that the URI
-//! left undefined means is up to the caller: mcp-runtime gives `None` to an `Option`
-//! parameter, an empty list to a `Vec`, and refuses the read for any other type.
+//! `x://doc#` binds f = "" for `x://doc{#f}` (and `x://doc` leaves it undefined), `x://d/`
+//! binds a = "" for `x://d{/a}` and `x://d.` e = "" for `x://d{.e}` (RFC 6570 expands an
+//! empty value to `/` and `.`; an empty string is not `.` or `..`, so it is a safe
+//! segment), `/x/` binds b = "" for `{/a,b}`, `;a` binds a = "" for `{;a}`, `?q=` or `?q`
+//! binds q = "". An empty value read as a list that is not exploded is one empty item
+//! (`[""]`), and such a list may hold empty items (`/a,,b` is `["a", "", "b"]` for
+//! `{/ids}`); mcp-runtime's `Vec` parameters leave empty items out. What a variable that
+//! the URI left undefined means is up to the caller: mcp-runtime gives `None` to an
+//! `Option` parameter, an empty list to a `Vec`, and refuses the read for any other type.
 //!
 //! An exploded variable (`{/ids*}`, `{ids*}`, `{.ext*}`, `{+path*}`) matches zero or more
 //! items; it binds them, each decoded and checked like a single value, joined by the
 //! expression's separator ([`UriTemplate::list_separator`]): `{/ids*}` binds `a/b/c` for
 //! `/a/b/c` (a path), `{.ext*}` binds `tar.gz`, `{ids*}` binds `1,2,3`. An item may not be
-//! empty. It must be the only variable of its expression; the prefix modifier `:N` is not
+//! empty (`c://x/` does not match `c://x{/segs*}`). It must be the only variable of its expression; the prefix modifier `:N` is not
 //! supported.
 //!
 //! In `?`, `&` and `;` expressions an exploded variable is a list given as repeated
@@ -40,12 +45,25 @@
 //!
 //! A value read as a list ([`UriTemplate::captures`], [`Capture::items`]) is split into
 //! items before it is decoded, so an item may hold its separator percent-encoded:
-//! `{ids*}` reads `1%2C2,3` as `["1,2", "3"]`, `{ids}` reads `a%2Cb,c` as `["a,b", "c"]`
-//! (a raw `,` in a `{var}` value separates list items, as RFC 6570 expands a list).
+//! `{ids*}` reads `1%2C2,3` as `["1,2", "3"]`, `{ids}` reads `a%2Cb,c` as `["a,b", "c"]`.
 //!
-//! Security: `{var}`, `{.var}`, `{/var}` and `{;var}` values, and the items of
-//! exploded ones and of `{var}` lists, must stay one path segment after decoding (no
-//! `/`, `\`, NUL, and not `.` or `..`), so `{/segs*}` refuses `a%2Fb`; no
+//! A variable that is not exploded splits at its raw `,` into list items, whatever its
+//! operator: RFC 6570 expands a list that is not exploded with its items joined by `,`
+//! (`{/list}` is `/red,green,blue`, `{.list}` `.red,green,blue`, `{;list}`
+//! `;list=red,green,blue`, `{?list}` `?list=red,green,blue`) and encodes a `,` within an
+//! item. So `{/ids}` reads `/a,b%2Cc` as `["a", "b,c"]`, as do `{.ids}` for `.a,b%2Cc`,
+//! `{;ids}` for `;ids=a,b%2Cc` and `{?ids}` or `{&ids}` for `ids=a,b%2Cc`. An item may be
+//! empty (`a,,b` is `["a", "", "b"]`). The value stays the whole text, decoded
+//! (`a,b,c`): what a variable read as one string gets. `{+var}` and `{#var}` split the
+//! same way (a reserved expansion leaves a list's commas raw too), but there RFC 6570
+//! also leaves a string's own commas raw: `a,b` is the expansion of the string `a,b` as
+//! much as of the list `["a", "b"]`, and the caller reads it as the variable means. The
+//! items of an exploded `{/var*}`, `{.var*}` or `{;var*}` split at its separator only, and
+//! may not hold a raw `,` (RFC 6570 encodes it there).
+//!
+//! Security: `{var}`, `{.var}`, `{/var}` and `{;var}` values, and each of their list
+//! items (exploded or not), must stay one path segment after decoding (no `/`, `\`, NUL,
+//! and not `.` or `..`), so `{/segs*}` refuses `a%2Fb` and `{/ids}` refuses `/a,..`; no
 //! value may contain NUL. `{+path}` values may contain `/` and `..`: traversal
 //! checks for them belong to the framework's safe-path type.
 

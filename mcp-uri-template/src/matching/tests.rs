@@ -82,16 +82,14 @@ fn query_pairs() {
 fn path_label_and_params() {
     let got = m("x://r{/a,b}", "x://r/x/y").unwrap();
     assert_eq!(got, [("a".into(), "x".into()), ("b".into(), "y".into())]);
-    for bad in [
-        "x://r/x",
-        "x://r/x/y/z",
-        "x://r/x/",
-        "x://r//y",
-        "x://r/x/%2e%2e",
-        "x://r/",
-    ] {
+    for bad in ["x://r/x", "x://r/x/y/z", "x://r/x/%2e%2e", "x://r/"] {
         assert_eq!(m("x://r{/a,b}", bad), None, "{bad}");
     }
+    // An empty value shows as its `/` alone (RFC 6570: `{/var,empty}` is `/value/`).
+    let got = m("x://r{/a,b}", "x://r/x/").unwrap();
+    assert_eq!(got, [("a".into(), "x".into()), ("b".into(), "".into())]);
+    let got = m("x://r{/a,b}", "x://r//y").unwrap();
+    assert_eq!(got, [("a".into(), "".into()), ("b".into(), "y".into())]);
     assert_eq!(m("x://{id}{/sub}", "x://1/2").unwrap().len(), 2);
 
     // Left out as a whole: both undefined.
@@ -428,4 +426,122 @@ fn exploded_query_and_path_parameter_lists() {
     }
     // Associative arrays are out of scope: other names are not bound.
     assert_eq!(m("s://i{?k*}", "s://i?a=1&b=2"), Some(vec![]));
+}
+
+#[test]
+fn lists_in_path_label_and_parameter_expressions() {
+    // RFC 6570 expands a list that is not exploded with raw commas, whatever the operator:
+    // `{/list}` is `/red,green,blue`, `{.list}` `.red,green,blue`, `{;list}`
+    // `;list=red,green,blue`, `{?list}` `?list=red,green,blue`; a `,` within an item comes
+    // encoded.
+    let items = |tpl: &str, uri: &str, name: &str| {
+        let c = t(tpl).captures(uri)?;
+        Some(c.get(name)?.items().to_vec())
+    };
+    for (tpl, uri) in [
+        ("x://d{/ids}", "x://d/a,b%2Cc"),
+        ("x://d{.ids}", "x://d.a,b%2Cc"),
+        ("x://d{;ids}", "x://d;ids=a,b%2Cc"),
+        ("x://d{?ids}", "x://d?ids=a,b%2Cc"),
+        ("x://d{?q}{&ids}", "x://d?ids=a,b%2Cc&q=1"),
+        ("x://d{+ids}", "x://da,b%2Cc"),
+        ("x://d{#ids}", "x://d#a,b%2Cc"),
+    ] {
+        assert_eq!(
+            items(tpl, uri, "ids").as_deref(),
+            Some(&["a".into(), "b,c".into()][..]),
+            "{tpl} {uri}"
+        );
+        assert_eq!(
+            m(tpl, uri)
+                .unwrap()
+                .iter()
+                .find(|(k, _)| k == "ids")
+                .unwrap()
+                .1,
+            "a,b,c"
+        );
+    }
+    // Several variables: a list's commas stay in it, the expression's separator between.
+    let c = t("x://d{/a,b}").captures("x://d/1,2/3,4").unwrap();
+    assert_eq!(
+        (c["a"].items(), c["b"].items()),
+        (&["1".into(), "2".into()][..], &["3".into(), "4".into()][..])
+    );
+    let c = t("x://d{;a,b}").captures("x://d;a=1,2;b").unwrap();
+    assert_eq!((c["a"].value(), c["b"].value()), ("1,2", ""));
+    assert_eq!(
+        items("x://f{.e}", "x://f.tar.gz,zip", "e").unwrap(),
+        ["tar.gz", "zip"]
+    );
+    // Followed by other expressions and literals.
+    let got = m("x://d{/ids}{?q}{#f}", "x://d/a,b?q=1#c,d").unwrap();
+    assert_eq!(got.len(), 3);
+    assert_eq!(
+        items("x://d{/ids}/meta", "x://d/a,b/meta", "ids").unwrap(),
+        ["a", "b"]
+    );
+    assert_eq!(
+        items("x://d{/ids}.json", "x://d/a,b.json", "ids").unwrap(),
+        ["a", "b"]
+    );
+    // Empty items, as in a `{var}` list (an exploded list refuses them).
+    assert_eq!(
+        items("x://d{/ids}", "x://d/a,,b", "ids").unwrap(),
+        ["a", "", "b"]
+    );
+    assert_eq!(items("x://d{.e}", "x://d.,", "e").unwrap(), ["", ""]);
+    // Each item stays one safe path segment, as the value does.
+    for (tpl, uri) in [
+        ("x://d{/ids}", "x://d/a,.."),
+        ("x://d{/ids}", "x://d/..,a"),
+        ("x://d{/ids}", "x://d/a,%2E"),
+        ("x://d{/ids}", "x://d/a,b%2Fc"),
+        ("x://d{.e}", "x://d.a,."),
+        ("x://d{;p}", "x://d;p=a,.."),
+        ("x://d{;p}", "x://d;p=a,%5C"),
+    ] {
+        assert_eq!(t(tpl).captures(uri), None, "{tpl} {uri}");
+    }
+    assert_eq!(m("x://d{/ids}", "x://d/a%2C.."), one("ids", "a,..")); // one item: `a,..`
+    // An exploded path's items still split at `/` only: a raw `,` is not one of them.
+    assert_eq!(m("c://x{/segs*}", "c://x/a,b"), None);
+    // A URI with such a list can match: the templates overlap.
+    assert!(t("x://d{/ids}").overlaps(&t("x://d/a,b")));
+    assert!(t("x://d{;p}").overlaps(&t("x://d;p=a,b")));
+    assert!(t("x://d{/id}").overlaps(&t("x://d{/id},v"))); // `x://d/1,v` matches both
+}
+
+#[test]
+fn empty_path_and_label_values() {
+    // RFC 6570 expands `{/a}` with a = "" to `/`, `{.e}` to `.`; left out, to nothing.
+    assert_eq!(m("x://d{/a}", "x://d/"), one("a", ""));
+    assert_eq!(m("x://d{.e}", "x://d."), one("e", ""));
+    assert_eq!(m("x://d{/a}", "x://d"), Some(vec![]));
+    assert_eq!(m("x://d{.e}", "x://d"), Some(vec![]));
+    assert_eq!(
+        t("x://d{/a}").captures("x://d/").unwrap()["a"].items(),
+        [""]
+    );
+    let got = m("x://d{.a,b}", "x://d.x.").unwrap();
+    assert_eq!(got, [("a".into(), "x".into()), ("b".into(), "".into())]);
+    // Before a literal or another expression.
+    assert_eq!(m("x://d{/a}/meta", "x://d//meta"), one("a", ""));
+    assert_eq!(m("x://d{/a}.json", "x://d/.json"), one("a", ""));
+    let got = m("x://d{/a}{?q}", "x://d/?q=1").unwrap();
+    assert_eq!(got, [("a".into(), "".into()), ("q".into(), "1".into())]);
+    let got = m("x://r{/a}.{b}", "x://r/.1").unwrap();
+    assert_eq!(got, [("a".into(), "".into()), ("b".into(), "1".into())]);
+    // Still one segment, and not `.` or `..`.
+    for (tpl, uri) in [
+        ("x://d{/a}", "x://d//"),
+        ("x://d{.e}", "x://d.."),
+        ("x://d{.e}", "x://d..."),
+    ] {
+        assert_eq!(m(tpl, uri), None, "{tpl} {uri}");
+    }
+    // An exploded list's items are never empty.
+    assert_eq!(m("c://x{/segs*}", "c://x/"), None);
+    assert_eq!(m("x://f{.e*}", "x://f."), None);
+    assert!(t("x://d{/a}").overlaps(&t("x://d/")));
 }

@@ -87,10 +87,12 @@ impl Call<kind::Resource> {
     ///
     /// A `Vec<T>` takes the items of a list, split before percent-decoding (so `a%2Cb` is one
     /// item, `a,b`): those of an exploded variable (`{/segs*}` reads `/a/b` as `["a", "b"]`,
-    /// `{.ext*}` splits at `.`, `{ids*}` at `,`), a plain variable's split at `,`; empty
-    /// items are left out. A `String` takes the whole value (`a/b`). A variable the URI leaves undefined (RFC 6570 expands it to nothing:
-    /// `b://` for `b://{id}`, `c://x` for `c://x{/segs*}`, an absent query variable) is
-    /// `None` for an `Option<T>` and an empty list for a `Vec<T>`.
+    /// `{.ext*}` splits at `.`, `{ids*}` at `,`), another variable's split at its raw `,`
+    /// (`{/ids}` reads `/a,b%2Cc` as `["a", "b,c"]`); empty items are left out. A `String`
+    /// takes the whole value (`a/b`, `a,b,c`; `""` for `x://d/` with `x://d{/id}`). A
+    /// variable the URI leaves undefined (RFC 6570 expands it to nothing: `b://` for
+    /// `b://{id}`, `c://x` for `c://x{/segs*}`, an absent query variable) is `None` for an
+    /// `Option<T>` and an empty list for a `Vec<T>`.
     ///
     /// A value that does not parse as `T`, or an undefined variable of another type, is
     /// `-32602` Invalid params naming the variable and the type, with `data.uri`: the URI
