@@ -400,3 +400,35 @@ async fn a_child_that_exits_with_its_stdout_held_open_fails_its_requests_at_once
     assert_eq!(soon(call(&up, "echo")).await.unwrap(), "{}");
     assert_eq!(stub.starts(), 2);
 }
+
+/// A legacy upstream's task whose `tasks/get` says it ended while its `tasks/result`
+/// never answers: the call ends at the upstream's own time limit (`StdioOptions::timeout`),
+/// saying the result did not come. Before, it waited a fixed 60 s whatever the limit.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_legacy_task_whose_result_never_comes_ends_at_the_upstreams_limit() {
+    let Some(stub) = Stub::new("stuck-task") else {
+        return;
+    };
+    let options = StdioOptions::new().timeout(LIMIT);
+    let up = Upstream::stdio_with(&stub.python, stub.args(), options)
+        .await
+        .unwrap();
+    let gateway = Server::builder("gateway", "1.0")
+        .request_state(mcp_runtime::config::RequestState::single_instance())
+        .mount("stub", up.items().await.unwrap())
+        .build()
+        .unwrap();
+    let client = mcp_runtime::testing::TestClient::new(gateway);
+    let began = std::time::Instant::now();
+    let stuck =
+        tokio::time::timeout(LIMIT * 3, client.call_tool("stub_stuck_task", json!({}))).await;
+    let stuck = stuck
+        .unwrap_or_else(|_| panic!("still waiting after {:?}", LIMIT * 3))
+        .unwrap();
+    assert!(
+        stuck.is_error() && stuck.text().contains("its result did not come"),
+        "{:?}",
+        stuck.result
+    );
+    assert!(began.elapsed() >= LIMIT, "{:?}", began.elapsed());
+}
