@@ -13,8 +13,9 @@ use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
 use super::ongoing::{Cancel, Ongoing};
+use super::posted::{answer_in, read_events};
 use super::routing::Changes;
-use super::streams::{Listen, Peer, answer_in, read_events};
+use super::streams::{Listen, Peer};
 use super::watch::Watch;
 use crate::protocol::headers::{HeaderParam, header_params, param_headers};
 

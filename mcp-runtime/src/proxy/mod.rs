@@ -83,6 +83,7 @@ mod ongoing;
 mod options;
 mod overlong;
 mod parked;
+mod posted;
 mod presented;
 mod routing;
 mod streams;
