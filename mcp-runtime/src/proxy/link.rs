@@ -23,6 +23,7 @@ mod answer;
 mod handshake;
 mod respawn;
 mod stdio;
+mod told;
 
 pub use answer::UpstreamError;
 pub(crate) use answer::{NO_MESSAGE, excerpt, gone, outcome, rpc_error};
@@ -32,6 +33,7 @@ pub(super) use handshake::{handshake_on, initialize_params};
 pub(crate) use respawn::Spawn;
 pub(super) use respawn::Stdio;
 pub(crate) use stdio::{Pipes, Session, id_in_string, spawn};
+pub(crate) use told::{Told, shown_url};
 
 /// How long one upstream request may take, unless its upstream's options say otherwise
 /// ([`HttpOptions::timeout`](super::HttpOptions::timeout),
@@ -43,7 +45,7 @@ pub(super) const MAX_MESSAGE: usize = 16 * 1024 * 1024;
 
 pub(super) enum Wire {
     Stdio(Stdio),
-    Http(Peer),
+    Http(Box<Peer>),
 }
 
 /// A connection to one upstream, after the era was settled.
@@ -120,14 +122,16 @@ impl Link {
         let client =
             hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
                 .build(options.connector()?);
-        let wire = Wire::Http(Peer {
+        let told = Arc::new(Told::new(shown_url(&url)));
+        let wire = Wire::Http(Box::new(Peer {
             url,
+            told,
             client,
             headers: Arc::new(options.header_map()?),
             session: Arc::default(),
             reopening: Arc::default(),
             patience: options.timeout.unwrap_or(DEFAULT_UPSTREAM_TIMEOUT),
-        });
+        }));
         Self::settle(wire, Arc::default(), CancellationToken::new()).await
     }
 
@@ -170,7 +174,7 @@ impl Link {
                 handshake_on(session, &self.next, self.patience()).await
             }
             (Wire::Stdio(_), None) => Err(gone("no stdio session")),
-            (Wire::Http(_), _) => {
+            (Wire::Http(peer), _) => {
                 // Each in the revision it belongs to (its `MCP-Protocol-Version`).
                 let ask = |version: &'static str, method: &'static str, params: Value| async move {
                     let id = self.next.fetch_add(1, Ordering::Relaxed);
@@ -183,7 +187,7 @@ impl Link {
                     tokio::time::timeout(self.patience(), asked)
                         .await
                         .map_err(|_| UpstreamError::Timeout)?
-                        .and_then(outcome)
+                        .and_then(|a| outcome(a, &peer.told))
                 };
                 let (version, hello, legacy) = era(ask).await?;
                 if legacy {
@@ -264,10 +268,9 @@ impl Link {
             self.exchange(on.as_ref(), version, request, &msg, name.as_deref())
                 .await
         };
-        let answer = tokio::time::timeout(self.patience(), asked)
+        tokio::time::timeout(self.patience(), asked)
             .await
-            .map_err(|_| self.timed_out(ready.load(Ordering::Relaxed)))??;
-        outcome(answer)
+            .map_err(|_| self.timed_out(ready.load(Ordering::Relaxed)))?
     }
 
     /// The error of a request whose time ran out: [`UpstreamError::Timeout`] once it was
@@ -283,9 +286,9 @@ impl Link {
     }
 
     /// Sends `msg` (the request `id`, `method`) on the stdio session `on` (which must be
-    /// given on stdio), or POSTs it in `version`; its answer, as it came. Given up on
-    /// stdio (its time ran out, or the caller went), it is forgotten and cancelled
-    /// upstream.
+    /// given on stdio), or POSTs it in `version`; its result, or why there is none
+    /// ([`outcome`]). Given up on stdio (its time ran out, or the caller went), it is
+    /// forgotten and cancelled upstream.
     async fn exchange(
         &self,
         on: Option<&Arc<Session>>,
@@ -295,14 +298,16 @@ impl Link {
         name: Option<&str>,
     ) -> Result<Value, UpstreamError> {
         match (&self.wire, on) {
-            (Wire::Stdio(_), Some(session)) => {
-                session.exchange(id, msg, method != "initialize").await
-            }
+            (Wire::Stdio(_), Some(session)) => session
+                .exchange(id, msg, method != "initialize")
+                .await
+                .and_then(|a| outcome(a, &session.told)),
             (Wire::Stdio(_), None) => Err(gone("no stdio session")),
-            (Wire::Http(_), _) => self
+            (Wire::Http(peer), _) => self
                 .post_as(version, msg, name)
                 .await?
-                .ok_or_else(|| gone("no answer")),
+                .ok_or_else(|| gone("no answer"))
+                .and_then(|a| outcome(a, &peer.told)),
         }
     }
 
@@ -313,7 +318,7 @@ impl Link {
             return None;
         };
         Some(Listen {
-            peer: peer.clone(),
+            peer: Peer::clone(peer),
             version: self.version.clone(),
             changes: Arc::clone(&self.changes),
             open,
@@ -390,7 +395,7 @@ impl Link {
                     };
                     // No longer in flight once answered, before its caller goes on.
                     drop(waiting);
-                    let _ = answer_tx.send(a.and_then(outcome));
+                    let _ = answer_tx.send(a.and_then(|a| outcome(a, &session.told)));
                 });
             }
             Wire::Http(peer) => {
@@ -398,13 +403,12 @@ impl Link {
                 // The response's head is awaited in the reading task, so the call's
                 // patience (silence for `HttpOptions::timeout`) also covers an upstream
                 // that took the request and hangs before answering at all.
-                let peer = peer.clone();
+                let peer = Peer::clone(peer);
                 let version = self.version.clone();
                 let reading = tokio::spawn(async move {
                     match peer.call(&version, &msg, name.as_deref(), &extra).await {
                         Ok(resp) => {
-                            read_events(resp, Some((&peer, &version)), id, asks_tx, answer_tx)
-                                .await;
+                            read_events(&peer, &version, resp, id, asks_tx, answer_tx).await;
                         }
                         Err(e) => drop(answer_tx.send(Err(e))),
                     }
@@ -507,7 +511,7 @@ impl Link {
         let resp = peer
             .call(version, msg, name, &self.param_headers(msg))
             .await?;
-        answer_in(resp, msg.get("id"), None, Some((peer, version))).await
+        answer_in(peer, resp, msg.get("id"), None, Some(version)).await
     }
 }
 

@@ -2,7 +2,9 @@
 //! stream read as it comes up to the answer, the upstream's requests, progress and log
 //! messages about the request passed on (or answered at once) on the way.
 
-use super::link::{MAX_MESSAGE, NO_MESSAGE, UpstreamError, excerpt, gone, outcome, rpc_error};
+use super::link::{
+    MAX_MESSAGE, NO_MESSAGE, Told, UpstreamError, excerpt, gone, outcome, rpc_error,
+};
 use super::ongoing::Next;
 use super::routing::Asked;
 use super::streams::{Peer, is_event_stream};
@@ -10,18 +12,15 @@ use http_body_util::BodyExt;
 use serde_json::{Value, json};
 use tokio::sync::{mpsc, oneshot};
 
-/// Where the answers to the upstream's requests on a response's event stream go back to:
-/// its peer, in the revision spoken.
-pub(super) type Back<'a> = Option<(&'a Peer, &'a str)>;
-
 /// How long answering one of the upstream's requests may take.
 const ANSWER_BACK_WITHIN: std::time::Duration = std::time::Duration::from_secs(5);
 
-/// Sends `answer` to the upstream's request, before reading on: one at a time, each for
-/// at most [`ANSWER_BACK_WITHIN`], so an upstream sending many can slow only the request
-/// it sends them about, never pile up connections or tasks here.
-async fn answer_back(back: Back<'_>, answer: Value) {
-    if let Some((peer, version)) = back
+/// Sends `answer` to `peer`'s request in the revision `back`, if given, before reading
+/// on: one at a time, each for at most [`ANSWER_BACK_WITHIN`], so an upstream sending
+/// many can slow only the request it sends them about, never pile up connections or
+/// tasks here.
+async fn answer_back(peer: &Peer, back: Option<&str>, answer: Value) {
+    if let Some(version) = back
         && tokio::time::timeout(ANSWER_BACK_WITHIN, peer.reply(version, &answer))
             .await
             .is_err()
@@ -30,32 +29,35 @@ async fn answer_back(back: Back<'_>, answer: Value) {
     }
 }
 
-/// Reads the response to a POSTed request as it comes: JSON, or an SSE stream on which
-/// the upstream's requests about it come before its answer.
+/// Reads the response of `peer` to a POSTed request as it comes: JSON, or an SSE stream
+/// on which the upstream's requests about it come before its answer (those not passed
+/// on are answered in `version`).
 pub(super) async fn read_events(
+    peer: &Peer,
+    version: &str,
     resp: hyper::Response<hyper::body::Incoming>,
-    back: Back<'_>,
     id: u64,
     asks: mpsc::Sender<Next>,
     answer: oneshot::Sender<Result<Value, UpstreamError>>,
 ) {
-    let got = answer_in(resp, Some(&json!(id)), Some(&asks), back).await;
+    let got = answer_in(peer, resp, Some(&json!(id)), Some(&asks), Some(version)).await;
     let got = got.and_then(|a| a.ok_or_else(|| gone("no answer")));
-    let _ = answer.send(got.and_then(outcome));
+    let _ = answer.send(got.and_then(|a| outcome(a, &peer.told)));
 }
 
-/// The answer to the request `id` in the response to its POST: the JSON body, or the
-/// first event of its stream that carries `id` (the stream is read no further: an
+/// The answer to the request `id` in `peer`'s response to its POST: the JSON body, or
+/// the first event of its stream that carries `id` (the stream is read no further: an
 /// upstream may keep it open). What comes on the stream before it about the request goes
 /// to `asks`, if given; the upstream's requests that cannot go there (without `asks`, or
-/// past what the call holds) are answered through `back` at once, so the upstream does
-/// not wait on them. `None`: no answer (`202`, an empty body, a stream in answer to a
-/// notification).
+/// past what the call holds) are answered at once in the revision `back`, if given, so
+/// the upstream does not wait on them. `None`: no answer (`202`, an empty body, a stream
+/// in answer to a notification).
 pub(super) async fn answer_in(
+    peer: &Peer,
     resp: hyper::Response<hyper::body::Incoming>,
     id: Option<&Value>,
     asks: Option<&mpsc::Sender<Next>>,
-    back: Back<'_>,
+    back: Option<&str>,
 ) -> Result<Option<Value>, UpstreamError> {
     let status = resp.status();
     if status == hyper::StatusCode::ACCEPTED {
@@ -72,7 +74,7 @@ pub(super) async fn answer_in(
         if body.is_empty() && status.is_success() {
             return Ok(None);
         }
-        return json_answer(status, &body, id);
+        return json_answer(status, &body, id, &peer.told);
     }
     let Some(id) = id else {
         return Ok(None);
@@ -117,12 +119,13 @@ pub(super) async fn answer_in(
                             if let Err(e) = asks.try_send(Next::Asked(q)) {
                                 tracing::debug!("a question about a call refused: {e}");
                                 let refusal = super::routing::refused_by_call(&rid, method, &e);
-                                answer_back(back, refusal).await;
+                                answer_back(peer, back, refusal).await;
                             }
                         }
                         (Some(asks), note) => super::ongoing::tell(asks, note),
                         (None, Next::Asked(q)) => {
-                            answer_back(back, super::routing::outside_a_call(&q.id, method)).await;
+                            let refusal = super::routing::outside_a_call(&q.id, method);
+                            answer_back(peer, back, refusal).await;
                         }
                         (None, _) => {}
                     }
@@ -136,33 +139,44 @@ pub(super) async fn answer_in(
 
 /// The answer to the request `id` in the JSON `body` of a response of `status`. A
 /// failure status is an error naming it: the JSON-RPC error the body holds (whatever its
-/// id: an error of the upstream's transport may have none), or an excerpt of the body. A
-/// success carries the answer to `id`, or is an error with an excerpt of what it carries
-/// instead; a success to a notification or answer posted (`id`: `None`) carries nothing.
+/// id: an error of the upstream's transport may have none), else the status alone. A
+/// success carries the answer to `id`, or is an error saying what it carries instead; a
+/// success to a notification or answer posted (`id`: `None`) carries nothing. A body that
+/// is not the JSON-RPC answer or error (an error page) is told to `told` with an excerpt,
+/// never put in the error: it may hold the upstream's internals, and the error may reach
+/// a client.
 fn json_answer(
     status: hyper::StatusCode,
     body: &[u8],
     id: Option<&Value>,
+    told: &Told,
 ) -> Result<Option<Value>, UpstreamError> {
     let parsed = serde_json::from_slice::<Value>(body).ok();
+    let unfit = |what: String| {
+        told.tell(format_args!(
+            "the upstream server answered {what}: {}",
+            shown(body)
+        ));
+        Err(gone(what))
+    };
     if !status.is_success() {
         let rpc = parsed
             .as_ref()
             .filter(|v| v.get("result").is_none())
             .and_then(|v| v.get("error"))
             .filter(|e| e.get("code").is_some_and(Value::is_i64));
-        return Err(match rpc.map(|e| rpc_error(e, NO_MESSAGE)) {
+        return match rpc.map(|e| rpc_error(e, NO_MESSAGE)) {
             Some(UpstreamError::Rpc {
                 code,
                 message,
                 data,
-            }) => UpstreamError::Rpc {
+            }) => Err(UpstreamError::Rpc {
                 code,
                 message: format!("{message} (HTTP {status})"),
                 data,
-            },
-            _ => gone(format!("HTTP {status}: {}", excerpt(body))),
-        });
+            }),
+            _ => unfit(format!("HTTP {status}")),
+        };
     }
     let Some(id) = id else {
         return Ok(None);
@@ -174,15 +188,19 @@ fn json_answer(
         {
             Ok(Some(v))
         }
-        Some(v) if v.get("id").is_some() && v.get("method").is_none() => Err(gone(format!(
-            "HTTP {status} with the answer to another request: {}",
-            excerpt(body)
-        ))),
-        _ => Err(gone(format!(
-            "HTTP {status} with an answer that is not JSON-RPC: {}",
-            excerpt(body)
-        ))),
+        Some(v) if v.get("id").is_some() && v.get("method").is_none() => {
+            unfit(format!("HTTP {status} with the answer to another request"))
+        }
+        _ => unfit(format!("HTTP {status} with an answer that is not JSON-RPC")),
     }
+}
+
+/// An excerpt of `body` for the log, or that it is empty.
+fn shown(body: &[u8]) -> String {
+    if body.trim_ascii().is_empty() {
+        return "(an empty body)".to_owned();
+    }
+    excerpt(body)
 }
 
 /// An SSE stream's bytes as they come, cut into events. Each byte is looked at once: the

@@ -3,7 +3,7 @@
 //! the legacy GET stream), read as they come. The answer to one POSTed request is read
 //! by `posted.rs`.
 
-use super::link::{MAX_MESSAGE, MODERN, UpstreamError, gone, outcome};
+use super::link::{MAX_MESSAGE, MODERN, Told, UpstreamError, gone, outcome};
 use super::posted::{Events, answer_in};
 use super::routing::{Changes, unsolicited};
 use crate::protocol::headers::encode_header_value;
@@ -22,6 +22,8 @@ pub(super) type HttpClient = hyper_util::client::legacy::Client<
 #[derive(Clone)]
 pub(super) struct Peer {
     pub(super) url: hyper::Uri,
+    /// Where what it says wrong is told (its error pages, say), naming it.
+    pub(super) told: Arc<Told>,
     pub(super) client: HttpClient,
     /// The headers of `HttpOptions::header`.
     pub(super) headers: Arc<hyper::HeaderMap>,
@@ -147,11 +149,12 @@ impl Peer {
         let init = json!({"jsonrpc": "2.0", "id": id, "method": "initialize",
             "params": super::link::initialize_params()});
         let resp = self.send(self.post(version, &init, None, &[])?).await?;
-        let hello = answer_in(resp, Some(&id), None, Some((self, version))).await?;
-        outcome(hello.ok_or_else(|| gone("no answer to `initialize`"))?)?;
+        let hello = answer_in(self, resp, Some(&id), None, Some(version)).await?;
+        let hello = hello.ok_or_else(|| gone("no answer to `initialize`"))?;
+        outcome(hello, &self.told)?;
         let done = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
         let resp = self.send(self.post(version, &done, None, &[])?).await?;
-        answer_in(resp, None, None, None).await.map(drop)
+        answer_in(self, resp, None, None, None).await.map(drop)
     }
 
     /// Sends `req`; keeps the session id the response gives.

@@ -6,7 +6,7 @@
 //! (`respawn.rs`).
 
 use super::super::routing::{Askers, Changes, route};
-use super::{MAX_MESSAGE, UpstreamError, excerpt, gone};
+use super::{MAX_MESSAGE, Told, UpstreamError, excerpt, gone};
 use crate::transport::stdio::lines::{Line, Lines, Overlong};
 use serde_json::{Value, json};
 use std::collections::{HashMap, VecDeque};
@@ -67,15 +67,13 @@ pub(crate) struct Session {
     /// The last requests given up (their time ran out, or their caller went): a late
     /// answer to one is no surprise.
     given_up: Mutex<VecDeque<u64>>,
-    /// When an answer to no request was last told at warn, and how many were not since.
-    told: Mutex<(Option<Instant>, u64)>,
+    /// Where what it says wrong is told (an answer to no request, say), naming its
+    /// program.
+    pub(crate) told: Told,
 }
 
 /// How many given-up requests a session remembers.
 const GIVEN_UP_KEPT: usize = 1024;
-
-/// At most one warning about answers to no request in this long, per session.
-const TELL_EVERY: Duration = Duration::from_secs(10);
 
 impl Session {
     /// Starts the writer, the reader and (for a child) the watcher of `pipes`; messages
@@ -96,7 +94,7 @@ impl Session {
             started: Instant::now(),
             end: Mutex::new(None),
             given_up: Mutex::default(),
-            told: Mutex::default(),
+            told: Told::new(program),
         });
         let has_child = pipes.child.is_some();
         tokio::spawn(write(Arc::clone(&session), pipes.write, queue));
@@ -328,9 +326,9 @@ async fn watch(
 /// `id` is ours (a number), or the same number written as a string (some servers echo
 /// ids as strings). What is not an answer (no `result` or `error`: a JSON log line, `1`)
 /// is told at debug, as is a late answer to a request given up; one to no request (an
-/// id we never sent) at warn, naming its id, at most once in [`TELL_EVERY`]
-/// (the others at debug, counted in the next warning), and dropped: we cannot know whose
-/// it was.
+/// id we never sent) at warn, naming its id, at most once in 10 s per run (the others at
+/// debug, counted in the next warning: [`Told`]), and dropped: we cannot know whose it
+/// was.
 fn deliver(msg: Value, session: &Session) {
     let waiting = {
         let mut pending = session.pending.lock().unwrap_or_else(|e| e.into_inner());
@@ -363,29 +361,9 @@ fn deliver(msg: Value, session: &Session) {
         .and_then(Value::as_str)
         .map(|m| format!(" (its error: {})", excerpt(m.as_bytes())))
         .unwrap_or_default();
-    let said = format!(
+    session.told.tell(format_args!(
         "the upstream server answered id {id}, which no request waits for (never sent, or given up already): dropped{error}"
-    );
-    let suppressed = {
-        let mut told = session.told.lock().unwrap_or_else(|e| e.into_inner());
-        let now = Instant::now();
-        match told.0 {
-            Some(at) if now < at + TELL_EVERY => {
-                told.1 += 1;
-                None
-            }
-            _ => {
-                let n = told.1;
-                *told = (Some(now), 0);
-                Some(n)
-            }
-        }
-    };
-    match suppressed {
-        None => tracing::debug!("{said}"),
-        Some(0) => tracing::warn!("{said}"),
-        Some(n) => tracing::warn!("{said}; {n} more such answers were not told at warn"),
-    }
+    ));
 }
 
 /// The request id `id` names if it is one of ours: a number, or its decimal form as a
