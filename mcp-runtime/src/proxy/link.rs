@@ -22,6 +22,7 @@ use crate::protocol::headers::{HeaderParam, header_params, param_headers};
 mod answer;
 mod handshake;
 mod respawn;
+mod stdin;
 mod stdio;
 mod told;
 
@@ -73,21 +74,24 @@ pub(super) const MODERN: &str = crate::protocol::PROTOCOL_VERSION;
 impl Link {
     /// Newline-delimited JSON-RPC with the child (or pipe) of `first`, started again
     /// with `again` when it ends (if given); `program` names it in logs, `patience` is
-    /// how long it may stay silent on a request.
+    /// how long it may stay silent on a request, and `stall` how long a write to its
+    /// stdin may make no progress before it is taken for gone.
     pub(crate) async fn stdio(
         first: Pipes,
         again: Option<Spawn>,
         program: String,
         patience: Duration,
+        stall: Duration,
     ) -> Result<Link, UpstreamError> {
         let (changes, dropped) = (Arc::new(Changes::default()), CancellationToken::new());
-        let session = Session::open(first, &changes, &dropped, &program);
-        let wire = Wire::Stdio(Stdio::new(session, again, patience, program));
+        let session = Session::open(first, &changes, &dropped, &program, Some(stall));
+        let wire = Wire::Stdio(Stdio::new(session, again, patience, Some(stall), program));
         Self::settle(wire, changes, dropped).await
     }
 
     /// Newline-delimited JSON-RPC over `read` and `write` (an in-process pipe); `dropped`
-    /// is cancelled when the link goes.
+    /// is cancelled when the link goes. Its writes have no stall limit: the server at its
+    /// other end runs in this process, and there is nothing to start again.
     pub(crate) async fn pipes<R, W>(
         read: R,
         write: W,
@@ -103,9 +107,9 @@ impl Link {
             write: Box::new(write),
             child: None,
         };
-        let session = Session::open(pipes, &changes, &dropped, "local");
+        let session = Session::open(pipes, &changes, &dropped, "local", None);
         let patience = DEFAULT_UPSTREAM_TIMEOUT;
-        let wire = Wire::Stdio(Stdio::new(session, None, patience, "local".into()));
+        let wire = Wire::Stdio(Stdio::new(session, None, patience, None, "local".into()));
         Self::settle(wire, changes, dropped).await
     }
 

@@ -175,7 +175,8 @@ impl Upstream {
     pub async fn command(cmd: tokio::process::Command) -> Result<Upstream, UpstreamError> {
         let program = program_of(&cmd);
         let first = link::spawn(cmd)?;
-        let link = Link::stdio(first, None, program, DEFAULT_UPSTREAM_TIMEOUT).await?;
+        let limit = DEFAULT_UPSTREAM_TIMEOUT;
+        let link = Link::stdio(first, None, program, limit, limit).await?;
         Ok(Upstream::new(link))
     }
 
@@ -216,7 +217,7 @@ impl Upstream {
         let first = link::spawn(first)?;
         let again: link::Spawn = Arc::new(move || link::spawn(command()));
         let patience = options.timeout.unwrap_or(DEFAULT_UPSTREAM_TIMEOUT);
-        let link = Link::stdio(first, Some(again), program, patience).await?;
+        let link = Link::stdio(first, Some(again), program, patience, options.stall()).await?;
         Ok(Upstream::new(link))
     }
 

@@ -32,6 +32,11 @@ impl Told {
         }
     }
 
+    /// The upstream, as the log names it.
+    pub(crate) fn name(&self) -> &str {
+        &self.name
+    }
+
     /// Tells `what` at warn, naming the upstream, unless one was told at warn less than
     /// [`TELL_EVERY`] ago (then at debug, counted in the next warning).
     pub(crate) fn tell(&self, what: impl fmt::Display) {
