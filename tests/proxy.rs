@@ -2059,3 +2059,97 @@ async fn a_proxied_result_that_breaks_its_output_schema_is_the_tools_error() {
         assert!(text.contains(says), "{r}");
     }
 }
+
+/// What an HTTP upstream's error page says (a stack trace, internal host names) stays in
+/// the gateway's log, at warn, naming the upstream: the client's error names the
+/// upstream's HTTP status only. A JSON-RPC error that the upstream sends with a failure
+/// status is meant for clients, and passes, with the status. Before, the client read the
+/// first 200 characters of the page.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_http_upstreams_error_page_reaches_the_log_not_the_client() {
+    common::capture_logs();
+    const SECRET: &str = "db-7.internal:5432 marker-7f3a";
+    let upstream = Server::builder("upstream", "1.0")
+        .tools(tools![hello, version])
+        .build()
+        .unwrap();
+    // `hello` fails with an error page, `version` with a JSON-RPC error.
+    let router = upstream.http().into_router().layer(axum::middleware::from_fn(
+        |req: axum::extract::Request, next: axum::middleware::Next| async move {
+            use axum::response::IntoResponse;
+            use hyper::StatusCode;
+            let (method, name) = {
+                let header = |name: &str| {
+                    let value = req.headers().get(name).and_then(|v| v.to_str().ok());
+                    value.unwrap_or_default().to_owned()
+                };
+                (header("mcp-method"), header("mcp-name"))
+            };
+            if method != "tools/call" {
+                return next.run(req).await;
+            }
+            match name.as_str() {
+                "hello" => (
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    [("content-type", "text/html")],
+                    format!("<pre>Traceback: cannot connect to {SECRET}</pre>"),
+                )
+                    .into_response(),
+                _ => (
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    [("content-type", "application/json")],
+                    r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"overloaded, try later"}}"#,
+                )
+                    .into_response(),
+            }
+        },
+    ));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let up_url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, router).await });
+    let up = Upstream::http(&up_url).await.unwrap();
+    let gateway = Server::builder("gateway", "1.0")
+        .request_state(mcp_runtime::config::RequestState::single_instance())
+        .mount("up", up.items().await.unwrap())
+        .build()
+        .unwrap();
+    let addr = common::serve_in_background(gateway.http());
+
+    let r = tokio::task::spawn_blocking(move || call_tool(addr, 1, "up_hello", json!({})))
+        .await
+        .unwrap();
+    assert_eq!(r["result"]["isError"], true, "{r}");
+    let text = r["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(text.contains("HTTP 500 Internal Server Error"), "{r}");
+    assert!(
+        !r.to_string().contains("marker-7f3a") && !r.to_string().contains("Traceback"),
+        "{r}"
+    );
+    // The page is in the log, with the upstream's URL.
+    for _ in 0..250 {
+        let logs = common::logs();
+        if logs.lines().any(|l| {
+            l.contains("WARN") && l.contains(SECRET) && l.contains(&format!("upstream={up_url}"))
+        }) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let logs = common::logs();
+    assert!(
+        logs.lines()
+            .any(|l| l.contains("WARN") && l.contains(SECRET) && l.contains(&up_url)),
+        "{logs}"
+    );
+
+    let r = tokio::task::spawn_blocking(move || call_tool(addr, 2, "up_version", json!({})))
+        .await
+        .unwrap();
+    let said = r.to_string();
+    assert!(
+        said.contains("overloaded, try later") && said.contains("HTTP 503"),
+        "{r}"
+    );
+}

@@ -75,9 +75,14 @@ impl Stub {
 
     /// How many times it was started.
     fn starts(&self) -> usize {
-        std::fs::read_to_string(self.dir.join("starts"))
-            .map(|s| s.lines().count())
-            .unwrap_or(0)
+        self.pids().len()
+    }
+
+    /// The process id of each start, in order.
+    fn pids(&self) -> Vec<u32> {
+        let starts = std::fs::read_to_string(self.dir.join("starts")).unwrap_or_default();
+        let pid = |l: &str| l.strip_prefix("start ").and_then(|p| p.parse().ok());
+        starts.lines().map(|l| pid(l).unwrap_or(0)).collect()
     }
 
     /// While `on`, it exits as soon as it starts.
@@ -399,4 +404,99 @@ async fn a_child_that_exits_with_its_stdout_held_open_fails_its_requests_at_once
     );
     assert_eq!(soon(call(&up, "echo")).await.unwrap(), "{}");
     assert_eq!(stub.starts(), 2);
+}
+
+/// A legacy upstream's task whose `tasks/get` says it ended while its `tasks/result`
+/// never answers: the call ends at the upstream's own time limit (`StdioOptions::timeout`),
+/// saying the result did not come. Before, it waited a fixed 60 s whatever the limit.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_legacy_task_whose_result_never_comes_ends_at_the_upstreams_limit() {
+    let Some(stub) = Stub::new("stuck-task") else {
+        return;
+    };
+    let options = StdioOptions::new().timeout(LIMIT);
+    let up = Upstream::stdio_with(&stub.python, stub.args(), options)
+        .await
+        .unwrap();
+    let gateway = Server::builder("gateway", "1.0")
+        .request_state(mcp_runtime::config::RequestState::single_instance())
+        .mount("stub", up.items().await.unwrap())
+        .build()
+        .unwrap();
+    let client = mcp_runtime::testing::TestClient::new(gateway);
+    let began = std::time::Instant::now();
+    let stuck =
+        tokio::time::timeout(LIMIT * 3, client.call_tool("stub_stuck_task", json!({}))).await;
+    let stuck = stuck
+        .unwrap_or_else(|_| panic!("still waiting after {:?}", LIMIT * 3))
+        .unwrap();
+    assert!(
+        stuck.is_error() && stuck.text().contains("its result did not come"),
+        "{:?}",
+        stuck.result
+    );
+    assert!(began.elapsed() >= LIMIT, "{:?}", began.elapsed());
+}
+
+/// A child that stops reading its stdin while it stays up (its stdin kept open) is taken
+/// for gone once a write to it makes no progress for `StdioOptions::write_stall_timeout`:
+/// the request whose write stalled (larger than the pipe's buffer) and the one queued
+/// behind it fail at once, saying so, one warning names the program, the child is
+/// killed, and the next request starts it again. Before, each request waited for its time
+/// limit, the later ones queued behind the stalled write, and the child was never started
+/// again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_child_that_stops_reading_its_stdin_is_taken_for_gone() {
+    common::capture_logs();
+    let Some(stub) = Stub::new("deaf") else {
+        return;
+    };
+    let limit = LIMIT * 2;
+    let options = StdioOptions::new()
+        .timeout(limit)
+        .write_stall_timeout(Duration::from_secs(1));
+    let up = Upstream::stdio_with(&stub.python, stub.args(), options)
+        .await
+        .unwrap();
+    assert_eq!(soon(call(&up, "deaf")).await.unwrap(), "deaf from now on");
+    let big = json!({"name": "echo", "arguments": {"pad": "x".repeat(1 << 20)}});
+    let began = std::time::Instant::now();
+    let behind = async {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        call(&up, "echo").await
+    };
+    let (stalled, behind) =
+        soon(async { tokio::join!(up.request("tools/call", big), behind) }).await;
+    assert!(
+        began.elapsed() < limit / 2,
+        "at the stall, not at the time limit: {:?}",
+        began.elapsed()
+    );
+    assert!(
+        matches!(&stalled, Err(UpstreamError::Unavailable(why)) if why.contains("stopped reading its stdin")),
+        "{stalled:?}"
+    );
+    assert!(
+        is_unavailable(&behind, "stopped reading its stdin"),
+        "{behind:?}"
+    );
+    logged_by(Some(&stub), "stopped reading its stdin").await;
+    // Killed: its process is gone (and reaped) at once, not when the gateway goes.
+    let first = std::path::PathBuf::from(format!("/proc/{}", stub.pids()[0]));
+    soon(async {
+        while first.exists() {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await;
+
+    assert_eq!(soon(call(&up, "echo")).await.unwrap(), "{}");
+    assert_eq!(stub.starts(), 2);
+    let program = format!("program={}", stub.python.display());
+    let logs = common::logs();
+    let warned: Vec<_> = logs
+        .lines()
+        .filter(|l| l.contains("WARN") && l.contains(&program))
+        .collect();
+    assert_eq!(warned.len(), 1, "{warned:#?}");
 }

@@ -126,7 +126,8 @@ pub(super) async fn restartable(
         })
     });
     let first = spawn().unwrap();
-    let link = Link::stdio(first, Some(spawn), "fake".into(), DEFAULT_UPSTREAM_TIMEOUT)
+    let limit = DEFAULT_UPSTREAM_TIMEOUT;
+    let link = Link::stdio(first, Some(spawn), "fake".into(), limit, limit)
         .await
         .unwrap();
     (link, starts)
@@ -161,7 +162,7 @@ pub(super) async fn held_starts(
         write: Box::new(write),
         child: None,
     };
-    let link = Link::stdio(first, Some(spawn), "fake".into(), patience)
+    let link = Link::stdio(first, Some(spawn), "fake".into(), patience, patience)
         .await
         .unwrap();
     (link, up, starts)

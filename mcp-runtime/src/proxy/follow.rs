@@ -43,6 +43,14 @@ pub struct Following {
     task: tokio::task::JoinHandle<()>,
 }
 
+#[cfg(test)]
+impl Following {
+    /// Whether it stopped by itself.
+    pub(crate) fn is_finished(&self) -> bool {
+        self.task.is_finished()
+    }
+}
+
 impl Drop for Following {
     fn drop(&mut self) {
         self.task.abort();

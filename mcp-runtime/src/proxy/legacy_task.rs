@@ -8,11 +8,12 @@
 //! (`tasks/get` at its `pollInterval`): its status message is reported as progress (in a
 //! task of ours, as our status message), and as long as it says it works its result is
 //! waited for, however long that takes; gone, unreachable, or ended without its result
-//! coming, it ends the call with an error. A call given up before the result cancels the
+//! coming within the upstream's time limit (`StdioOptions::timeout`,
+//! `HttpOptions::timeout`), it ends the call with an error. A call given up before the result cancels the
 //! upstream task (`tasks/cancel`).
 
 use super::failed;
-use super::link::{DEFAULT_UPSTREAM_TIMEOUT, Link};
+use super::link::Link;
 use super::parked::{self, Parked, Started};
 use super::task::{ATTEMPTS, CancelUpstream, POLL_BOUNDS, StatusLine, poll_interval};
 use crate::protocol::CallToolResult;
@@ -146,8 +147,8 @@ impl Known {
 /// `pollInterval`): its status message is reported as progress (which a task of ours
 /// shows as its status message), and the wait ends with an error when the task is gone
 /// or unreachable ([`ATTEMPTS`] polls in a row fail, as many as a modern upstream's task
-/// gets) or has ended and its result does not
-/// come within [`DEFAULT_UPSTREAM_TIMEOUT`]. Otherwise it never ends: a working task is
+/// gets) or has ended and its result does not come within the upstream's time limit
+/// (its options', [`Link::patience`]). Otherwise it never ends: a working task is
 /// waited for as long as the upstream says it works.
 async fn watch(link: &Link, cx: &Context, made: &OnceLock<Known>) -> Error {
     let mut status_line = StatusLine::default();
@@ -175,7 +176,7 @@ async fn watch(link: &Link, cx: &Context, made: &OnceLock<Known>) -> Error {
         let status = state["status"].as_str().unwrap_or_default();
         if matches!(status, "completed" | "failed" | "cancelled") {
             let since = *ended.get_or_insert_with(Instant::now);
-            if since.elapsed() >= DEFAULT_UPSTREAM_TIMEOUT {
+            if since.elapsed() >= link.patience() {
                 return Error::new(format!(
                     "the upstream task is {status}, but its result did not come"
                 ));

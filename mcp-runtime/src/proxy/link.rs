@@ -13,15 +13,18 @@ use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
 use super::ongoing::{Cancel, Ongoing};
+use super::posted::{answer_in, read_events};
 use super::routing::Changes;
-use super::streams::{Listen, Peer, answer_in, read_events};
+use super::streams::{Listen, Peer};
 use super::watch::Watch;
 use crate::protocol::headers::{HeaderParam, header_params, param_headers};
 
 mod answer;
 mod handshake;
 mod respawn;
+mod stdin;
 mod stdio;
+mod told;
 
 pub use answer::UpstreamError;
 pub(crate) use answer::{NO_MESSAGE, excerpt, gone, outcome, rpc_error};
@@ -31,6 +34,7 @@ pub(super) use handshake::{handshake_on, initialize_params};
 pub(crate) use respawn::Spawn;
 pub(super) use respawn::Stdio;
 pub(crate) use stdio::{Pipes, Session, id_in_string, spawn};
+pub(crate) use told::{Told, shown_url};
 
 /// How long one upstream request may take, unless its upstream's options say otherwise
 /// ([`HttpOptions::timeout`](super::HttpOptions::timeout),
@@ -42,7 +46,7 @@ pub(super) const MAX_MESSAGE: usize = 16 * 1024 * 1024;
 
 pub(super) enum Wire {
     Stdio(Stdio),
-    Http(Peer),
+    Http(Box<Peer>),
 }
 
 /// A connection to one upstream, after the era was settled.
@@ -70,21 +74,24 @@ pub(super) const MODERN: &str = crate::protocol::PROTOCOL_VERSION;
 impl Link {
     /// Newline-delimited JSON-RPC with the child (or pipe) of `first`, started again
     /// with `again` when it ends (if given); `program` names it in logs, `patience` is
-    /// how long it may stay silent on a request.
+    /// how long it may stay silent on a request, and `stall` how long a write to its
+    /// stdin may make no progress before it is taken for gone.
     pub(crate) async fn stdio(
         first: Pipes,
         again: Option<Spawn>,
         program: String,
         patience: Duration,
+        stall: Duration,
     ) -> Result<Link, UpstreamError> {
         let (changes, dropped) = (Arc::new(Changes::default()), CancellationToken::new());
-        let session = Session::open(first, &changes, &dropped, &program);
-        let wire = Wire::Stdio(Stdio::new(session, again, patience, program));
+        let session = Session::open(first, &changes, &dropped, &program, Some(stall));
+        let wire = Wire::Stdio(Stdio::new(session, again, patience, Some(stall), program));
         Self::settle(wire, changes, dropped).await
     }
 
     /// Newline-delimited JSON-RPC over `read` and `write` (an in-process pipe); `dropped`
-    /// is cancelled when the link goes.
+    /// is cancelled when the link goes. Its writes have no stall limit: the server at its
+    /// other end runs in this process, and there is nothing to start again.
     pub(crate) async fn pipes<R, W>(
         read: R,
         write: W,
@@ -100,9 +107,9 @@ impl Link {
             write: Box::new(write),
             child: None,
         };
-        let session = Session::open(pipes, &changes, &dropped, "local");
+        let session = Session::open(pipes, &changes, &dropped, "local", None);
         let patience = DEFAULT_UPSTREAM_TIMEOUT;
-        let wire = Wire::Stdio(Stdio::new(session, None, patience, "local".into()));
+        let wire = Wire::Stdio(Stdio::new(session, None, patience, None, "local".into()));
         Self::settle(wire, changes, dropped).await
     }
 
@@ -119,14 +126,16 @@ impl Link {
         let client =
             hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
                 .build(options.connector()?);
-        let wire = Wire::Http(Peer {
+        let told = Arc::new(Told::new(shown_url(&url)));
+        let wire = Wire::Http(Box::new(Peer {
             url,
+            told,
             client,
             headers: Arc::new(options.header_map()?),
             session: Arc::default(),
             reopening: Arc::default(),
             patience: options.timeout.unwrap_or(DEFAULT_UPSTREAM_TIMEOUT),
-        });
+        }));
         Self::settle(wire, Arc::default(), CancellationToken::new()).await
     }
 
@@ -169,7 +178,7 @@ impl Link {
                 handshake_on(session, &self.next, self.patience()).await
             }
             (Wire::Stdio(_), None) => Err(gone("no stdio session")),
-            (Wire::Http(_), _) => {
+            (Wire::Http(peer), _) => {
                 // Each in the revision it belongs to (its `MCP-Protocol-Version`).
                 let ask = |version: &'static str, method: &'static str, params: Value| async move {
                     let id = self.next.fetch_add(1, Ordering::Relaxed);
@@ -182,7 +191,7 @@ impl Link {
                     tokio::time::timeout(self.patience(), asked)
                         .await
                         .map_err(|_| UpstreamError::Timeout)?
-                        .and_then(outcome)
+                        .and_then(|a| outcome(a, &peer.told))
                 };
                 let (version, hello, legacy) = era(ask).await?;
                 if legacy {
@@ -263,10 +272,9 @@ impl Link {
             self.exchange(on.as_ref(), version, request, &msg, name.as_deref())
                 .await
         };
-        let answer = tokio::time::timeout(self.patience(), asked)
+        tokio::time::timeout(self.patience(), asked)
             .await
-            .map_err(|_| self.timed_out(ready.load(Ordering::Relaxed)))??;
-        outcome(answer)
+            .map_err(|_| self.timed_out(ready.load(Ordering::Relaxed)))?
     }
 
     /// The error of a request whose time ran out: [`UpstreamError::Timeout`] once it was
@@ -282,9 +290,9 @@ impl Link {
     }
 
     /// Sends `msg` (the request `id`, `method`) on the stdio session `on` (which must be
-    /// given on stdio), or POSTs it in `version`; its answer, as it came. Given up on
-    /// stdio (its time ran out, or the caller went), it is forgotten and cancelled
-    /// upstream.
+    /// given on stdio), or POSTs it in `version`; its result, or why there is none
+    /// ([`outcome`]). Given up on stdio (its time ran out, or the caller went), it is
+    /// forgotten and cancelled upstream.
     async fn exchange(
         &self,
         on: Option<&Arc<Session>>,
@@ -294,14 +302,16 @@ impl Link {
         name: Option<&str>,
     ) -> Result<Value, UpstreamError> {
         match (&self.wire, on) {
-            (Wire::Stdio(_), Some(session)) => {
-                session.exchange(id, msg, method != "initialize").await
-            }
+            (Wire::Stdio(_), Some(session)) => session
+                .exchange(id, msg, method != "initialize")
+                .await
+                .and_then(|a| outcome(a, &session.told)),
             (Wire::Stdio(_), None) => Err(gone("no stdio session")),
-            (Wire::Http(_), _) => self
+            (Wire::Http(peer), _) => self
                 .post_as(version, msg, name)
                 .await?
-                .ok_or_else(|| gone("no answer")),
+                .ok_or_else(|| gone("no answer"))
+                .and_then(|a| outcome(a, &peer.told)),
         }
     }
 
@@ -312,7 +322,7 @@ impl Link {
             return None;
         };
         Some(Listen {
-            peer: peer.clone(),
+            peer: Peer::clone(peer),
             version: self.version.clone(),
             changes: Arc::clone(&self.changes),
             open,
@@ -389,7 +399,7 @@ impl Link {
                     };
                     // No longer in flight once answered, before its caller goes on.
                     drop(waiting);
-                    let _ = answer_tx.send(a.and_then(outcome));
+                    let _ = answer_tx.send(a.and_then(|a| outcome(a, &session.told)));
                 });
             }
             Wire::Http(peer) => {
@@ -397,13 +407,12 @@ impl Link {
                 // The response's head is awaited in the reading task, so the call's
                 // patience (silence for `HttpOptions::timeout`) also covers an upstream
                 // that took the request and hangs before answering at all.
-                let peer = peer.clone();
+                let peer = Peer::clone(peer);
                 let version = self.version.clone();
                 let reading = tokio::spawn(async move {
                     match peer.call(&version, &msg, name.as_deref(), &extra).await {
                         Ok(resp) => {
-                            read_events(resp, Some((&peer, &version)), id, asks_tx, answer_tx)
-                                .await;
+                            read_events(&peer, &version, resp, id, asks_tx, answer_tx).await;
                         }
                         Err(e) => drop(answer_tx.send(Err(e))),
                     }
@@ -506,7 +515,7 @@ impl Link {
         let resp = peer
             .call(version, msg, name, &self.param_headers(msg))
             .await?;
-        answer_in(resp, msg.get("id"), None, Some((peer, version))).await
+        answer_in(peer, resp, msg.get("id"), None, Some(version)).await
     }
 }
 

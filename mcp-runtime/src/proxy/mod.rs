@@ -60,6 +60,9 @@
 //! once ([`UpstreamError::Unavailable`]), a warning says how it exited, and the next
 //! request starts it again and does the handshake again, as on the first connect; a
 //! followed upstream's lists are then read again, and its resources subscribed to again.
+//! A child that stops reading its stdin but keeps it open is taken for gone the same
+//! way, and killed, once a write to it makes no progress for
+//! [`StdioOptions::write_stall_timeout`] (by default its request time limit).
 //! A child that exits again less than 30 s after it started is started again only after
 //! a wait (1 s, doubling up to 30 s), and requests meanwhile are refused, saying when it
 //! will be. [`Upstream::stdio`], [`Upstream::stdio_with`] and [`Upstream::command_with`]
@@ -69,6 +72,14 @@
 //! [`HttpOptions::timeout`] sets, and cancelled upstream. An answer on stdio whose id
 //! names no request waiting is told at warn and dropped; one whose id is ours written as
 //! a string (`"7"` for 7) is taken.
+//!
+//! What an upstream says that is not what it should be (an HTTP error page, a body that
+//! is not the JSON-RPC answer, an `error` that is not a JSON-RPC error object) is told at
+//! warn in the log, naming the upstream, at most once in 10 s (the others at debug), and
+//! never put in an error: the error a client reads says only what went wrong (an HTTP
+//! upstream's status, say), as the page may hold the upstream's internals. A
+//! well-formed JSON-RPC error of the upstream is meant for clients, and passes (in the
+//! codes this server may send).
 
 mod changes;
 mod checked;
@@ -83,6 +94,7 @@ mod ongoing;
 mod options;
 mod overlong;
 mod parked;
+mod posted;
 mod presented;
 mod routing;
 mod streams;
@@ -136,9 +148,10 @@ impl Upstream {
 
     /// Starts `program` with `args` and speaks MCP with it on its stdin and stdout (its
     /// stderr goes to this process's). It is killed when the last clone of the
-    /// `Upstream` (and of the definitions made from it) is dropped. When it exits, the
-    /// requests waiting on it fail at once, a warning says how it exited, and it is
-    /// started again on the next request (see [`Upstream::command_with`]).
+    /// `Upstream` (and of the definitions made from it) is dropped. When it exits (or
+    /// stops reading its stdin: [`StdioOptions::write_stall_timeout`]), the requests
+    /// waiting on it fail at once, a warning says so, and it is started again on the next
+    /// request (see [`Upstream::command_with`]).
     pub async fn stdio<I, S>(program: impl AsRef<OsStr>, args: I) -> Result<Upstream, UpstreamError>
     where
         I: IntoIterator<Item = S>,
@@ -174,7 +187,8 @@ impl Upstream {
     pub async fn command(cmd: tokio::process::Command) -> Result<Upstream, UpstreamError> {
         let program = program_of(&cmd);
         let first = link::spawn(cmd)?;
-        let link = Link::stdio(first, None, program, DEFAULT_UPSTREAM_TIMEOUT).await?;
+        let limit = DEFAULT_UPSTREAM_TIMEOUT;
+        let link = Link::stdio(first, None, program, limit, limit).await?;
         Ok(Upstream::new(link))
     }
 
@@ -215,7 +229,7 @@ impl Upstream {
         let first = link::spawn(first)?;
         let again: link::Spawn = Arc::new(move || link::spawn(command()));
         let patience = options.timeout.unwrap_or(DEFAULT_UPSTREAM_TIMEOUT);
-        let link = Link::stdio(first, Some(again), program, patience).await?;
+        let link = Link::stdio(first, Some(again), program, patience, options.stall()).await?;
         Ok(Upstream::new(link))
     }
 

@@ -25,10 +25,12 @@ use std::time::Duration;
 #[derive(Debug, Clone, Default)]
 pub struct StdioOptions {
     pub(crate) timeout: Option<Duration>,
+    pub(crate) write_stall: Option<Duration>,
 }
 
 impl StdioOptions {
-    /// The defaults: a 60 s time limit.
+    /// The defaults: a 60 s time limit, for requests and for a stalled write to the
+    /// child's stdin.
     pub fn new() -> StdioOptions {
         StdioOptions::default()
     }
@@ -43,6 +45,29 @@ impl StdioOptions {
     pub fn timeout(mut self, silence: Duration) -> StdioOptions {
         self.timeout = Some(silence);
         self
+    }
+
+    /// How long a write to the child's stdin may make no progress before the child is
+    /// taken for gone. A child that stops reading its stdin but keeps it open (hung, or
+    /// stuck in a loop) blocks our writes once the pipe's buffer is full (64 KiB on
+    /// Linux). By default it is the request time limit ([`StdioOptions::timeout`]): a
+    /// child busy with one long request is not killed while the next waits to be written
+    /// within its own limit. When it runs out, every request waiting on the child fails
+    /// at once ([`UpstreamError::Unavailable`], saying it stopped reading its stdin), one
+    /// warning names the program, the child is killed, and the next request starts it
+    /// again, as when it exits. Set it shorter than the time limit to find such a child
+    /// before the request whose write stalled ends at its own limit
+    /// ([`UpstreamError::Timeout`]).
+    pub fn write_stall_timeout(mut self, stall: Duration) -> StdioOptions {
+        self.write_stall = Some(stall);
+        self
+    }
+
+    /// How long a write to the child's stdin may make no progress.
+    pub(crate) fn stall(&self) -> Duration {
+        self.write_stall
+            .or(self.timeout)
+            .unwrap_or(super::DEFAULT_UPSTREAM_TIMEOUT)
     }
 }
 

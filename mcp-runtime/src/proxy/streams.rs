@@ -1,18 +1,17 @@
-//! The HTTP side of an upstream: its change streams (`subscriptions/listen`, or the
-//! legacy GET stream) and the event stream of one POSTed request, read as they come.
+//! The HTTP side of an upstream: where it is and how a request is POSTed to it (a
+//! forgotten session opened again), and its change streams (`subscriptions/listen`, or
+//! the legacy GET stream), read as they come. The answer to one POSTed request is read
+//! by `posted.rs`.
 
-use super::link::{
-    MAX_MESSAGE, MODERN, NO_MESSAGE, UpstreamError, excerpt, gone, outcome, rpc_error,
-};
-use super::ongoing::Next;
-use super::routing::{Asked, Changes, unsolicited};
+use super::link::{MAX_MESSAGE, MODERN, Told, UpstreamError, gone, outcome};
+use super::posted::{Events, answer_in};
+use super::routing::{Changes, unsolicited};
 use crate::protocol::headers::encode_header_value;
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use serde_json::{Value, json};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tokio::sync::{mpsc, oneshot};
 
 pub(super) type HttpClient = hyper_util::client::legacy::Client<
     hyper_rustls::HttpsConnector<hyper_util::client::legacy::connect::HttpConnector>,
@@ -23,6 +22,8 @@ pub(super) type HttpClient = hyper_util::client::legacy::Client<
 #[derive(Clone)]
 pub(super) struct Peer {
     pub(super) url: hyper::Uri,
+    /// Where what it says wrong is told (its error pages, say), naming it.
+    pub(super) told: Arc<Told>,
     pub(super) client: HttpClient,
     /// The headers of `HttpOptions::header`.
     pub(super) headers: Arc<hyper::HeaderMap>,
@@ -148,11 +149,12 @@ impl Peer {
         let init = json!({"jsonrpc": "2.0", "id": id, "method": "initialize",
             "params": super::link::initialize_params()});
         let resp = self.send(self.post(version, &init, None, &[])?).await?;
-        let hello = answer_in(resp, Some(&id), None, Some((self, version))).await?;
-        outcome(hello.ok_or_else(|| gone("no answer to `initialize`"))?)?;
+        let hello = answer_in(self, resp, Some(&id), None, Some(version)).await?;
+        let hello = hello.ok_or_else(|| gone("no answer to `initialize`"))?;
+        outcome(hello, &self.told)?;
         let done = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
         let resp = self.send(self.post(version, &done, None, &[])?).await?;
-        answer_in(resp, None, None, None).await.map(drop)
+        answer_in(self, resp, None, None, None).await.map(drop)
     }
 
     /// Sends `req`; keeps the session id the response gives.
@@ -318,287 +320,5 @@ impl Peer {
         if let Ok(req) = self.post(version, msg, None, &[]) {
             let _ = self.client.request(req).await;
         }
-    }
-}
-
-/// Where the answers to the upstream's requests on a response's event stream go back to:
-/// its peer, in the revision spoken.
-pub(super) type Back<'a> = Option<(&'a Peer, &'a str)>;
-
-/// How long answering one of the upstream's requests may take.
-const ANSWER_BACK_WITHIN: std::time::Duration = std::time::Duration::from_secs(5);
-
-/// Sends `answer` to the upstream's request, before reading on: one at a time, each for
-/// at most [`ANSWER_BACK_WITHIN`], so an upstream sending many can slow only the request
-/// it sends them about, never pile up connections or tasks here.
-async fn answer_back(back: Back<'_>, answer: Value) {
-    if let Some((peer, version)) = back
-        && tokio::time::timeout(ANSWER_BACK_WITHIN, peer.reply(version, &answer))
-            .await
-            .is_err()
-    {
-        tracing::debug!("the upstream took no answer to its request within {ANSWER_BACK_WITHIN:?}");
-    }
-}
-
-/// Reads the response to a POSTed request as it comes: JSON, or an SSE stream on which
-/// the upstream's requests about it come before its answer.
-pub(super) async fn read_events(
-    resp: hyper::Response<hyper::body::Incoming>,
-    back: Back<'_>,
-    id: u64,
-    asks: mpsc::Sender<Next>,
-    answer: oneshot::Sender<Result<Value, UpstreamError>>,
-) {
-    let got = answer_in(resp, Some(&json!(id)), Some(&asks), back).await;
-    let got = got.and_then(|a| a.ok_or_else(|| gone("no answer")));
-    let _ = answer.send(got.and_then(outcome));
-}
-
-/// The answer to the request `id` in the response to its POST: the JSON body, or the
-/// first event of its stream that carries `id` (the stream is read no further: an
-/// upstream may keep it open). What comes on the stream before it about the request goes
-/// to `asks`, if given; the upstream's requests that cannot go there (without `asks`, or
-/// past what the call holds) are answered through `back` at once, so the upstream does
-/// not wait on them. `None`: no answer (`202`, an empty body, a stream in answer to a
-/// notification).
-pub(super) async fn answer_in(
-    resp: hyper::Response<hyper::body::Incoming>,
-    id: Option<&Value>,
-    asks: Option<&mpsc::Sender<Next>>,
-    back: Back<'_>,
-) -> Result<Option<Value>, UpstreamError> {
-    let status = resp.status();
-    if status == hyper::StatusCode::ACCEPTED {
-        return Ok(None);
-    }
-    let sse = is_event_stream(&resp);
-    let mut body = resp.into_body();
-    if !sse || !status.is_success() {
-        let body = http_body_util::Limited::new(body, MAX_MESSAGE)
-            .collect()
-            .await
-            .map_err(|e| gone(format!("reading its answer: {e}")))?
-            .to_bytes();
-        if body.is_empty() && status.is_success() {
-            return Ok(None);
-        }
-        return json_answer(status, &body, id);
-    }
-    let Some(id) = id else {
-        return Ok(None);
-    };
-    let mut events = Events::default();
-    loop {
-        let frame = match body.frame().await {
-            Some(Ok(f)) => f,
-            Some(Err(e)) => return Err(gone(format!("its event stream broke: {e}"))),
-            None => return Err(gone("its event stream ended with no answer")),
-        };
-        let Ok(data) = frame.into_data() else {
-            continue;
-        };
-        events.push(&data);
-        if events.held() > MAX_MESSAGE {
-            return Err(gone("an event larger than the limit"));
-        }
-        while let Some(event) = events.next_data() {
-            let Ok(msg) = serde_json::from_str::<Value>(&event) else {
-                continue;
-            };
-            match msg.get("method").and_then(Value::as_str) {
-                // What comes on this stream is about this request.
-                Some(method) => {
-                    let next = match (method, msg.get("id")) {
-                        (m, Some(rid)) => Next::Asked(Asked {
-                            id: rid.clone(),
-                            request: json!({"method": m, "params": msg["params"]}),
-                            from: None,
-                        }),
-                        ("notifications/progress", None) => Next::Progress(msg["params"].clone()),
-                        ("notifications/message", None) => Next::Log(msg["params"].clone()),
-                        _ => continue,
-                    };
-                    // Past what the call holds, dropped (R-6), progress and logs first;
-                    // a question past it (with all the room kept for questions taken)
-                    // is refused.
-                    match (asks, next) {
-                        (Some(asks), Next::Asked(q)) => {
-                            let rid = q.id.clone();
-                            if let Err(e) = asks.try_send(Next::Asked(q)) {
-                                tracing::debug!("a question about a call refused: {e}");
-                                let refusal = super::routing::refused_by_call(&rid, method, &e);
-                                answer_back(back, refusal).await;
-                            }
-                        }
-                        (Some(asks), note) => super::ongoing::tell(asks, note),
-                        (None, Next::Asked(q)) => {
-                            answer_back(back, super::routing::outside_a_call(&q.id, method)).await;
-                        }
-                        (None, _) => {}
-                    }
-                }
-                None if msg.get("id") == Some(id) => return Ok(Some(msg)),
-                None => {}
-            }
-        }
-    }
-}
-
-/// The answer to the request `id` in the JSON `body` of a response of `status`. A
-/// failure status is an error naming it: the JSON-RPC error the body holds (whatever its
-/// id: an error of the upstream's transport may have none), or an excerpt of the body. A
-/// success carries the answer to `id`, or is an error with an excerpt of what it carries
-/// instead; a success to a notification or answer posted (`id`: `None`) carries nothing.
-fn json_answer(
-    status: hyper::StatusCode,
-    body: &[u8],
-    id: Option<&Value>,
-) -> Result<Option<Value>, UpstreamError> {
-    let parsed = serde_json::from_slice::<Value>(body).ok();
-    if !status.is_success() {
-        let rpc = parsed
-            .as_ref()
-            .filter(|v| v.get("result").is_none())
-            .and_then(|v| v.get("error"))
-            .filter(|e| e.get("code").is_some_and(Value::is_i64));
-        return Err(match rpc.map(|e| rpc_error(e, NO_MESSAGE)) {
-            Some(UpstreamError::Rpc {
-                code,
-                message,
-                data,
-            }) => UpstreamError::Rpc {
-                code,
-                message: format!("{message} (HTTP {status})"),
-                data,
-            },
-            _ => gone(format!("HTTP {status}: {}", excerpt(body))),
-        });
-    }
-    let Some(id) = id else {
-        return Ok(None);
-    };
-    match parsed {
-        Some(v)
-            if v.get("id") == Some(id)
-                && (v.get("result").is_some() || v.get("error").is_some()) =>
-        {
-            Ok(Some(v))
-        }
-        Some(v) if v.get("id").is_some() && v.get("method").is_none() => Err(gone(format!(
-            "HTTP {status} with the answer to another request: {}",
-            excerpt(body)
-        ))),
-        _ => Err(gone(format!(
-            "HTTP {status} with an answer that is not JSON-RPC: {}",
-            excerpt(body)
-        ))),
-    }
-}
-
-/// An SSE stream's bytes as they come, cut into events. Each byte is looked at once: the
-/// search for an event's end goes on where the last one stopped (before, the whole
-/// buffer was searched again after every frame, so one large event took quadratic time).
-#[derive(Default)]
-pub(super) struct Events {
-    buf: Vec<u8>,
-    /// Where the bytes not taken yet start.
-    start: usize,
-    /// How far no event's end was found.
-    scanned: usize,
-}
-
-impl Events {
-    /// Adds the next bytes of the stream.
-    pub(super) fn push(&mut self, data: &[u8]) {
-        if self.start > 0 {
-            self.buf.drain(..self.start);
-            self.scanned -= self.start;
-            self.start = 0;
-        }
-        self.buf.extend_from_slice(data);
-    }
-
-    /// How many bytes are held that no whole event took yet.
-    pub(super) fn held(&self) -> usize {
-        self.buf.len() - self.start
-    }
-
-    /// The data of the next whole event (one with `data:` lines), if there is one.
-    pub(super) fn next_data(&mut self) -> Option<String> {
-        loop {
-            let end = self.end()?;
-            let raw = &self.buf[self.start..end];
-            self.start = end;
-            self.scanned = end;
-            let text = String::from_utf8_lossy(raw);
-            let data: Vec<&str> = text
-                .lines()
-                .filter_map(|l| l.strip_prefix("data:"))
-                .map(|d| d.strip_prefix(' ').unwrap_or(d))
-                .collect();
-            if !data.is_empty() {
-                return Some(data.join("\n"));
-            }
-        }
-    }
-
-    /// Where the next event ends (after its blank line: `\n\n` or `\r\n\r\n`), if it
-    /// came; the search starts where the last one stopped.
-    fn end(&mut self) -> Option<usize> {
-        let from = self.scanned.max(self.start);
-        let unseen = &self.buf[from..];
-        for (n, _) in unseen.iter().enumerate().filter(|(_, c)| **c == b'\n') {
-            let at = from + n;
-            let before = &self.buf[self.start..at];
-            if before.ends_with(b"\n") || before.ends_with(b"\r\n\r") {
-                return Some(at + 1);
-            }
-        }
-        self.scanned = self.buf.len();
-        None
-    }
-}
-#[cfg(test)]
-mod tests {
-    use super::Events;
-    use std::time::{Duration, Instant};
-
-    #[test]
-    fn events_are_cut_at_blank_lines_in_either_line_ending() {
-        let mut events = Events::default();
-        events.push(b"id: 1\ndata: {\"a\":1}\n\n: keep-alive\n\ndata: x\r\ndata: y\r\n\r");
-        assert_eq!(events.next_data().as_deref(), Some("{\"a\":1}"));
-        assert_eq!(events.next_data(), None);
-        events.push(b"\ndata: par");
-        assert_eq!(events.next_data().as_deref(), Some("x\ny"));
-        assert_eq!(events.next_data(), None);
-        assert_eq!(events.held(), b"data: par".len());
-        events.push(b"t\n\n");
-        assert_eq!(events.next_data().as_deref(), Some("part"));
-        assert_eq!(events.held(), 0);
-    }
-
-    /// A large event that comes in small frames takes linear time. Before, every frame
-    /// searched the whole buffer again (a 2 MB event in 1 KB frames: minutes).
-    #[test]
-    fn a_large_event_in_small_frames_is_cut_in_linear_time() {
-        let payload = "y".repeat(2 << 20);
-        let stream = format!("data: {payload}\n\ndata: next\n\n");
-        let started = Instant::now();
-        let mut events = Events::default();
-        let mut got = Vec::new();
-        for frame in stream.as_bytes().chunks(1024) {
-            events.push(frame);
-            while let Some(d) = events.next_data() {
-                got.push(d.len());
-            }
-        }
-        assert_eq!(got, [payload.len(), 4]);
-        assert!(
-            started.elapsed() < Duration::from_secs(5),
-            "{:?}",
-            started.elapsed()
-        );
     }
 }

@@ -1,5 +1,6 @@
 //! What an upstream's answer means: its result, or why there is none ([`UpstreamError`]).
 
+use super::Told;
 use serde_json::Value;
 use std::fmt;
 
@@ -59,14 +60,18 @@ pub(crate) fn rpc_error(e: &Value, fallback: &str) -> UpstreamError {
 pub(crate) const NO_MESSAGE: &str = "the upstream server's error has no message";
 
 /// An answer's result, or its error (an `error` that is not an object is no JSON-RPC
-/// error: the upstream is then unavailable).
-pub(crate) fn outcome(answer: Value) -> Result<Value, UpstreamError> {
+/// error: the upstream is then unavailable, and what that error held is told to `told`,
+/// not to the client).
+pub(crate) fn outcome(answer: Value, told: &Told) -> Result<Value, UpstreamError> {
     if let Some(e) = answer.get("error") {
         if !e.is_object() {
-            return Err(gone(format!(
-                "an error that is not a JSON-RPC error object: {}",
+            told.tell(format_args!(
+                "the upstream server answered an error that is not a JSON-RPC error object: {}",
                 excerpt(e.to_string().as_bytes())
-            )));
+            ));
+            return Err(gone(
+                "it answered an error that is not a JSON-RPC error object",
+            ));
         }
         return Err(rpc_error(e, NO_MESSAGE));
     }
@@ -76,7 +81,8 @@ pub(crate) fn outcome(answer: Value) -> Result<Value, UpstreamError> {
         .ok_or_else(|| gone("an answer with neither result nor error"))
 }
 
-/// The start of `bytes` (an answer that is not what it should be), to show in an error.
+/// The start of `bytes` (an answer that is not what it should be), to show in the log
+/// (never in a client's error: see `told.rs`).
 pub(crate) fn excerpt(bytes: &[u8]) -> String {
     const SHOWN: usize = 200;
     let text = String::from_utf8_lossy(bytes);

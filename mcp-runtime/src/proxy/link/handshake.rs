@@ -24,7 +24,7 @@ pub(in crate::proxy) async fn handshake_on(
         tokio::time::timeout(patience, asked)
             .await
             .map_err(|_| UpstreamError::Timeout)?
-            .and_then(outcome)
+            .and_then(|a| outcome(a, &on.told))
     };
     let (version, hello, legacy) = era(ask).await?;
     if legacy {

@@ -32,6 +32,9 @@ pub(crate) struct Stdio {
     again: Option<Again>,
     /// How long it may stay silent on a request.
     pub(crate) patience: Duration,
+    /// How long a write to its stdin may make no progress before it is taken for gone
+    /// (`None`: as long as it takes).
+    stall: Option<Duration>,
     /// Its program, for logs.
     pub(crate) program: String,
 }
@@ -67,11 +70,12 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 
 impl Stdio {
     /// The wire of `first` (a session open), started again with `again` when it ends, if
-    /// given.
+    /// given; each run's writes have the stall limit `stall`.
     pub(crate) fn new(
         first: Arc<Session>,
         again: Option<Spawn>,
         patience: Duration,
+        stall: Option<Duration>,
         program: String,
     ) -> Stdio {
         Stdio {
@@ -81,6 +85,7 @@ impl Stdio {
                 state: Arc::default(),
             }),
             patience,
+            stall,
             program,
         }
     }
@@ -166,11 +171,11 @@ impl Link {
         let dropped = self.dropped.clone();
         let program = stdio.program.clone();
         let next = Arc::clone(&self.next);
-        let (patience, version) = (stdio.patience, self.version.clone());
+        let (patience, stall, version) = (stdio.patience, stdio.stall, self.version.clone());
         let task = tokio::spawn(async move {
             let start = async {
                 let pipes = spawn().map_err(|e| gone(format!("starting it again: {e}")))?;
-                let session = Session::open(pipes, &changes, &dropped, &program);
+                let session = Session::open(pipes, &changes, &dropped, &program, stall);
                 run(session, &next, patience, &version).await
             };
             let started = tokio::select! {

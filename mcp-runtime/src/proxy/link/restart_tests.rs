@@ -1,5 +1,5 @@
 //! A stdio child started again, against fake upstreams (`fake.rs`): what belonged to the
-//! run that ended stays with it.
+//! run that ended stays with it; and one that is not started again.
 
 use super::super::fake;
 use super::super::ongoing::Next;
@@ -134,4 +134,37 @@ async fn only_answers_to_no_request_are_warned_of_and_seldom() {
     let warned: Vec<_> = told.lines().filter(|l| l.contains("WARN")).collect();
     assert_eq!(warned.len(), 1, "{told}");
     assert!(warned[0].contains("answered id 9000"), "{told}");
+}
+
+/// `Upstream::follow` of a stdio upstream that is not started again stops once its run
+/// ended: the next read of its lists fails, one warning says it is no longer followed,
+/// and no read is tried again. Were it not to stop, it would try again after 1 s,
+/// doubling up to 30 s, warning each time, for as long as the server runs.
+#[tokio::test(start_paused = true)]
+async fn following_an_upstream_not_started_again_stops_with_one_warning() {
+    let (logs, _guard) = super::tests::capture_logs();
+    let (link, mut up) = fake::stdio().await;
+    let upstream = super::super::Upstream::new(link);
+    // Its lists are read again in 1 s (their `ttlMs`).
+    let answering = async {
+        let sent = up.next().await;
+        up.send(&json!({"jsonrpc": "2.0", "id": sent["id"],
+            "result": {"tools": [], "ttlMs": 1000}}));
+    };
+    let (items, ()) = tokio::join!(upstream.items(), answering);
+    let server = crate::Server::builder("gateway", "1.0")
+        .mount("up", items.unwrap())
+        .build()
+        .unwrap();
+    let following = upstream.follow(&server, "up");
+    up.exit();
+    tokio::time::sleep(Duration::from_secs(300)).await;
+    assert!(following.is_finished(), "still following");
+    let told = String::from_utf8(logs.lock().unwrap().clone()).unwrap();
+    let warned: Vec<_> = told
+        .lines()
+        .filter(|l| l.contains("WARN") && l.contains("reading the upstream's lists"))
+        .collect();
+    assert_eq!(warned.len(), 1, "{told}");
+    assert!(warned[0].contains("it is no longer followed"), "{told}");
 }

@@ -1,19 +1,20 @@
 //! The stdio wire, one run at a time: a [`Session`] is one connection to a child's stdin
 //! and stdout (or to an in-process pipe), with the requests waiting for their answers on
-//! it, its writer and reader, and, for a child, the task that sees it exit. A session
-//! ends for good (its stdout ends, its child exits, a write to its stdin fails, or the
-//! link goes): what waits on it fails at once, and the link may start another
-//! (`respawn.rs`).
+//! it, its writer (`stdin.rs`) and reader, and, for a child, the task that sees it exit.
+//! A session ends for good (its stdout ends, its child exits, a write to its stdin fails
+//! or makes no progress for its stall limit, or the link goes): what waits on it fails
+//! at once, and the link may start another (`respawn.rs`).
 
 use super::super::routing::{Askers, Changes, route};
-use super::{MAX_MESSAGE, UpstreamError, excerpt, gone};
+use super::stdin::write;
+use super::{MAX_MESSAGE, Told, UpstreamError, excerpt, gone};
 use crate::transport::stdio::lines::{Line, Lines, Overlong};
 use serde_json::{Value, json};
 use std::collections::{HashMap, VecDeque};
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncRead, AsyncWrite, BufReader};
 use tokio::sync::{mpsc, oneshot};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
@@ -62,30 +63,40 @@ pub(crate) struct Session {
     pub(crate) closed: CancellationToken,
     /// When it began.
     pub(crate) started: Instant,
-    /// Once it ended: when, and how (its child's exit status, when known).
-    end: Mutex<Option<(Instant, String)>>,
+    /// Once it ended: when, and how.
+    end: Mutex<Option<End>>,
     /// The last requests given up (their time ran out, or their caller went): a late
     /// answer to one is no surprise.
     given_up: Mutex<VecDeque<u64>>,
-    /// When an answer to no request was last told at warn, and how many were not since.
-    told: Mutex<(Option<Instant>, u64)>,
+    /// Where what it says wrong is told (an answer to no request, say), naming its
+    /// program.
+    pub(crate) told: Told,
 }
 
 /// How many given-up requests a session remembers.
 const GIVEN_UP_KEPT: usize = 1024;
 
-/// At most one warning about answers to no request in this long, per session.
-const TELL_EVERY: Duration = Duration::from_secs(10);
+/// How a session ended.
+struct End {
+    at: Instant,
+    /// How: its child's exit status when known, else what was seen (its stdout closed).
+    how: String,
+    /// Whether this side took it for gone (its child stopped reading its stdin): `how`
+    /// says why, and stays when the child, killed for it, exits.
+    taken: bool,
+}
 
 impl Session {
     /// Starts the writer, the reader and (for a child) the watcher of `pipes`; messages
     /// that are not answers are routed (`route`), list changes told to `changes`.
-    /// `program` names the upstream in logs.
+    /// `program` names the upstream in logs; `stall`, if given, is how long a write to it
+    /// may make no progress before it is taken for gone ([`Session::take_for_gone`]).
     pub(crate) fn open(
         pipes: Pipes,
         changes: &Arc<Changes>,
         dropped: &CancellationToken,
         program: &str,
+        stall: Option<Duration>,
     ) -> Arc<Session> {
         let (out, queue) = mpsc::channel::<String>(256);
         let session = Arc::new(Session {
@@ -96,10 +107,10 @@ impl Session {
             started: Instant::now(),
             end: Mutex::new(None),
             given_up: Mutex::default(),
-            told: Mutex::default(),
+            told: Told::new(program),
         });
         let has_child = pipes.child.is_some();
-        tokio::spawn(write(Arc::clone(&session), pipes.write, queue));
+        tokio::spawn(write(Arc::clone(&session), pipes.write, queue, stall));
         tokio::spawn(read(
             Arc::clone(&session),
             pipes.read,
@@ -121,10 +132,34 @@ impl Session {
     /// Ends it (`how`: why, unless it is known already): every request waiting on it
     /// fails at once, and calls take no more of its requests.
     pub(crate) fn close(&self, how: &str) {
+        self.ended(how, false);
+    }
+
+    /// Takes it for gone, though its child may still run (`why`: it stopped reading its
+    /// stdin): it ends as [`Session::close`] ends it, its child is killed at once (by its
+    /// watcher), and `why` is what its requests are told, not the exit status the kill
+    /// brings.
+    pub(crate) fn take_for_gone(&self, why: &str) {
+        self.ended(why, true);
+    }
+
+    /// Whether this side took it for gone ([`Session::take_for_gone`]).
+    fn taken(&self) -> bool {
+        let end = self.end.lock().unwrap_or_else(|e| e.into_inner());
+        end.as_ref().is_some_and(|e| e.taken)
+    }
+
+    /// Ends it, `how` unless it is known already (`taken`: as
+    /// [`Session::take_for_gone`] says).
+    fn ended(&self, how: &str, taken: bool) {
         self.end
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .get_or_insert_with(|| (Instant::now(), how.to_owned()));
+            .get_or_insert_with(|| End {
+                at: Instant::now(),
+                how: how.to_owned(),
+                taken,
+            });
         self.closed.cancel();
         let waiting: Vec<_> = {
             let mut pending = self.pending.lock().unwrap_or_else(|e| e.into_inner());
@@ -139,24 +174,37 @@ impl Session {
             .clear();
     }
 
-    /// Its child exited, `how` (its exit status): said from now on.
+    /// Its child exited, `how` (its exit status): said from now on, unless this side
+    /// took it for gone (then why is said).
     fn exited(&self, how: String) {
         let mut end = self.end.lock().unwrap_or_else(|e| e.into_inner());
         match end.as_mut() {
-            Some((_, said)) => *said = how,
-            None => *end = Some((Instant::now(), how)),
+            Some(end) if end.taken => {}
+            Some(end) => end.how = how,
+            None => {
+                *end = Some(End {
+                    at: Instant::now(),
+                    how,
+                    taken: false,
+                });
+            }
         }
     }
 
     /// When it ended and how (`None` while it runs).
     pub(crate) fn end(&self) -> Option<(Instant, String)> {
-        self.end.lock().unwrap_or_else(|e| e.into_inner()).clone()
+        let end = self.end.lock().unwrap_or_else(|e| e.into_inner());
+        end.as_ref().map(|e| (e.at, e.how.clone()))
     }
 
     /// The error of a request that cannot have its answer on it: it ended.
     pub(crate) fn gone(&self) -> UpstreamError {
-        match self.end() {
-            Some((_, how)) => gone(format!("the upstream server exited ({how})")),
+        let end = self.end.lock().unwrap_or_else(|e| e.into_inner());
+        match end.as_ref() {
+            Some(End {
+                how, taken: true, ..
+            }) => gone(format!("the upstream server was killed: {how}")),
+            Some(End { how, .. }) => gone(format!("the upstream server exited ({how})")),
             None => gone("the upstream server exited"),
         }
     }
@@ -214,27 +262,6 @@ impl Session {
     }
 }
 
-/// Writer: one line per message, until the session ends. One that cannot be written
-/// (the upstream closed its stdin) ends it.
-async fn write(
-    session: Arc<Session>,
-    mut stdin: Box<dyn AsyncWrite + Unpin + Send>,
-    mut queue: mpsc::Receiver<String>,
-) {
-    while let Some(line) = tokio::select! {
-        l = queue.recv() => l,
-        () = session.closed.cancelled() => None,
-    } {
-        if stdin.write_all(line.as_bytes()).await.is_err()
-            || stdin.write_all(b"\n").await.is_err()
-            || stdin.flush().await.is_err()
-        {
-            session.close("it stopped reading its stdin");
-            return;
-        }
-    }
-}
-
 /// Reader: answers go to their request; a request of the server goes to the one call in
 /// flight when it is one this proxy passes on, else it gets the answer it can have; list
 /// changes are told. It ends with the upstream's stdout, or with the session.
@@ -286,8 +313,9 @@ async fn read(
 
 /// Watcher: when the child exits, its session ends (once what it wrote before is read),
 /// and a warning says how it exited; when its session ends first (its stdout ended, or it
-/// is given up), the child has a moment to exit, then is killed. When the link goes, it
-/// is killed at once.
+/// is given up), the child has a moment to exit, then is killed. One taken for gone (it
+/// stopped reading its stdin: the writer warned) is killed at once, and so is one whose
+/// link goes.
 async fn watch(
     session: Arc<Session>,
     mut child: tokio::process::Child,
@@ -304,6 +332,10 @@ async fn watch(
                 let _ = child.start_kill();
                 return;
             }
+            if session.taken() {
+                // It reads nothing: waiting for it to see its stdin closed is no use.
+                let _ = child.start_kill();
+            }
             match tokio::time::timeout(GRACE, child.wait()).await {
                 Ok(s) => s,
                 Err(_) => {
@@ -319,7 +351,10 @@ async fn watch(
     };
     session.exited(how.clone());
     session.close(&how);
-    if !dropped.is_cancelled() {
+    if session.taken() {
+        // Told at warn when it was taken for gone.
+        tracing::debug!(program = %program, "the upstream server, taken for gone, was killed ({how})");
+    } else if !dropped.is_cancelled() {
         tracing::warn!(program = %program, "the upstream server exited ({how})");
     }
 }
@@ -328,9 +363,9 @@ async fn watch(
 /// `id` is ours (a number), or the same number written as a string (some servers echo
 /// ids as strings). What is not an answer (no `result` or `error`: a JSON log line, `1`)
 /// is told at debug, as is a late answer to a request given up; one to no request (an
-/// id we never sent) at warn, naming its id, at most once in [`TELL_EVERY`]
-/// (the others at debug, counted in the next warning), and dropped: we cannot know whose
-/// it was.
+/// id we never sent) at warn, naming its id, at most once in 10 s per run (the others at
+/// debug, counted in the next warning: [`Told`]), and dropped: we cannot know whose it
+/// was.
 fn deliver(msg: Value, session: &Session) {
     let waiting = {
         let mut pending = session.pending.lock().unwrap_or_else(|e| e.into_inner());
@@ -363,29 +398,9 @@ fn deliver(msg: Value, session: &Session) {
         .and_then(Value::as_str)
         .map(|m| format!(" (its error: {})", excerpt(m.as_bytes())))
         .unwrap_or_default();
-    let said = format!(
+    session.told.tell(format_args!(
         "the upstream server answered id {id}, which no request waits for (never sent, or given up already): dropped{error}"
-    );
-    let suppressed = {
-        let mut told = session.told.lock().unwrap_or_else(|e| e.into_inner());
-        let now = Instant::now();
-        match told.0 {
-            Some(at) if now < at + TELL_EVERY => {
-                told.1 += 1;
-                None
-            }
-            _ => {
-                let n = told.1;
-                *told = (Some(now), 0);
-                Some(n)
-            }
-        }
-    };
-    match suppressed {
-        None => tracing::debug!("{said}"),
-        Some(0) => tracing::warn!("{said}"),
-        Some(n) => tracing::warn!("{said}; {n} more such answers were not told at warn"),
-    }
+    ));
 }
 
 /// The request id `id` names if it is one of ours: a number, or its decimal form as a

@@ -180,12 +180,15 @@ async fn an_answer_on_an_event_stream_left_open_is_taken_at_once() {
 }
 
 /// What an HTTP upstream answers that is not the JSON-RPC answer to the request is
-/// an error naming the status and showing the body; a JSON-RPC error with a failure
-/// status keeps its code. Before, a `401` with `{"error": "invalid_token"}` was an
-/// error with an empty message, and an answer to another id was taken.
+/// an error naming the status, and the body is shown in the log (at warn, naming the
+/// upstream), not in the error, which may reach a client; a JSON-RPC error with a
+/// failure status keeps its code. Before, a `401` with `{"error": "invalid_token"}` was
+/// an error with an empty message, and an answer to another id was taken; later, the
+/// error showed the body.
 #[tokio::test]
 async fn an_http_answer_that_is_not_the_answer_is_a_clear_error() {
-    let (link, _) = fake::http(|req| {
+    let (logs, _guard) = capture_logs();
+    let (link, addr) = fake::http(|req| {
         let id = &req.body["id"];
         Some(match req.body["method"].as_str()? {
             "prompts/get" => {
@@ -208,13 +211,21 @@ async fn an_http_answer_that_is_not_the_answer_is_a_clear_error() {
     })
     .await;
     let e = link.request("prompts/get", json!({})).await.unwrap_err();
+    assert_eq!(
+        e,
+        UpstreamError::Unavailable("HTTP 401 Unauthorized".into())
+    );
+    let told = String::from_utf8(logs.lock().unwrap().clone()).unwrap();
+    let page = told.lines().find(|l| l.contains("invalid_token"));
     assert!(
-        matches!(&e, UpstreamError::Unavailable(m) if m.contains("HTTP 401") && m.contains("invalid_token")),
-        "{e:?}"
+        page.is_some_and(|l| l.contains("WARN")
+            && l.contains(&format!("upstream=http://{addr}/mcp"))
+            && l.contains("answered HTTP 401 Unauthorized")),
+        "{told}"
     );
     let e = link.request("resources/read", json!({})).await.unwrap_err();
     assert!(
-        matches!(&e, UpstreamError::Unavailable(m) if m.contains("another request")),
+        matches!(&e, UpstreamError::Unavailable(m) if m.contains("another request") && !m.contains("999")),
         "{e:?}"
     );
     let e = link.request("tools/list", json!({})).await.unwrap_err();
@@ -233,18 +244,20 @@ async fn an_http_answer_that_is_not_the_answer_is_a_clear_error() {
     let mut call = link.start("tools/call", json!({}), None).await.unwrap();
     let answer = call.next().await;
     assert!(
-        matches!(&answer, Next::Answer(Err(UpstreamError::Unavailable(m))) if m.contains("HTTP 502") && m.contains("Bad Gateway")),
+        matches!(&answer, Next::Answer(Err(UpstreamError::Unavailable(m))) if m == "HTTP 502 Bad Gateway"),
         "{answer:?}"
     );
 }
 
 /// An `error` that is not a JSON-RPC error object, or one without a string message,
-/// says so. Before, either was an error with an empty message.
+/// says so; what the first held is shown in the log, not in the error. Before, either
+/// was an error with an empty message.
 #[tokio::test]
 async fn an_error_without_a_message_says_so() {
+    let (logs, _guard) = capture_logs();
     let (link, mut up) = fake::stdio().await;
     for (error, want) in [
-        (json!("boom"), "not a JSON-RPC error object: \"boom\""),
+        (json!("boom"), "not a JSON-RPC error object"),
         (json!({"code": 7, "message": 42}), "no message"),
     ] {
         let asking = link.request("x", json!({}));
@@ -255,7 +268,13 @@ async fn an_error_without_a_message_says_so() {
         let (answer, ()) = tokio::join!(asking, answering);
         let e = answer.unwrap_err();
         assert!(e.to_string().contains(want), "{e:?}");
+        assert!(!e.to_string().contains("boom"), "{e:?}");
     }
+    let told = String::from_utf8(logs.lock().unwrap().clone()).unwrap();
+    assert!(
+        told.contains("not a JSON-RPC error object: \"boom\""),
+        "{told}"
+    );
 }
 
 /// A 2025-11-25 upstream that forgot our session (it restarted) answers `404` to it:

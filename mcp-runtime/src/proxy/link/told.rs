@@ -1,0 +1,106 @@
+//! What an upstream said that is not what it should be, told to the operator and never to
+//! clients: an excerpt of an HTTP error page, or of an answer that is not JSON-RPC, may
+//! hold the upstream's internals (a stack trace, host names), so it goes to the log, and
+//! the error a client reads names only what went wrong (the HTTP status, say). Told at
+//! warn, naming the upstream, at most once in [`TELL_EVERY`] (the others at debug,
+//! counted in the next warning), so an upstream that keeps failing does not flood the log.
+
+use std::fmt;
+use std::sync::Mutex;
+use std::time::Duration;
+use tokio::time::Instant;
+
+/// At most one warning in this long, per [`Told`].
+const TELL_EVERY: Duration = Duration::from_secs(10);
+
+/// Where what one upstream said wrong is told (one per HTTP upstream, one per run of a
+/// stdio child).
+#[derive(Debug)]
+pub(crate) struct Told {
+    /// The upstream, as the log names it: a stdio child's program, an HTTP upstream's URL
+    /// without its credentials or query ([`shown_url`]).
+    name: String,
+    /// When one was last told at warn, and how many were told at debug since.
+    last: Mutex<(Option<Instant>, u64)>,
+}
+
+impl Told {
+    pub(crate) fn new(name: impl Into<String>) -> Told {
+        Told {
+            name: name.into(),
+            last: Mutex::new((None, 0)),
+        }
+    }
+
+    /// The upstream, as the log names it.
+    pub(crate) fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Tells `what` at warn, naming the upstream, unless one was told at warn less than
+    /// [`TELL_EVERY`] ago (then at debug, counted in the next warning).
+    pub(crate) fn tell(&self, what: impl fmt::Display) {
+        let name = &self.name;
+        match self.turn(Instant::now()) {
+            None => tracing::debug!(upstream = %name, "{what}"),
+            Some(0) => tracing::warn!(upstream = %name, "{what}"),
+            Some(n) => tracing::warn!(
+                upstream = %name,
+                "{what}; {n} more like it were told at debug only"
+            ),
+        }
+    }
+
+    /// Whether one told at `now` is told at warn: `Some` with how many were told at debug
+    /// since the last warning, or `None` (at debug).
+    fn turn(&self, now: Instant) -> Option<u64> {
+        let mut last = self.last.lock().unwrap_or_else(|e| e.into_inner());
+        match last.0 {
+            Some(at) if now < at + TELL_EVERY => {
+                last.1 += 1;
+                None
+            }
+            _ => {
+                let n = last.1;
+                *last = (Some(now), 0);
+                Some(n)
+            }
+        }
+    }
+}
+
+/// `url` as a log may show it: its scheme, host, port and path, without the credentials
+/// its authority may carry or its query.
+pub(crate) fn shown_url(url: &hyper::Uri) -> String {
+    let scheme = url.scheme_str().unwrap_or("http");
+    let host = url.host().unwrap_or_default();
+    let port = url.port_u16().map(|p| format!(":{p}")).unwrap_or_default();
+    format!("{scheme}://{host}{port}{}", url.path())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_warning_in_ten_seconds_then_the_count_of_the_others() {
+        let told = Told::new("up");
+        let t = Instant::now();
+        assert_eq!(told.turn(t), Some(0));
+        assert_eq!(told.turn(t + Duration::from_secs(1)), None);
+        assert_eq!(told.turn(t + Duration::from_secs(9)), None);
+        assert_eq!(told.turn(t + TELL_EVERY), Some(2));
+        assert_eq!(told.turn(t + TELL_EVERY * 3), Some(0));
+    }
+
+    #[test]
+    fn a_url_is_shown_without_its_credentials_or_query() {
+        let shown = |u: &str| shown_url(&u.parse().unwrap());
+        assert_eq!(
+            shown("https://me:s3cr3t@tickets.internal:8443/mcp?token=x"),
+            "https://tickets.internal:8443/mcp"
+        );
+        assert_eq!(shown("http://127.0.0.1/mcp"), "http://127.0.0.1/mcp");
+        assert_eq!(shown("http://[::1]:9/"), "http://[::1]:9/");
+    }
+}
