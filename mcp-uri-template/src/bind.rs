@@ -87,15 +87,8 @@ impl Expr {
                 _ => raw,
             };
             let value = match self.op {
-                // What is left of an empty value is its lead, or its name: `/` for `{/a}`,
-                // `.` for `{.e}`, `;a` for `{;a}`, `#` for `{#f}` (and `/x/`, `#,` with
-                // more variables). `{var}` and `{+var}` show one as nothing (undefined), and
-                // refuse one between commas.
-                Operator::Path | Operator::Label | Operator::PathParam | Operator::Fragment
-                    if raw.is_empty() =>
-                {
-                    String::new()
-                }
+                // `;a` and `#` (or `#,`) show empty values: `{;a}`, `{#f}` with a = f = "".
+                Operator::PathParam | Operator::Fragment if raw.is_empty() => String::new(),
                 Operator::Reserved | Operator::Fragment => reserved_value(raw)?,
                 // A raw `,` separates the items of a list (RFC 6570 §3.2.2–3.2.9).
                 _ => list_value(raw)?,

@@ -117,8 +117,9 @@ impl Expr {
         let n = self.vars.len();
         match self.op {
             Operator::Simple | Operator::Reserved => 2 * n - 1,
-            // The leads (`#` and the commas, `/`, `.`): their values may be empty.
-            Operator::Fragment | Operator::Label | Operator::Path => n,
+            // `#` and the commas: its values may be empty.
+            Operator::Fragment => n,
+            Operator::Label | Operator::Path => 2 * n,
             Operator::PathParam => self.vars.iter().map(|v| 1 + v.len()).sum(),
             Operator::Query | Operator::QueryContinuation => 0,
         }

@@ -20,21 +20,19 @@
 //! (undefined). Within an expression that matches some text, every variable must be
 //! present (`{/a,b}` does not match `/x`), except in `?`/`&` expressions, whose
 //! variables are each optional. A value may be empty where the expansion still shows it:
-//! `x://doc#` binds f = "" for `x://doc{#f}` (and `x://doc` leaves it undefined), `x://d/`
-//! binds a = "" for `x://d{/a}` and `x://d.` e = "" for `x://d{.e}` (RFC 6570 expands an
-//! empty value to `/` and `.`; an empty string is not `.` or `..`, so it is a safe
-//! segment), `/x/` binds b = "" for `{/a,b}`, `;a` binds a = "" for `{;a}`, `?q=` or `?q`
-//! binds q = "". An empty value read as a list that is not exploded is one empty item
-//! (`[""]`), and such a list may hold empty items (`/a,,b` is `["a", "", "b"]` for
-//! `{/ids}`); mcp-runtime's `Vec` parameters leave empty items out. What a variable that
-//! the URI left undefined means is up to the caller: mcp-runtime gives `None` to an
-//! `Option` parameter, an empty list to a `Vec`, and refuses the read for any other type.
+//! `x://doc#` binds f = "" for `x://doc{#f}` (and `x://doc` leaves it undefined), `;a`
+//! binds a = "" for `{;a}`, `?q=` or `?q` binds q = "". An empty `{/a}` or `{.e}` value
+//! (`x://d/`, `x://d.`, which RFC 6570 would expand from a = "") matches nothing: a path
+//! segment that is empty names its parent, as `.` does, so it is refused like one (and a
+//! resource `x://d/` does not overlap a template `x://d{/a}`). What a variable that the URI
+//! left undefined means is up to the caller: mcp-runtime gives `None` to an `Option`
+//! parameter, an empty list to a `Vec`, and refuses the read for any other type.
 //!
 //! An exploded variable (`{/ids*}`, `{ids*}`, `{.ext*}`, `{+path*}`) matches zero or more
 //! items; it binds them, each decoded and checked like a single value, joined by the
 //! expression's separator ([`UriTemplate::list_separator`]): `{/ids*}` binds `a/b/c` for
 //! `/a/b/c` (a path), `{.ext*}` binds `tar.gz`, `{ids*}` binds `1,2,3`. An item may not be
-//! empty (`c://x/` does not match `c://x{/segs*}`). It must be the only variable of its expression; the prefix modifier `:N` is not
+//! empty. It must be the only variable of its expression; the prefix modifier `:N` is not
 //! supported.
 //!
 //! In `?`, `&` and `;` expressions an exploded variable is a list given as repeated

@@ -89,7 +89,7 @@ impl Call<kind::Resource> {
     /// item, `a,b`): those of an exploded variable (`{/segs*}` reads `/a/b` as `["a", "b"]`,
     /// `{.ext*}` splits at `.`, `{ids*}` at `,`), another variable's split at its raw `,`
     /// (`{/ids}` reads `/a,b%2Cc` as `["a", "b,c"]`); empty items are left out. A `String`
-    /// takes the whole value (`a/b`, `a,b,c`; `""` for `x://d/` with `x://d{/id}`). A
+    /// takes the whole value (`a/b`, `a,b,c`). A
     /// variable the URI leaves undefined (RFC 6570 expands it to nothing: `b://` for
     /// `b://{id}`, `c://x` for `c://x{/segs*}`, an absent query variable) is `None` for an
     /// `Option<T>` and an empty list for a `Vec<T>`.
