@@ -18,6 +18,21 @@ pub(super) async fn reads_on(link: &super::Link, up: &mut fake::FakeStdio) {
     assert_eq!(answer.unwrap(), json!({"ok": 1}));
 }
 
+/// A plain request that `link` gives up after 100 ms, with what the upstream read: the
+/// request, then its cancellation.
+pub(super) async fn given_up(
+    link: &super::Link,
+    up: &mut fake::FakeStdio,
+) -> (serde_json::Value, serde_json::Value) {
+    let gave_up =
+        tokio::time::timeout(Duration::from_millis(100), link.request("slow", json!({}))).await;
+    assert!(gave_up.is_err());
+    let sent = up.next().await;
+    let cancel = up.next().await;
+    assert_eq!(cancel["method"], "notifications/cancelled", "{cancel}");
+    (sent, cancel)
+}
+
 /// A call given up (its `Ongoing` dropped, as when its client goes or its time runs
 /// out) leaves nothing in flight and is cancelled upstream, so a later call still
 /// gets the upstream's questions and log messages (passed on only while one call is
@@ -67,12 +82,7 @@ async fn a_call_given_up_leaves_nothing_in_flight() {
 #[tokio::test]
 async fn a_request_given_up_is_forgotten_and_cancelled_upstream() {
     let (link, mut up) = fake::stdio().await;
-    let gave_up =
-        tokio::time::timeout(Duration::from_millis(100), link.request("slow", json!({}))).await;
-    assert!(gave_up.is_err());
-    let sent = up.next().await;
-    let cancel = up.next().await;
-    assert_eq!(cancel["method"], "notifications/cancelled", "{cancel}");
+    let (sent, cancel) = given_up(&link, &mut up).await;
     assert_eq!(cancel["params"]["requestId"], sent["id"], "{cancel}");
     assert_eq!(fake::in_flight(&link), (0, 0));
 
