@@ -221,3 +221,119 @@ async fn a_doc_comment_mixed_with_an_included_file_reads_as_written() {
         "Written lines,\nDocumented from a Markdown file.\n\nWith a second paragraph.\n\n  and a last line, indented."
     );
 }
+
+/// The code of a city; an unknown one is the tool's error, given as a `String`.
+#[mcp_runtime::tool]
+async fn city_code(city: String) -> Result<&'static str, String> {
+    match city.as_str() {
+        "Oslo" => Ok("OSL"),
+        other => Err(format!("no code for {other}")),
+    }
+}
+
+/// A numbered setting; a bad key is an `anyhow::Error` with context.
+#[mcp_runtime::tool]
+async fn setting(key: String) -> anyhow::Result<String> {
+    use anyhow::Context;
+    let n: u32 = key
+        .parse()
+        .with_context(|| format!("reading setting {key:?}"))?;
+    anyhow::ensure!(n < 10, "setting {n} does not exist");
+    Ok(format!("setting {n}"))
+}
+
+/// Always fails, with a boxed error.
+#[mcp_runtime::tool]
+async fn boxed_failure() -> Result<String, Box<dyn std::error::Error + Send + Sync>> {
+    Err("the boxed reason".into())
+}
+
+/// A file under a directory that does not exist, read into an `anyhow::Result`.
+#[resource("gone://{name}")]
+async fn gone(name: String) -> anyhow::Result<String> {
+    Ok(std::fs::read_to_string(format!(
+        "/nonexistent-mcp-dir/{name}"
+    ))?)
+}
+
+/// A greeting; an empty name is refused with a `String`.
+#[prompt]
+async fn greet(name: String) -> Result<String, String> {
+    if name.is_empty() {
+        return Err("a name is needed".to_owned());
+    }
+    Ok(format!("Greet {name}."))
+}
+
+/// Handlers may fail with a `String`, a `Box<dyn Error + Send + Sync>` or an
+/// `anyhow::Error`, not only `mcp_runtime::Error` and `std::error::Error` types: a tool's
+/// failure is its result with `isError: true` and the message (with anyhow's context
+/// chain); a prompt's or a resource's is `-32603` with the message.
+#[tokio::test]
+async fn handlers_fail_with_strings_boxes_and_anyhow() {
+    let c = TestClient::new(
+        Server::builder("errors", "1")
+            .tools(mcp_runtime::tools![city_code, setting, boxed_failure])
+            .resources(resources![gone])
+            .prompts(prompts![greet])
+            .build()
+            .unwrap(),
+    );
+    let out = c
+        .call_tool("city_code", json!({"city": "Oslo"}))
+        .await
+        .unwrap();
+    assert!(!out.is_error(), "{}", out.result);
+    assert_eq!(out.text(), "OSL");
+    let out = c
+        .call_tool("city_code", json!({"city": "Rome"}))
+        .await
+        .unwrap();
+    assert!(out.is_error(), "{}", out.result);
+    assert_eq!(out.text(), "no code for Rome");
+
+    assert_eq!(
+        c.call_tool("setting", json!({"key": "3"}))
+            .await
+            .unwrap()
+            .text(),
+        "setting 3"
+    );
+    let out = c.call_tool("setting", json!({"key": "x"})).await.unwrap();
+    assert!(out.is_error(), "{}", out.result);
+    assert_eq!(
+        out.text(),
+        "reading setting \"x\": invalid digit found in string"
+    );
+    let out = c.call_tool("setting", json!({"key": "12"})).await.unwrap();
+    assert!(out.is_error(), "{}", out.result);
+    assert_eq!(out.text(), "setting 12 does not exist");
+
+    let out = c.call_tool("boxed_failure", json!({})).await.unwrap();
+    assert!(out.is_error(), "{}", out.result);
+    assert_eq!(out.text(), "the boxed reason");
+
+    // anyhow hides the `io::Error` it holds (its box is its own type): the message goes
+    // through, as an internal error; `Result<_, mcp_runtime::Error>` keeps `NotFound`.
+    let e = c.read_resource("gone://notes.txt").await.unwrap_err();
+    assert_eq!(e.code, -32603, "{}", e.message);
+    assert_eq!(e.message, "No such file or directory (os error 2)");
+
+    let (r, _) = c
+        .request(
+            "prompts/get",
+            json!({"name": "greet", "arguments": {"name": "Ada"}}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(r["messages"][0]["content"]["text"], "Greet Ada.");
+    let e = c
+        .request(
+            "prompts/get",
+            json!({"name": "greet", "arguments": {"name": ""}}),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(e.code, -32603);
+    assert_eq!(e.message, "a name is needed");
+}

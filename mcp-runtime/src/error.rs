@@ -12,7 +12,9 @@ use std::fmt;
 /// errors that become a JSON-RPC error of their own, such as a missing client capability
 /// (`-32021`) or an unknown resource (`-32602`).
 ///
-/// Any `std::error::Error` converts into it with `?`; plain messages use [`Error::new`].
+/// Any `std::error::Error` converts into it with `?`, and so do a `String` message, a
+/// `Box<dyn std::error::Error + Send + Sync>` and an `anyhow::Error`; [`Error::new`] makes
+/// one from anything displayable.
 ///
 /// ```
 /// use mcp_runtime::{Error, tool};
@@ -137,13 +139,32 @@ pub(crate) fn with_sources(e: &dyn std::error::Error, skip_repeats: bool) -> Str
     out
 }
 
-/// `?` on any error: its message and its sources become an execution error. An
+/// `?` on any error: its message and its sources become an execution error. That is any
+/// `std::error::Error + Send + Sync + 'static`, and whatever else converts into a
+/// `Box<dyn std::error::Error + Send + Sync>`: a `String` or `&str` message, such a box
+/// itself, an `anyhow::Error` or an `eyre::Report` (its context chain, `: `-separated). An
 /// `io::Error` of kind `NotFound` is kept apart: read from a resource, it answers with the
 /// resource-not-found error for the URI (`-32602` with `data.uri`), not `-32603`.
-impl<E: std::error::Error + Send + Sync + 'static> From<E> for Error {
+///
+/// ```
+/// use mcp_runtime::Error;
+///
+/// fn positive(n: u32) -> Result<u32, String> {
+///     if n == 0 { Err(format!("{n} is not positive")) } else { Ok(n) }
+/// }
+///
+/// fn parse(text: &str) -> Result<u32, Error> {
+///     // A `ParseIntError`, then a `String`.
+///     Ok(positive(text.parse()?)?)
+/// }
+/// assert_eq!(parse("0").unwrap_err().to_string(), "0 is not positive");
+/// assert_eq!(parse("x").unwrap_err().to_string(), "invalid digit found in string");
+/// ```
+impl<E: Into<Box<dyn std::error::Error + Send + Sync>>> From<E> for Error {
     fn from(e: E) -> Self {
-        let msg = with_sources(&e, false);
-        let not_found = (&e as &dyn std::any::Any)
+        let e: Box<dyn std::error::Error + Send + Sync> = e.into();
+        let msg = with_sources(&*e, false);
+        let not_found = e
             .downcast_ref::<std::io::Error>()
             .is_some_and(|io| io.kind() == std::io::ErrorKind::NotFound);
         if not_found {
@@ -184,5 +205,38 @@ mod tests {
     fn sources_are_chained() {
         let io = std::io::Error::other("inner");
         assert_eq!(Error::from(io).to_string(), "inner");
+        #[derive(Debug)]
+        struct Outer(std::io::Error);
+        impl fmt::Display for Outer {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("reading the index")
+            }
+        }
+        impl std::error::Error for Outer {
+            fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+                Some(&self.0)
+            }
+        }
+        let e = Error::from(Outer(std::io::Error::other("disk on fire")));
+        assert_eq!(e.to_string(), "reading the index: disk on fire");
+    }
+
+    /// Messages and boxed errors convert as `std::error::Error`s do: what coherence kept
+    /// out while the conversion was written for `E: std::error::Error` alone.
+    #[test]
+    fn messages_and_boxed_errors_convert() {
+        let e = Error::from("no such city");
+        assert!(e.is_execution_error());
+        assert_eq!(e.to_string(), "no such city");
+        assert_eq!(
+            Error::from(String::from("a String")).to_string(),
+            "a String"
+        );
+        let boxed: Box<dyn std::error::Error + Send + Sync> =
+            Box::new(std::io::Error::from(std::io::ErrorKind::NotFound));
+        let e = Error::from(boxed);
+        assert!(matches!(e.0, ErrorKind::NotFound(_)), "{e:?}");
+        let boxed: Box<dyn std::error::Error + Send + Sync> = "boxed message".into();
+        assert_eq!(Error::from(boxed).to_string(), "boxed message");
     }
 }

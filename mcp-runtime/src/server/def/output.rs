@@ -21,7 +21,9 @@ use serde_json::Value;
 /// - resources: text, bytes (`Vec<u8>`, sent as base64), [`Json<T>`],
 ///   [`ResourceContents`] or a `Vec` of them;
 /// - a resource template's list function: `Vec<Resource>`;
-/// - and a `Result` of any of these, whose `Err` converts into [`Error`].
+/// - and a `Result` of any of these, whose `Err` converts into [`Error`] (any
+///   `std::error::Error`, a `String` or `&str`, `Box<dyn std::error::Error + Send + Sync>`,
+///   `anyhow::Error`).
 ///
 /// ```
 /// use mcp_runtime::handler::{IntoResult, Target};
@@ -51,7 +53,7 @@ use serde_json::Value;
     message = "`{Self}` cannot be returned from this handler",
     label = "this return type",
     note = "a tool returns text (`String`), content (`Content`, `Vec<Content>`), `Json<T>` for structured output or `CallToolResult`; a prompt returns `Vec<PromptMessage>`, a `PromptMessage`, text or `GetPromptResult`; a resource returns text, bytes (`Vec<u8>`), `Json<T>` or `ResourceContents`",
-    note = "a `Result` of one of these works too, with an error that converts into `mcp_runtime::Error`"
+    note = "a `Result` of one of these works too, with an error that converts into `mcp_runtime::Error`: any `std::error::Error`, a `String`, `Box<dyn std::error::Error + Send + Sync>` or `anyhow::Error`"
 )]
 pub trait IntoResult<K: Kind>: Send {
     /// The `outputSchema` of tools returning this type (only [`Json<T>`] has one).
