@@ -1,17 +1,18 @@
 //! The stdio wire, one run at a time: a [`Session`] is one connection to a child's stdin
 //! and stdout (or to an in-process pipe), with the requests waiting for their answers on
-//! it, its writer (`stdin.rs`) and reader, and, for a child, the task that sees it exit.
+//! it, its writer (`stdin.rs`) and reader, and, for a child, the task that sees it exit
+//! (`child.rs`).
 //! A session ends for good (its stdout ends, its child exits, a write to its stdin fails
 //! or makes no progress for its stall limit, or the link goes): what waits on it fails
 //! at once, and the link may start another (`respawn.rs`).
 
 use super::super::routing::{Askers, Changes, route};
+use super::child::{Process, watch};
 use super::stdin::write;
 use super::{MAX_MESSAGE, Told, UpstreamError, excerpt, gone};
 use crate::transport::stdio::lines::{Line, Lines, Overlong};
 use serde_json::{Value, json};
 use std::collections::{HashMap, VecDeque};
-use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite, BufReader};
@@ -22,36 +23,12 @@ use tokio_util::sync::CancellationToken;
 /// The requests of a session waiting, by id: each gets its answer, or why it has none.
 pub(crate) type Pending = Arc<Mutex<HashMap<u64, oneshot::Sender<Result<Value, UpstreamError>>>>>;
 
-/// How long a child that exited has for its stdout to end (what it wrote before is still
-/// read), and a child whose stdout ended has to exit on its own before it is killed.
-const GRACE: Duration = Duration::from_millis(500);
-
 /// What one run of a stdio upstream is reached through: its stdout, its stdin, and the
 /// child, if it is one (an in-process pipe has none).
 pub(crate) struct Pipes {
     pub(crate) read: Box<dyn AsyncRead + Unpin + Send>,
     pub(crate) write: Box<dyn AsyncWrite + Unpin + Send>,
-    pub(crate) child: Option<tokio::process::Child>,
-}
-
-/// Starts `cmd` with piped stdin and stdout (its stderr goes to this process's); the
-/// child is killed when it is dropped (by its session's watcher, once the session ended).
-pub(crate) fn spawn(mut cmd: tokio::process::Command) -> Result<Pipes, UpstreamError> {
-    cmd.stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .kill_on_drop(true);
-    let mut child = cmd
-        .spawn()
-        .map_err(|e| gone(format!("cannot start it: {e}")))?;
-    let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
-        return Err(gone("no pipes to it"));
-    };
-    Ok(Pipes {
-        read: Box::new(stdout),
-        write: Box::new(stdin),
-        child: Some(child),
-    })
+    pub(crate) child: Option<Box<dyn Process>>,
 }
 
 /// One connection to a stdio upstream (one run of its child).
@@ -144,7 +121,7 @@ impl Session {
     }
 
     /// Whether this side took it for gone ([`Session::take_for_gone`]).
-    fn taken(&self) -> bool {
+    pub(super) fn taken(&self) -> bool {
         let end = self.end.lock().unwrap_or_else(|e| e.into_inner());
         end.as_ref().is_some_and(|e| e.taken)
     }
@@ -176,7 +153,7 @@ impl Session {
 
     /// Its child exited, `how` (its exit status): said from now on, unless this side
     /// took it for gone (then why is said).
-    fn exited(&self, how: String) {
+    pub(super) fn exited(&self, how: String) {
         let mut end = self.end.lock().unwrap_or_else(|e| e.into_inner());
         match end.as_mut() {
             Some(end) if end.taken => {}
@@ -309,54 +286,6 @@ async fn read(
         tracing::warn!("the upstream server closed its stdout");
     }
     session.close("it closed its stdout");
-}
-
-/// Watcher: when the child exits, its session ends (once what it wrote before is read),
-/// and a warning says how it exited; when its session ends first (its stdout ended, or it
-/// is given up), the child has a moment to exit, then is killed. One taken for gone (it
-/// stopped reading its stdin: the writer warned) is killed at once, and so is one whose
-/// link goes.
-async fn watch(
-    session: Arc<Session>,
-    mut child: tokio::process::Child,
-    dropped: CancellationToken,
-    program: String,
-) {
-    let status = tokio::select! {
-        s = child.wait() => {
-            let _ = tokio::time::timeout(GRACE, session.closed.cancelled()).await;
-            s
-        }
-        () = session.closed.cancelled() => {
-            if dropped.is_cancelled() {
-                let _ = child.start_kill();
-                return;
-            }
-            if session.taken() {
-                // It reads nothing: waiting for it to see its stdin closed is no use.
-                let _ = child.start_kill();
-            }
-            match tokio::time::timeout(GRACE, child.wait()).await {
-                Ok(s) => s,
-                Err(_) => {
-                    let _ = child.start_kill();
-                    child.wait().await
-                }
-            }
-        }
-    };
-    let how = match status {
-        Ok(s) => s.to_string(),
-        Err(e) => format!("its exit status unknown: {e}"),
-    };
-    session.exited(how.clone());
-    session.close(&how);
-    if session.taken() {
-        // Told at warn when it was taken for gone.
-        tracing::debug!(program = %program, "the upstream server, taken for gone, was killed ({how})");
-    } else if !dropped.is_cancelled() {
-        tracing::warn!(program = %program, "the upstream server exited ({how})");
-    }
 }
 
 /// Gives an answer to the request it answers. Its
