@@ -539,6 +539,8 @@ fn target_name(params: &Value) -> Option<String> {
 }
 
 #[cfg(test)]
+mod child_tests;
+#[cfg(test)]
 mod restart_tests;
 #[cfg(test)]
 mod tests;

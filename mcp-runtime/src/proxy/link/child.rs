@@ -60,11 +60,11 @@ impl Process for tokio::process::Child {
     }
 }
 
-/// Watcher: when the child exits, its session ends (once what it wrote before is read),
-/// and a warning says how it exited; when its session ends first (its stdout ended, or it
-/// is given up), the child has a moment to exit, then is killed. One taken for gone (it
-/// stopped reading its stdin: the writer warned) is killed at once, and so is one whose
-/// link goes.
+/// Watcher: when the child exits, its session ends (once what it wrote before is read)
+/// saying how (its exit status, whatever else is seen meanwhile), and a warning says so;
+/// when its session ends first (its stdout ended, or it is given up), the child has a
+/// moment to exit, then is killed. One taken for gone (it stopped reading its stdin: the
+/// writer warned) is killed at once, and so is one whose link goes.
 pub(super) async fn watch(
     session: Arc<Session>,
     mut child: Box<dyn Process>,
@@ -73,6 +73,10 @@ pub(super) async fn watch(
 ) {
     let how = tokio::select! {
         how = child.exited() => {
+            // Its own exit, seen first: what its requests are told, whatever comes in
+            // the grace (a write to it stalling, with a process it started holding its
+            // stdin).
+            session.exited(how.clone());
             let _ = tokio::time::timeout(GRACE, session.closed.cancelled()).await;
             how
         }

@@ -40,8 +40,8 @@ pub(crate) struct Session {
     pub(crate) closed: CancellationToken,
     /// When it began.
     pub(crate) started: Instant,
-    /// Once it ended: when, and how.
-    end: Mutex<Option<End>>,
+    /// When it ended, and how.
+    end: Mutex<End>,
     /// The last requests given up (their time ran out, or their caller went): a late
     /// answer to one is no surprise.
     given_up: Mutex<VecDeque<u64>>,
@@ -53,11 +53,19 @@ pub(crate) struct Session {
 /// How many given-up requests a session remembers.
 const GIVEN_UP_KEPT: usize = 1024;
 
-/// How a session ended.
+/// How a session ended, or, once its child's exit is seen, will end: the first real
+/// reason known wins.
+#[derive(Default)]
 struct End {
-    at: Instant,
-    /// How: its child's exit status when known, else what was seen (its stdout closed).
-    how: String,
+    /// When it ended; `None` while it runs.
+    at: Option<Instant>,
+    /// How, once known: its child's exit status, or why this side took it for gone, or
+    /// what was seen (its stdout closed).
+    how: Option<String>,
+    /// Whether `how` is a real reason (its child's exit status, or why this side took it
+    /// for gone), never replaced; what was seen is replaced by the exit status that
+    /// follows.
+    firm: bool,
     /// Whether this side took it for gone (its child stopped reading its stdin): `how`
     /// says why, and stays when the child, killed for it, exits.
     taken: bool,
@@ -82,7 +90,7 @@ impl Session {
             askers: Arc::default(),
             closed: dropped.child_token(),
             started: Instant::now(),
-            end: Mutex::new(None),
+            end: Mutex::default(),
             given_up: Mutex::default(),
             told: Told::new(program),
         });
@@ -109,34 +117,11 @@ impl Session {
     /// Ends it (`how`: why, unless it is known already): every request waiting on it
     /// fails at once, and calls take no more of its requests.
     pub(crate) fn close(&self, how: &str) {
-        self.ended(how, false);
-    }
-
-    /// Takes it for gone, though its child may still run (`why`: it stopped reading its
-    /// stdin): it ends as [`Session::close`] ends it, its child is killed at once (by its
-    /// watcher), and `why` is what its requests are told, not the exit status the kill
-    /// brings.
-    pub(crate) fn take_for_gone(&self, why: &str) {
-        self.ended(why, true);
-    }
-
-    /// Whether this side took it for gone ([`Session::take_for_gone`]).
-    pub(super) fn taken(&self) -> bool {
-        let end = self.end.lock().unwrap_or_else(|e| e.into_inner());
-        end.as_ref().is_some_and(|e| e.taken)
-    }
-
-    /// Ends it, `how` unless it is known already (`taken`: as
-    /// [`Session::take_for_gone`] says).
-    fn ended(&self, how: &str, taken: bool) {
-        self.end
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .get_or_insert_with(|| End {
-                at: Instant::now(),
-                how: how.to_owned(),
-                taken,
-            });
+        {
+            let mut end = self.lock_end();
+            end.how.get_or_insert_with(|| how.to_owned());
+            end.at.get_or_insert_with(Instant::now);
+        }
         self.closed.cancel();
         let waiting: Vec<_> = {
             let mut pending = self.pending.lock().unwrap_or_else(|e| e.into_inner());
@@ -151,38 +136,63 @@ impl Session {
             .clear();
     }
 
-    /// Its child exited, `how` (its exit status): said from now on, unless this side
-    /// took it for gone (then why is said).
-    pub(super) fn exited(&self, how: String) {
-        let mut end = self.end.lock().unwrap_or_else(|e| e.into_inner());
-        match end.as_mut() {
-            Some(end) if end.taken => {}
-            Some(end) => end.how = how,
-            None => {
-                *end = Some(End {
-                    at: Instant::now(),
-                    how,
-                    taken: false,
-                });
+    /// Takes it for gone, though its child may still run (`why`: it stopped reading its
+    /// stdin), unless it ended already or its child's exit was seen (then it ends as that
+    /// says): it ends as [`Session::close`] ends it, its child is killed at once (by its
+    /// watcher), and `why` is what its requests are told, not the exit status the kill
+    /// brings. Whether it was taken for gone (to be told once).
+    pub(crate) fn take_for_gone(&self, why: &str) -> bool {
+        let taken = {
+            let mut end = self.lock_end();
+            let taken = end.at.is_none() && !end.firm;
+            if taken {
+                *end = End {
+                    at: None,
+                    how: Some(why.to_owned()),
+                    firm: true,
+                    taken: true,
+                };
             }
+            taken
+        };
+        self.close(why);
+        taken
+    }
+
+    /// Whether this side took it for gone ([`Session::take_for_gone`]).
+    pub(super) fn taken(&self) -> bool {
+        self.lock_end().taken
+    }
+
+    /// Its child exited, `how` (its exit status): what it is said to have ended with,
+    /// unless a real reason was known first (this side took it for gone, or its exit was
+    /// seen before). It may run on a moment, for what the child wrote to be read.
+    pub(super) fn exited(&self, how: String) {
+        let mut end = self.lock_end();
+        if !end.firm {
+            end.how = Some(how);
+            end.firm = true;
         }
+    }
+
+    fn lock_end(&self) -> std::sync::MutexGuard<'_, End> {
+        self.end.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// When it ended and how (`None` while it runs).
     pub(crate) fn end(&self) -> Option<(Instant, String)> {
-        let end = self.end.lock().unwrap_or_else(|e| e.into_inner());
-        end.as_ref().map(|e| (e.at, e.how.clone()))
+        let end = self.lock_end();
+        let how = end.how.clone().unwrap_or_else(|| "it ended".to_owned());
+        end.at.map(|at| (at, how))
     }
 
     /// The error of a request that cannot have its answer on it: it ended.
     pub(crate) fn gone(&self) -> UpstreamError {
-        let end = self.end.lock().unwrap_or_else(|e| e.into_inner());
-        match end.as_ref() {
-            Some(End {
-                how, taken: true, ..
-            }) => gone(format!("the upstream server was killed: {how}")),
-            Some(End { how, .. }) => gone(format!("the upstream server exited ({how})")),
-            None => gone("the upstream server exited"),
+        let end = self.lock_end();
+        match (&end.how, end.taken) {
+            (Some(how), true) => gone(format!("the upstream server was killed: {how}")),
+            (Some(how), false) => gone(format!("the upstream server exited ({how})")),
+            (None, _) => gone("the upstream server exited"),
         }
     }
 
