@@ -500,3 +500,7 @@ async fn a_child_that_stops_reading_its_stdin_is_taken_for_gone() {
         .collect();
     assert_eq!(warned.len(), 1, "{warned:#?}");
 }
+
+#[cfg(target_os = "linux")]
+#[path = "proxy_stdio/groups.rs"]
+mod groups;
