@@ -137,7 +137,7 @@ impl Link {
             headers: Arc::new(options.header_map()?),
             session: Arc::default(),
             reopening: Arc::default(),
-            patience: options.timeout.unwrap_or(DEFAULT_UPSTREAM_TIMEOUT),
+            patience: options.patience()?,
         }));
         Self::settle(wire, Arc::default(), CancellationToken::new()).await
     }

@@ -224,12 +224,12 @@ impl Upstream {
         command: impl Fn() -> tokio::process::Command + Send + Sync + 'static,
         options: StdioOptions,
     ) -> Result<Upstream, UpstreamError> {
+        let (patience, stall) = options.limits()?;
         let first = command();
         let program = program_of(&first);
         let first = link::spawn(first)?;
         let again: link::Spawn = Arc::new(move || link::spawn(command()));
-        let patience = options.timeout.unwrap_or(DEFAULT_UPSTREAM_TIMEOUT);
-        let link = Link::stdio(first, Some(again), program, patience, options.stall()).await?;
+        let link = Link::stdio(first, Some(again), program, patience, stall).await?;
         Ok(Upstream::new(link))
     }
 
