@@ -536,6 +536,26 @@ async fn a_zero_limit_is_refused() {
     assert_eq!(stub.starts(), 0, "refused before it is started");
 }
 
+/// A child whose stdout ends while it stays up (reading nothing) is gone, killed at the
+/// end of its grace, before the next request starts another: never two runs at once.
+/// Before, the new one started at once, while the old one ran on for up to 500 ms.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_child_is_gone_before_the_next_one_starts() {
+    let Some(stub) = Stub::new("mute") else {
+        return;
+    };
+    let up = Upstream::stdio(&stub.python, stub.args()).await.unwrap();
+    let muted = soon(call(&up, "mute")).await;
+    assert!(is_unavailable(&muted, "closed its stdout"), "{muted:?}");
+    assert_eq!(soon(call(&up, "echo")).await.unwrap(), "{}");
+    assert_eq!(stub.starts(), 2);
+    let overlaps = std::fs::read_to_string(stub.dir.join("overlaps")).unwrap_or_default();
+    assert_eq!(
+        overlaps, "",
+        "earlier starts still running as the next started"
+    );
+}
+
 #[cfg(target_os = "linux")]
 #[path = "proxy_stdio/groups.rs"]
 mod groups;

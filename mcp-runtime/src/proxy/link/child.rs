@@ -179,13 +179,16 @@ impl Drop for Child {
 /// else is seen meanwhile), and a warning says so; when its session ends first (its
 /// stdout ended, or it is given up), the child has a moment to exit, then is killed with
 /// its group. One taken for gone (it stopped reading its stdin: the writer warned) is
-/// killed at once, and so is one whose link goes.
+/// killed at once, and so is one whose link goes. Its session's `child_gone` is
+/// cancelled once it is reaped (or the link went): the next run may start.
 pub(super) async fn watch(
     session: Arc<Session>,
     mut child: Box<dyn Process>,
     dropped: CancellationToken,
     program: String,
 ) {
+    // However this ends (the runtime may drop it), the child is gone, or going.
+    let _gone = session.child_gone.clone().drop_guard();
     let how = tokio::select! {
         how = child.exited() => {
             // Its own exit, seen first: what its requests are told, whatever comes in

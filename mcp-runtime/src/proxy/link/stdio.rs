@@ -38,6 +38,9 @@ pub(crate) struct Session {
     pub(crate) askers: Askers,
     /// Cancelled when it ended; a child of the link's `dropped`.
     pub(crate) closed: CancellationToken,
+    /// Cancelled once its child is gone, with its process group (killed, or exited, and
+    /// reaped), or at once when it has none: the next run starts after.
+    pub(crate) child_gone: CancellationToken,
     /// When it began.
     pub(crate) started: Instant,
     /// When it ended, and how.
@@ -89,6 +92,7 @@ impl Session {
             pending: Arc::default(),
             askers: Arc::default(),
             closed: dropped.child_token(),
+            child_gone: CancellationToken::new(),
             started: Instant::now(),
             end: Mutex::default(),
             given_up: Mutex::default(),
@@ -105,6 +109,8 @@ impl Session {
         if let Some(child) = pipes.child {
             let (dropped, program) = (dropped.clone(), program.to_owned());
             tokio::spawn(watch(Arc::clone(&session), child, dropped, program));
+        } else {
+            session.child_gone.cancel();
         }
         session
     }
