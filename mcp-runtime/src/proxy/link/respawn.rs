@@ -193,7 +193,7 @@ impl Link {
                 {
                     tracing::warn!(
                         program = %program,
-                        "the upstream server's last run is not gone {} s after it ended; started again all the same",
+                        "the upstream server's last run (its child, or what its process group started) is not gone after {} s; started again all the same",
                         GONE_WITHIN.as_secs()
                     );
                 }
