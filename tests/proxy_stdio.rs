@@ -500,3 +500,62 @@ async fn a_child_that_stops_reading_its_stdin_is_taken_for_gone() {
         .collect();
     assert_eq!(warned.len(), 1, "{warned:#?}");
 }
+
+/// A zero time limit or write stall limit is refused when connecting, before the child is
+/// started, saying which: zero would give up every request at once, or kill the child on
+/// any write to its stdin that has to wait (the stall limit is the time limit unless
+/// set). Before, both were taken: a zero stall limit connected, and killed a healthy
+/// child the first time its pipe was full.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_zero_limit_is_refused() {
+    let Some(stub) = Stub::new("zero") else {
+        return;
+    };
+    let zero = Duration::ZERO;
+    for (options, named) in [
+        (
+            StdioOptions::new().write_stall_timeout(zero),
+            "write_stall_timeout",
+        ),
+        (StdioOptions::new().timeout(zero), "StdioOptions::timeout"),
+        (
+            StdioOptions::new().timeout(zero).write_stall_timeout(LIMIT),
+            "StdioOptions::timeout",
+        ),
+        (
+            StdioOptions::new().timeout(LIMIT).write_stall_timeout(zero),
+            "write_stall_timeout",
+        ),
+    ] {
+        let r = Upstream::stdio_with(&stub.python, stub.args(), options).await;
+        assert!(
+            matches!(&r, Err(UpstreamError::Unavailable(why)) if why.contains(named) && why.contains("zero")),
+            "{named}: {r:?}"
+        );
+    }
+    assert_eq!(stub.starts(), 0, "refused before it is started");
+}
+
+/// A child whose stdout ends while it stays up (reading nothing) is gone, killed at the
+/// end of its grace, before the next request starts another: never two runs at once.
+/// Before, the new one started at once, while the old one ran on for up to 500 ms.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_child_is_gone_before_the_next_one_starts() {
+    let Some(stub) = Stub::new("mute") else {
+        return;
+    };
+    let up = Upstream::stdio(&stub.python, stub.args()).await.unwrap();
+    let muted = soon(call(&up, "mute")).await;
+    assert!(is_unavailable(&muted, "closed its stdout"), "{muted:?}");
+    assert_eq!(soon(call(&up, "echo")).await.unwrap(), "{}");
+    assert_eq!(stub.starts(), 2);
+    let overlaps = std::fs::read_to_string(stub.dir.join("overlaps")).unwrap_or_default();
+    assert_eq!(
+        overlaps, "",
+        "earlier starts still running as the next started"
+    );
+}
+
+#[cfg(target_os = "linux")]
+#[path = "proxy_stdio/groups.rs"]
+mod groups;

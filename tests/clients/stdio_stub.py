@@ -1,6 +1,8 @@
 """A 2025-11-25 MCP server on stdio, written by hand (standard library only), that
 misbehaves on request, for tests/proxy_stdio.rs. It writes a line to STATE/starts each
-time it starts (`start PID`), and exits at once (status 4) while STATE/crash-on-start exists. Its tools:
+time it starts (`start PID`), and a line to STATE/overlaps for each earlier start still
+running then (its pid), and exits at once (status 4) while STATE/crash-on-start exists.
+Its tools:
 
 - `echo`: its arguments, as text;
 - `crash`: exits (status 3) without answering;
@@ -9,6 +11,7 @@ time it starts (`start PID`), and exits at once (status 4) while STATE/crash-on-
 - `wrong_id`: answers with an id no request has (its id + 1000), and never with its own;
 - `cancelled`: the request ids it was told were cancelled (`notifications/cancelled`);
 - `deaf`: answers, then stops reading its stdin (kept open) and sleeps, up and silent;
+- `mute`: closes its stdout without answering, then sleeps, up, reading nothing;
 - `stuck_task`: run only as a task (its experimental task API, `taskSupport: "required"`),
   which `tasks/get` says is completed at once, and whose `tasks/result` never answers;
 - `gen<N>`: listed only by its Nth start, so a reader of its list sees which start it is.
@@ -23,6 +26,15 @@ import time
 STATE = sys.argv[1]
 with open(os.path.join(STATE, "starts"), "a") as f:
     f.write(f"start {os.getpid()}\n")
+with open(os.path.join(STATE, "starts")) as f:
+    EARLIER = [int(l.split()[1]) for l in f if l.startswith("start ")][:-1]
+for pid in EARLIER:
+    try:
+        os.kill(pid, 0)
+    except OSError:
+        continue
+    with open(os.path.join(STATE, "overlaps"), "a") as f:
+        f.write(f"{pid}\n")
 if os.path.exists(os.path.join(STATE, "crash-on-start")):
     sys.exit(4)
 with open(os.path.join(STATE, "starts")) as f:
@@ -31,7 +43,7 @@ with open(os.path.join(STATE, "starts")) as f:
 TOOLS = [
     {"name": name, "inputSchema": {"type": "object"}}
     for name in ["echo", "crash", "hang", "string_id", "wrong_id", "cancelled", "deaf",
-                 f"gen{START}"]
+                 "mute", f"gen{START}"]
 ] + [{"name": "stuck_task", "inputSchema": {"type": "object"},
       "execution": {"taskSupport": "required"}}]
 cancelled = []
@@ -99,6 +111,10 @@ def answer(req):
             return reply
         if name == "cancelled":
             return text(req, json.dumps(cancelled))
+        if name == "mute":
+            os.close(1)
+            while True:
+                time.sleep(60)
         if name == "deaf":
             send(text(req, "deaf from now on"))
             while True:

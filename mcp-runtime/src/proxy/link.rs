@@ -1,8 +1,9 @@
 //! The client side a proxy needs, once: the connection to one upstream MCP server (a child
 //! on stdio, an in-process pipe, or Streamable HTTP), the era it speaks settled, and the
 //! requests and answers sent to it, many at a time. The stdio wire is in `stdio.rs` (one
-//! run of the child), a child that exited is started again by `respawn.rs`, and what an
-//! answer means is in `answer.rs`.
+//! run of the child; the child's process is started and watched by `child.rs`), a child
+//! that exited is started again by `respawn.rs`, and what an answer means is in
+//! `answer.rs`.
 
 use serde_json::{Map, Value, json};
 use std::collections::HashMap;
@@ -20,6 +21,7 @@ use super::watch::Watch;
 use crate::protocol::headers::{HeaderParam, header_params, param_headers};
 
 mod answer;
+mod child;
 mod handshake;
 mod respawn;
 mod stdin;
@@ -31,9 +33,10 @@ pub(crate) use answer::{NO_MESSAGE, excerpt, gone, outcome, rpc_error};
 use handshake::{compose, era, initialized};
 pub(super) use handshake::{handshake_on, initialize_params};
 
+pub(crate) use child::spawn;
 pub(crate) use respawn::Spawn;
 pub(super) use respawn::Stdio;
-pub(crate) use stdio::{Pipes, Session, id_in_string, spawn};
+pub(crate) use stdio::{Pipes, Session, id_in_string};
 pub(crate) use told::{Told, shown_url};
 
 /// How long one upstream request may take, unless its upstream's options say otherwise
@@ -134,7 +137,7 @@ impl Link {
             headers: Arc::new(options.header_map()?),
             session: Arc::default(),
             reopening: Arc::default(),
-            patience: options.timeout.unwrap_or(DEFAULT_UPSTREAM_TIMEOUT),
+            patience: options.patience()?,
         }));
         Self::settle(wire, Arc::default(), CancellationToken::new()).await
     }
@@ -535,6 +538,8 @@ fn target_name(params: &Value) -> Option<String> {
         .map(str::to_owned)
 }
 
+#[cfg(test)]
+mod child_tests;
 #[cfg(test)]
 mod restart_tests;
 #[cfg(test)]

@@ -63,6 +63,10 @@
 //! A child that stops reading its stdin but keeps it open is taken for gone the same
 //! way, and killed, once a write to it makes no progress for
 //! [`StdioOptions::write_stall_timeout`] (by default its request time limit).
+//! On unix a child runs in a process group of its own, killed whole when the child is
+//! killed or exits (the server a wrapper such as `npx` runs goes with it) before the next
+//! starts; it does not get the terminal's Ctrl-C, and when this process is killed, its
+//! stdin closes: a server that exits at the end of its stdin exits then.
 //! A child that exits again less than 30 s after it started is started again only after
 //! a wait (1 s, doubling up to 30 s), and requests meanwhile are refused, saying when it
 //! will be. [`Upstream::stdio`], [`Upstream::stdio_with`] and [`Upstream::command_with`]
@@ -147,8 +151,9 @@ impl Upstream {
     }
 
     /// Starts `program` with `args` and speaks MCP with it on its stdin and stdout (its
-    /// stderr goes to this process's). It is killed when the last clone of the
-    /// `Upstream` (and of the definitions made from it) is dropped. When it exits (or
+    /// stderr goes to this process's), on unix in a process group of its own. It is
+    /// killed, with its group (what it started), when the last clone of the `Upstream`
+    /// (and of the definitions made from it) is dropped. When it exits (or
     /// stops reading its stdin: [`StdioOptions::write_stall_timeout`]), the requests
     /// waiting on it fail at once, a warning says so, and it is started again on the next
     /// request (see [`Upstream::command_with`]).
@@ -180,10 +185,10 @@ impl Upstream {
         Self::command_with(command, options).await
     }
 
-    /// Like [`Upstream::stdio`], with a command of your own (environment, directory). A
-    /// [`Command`](tokio::process::Command) cannot be copied, so the child is **not started
-    /// again** when it exits: every later request fails. Prefer
-    /// [`Upstream::command_with`], which makes the command anew for each start.
+    /// Like [`Upstream::stdio`], with a command of your own (environment, directory; its
+    /// pipes and process group set as there). A [`Command`](tokio::process::Command)
+    /// cannot be copied, so the child is **not started again** when it exits: every later
+    /// request fails. Prefer [`Upstream::command_with`], which makes the command anew.
     pub async fn command(cmd: tokio::process::Command) -> Result<Upstream, UpstreamError> {
         let program = program_of(&cmd);
         let first = link::spawn(cmd)?;
@@ -193,8 +198,9 @@ impl Upstream {
     }
 
     /// Starts the child `command` makes (a command of your own: environment, directory),
-    /// with `options`, as [`Upstream::stdio`] does; `command` is called again to start
-    /// it again each time it exited.
+    /// with `options` (a zero limit in them refused before anything starts), as
+    /// [`Upstream::stdio`] does (its pipes and process group set likewise); `command` is
+    /// called again to start it again each time it exited.
     ///
     /// A child that exited is started again on the next request (the requests waiting on
     /// it failed at once with [`UpstreamError::Unavailable`]), and the handshake is done
@@ -224,12 +230,12 @@ impl Upstream {
         command: impl Fn() -> tokio::process::Command + Send + Sync + 'static,
         options: StdioOptions,
     ) -> Result<Upstream, UpstreamError> {
+        let (patience, stall) = options.limits()?;
         let first = command();
         let program = program_of(&first);
         let first = link::spawn(first)?;
         let again: link::Spawn = Arc::new(move || link::spawn(command()));
-        let patience = options.timeout.unwrap_or(DEFAULT_UPSTREAM_TIMEOUT);
-        let link = Link::stdio(first, Some(again), program, patience, options.stall()).await?;
+        let link = Link::stdio(first, Some(again), program, patience, stall).await?;
         Ok(Upstream::new(link))
     }
 

@@ -41,7 +41,8 @@ impl StdioOptions {
     /// ([`DEFAULT_UPSTREAM_TIMEOUT`](super::DEFAULT_UPSTREAM_TIMEOUT)). A request given up
     /// is forgotten, and the upstream is told (`notifications/cancelled`). The requests of
     /// the handshake have this limit too, on the first connect and when a child that
-    /// exited is started again.
+    /// exited is started again. Zero is refused when connecting
+    /// ([`UpstreamError::Unavailable`]).
     pub fn timeout(mut self, silence: Duration) -> StdioOptions {
         self.timeout = Some(silence);
         self
@@ -54,21 +55,42 @@ impl StdioOptions {
     /// child busy with one long request is not killed while the next waits to be written
     /// within its own limit. When it runs out, every request waiting on the child fails
     /// at once ([`UpstreamError::Unavailable`], saying it stopped reading its stdin), one
-    /// warning names the program, the child is killed, and the next request starts it
-    /// again, as when it exits. Set it shorter than the time limit to find such a child
-    /// before the request whose write stalled ends at its own limit
-    /// ([`UpstreamError::Timeout`]).
+    /// warning names the program, the child is killed (with its process group, on unix),
+    /// and the next request starts it again, as when it exits. Set it shorter than the
+    /// time limit to find such a child before the request whose write stalled ends at its
+    /// own limit ([`UpstreamError::Timeout`]). Zero is refused when connecting
+    /// ([`UpstreamError::Unavailable`]): a child would be killed on any write that has to
+    /// wait, however healthy; so is a zero [`StdioOptions::timeout`], which it is unless
+    /// set.
     pub fn write_stall_timeout(mut self, stall: Duration) -> StdioOptions {
         self.write_stall = Some(stall);
         self
     }
 
-    /// How long a write to the child's stdin may make no progress.
-    pub(crate) fn stall(&self) -> Duration {
-        self.write_stall
-            .or(self.timeout)
-            .unwrap_or(super::DEFAULT_UPSTREAM_TIMEOUT)
+    /// How long the child may stay silent on a request, and how long a write to its stdin
+    /// may make no progress; a zero limit refused.
+    pub(crate) fn limits(&self) -> Result<(Duration, Duration), UpstreamError> {
+        let patience = self.timeout.unwrap_or(super::DEFAULT_UPSTREAM_TIMEOUT);
+        if patience.is_zero() {
+            return Err(zero(
+                "StdioOptions::timeout",
+                "every request would be given up at once",
+            ));
+        }
+        let stall = self.write_stall.unwrap_or(patience);
+        if stall.is_zero() {
+            return Err(zero(
+                "StdioOptions::write_stall_timeout",
+                "the child would be killed on any write to its stdin that has to wait",
+            ));
+        }
+        Ok((patience, stall))
     }
+}
+
+/// The error of an option set to zero, which would make the upstream useless (`why`).
+fn zero(option: &str, why: &str) -> UpstreamError {
+    UpstreamError::Unavailable(format!("{option} is zero, which is refused: {why}"))
 }
 
 /// Settings of an HTTP upstream, for [`Upstream::http_with`](super::Upstream::http_with).
@@ -107,10 +129,23 @@ impl HttpOptions {
 
     /// How long the upstream may stay silent on a request (no answer, no progress, not
     /// even the response's head) before the request is a tool error: 60 s by default
-    /// ([`DEFAULT_UPSTREAM_TIMEOUT`](super::DEFAULT_UPSTREAM_TIMEOUT)).
+    /// ([`DEFAULT_UPSTREAM_TIMEOUT`](super::DEFAULT_UPSTREAM_TIMEOUT)). Zero is refused
+    /// when connecting ([`UpstreamError::Unavailable`]).
     pub fn timeout(mut self, silence: Duration) -> HttpOptions {
         self.timeout = Some(silence);
         self
+    }
+
+    /// How long the upstream may stay silent on a request; zero refused.
+    pub(crate) fn patience(&self) -> Result<Duration, UpstreamError> {
+        let patience = self.timeout.unwrap_or(super::DEFAULT_UPSTREAM_TIMEOUT);
+        if patience.is_zero() {
+            return Err(zero(
+                "HttpOptions::timeout",
+                "every request would be given up at once",
+            ));
+        }
+        Ok(patience)
     }
 
     /// Also trusts the certificate authorities in `pem` (one or more `CERTIFICATE`
@@ -171,5 +206,25 @@ impl HttpOptions {
             map.append(name, value);
         }
         Ok(map)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::Upstream;
+    use super::*;
+
+    /// A zero time limit of an HTTP upstream is refused when connecting, as a stdio
+    /// upstream's is (`tests/proxy_stdio.rs`). Before, it was taken, and every request
+    /// given up at once, the handshake's first.
+    #[tokio::test]
+    async fn a_zero_http_time_limit_is_refused() {
+        let (_link, addr) = super::super::fake::http(|_| None).await;
+        let options = HttpOptions::new().timeout(Duration::ZERO);
+        let r = Upstream::http_with(&format!("http://{addr}/mcp"), options).await;
+        assert!(
+            matches!(&r, Err(UpstreamError::Unavailable(why)) if why.starts_with("HttpOptions::timeout is zero")),
+            "{r:?}"
+        );
     }
 }

@@ -1,6 +1,8 @@
 //! A stdio upstream whose child ended, started again: on the next request after it
-//! exited, a new child is started (when the link knows how: [`Spawn`]) and the handshake
-//! is done again, as on the first connect; the change streams are asked for again and
+//! exited, a new child is started (when the link knows how: [`Spawn`]), once the last
+//! one is gone with its process group (a child whose stdout ended is given a moment to
+//! exit, then killed: never two runs at once), and the handshake is done again, as on
+//! the first connect; the change streams are asked for again and
 //! followers told ([`Changes::started`](super::super::routing::Changes)), so they read
 //! the lists again. A child that keeps exiting soon after it started is started again
 //! only after a wait ([`Backoff`]): 1 s, doubling up to 30 s, and none once a run lasted
@@ -15,6 +17,7 @@ use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
 
 /// How to start the upstream again: a new child (or, in tests, a new pipe).
 pub(crate) type Spawn = Arc<dyn Fn() -> Result<Pipes, UpstreamError> + Send + Sync>;
@@ -25,6 +28,10 @@ const FIRST_WAIT: Duration = Duration::from_secs(1);
 const LONGEST_WAIT: Duration = Duration::from_secs(30);
 /// A run this long is healthy: when it ends, the child is started again at once.
 const HEALTHY: Duration = Duration::from_secs(30);
+/// How long a start waits for the last run's child to be gone (it is given a moment to
+/// exit, then killed, and reaped): a child the kernel holds up does not hold the start
+/// for good.
+const GONE_WITHIN: Duration = Duration::from_secs(5);
 
 /// A stdio upstream: the session now, and how to start another when it ended.
 pub(crate) struct Stdio {
@@ -62,6 +69,9 @@ struct Restart {
     backoff: Backoff,
     /// The start under way (or done, not yet made the session now): one at a time.
     starting: Option<Starting>,
+    /// Cancelled once the child of the last run started (made the session now or not)
+    /// is gone; `None` before the first start (then the session now's says).
+    last: Option<CancellationToken>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -151,7 +161,8 @@ impl Link {
                         )));
                     }
                     backoff.starting();
-                    let starting = self.start_again(stdio, again);
+                    let last = state.last.clone().unwrap_or_else(|| now.child_gone.clone());
+                    let starting = self.start_again(stdio, again, last);
                     state.starting = Some(starting.clone());
                     starting
                 }
@@ -161,10 +172,12 @@ impl Link {
         Ok(self.install(stdio, again, &starting, started).await)
     }
 
-    /// Starts a new run of the child in a task of its own: started, its handshake done
-    /// (it must speak the revision the link speaks, for which the items served were
-    /// made). A start that fails is counted by the backoff and told at warn.
-    fn start_again(&self, stdio: &Stdio, again: &Again) -> Starting {
+    /// Starts a new run of the child in a task of its own, once the last run's child is
+    /// gone (`last` cancelled: within [`GONE_WITHIN`], else it is told at warn), so that
+    /// two never run at once: started, its handshake done (it must speak the revision
+    /// the link speaks, for which the items served were made). A start that fails is
+    /// counted by the backoff and told at warn.
+    fn start_again(&self, stdio: &Stdio, again: &Again, last: CancellationToken) -> Starting {
         let spawn = Arc::clone(&again.spawn);
         let state = Arc::clone(&again.state);
         let changes = Arc::clone(&self.changes);
@@ -174,8 +187,19 @@ impl Link {
         let (patience, stall, version) = (stdio.patience, stdio.stall, self.version.clone());
         let task = tokio::spawn(async move {
             let start = async {
+                if tokio::time::timeout(GONE_WITHIN, last.cancelled())
+                    .await
+                    .is_err()
+                {
+                    tracing::warn!(
+                        program = %program,
+                        "the upstream server's last run (its child, or what its process group started) is not gone after {} s; started again all the same",
+                        GONE_WITHIN.as_secs()
+                    );
+                }
                 let pipes = spawn().map_err(|e| gone(format!("starting it again: {e}")))?;
                 let session = Session::open(pipes, &changes, &dropped, &program, stall);
+                lock(&state).last = Some(session.child_gone.clone());
                 run(session, &next, patience, &version).await
             };
             let started = tokio::select! {

@@ -23,7 +23,8 @@ enum Unwritten {
 
 /// Writer: one line per message, until the session ends. A write that fails ends it, and
 /// one that makes no progress for `stall` (if given) takes it for gone, with a warning
-/// naming the program.
+/// naming the program (unless it ended meanwhile, or its child's exit was seen: then
+/// what ended it is told, by the reader or the watcher).
 pub(super) async fn write(
     session: Arc<Session>,
     mut stdin: Box<dyn AsyncWrite + Unpin + Send>,
@@ -56,11 +57,13 @@ pub(super) async fn write(
                 let why = format!(
                     "it stopped reading its stdin (a write to it made no progress for {secs} s)"
                 );
-                tracing::warn!(
-                    program = %session.told.name(),
-                    "the upstream server is taken for gone, and killed: {why}"
-                );
-                session.take_for_gone(&why);
+                // Unless it ended first, or its child's exit was seen (then that is told).
+                if session.take_for_gone(&why) {
+                    tracing::warn!(
+                        program = %session.told.name(),
+                        "the upstream server is taken for gone, and killed: {why}"
+                    );
+                }
                 return;
             }
         }

@@ -1,17 +1,18 @@
 //! The stdio wire, one run at a time: a [`Session`] is one connection to a child's stdin
 //! and stdout (or to an in-process pipe), with the requests waiting for their answers on
-//! it, its writer (`stdin.rs`) and reader, and, for a child, the task that sees it exit.
+//! it, its writer (`stdin.rs`) and reader, and, for a child, the task that sees it exit
+//! (`child.rs`).
 //! A session ends for good (its stdout ends, its child exits, a write to its stdin fails
 //! or makes no progress for its stall limit, or the link goes): what waits on it fails
 //! at once, and the link may start another (`respawn.rs`).
 
 use super::super::routing::{Askers, Changes, route};
+use super::child::{Process, watch};
 use super::stdin::write;
 use super::{MAX_MESSAGE, Told, UpstreamError, excerpt, gone};
 use crate::transport::stdio::lines::{Line, Lines, Overlong};
 use serde_json::{Value, json};
 use std::collections::{HashMap, VecDeque};
-use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite, BufReader};
@@ -22,36 +23,12 @@ use tokio_util::sync::CancellationToken;
 /// The requests of a session waiting, by id: each gets its answer, or why it has none.
 pub(crate) type Pending = Arc<Mutex<HashMap<u64, oneshot::Sender<Result<Value, UpstreamError>>>>>;
 
-/// How long a child that exited has for its stdout to end (what it wrote before is still
-/// read), and a child whose stdout ended has to exit on its own before it is killed.
-const GRACE: Duration = Duration::from_millis(500);
-
 /// What one run of a stdio upstream is reached through: its stdout, its stdin, and the
 /// child, if it is one (an in-process pipe has none).
 pub(crate) struct Pipes {
     pub(crate) read: Box<dyn AsyncRead + Unpin + Send>,
     pub(crate) write: Box<dyn AsyncWrite + Unpin + Send>,
-    pub(crate) child: Option<tokio::process::Child>,
-}
-
-/// Starts `cmd` with piped stdin and stdout (its stderr goes to this process's); the
-/// child is killed when it is dropped (by its session's watcher, once the session ended).
-pub(crate) fn spawn(mut cmd: tokio::process::Command) -> Result<Pipes, UpstreamError> {
-    cmd.stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .kill_on_drop(true);
-    let mut child = cmd
-        .spawn()
-        .map_err(|e| gone(format!("cannot start it: {e}")))?;
-    let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
-        return Err(gone("no pipes to it"));
-    };
-    Ok(Pipes {
-        read: Box::new(stdout),
-        write: Box::new(stdin),
-        child: Some(child),
-    })
+    pub(crate) child: Option<Box<dyn Process>>,
 }
 
 /// One connection to a stdio upstream (one run of its child).
@@ -61,10 +38,13 @@ pub(crate) struct Session {
     pub(crate) askers: Askers,
     /// Cancelled when it ended; a child of the link's `dropped`.
     pub(crate) closed: CancellationToken,
+    /// Cancelled once its child is gone, with its process group (killed, or exited, and
+    /// reaped), or at once when it has none: the next run starts after.
+    pub(crate) child_gone: CancellationToken,
     /// When it began.
     pub(crate) started: Instant,
-    /// Once it ended: when, and how.
-    end: Mutex<Option<End>>,
+    /// When it ended, and how.
+    end: Mutex<End>,
     /// The last requests given up (their time ran out, or their caller went): a late
     /// answer to one is no surprise.
     given_up: Mutex<VecDeque<u64>>,
@@ -76,11 +56,19 @@ pub(crate) struct Session {
 /// How many given-up requests a session remembers.
 const GIVEN_UP_KEPT: usize = 1024;
 
-/// How a session ended.
+/// How a session ended, or, once its child's exit is seen, will end: the first real
+/// reason known wins.
+#[derive(Default)]
 struct End {
-    at: Instant,
-    /// How: its child's exit status when known, else what was seen (its stdout closed).
-    how: String,
+    /// When it ended; `None` while it runs.
+    at: Option<Instant>,
+    /// How, once known: its child's exit status, or why this side took it for gone, or
+    /// what was seen (its stdout closed).
+    how: Option<String>,
+    /// Whether `how` is a real reason (its child's exit status, or why this side took it
+    /// for gone), never replaced; what was seen is replaced by the exit status that
+    /// follows.
+    firm: bool,
     /// Whether this side took it for gone (its child stopped reading its stdin): `how`
     /// says why, and stays when the child, killed for it, exits.
     taken: bool,
@@ -104,8 +92,9 @@ impl Session {
             pending: Arc::default(),
             askers: Arc::default(),
             closed: dropped.child_token(),
+            child_gone: CancellationToken::new(),
             started: Instant::now(),
-            end: Mutex::new(None),
+            end: Mutex::default(),
             given_up: Mutex::default(),
             told: Told::new(program),
         });
@@ -120,6 +109,8 @@ impl Session {
         if let Some(child) = pipes.child {
             let (dropped, program) = (dropped.clone(), program.to_owned());
             tokio::spawn(watch(Arc::clone(&session), child, dropped, program));
+        } else {
+            session.child_gone.cancel();
         }
         session
     }
@@ -132,34 +123,11 @@ impl Session {
     /// Ends it (`how`: why, unless it is known already): every request waiting on it
     /// fails at once, and calls take no more of its requests.
     pub(crate) fn close(&self, how: &str) {
-        self.ended(how, false);
-    }
-
-    /// Takes it for gone, though its child may still run (`why`: it stopped reading its
-    /// stdin): it ends as [`Session::close`] ends it, its child is killed at once (by its
-    /// watcher), and `why` is what its requests are told, not the exit status the kill
-    /// brings.
-    pub(crate) fn take_for_gone(&self, why: &str) {
-        self.ended(why, true);
-    }
-
-    /// Whether this side took it for gone ([`Session::take_for_gone`]).
-    fn taken(&self) -> bool {
-        let end = self.end.lock().unwrap_or_else(|e| e.into_inner());
-        end.as_ref().is_some_and(|e| e.taken)
-    }
-
-    /// Ends it, `how` unless it is known already (`taken`: as
-    /// [`Session::take_for_gone`] says).
-    fn ended(&self, how: &str, taken: bool) {
-        self.end
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .get_or_insert_with(|| End {
-                at: Instant::now(),
-                how: how.to_owned(),
-                taken,
-            });
+        {
+            let mut end = self.lock_end();
+            end.how.get_or_insert_with(|| how.to_owned());
+            end.at.get_or_insert_with(Instant::now);
+        }
         self.closed.cancel();
         let waiting: Vec<_> = {
             let mut pending = self.pending.lock().unwrap_or_else(|e| e.into_inner());
@@ -174,38 +142,63 @@ impl Session {
             .clear();
     }
 
-    /// Its child exited, `how` (its exit status): said from now on, unless this side
-    /// took it for gone (then why is said).
-    fn exited(&self, how: String) {
-        let mut end = self.end.lock().unwrap_or_else(|e| e.into_inner());
-        match end.as_mut() {
-            Some(end) if end.taken => {}
-            Some(end) => end.how = how,
-            None => {
-                *end = Some(End {
-                    at: Instant::now(),
-                    how,
-                    taken: false,
-                });
+    /// Takes it for gone, though its child may still run (`why`: it stopped reading its
+    /// stdin), unless it ended already or its child's exit was seen (then it ends as that
+    /// says): it ends as [`Session::close`] ends it, its child is killed at once (by its
+    /// watcher), and `why` is what its requests are told, not the exit status the kill
+    /// brings. Whether it was taken for gone (to be told once).
+    pub(crate) fn take_for_gone(&self, why: &str) -> bool {
+        let taken = {
+            let mut end = self.lock_end();
+            let taken = end.at.is_none() && !end.firm;
+            if taken {
+                *end = End {
+                    at: None,
+                    how: Some(why.to_owned()),
+                    firm: true,
+                    taken: true,
+                };
             }
+            taken
+        };
+        self.close(why);
+        taken
+    }
+
+    /// Whether this side took it for gone ([`Session::take_for_gone`]).
+    pub(super) fn taken(&self) -> bool {
+        self.lock_end().taken
+    }
+
+    /// Its child exited, `how` (its exit status): what it is said to have ended with,
+    /// unless a real reason was known first (this side took it for gone, or its exit was
+    /// seen before). It may run on a moment, for what the child wrote to be read.
+    pub(super) fn exited(&self, how: String) {
+        let mut end = self.lock_end();
+        if !end.firm {
+            end.how = Some(how);
+            end.firm = true;
         }
+    }
+
+    fn lock_end(&self) -> std::sync::MutexGuard<'_, End> {
+        self.end.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// When it ended and how (`None` while it runs).
     pub(crate) fn end(&self) -> Option<(Instant, String)> {
-        let end = self.end.lock().unwrap_or_else(|e| e.into_inner());
-        end.as_ref().map(|e| (e.at, e.how.clone()))
+        let end = self.lock_end();
+        let how = end.how.clone().unwrap_or_else(|| "it ended".to_owned());
+        end.at.map(|at| (at, how))
     }
 
     /// The error of a request that cannot have its answer on it: it ended.
     pub(crate) fn gone(&self) -> UpstreamError {
-        let end = self.end.lock().unwrap_or_else(|e| e.into_inner());
-        match end.as_ref() {
-            Some(End {
-                how, taken: true, ..
-            }) => gone(format!("the upstream server was killed: {how}")),
-            Some(End { how, .. }) => gone(format!("the upstream server exited ({how})")),
-            None => gone("the upstream server exited"),
+        let end = self.lock_end();
+        match (&end.how, end.taken) {
+            (Some(how), true) => gone(format!("the upstream server was killed: {how}")),
+            (Some(how), false) => gone(format!("the upstream server exited ({how})")),
+            (None, _) => gone("the upstream server exited"),
         }
     }
 
@@ -309,54 +302,6 @@ async fn read(
         tracing::warn!("the upstream server closed its stdout");
     }
     session.close("it closed its stdout");
-}
-
-/// Watcher: when the child exits, its session ends (once what it wrote before is read),
-/// and a warning says how it exited; when its session ends first (its stdout ended, or it
-/// is given up), the child has a moment to exit, then is killed. One taken for gone (it
-/// stopped reading its stdin: the writer warned) is killed at once, and so is one whose
-/// link goes.
-async fn watch(
-    session: Arc<Session>,
-    mut child: tokio::process::Child,
-    dropped: CancellationToken,
-    program: String,
-) {
-    let status = tokio::select! {
-        s = child.wait() => {
-            let _ = tokio::time::timeout(GRACE, session.closed.cancelled()).await;
-            s
-        }
-        () = session.closed.cancelled() => {
-            if dropped.is_cancelled() {
-                let _ = child.start_kill();
-                return;
-            }
-            if session.taken() {
-                // It reads nothing: waiting for it to see its stdin closed is no use.
-                let _ = child.start_kill();
-            }
-            match tokio::time::timeout(GRACE, child.wait()).await {
-                Ok(s) => s,
-                Err(_) => {
-                    let _ = child.start_kill();
-                    child.wait().await
-                }
-            }
-        }
-    };
-    let how = match status {
-        Ok(s) => s.to_string(),
-        Err(e) => format!("its exit status unknown: {e}"),
-    };
-    session.exited(how.clone());
-    session.close(&how);
-    if session.taken() {
-        // Told at warn when it was taken for gone.
-        tracing::debug!(program = %program, "the upstream server, taken for gone, was killed ({how})");
-    } else if !dropped.is_cancelled() {
-        tracing::warn!(program = %program, "the upstream server exited ({how})");
-    }
 }
 
 /// Gives an answer to the request it answers. Its
