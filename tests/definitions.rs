@@ -256,6 +256,21 @@ async fn gone(name: String) -> anyhow::Result<String> {
     ))?)
 }
 
+/// A note, by number: only note 1 exists; the others are `Error::not_found`.
+#[resource("memo://{id}")]
+async fn memo(id: u64) -> Result<String, Error> {
+    match id {
+        1 => Ok("the first".to_owned()),
+        _ => Err(Error::not_found(format!("no memo {id}"))),
+    }
+}
+
+/// Looks a memo up by number, as a tool: a missing one is its error.
+#[mcp_runtime::tool]
+async fn find_memo(id: u64) -> Result<String, Error> {
+    Err(Error::not_found(format!("no memo {id}")))
+}
+
 /// A greeting; an empty name is refused with a `String`.
 #[prompt]
 async fn greet(name: String) -> Result<String, String> {
@@ -273,8 +288,13 @@ async fn greet(name: String) -> Result<String, String> {
 async fn handlers_fail_with_strings_boxes_and_anyhow() {
     let c = TestClient::new(
         Server::builder("errors", "1")
-            .tools(mcp_runtime::tools![city_code, setting, boxed_failure])
-            .resources(resources![gone])
+            .tools(mcp_runtime::tools![
+                city_code,
+                setting,
+                boxed_failure,
+                find_memo
+            ])
+            .resources(resources![gone, memo])
             .prompts(prompts![greet])
             .build()
             .unwrap(),
@@ -318,6 +338,19 @@ async fn handlers_fail_with_strings_boxes_and_anyhow() {
     let e = c.read_resource("gone://notes.txt").await.unwrap_err();
     assert_eq!(e.code, -32603, "{}", e.message);
     assert_eq!(e.message, "No such file or directory (os error 2)");
+
+    // `Error::not_found`: from a resource, resource-not-found for the URI being read; from
+    // a tool, its error with the message.
+    assert_eq!(
+        c.read_resource("memo://1").await.unwrap().text(),
+        "the first"
+    );
+    let e = c.read_resource("memo://2").await.unwrap_err();
+    assert_eq!(e.code, -32602, "{}", e.message);
+    assert_eq!(e.data.unwrap()["uri"], "memo://2");
+    let out = c.call_tool("find_memo", json!({"id": 2})).await.unwrap();
+    assert!(out.is_error(), "{}", out.result);
+    assert_eq!(out.text(), "no memo 2");
 
     let (r, _) = c
         .request(

@@ -70,6 +70,44 @@ impl Error {
         )))
     }
 
+    /// Something the handler looked for does not exist. From a resource, the
+    /// resource-not-found error for the URI being read (`-32602` with `data.uri`; `-32002`
+    /// in 2025-11-25 sessions), so the URI need not be repeated; elsewhere an execution
+    /// error with this message. An `io::Error` of kind `NotFound` converts into it.
+    ///
+    /// A domain error with a "not found" case maps onto it in one function, used with
+    /// `.map_err` (an `impl From` beside the conversion of every `std::error::Error`
+    /// would conflict with it):
+    ///
+    /// ```
+    /// use mcp_runtime::{Error, resource};
+    ///
+    /// #[derive(Debug)]
+    /// enum NoteError { Missing(u64), Locked }
+    ///
+    /// impl NoteError {
+    ///     fn into_mcp(self) -> Error {
+    ///         match self {
+    ///             NoteError::Missing(id) => Error::not_found(format!("no note {id}")),
+    ///             NoteError::Locked => Error::new("the notes are locked"),
+    ///         }
+    ///     }
+    /// }
+    ///
+    /// fn load(id: u64) -> Result<String, NoteError> {
+    ///     Err(NoteError::Missing(id))
+    /// }
+    ///
+    /// /// A note, by number.
+    /// #[resource("notes://{id}")]
+    /// async fn note(id: u64) -> Result<String, Error> {
+    ///     load(id).map_err(NoteError::into_mcp)
+    /// }
+    /// ```
+    pub fn not_found(message: impl fmt::Display) -> Self {
+        Error(ErrorKind::NotFound(message.to_string()))
+    }
+
     /// A JSON-RPC error of the caller's choosing.
     pub fn protocol(error: RpcError) -> Self {
         Error(ErrorKind::Protocol(error))
@@ -123,14 +161,15 @@ impl fmt::Display for Error {
     }
 }
 
-/// `e`'s message, then each of its sources', `: `-separated; with `skip_repeats`, a source
-/// whose text is already there is left out (client errors that repeat their cause).
-pub(crate) fn with_sources(e: &dyn std::error::Error, skip_repeats: bool) -> String {
+/// `e`'s message, then each of its sources', `: `-separated; a source whose text is
+/// already there is left out (an error whose message shows its cause, as thiserror's
+/// `#[error("database failed: {0}")]` with `#[from]` does, would give it twice).
+pub(crate) fn with_sources(e: &dyn std::error::Error) -> String {
     let mut out = e.to_string();
     let mut next = e.source();
     while let Some(s) = next {
         let text = s.to_string();
-        if !(skip_repeats && out.contains(&text)) {
+        if !out.contains(&text) {
             out.push_str(": ");
             out.push_str(&text);
         }
@@ -163,7 +202,7 @@ pub(crate) fn with_sources(e: &dyn std::error::Error, skip_repeats: bool) -> Str
 impl<E: Into<Box<dyn std::error::Error + Send + Sync>>> From<E> for Error {
     fn from(e: E) -> Self {
         let e: Box<dyn std::error::Error + Send + Sync> = e.into();
-        let msg = with_sources(&*e, false);
+        let msg = with_sources(&*e);
         let not_found = e
             .downcast_ref::<std::io::Error>()
             .is_some_and(|io| io.kind() == std::io::ErrorKind::NotFound);
@@ -219,6 +258,21 @@ mod tests {
         }
         let e = Error::from(Outer(std::io::Error::other("disk on fire")));
         assert_eq!(e.to_string(), "reading the index: disk on fire");
+        // A message that shows its cause (thiserror's `{0}` with `#[from]`) gets it once.
+        #[derive(Debug)]
+        struct Shows(std::io::Error);
+        impl fmt::Display for Shows {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                write!(f, "database failed: {}", self.0)
+            }
+        }
+        impl std::error::Error for Shows {
+            fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+                Some(&self.0)
+            }
+        }
+        let e = Error::from(Shows(std::io::Error::other("connection reset")));
+        assert_eq!(e.to_string(), "database failed: connection reset");
     }
 
     /// Messages and boxed errors convert as `std::error::Error`s do: what coherence kept

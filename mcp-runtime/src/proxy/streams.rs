@@ -165,7 +165,7 @@ impl Peer {
         let resp = self.client.request(req).await.map_err(|e| {
             gone(format!(
                 "cannot reach it: {}",
-                crate::error::with_sources(&e, true)
+                crate::error::with_sources(&e)
             ))
         })?;
         if let Some(s) = resp
@@ -275,7 +275,7 @@ impl Listen {
             Err(e) => {
                 tracing::debug!(
                     "the upstream's change stream: {}",
-                    crate::error::with_sources(&e, true)
+                    crate::error::with_sources(&e)
                 );
                 return Opened::Ended;
             }
