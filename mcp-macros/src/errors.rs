@@ -2,29 +2,49 @@
 
 use quote::ToTokens;
 
+/// One error: from darling (parsing options: at one token), or covering a node.
+pub enum One {
+    Darling(darling::Error),
+    /// Keeps the node's first and last tokens, so the whole node is underlined.
+    Node(syn::Error),
+}
+
+impl From<darling::Error> for One {
+    fn from(e: darling::Error) -> Self {
+        One::Darling(e)
+    }
+}
+
+impl From<syn::Error> for One {
+    fn from(e: syn::Error) -> Self {
+        One::Node(e)
+    }
+}
+
 /// An error covering all of `node` (first to last token), with `msg` as its text.
 ///
-/// Unlike `darling::Error::with_span`, which on stable Rust keeps only the first token,
-/// this underlines the whole node.
-pub fn spanned<T: ToTokens>(node: &T, msg: impl std::fmt::Display) -> darling::Error {
-    darling::Error::from(syn::Error::new_spanned(node, msg))
+/// Unlike `darling::Error::with_span`, which keeps only the first token, this underlines
+/// the whole node (on stable Rust too: the error is emitted from its first to its last
+/// token).
+pub fn spanned<T: ToTokens>(node: &T, msg: impl std::fmt::Display) -> One {
+    One::Node(syn::Error::new_spanned(node, msg))
 }
 
 /// The errors of one expansion: every stage adds to it, and expansion happens only when
 /// it stays empty.
 #[derive(Default)]
-pub struct Errors(Vec<darling::Error>);
+pub struct Errors(Vec<One>);
 
 impl Errors {
     pub fn new() -> Self {
         Errors::default()
     }
-    pub fn push(&mut self, e: darling::Error) {
-        self.0.push(e);
+    pub fn push(&mut self, e: impl Into<One>) {
+        self.0.push(e.into());
     }
     /// An error at `span`.
     pub fn at(&mut self, span: proc_macro2::Span, msg: impl std::fmt::Display) {
-        self.0.push(darling::Error::custom(msg).with_span(&span));
+        self.push(darling::Error::custom(msg).with_span(&span));
     }
     /// An error covering `node`.
     pub fn spanned<T: ToTokens>(&mut self, node: &T, msg: impl std::fmt::Display) {
@@ -35,7 +55,7 @@ impl Errors {
         self.at(span, message(&v));
     }
     pub fn handle<T>(&mut self, r: darling::Result<T>) -> Option<T> {
-        r.map_err(|e| self.0.push(e)).ok()
+        r.map_err(|e| self.push(e)).ok()
     }
     #[cfg(test)]
     pub fn is_empty(&self) -> bool {
@@ -44,11 +64,28 @@ impl Errors {
     /// How many errors there are (each darling error may hold several).
     #[cfg(test)]
     pub fn count(&self) -> usize {
-        self.0.iter().map(darling::Error::len).sum()
+        self.0
+            .iter()
+            .map(|e| match e {
+                One::Darling(e) => e.len(),
+                One::Node(_) => 1,
+            })
+            .sum()
     }
-    /// The errors as `compile_error!`s, or `None` when there are none.
+    /// The errors as `compile_error!`s, in the order they came, or `None` when there are
+    /// none.
     pub fn finish(self) -> Option<proc_macro2::TokenStream> {
-        (!self.0.is_empty()).then(|| darling::Error::multiple(self.0).write_errors())
+        if self.0.is_empty() {
+            return None;
+        }
+        let mut out = proc_macro2::TokenStream::new();
+        for e in self.0 {
+            out.extend(match e {
+                One::Darling(e) => e.write_errors(),
+                One::Node(e) => e.to_compile_error(),
+            });
+        }
+        Some(out)
     }
 }
 

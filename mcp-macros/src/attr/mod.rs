@@ -63,7 +63,7 @@ pub fn options(kind: Kind, args: TokenStream, errors: &mut Errors) -> Option<Opt
         match NestedMeta::parse_meta_list(args) {
             Ok(list) => errors.handle(T::from_list(&list)),
             Err(e) => {
-                errors.push(e.into());
+                errors.push(e);
                 None
             }
         }
@@ -75,7 +75,7 @@ pub fn options(kind: Kind, args: TokenStream, errors: &mut Errors) -> Option<Opt
             let (uri, rest) = match split_uri(args) {
                 Ok(v) => v,
                 Err(e) => {
-                    errors.push(e.into());
+                    errors.push(e);
                     return None;
                 }
             };

@@ -120,7 +120,7 @@ fn take_one<T: FromMeta>(
         }
         match T::from_meta(&a.meta) {
             Ok(v) => parsed = Some(v),
-            Err(e) => problems.push(e),
+            Err(e) => problems.push(e.into()),
         }
         false
     });

@@ -80,6 +80,11 @@ fn shape(item: &Item, errors: &mut Errors) {
             "a {kind} cannot have an ABI (`extern`): the runtime calls it as a Rust function; remove `extern`, and call the foreign function from its body"
         ));
     }
+    if let Some(e) = &s.unshareable_error {
+        errors.spanned(e, format!(
+            "a {kind}'s error must be `Send` and `Sync` (the answer is made on any of the runtime's threads); write `Box<dyn std::error::Error + Send + Sync>`, or return `mcp_runtime::Error`, which `?` converts any error into"
+        ));
+    }
     for (span, other) in &item.also {
         errors.at(*span, format!(
             "this function is already a {kind}; one function is one tool, resource or prompt; to serve the same code as a {} too, write a second function that calls this one",

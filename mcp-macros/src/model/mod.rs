@@ -65,6 +65,53 @@ pub struct Shape {
     pub unsafety: Option<Span>,
     /// `extern "ABI"`, where written.
     pub abi: Option<Span>,
+    /// The error type of a `Result<T, Box<dyn ...Error...>>` return type whose trait
+    /// object lacks `Send` or `Sync` (as written; an alias is not seen through).
+    pub unshareable_error: Option<Type>,
+}
+
+/// `E` of a return type written `Result<T, E>` (any path ending in `Result`), when `E` is
+/// `Box<dyn ... Error ...>` without both `Send` and `Sync` among its bounds.
+fn unshareable_error(output: &syn::ReturnType) -> Option<Type> {
+    let syn::ReturnType::Type(_, ty) = output else {
+        return None;
+    };
+    let Type::Path(p) = &**ty else { return None };
+    let last = p.path.segments.last()?;
+    if last.ident != "Result" {
+        return None;
+    }
+    let syn::PathArguments::AngleBracketed(args) = &last.arguments else {
+        return None;
+    };
+    let mut types = args.args.iter().filter_map(|a| match a {
+        syn::GenericArgument::Type(t) => Some(t),
+        _ => None,
+    });
+    let (Some(_), Some(err), None) = (types.next(), types.next(), types.next()) else {
+        return None;
+    };
+    let Type::Path(boxed) = err else { return None };
+    let last = boxed.path.segments.last()?;
+    if last.ident != "Box" {
+        return None;
+    }
+    let syn::PathArguments::AngleBracketed(args) = &last.arguments else {
+        return None;
+    };
+    let Some(syn::GenericArgument::Type(Type::TraitObject(object))) = args.args.first() else {
+        return None;
+    };
+    let traits: Vec<String> = object
+        .bounds
+        .iter()
+        .filter_map(|b| match b {
+            syn::TypeParamBound::Trait(t) => t.path.segments.last().map(|s| s.ident.to_string()),
+            _ => None,
+        })
+        .collect();
+    let has = |name: &str| traits.iter().any(|t| t == name);
+    (has("Error") && !(has("Send") && has("Sync"))).then(|| err.clone())
 }
 
 /// What a declared input asks.
@@ -422,6 +469,7 @@ fn shape(sig: &Signature) -> Shape {
             _ => None,
         },
         abi: sig.abi.as_ref().map(syn::spanned::Spanned::span),
+        unshareable_error: unshareable_error(&sig.output),
     }
 }
 
