@@ -399,11 +399,13 @@ pub mod metrics {
 /// ```
 ///
 /// `tools![f]` on a function without `#[tool]` fails with "cannot find module or crate
-/// `f`": `#[tool]` is what gives `f` its definition.
+/// `f`": `#[tool]` is what gives `f` its definition. A `#[resource]` or `#[prompt]` in
+/// it fails saying which list it goes in, and a `#[server]` type saying it is registered
+/// with `.provider(value)` (at the item, with a note where it was listed).
 #[macro_export]
 macro_rules! tools {
     ($($($segment:ident)::+),* $(,)?) => {{
-        const __MCP_NAMES: &[&str] = &[$($($segment)::+ :: __MCP_KEY),*];
+        const __MCP_NAMES: &[&str] = &[$($($segment)::+ :: __MCP_TOOL),*];
         const _: () = $crate::__private::assert_distinct::<{ __MCP_NAMES.len() }>("tools", __MCP_NAMES);
         const __MCP_DEFS: &[fn() -> $crate::__private::ToolDef] = &[$($($segment)::+ :: __mcp_tool),*];
         $crate::__private::defs(__MCP_DEFS)
@@ -416,7 +418,7 @@ macro_rules! tools {
 #[macro_export]
 macro_rules! resources {
     ($($($segment:ident)::+),* $(,)?) => {{
-        const __MCP_NAMES: &[&str] = &[$($($segment)::+ :: __MCP_KEY),*];
+        const __MCP_NAMES: &[&str] = &[$($($segment)::+ :: __MCP_RESOURCE),*];
         const _: () = $crate::__private::assert_distinct::<{ __MCP_NAMES.len() }>("resources", __MCP_NAMES);
         const __MCP_DEFS: &[fn() -> $crate::__private::ResourceDef] = &[$($($segment)::+ :: __mcp_resource),*];
         $crate::__private::defs(__MCP_DEFS)
@@ -429,7 +431,7 @@ macro_rules! resources {
 #[macro_export]
 macro_rules! prompts {
     ($($($segment:ident)::+),* $(,)?) => {{
-        const __MCP_NAMES: &[&str] = &[$($($segment)::+ :: __MCP_KEY),*];
+        const __MCP_NAMES: &[&str] = &[$($($segment)::+ :: __MCP_PROMPT),*];
         const _: () = $crate::__private::assert_distinct::<{ __MCP_NAMES.len() }>("prompts", __MCP_NAMES);
         const __MCP_DEFS: &[fn() -> $crate::__private::PromptDef] = &[$($($segment)::+ :: __mcp_prompt),*];
         $crate::__private::defs(__MCP_DEFS)

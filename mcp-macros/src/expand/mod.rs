@@ -25,12 +25,21 @@ pub fn krate(path: Option<&syn::Path>) -> TokenStream {
     }
 }
 
-/// The companion's method and the definition type, per kind.
-fn names(kind: Kind) -> (&'static str, TokenStream) {
+/// The kinds, in the order the companions list them.
+pub(crate) const KINDS: [Kind; 3] = [Kind::Tool, Kind::Resource, Kind::Prompt];
+
+/// Per kind: the companion's constructor, its key constant (what `tools![..]` and the
+/// like read), the definition type and the list macro.
+pub(crate) fn names(kind: Kind) -> (&'static str, &'static str, TokenStream, &'static str) {
     match kind {
-        Kind::Tool => ("__mcp_tool", quote!(ToolDef)),
-        Kind::Resource => ("__mcp_resource", quote!(ResourceDef)),
-        Kind::Prompt => ("__mcp_prompt", quote!(PromptDef)),
+        Kind::Tool => ("__mcp_tool", "__MCP_TOOL", quote!(ToolDef), "tools"),
+        Kind::Resource => (
+            "__mcp_resource",
+            "__MCP_RESOURCE",
+            quote!(ResourceDef),
+            "resources",
+        ),
+        Kind::Prompt => ("__mcp_prompt", "__MCP_PROMPT", quote!(PromptDef), "prompts"),
     }
 }
 
@@ -77,7 +86,6 @@ pub fn free(kind: Kind, args: TokenStream, item: TokenStream) -> TokenStream {
         (None, Some(m)) => Ok(definition(m)),
         (errors, _) => Err(errors.unwrap_or_default()),
     };
-    let (method, ty) = names(kind);
     // The name (or URI) `tools![..]` checks for duplicates at compile time.
     let key = model.as_ref().map(|m| match &m.spec {
         Spec::Resource(r) => r.uri.value(),
@@ -85,40 +93,75 @@ pub fn free(kind: Kind, args: TokenStream, item: TokenStream) -> TokenStream {
     });
     match body {
         Ok(def) => {
-            let companion = companion(&func, method, &krate, &ty, key, def);
+            let companion = companion(&func, kind, &krate, key, def);
             quote!(#func #companion)
         }
         Err(errors) => {
             // A method without `#[server]` has no companion: it is not an item of its own.
-            let stub = func.sig.receiver().is_none().then(|| {
-                companion(
-                    &func,
-                    method,
-                    &krate,
-                    &ty,
-                    key,
-                    quote!(::core::unreachable!()),
-                )
-            });
+            let stub = func
+                .sig
+                .receiver()
+                .is_none()
+                .then(|| companion(&func, kind, &krate, key, quote!(::core::unreachable!())));
             quote!(#func #stub #errors)
         }
     }
 }
 
-/// The hidden companion of a free function. Only the struct allows dead code: a function that no `tools![..]` registers gets the
-/// "never used" warning a plain unused function gets.
+/// The hidden companion of a free function: per kind, a key constant and a constructor,
+/// which `tools![..]`, `resources![..]` and `prompts![..]` read. Its own kind's are the
+/// item's; the other kinds' key panics when evaluated, saying which list the item goes
+/// in (a compile error at the item, noted where it was listed), and their constructors
+/// are never called. Only the struct and those allow dead code: a function that no list
+/// registers gets the "never used" warning a plain unused function gets.
 fn companion(
     func: &Function,
-    method: &str,
+    kind: Kind,
     krate: &TokenStream,
-    ty: &TokenStream,
     key: Option<String>,
     body: TokenStream,
 ) -> TokenStream {
     let vis = &func.vis;
     let ident = &func.sig.ident;
-    let method = syn::Ident::new(method, Span::call_site());
     let key = key.unwrap_or_else(|| ident.to_string());
+    let items = KINDS.map(|k| {
+        let (method, constant, ty, list) = names(k);
+        let method = syn::Ident::new(method, Span::call_site());
+        let constant = syn::Ident::new(constant, Span::call_site());
+        if k == kind {
+            return quote! {
+                #[doc(hidden)]
+                #[allow(dead_code)]
+                pub const #constant: &'static str = #key;
+
+                #[doc(hidden)]
+                #[allow(deprecated)]
+                pub fn #method() -> #krate::__private::#ty {
+                    use #krate::__private as __mcp;
+                    #body
+                }
+            };
+        }
+        let wrong = format!(
+            "`{ident}` is a `#[{}]`, not a `#[{}]`: list it in `{}![..]`, not in `{list}![..]`",
+            kind.attr(),
+            k.attr(),
+            names(kind).3,
+        );
+        let panic = quote_spanned!(ident.span()=> ::core::panic!(#wrong));
+        quote! {
+            #[doc(hidden)]
+            #[allow(dead_code)]
+            pub const #constant: &'static str = #panic;
+
+            #[doc(hidden)]
+            #[allow(dead_code)]
+            #[inline] // Never called: not compiled unless used.
+            pub fn #method() -> #krate::__private::#ty {
+                ::core::unreachable!()
+            }
+        }
+    });
     quote! {
         #[doc(hidden)]
         #[allow(non_camel_case_types, dead_code)]
@@ -126,16 +169,7 @@ fn companion(
 
         #[automatically_derived]
         impl #ident {
-            #[doc(hidden)]
-            #[allow(dead_code)]
-            pub const __MCP_KEY: &'static str = #key;
-
-            #[doc(hidden)]
-            #[allow(deprecated)]
-            pub fn #method() -> #krate::__private::#ty {
-                use #krate::__private as __mcp;
-                #body
-            }
+            #(#items)*
         }
     }
 }
@@ -379,7 +413,7 @@ mod tests {
     }
 
     #[test]
-    fn generated_code_spells_the_private_path_once_per_item() {
+    fn generated_code_spells_the_private_path_once_per_constructor() {
         let out = free(
             Kind::Tool,
             quote!(),
@@ -389,10 +423,11 @@ mod tests {
             },
         )
         .to_string();
-        // The return type, and the alias.
+        // The three constructors' return types (the tool's, and the two that only make
+        // listing it as a resource or a prompt fail), and the alias the tool's body uses.
         assert_eq!(
             out.matches(":: mcp_runtime :: __private").count(),
-            2,
+            4,
             "{out}"
         );
     }

@@ -164,24 +164,51 @@ fn provider(
     helpers: TokenStream,
     body: TokenStream,
 ) -> TokenStream {
-    let helpers = (!helpers.is_empty()).then(|| {
-        quote! {
-            #[automatically_derived]
-            impl #self_ty {
-                #helpers
-            }
-        }
-    });
+    let guards = list_guards(self_ty);
     quote! {
         const _: () = {
             use #krate::__private as __mcp;
-            #helpers
+            #[automatically_derived]
+            impl #self_ty {
+                #helpers
+                #guards
+            }
             #[automatically_derived]
             impl __mcp::Provider for #self_ty {
                 #body
             }
         };
     }
+}
+
+/// What `tools![..]`, `resources![..]` and `prompts![..]` read of an item, for the type:
+/// each key panics when evaluated, saying the type is registered with `.provider(..)` (a
+/// compile error at the impl, noted where the type was listed), and the constructors are
+/// never called.
+fn list_guards(self_ty: &syn::Type) -> TokenStream {
+    let name = quote!(#self_ty).to_string().replace(' ', "");
+    let items = super::KINDS.map(|k| {
+        let (method, constant, ty, list) = super::names(k);
+        let method = syn::Ident::new(method, proc_macro2::Span::call_site());
+        let constant = syn::Ident::new(constant, proc_macro2::Span::call_site());
+        let why = format!(
+            "`{name}` is a `#[server]` type: register its value with `.provider(value)`, not in `{list}![..]`"
+        );
+        let panic = quote::quote_spanned!(syn::spanned::Spanned::span(self_ty)=> ::core::panic!(#why));
+        quote! {
+            #[doc(hidden)]
+            #[allow(dead_code)]
+            pub const #constant: &'static str = #panic;
+
+            #[doc(hidden)]
+            #[allow(dead_code)]
+            #[inline] // Never called: not compiled unless used.
+            pub fn #method() -> __mcp::#ty {
+                ::core::unreachable!()
+            }
+        }
+    });
+    quote!(#(#items)*)
 }
 
 /// An impl block that does not parse (a syntax error in a method body): the tokens back,
