@@ -96,7 +96,7 @@ fn shape(item: &Item, errors: &mut Errors) {
             "`#[{kind}]` on a method needs `#[mcp_runtime::server]` on its `impl` block; put `#[mcp_runtime::server]` above `impl ...`"
         )),
         (Receiver::Other(span), Site::Method) => errors.at(*span, format!(
-            "a {kind} method must take `&self`; requests run concurrently, so they share the server by reference; use interior mutability (a `Mutex`, an atomic) for state that changes"
+            "a {kind} method must take `&self`; requests run concurrently, so they share the server by reference; use interior mutability (a `Mutex`, an atomic) for state that changes, and to move state into a spawned task keep it in an `Arc` field and clone that"
         )),
         _ => {}
     }

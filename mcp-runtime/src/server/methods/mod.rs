@@ -21,18 +21,35 @@ pub(crate) fn reject(parts: &Parts, rejection: Rejection) -> Prepared {
     Prepared::Reply(Reply::rejection(Some(&parts.id), rejection))
 }
 
-/// A `params` member that must be a map of strings (prompt arguments, completion context).
-pub(crate) fn string_map(v: Option<Value>) -> Result<BTreeMap<String, String>, &'static str> {
+/// A `params` member that must be a map of strings (prompt arguments, completion context);
+/// the error names the first entry that is not a string, and what it is.
+pub(crate) fn string_map(v: Option<Value>) -> Result<BTreeMap<String, String>, String> {
     match v {
         None | Some(Value::Null) => Ok(BTreeMap::new()),
         Some(Value::Object(m)) => m
             .into_iter()
             .map(|(k, v)| match v {
                 Value::String(s) => Ok((k, s)),
-                _ => Err("must map names to strings"),
+                other => Err(format!(
+                    "must map names to strings: `{}` is {}",
+                    crate::protocol::reflect(&k),
+                    kind_of(&other)
+                )),
             })
             .collect(),
-        Some(_) => Err("must be an object"),
+        Some(other) => Err(format!("must be an object, not {}", kind_of(&other))),
+    }
+}
+
+/// What a JSON value is, with its article, for an error message.
+fn kind_of(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
     }
 }
 
@@ -44,5 +61,26 @@ pub(crate) fn cursor(
         None | Some(Value::Null) => Ok(None),
         Some(Value::String(c)) => Ok(Some(c.as_str())),
         Some(_) => Err("`cursor` must be a string"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::string_map;
+    use serde_json::json;
+
+    #[test]
+    fn a_string_map_names_what_is_not_a_string() {
+        assert_eq!(
+            string_map(Some(json!({"city": "Oslo", "days": 3}))).unwrap_err(),
+            "must map names to strings: `days` is a number"
+        );
+        assert_eq!(
+            string_map(Some(json!(["a"]))).unwrap_err(),
+            "must be an object, not an array"
+        );
+        let ok = string_map(Some(json!({"city": "Oslo"}))).unwrap();
+        assert_eq!(ok["city"], "Oslo");
+        assert!(string_map(None).unwrap().is_empty());
     }
 }
