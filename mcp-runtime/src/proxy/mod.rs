@@ -66,7 +66,10 @@
 //! On unix a child runs in a process group of its own, killed whole when the child is
 //! killed or exits (the server a wrapper such as `npx` runs goes with it) before the next
 //! starts; it does not get the terminal's Ctrl-C, and when this process is killed, its
-//! stdin closes: a server that exits at the end of its stdin exits then.
+//! stdin closes: a server that exits at the end of its stdin exits then. Being a
+//! background group, a child that reads from or changes the terminal is stopped
+//! (`SIGTTIN`, `SIGTTOU`); and a `Command` whose `pre_exec` calls `setsid()` fails to
+//! start (`EPERM`: a process group leader cannot start a session).
 //! A child that exits again less than 30 s after it started is started again only after
 //! a wait (1 s, doubling up to 30 s), and requests meanwhile are refused, saying when it
 //! will be. [`Upstream::stdio`], [`Upstream::stdio_with`] and [`Upstream::command_with`]

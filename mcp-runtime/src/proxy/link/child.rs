@@ -24,9 +24,11 @@ pub(super) const GRACE: Duration = Duration::from_millis(500);
 /// The child of a stdio session, as its watcher sees it.
 pub(crate) trait Process: Send + 'static {
     /// Waits until it exited (on its own, or killed), then how (its exit status); what is
-    /// left of its process group is killed before it is reaped. Given up (dropped)
+    /// left of its process group is killed before it is reaped, and `seen` is told how
+    /// it exited first, when that is known before (so nothing the kill sets off, such as
+    /// a helper letting go of its stdout, is taken for why it ended). Given up (dropped)
     /// before, it can be waited for again.
-    fn exited(&mut self) -> BoxFuture<'_, String>;
+    fn exited<'a>(&'a mut self, seen: &'a (dyn Fn(&str) + Send + Sync)) -> BoxFuture<'a, String>;
     /// Kills it and its process group (nothing once it is reaped).
     fn kill(&mut self);
 }
@@ -87,10 +89,11 @@ impl Child {
         }
     }
 
-    /// Waits until it exited, without reaping it (its group still its own): whether that
-    /// could be seen (on unix, with `waitid`: not on OpenBSD, whose children's groups are
-    /// then killed only when the child is killed).
-    async fn exit_seen(&mut self) -> bool {
+    /// Waits until it exited, without reaping it (its group still its own): how (as its
+    /// `ExitStatus` reads), if that could be seen (on unix, with `waitid`: not on OpenBSD,
+    /// whose children's groups are then killed only when the child is killed). A child
+    /// stopped or continued has not exited.
+    async fn exit_seen(&mut self) -> Option<String> {
         #[cfg(all(
             unix,
             not(any(
@@ -103,25 +106,33 @@ impl Child {
         {
             use rustix::io::Errno;
             use rustix::process::{WaitId, WaitIdOptions, waitid};
+            use std::os::unix::process::ExitStatusExt;
             use tokio::signal::unix::{SignalKind, signal};
-            let Some(pid) = self.group else {
-                return false;
-            };
+            let pid = self.group?;
             // A child that exits signals SIGCHLD: listened for before looking, none is
             // missed.
-            let Ok(mut changed) = signal(SignalKind::child()) else {
-                return false;
-            };
+            let mut changed = signal(SignalKind::child()).ok()?;
             let exited = WaitIdOptions::EXITED | WaitIdOptions::NOHANG | WaitIdOptions::NOWAIT;
             loop {
                 match waitid(WaitId::Pid(pid), exited) {
-                    Ok(Some(_)) => return true,
+                    // As a wait status: the code in the second byte, or the signal (and
+                    // 0x80 when it dumped core).
+                    Ok(Some(s)) => {
+                        let raw = match (s.exit_status(), s.terminating_signal()) {
+                            (Some(code), _) if s.exited() => (code & 0xff) << 8,
+                            (_, Some(sig)) if s.killed() => sig,
+                            (_, Some(sig)) if s.dumped() => sig | 0x80,
+                            _ => {
+                                changed.recv().await?;
+                                continue;
+                            }
+                        };
+                        return Some(std::process::ExitStatus::from_raw(raw).to_string());
+                    }
                     Ok(None) | Err(Errno::INTR) => {}
-                    Err(_) => return false,
+                    Err(_) => return None,
                 }
-                if changed.recv().await.is_none() {
-                    return false;
-                }
+                changed.recv().await?;
             }
         }
         #[cfg(not(all(
@@ -133,17 +144,20 @@ impl Child {
                 target_os = "redox"
             ))
         )))]
-        false
+        None
     }
 }
 
 impl Process for Child {
-    fn exited(&mut self) -> BoxFuture<'_, String> {
+    fn exited<'a>(&'a mut self, seen: &'a (dyn Fn(&str) + Send + Sync)) -> BoxFuture<'a, String> {
         async move {
             if let Some(how) = &self.how {
                 return how.clone();
             }
-            if self.exit_seen().await {
+            if let Some(how) = self.exit_seen().await {
+                // Told before the kill: a helper in its group that held its stdout lets go
+                // of it once killed, and the session must not end for that first.
+                seen(&how);
                 self.kill_group();
             }
             let how = match self.child.wait().await {
@@ -189,8 +203,11 @@ pub(super) async fn watch(
 ) {
     // However this ends (the runtime may drop it), the child is gone, or going.
     let _gone = session.child_gone.clone().drop_guard();
+    // How it exited, told to the session as soon as it is known (before its group is
+    // killed); the first real reason the session hears is what its requests are told.
+    let seen = |how: &str| session.exited(how.to_owned());
     let how = tokio::select! {
-        how = child.exited() => {
+        how = child.exited(&seen) => {
             // Its own exit, seen first: what its requests are told, whatever comes in
             // the grace (a write to it stalling, with a process it started holding its
             // stdin).
@@ -207,11 +224,11 @@ pub(super) async fn watch(
                 // It reads nothing: waiting for it to see its stdin closed is no use.
                 child.kill();
             }
-            match tokio::time::timeout(GRACE, child.exited()).await {
+            match tokio::time::timeout(GRACE, child.exited(&seen)).await {
                 Ok(how) => how,
                 Err(_) => {
                     child.kill();
-                    child.exited().await
+                    child.exited(&seen).await
                 }
             }
         }

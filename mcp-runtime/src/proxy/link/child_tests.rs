@@ -39,7 +39,7 @@ impl Fake {
 }
 
 impl Process for Fake {
-    fn exited(&mut self) -> BoxFuture<'_, String> {
+    fn exited<'a>(&'a mut self, _: &'a (dyn Fn(&str) + Send + Sync)) -> BoxFuture<'a, String> {
         async move {
             if let Some(how) = &self.how {
                 return how.clone();
