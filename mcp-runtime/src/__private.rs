@@ -160,6 +160,20 @@ pub fn json(text: &str) -> serde_json::Value {
 /// compile time, at the parameter's type.
 pub fn assert_argument<T: crate::handler::Argument<K>, K: crate::kind::Kind>() {}
 
+/// What a companion's key of another kind is (and a `#[server]` type's keys): evaluated
+/// only when a list reads it, where it fails compilation with `why`, saying where the
+/// item goes. One call per key, so the item's code stays small.
+#[track_caller]
+pub const fn wrong_list(why: &'static str) -> &'static str {
+    panic!("{}", why)
+}
+
+/// What a companion's constructor of another kind does: never called (its list failed to
+/// compile), and not compiled unless it is.
+pub fn unlisted<T>() -> T {
+    unreachable!("an item listed in another kind's list")
+}
+
 /// Fails compilation (const evaluation) when two of `names` are equal: the names of the
 /// items of one `tools![..]`, `prompts![..]` or `resources![..]`. `N` is `names.len()`.
 pub const fn assert_distinct<const N: usize>(kind: &str, names: &[&str]) {

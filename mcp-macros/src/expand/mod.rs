@@ -148,17 +148,20 @@ fn companion(
             k.attr(),
             names(kind).3,
         );
-        let panic = quote_spanned!(ident.span()=> ::core::panic!(#wrong));
+        // The whole call at the item's name (where the compiler puts the panic), the
+        // runtime's path too: a call's span joins its first and last tokens'.
+        let at_name = respan(krate, ident.span());
+        let fail = quote_spanned!(ident.span()=> #at_name::__private::wrong_list(#wrong));
         quote! {
             #[doc(hidden)]
             #[allow(dead_code)]
-            pub const #constant: &'static str = #panic;
+            pub const #constant: &'static str = #fail;
 
             #[doc(hidden)]
             #[allow(dead_code)]
             #[inline] // Never called: not compiled unless used.
             pub fn #method() -> #krate::__private::#ty {
-                ::core::unreachable!()
+                #krate::__private::unlisted()
             }
         }
     });
@@ -391,6 +394,24 @@ pub fn definition(item: &Item) -> TokenStream {
     }}
 }
 
+/// `tokens` with every token (inside groups too) at `span`.
+fn respan(tokens: &TokenStream, span: Span) -> TokenStream {
+    tokens
+        .clone()
+        .into_iter()
+        .map(|mut tt| {
+            if let proc_macro2::TokenTree::Group(g) = &tt {
+                let mut ng = proc_macro2::Group::new(g.delimiter(), respan(&g.stream(), span));
+                ng.set_span(span);
+                tt = proc_macro2::TokenTree::Group(ng);
+            } else {
+                tt.set_span(span);
+            }
+            tt
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -424,10 +445,11 @@ mod tests {
         )
         .to_string();
         // The three constructors' return types (the tool's, and the two that only make
-        // listing it as a resource or a prompt fail), and the alias the tool's body uses.
+        // listing it as a resource or a prompt fail), the alias the tool's body uses, and
+        // the two other kinds' keys and constructors.
         assert_eq!(
             out.matches(":: mcp_runtime :: __private").count(),
-            4,
+            8,
             "{out}"
         );
     }

@@ -194,17 +194,17 @@ fn list_guards(self_ty: &syn::Type) -> TokenStream {
         let why = format!(
             "`{name}` is a `#[server]` type: register its value with `.provider(value)`, not in `{list}![..]`"
         );
-        let panic = quote::quote_spanned!(syn::spanned::Spanned::span(self_ty)=> ::core::panic!(#why));
+        let fail = quote::quote_spanned!(syn::spanned::Spanned::span(self_ty)=> __mcp::wrong_list(#why));
         quote! {
             #[doc(hidden)]
             #[allow(dead_code)]
-            pub const #constant: &'static str = #panic;
+            pub const #constant: &'static str = #fail;
 
             #[doc(hidden)]
             #[allow(dead_code)]
             #[inline] // Never called: not compiled unless used.
             pub fn #method() -> __mcp::#ty {
-                ::core::unreachable!()
+                __mcp::unlisted()
             }
         }
     });

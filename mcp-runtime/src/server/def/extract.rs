@@ -55,7 +55,7 @@ use std::sync::Arc;
     label = "not an argument or an extractor",
     note = "a tool argument implements `serde::Deserialize` and `schemars::JsonSchema`; a prompt argument implements `serde::Deserialize` (parsed from text); a resource parameter is named after a variable of its URI template (`{{id}}` → `id: u64`) or is an extractor",
     note = "extractors are `Context`, `Progress`, `Logger`, `Input`, `State<T>`, `Handles`, `Layered<T>` and types implementing `FromRequest`",
-    note = "`State<T>` needs `T: Send + Sync + 'static`: requests running at once share it; put what is not `Sync` (a `RefCell`, a `Cell`, an `Rc`) behind a `Mutex`"
+    note = "`State<T>` needs `T: Send + Sync + 'static`: requests running at once share it; put what is not `Sync` (a `RefCell`, a `Cell`) behind a `Mutex`, and use `Arc` for `Rc`"
 )]
 pub trait FromRequest<K: Kind>: Sized + Send {
     /// Adds what this parameter contributes to the definition (a schema property, a
