@@ -248,10 +248,11 @@ bare_rebuild=$(rebuild_after_edit "$bare" "$bare/target" '"text": "ok"' '"text":
 echo "rebuild after a one-line tool edit: $rebuild s (release, -j$jobs; the bare line loop: $bare_rebuild s, $(ratio "$rebuild" "$bare_rebuild"))"
 
 # The README example as a stdio-only project may build it: a current-thread runtime, and
-# tokio without its multi-thread scheduler (features "rt" and "macros"; mcp-runtime asks
-# for no more). The multi-thread scheduler alone calls libm (`pow`), so it also drops
-# that library's mapping. Same source otherwise; its own target dir (tokio's features
-# differ, so most of the tree is built again).
+# tokio without its multi-thread scheduler (tokio's features "rt" and "macros";
+# mcp-runtime without its default features, but "stdio", so it asks for no more). The
+# multi-thread scheduler alone calls libm (`pow`), so it also drops that library's
+# mapping. Same source otherwise; its own target dir (tokio's features differ, so most of
+# the tree is built again).
 lean="$target/readme-stdio"
 mkdir -p "$lean/src"
 sed 's/^#\[tokio::main\]$/#[tokio::main(flavor = "current_thread")]/' "$crate/src/main.rs" >"$lean/src/main.rs"
@@ -261,12 +262,13 @@ if ! grep -q 'flavor = "current_thread"' "$lean/src/main.rs"; then
 fi
 sed -e 's/^name = "readme-example"$/name = "readme-stdio"/' \
     -e 's/^tokio = .*/tokio = { version = "1.54", features = ["rt", "macros"] }/' \
+    -e 's/^\(mcp-runtime = { path = "[^"]*"\) }$/\1, default-features = false, features = ["stdio"] }/' \
     "$crate/Cargo.toml" >"$lean/Cargo.toml"
 cp Cargo.lock "$lean/Cargo.lock"
 (cd "$lean" && CARGO_TARGET_DIR="$lean/target" "$cargo" build --quiet --offline --release)
 lean_size=$(stripped_size "$lean/target/release/readme-stdio")
 read -r lean_rss lean_anon < <(idle_rss "$lean/target/release/readme-stdio" forecast '{"city":"Oslo"}')
-echo "stdio-only build (current-thread, tokio \"rt\"): $(mib "$lean_size"); idle RSS $lean_rss KiB ($lean_anon KiB anonymous), $(ratio "$lean_rss" "$bare_rss") the bare loop's, $(ratio "$lean_rss" "$rss") the README example's"
+echo "stdio-only build (current-thread, tokio \"rt\", mcp-runtime \"stdio\" alone): $(mib "$lean_size"); idle RSS $lean_rss KiB ($lean_anon KiB anonymous), $(ratio "$lean_rss" "$bare_rss") the bare loop's, $(ratio "$lean_rss" "$rss") the README example's"
 
 section "rmcp server (benches/rmcp-server, rmcp 3.11.0) beside the README example"
 if [ -z "${BENCH_RMCP_BIN:-}" ]; then

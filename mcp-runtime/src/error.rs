@@ -76,8 +76,8 @@ impl Error {
     /// error with this message. An `io::Error` of kind `NotFound` converts into it.
     ///
     /// A domain error with a "not found" case maps onto it in one function, used with
-    /// `.map_err` (an `impl From` beside the conversion of every `std::error::Error`
-    /// would conflict with it):
+    /// `.map_err` (for a type that is a `std::error::Error`, as thiserror makes it, an
+    /// `impl From<MyError> for Error` conflicts with the conversion of every error):
     ///
     /// ```
     /// use mcp_runtime::{Error, resource};
