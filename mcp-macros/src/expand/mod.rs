@@ -152,18 +152,7 @@ fn companion(
         // runtime's path too: a call's span joins its first and last tokens'.
         let at_name = respan(krate, ident.span());
         let fail = quote_spanned!(ident.span()=> #at_name::__private::wrong_list(#wrong));
-        quote! {
-            #[doc(hidden)]
-            #[allow(dead_code)]
-            pub const #constant: &'static str = #fail;
-
-            #[doc(hidden)]
-            #[allow(dead_code)]
-            #[inline] // Never called: not compiled unless used.
-            pub fn #method() -> #krate::__private::#ty {
-                #krate::__private::unlisted()
-            }
-        }
+        refusal(&constant, &method, &quote!(#krate::__private), &ty, &fail)
     });
     quote! {
         #[doc(hidden)]
@@ -392,6 +381,31 @@ pub fn definition(item: &Item) -> TokenStream {
         #new
             #(#builder)*
     }}
+}
+
+/// A key that fails compilation with `fail` when a list reads it, and the constructor
+/// beside it (returning `private::ty`, `private` the path to `__private`) that no list
+/// then gets to call: how an item, or a `#[server]` type, refuses a list it does not
+/// belong in.
+fn refusal(
+    constant: &syn::Ident,
+    method: &syn::Ident,
+    private: &TokenStream,
+    ty: &TokenStream,
+    fail: &TokenStream,
+) -> TokenStream {
+    quote! {
+        #[doc(hidden)]
+        #[allow(dead_code)]
+        pub const #constant: &'static str = #fail;
+
+        #[doc(hidden)]
+        #[allow(dead_code)]
+        #[inline] // Never called: not compiled unless used.
+        pub fn #method() -> #private::#ty {
+            #private::unlisted()
+        }
+    }
 }
 
 /// `tokens` with every token (inside groups too) at `span`.

@@ -195,18 +195,7 @@ fn list_guards(self_ty: &syn::Type) -> TokenStream {
             "`{name}` is a `#[server]` type: register its value with `.provider(value)`, not in `{list}![..]`"
         );
         let fail = quote::quote_spanned!(syn::spanned::Spanned::span(self_ty)=> __mcp::wrong_list(#why));
-        quote! {
-            #[doc(hidden)]
-            #[allow(dead_code)]
-            pub const #constant: &'static str = #fail;
-
-            #[doc(hidden)]
-            #[allow(dead_code)]
-            #[inline] // Never called: not compiled unless used.
-            pub fn #method() -> __mcp::#ty {
-                __mcp::unlisted()
-            }
-        }
+        super::refusal(&constant, &method, &quote!(__mcp), &ty, &fail)
     });
     quote!(#(#items)*)
 }
