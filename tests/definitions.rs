@@ -370,3 +370,91 @@ async fn handlers_fail_with_strings_boxes_and_anyhow() {
     assert_eq!(e.code, -32603);
     assert_eq!(e.message, "a name is needed");
 }
+
+#[derive(Debug, Default, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+enum Units {
+    #[default]
+    Metric,
+    Imperial,
+}
+
+/// A forecast, with defaults for what the caller leaves out.
+#[mcp_runtime::tool]
+async fn outlook(
+    city: String,
+    #[arg(default = 3)] days: u8,
+    #[arg(default = "en")] language: String,
+    #[arg(default)] units: Units,
+    #[arg(default = vec![6, 18])] hours: Vec<u8>,
+) -> String {
+    format!("{city} {days} {language} {units:?} {hours:?}")
+}
+
+/// A prompt whose tone has a default.
+#[prompt]
+async fn letter(to: String, #[arg(default = "warm")] tone: String) -> String {
+    format!("A {tone} letter to {to}.")
+}
+
+#[tokio::test]
+async fn defaults_fill_left_out_arguments_and_show_in_the_schema() {
+    let c = TestClient::new(
+        Server::builder("defaults", "1")
+            .tools(mcp_runtime::tools![outlook])
+            .prompts(prompts![letter])
+            .build()
+            .unwrap(),
+    );
+    let tools = c.list_all("tools/list", "tools").await.unwrap();
+    let schema = &tools[0]["inputSchema"];
+    assert_eq!(schema["required"], json!(["city"]), "{schema}");
+    let p = &schema["properties"];
+    assert_eq!(p["days"]["default"], 3, "{schema}");
+    assert_eq!(p["language"]["default"], "en");
+    assert_eq!(p["units"]["default"], "metric");
+    assert_eq!(p["hours"]["default"], json!([6, 18]));
+    assert!(p["city"].get("default").is_none());
+
+    let out = c
+        .call_tool("outlook", json!({"city": "Oslo"}))
+        .await
+        .unwrap();
+    assert_eq!(out.text(), "Oslo 3 en Metric [6, 18]", "{}", out.result);
+    let out = c
+        .call_tool(
+            "outlook",
+            json!({"city": "Oslo", "days": 5, "language": "nb", "units": "imperial", "hours": []}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(out.text(), "Oslo 5 nb Imperial []", "{}", out.result);
+    // A value given is checked as ever: null is not a number, and not the default.
+    let out = c
+        .call_tool("outlook", json!({"city": "Oslo", "days": null}))
+        .await
+        .unwrap();
+    assert!(out.is_error(), "{}", out.result);
+
+    let prompts = c.list_all("prompts/list", "prompts").await.unwrap();
+    assert_eq!(
+        prompts[0]["arguments"],
+        json!([{"name": "to", "required": true}, {"name": "tone", "required": false}])
+    );
+    let (r, _) = c
+        .request(
+            "prompts/get",
+            json!({"name": "letter", "arguments": {"to": "Ada"}}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(r["messages"][0]["content"]["text"], "A warm letter to Ada.");
+    let (r, _) = c
+        .request(
+            "prompts/get",
+            json!({"name": "letter", "arguments": {"to": "Ada", "tone": "dry"}}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(r["messages"][0]["content"]["text"], "A dry letter to Ada.");
+}

@@ -83,8 +83,10 @@ mod transport;
 /// Options: `name`, `title`, `description`, `annotations(title, read_only_hint,
 /// destructive_hint, idempotent_hint, open_world_hint)`, `icon(src, mime_type, sizes,
 /// theme)` (repeatable), `meta = r#"{...}"#`, `ttl_ms`, `cache_scope`. On a parameter:
-/// `#[arg(name = "...", description = "...", header = "Region")]` (the last mirrors the
-/// argument in an `Mcp-Param-Region` HTTP header). With [`needs_input`] below it,
+/// `#[arg(name = "...", description = "...", header = "Region", default = 3)]` (`header`
+/// mirrors the argument in an `Mcp-Param-Region` HTTP header; `default` fills it when the
+/// call leaves it out, and shows in the schema; `default` alone takes the type's
+/// `Default`). With [`needs_input`] below it,
 /// `#[input(...)]` parameters are asked of the client. Every mistake is a compile error at
 /// the offending token.
 ///
@@ -146,7 +148,8 @@ pub use mcp_macros::resource;
 /// Turns an `async fn` into an MCP prompt; register it with [`prompts!`].
 ///
 /// Parameters are arguments (strings parsed into any `Deserialize` type, required unless
-/// `Option`; `#[arg(name = "...", description = "...", complete = f)]`) or extractors.
+/// `Option` or given a default; `#[arg(name = "...", description = "...", complete = f,
+/// default = "...")]`) or extractors.
 /// Return [`PromptMessage`]s, one message, text, or a [`GetPromptResult`].
 ///
 /// ```
@@ -325,8 +328,8 @@ pub mod def {
 /// [`IntoResult<K>`](handler::IntoResult), [`Signature`](handler::Signature), completers.
 pub mod handler {
     pub use crate::server::def::{
-        Argument, Call, FromRequest, HeaderValue, IntoCompleter, IntoResult, MAX_COMPLETIONS,
-        Param, Requirements, Signature, Target,
+        Argument, Call, DefaultValue, FromRequest, HeaderValue, IntoCompleter, IntoResult,
+        MAX_COMPLETIONS, Param, Requirements, Signature, Target,
     };
     pub use crate::server::trace::TraceContext;
 }

@@ -140,6 +140,35 @@ pub struct ArgArgs {
     pub complete: Option<syn::Path>,
     /// `x-mcp-header`: mirror this tool argument into `Mcp-Param-{header}`.
     pub header: Option<SpannedValue<String>>,
+    /// The value of an argument the call leaves out (`default = 3`), or the type's
+    /// `Default` (`default` alone).
+    pub default: Option<DefaultArg>,
+}
+
+/// `default = <expression>` kept as written (darling would read a string literal's text
+/// as an expression: `"Oslo"` as the path `Oslo`), or `default` alone (`None`).
+#[derive(Debug)]
+pub struct DefaultArg {
+    /// Where `default` was written.
+    pub span: proc_macro2::Span,
+    pub value: Option<syn::Expr>,
+}
+
+impl FromMeta for DefaultArg {
+    fn from_meta(item: &syn::Meta) -> darling::Result<Self> {
+        let span = syn::spanned::Spanned::span(item);
+        match item {
+            syn::Meta::Path(_) => Ok(DefaultArg { span, value: None }),
+            syn::Meta::NameValue(nv) => Ok(DefaultArg {
+                span,
+                value: Some(nv.value.clone()),
+            }),
+            syn::Meta::List(_) => Err(darling::Error::custom(
+                "write `default = <value>`, or `default` alone for the type's `Default`",
+            )
+            .with_span(item)),
+        }
+    }
 }
 
 /// `#[input(...)]` on a parameter of a `#[needs_input]` function: what to ask the client.

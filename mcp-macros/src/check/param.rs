@@ -63,6 +63,17 @@ pub(super) fn param(item: &Item, p: &Param, errors: &mut Errors) {
             p.name.value
         ));
     }
+    match (item.kind, p.role, &p.default) {
+        (Kind::Resource, Role::Variable, Some((_, span))) => errors.at(*span, format!(
+            "a template variable has no default: the URI gives `{{{}}}`; make it an `Option<T>` if the URI may leave it undefined",
+            p.name.value
+        )),
+        (Kind::Resource, Role::Extractor, Some((_, span))) => errors.at(*span, format!(
+            "`{}` is not a variable of the template, so it has no default",
+            p.name.value
+        )),
+        _ => {}
+    }
     if let (Kind::Resource, Role::Extractor, Some(_)) = (item.kind, p.role, &p.description) {
         errors.spanned(
             &p.ident,

@@ -227,10 +227,18 @@ pub fn definition(item: &Item) -> TokenStream {
         // `#[arg(...)]` describes an argument; on an extractor it is an error, not ignored.
         let argument_check = (p.arg_span.is_some() && p.role == Role::Parameter)
             .then(|| quote_spanned!(p.ty_span=> __mcp::assert_argument::<#ty, #kind>();));
+        // Shown in the schema, and the argument is no longer required.
+        let default = p.default.as_ref().map(|(value, span)| {
+            quote_spanned! {*span=>
+                let __default: #ty = #value;
+                __signature.default_value(&__PARAMS[#i], &__default);
+            }
+        });
         quote_spanned! {p.ty_span=>
             #header_check
             #argument_check
             <#ty as __mcp::FromRequest<#kind>>::describe(&__PARAMS[#i], &mut __signature);
+            #default
         }
     });
     let inline_refs = matches!(&item.spec, Spec::Tool(t) if t.inline_refs)
@@ -249,9 +257,16 @@ pub fn definition(item: &Item) -> TokenStream {
         match p.role {
             Role::Parameter | Role::Extractor => {
                 let index_lit = proc_macro2::Literal::usize_unsuffixed(index);
-                extracts.push(quote!(
-                    let #id = <#ty as __mcp::FromRequest<#kind>>::from_request(&mut __call, &__PARAMS[#index_lit])?;
-                ));
+                let take = quote!(<#ty as __mcp::FromRequest<#kind>>::from_request(&mut __call, &__PARAMS[#index_lit])?);
+                extracts.push(match &p.default {
+                    None => quote!(let #id = #take;),
+                    Some((value, _)) => quote! {
+                        let #id: #ty = match __call.has_argument(__PARAMS[#index_lit].name) {
+                            true => #take,
+                            false => #value,
+                        };
+                    },
+                });
                 index += 1;
             }
             Role::Variable => {

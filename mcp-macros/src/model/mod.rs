@@ -182,6 +182,10 @@ pub struct Param {
     /// (after `&self`).
     pub complete_method: Option<Vec<Type>>,
     pub header: Option<Sp<String>>,
+    /// `#[arg(default ..)]`: the value when the call leaves the argument out (a string
+    /// literal converted with `Into`, `Default::default()` for `default` alone), and
+    /// where it was written.
+    pub default: Option<(syn::Expr, Span)>,
     /// Where `#[arg]` was written.
     pub arg_span: Option<Span>,
     pub input: Option<InputSpec>,
@@ -511,10 +515,25 @@ fn param(raw: RawParam, kind: Kind, variables: &[String]) -> Param {
         complete: arg.complete,
         complete_method: None,
         header: arg.header.as_ref().map(Into::into),
+        default: arg.default.map(|d| (default_value(d.value), d.span)),
         arg_span: raw.arg_span,
         input,
         input_span: raw.input_span,
         cfg: raw.cfg,
+    }
+}
+
+/// What `#[arg(default ..)]` evaluates to: the expression, a string literal made the
+/// parameter's type with `Into` (`"Oslo"` for a `String`), the type's `Default` when none
+/// is given.
+fn default_value(value: Option<syn::Expr>) -> syn::Expr {
+    match value {
+        Some(syn::Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Str(s),
+            ..
+        })) => syn::parse_quote_spanned!(s.span()=> ::core::convert::Into::into(#s)),
+        Some(e) => e,
+        None => syn::parse_quote!(::core::default::Default::default()),
     }
 }
 

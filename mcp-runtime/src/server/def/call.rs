@@ -71,6 +71,12 @@ impl<K: Kind> Call<K> {
         T::from_request(self, &Param::new(name))
     }
 
+    /// Whether the call has the argument `name` (not taken yet): a parameter with
+    /// `#[arg(default ..)]` takes its default when it does not.
+    pub fn has_argument(&self, name: &str) -> bool {
+        self.arguments.contains_key(name)
+    }
+
     /// Takes the raw argument `name` out of the call (it can be taken once).
     pub fn take_argument(&mut self, name: &str) -> Option<Value> {
         self.arguments.remove(name)

@@ -23,7 +23,7 @@ pub use output::{IntoResult, Json};
 pub use prompt::{GetPromptResult, PromptMessage};
 pub use resource::Resource;
 pub use safe_path::SafePath;
-pub use signature::{Param, Requirements, Signature};
+pub use signature::{DefaultValue, Param, Requirements, Signature};
 pub use tool::{TaskSupport, ToolAnnotations};
 
 use crate::Error;

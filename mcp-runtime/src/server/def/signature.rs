@@ -47,6 +47,26 @@ impl Param {
     }
 }
 
+/// The type of an argument with `#[arg(default = ..)]`: one whose value a tool's
+/// `inputSchema` can show (`Serialize`).
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be shown as the argument's default: it does not implement `Serialize`",
+    label = "the type of an argument with `#[arg(default ..)]`",
+    note = "a tool's input schema shows the default; derive `serde::Serialize` for the type, or make the argument an `Option<T>` and pick the value in the body"
+)]
+pub trait DefaultValue {
+    /// The value as JSON (`None` if it does not serialize: the schema then shows no
+    /// default).
+    fn to_json(&self) -> Option<Value>;
+}
+
+#[diagnostic::do_not_recommend]
+impl<T: serde::Serialize + ?Sized> DefaultValue for T {
+    fn to_json(&self) -> Option<Value> {
+        serde_json::to_value(self).ok()
+    }
+}
+
 /// What a handler's extractors need from the server, checked when it is built.
 ///
 /// ```
@@ -204,6 +224,36 @@ impl Signature {
             description: param.description.map(str::to_owned),
             required: !accepts_missing::<T>(),
         });
+    }
+
+    /// Gives the argument `param`, added already, a default (`#[arg(default ..)]`): it is
+    /// no longer required, and a tool's `inputSchema` shows `value` as the property's
+    /// `default`.
+    ///
+    /// ```
+    /// use mcp_runtime::def::ToolDef;
+    /// use mcp_runtime::handler::{Param, Signature};
+    /// use mcp_runtime::Error;
+    ///
+    /// const DAYS: Param = Param::new("days");
+    /// let mut signature = Signature::new();
+    /// signature.add_argument::<u8>(&DAYS);
+    /// signature.default_value(&DAYS, &3u8);
+    /// let forecast = ToolDef::new("forecast", signature, |_call| async { Ok::<_, Error>("sunny") });
+    /// let schema = forecast.input_schema_value();
+    /// assert_eq!(schema["properties"]["days"]["default"], 3);
+    /// assert!(schema.get("required").is_none());
+    /// ```
+    pub fn default_value<T: DefaultValue + ?Sized>(&mut self, param: &Param, value: &T) {
+        self.required.retain(|name| name != param.name);
+        if let Some(argument) = self.arguments.iter_mut().find(|a| a.name == param.name) {
+            argument.required = false;
+        }
+        if let (Some(Value::Object(property)), Some(value)) =
+            (self.properties.get_mut(param.name), value.to_json())
+        {
+            property.insert("default".into(), value);
+        }
     }
 
     /// Inlines the schemas of argument types instead of referencing them through `$defs`
