@@ -14,15 +14,20 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 use std::time::Duration;
 
-/// Python, or `None` (skipped).
+/// Python's own executable (not a launcher such as pyenv's shim, which a link under
+/// another name would not run), or `None` (skipped).
 fn python() -> Option<PathBuf> {
     let python = std::env::var_os("MCP_PYTHON").map_or_else(|| "python3".into(), PathBuf::from);
-    let ok = std::process::Command::new(&python)
-        .arg("--version")
+    let own = std::process::Command::new(&python)
+        .args(["-c", "import sys; print(sys.executable)"])
         .output()
-        .is_ok_and(|o| o.status.success());
-    if ok {
-        return Some(python);
+        .ok()
+        .filter(|o| o.status.success())
+        .and_then(|o| String::from_utf8(o.stdout).ok())
+        .map(|s| PathBuf::from(s.trim()))
+        .filter(|p| p.is_absolute());
+    if own.is_some() {
+        return own;
     }
     assert!(
         std::env::var("MCP_REAL_CLIENTS").as_deref() != Ok("required"),
