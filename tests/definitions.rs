@@ -458,3 +458,54 @@ async fn defaults_fill_left_out_arguments_and_show_in_the_schema() {
         .unwrap();
     assert_eq!(r["messages"][0]["content"]["text"], "A dry letter to Ada.");
 }
+
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+struct Origin {
+    x: f32,
+}
+
+/// Scales by a factor.
+#[mcp_runtime::tool]
+async fn scale(
+    factor: f32,
+    offsets: Option<Vec<f32>>,
+    weight: f64,
+    origin: Option<Origin>,
+) -> String {
+    format!("{factor} {offsets:?} {weight} {:?}", origin.map(|o| o.x))
+}
+
+#[tokio::test]
+async fn an_f32_beyond_its_range_is_refused_not_made_infinite() {
+    let c = TestClient::new(
+        Server::builder("floats", "1")
+            .tools(mcp_runtime::tools![scale])
+            .build()
+            .unwrap(),
+    );
+    let tools = c.list_all("tools/list", "tools").await.unwrap();
+    let p = &tools[0]["inputSchema"]["properties"];
+    let max = f64::from(f32::MAX);
+    assert_eq!(p["factor"]["maximum"], max, "{p}");
+    assert_eq!(p["factor"]["minimum"], -max, "{p}");
+    assert_eq!(p["offsets"]["items"]["maximum"], max, "{p}");
+    assert!(p["weight"].get("maximum").is_none(), "{p}");
+    let defs = &tools[0]["inputSchema"]["$defs"];
+    assert_eq!(defs["Origin"]["properties"]["x"]["maximum"], max, "{defs}");
+
+    let ok = c
+        .call_tool("scale", json!({"factor": 3.4e38, "weight": 1e300}))
+        .await
+        .unwrap();
+    assert!(!ok.is_error(), "{}", ok.result);
+    for args in [
+        json!({"factor": 1e300, "weight": 1}),
+        json!({"factor": -1e39, "weight": 1}),
+        json!({"factor": 1, "offsets": [0, 1e39], "weight": 1}),
+        json!({"factor": 1, "weight": 1, "origin": {"x": 1e39}}),
+    ] {
+        let out = c.call_tool("scale", args.clone()).await.unwrap();
+        assert!(out.is_error(), "{args}: {}", out.result);
+        assert!(!out.text().contains("inf"), "{args}: {}", out.text());
+    }
+}

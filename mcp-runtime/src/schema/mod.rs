@@ -17,14 +17,45 @@ mod unevaluated;
 mod validate;
 mod values;
 
-use schemars::{JsonSchema, SchemaGenerator, generate::SchemaSettings};
+use schemars::transform::{RecursiveTransform, Transform};
+use schemars::{JsonSchema, Schema, SchemaGenerator, generate::SchemaSettings};
 use serde_json::Value;
 
 /// A generator for 2020-12 schemas with local `#/$defs/...` references.
 pub(crate) fn generator() -> SchemaGenerator {
+    settings().into_generator()
+}
+
+/// What both generators share: 2020-12 without `$schema`, and an `f32`'s range.
+fn settings() -> SchemaSettings {
     SchemaSettings::draft2020_12()
         .with(|s| s.meta_schema = None)
-        .into_generator()
+        .with_transform(RecursiveTransform(float_range))
+}
+
+/// `schema`, a subschema a generator of ours made, with the settings' transforms applied
+/// (the generator applies them to root schemas and definitions, not to subschemas).
+pub(crate) fn finish_subschema(schema: &mut Schema) {
+    RecursiveTransform(float_range).transform(schema);
+}
+
+/// An `f32` (schemars says `"format": "float"` alone) gets its range as `minimum` and
+/// `maximum` where it has no bound of its own: a JSON number beyond it would deserialize
+/// as an infinity, so it is refused as any value out of range is, and clients see the
+/// range.
+fn float_range(schema: &mut Schema) {
+    if schema.get("format").and_then(Value::as_str) != Some("float") {
+        return;
+    }
+    let max = f64::from(f32::MAX);
+    for (bound, exclusive, value) in [
+        ("minimum", "exclusiveMinimum", -max),
+        ("maximum", "exclusiveMaximum", max),
+    ] {
+        if schema.get(bound).is_none() && schema.get(exclusive).is_none() {
+            schema.insert(bound.into(), value.into());
+        }
+    }
 }
 
 /// The complete schema of `T`, with its definitions under `$defs`.
@@ -70,11 +101,8 @@ pub(crate) fn minify(text: &str) -> String {
 
 /// A generator for 2020-12 schemas with every subschema inlined (no `$ref`).
 pub(crate) fn inline_generator() -> SchemaGenerator {
-    SchemaSettings::draft2020_12()
-        .with(|s| {
-            s.meta_schema = None;
-            s.inline_subschemas = true;
-        })
+    settings()
+        .with(|s| s.inline_subschemas = true)
         .into_generator()
 }
 

@@ -58,11 +58,17 @@ impl<'de, 'a> IntoDeserializer<'de, de::value::Error> for Plain<'a> {
     }
 }
 
+/// A number in its own syntax (Rust's, which JSON's numbers are within); a float that is
+/// not finite (`NaN`, `inf`, or beyond the type's range: `1e39` for an `f32`) is no number
+/// JSON could carry, so it is refused as the others are.
 macro_rules! parse_number {
     ($($method:ident => $visit:ident: $ty:ty),* $(,)?) => {$(
         fn $method<V: Visitor<'de>>(self, v: V) -> Result<V::Value, Self::Error> {
             match self.0.parse::<$ty>() {
-                Ok(n) => v.$visit(n),
+                Ok(n) if Finite::finite(&n) => v.$visit(n),
+                Ok(_) => Err(de::Error::custom(format_args!(
+                    "expected a finite {}, got {:?}", stringify!($ty), self.0
+                ))),
                 Err(_) => Err(de::Error::custom(format_args!(
                     "expected {}, got {:?}", stringify!($ty), self.0
                 ))),
@@ -70,6 +76,35 @@ macro_rules! parse_number {
         }
     )*};
 }
+
+/// Whether a parsed value is finite (every value of a type that is not a float is).
+trait Finite {
+    fn finite(&self) -> bool {
+        true
+    }
+}
+impl Finite for f32 {
+    fn finite(&self) -> bool {
+        self.is_finite()
+    }
+}
+impl Finite for f64 {
+    fn finite(&self) -> bool {
+        self.is_finite()
+    }
+}
+impl Finite for i8 {}
+impl Finite for i16 {}
+impl Finite for i32 {}
+impl Finite for i64 {}
+impl Finite for i128 {}
+impl Finite for u8 {}
+impl Finite for u16 {}
+impl Finite for u32 {}
+impl Finite for u64 {}
+impl Finite for u128 {}
+impl Finite for bool {}
+impl Finite for char {}
 
 impl<'de> Deserializer<'de> for Plain<'_> {
     type Error = de::value::Error;
@@ -183,6 +218,13 @@ mod tests {
         assert!(from_str::<Unit>("kelvin").is_err());
         assert_eq!(from_str::<Unit>("imperial").unwrap(), Unit::Imperial);
         assert_eq!(from_str::<Vec<u64>>("1,2,3").unwrap(), [1, 2, 3]);
+        assert_eq!(from_str::<f32>("2.5").unwrap(), 2.5);
+        for not_finite in ["1e39", "-1e39", "inf", "NaN"] {
+            assert!(from_str::<f32>(not_finite).is_err(), "{not_finite}");
+        }
+        assert_eq!(from_str::<f64>("1e39").unwrap(), 1e39);
+        assert!(from_str::<f64>("1e309").is_err());
+        assert!(from_str::<f64>("-inf").is_err());
         assert!(from_str::<Vec<u64>>("1,x").is_err());
         let items = ["a,b".to_owned(), String::new(), "c".to_owned()];
         assert_eq!(

@@ -177,7 +177,9 @@ impl Signature {
                 crate::schema::generator()
             }
         });
-        let mut schema = generator.subschema_for::<T>().to_value();
+        let mut schema = generator.subschema_for::<T>();
+        crate::schema::finish_subschema(&mut schema);
+        let mut schema = schema.to_value();
         if let Some(obj) = schema.as_object_mut() {
             if let Some(desc) = param.description {
                 obj.insert("description".into(), json!(desc));
