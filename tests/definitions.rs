@@ -485,7 +485,8 @@ async fn an_f32_beyond_its_range_is_refused_not_made_infinite() {
     );
     let tools = c.list_all("tools/list", "tools").await.unwrap();
     let p = &tools[0]["inputSchema"]["properties"];
-    let max = f64::from(f32::MAX);
+    // `f32::MAX` as written: what a client echoes back.
+    let max: f64 = f32::MAX.to_string().parse().unwrap();
     assert_eq!(p["factor"]["maximum"], max, "{p}");
     assert_eq!(p["factor"]["minimum"], -max, "{p}");
     assert_eq!(p["offsets"]["items"]["maximum"], max, "{p}");
@@ -494,7 +495,10 @@ async fn an_f32_beyond_its_range_is_refused_not_made_infinite() {
     assert_eq!(defs["Origin"]["properties"]["x"]["maximum"], max, "{defs}");
 
     let ok = c
-        .call_tool("scale", json!({"factor": 3.4e38, "weight": 1e300}))
+        .call_tool(
+            "scale",
+            json!({"factor": 3.4028235e38, "offsets": [-3.4028235e38], "weight": 1e300}),
+        )
         .await
         .unwrap();
     assert!(!ok.is_error(), "{}", ok.result);
@@ -508,4 +512,56 @@ async fn an_f32_beyond_its_range_is_refused_not_made_infinite() {
         assert!(out.is_error(), "{args}: {}", out.result);
         assert!(!out.text().contains("inf"), "{args}: {}", out.text());
     }
+}
+
+fn greeting() -> String {
+    "hello".into()
+}
+
+/// A default that calls a function another parameter's name would hide in the handler.
+#[mcp_runtime::tool]
+async fn salute(greeting: Option<String>, #[arg(default = greeting())] fallback: String) -> String {
+    format!("{} {fallback}", greeting.unwrap_or_default())
+}
+
+#[derive(Debug, serde::Deserialize)]
+enum Tone {
+    Warm,
+    Dry,
+}
+
+/// A prompt argument's default needs no `Serialize`: nothing shows it.
+#[prompt]
+async fn note_to(to: String, #[arg(default = Tone::Warm)] tone: Tone) -> String {
+    format!("{tone:?} note to {to}")
+}
+
+#[tokio::test]
+async fn a_default_sees_what_the_schema_saw_and_prompt_defaults_need_no_serialize() {
+    let c = TestClient::new(
+        Server::builder("defaults", "1")
+            .tools(mcp_runtime::tools![salute])
+            .prompts(prompts![note_to])
+            .build()
+            .unwrap(),
+    );
+    let tools = c.list_all("tools/list", "tools").await.unwrap();
+    assert_eq!(
+        tools[0]["inputSchema"]["properties"]["fallback"]["default"],
+        "hello"
+    );
+    let out = c
+        .call_tool("salute", json!({"greeting": "hi"}))
+        .await
+        .unwrap();
+    assert_eq!(out.text(), "hi hello", "{}", out.result);
+    let (r, _) = c
+        .request(
+            "prompts/get",
+            json!({"name": "note_to", "arguments": {"to": "Ada"}}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(r["messages"][0]["content"]["text"], "Warm note to Ada");
+    let _ = Tone::Dry;
 }

@@ -63,6 +63,12 @@ pub(super) fn param(item: &Item, p: &Param, errors: &mut Errors) {
             p.name.value
         ));
     }
+    if let (Some(h), Some((_, span))) = (&p.header, &p.default) {
+        errors.at(*span, format!(
+            "a mirrored argument has no default: a call that leaves it out sends no `Mcp-Param-{}` header, so what routes on the header would not see the value used; let the call leave it out as an `Option<T>`, or require it",
+            h.value
+        ));
+    }
     match (item.kind, p.role, &p.default) {
         (Kind::Resource, Role::Variable, Some((_, span))) => errors.at(*span, format!(
             "a template variable has no default: the URI gives `{{{}}}`; make it an `Option<T>` if the URI may leave it undefined",

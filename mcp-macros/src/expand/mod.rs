@@ -227,12 +227,16 @@ pub fn definition(item: &Item) -> TokenStream {
         // `#[arg(...)]` describes an argument; on an extractor it is an error, not ignored.
         let argument_check = (p.arg_span.is_some() && p.role == Role::Parameter)
             .then(|| quote_spanned!(p.ty_span=> __mcp::assert_argument::<#ty, #kind>();));
-        // Shown in the schema, and the argument is no longer required.
-        let default = p.default.as_ref().map(|(value, span)| {
-            quote_spanned! {*span=>
+        // The argument is no longer required, and a tool's schema shows the value (a
+        // prompt argument has nowhere to show it, so its type need not be `Serialize`).
+        let default = p.default.as_ref().map(|(value, span)| match item.kind {
+            Kind::Prompt => quote_spanned! {*span=>
+                __signature.not_required(&__PARAMS[#i]);
+            },
+            _ => quote_spanned! {*span=>
                 let __default: #ty = #value;
                 __signature.default_value(&__PARAMS[#i], &__default);
-            }
+            },
         });
         quote_spanned! {p.ty_span=>
             #header_check
@@ -251,7 +255,16 @@ pub fn definition(item: &Item) -> TokenStream {
 
     let mut index = 0usize;
     let mut extracts: Vec<TokenStream> = Vec::new();
-    for p in &item.params {
+    // Each default as a closure made before any parameter is bound, so the expression
+    // sees what it saw in the schema, not the other parameters.
+    for (i, p) in item.params.iter().enumerate() {
+        if let Some((value, span)) = &p.default {
+            let ty = &p.ty;
+            let made = default_ident(i);
+            extracts.push(quote_spanned!(*span=> let #made = || -> #ty { #value };));
+        }
+    }
+    for (i, p) in item.params.iter().enumerate() {
         let ty = &p.ty;
         let id = &p.ident;
         match p.role {
@@ -260,12 +273,15 @@ pub fn definition(item: &Item) -> TokenStream {
                 let take = quote!(<#ty as __mcp::FromRequest<#kind>>::from_request(&mut __call, &__PARAMS[#index_lit])?);
                 extracts.push(match &p.default {
                     None => quote!(let #id = #take;),
-                    Some((value, _)) => quote! {
-                        let #id: #ty = match __call.has_argument(__PARAMS[#index_lit].name) {
-                            true => #take,
-                            false => #value,
-                        };
-                    },
+                    Some(_) => {
+                        let made = default_ident(i);
+                        quote! {
+                            let #id: #ty = match __call.has_argument(__PARAMS[#index_lit].name) {
+                                true => #take,
+                                false => #made(),
+                            };
+                        }
+                    }
                 });
                 index += 1;
             }
@@ -421,6 +437,11 @@ fn refusal(
             #private::unlisted()
         }
     }
+}
+
+/// The closure that makes parameter `i`'s default in a handler.
+fn default_ident(i: usize) -> syn::Ident {
+    quote::format_ident!("__mcp_default_{}", i)
 }
 
 /// `tokens` with every token (inside groups too) at `span`.

@@ -515,7 +515,9 @@ fn param(raw: RawParam, kind: Kind, variables: &[String]) -> Param {
         complete: arg.complete,
         complete_method: None,
         header: arg.header.as_ref().map(Into::into),
-        default: arg.default.map(|d| (default_value(d.value), d.span)),
+        default: arg
+            .default
+            .map(|d| (default_value(d.value, d.span), d.span)),
         arg_span: raw.arg_span,
         input,
         input_span: raw.input_span,
@@ -526,14 +528,15 @@ fn param(raw: RawParam, kind: Kind, variables: &[String]) -> Param {
 /// What `#[arg(default ..)]` evaluates to: the expression, a string literal made the
 /// parameter's type with `Into` (`"Oslo"` for a `String`), the type's `Default` when none
 /// is given.
-fn default_value(value: Option<syn::Expr>) -> syn::Expr {
+fn default_value(value: Option<syn::Expr>, span: Span) -> syn::Expr {
     match value {
         Some(syn::Expr::Lit(syn::ExprLit {
             lit: syn::Lit::Str(s),
             ..
         })) => syn::parse_quote_spanned!(s.span()=> ::core::convert::Into::into(#s)),
         Some(e) => e,
-        None => syn::parse_quote!(::core::default::Default::default()),
+        // At `default`: a type without `Default` is told there.
+        None => syn::parse_quote_spanned!(span=> ::core::default::Default::default()),
     }
 }
 

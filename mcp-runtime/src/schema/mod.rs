@@ -47,7 +47,9 @@ fn float_range(schema: &mut Schema) {
     if schema.get("format").and_then(Value::as_str) != Some("float") {
         return;
     }
-    let max = f64::from(f32::MAX);
+    // `f32::MAX` as it is written (`3.4028235e38`, a shade above its exact value, and
+    // read back as it): a client echoing an `f32` it was given is not refused.
+    let max: f64 = 3.4028235e38;
     for (bound, exclusive, value) in [
         ("minimum", "exclusiveMinimum", -max),
         ("maximum", "exclusiveMaximum", max),

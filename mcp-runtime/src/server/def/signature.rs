@@ -247,14 +247,20 @@ impl Signature {
     /// assert!(schema.get("required").is_none());
     /// ```
     pub fn default_value<T: DefaultValue + ?Sized>(&mut self, param: &Param, value: &T) {
-        self.required.retain(|name| name != param.name);
-        if let Some(argument) = self.arguments.iter_mut().find(|a| a.name == param.name) {
-            argument.required = false;
-        }
+        self.not_required(param);
         if let (Some(Value::Object(property)), Some(value)) =
             (self.properties.get_mut(param.name), value.to_json())
         {
             property.insert("default".into(), value);
+        }
+    }
+
+    /// Makes the argument `param`, added already, not required (a prompt argument with
+    /// `#[arg(default ..)]`: the call may leave it out).
+    pub fn not_required(&mut self, param: &Param) {
+        self.required.retain(|name| name != param.name);
+        if let Some(argument) = self.arguments.iter_mut().find(|a| a.name == param.name) {
+            argument.required = false;
         }
     }
 

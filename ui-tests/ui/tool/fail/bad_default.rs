@@ -24,6 +24,24 @@ async fn count(#[arg(default(3))] n: u32) -> String {
     n.to_string()
 }
 
+#[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+enum Units {
+    Metric,
+}
+
+/// `default` alone on a type without `Default`: told at `default`.
+#[tool]
+async fn weigh(#[arg(default)] units: Units) -> String {
+    let Units::Metric = units;
+    String::new()
+}
+
+/// A mirrored argument with a default: the header would not carry the value used.
+#[tool]
+async fn shard(#[arg(header = "Region", default = "eu")] region: String) -> String {
+    region
+}
+
 fn main() {
-    let _ = tools![plot, whoami, count];
+    let _ = tools![plot, whoami, count, weigh, shard];
 }
