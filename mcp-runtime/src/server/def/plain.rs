@@ -58,14 +58,14 @@ impl<'de, 'a> IntoDeserializer<'de, de::value::Error> for Plain<'a> {
     }
 }
 
-/// A number in its own syntax (Rust's, which JSON's numbers are within); a float that is
-/// not finite (`NaN`, `inf`, or beyond the type's range: `1e39` for an `f32`) is no number
-/// JSON could carry, so it is refused as the others are.
+/// A number in its own syntax (Rust's, which JSON's numbers are within); a float (marked
+/// `| is_finite`) that is not finite (`NaN`, `inf`, or beyond the type's range: `1e39`
+/// for an `f32`) is no number JSON could carry, so it is refused as the others are.
 macro_rules! parse_number {
-    ($($method:ident => $visit:ident: $ty:ty),* $(,)?) => {$(
+    ($($method:ident => $visit:ident: $ty:ty $(| $finite:ident)?),* $(,)?) => {$(
         fn $method<V: Visitor<'de>>(self, v: V) -> Result<V::Value, Self::Error> {
             match self.0.parse::<$ty>() {
-                Ok(n) if Finite::finite(&n) => v.$visit(n),
+                Ok(n) if true $(&& n.$finite())? => v.$visit(n),
                 Ok(_) => Err(de::Error::custom(format_args!(
                     "expected a finite {}, got {:?}", stringify!($ty), self.0
                 ))),
@@ -76,35 +76,6 @@ macro_rules! parse_number {
         }
     )*};
 }
-
-/// Whether a parsed value is finite (every value of a type that is not a float is).
-trait Finite {
-    fn finite(&self) -> bool {
-        true
-    }
-}
-impl Finite for f32 {
-    fn finite(&self) -> bool {
-        self.is_finite()
-    }
-}
-impl Finite for f64 {
-    fn finite(&self) -> bool {
-        self.is_finite()
-    }
-}
-impl Finite for i8 {}
-impl Finite for i16 {}
-impl Finite for i32 {}
-impl Finite for i64 {}
-impl Finite for i128 {}
-impl Finite for u8 {}
-impl Finite for u16 {}
-impl Finite for u32 {}
-impl Finite for u64 {}
-impl Finite for u128 {}
-impl Finite for bool {}
-impl Finite for char {}
 
 impl<'de> Deserializer<'de> for Plain<'_> {
     type Error = de::value::Error;
@@ -124,8 +95,8 @@ impl<'de> Deserializer<'de> for Plain<'_> {
         deserialize_u32 => visit_u32: u32,
         deserialize_u64 => visit_u64: u64,
         deserialize_u128 => visit_u128: u128,
-        deserialize_f32 => visit_f32: f32,
-        deserialize_f64 => visit_f64: f64,
+        deserialize_f32 => visit_f32: f32 | is_finite,
+        deserialize_f64 => visit_f64: f64 | is_finite,
         deserialize_bool => visit_bool: bool,
         deserialize_char => visit_char: char,
     }
