@@ -313,6 +313,60 @@ fn a_client_that_stops_reading_is_dropped_and_frees_its_request() {
     drop(s);
 }
 
+#[tokio::test]
+async fn limits_set_to_zero_are_refused_naming_each() {
+    use mcp_runtime::config::RequestState;
+    // Server options: `build` names each.
+    let err = Server::builder("zero", "1.0")
+        .tools(tools![hi])
+        .limits(Limits::default().request_timeout(Duration::ZERO))
+        .request_state(RequestState::single_instance().ttl(Duration::ZERO))
+        .handle_ttl(Duration::ZERO)
+        .build()
+        .unwrap_err()
+        .to_string();
+    for what in ["request_timeout", "RequestState::ttl", "handle_ttl"] {
+        assert!(err.contains(what), "{what} not named: {err}");
+    }
+    // HTTP options: `serve` fails at once, before accepting, naming each.
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let served = tokio::time::timeout(
+        Duration::from_secs(5),
+        plain()
+            .http()
+            .write_stall_timeout(Duration::ZERO)
+            .idle_timeout(Duration::ZERO)
+            .keep_alive(Duration::ZERO)
+            .serve(listener, std::future::pending()),
+    )
+    .await
+    .expect("serve ran with zero limits instead of refusing them")
+    .unwrap_err();
+    assert_eq!(served.kind(), std::io::ErrorKind::InvalidInput);
+    let text = served.to_string();
+    for what in ["write_stall_timeout", "idle_timeout", "keep_alive"] {
+        assert!(text.contains(what), "{what} not named: {text}");
+    }
+    assert!(!text.contains("body_limit"), "{text}");
+    // A mounted router cannot carry an error: it panics, naming the option.
+    let mounted = std::panic::catch_unwind(|| {
+        plain()
+            .http()
+            .body_read_timeout(Duration::ZERO)
+            .into_router()
+    });
+    let panic = mounted.expect_err("a router with a zero body deadline was made");
+    let text = panic.downcast_ref::<String>().cloned().unwrap_or_default();
+    assert!(text.contains("body_read_timeout"), "{text}");
+    // Connection options do not apply to a router, so they do not stop one.
+    drop(
+        plain()
+            .http()
+            .write_stall_timeout(Duration::ZERO)
+            .into_router(),
+    );
+}
+
 #[test]
 fn over_the_in_flight_cap_requests_get_503_with_retry_after() {
     let (server, gate, _) = server(Limits::default().max_in_flight(2), std::env::temp_dir());

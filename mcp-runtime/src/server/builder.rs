@@ -293,7 +293,8 @@ impl ServerBuilder {
     }
 
     /// How long a handle lives unless the tool says otherwise (default
-    /// [`DEFAULT_HANDLE_TTL`](crate::store::DEFAULT_HANDLE_TTL), an hour).
+    /// [`DEFAULT_HANDLE_TTL`](crate::store::DEFAULT_HANDLE_TTL), an hour; zero is refused
+    /// by `build`).
     pub fn handle_ttl(mut self, ttl: Duration) -> Self {
         self.handles.ttl = ttl;
         self
@@ -319,6 +320,12 @@ impl ServerBuilder {
         let mut errors = std::mem::take(&mut self.mount_errors);
         let ext = &self.extensions;
         compile::check_icons(&self.info.icons, "the server", &mut errors);
+        super::config::check_zero(
+            &self.limits,
+            &self.request_state,
+            self.handles.ttl,
+            &mut errors,
+        );
         if let Some(a) = &self.auth {
             errors.extend(a.check());
         }

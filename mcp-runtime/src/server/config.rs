@@ -68,7 +68,7 @@ impl Default for Limits {
 
 impl Limits {
     /// How long a request may run before it is cancelled and answered with `-32603`
-    /// (default [`DEFAULT_REQUEST_TIMEOUT`]).
+    /// (default [`DEFAULT_REQUEST_TIMEOUT`]; zero is refused by `build`).
     pub fn request_timeout(mut self, timeout: Duration) -> Self {
         self.request_timeout = timeout;
         self
@@ -205,7 +205,8 @@ impl RequestState {
             ..Self::default()
         }
     }
-    /// How long a `requestState` stays valid (default [`DEFAULT_STATE_TTL`], 10 minutes).
+    /// How long a `requestState` stays valid (default [`DEFAULT_STATE_TTL`], 10 minutes;
+    /// zero is refused by `build`).
     pub fn ttl(mut self, ttl: Duration) -> Self {
         self.ttl = ttl;
         self
@@ -413,4 +414,31 @@ impl Legacy {
         self.idle_timeout = d.max(Duration::from_secs(1));
         self
     }
+}
+
+/// The server options whose zero would refuse or cut off every request they apply to,
+/// each with why: reported by [`ServerBuilder::build`](super::ServerBuilder::build).
+pub(crate) fn check_zero(
+    limits: &Limits,
+    state: &RequestState,
+    handle_ttl: Duration,
+    errors: &mut Vec<String>,
+) {
+    let mut zero = |is_zero: bool, what: &str| {
+        if is_zero {
+            errors.push(format!("{what} is zero, which is refused"));
+        }
+    };
+    zero(
+        limits.request_timeout.is_zero(),
+        "`Limits::request_timeout` (every request would be cancelled at once)",
+    );
+    zero(
+        state.ttl.is_zero(),
+        "`RequestState::ttl` (every `requestState` would have expired when it came back)",
+    );
+    zero(
+        handle_ttl.is_zero(),
+        "`handle_ttl` (every handle would have expired when it was used)",
+    );
 }

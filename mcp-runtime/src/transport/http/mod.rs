@@ -122,6 +122,58 @@ impl Default for HttpConfig {
     }
 }
 
+impl HttpConfig {
+    /// Every option set to zero where zero would refuse or cut off every request (a
+    /// deadline that has always passed, a limit nothing fits in), each with why; `Ok` when
+    /// there is none. `for_router`: only the options a mounted router applies.
+    fn check(&self, for_router: bool) -> Result<(), String> {
+        let mut zero: Vec<&str> = Vec::new();
+        let mut at = |is_zero: bool, what: &'static str| {
+            if is_zero {
+                zero.push(what);
+            }
+        };
+        at(
+            self.body_limit == 0,
+            "`body_limit` (every request body would be too large: 413)",
+        );
+        at(
+            self.body_read_timeout.is_zero(),
+            "`body_read_timeout` (every request body would be late: 408)",
+        );
+        at(
+            self.keep_alive.is_zero(),
+            "`keep_alive` (an idle stream would be sent comment lines without pause)",
+        );
+        if !for_router {
+            at(
+                self.max_header_size == 0,
+                "`max_header_size` (every request would be 431)",
+            );
+            at(
+                self.idle_timeout.is_zero(),
+                "`idle_timeout` (every connection would be closed before its first byte)",
+            );
+            at(
+                self.header_read_timeout.is_zero(),
+                "`header_read_timeout` (every request's headers would be late)",
+            );
+            at(
+                self.write_stall_timeout.is_zero(),
+                "`write_stall_timeout` (a connection would be closed on any write that has \
+                 to wait)",
+            );
+        }
+        if zero.is_empty() {
+            return Ok(());
+        }
+        Err(format!(
+            "HTTP settings set to zero, which is refused: {}",
+            zero.join("; ")
+        ))
+    }
+}
+
 /// A server with its HTTP settings: mount it with [`HttpServer::into_router`] or run it
 /// with [`HttpServer::serve`].
 ///
@@ -136,6 +188,10 @@ impl Default for HttpConfig {
 /// By default the endpoint is `/mcp`, only loopback `Host` values are accepted (DNS
 /// rebinding protection) and only loopback `Origin`s; requests without `Origin` (non-browser
 /// clients) pass.
+///
+/// A size or time limit set to zero is refused, since it would refuse or cut off every
+/// request: [`HttpServer::serve`] fails with an error of kind `InvalidInput` naming each
+/// such option, and [`HttpServer::into_router`] panics with it.
 ///
 /// ```no_run
 /// # async fn run(server: mcp_runtime::Server) -> std::io::Result<()> {
@@ -321,7 +377,16 @@ impl HttpServer {
     ///
     /// With [`Auth`](crate::auth::Auth), it also serves the protected-resource metadata at
     /// its well-known paths (see [`HttpServer::metadata_router`]).
+    ///
+    /// # Panics
+    ///
+    /// When `body_limit`, `body_read_timeout` or `keep_alive` is set to zero, which would
+    /// refuse every request or flood every stream ([`HttpServer::serve`] returns the same
+    /// as an error of kind `InvalidInput` instead, checking the connection options too).
     pub fn into_router(self) -> Router {
+        if let Err(e) = self.config.check(true) {
+            panic!("{e}");
+        }
         self.server.inner.start_background();
         let path = self.config.path.clone();
         let metadata = self.metadata_router();
@@ -403,6 +468,9 @@ impl HttpServer {
         use hyper_util::server::graceful::GracefulShutdown;
         use hyper_util::service::TowerToHyperService;
 
+        self.config
+            .check(false)
+            .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
         self.server
             .check_multi_instance()
             .map_err(io::Error::other)?;
