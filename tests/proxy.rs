@@ -845,8 +845,13 @@ async fn tool_names_once(
 /// Serves `router` over TLS on a free port with a fresh self-signed certificate for
 /// `localhost`; the address and the certificate (PEM).
 async fn serve_tls(router: axum::Router) -> (std::net::SocketAddr, String) {
+    serve_tls_as(router, vec!["localhost".to_owned()]).await
+}
+
+/// Like [`serve_tls`], with a certificate for `names`.
+async fn serve_tls_as(router: axum::Router, names: Vec<String>) -> (std::net::SocketAddr, String) {
     use tokio_rustls::rustls;
-    let key = rcgen::generate_simple_self_signed(vec!["localhost".to_owned()]).unwrap();
+    let key = rcgen::generate_simple_self_signed(names).unwrap();
     let pem = key.cert.pem();
     let der = rustls::pki_types::PrivateKeyDer::Pkcs8(key.signing_key.serialize_der().into());
     let config = rustls::ServerConfig::builder_with_provider(std::sync::Arc::new(
@@ -2152,4 +2157,169 @@ async fn an_http_upstreams_error_page_reaches_the_log_not_the_client() {
         said.contains("overloaded, try later") && said.contains("HTTP 503"),
         "{r}"
     );
+}
+
+/// A TCP relay on a port of its own to a backend that can be switched while it runs,
+/// each switch ending the connections relayed so far (so the gateway's next request
+/// opens a new one, to the new backend); closed, its port refuses connections.
+struct Relay {
+    addr: std::net::SocketAddr,
+    to: Arc<std::sync::Mutex<std::net::SocketAddr>>,
+    relayed: Arc<std::sync::Mutex<Vec<tokio::task::AbortHandle>>>,
+    accepting: tokio::task::AbortHandle,
+}
+
+impl Relay {
+    async fn to(backend: std::net::SocketAddr) -> Relay {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let to = Arc::new(std::sync::Mutex::new(backend));
+        let relayed = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let (target, conns) = (Arc::clone(&to), Arc::clone(&relayed));
+        let accepting = tokio::spawn(async move {
+            while let Ok((mut inbound, _)) = listener.accept().await {
+                let backend = *target.lock().unwrap();
+                let relay = tokio::spawn(async move {
+                    if let Ok(mut outbound) = tokio::net::TcpStream::connect(backend).await {
+                        let _ = tokio::io::copy_bidirectional(&mut inbound, &mut outbound).await;
+                    }
+                });
+                conns.lock().unwrap().push(relay.abort_handle());
+            }
+        })
+        .abort_handle();
+        Relay {
+            addr,
+            to,
+            relayed,
+            accepting,
+        }
+    }
+
+    fn end_relayed(&self) {
+        for c in self.relayed.lock().unwrap().drain(..) {
+            c.abort();
+        }
+    }
+
+    async fn switch(&self, backend: std::net::SocketAddr) {
+        *self.to.lock().unwrap() = backend;
+        self.end_relayed();
+        // The gateway's pooled connection sees its end before its next request.
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+
+    async fn close(&self) {
+        self.accepting.abort();
+        self.end_relayed();
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+/// The text of a forwarded call's tool error, which must be one.
+fn tool_error_text(r: &Value) -> String {
+    assert_eq!(r["result"]["isError"], true, "{r}");
+    r["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
+}
+
+/// Waits (up to 5 s) until a line of the runtime's logs holds each of `all`; that line.
+async fn log_line_with(all: &[&str]) -> String {
+    for _ in 0..250 {
+        let logs = common::logs();
+        if let Some(l) = logs.lines().find(|l| all.iter().all(|a| l.contains(a))) {
+            return l.to_owned();
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    panic!(
+        "no line of the logs holds all of {all:?}:\n{}",
+        common::logs()
+    );
+}
+
+/// An HTTP upstream that cannot be reached any more, or whose TLS fails, is a tool error
+/// with a short fixed reason, classified from the error's kind: the error's own text
+/// (which may name internal hosts, addresses, a certificate's names) goes to the log,
+/// naming the upstream by its URL. Before, the client read it all ("cannot reach it:
+/// client error (Connect): ...", a certificate's names included).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_http_upstreams_connection_and_tls_failures_reach_the_log_not_the_client() {
+    use mcp_runtime::proxy::HttpOptions;
+    common::capture_logs();
+    const HIDDEN: &str = "db-7.internal";
+    let upstream = Server::builder("upstream", "1.0")
+        .tools(tools![hello])
+        .build()
+        .unwrap();
+    let router = upstream.http().into_router();
+    let (good, ca) = serve_tls(router.clone()).await;
+    // Trusted too, but a certificate for another (internal) name.
+    let (misnamed, other_ca) = serve_tls_as(router.clone(), vec![HIDDEN.to_owned()]).await;
+    let plain = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let plain_addr = plain.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(plain, router).await });
+
+    let relay = Relay::to(good).await;
+    let url = format!("https://localhost:{}/mcp", relay.addr.port());
+    let roots = format!("{ca}{other_ca}");
+    let options = HttpOptions::new()
+        .root_certificates_pem(roots.as_bytes())
+        .unwrap();
+    let up = Upstream::http_with(&url, options).await.unwrap();
+    let gateway = Server::builder("gateway", "1.0")
+        .request_state(mcp_runtime::config::RequestState::single_instance())
+        .mount("up", up.items().await.unwrap())
+        .build()
+        .unwrap();
+    let gw = common::serve_in_background(gateway.http());
+    let call =
+        |id: u64| tokio::task::spawn_blocking(move || call_tool(gw, id, "up_hello", json!({})));
+    let r = call(1).await.unwrap();
+    assert_eq!(
+        r["result"]["content"][0]["text"], "hello from the gateway",
+        "{r}"
+    );
+
+    // Plain HTTP where TLS was expected.
+    relay.switch(plain_addr).await;
+    let text = tool_error_text(&call(2).await.unwrap());
+    eprintln!("TLS to a plain HTTP port, the client read: {text}");
+    assert_eq!(
+        text,
+        "the upstream server is unavailable: cannot connect (TLS failed)"
+    );
+    // A certificate for another name: its names stay in the log.
+    relay.switch(misnamed).await;
+    let r = call(3).await.unwrap();
+    let text = tool_error_text(&r);
+    eprintln!("a certificate for another name, the client read: {text}");
+    assert_eq!(
+        text,
+        "the upstream server is unavailable: cannot connect (TLS failed: its certificate is not valid for its name)"
+    );
+    assert!(!r.to_string().contains(HIDDEN), "{r}");
+    // Told at warn the first time, naming the upstream by its URL and its mount.
+    let warned = format!("upstream={url} mount=up");
+    let line = log_line_with(&["WARN", "InvalidContentType", &warned]).await;
+    eprintln!("the log: {line}");
+    let line = log_line_with(&[HIDDEN, &warned]).await;
+    eprintln!("the log: {line}");
+    // The port closed: refused.
+    relay.close().await;
+    let r = call(4).await.unwrap();
+    let text = tool_error_text(&r);
+    eprintln!("a closed port, the client read: {text}");
+    assert_eq!(
+        text,
+        "the upstream server is unavailable: cannot connect (connection refused)"
+    );
+    assert!(
+        !text.contains("os error") && !text.contains("127.0.0.1"),
+        "{text}"
+    );
+    let line = log_line_with(&["refused", &warned]).await;
+    eprintln!("the log: {line}");
 }

@@ -27,6 +27,7 @@ mod respawn;
 mod stdin;
 mod stdio;
 mod told;
+mod unreached;
 
 pub use answer::UpstreamError;
 pub(crate) use answer::{NO_MESSAGE, excerpt, gone, outcome, rpc_error};
@@ -38,6 +39,7 @@ pub(crate) use respawn::Spawn;
 pub(super) use respawn::Stdio;
 pub(crate) use stdio::{Pipes, Session, id_in_string};
 pub(crate) use told::{Told, shown_url};
+pub(crate) use unreached::{unreached, unsent};
 
 /// How long one upstream request may take, unless its upstream's options say otherwise
 /// ([`HttpOptions::timeout`](super::HttpOptions::timeout),
@@ -203,6 +205,16 @@ impl Link {
                 }
                 Ok((version, hello))
             }
+        }
+    }
+
+    /// Says where the upstream is mounted (`mounts`, innermost first, as a call through
+    /// it sees them), for what its logs tell ([`Told::mounted`]): on stdio, to the run of
+    /// the child now (a child started again hears it on its next call).
+    pub(crate) fn mounted(&self, mounts: Option<&[String]>) {
+        match &self.wire {
+            Wire::Http(peer) => peer.told.mounted(mounts),
+            Wire::Stdio(stdio) => stdio.now().told.mounted(mounts),
         }
     }
 

@@ -86,7 +86,12 @@
 //! never put in an error: the error a client reads says only what went wrong (an HTTP
 //! upstream's status, say), as the page may hold the upstream's internals. A
 //! well-formed JSON-RPC error of the upstream is meant for clients, and passes (in the
-//! codes this server may send).
+//! codes this server may send). So with an HTTP upstream that cannot be reached: the
+//! client reads a short reason taken from the error's kind (`cannot connect (connection
+//! refused)`, `cannot connect (TLS failed: its certificate is not trusted)`), the log the
+//! error itself, which may name hosts, addresses or a certificate's names. The log names
+//! an HTTP upstream by its URL ([`link::shown_url`]) and, once a call reached it through
+//! a mount, by that mount (`mount=outer/inner`).
 
 mod changes;
 mod checked;
@@ -428,6 +433,7 @@ impl Upstream {
             .map(Arc::new);
         let mut def = ToolDef::new(served, signature, move |call: Call<kind::Tool>| {
             let (link, parked) = (Arc::clone(&link), Arc::clone(&parked));
+            link.mounted(call.request.mounts.as_deref());
             let name = upstream_name.clone();
             let input = call.input().ok();
             let cx = call.context();
@@ -487,6 +493,7 @@ impl Upstream {
         let upstream_name = name.clone();
         let mut def = PromptDef::new(served, signature, move |call: Call<kind::Prompt>| {
             let (link, name) = (Arc::clone(&link), upstream_name.clone());
+            link.mounted(call.request.mounts.as_deref());
             async move {
                 let args = Value::Object(call.arguments);
                 let r = link
@@ -526,6 +533,7 @@ impl Upstream {
             Signature::new(),
             move |call: Call<kind::Resource>| {
                 let (link, uri) = (Arc::clone(&link), upstream_uri.clone());
+                link.mounted(call.request.mounts.as_deref());
                 let served = call.target().uri().to_owned();
                 async move { read(&link, &uri, &served).await }
             },
@@ -558,6 +566,7 @@ impl Upstream {
             Signature::new(),
             move |call: Call<kind::Resource>| {
                 let link = Arc::clone(&link);
+                link.mounted(call.request.mounts.as_deref());
                 // Mounted, the upstream's URI under the namespaces of every mount.
                 let uri = mount::own_uri(call.request.mounts.as_deref(), call.target().uri());
                 let served = call.target().uri().to_owned();

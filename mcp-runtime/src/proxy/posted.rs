@@ -3,7 +3,7 @@
 //! messages about the request passed on (or answered at once) on the way.
 
 use super::link::{
-    MAX_MESSAGE, NO_MESSAGE, Told, UpstreamError, excerpt, gone, outcome, rpc_error,
+    MAX_MESSAGE, NO_MESSAGE, Told, UpstreamError, excerpt, gone, outcome, rpc_error, unreached,
 };
 use super::ongoing::Next;
 use super::routing::Asked;
@@ -69,7 +69,7 @@ pub(super) async fn answer_in(
         let body = http_body_util::Limited::new(body, MAX_MESSAGE)
             .collect()
             .await
-            .map_err(|e| gone(format!("reading its answer: {e}")))?
+            .map_err(|e| unreached("reading its answer failed", &*e, &peer.told))?
             .to_bytes();
         if body.is_empty() && status.is_success() {
             return Ok(None);
@@ -83,7 +83,7 @@ pub(super) async fn answer_in(
     loop {
         let frame = match body.frame().await {
             Some(Ok(f)) => f,
-            Some(Err(e)) => return Err(gone(format!("its event stream broke: {e}"))),
+            Some(Err(e)) => return Err(unreached("its event stream broke", &e, &peer.told)),
             None => return Err(gone("its event stream ended with no answer")),
         };
         let Ok(data) = frame.into_data() else {

@@ -3,7 +3,7 @@
 //! the legacy GET stream), read as they come. The answer to one POSTed request is read
 //! by `posted.rs`.
 
-use super::link::{MAX_MESSAGE, MODERN, Told, UpstreamError, gone, outcome};
+use super::link::{MAX_MESSAGE, MODERN, Told, UpstreamError, gone, outcome, unsent};
 use super::posted::{Events, answer_in};
 use super::routing::{Changes, unsolicited};
 use crate::protocol::headers::encode_header_value;
@@ -162,12 +162,11 @@ impl Peer {
         &self,
         req: hyper::Request<Full<Bytes>>,
     ) -> Result<hyper::Response<hyper::body::Incoming>, UpstreamError> {
-        let resp = self.client.request(req).await.map_err(|e| {
-            gone(format!(
-                "cannot reach it: {}",
-                crate::error::with_sources(&e)
-            ))
-        })?;
+        let resp = self
+            .client
+            .request(req)
+            .await
+            .map_err(|e| unsent(&e, &self.told))?;
         if let Some(s) = resp
             .headers()
             .get("mcp-session-id")

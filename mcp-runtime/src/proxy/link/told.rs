@@ -4,9 +4,11 @@
 //! the error a client reads names only what went wrong (the HTTP status, say). Told at
 //! warn, naming the upstream, at most once in [`TELL_EVERY`] (the others at debug,
 //! counted in the next warning), so an upstream that keeps failing does not flood the log.
+//! Once a call reached it through a mount, the warning names that mount too
+//! (`mount=outer/inner`).
 
 use std::fmt;
-use std::sync::Mutex;
+use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 use tokio::time::Instant;
 
@@ -20,6 +22,9 @@ pub(crate) struct Told {
     /// The upstream, as the log names it: a stdio child's program, an HTTP upstream's URL
     /// without its credentials or query ([`shown_url`]).
     name: String,
+    /// Where it is mounted (its namespaces, outermost first, `/` between them), as the
+    /// first call that reached it through a mount said.
+    mount: OnceLock<String>,
     /// When one was last told at warn, and how many were told at debug since.
     last: Mutex<(Option<Instant>, u64)>,
 }
@@ -28,7 +33,20 @@ impl Told {
     pub(crate) fn new(name: impl Into<String>) -> Told {
         Told {
             name: name.into(),
+            mount: OnceLock::new(),
             last: Mutex::new((None, 0)),
+        }
+    }
+
+    /// Says where the upstream is mounted: `mounts`, innermost first, as a call sees
+    /// them (the first mount said is kept).
+    pub(crate) fn mounted(&self, mounts: Option<&[String]>) {
+        if self.mount.get().is_some() {
+            return;
+        }
+        if let Some(mounts) = mounts.filter(|m| !m.is_empty()) {
+            let outer_first: Vec<&str> = mounts.iter().rev().map(String::as_str).collect();
+            let _ = self.mount.set(outer_first.join("/"));
         }
     }
 
@@ -41,11 +59,13 @@ impl Told {
     /// [`TELL_EVERY`] ago (then at debug, counted in the next warning).
     pub(crate) fn tell(&self, what: impl fmt::Display) {
         let name = &self.name;
+        let mount = self.mount.get().map_or("", String::as_str);
         match self.turn(Instant::now()) {
-            None => tracing::debug!(upstream = %name, "{what}"),
-            Some(0) => tracing::warn!(upstream = %name, "{what}"),
+            None => tracing::debug!(upstream = %name, mount = %mount, "{what}"),
+            Some(0) => tracing::warn!(upstream = %name, mount = %mount, "{what}"),
             Some(n) => tracing::warn!(
                 upstream = %name,
+                mount = %mount,
                 "{what}; {n} more like it were told at debug only"
             ),
         }
@@ -91,6 +111,17 @@ mod tests {
         assert_eq!(told.turn(t + Duration::from_secs(9)), None);
         assert_eq!(told.turn(t + TELL_EVERY), Some(2));
         assert_eq!(told.turn(t + TELL_EVERY * 3), Some(0));
+    }
+
+    #[test]
+    fn the_first_mount_said_is_kept_outermost_first() {
+        let told = Told::new("up");
+        told.mounted(None);
+        told.mounted(Some(&[]));
+        assert_eq!(told.mount.get(), None);
+        told.mounted(Some(&["inner".to_owned(), "outer".to_owned()]));
+        told.mounted(Some(&["other".to_owned()]));
+        assert_eq!(told.mount.get().map(String::as_str), Some("outer/inner"));
     }
 
     #[test]
