@@ -156,6 +156,32 @@ pub fn json(text: &str) -> serde_json::Value {
     serde_json::from_str(text).unwrap_or(serde_json::Value::Null)
 }
 
+/// The argument's type made from a string literal `#[arg(default = "..")]`, with `Into`.
+#[diagnostic::on_unimplemented(
+    message = "a string `default` is made into the argument's type with `From<&str>`, which `{Self}` does not implement",
+    label = "a string literal, for an argument of type `{Self}`",
+    note = "write the value itself (`default = 5`, not `default = \"5\"`), or an expression of type `{Self}`"
+)]
+pub trait StrDefault {
+    /// The value `text` stands for.
+    fn from_literal(text: &'static str) -> Self;
+}
+
+#[diagnostic::do_not_recommend]
+impl<T> StrDefault for T
+where
+    &'static str: Into<T>,
+{
+    fn from_literal(text: &'static str) -> T {
+        text.into()
+    }
+}
+
+/// What `#[arg(default = "..")]` evaluates to.
+pub fn str_default<T: StrDefault>(text: &'static str) -> T {
+    T::from_literal(text)
+}
+
 /// A handler parameter carrying `#[arg(...)]` is an argument of its kind: checked at
 /// compile time, at the parameter's type.
 pub fn assert_argument<T: crate::handler::Argument<K>, K: crate::kind::Kind>() {}

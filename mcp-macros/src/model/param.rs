@@ -137,14 +137,15 @@ pub(super) fn param(raw: RawParam, kind: Kind, variables: &[String]) -> Param {
 }
 
 /// What `#[arg(default ..)]` evaluates to: the expression, a string literal made the
-/// parameter's type with `Into` (`"Oslo"` for a `String`), the type's `Default` when none
-/// is given.
+/// parameter's type with `Into` (`"Oslo"` for a `String`; through `__mcp`, the expansion's
+/// name for the runtime's `__private`, which says what to write for a type not made from
+/// a string), the type's `Default` when none is given.
 fn default_value(value: Option<syn::Expr>, span: Span) -> syn::Expr {
     match value {
         Some(syn::Expr::Lit(syn::ExprLit {
             lit: syn::Lit::Str(s),
             ..
-        })) => syn::parse_quote_spanned!(s.span()=> ::core::convert::Into::into(#s)),
+        })) => syn::parse_quote_spanned!(s.span()=> __mcp::str_default(#s)),
         Some(e) => e,
         // At `default`: a type without `Default` is told there.
         None => syn::parse_quote_spanned!(span=> ::core::default::Default::default()),

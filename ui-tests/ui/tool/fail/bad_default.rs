@@ -1,4 +1,4 @@
-use mcp_runtime::{Context, tool, tools};
+use mcp_runtime::{Context, prompt, prompts, tool, tools};
 
 #[derive(serde::Deserialize, schemars::JsonSchema)]
 struct Point {
@@ -42,6 +42,19 @@ async fn shard(#[arg(header = "Region", default = "eu")] region: String) -> Stri
     region
 }
 
+/// A string default for a number: told to write the number.
+#[tool]
+async fn repeat(#[arg(default = "5")] times: u32) -> String {
+    times.to_string()
+}
+
+/// The same for a prompt argument.
+#[prompt]
+async fn greet(#[arg(default = "2")] times: u8) -> String {
+    times.to_string()
+}
+
 fn main() {
-    let _ = tools![plot, whoami, count, weigh, shard];
+    let _ = tools![plot, whoami, count, weigh, shard, repeat];
+    let _ = prompts![greet];
 }
