@@ -2006,7 +2006,8 @@ async fn maybe(n: i64) -> mcp_runtime::Json<Option<Total>> {
 
 /// The gateway serves an upstream tool's `outputSchema`, so it holds the upstream's
 /// results to it (TOOL-14): one whose `structuredContent` breaks the schema, or lacks it,
-/// is the tool's error (`isError`), not a success that breaks the schema it served.
+/// is the tool's error (`isError`), not a success that breaks the schema it served. The
+/// error does not quote the result (before, it did: `"zero" is not an integer`).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_proxied_result_that_breaks_its_output_schema_is_the_tools_error() {
     // The upstream's middleware spoils the result for `a = 0` and `a = 1`.
@@ -2062,6 +2063,9 @@ async fn a_proxied_result_that_breaks_its_output_schema_is_the_tools_error() {
             .as_str()
             .unwrap_or_default();
         assert!(text.contains(says), "{r}");
+        eprintln!("a result that breaks its output schema, the client read: {text}");
+        // What the result held is not quoted (it is in the log).
+        assert!(!text.contains("zero"), "{r}");
     }
 }
 
@@ -2321,5 +2325,113 @@ async fn an_http_upstreams_connection_and_tls_failures_reach_the_log_not_the_cli
         "{text}"
     );
     let line = log_line_with(&["refused", &warned]).await;
+    eprintln!("the log: {line}");
+}
+
+/// An upstream whose answers to `tools/call`, `prompts/get` and `resources/read` are
+/// JSON-RPC answers of the wrong shape, each quoting `secret`; its address.
+async fn upstream_answering_wrong_shapes(secret: &'static str) -> std::net::SocketAddr {
+    let upstream = Server::builder("upstream", "1.0")
+        .tools(tools![hello])
+        .prompts(mcp_runtime::prompts![promote])
+        .resources(mcp_runtime::resources![ticket])
+        .build()
+        .unwrap();
+    let router = upstream
+        .http()
+        .into_router()
+        .layer(axum::middleware::from_fn(
+            move |req: axum::extract::Request, next: axum::middleware::Next| async move {
+                use axum::response::IntoResponse;
+                let (parts, body) = req.into_parts();
+                let bytes = axum::body::to_bytes(body, 1 << 20)
+                    .await
+                    .unwrap_or_default();
+                let msg: Value = serde_json::from_slice(&bytes).unwrap_or_default();
+                let wrong = match msg["method"].as_str().unwrap_or_default() {
+                    "tools/call" => json!({"content": format!("see {secret}")}),
+                    "prompts/get" => json!({"messages": [
+                        {"role": secret, "content": {"type": "text", "text": "x"}}
+                    ]}),
+                    "resources/read" => json!({"contents": [
+                        {"uri": "tickets://1", "text": 7, "mimeType": secret}
+                    ]}),
+                    _ => {
+                        let req = axum::extract::Request::from_parts(parts, bytes.into());
+                        return next.run(req).await;
+                    }
+                };
+                let answer = json!({"jsonrpc": "2.0", "id": msg["id"], "result": wrong});
+                axum::Json(answer).into_response()
+            },
+        ));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, router).await });
+    addr
+}
+
+/// An upstream's answer of the wrong shape (a tool result, a prompt, a resource's
+/// contents) is an error saying which field or shape is wrong, never what it held: the
+/// client reads no value of it, the log has an excerpt, naming the upstream. Before, the
+/// client read serde's message, which quotes the value (`invalid type: string "see
+/// ...", expected a sequence`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_upstreams_answer_of_the_wrong_shape_reaches_the_log_not_the_client() {
+    common::capture_logs();
+    const SECRET: &str = "db-9.internal:6379 marker-c41d";
+    let up_addr = upstream_answering_wrong_shapes(SECRET).await;
+    let up_url = format!("http://{up_addr}/mcp");
+    let up = Upstream::http(&up_url).await.unwrap();
+    let gateway = Server::builder("gateway", "1.0")
+        .request_state(mcp_runtime::config::RequestState::single_instance())
+        .mount("up", up.items().await.unwrap())
+        .build()
+        .unwrap();
+    let addr = common::serve_in_background(gateway.http());
+    let asked = |id: u64, method: &'static str, params: Value| {
+        tokio::task::spawn_blocking(move || post(addr, &request(json!(id), method, params)).json())
+    };
+
+    let r = asked(
+        1,
+        "tools/call",
+        json!({"name": "up_hello", "arguments": {}}),
+    )
+    .await
+    .unwrap();
+    let text = tool_error_text(&r);
+    eprintln!("a tool result, the client read: {text}");
+    assert_eq!(
+        text,
+        "the upstream server's answer was not valid: invalid type: string, expected a sequence"
+    );
+    let r = asked(
+        2,
+        "prompts/get",
+        json!({"name": "up_promote", "arguments": {"department": "a", "name": "b"}}),
+    )
+    .await
+    .unwrap();
+    eprintln!("a prompt, the client read: {r}");
+    assert!(!r.to_string().contains("marker-c41d"), "{r}");
+    assert!(
+        r["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("the upstream server's answer was not valid")),
+        "{r}"
+    );
+    let r = asked(3, "resources/read", json!({"uri": "up+tickets://1"}))
+        .await
+        .unwrap();
+    eprintln!("a resource, the client read: {r}");
+    assert!(!r.to_string().contains("marker-c41d"), "{r}");
+    assert!(
+        r["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("the upstream server's answer was not valid")),
+        "{r}"
+    );
+    let line = log_line_with(&["WARN", SECRET, &format!("upstream={up_url} mount=up")]).await;
     eprintln!("the log: {line}");
 }

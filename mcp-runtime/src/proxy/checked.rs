@@ -2,15 +2,18 @@
 //! codes this server may send, and a tool's result held to the output schema served for
 //! it.
 
-use super::link::UpstreamError;
+use super::link::{Link, UpstreamError};
 use crate::Error;
 use crate::protocol::{CallToolResult, RpcError};
 use serde_json::Value;
 
 /// An upstream tool's successful result, checked against the output schema served for
 /// it (TOOL-14): without `structuredContent`, or with one that does not match, it is the
-/// tool's error, not passed on as a success that breaks the schema.
+/// tool's error, not passed on as a success that breaks the schema. That error does not
+/// say what the result held (the validator's message quotes it): that goes to the log,
+/// told by `link`.
 pub(super) fn meets_output_schema(
+    link: &Link,
     schema: &crate::schema::ArgumentValidator,
     result: CallToolResult,
 ) -> Result<CallToolResult, Error> {
@@ -25,9 +28,14 @@ pub(super) fn meets_output_schema(
         )),
         Some(structured) => match schema.validate(structured) {
             Ok(()) => Ok(result),
-            Err(why) => Err(Error::new(format!(
-                "the upstream server's result does not match its output schema: {why}"
-            ))),
+            Err(why) => {
+                link.tell(format_args!(
+                    "the upstream server's result does not match its output schema: {why}"
+                ));
+                Err(Error::new(
+                    "the upstream server's result does not match its output schema",
+                ))
+            }
         },
     }
 }

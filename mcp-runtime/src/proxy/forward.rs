@@ -48,11 +48,7 @@ pub(super) async fn forward_call(
             return task::follow(link, cx, input.as_ref(), r).await;
         }
         if !asks(&r) {
-            return serde_json::from_value::<CallToolResult>(r).map_err(|e| {
-                Error::new(format!(
-                    "the upstream server answered an invalid result: {e}"
-                ))
-            });
+            return link.read_as::<CallToolResult>("a tool result", &r);
         }
         let Some(input) = &input else {
             return Err(Error::new(

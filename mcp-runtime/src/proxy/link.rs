@@ -30,7 +30,7 @@ mod told;
 mod unreached;
 
 pub use answer::UpstreamError;
-pub(crate) use answer::{NO_MESSAGE, excerpt, gone, outcome, rpc_error};
+pub(crate) use answer::{NO_MESSAGE, excerpt, gone, outcome, rpc_error, shape};
 use handshake::{compose, era, initialized};
 pub(super) use handshake::{handshake_on, initialize_params};
 
@@ -216,6 +216,35 @@ impl Link {
             Wire::Http(peer) => peer.told.mounted(mounts),
             Wire::Stdio(stdio) => stdio.now().told.mounted(mounts),
         }
+    }
+
+    /// Tells `what` the upstream said wrong to the log ([`Told::tell`]).
+    pub(crate) fn tell(&self, what: impl std::fmt::Display) {
+        match &self.wire {
+            Wire::Http(peer) => peer.told.tell(what),
+            Wire::Stdio(stdio) => stdio.now().told.tell(what),
+        }
+    }
+
+    /// `answer`, a result of the upstream's (`what`: "a tool result", say), read as `T`.
+    /// One of the wrong shape is an execution error that says what is wrong in it, never
+    /// what it holds ([`shape`]): serde's message and an excerpt of the answer go to the
+    /// log, naming the upstream.
+    pub(crate) fn read_as<T: serde::de::DeserializeOwned>(
+        &self,
+        what: &str,
+        answer: &Value,
+    ) -> Result<T, crate::Error> {
+        T::deserialize(answer).map_err(|e| {
+            self.tell(format_args!(
+                "the upstream server answered {what} that is not valid ({e}): {}",
+                excerpt(answer.to_string().as_bytes())
+            ));
+            crate::Error::new(format!(
+                "the upstream server's answer was not valid: {}",
+                shape(&e)
+            ))
+        })
     }
 
     pub(crate) fn version(&self) -> &str {

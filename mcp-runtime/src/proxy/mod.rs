@@ -89,9 +89,14 @@
 //! codes this server may send). So with an HTTP upstream that cannot be reached: the
 //! client reads a short reason taken from the error's kind (`cannot connect (connection
 //! refused)`, `cannot connect (TLS failed: its certificate is not trusted)`), the log the
-//! error itself, which may name hosts, addresses or a certificate's names. The log names
-//! an HTTP upstream by its URL ([`link::shown_url`]) and, once a call reached it through
-//! a mount, by that mount (`mount=outer/inner`).
+//! error itself, which may name hosts, addresses or a certificate's names. And with an
+//! answer of the wrong shape (a tool result, a prompt, a resource's contents): the client
+//! reads what is wrong in it without its values (`the upstream server's answer was not
+//! valid: invalid type: string, expected a sequence`, or the name of a field it misses;
+//! of a result that breaks its tool's output schema, only that it does), the log serde's
+//! (or the validator's) message and an excerpt of the answer. The log names an HTTP
+//! upstream by its URL (without credentials or query) and, once a call reached it
+//! through a mount, by that mount (`mount=outer/inner`).
 
 mod changes;
 mod checked;
@@ -448,7 +453,7 @@ impl Upstream {
                     parked::forward(&link, &cx, &parked, input, &name, args).await
                 }?;
                 match output {
-                    Some(schema) => meets_output_schema(&schema, result),
+                    Some(schema) => meets_output_schema(&link, &schema, result),
                     None => Ok(result),
                 }
             }
@@ -500,11 +505,7 @@ impl Upstream {
                     .request("prompts/get", json!({ "name": name, "arguments": args }))
                     .await
                     .map_err(failed)?;
-                serde_json::from_value::<GetPromptResult>(r).map_err(|e| {
-                    Error::new(format!(
-                        "the upstream server answered an invalid prompt: {e}"
-                    ))
-                })
+                link.read_as::<GetPromptResult>("a prompt", &r)
             }
         });
         if let Some(d) = p["description"].as_str() {
@@ -605,9 +606,5 @@ async fn read(link: &Link, uri: &str, served: &str) -> Result<Vec<ResourceConten
         .get("contents")
         .cloned()
         .unwrap_or(Value::Array(Vec::new()));
-    serde_json::from_value::<Vec<ResourceContents>>(contents).map_err(|e| {
-        Error::new(format!(
-            "the upstream server answered invalid contents: {e}"
-        ))
-    })
+    link.read_as::<Vec<ResourceContents>>("a resource's contents", &contents)
 }

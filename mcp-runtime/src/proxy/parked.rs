@@ -264,7 +264,7 @@ pub(crate) async fn forward_with(
         let mut call = Call::new(start.await?);
         let cancelled = cx.cancellation();
         return tokio::select! {
-            r = drive(link, cx, &mut call, input.as_ref()) => tool_result(r?),
+            r = drive(link, cx, &mut call, input.as_ref()) => tool_result(link, &r?),
             () = cancelled.cancelled() => Err(Error::new("the call was cancelled")),
         };
     }
@@ -304,7 +304,7 @@ pub(crate) async fn forward_with(
     // Reached only when the upstream answered (or failed): a round that ends waiting for
     // the client's answer is dropped at the question, and the call stays parked.
     parked.forget(&token);
-    tool_result(result?)
+    tool_result(link, &result?)
 }
 
 /// A call parked by the first round of its request, while that round runs. Dropped
@@ -328,12 +328,8 @@ impl Drop for Unclaimed<'_> {
     }
 }
 
-fn tool_result(r: Value) -> Result<CallToolResult, Error> {
-    serde_json::from_value::<CallToolResult>(r).map_err(|e| {
-        Error::new(format!(
-            "the upstream server answered an invalid result: {e}"
-        ))
-    })
+fn tool_result(link: &Link, r: &Value) -> Result<CallToolResult, Error> {
+    link.read_as::<CallToolResult>("a tool result", r)
 }
 
 /// Runs the call on until its answer, asking its questions on the way.

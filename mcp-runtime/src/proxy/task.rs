@@ -157,13 +157,7 @@ pub(super) async fn follow(
         }
         match status.as_str() {
             "completed" => {
-                return serde_json::from_value::<CallToolResult>(state["result"].clone()).map_err(
-                    |e| {
-                        Error::new(format!(
-                            "the upstream task completed with an invalid result: {e}"
-                        ))
-                    },
-                );
+                return link.read_as::<CallToolResult>("a task's tool result", &state["result"]);
             }
             "failed" => return Err(failed(rpc_error(&state["error"]))),
             "cancelled" => {

@@ -92,3 +92,88 @@ pub(crate) fn excerpt(bytes: &[u8]) -> String {
     }
     shown
 }
+
+/// What is wrong in an answer serde refused with `e`, without any of its values (serde's
+/// message quotes them: a string, a number, a variant or member name of the upstream's):
+/// the field it misses (one of ours: `missing field` and its name), or the kind of value found
+/// and what was expected (`invalid type: string, expected a sequence`), or only that it is
+/// of the wrong shape.
+pub(crate) fn shape(e: &serde_json::Error) -> String {
+    let said = e.to_string();
+    // A value may hold `, expected `: what was expected (ours) is after the last one.
+    let expected = said
+        .rfind(", expected ")
+        .map(|at| &said[at..])
+        .filter(|tail| !tail.contains('"'));
+    // `string "..."`, `integer `5``, `map, ...`: the kind is what comes before the value.
+    let kind_of = |rest: &str| -> String {
+        let end = [" `", " \"", ","]
+            .iter()
+            .filter_map(|m| rest.find(m))
+            .min()
+            .unwrap_or(rest.len());
+        rest[..end].trim().to_owned()
+    };
+    let ours = |name: &str| name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    if let Some(rest) = said.strip_prefix("missing field `")
+        && let Some(field) = rest.strip_suffix('`').filter(|f| ours(f))
+    {
+        return format!("missing field `{field}`");
+    }
+    if let Some(rest) = said.strip_prefix("data did not match any variant of untagged enum ")
+        && ours(rest)
+    {
+        return format!("no variant of {rest} matches");
+    }
+    for (prefix, named) in [
+        ("invalid type: ", "invalid type"),
+        ("invalid value: ", "invalid value"),
+    ] {
+        if let (Some(rest), Some(expected)) = (said.strip_prefix(prefix), expected) {
+            return format!("{named}: {}{expected}", kind_of(rest));
+        }
+    }
+    for (prefix, named) in [
+        ("unknown variant ", "unknown variant"),
+        ("unknown field ", "unknown field"),
+        ("invalid length ", "invalid length"),
+    ] {
+        if said.starts_with(prefix) {
+            return format!("{named}{}", expected.unwrap_or_default());
+        }
+    }
+    "a value of the wrong shape".to_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::shape;
+    use crate::protocol::CallToolResult;
+    use serde_json::json;
+
+    fn shape_of(v: serde_json::Value) -> String {
+        let e = serde_json::from_value::<CallToolResult>(v).err();
+        e.map(|e| shape(&e)).unwrap_or_default()
+    }
+
+    #[test]
+    fn a_shape_names_fields_and_kinds_never_values() {
+        let secret = "db-9.internal, expected \"x\"";
+        assert_eq!(
+            shape_of(json!({"content": secret})),
+            "invalid type: string, expected a sequence"
+        );
+        assert_eq!(shape_of(json!({})), "missing field `content`");
+        let said = shape_of(json!({"content": [{"type": secret, "text": "x"}]}));
+        assert!(!said.contains("db-9"), "{said}");
+        let said = shape_of(json!({"content": [], "isError": 17}));
+        assert_eq!(said, "invalid type: integer, expected a boolean");
+        let said = shape_of(json!({"content": [], "isError": secret}));
+        assert_eq!(said, "invalid type: string, expected a boolean");
+        let e = serde_json::from_value::<Vec<u8>>(json!({"k": 1})).err();
+        assert_eq!(
+            e.map(|e| shape(&e)).unwrap_or_default(),
+            "invalid type: map, expected a sequence"
+        );
+    }
+}
