@@ -3,11 +3,11 @@
 use super::MAX_LINE;
 use super::lines::Line;
 use crate::protocol::{RequestId, RpcError, json::parse_strict, methods};
-use crate::server::Server;
 use crate::server::parts::{NoGuard, Streams};
 use crate::server::reply::{ErrorClass, Rejection, Reply};
 use crate::server::route::Prepared;
 use crate::server::session::Session;
+use crate::server::{Listen, Server};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -141,34 +141,16 @@ impl Dispatch {
         // without per-request `_meta` belong to it. Modern requests are served
         // statelessly all along.
         if server.opens_session(&msg) && self.session.get().is_none() {
-            let (opened, reply) = server.initialize(msg, "stdio".into());
-            if let Some(s) = opened {
-                s.set_outbound(Some(self.tx.clone()));
-                s.forward_changes(&server.inner);
-                let _ = self.session.set(s);
-            }
-            return Some(reply.body);
+            return Some(self.open_session(msg));
         }
         let legacy = self.session.get().filter(|_| !is_modern(&msg));
-        if let (Some(s), Value::Array(batch)) = (legacy, &msg) {
-            // 2025-03-26 allows JSON-RPC batches; later revisions do not.
-            let s = Arc::clone(s);
-            let batch = batch.clone();
-            let server = server.clone();
-            let tx = self.tx.clone();
-            let spawned = self.spawn(async move {
-                if let Some(line) = server
-                    .run_batch(batch, &s, Streams::Shared(tx.clone()), None)
-                    .await
-                {
-                    let _ = tx.send(line).await;
-                }
-            });
-            if spawned.is_none() {
-                tracing::debug!("a batch read while the connection closes is dropped");
+        let msg = match (legacy, msg) {
+            (Some(s), Value::Array(batch)) => {
+                self.batch(batch, s);
+                return None;
             }
-            return None;
-        }
+            (_, msg) => msg,
+        };
         let prepared = match legacy {
             Some(s) => server.prepare_legacy(msg, s, Streams::Shared(self.tx.clone()), None),
             None => server.prepare(msg, &NoGuard, Streams::Shared(self.tx.clone())),
@@ -186,27 +168,7 @@ impl Dispatch {
                 }
                 None
             }
-            Prepared::Listen(mut listen) => {
-                // Several subscriptions can share the connection; each ends on
-                // `notifications/cancelled` naming it, or gracefully at the end of input.
-                if self.is_in_flight(listen.id()) {
-                    let r = Rejection::malformed("this request id is already in flight");
-                    return Some(Reply::rejection(Some(listen.id()), r).body);
-                }
-                listen.stop_with(self.end_of_input.clone());
-                listen.cancel_on_teardown();
-                let id = listen.id().clone();
-                let tx = self.tx.clone();
-                let spawned = self.spawn_request(id.clone(), (), async move {
-                    while let Some(msg) = listen.next().await {
-                        if tx.send(msg).await.is_err() {
-                            break;
-                        }
-                    }
-                    None
-                });
-                (!spawned).then(|| Reply::rejection(Some(&id), closing()).body)
-            }
+            Prepared::Listen(listen) => self.listen(listen),
             Prepared::Call(job) => {
                 let id = job.id().clone();
                 let refused = |r: Rejection| Some(Reply::rejection(Some(&id), r).body);
@@ -235,6 +197,67 @@ impl Dispatch {
                 None
             }
         }
+    }
+
+    // The legacy initialize, batches and listen streams are rare: each is a function of
+    // its own, kept out of `message`, so the stack frame every `tools/call` runs on (on
+    // the reading thread, whose touched stack stays resident) is not sized for their
+    // futures, which are moved by value on their way into a task.
+
+    /// `initialize`: opens the process's one session. The reply to write.
+    #[inline(never)]
+    fn open_session(&self, msg: Value) -> String {
+        let (opened, reply) = self.server.initialize(msg, "stdio".into());
+        if let Some(s) = opened {
+            s.set_outbound(Some(self.tx.clone()));
+            s.forward_changes(&self.server.inner);
+            let _ = self.session.set(s);
+        }
+        reply.body
+    }
+
+    /// A JSON-RPC batch (2025-03-26 allows them; later revisions do not), run as a task
+    /// of session `s`; its answer is queued.
+    #[inline(never)]
+    fn batch(&self, batch: Vec<Value>, s: &Arc<Session>) {
+        let s = Arc::clone(s);
+        let server = self.server.clone();
+        let tx = self.tx.clone();
+        let spawned = self.spawn(async move {
+            if let Some(line) = server
+                .run_batch(batch, &s, Streams::Shared(tx.clone()), None)
+                .await
+            {
+                let _ = tx.send(line).await;
+            }
+        });
+        if spawned.is_none() {
+            tracing::debug!("a batch read while the connection closes is dropped");
+        }
+    }
+
+    /// A `subscriptions/listen` stream, run as a task: the line to write at once, if any.
+    #[inline(never)]
+    fn listen(&self, mut listen: Listen) -> Option<String> {
+        // Several subscriptions can share the connection; each ends on
+        // `notifications/cancelled` naming it, or gracefully at the end of input.
+        if self.is_in_flight(listen.id()) {
+            let r = Rejection::malformed("this request id is already in flight");
+            return Some(Reply::rejection(Some(listen.id()), r).body);
+        }
+        listen.stop_with(self.end_of_input.clone());
+        listen.cancel_on_teardown();
+        let id = listen.id().clone();
+        let tx = self.tx.clone();
+        let spawned = self.spawn_request(id.clone(), (), async move {
+            while let Some(msg) = listen.next().await {
+                if tx.send(msg).await.is_err() {
+                    break;
+                }
+            }
+            None
+        });
+        (!spawned).then(|| Reply::rejection(Some(&id), closing()).body)
     }
 
     /// The end of input: nothing more is spawned, subscriptions end with their result,
