@@ -6,6 +6,7 @@ use futures_util::future::BoxFuture;
 use futures_util::stream::BoxStream;
 use futures_util::{FutureExt, StreamExt};
 use serde::{Deserialize, Serialize};
+use std::sync::OnceLock;
 use tokio::sync::broadcast;
 
 /// A change to what a server serves, announced on listen streams that asked for it.
@@ -332,12 +333,26 @@ impl<B: NotificationBus + ?Sized> NotificationBus for std::sync::Arc<B> {
 /// let server = Server::builder("x", "1.0").notification_bus(LocalBus::new(1024)).build().unwrap();
 /// # drop(server);
 /// ```
-pub struct LocalBus(broadcast::Sender<Change>);
+pub struct LocalBus {
+    capacity: usize,
+    /// Made for the first listener: until then a change reaches no one (as a channel
+    /// without receivers drops it), and a server nobody listens to does not hold, written
+    /// out, the `capacity` slots the channel allocates.
+    tx: OnceLock<broadcast::Sender<Change>>,
+}
 
 impl LocalBus {
     /// A bus keeping at most `capacity` undelivered changes per listener.
     pub fn new(capacity: usize) -> Self {
-        LocalBus(broadcast::channel(capacity.max(1)).0)
+        // Refused here, as the channel refuses it, not at the first listener.
+        assert!(
+            capacity <= usize::MAX >> 1,
+            "broadcast channel capacity exceeded `usize::MAX / 2`"
+        );
+        LocalBus {
+            capacity: capacity.max(1),
+            tx: OnceLock::new(),
+        }
     }
 }
 
@@ -349,12 +364,15 @@ impl Default for LocalBus {
 
 impl NotificationBus for LocalBus {
     fn publish(&self, change: Change) {
-        // No listener is not an error.
-        let _ = self.0.send(change);
+        // No listener (or none yet) is not an error.
+        if let Some(tx) = self.tx.get() {
+            let _ = tx.send(change);
+        }
     }
 
     fn subscribe(&self) -> BoxStream<'static, Change> {
-        changes_of(self.0.subscribe(), "a slow listen stream missed changes")
+        let tx = self.tx.get_or_init(|| broadcast::channel(self.capacity).0);
+        changes_of(tx.subscribe(), "a slow listen stream missed changes")
     }
 }
 
@@ -376,4 +394,37 @@ pub(crate) fn changes_of(
         }
     })
     .boxed()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn updated(n: u32) -> Change {
+        Change::ResourceUpdated(format!("notes://{n}"))
+    }
+
+    #[tokio::test]
+    async fn a_local_bus_makes_its_channel_for_the_first_listener() {
+        let bus = LocalBus::new(2);
+        // Before any listener: no channel, and the change reaches no one.
+        bus.publish(updated(0));
+        assert!(bus.tx.get().is_none());
+        let mut a = bus.subscribe();
+        let mut b = bus.subscribe();
+        // Still its capacity: a listener three changes behind skips the oldest.
+        for n in 1..=3 {
+            bus.publish(updated(n));
+        }
+        for listener in [&mut a, &mut b] {
+            assert_eq!(listener.next().await, Some(updated(2)));
+            assert_eq!(listener.next().await, Some(updated(3)));
+        }
+        drop((a, b));
+        // With no listener left a change is dropped; a later listener gets what follows.
+        bus.publish(updated(4));
+        let mut c = bus.subscribe();
+        bus.publish(updated(5));
+        assert_eq!(c.next().await, Some(updated(5)));
+    }
 }
