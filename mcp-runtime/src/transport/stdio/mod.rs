@@ -187,12 +187,13 @@ impl Server {
 type Panic = Box<dyn std::any::Any + Send>;
 
 /// stdin for the reading thread: a duplicate of the descriptor where there are
-/// descriptors (so `std::io::stdin` stays usable by the application), buffered.
+/// descriptors (so `std::io::stdin` stays usable by the application), buffered. The
+/// descriptor is taken as it is, not through `std::io::stdin()`, which would allocate
+/// its own buffer (8 KiB, for the process's life) that this never reads through.
 fn stdin() -> io::Result<Box<dyn io::BufRead + Send>> {
     #[cfg(unix)]
     {
-        use std::os::fd::AsFd;
-        let fd = io::stdin().as_fd().try_clone_to_owned()?;
+        let fd = rustix::stdio::stdin().try_clone_to_owned()?;
         Ok(Box::new(io::BufReader::with_capacity(
             64 * 1024,
             std::fs::File::from(fd),
@@ -251,14 +252,14 @@ fn read_lines(
     }
 }
 
-/// stdout, written in place: a duplicate of the descriptor where there are descriptors.
-/// A write that would block (a non-blocking description, shared with whoever else holds
-/// that pipe) waits until the pipe has room, so the layers above see a blocking stdout.
+/// stdout, written in place: a duplicate of the descriptor where there are descriptors
+/// (taken as it is, as stdin's). A write that would block (a non-blocking description,
+/// shared with whoever else holds that pipe) waits until the pipe has room, so the layers
+/// above see a blocking stdout.
 fn stdout() -> io::Result<Stdout> {
     #[cfg(unix)]
     {
-        use std::os::fd::AsFd;
-        let fd = io::stdout().as_fd().try_clone_to_owned()?;
+        let fd = rustix::stdio::stdout().try_clone_to_owned()?;
         Ok(Stdout(std::fs::File::from(fd)))
     }
     #[cfg(not(unix))]
@@ -299,11 +300,9 @@ fn wait_for(which: Stdio) {
     #[cfg(target_os = "linux")]
     {
         use rustix::event::{PollFd, PollFlags, poll};
-        use std::os::fd::AsFd;
-        let (stdin, stdout) = (io::stdin(), io::stdout());
         let (fd, flags) = match which {
-            Stdio::In => (stdin.as_fd(), PollFlags::IN),
-            Stdio::Out => (stdout.as_fd(), PollFlags::OUT),
+            Stdio::In => (rustix::stdio::stdin(), PollFlags::IN),
+            Stdio::Out => (rustix::stdio::stdout(), PollFlags::OUT),
         };
         let mut fds = [PollFd::new(&fd, flags)];
         if poll(&mut fds, None).is_ok() {
