@@ -2435,3 +2435,58 @@ async fn an_upstreams_answer_of_the_wrong_shape_reaches_the_log_not_the_client()
     let line = log_line_with(&["WARN", SECRET, &format!("upstream={up_url} mount=up")]).await;
     eprintln!("the log: {line}");
 }
+
+/// An upstream's URL with its API key in the path (`https://host/<key>/mcp`, as many
+/// hosted servers give) is logged with that segment as `…`: what the log says of an
+/// upstream never holds its key. Before, the log showed the whole path.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_upstreams_key_in_its_url_path_stays_out_of_the_log() {
+    common::capture_logs();
+    const KEY: &str = "2c9f0b6e4d1a8f3e7b5c9d0a1e2f3b4c";
+    let upstream = Server::builder("upstream", "1.0")
+        .tools(tools![hello])
+        .build()
+        .unwrap();
+    // Its tool calls fail with an error page, which is logged, naming the upstream.
+    let router = upstream
+        .http()
+        .into_router()
+        .layer(axum::middleware::from_fn(
+            |req: axum::extract::Request, next: axum::middleware::Next| async move {
+                use axum::response::IntoResponse;
+                if req
+                    .headers()
+                    .get("mcp-method")
+                    .is_some_and(|m| m == "tools/call")
+                {
+                    let page = "<pre>Traceback: out of luck</pre>";
+                    return (hyper::StatusCode::BAD_GATEWAY, page).into_response();
+                }
+                next.run(req).await
+            },
+        ));
+    let router = axum::Router::new().nest(&format!("/{KEY}"), router);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let up_addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, router).await });
+    let up = Upstream::http(&format!("http://{up_addr}/{KEY}/mcp?tenant=7"))
+        .await
+        .unwrap();
+    let gateway = Server::builder("gateway", "1.0")
+        .request_state(mcp_runtime::config::RequestState::single_instance())
+        .mount("keyed", up.items().await.unwrap())
+        .build()
+        .unwrap();
+    let addr = common::serve_in_background(gateway.http());
+    let r = tokio::task::spawn_blocking(move || call_tool(addr, 1, "keyed_hello", json!({})))
+        .await
+        .unwrap();
+    let text = tool_error_text(&r);
+    assert!(text.contains("HTTP 502"), "{r}");
+    let shown = format!("upstream=http://{up_addr}/…/mcp mount=keyed");
+    let line = log_line_with(&["WARN", "out of luck", "mount=keyed"]).await;
+    eprintln!("the log: {line}");
+    assert!(line.contains(&shown), "{line}");
+    let logs = common::logs();
+    assert!(!logs.contains(KEY), "{logs}");
+}

@@ -95,8 +95,10 @@
 //! valid: invalid type: string, expected a sequence`, or the name of a field it misses;
 //! of a result that breaks its tool's output schema, only that it does), the log serde's
 //! (or the validator's) message and an excerpt of the answer. The log names an HTTP
-//! upstream by its URL (without credentials or query) and, once a call reached it
-//! through a mount, by that mount (`mount=outer/inner`).
+//! upstream by its URL without credentials or query, and with a path segment that may be
+//! a key (`https://host/<key>/mcp`: one longer than 20 characters, or of 16 or more
+//! mixing letters and digits) shown as `…`; and, once a call reached it through a mount,
+//! by that mount (`mount=outer/inner`).
 
 mod changes;
 mod checked;

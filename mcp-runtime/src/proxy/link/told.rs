@@ -20,7 +20,7 @@ const TELL_EVERY: Duration = Duration::from_secs(10);
 #[derive(Debug)]
 pub(crate) struct Told {
     /// The upstream, as the log names it: a stdio child's program, an HTTP upstream's URL
-    /// without its credentials or query ([`shown_url`]).
+    /// as [`shown_url`] shows it (no credentials, query or key).
     name: String,
     /// Where it is mounted (its namespaces, outermost first, `/` between them), as the
     /// first call that reached it through a mount said.
@@ -90,12 +90,29 @@ impl Told {
 }
 
 /// `url` as a log may show it: its scheme, host, port and path, without the credentials
-/// its authority may carry or its query.
+/// its authority may carry or its query, and with each path segment that may be a secret
+/// ([`may_be_secret`]: an API key, as in `https://host/<key>/mcp`) shown as `…`.
 pub(crate) fn shown_url(url: &hyper::Uri) -> String {
     let scheme = url.scheme_str().unwrap_or("http");
     let host = url.host().unwrap_or_default();
     let port = url.port_u16().map(|p| format!(":{p}")).unwrap_or_default();
-    format!("{scheme}://{host}{port}{}", url.path())
+    let path: Vec<&str> = url
+        .path()
+        .split('/')
+        .map(|s| if may_be_secret(s) { "…" } else { s })
+        .collect();
+    format!("{scheme}://{host}{port}{}", path.join("/"))
+}
+
+/// Whether a URL's path segment may be a secret, counted as written (a percent-encoded
+/// byte is three characters): one longer than 20 characters, or of 16 or more that mixes
+/// letters and digits. Keys and tokens are so (hex, Base64, UUIDs); a path's own names
+/// (`mcp`, `v1`, `servers`, `tickets-api`) are not.
+fn may_be_secret(segment: &str) -> bool {
+    let n = segment.chars().count();
+    let mixed =
+        segment.chars().any(|c| c.is_ascii_digit()) && segment.chars().any(|c| c.is_alphabetic());
+    n > 20 || (n >= 16 && mixed)
 }
 
 #[cfg(test)]
@@ -133,5 +150,34 @@ mod tests {
         );
         assert_eq!(shown("http://127.0.0.1/mcp"), "http://127.0.0.1/mcp");
         assert_eq!(shown("http://[::1]:9/"), "http://[::1]:9/");
+    }
+
+    #[test]
+    fn a_path_segment_that_may_be_a_key_is_shown_as_an_ellipsis() {
+        let shown = |u: &str| shown_url(&u.parse().unwrap());
+        assert_eq!(
+            shown("https://mcp.example.com/2c9f0b6e4d1a8f3e7b5c9d0a1e2f3b4c/mcp?x=1"),
+            "https://mcp.example.com/…/mcp"
+        );
+        // Over 20 characters, whatever they are; 16 to 20 when letters and digits mix.
+        assert_eq!(
+            shown("http://h/v1/servers/a-very-long-segment-name/sse"),
+            "http://h/v1/servers/…/sse"
+        );
+        assert_eq!(shown("http://h/u/ab12cd34ef56gh78/mcp"), "http://h/u/…/mcp");
+        assert_eq!(
+            shown("http://h/550e8400-e29b-41d4-a716-446655440000"),
+            "http://h/…"
+        );
+        // A path's own names stay.
+        assert_eq!(
+            shown("http://h/api/v2/tickets-service/mcp"),
+            "http://h/api/v2/tickets-service/mcp"
+        );
+        assert_eq!(
+            shown("http://h/abcdefghijklmnopqrst/"),
+            "http://h/abcdefghijklmnopqrst/"
+        );
+        assert_eq!(shown("http://h/abc123"), "http://h/abc123");
     }
 }
