@@ -564,3 +564,68 @@ async fn a_child_is_gone_before_the_next_one_starts() {
 #[cfg(target_os = "linux")]
 #[path = "proxy_stdio/groups.rs"]
 mod groups;
+
+/// A stdio child's stderr (inherited: the operator's terminal or log) and its bad output
+/// never reach a gateway's client: a line that is not JSON is told to the log; a result of
+/// the wrong shape, an `error` that is not a JSON-RPC error object and an exit are errors
+/// saying what went wrong, not what the child said (`tests/proxy_stdio/leaky_stub.py`
+/// quotes a secret in all of them).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_childs_stderr_and_bad_output_never_reach_a_gateways_client() {
+    common::capture_logs();
+    const SECRET: &str = "vault-3.internal:8200 marker-5be0";
+    let Some(python) = python() else {
+        return;
+    };
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/proxy_stdio/leaky_stub.py");
+    let options = StdioOptions::new().timeout(LIMIT);
+    let up = Upstream::stdio_with(&python, [script.into_os_string(), SECRET.into()], options)
+        .await
+        .unwrap();
+    let gateway = Server::builder("gateway", "1.0")
+        .request_state(mcp_runtime::config::RequestState::single_instance())
+        .mount("leaky", up.items().await.unwrap())
+        .build()
+        .unwrap();
+    let addr = common::serve_in_background(gateway.http());
+    let call = |id: u64, name: &'static str| {
+        let body = common::request(
+            json!(id),
+            "tools/call",
+            json!({"name": name, "arguments": {}}),
+        );
+        tokio::task::spawn_blocking(move || common::post(addr, &body).json())
+    };
+    let mut read = Vec::new();
+    for (id, name) in [
+        (1, "leaky_bad_line"),
+        (2, "leaky_bad_shape"),
+        (3, "leaky_bad_error"),
+        (4, "leaky_crash"),
+    ] {
+        let r: Value = soon(call(id, name)).await.unwrap();
+        let text = r["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap_or_default();
+        eprintln!("{name}, the client read: {text}");
+        assert!(!r.to_string().contains("marker-5be0"), "{r}");
+        read.push(text.to_owned());
+    }
+    assert_eq!(
+        read[..3],
+        [
+            "ok",
+            "the upstream server's answer was not valid: invalid type: string, expected a sequence",
+            "the upstream server is unavailable: it answered an error that is not a JSON-RPC error object",
+        ]
+    );
+    // Its exit status, or that its stdout closed, whichever is seen first.
+    assert!(
+        read[3].starts_with("the upstream server is unavailable: the upstream server exited ("),
+        "{read:?}"
+    );
+    // What it said is in the log.
+    logged("Traceback: cannot reach vault-3.internal:8200 marker-5be0").await;
+    logged("not valid (invalid type: string \"see vault-3.internal:8200 marker-5be0\"").await;
+    logged("failed at vault-3.internal:8200 marker-5be0").await;
+}

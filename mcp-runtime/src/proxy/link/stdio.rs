@@ -370,8 +370,8 @@ fn waiting_id<T>(id: Option<&Value>, pending: &HashMap<u64, T>) -> Option<u64> {
     pending.contains_key(&n).then_some(n)
 }
 
-/// One line a stdio upstream wrote, as a message; `None` when it is not one (skipped). A
-/// line that is not UTF-8 is told at warn, and when it reads as an answer once its bad
+/// One line a stdio upstream wrote, as a message; `None` when it is not one (skipped, and
+/// an excerpt told at debug, never to a client). A line that is not UTF-8 is told at warn, and when it reads as an answer once its bad
 /// bytes are replaced, the request it answers fails at once, rather than at its time
 /// limit.
 fn message(line: &[u8], pending: &Pending) -> Option<Value> {
@@ -400,7 +400,11 @@ fn message(line: &[u8], pending: &Pending) -> Option<Value> {
     };
     let msg = serde_json::from_str::<Value>(text);
     if msg.is_err() {
-        tracing::debug!("upstream wrote a line that is not JSON");
+        // Often a banner or a stray print; what it says is for the operator only.
+        tracing::debug!(
+            "the upstream server wrote a line that is not JSON, skipped: {}",
+            excerpt(line)
+        );
     }
     msg.ok()
 }
