@@ -19,7 +19,9 @@ pub enum UpstreamError {
     },
     /// It could not be reached, went away, or answered something that is not MCP. A stdio
     /// upstream that exited is started again on the next request, unless it keeps exiting
-    /// (then this says when it will be).
+    /// (then this says when it will be). What it says is meant for clients: a short
+    /// reason (`cannot connect (connection refused)`, say), never the upstream's own
+    /// words or an error's text, which go to the log.
     Unavailable(String),
     /// It stayed silent on the request for longer than its time limit
     /// ([`DEFAULT_UPSTREAM_TIMEOUT`](super::DEFAULT_UPSTREAM_TIMEOUT) unless set).
