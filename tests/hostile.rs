@@ -320,22 +320,35 @@ async fn limits_set_to_zero_are_refused_naming_each() {
     let err = Server::builder("zero", "1.0")
         .tools(tools![hi])
         .limits(Limits::default().request_timeout(Duration::ZERO))
-        .request_state(RequestState::single_instance().ttl(Duration::ZERO))
-        .handle_ttl(Duration::ZERO)
+        .request_state(
+            RequestState::single_instance()
+                .ttl(Duration::ZERO)
+                .leeway(Duration::from_micros(900)),
+        )
+        .handle_ttl(Duration::from_micros(10))
         .build()
         .unwrap_err()
         .to_string();
     for what in ["request_timeout", "RequestState::ttl", "handle_ttl"] {
         assert!(err.contains(what), "{what} not named: {err}");
     }
+    // A zero ttl with a leeway still gives each state the leeway's time: taken.
+    Server::builder("zero", "1.0")
+        .tools(tools![hi])
+        .request_state(RequestState::single_instance().ttl(Duration::ZERO))
+        .build()
+        .expect("a zero ttl with the default leeway is refused");
     // HTTP options: `serve` fails at once, before accepting, naming each.
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let served = tokio::time::timeout(
         Duration::from_secs(5),
         plain()
             .http()
-            .write_stall_timeout(Duration::ZERO)
+            .body_limit(0)
+            .max_header_size(0)
             .idle_timeout(Duration::ZERO)
+            .header_read_timeout(Duration::ZERO)
+            .write_stall_timeout(Duration::ZERO)
             .keep_alive(Duration::ZERO)
             .serve(listener, std::future::pending()),
     )
@@ -344,25 +357,36 @@ async fn limits_set_to_zero_are_refused_naming_each() {
     .unwrap_err();
     assert_eq!(served.kind(), std::io::ErrorKind::InvalidInput);
     let text = served.to_string();
-    for what in ["write_stall_timeout", "idle_timeout", "keep_alive"] {
+    for what in [
+        "body_limit",
+        "max_header_size",
+        "idle_timeout",
+        "header_read_timeout",
+        "write_stall_timeout",
+        "keep_alive",
+    ] {
         assert!(text.contains(what), "{what} not named: {text}");
     }
-    assert!(!text.contains("body_limit"), "{text}");
+    assert!(!text.contains("body_read_timeout"), "{text}");
     // A mounted router cannot carry an error: it panics, naming the option.
-    let mounted = std::panic::catch_unwind(|| {
-        plain()
-            .http()
-            .body_read_timeout(Duration::ZERO)
-            .into_router()
-    });
-    let panic = mounted.expect_err("a router with a zero body deadline was made");
-    let text = panic.downcast_ref::<String>().cloned().unwrap_or_default();
+    let router_panic = |http: mcp_runtime::http::HttpServer| {
+        let made = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| http.into_router()));
+        let panic = made.expect_err("a router with a zero limit was made");
+        panic.downcast_ref::<String>().cloned().unwrap_or_default()
+    };
+    let text = router_panic(plain().http().body_read_timeout(Duration::ZERO));
     assert!(text.contains("body_read_timeout"), "{text}");
+    let text = router_panic(plain().http().body_limit(0).keep_alive(Duration::ZERO));
+    assert!(
+        text.contains("body_limit") && text.contains("keep_alive"),
+        "{text}"
+    );
     // Connection options do not apply to a router, so they do not stop one.
     drop(
         plain()
             .http()
             .write_stall_timeout(Duration::ZERO)
+            .idle_timeout(Duration::ZERO)
             .into_router(),
     );
 }

@@ -74,10 +74,10 @@ impl Limits {
         self
     }
     /// The most `subscriptions/listen` streams open at once (default
-    /// [`DEFAULT_MAX_SUBSCRIPTIONS`]); past it, a listen request is refused as busy (HTTP
-    /// 503).
+    /// [`DEFAULT_MAX_SUBSCRIPTIONS`]; at least 1); past it, a listen request is refused as
+    /// busy (HTTP 503).
     pub fn max_subscriptions(mut self, n: usize) -> Self {
-        self.max_subscriptions = n;
+        self.max_subscriptions = n.max(1);
         self
     }
     /// The most requests in flight at once (default [`DEFAULT_MAX_IN_FLIGHT`]); past it,
@@ -206,7 +206,7 @@ impl RequestState {
         }
     }
     /// How long a `requestState` stays valid (default [`DEFAULT_STATE_TTL`], 10 minutes;
-    /// zero is refused by `build`).
+    /// `build` refuses a zero `ttl` with a zero [`leeway`](Self::leeway)).
     pub fn ttl(mut self, ttl: Duration) -> Self {
         self.ttl = ttl;
         self
@@ -417,28 +417,33 @@ impl Legacy {
 }
 
 /// The server options whose zero would refuse or cut off every request they apply to,
-/// each with why: reported by [`ServerBuilder::build`](super::ServerBuilder::build).
+/// each with why: reported by [`ServerBuilder::build`](super::ServerBuilder::build). Times
+/// count in milliseconds, as the stores and `requestState` do: under one is zero.
 pub(crate) fn check_zero(
     limits: &Limits,
     state: &RequestState,
     handle_ttl: Duration,
     errors: &mut Vec<String>,
 ) {
-    let mut zero = |is_zero: bool, what: &str| {
+    let mut zero = |is_zero: bool, what: &str, why: &str| {
         if is_zero {
-            errors.push(format!("{what} is zero, which is refused"));
+            errors.push(format!("{what} is zero, which is refused: {why}"));
         }
     };
     zero(
         limits.request_timeout.is_zero(),
-        "`Limits::request_timeout` (every request would be cancelled at once)",
+        "`Limits::request_timeout`",
+        "every request would be cancelled at once",
+    );
+    // A state is taken until `ttl + leeway` after it was sealed.
+    zero(
+        (state.ttl + state.leeway).as_millis() == 0,
+        "`RequestState::ttl` with its `leeway`",
+        "every `requestState` would have expired when it came back",
     );
     zero(
-        state.ttl.is_zero(),
-        "`RequestState::ttl` (every `requestState` would have expired when it came back)",
-    );
-    zero(
-        handle_ttl.is_zero(),
-        "`handle_ttl` (every handle would have expired when it was used)",
+        handle_ttl.as_millis() == 0,
+        "`handle_ttl`",
+        "every handle would have expired when it was used",
     );
 }
