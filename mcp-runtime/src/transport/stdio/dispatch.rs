@@ -144,13 +144,10 @@ impl Dispatch {
             return Some(self.open_session(msg));
         }
         let legacy = self.session.get().filter(|_| !is_modern(&msg));
-        let msg = match (legacy, msg) {
-            (Some(s), Value::Array(batch)) => {
-                self.batch(batch, s);
-                return None;
-            }
-            (_, msg) => msg,
-        };
+        if let (Some(s), Value::Array(batch)) = (legacy, &msg) {
+            self.batch(batch, s);
+            return None;
+        }
         let prepared = match legacy {
             Some(s) => server.prepare_legacy(msg, s, Streams::Shared(self.tx.clone()), None),
             None => server.prepare(msg, &NoGuard, Streams::Shared(self.tx.clone())),
@@ -219,7 +216,8 @@ impl Dispatch {
     /// A JSON-RPC batch (2025-03-26 allows them; later revisions do not), run as a task
     /// of session `s`; its answer is queued.
     #[inline(never)]
-    fn batch(&self, batch: Vec<Value>, s: &Arc<Session>) {
+    fn batch(&self, batch: &[Value], s: &Arc<Session>) {
+        let batch = batch.to_vec();
         let s = Arc::clone(s);
         let server = self.server.clone();
         let tx = self.tx.clone();
