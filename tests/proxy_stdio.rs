@@ -629,3 +629,79 @@ async fn a_childs_stderr_and_bad_output_never_reach_a_gateways_client() {
     logged("not valid (invalid type: string \"see vault-3.internal:8200 marker-5be0\"").await;
     logged("failed at vault-3.internal:8200 marker-5be0").await;
 }
+
+/// A child started again after a crash whose `initialize` answers a JSON-RPC error: the
+/// client reads that its handshake failed (it answered an error), never the error's
+/// message, neither from the start that failed nor, while the start waits, from the
+/// refusals that say why it is down; the message is in the log, naming the mount.
+/// Before, both quoted it ("started again, its handshake failed: error -32603: cannot
+/// open /srv/secret.db on ...").
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_child_started_again_whose_handshake_fails_never_tells_the_client_why() {
+    common::capture_logs();
+    const SECRET: &str = "vault-3.internal:8200 marker-91ad";
+    let Some(python) = python() else {
+        return;
+    };
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/proxy_stdio/leaky_stub.py");
+    let starts = std::env::temp_dir().join(format!("mcp-leaky-starts-{}", std::process::id()));
+    let _ = std::fs::remove_file(&starts);
+    let options = StdioOptions::new().timeout(LIMIT);
+    let args = [
+        script.into_os_string(),
+        SECRET.into(),
+        starts.clone().into(),
+    ];
+    let up = Upstream::stdio_with(&python, args, options).await.unwrap();
+    let gateway = Server::builder("gateway", "1.0")
+        .request_state(mcp_runtime::config::RequestState::single_instance())
+        .mount("leaky", up.items().await.unwrap())
+        .build()
+        .unwrap();
+    let addr = common::serve_in_background(gateway.http());
+    let call = |id: u64, name: &'static str| {
+        let body = common::request(
+            json!(id),
+            "tools/call",
+            json!({"name": name, "arguments": {}}),
+        );
+        tokio::task::spawn_blocking(move || common::post(addr, &body).json())
+    };
+    let mut read = Vec::new();
+    for (id, name) in [
+        (1, "leaky_crash"),
+        (2, "leaky_bad_line"),
+        (3, "leaky_bad_line"),
+    ] {
+        let r: Value = soon(call(id, name)).await.unwrap();
+        let text = r["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
+        eprintln!("{name}, the client read: {text}");
+        assert!(!r.to_string().contains("marker-91ad"), "{r}");
+        read.push(text);
+    }
+    let _ = std::fs::remove_file(&starts);
+    assert_eq!(
+        read[1],
+        "the upstream server is unavailable: started again, its handshake failed (it answered an error)"
+    );
+    assert!(
+        read[2].starts_with(
+            "the upstream server is unavailable: the upstream server is down (started again, its handshake failed (it answered an error)), and is started again in "
+        ),
+        "{read:?}"
+    );
+    // What it said is in the log, naming its mount.
+    for _ in 0..250 {
+        let logs = common::logs();
+        let mut lines = logs.lines();
+        if let Some(line) = lines.find(|l| l.contains(SECRET) && l.contains("mount=leaky")) {
+            eprintln!("the log: {line}");
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    panic!("not logged with its mount: {SECRET}\n{}", common::logs());
+}

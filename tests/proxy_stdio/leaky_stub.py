@@ -7,14 +7,22 @@ may reach a gateway's client. Its tools:
 - `bad_error`: answers an `error` that is not a JSON-RPC error object (SECRET);
 - `crash`: says SECRET on stderr, then exits (status 3) without answering.
 
-It says SECRET on stderr when it starts, and for every request.
+It says SECRET on stderr when it starts, and for every request. Given STARTS (a file it
+counts its starts in), each start but the first answers `initialize` with a JSON-RPC
+error (-32603) quoting SECRET: a child started again after a crash whose handshake fails.
 
-Usage: leaky_stub.py SECRET
+Usage: leaky_stub.py SECRET [STARTS]
 """
 import json
 import sys
 
 SECRET = sys.argv[1]
+AGAIN = False
+if len(sys.argv) > 2:
+    with open(sys.argv[2], "a+") as starts:
+        starts.seek(0)
+        AGAIN = starts.read() != ""
+        starts.write("start\n")
 TOOLS = [{"name": n, "inputSchema": {"type": "object"}}
          for n in ["bad_line", "bad_shape", "bad_error", "crash"]]
 
@@ -36,7 +44,10 @@ for line in sys.stdin:
         continue
     method = req.get("method")
     name = (req.get("params") or {}).get("name")
-    if method == "initialize":
+    if method == "initialize" and AGAIN:
+        send({"jsonrpc": "2.0", "id": req["id"], "error": {
+            "code": -32603, "message": f"cannot open /srv/secret.db on {SECRET}"}})
+    elif method == "initialize":
         send(result(req, {"protocolVersion": "2025-11-25", "capabilities": {"tools": {}},
                           "serverInfo": {"name": "leaky", "version": "1"}}))
     elif method == "tools/list":

@@ -45,9 +45,16 @@ pub(crate) fn spawn(mut cmd: tokio::process::Command) -> Result<Pipes, UpstreamE
         .kill_on_drop(true);
     #[cfg(unix)]
     cmd.process_group(0);
-    let mut child = cmd
-        .spawn()
-        .map_err(|e| gone(format!("cannot start it: {e}")))?;
+    let mut child = match cmd.spawn() {
+        Ok(child) => child,
+        Err(e) => {
+            // The error's text is told to the log; a client (of a child started again)
+            // reads its kind alone.
+            let program = cmd.as_std().get_program().to_string_lossy().into_owned();
+            tracing::warn!(program = %program, "the upstream server cannot be started: {e}");
+            return Err(gone(format!("cannot start it ({})", e.kind())));
+        }
+    };
     let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
         return Err(gone("no pipes to it"));
     };

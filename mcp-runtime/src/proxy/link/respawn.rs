@@ -183,6 +183,8 @@ impl Link {
         let changes = Arc::clone(&self.changes);
         let dropped = self.dropped.clone();
         let program = stdio.program.clone();
+        // Its logs name the mount the last run's did (a call tells the new run's later).
+        let mount = stdio.now().told.mount().map(str::to_owned);
         let next = Arc::clone(&self.next);
         let (patience, stall, version) = (stdio.patience, stdio.stall, self.version.clone());
         let task = tokio::spawn(async move {
@@ -199,6 +201,7 @@ impl Link {
                 }
                 let pipes = spawn().map_err(|e| gone(format!("starting it again: {e}")))?;
                 let session = Session::open(pipes, &changes, &dropped, &program, stall);
+                session.told.mounted_as(mount);
                 lock(&state).last = Some(session.child_gone.clone());
                 run(session, &next, patience, &version).await
             };
@@ -218,9 +221,17 @@ impl Link {
             }
             started
         });
+        let program = stdio.program.clone();
         async move {
-            task.await
-                .unwrap_or_else(|e| Err(gone(format!("starting it again: {e}"))))
+            task.await.unwrap_or_else(|e| {
+                // A panic's message is the gateway's, not for clients.
+                tracing::warn!(program = %program, "starting the upstream server again ended: {e}");
+                Err(gone(if e.is_panic() {
+                    "starting it again failed (a panic)"
+                } else {
+                    "starting it again was cancelled"
+                }))
+            })
         }
         .boxed()
         .shared()
@@ -259,7 +270,10 @@ impl Link {
 }
 
 /// A new run on `session`: its handshake done, in `version` (ids from `next`, each
-/// request in `patience`). Failed, it ends.
+/// request in `patience`). Failed, it ends, with a short reason (which the requests that
+/// waited for it, and those refused while its backoff waits, are told): what the child
+/// said (its error's message, the revision it named) goes to the log
+/// ([`Told::tell`](super::Told::tell)).
 async fn run(
     session: Arc<Session>,
     next: &AtomicU64,
@@ -268,12 +282,20 @@ async fn run(
 ) -> Result<Started, UpstreamError> {
     // Given up before it is kept (failed, or the link went), it ends.
     let unkept = Unkept(Some(Arc::clone(&session)));
-    let (spoken, hello) = handshake_on(&session, next, patience)
-        .await
-        .map_err(|e| gone(format!("started again, its handshake failed: {e}")))?;
+    let (spoken, hello) = handshake_on(&session, next, patience).await.map_err(|e| {
+        session
+            .told
+            .tell(format_args!("started again, its handshake failed: {e}"));
+        handshake_failed(&e)
+    })?;
     if spoken != version {
+        session.told.tell(format_args!(
+            "started again, it speaks revision {}, not {version} as when it was connected",
+            super::excerpt(spoken.as_bytes())
+        ));
         return Err(gone(format!(
-            "started again, it speaks revision {spoken}, not {version} as when it was connected"
+            "started again, it speaks a revision other than {version}, which it spoke when \
+             it was connected"
         )));
     }
     unkept.keep();
@@ -282,6 +304,23 @@ async fn run(
         version: spoken,
         hello,
     })
+}
+
+/// What a client is told of a child started again whose handshake failed with `e`: a
+/// fixed reason, never the child's words (an error's message); an `Unavailable`'s text
+/// is already one (how the child exited, say).
+fn handshake_failed(e: &UpstreamError) -> UpstreamError {
+    match e {
+        UpstreamError::Rpc { .. } => {
+            gone("started again, its handshake failed (it answered an error)")
+        }
+        UpstreamError::Timeout => {
+            gone("started again, its handshake failed (no answer within its time limit)")
+        }
+        UpstreamError::Unavailable(why) => {
+            gone(format!("started again, its handshake failed: {why}"))
+        }
+    }
 }
 
 /// A session being started, ended if it is dropped before [`Unkept::keep`].
@@ -311,7 +350,8 @@ pub(crate) struct Backoff {
     /// When the last run or start ended; `None` while the last one started runs (its end
     /// not counted yet).
     ended: Option<Instant>,
-    /// How the last run or start ended.
+    /// How the last run or start ended: a short reason, which the requests refused
+    /// while it waits are told (never the child's own words).
     why: String,
 }
 

@@ -50,6 +50,19 @@ impl Told {
         }
     }
 
+    /// Where the upstream is mounted, as the log names it, if a call said.
+    pub(crate) fn mount(&self) -> Option<&str> {
+        self.mount.get().map(String::as_str)
+    }
+
+    /// Says where the upstream is mounted as another [`Told`]'s [`Told::mount`] did (the
+    /// last run of a stdio child's, for the run started after it), unless one was said.
+    pub(crate) fn mounted_as(&self, mount: Option<String>) {
+        if let Some(mount) = mount {
+            let _ = self.mount.set(mount);
+        }
+    }
+
     /// The upstream, as the log names it.
     pub(crate) fn name(&self) -> &str {
         &self.name
