@@ -151,7 +151,18 @@ impl Peer {
         let resp = self.send(self.post(version, &init, None, &[])?).await?;
         let hello = answer_in(self, resp, Some(&id), None, Some(version)).await?;
         let hello = hello.ok_or_else(|| gone("no answer to `initialize`"))?;
-        outcome(hello, &self.told)?;
+        // Its error is not one to the request that found the session forgotten: a fixed
+        // reason, and the error to the log.
+        outcome(hello, &self.told).map_err(|e| match e {
+            UpstreamError::Rpc { .. } => {
+                self.told.tell(format_args!(
+                    "it forgot our session, and answered the `initialize` opening a new one \
+                     with {e}"
+                ));
+                gone("it forgot our session, and opening a new one failed (it answered an error)")
+            }
+            e => e,
+        })?;
         let done = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
         let resp = self.send(self.post(version, &done, None, &[])?).await?;
         answer_in(self, resp, None, None, None).await.map(drop)

@@ -374,6 +374,49 @@ async fn a_forgotten_session_is_opened_again() {
     );
 }
 
+/// An upstream that forgot our session and answers the `initialize` that would open a
+/// new one with a JSON-RPC error: the request is refused saying so, never with the
+/// error's message (the log has it). Before, the request failed with the upstream's
+/// error itself ("error -32603: cannot open /srv/secret.db on ...").
+#[tokio::test]
+async fn a_new_session_refused_with_an_error_does_not_pass_it_on() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let opened = Arc::new(AtomicUsize::new(0));
+    let o = Arc::clone(&opened);
+    let (link, _) = fake::http(move |req| {
+        let id = &req.body["id"];
+        let method = req.body["method"].as_str().unwrap_or_default();
+        if method == "initialize" {
+            if o.fetch_add(1, Ordering::SeqCst) > 0 {
+                return Some(fake::Reply::json(
+                    &json!({"jsonrpc": "2.0", "id": id, "error": {
+                    "code": -32603, "message": "cannot open /srv/secret.db on db-4.internal"}}),
+                ));
+            }
+            let mut r = fake::Reply::json(&json!({"jsonrpc": "2.0", "id": id, "result": {
+                "protocolVersion": "2025-11-25", "capabilities": {"tools": {}},
+                "serverInfo": {"name": "fake", "version": "1"}}}));
+            r.headers.push(("mcp-session-id", "s1".to_owned()));
+            return Some(r);
+        }
+        if req.verb == "POST" && method == "tools/list" {
+            return Some(fake::Reply::status(404, "text/plain", b"no such session"));
+        }
+        None
+    })
+    .await;
+    let listed = link.request("tools/list", json!({})).await;
+    eprintln!("the request got: {listed:?}");
+    assert_eq!(
+        listed,
+        Err(UpstreamError::Unavailable(
+            "it forgot our session, and opening a new one failed (it answered an error)".into()
+        ))
+    );
+    assert!(opened.load(Ordering::SeqCst) >= 2);
+}
+
 /// The upstream's requests on the event stream of a request that cannot take them are
 /// answered at once, so the upstream does not wait on them: about a list or `prompts/get`
 /// (no client to ask), and past what a call holds. Before, they were dropped and both
