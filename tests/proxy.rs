@@ -2490,3 +2490,76 @@ async fn an_upstreams_key_in_its_url_path_stays_out_of_the_log() {
     let logs = common::logs();
     assert!(!logs.contains(KEY), "{logs}");
 }
+
+/// Keeps watch until it is cancelled (for the task whose status is unknown below).
+#[tool(task = "optional")]
+async fn watch_on(cx: mcp_runtime::Context) -> &'static str {
+    cx.cancellation().cancelled().await;
+    "relieved"
+}
+
+/// An upstream task whose `tasks/get` says a status no revision has: the gateway's task
+/// ends saying its status is unknown, never what the status said (the log has it, naming
+/// the upstream and its mount). Before, the client read up to 128 characters of it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_upstream_tasks_unknown_status_reaches_the_log_not_the_client() {
+    use mcp_runtime::config::{RequestState, Tasks};
+    use mcp_runtime::testing::{Answers, TestClient};
+    common::capture_logs();
+    const SECRET: &str = "stuck on db-5.internal:5432 marker-0e7b";
+    let upstream = Server::builder("upstream", "1.0")
+        .tools(tools![watch_on])
+        .request_state(RequestState::single_instance())
+        .tasks(Tasks::default().poll_interval(Some(Duration::from_millis(20))))
+        .build()
+        .unwrap();
+    let router = upstream
+        .http()
+        .into_router()
+        .layer(axum::middleware::from_fn(
+            |req: axum::extract::Request, next: axum::middleware::Next| async move {
+                if req
+                    .headers()
+                    .get("mcp-method")
+                    .is_none_or(|m| m != "tasks/get")
+                {
+                    return next.run(req).await;
+                }
+                let bytes = axum::body::to_bytes(req.into_body(), 1 << 20)
+                    .await
+                    .unwrap_or_default();
+                let msg: Value = serde_json::from_slice(&bytes).unwrap_or_default();
+                let task = json!({"taskId": msg["params"]["taskId"], "status": SECRET,
+                    "createdAt": "2026-01-01T00:00:00Z", "lastUpdatedAt": "2026-01-01T00:00:00Z",
+                    "ttl": null});
+                let answer = json!({"jsonrpc": "2.0", "id": msg["id"], "result": task});
+                axum::response::IntoResponse::into_response(axum::Json(answer))
+            },
+        ));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let up_url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, router).await });
+    let up = Upstream::http(&up_url).await.unwrap();
+    let gateway = Server::builder("gateway", "1.0")
+        .request_state(RequestState::single_instance())
+        .mount("st", up.items().await.unwrap())
+        .build()
+        .unwrap();
+    let client = TestClient::new(gateway).with_tasks();
+    let done = tokio::time::timeout(
+        Duration::from_secs(20),
+        client.run_task("st_watch_on", json!({}), &Answers::new()),
+    )
+    .await
+    .unwrap()
+    .unwrap();
+    let read = done.task.to_string();
+    eprintln!("the client read: {read}");
+    assert!(!read.contains("marker-0e7b"), "{read}");
+    assert!(
+        read.contains("the upstream task has an unknown status"),
+        "{read}"
+    );
+    let line = log_line_with(&["WARN", SECRET, &format!("upstream={up_url} mount=st")]).await;
+    eprintln!("the log: {line}");
+}

@@ -226,10 +226,13 @@ pub(super) async fn follow(
             }
             "working" => {}
             other => {
-                return Err(Error::new(format!(
-                    "the upstream task has an unknown status {}",
+                // What it says is the upstream's: to the log, not to our client.
+                link.tell(format_args!(
+                    "its task {} has an unknown status {}",
+                    crate::protocol::reflect(&task_id),
                     crate::protocol::reflect(other)
-                )));
+                ));
+                return Err(Error::new("the upstream task has an unknown status"));
             }
         }
         tokio::select! {
