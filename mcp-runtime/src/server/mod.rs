@@ -28,7 +28,7 @@ mod tasks;
 pub(crate) mod trace;
 
 pub use builder::{BuildError, ServerBuilder};
-#[cfg(feature = "http")]
+#[cfg(any(feature = "http", feature = "stdio"))]
 pub(crate) use methods::listen::Listen;
 
 use crate::protocol::envelope::{Envelope, ResultMeta, ResultType};
