@@ -2563,3 +2563,42 @@ async fn an_upstream_tasks_unknown_status_reaches_the_log_not_the_client() {
     let line = log_line_with(&["WARN", SECRET, &format!("upstream={up_url} mount=st")]).await;
     eprintln!("the log: {line}");
 }
+
+/// An upstream called without a mount (through `Upstream::request`) is logged without a
+/// `mount` field. Before, the log showed an empty one (`mount=`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_upstream_called_without_a_mount_is_logged_without_one() {
+    common::capture_logs();
+    let upstream = Server::builder("upstream", "1.0")
+        .tools(tools![hello])
+        .build()
+        .unwrap();
+    let router = upstream
+        .http()
+        .into_router()
+        .layer(axum::middleware::from_fn(
+            |req: axum::extract::Request, next: axum::middleware::Next| async move {
+                use axum::response::IntoResponse;
+                if req
+                    .headers()
+                    .get("mcp-method")
+                    .is_some_and(|m| m == "tools/call")
+                {
+                    let page = "<pre>Traceback: unmounted marker-d2a0</pre>";
+                    return (hyper::StatusCode::BAD_GATEWAY, page).into_response();
+                }
+                next.run(req).await
+            },
+        ));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let up_url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, router).await });
+    let up = Upstream::http(&up_url).await.unwrap();
+    let r = up
+        .request("tools/call", json!({"name": "hello", "arguments": {}}))
+        .await;
+    assert!(r.is_err(), "{r:?}");
+    let line = log_line_with(&["WARN", "marker-d2a0", &format!("upstream={up_url}")]).await;
+    eprintln!("the log: {line}");
+    assert!(!line.contains("mount="), "{line}");
+}

@@ -5,7 +5,9 @@
 //! warn, naming the upstream, at most once in [`TELL_EVERY`] (the others at debug,
 //! counted in the next warning), so an upstream that keeps failing does not flood the log.
 //! Once a call reached it through a mount, the warning names that mount too
-//! (`mount=outer/inner`).
+//! (`mount=outer/inner`; no `mount` field before). One upstream mounted under two names
+//! (the same `Upstream`'s items mounted twice) is named by the first mount a call came
+//! through, for as long as it runs.
 
 use std::fmt;
 use std::sync::{Mutex, OnceLock};
@@ -23,7 +25,8 @@ pub(crate) struct Told {
     /// as [`shown_url`] shows it (no credentials, query or key).
     name: String,
     /// Where it is mounted (its namespaces, outermost first, `/` between them), as the
-    /// first call that reached it through a mount said.
+    /// first call that reached it through a mount said (kept when it is mounted under
+    /// another name too).
     mount: OnceLock<String>,
     /// When one was last told at warn, and how many were told at debug since.
     last: Mutex<(Option<Instant>, u64)>,
@@ -39,7 +42,8 @@ impl Told {
     }
 
     /// Says where the upstream is mounted: `mounts`, innermost first, as a call sees
-    /// them (the first mount said is kept).
+    /// them. The first mount said is kept: an upstream mounted under two names is named
+    /// in the log by the one its first call came through.
     pub(crate) fn mounted(&self, mounts: Option<&[String]>) {
         if self.mount.get().is_some() {
             return;
@@ -70,17 +74,20 @@ impl Told {
 
     /// Tells `what` at warn, naming the upstream, unless one was told at warn less than
     /// [`TELL_EVERY`] ago (then at debug, counted in the next warning).
+    /// The `mount` field is left out while no call said one (an upstream called
+    /// through [`Upstream::request`](crate::proxy::Upstream::request), say).
     pub(crate) fn tell(&self, what: impl fmt::Display) {
         let name = &self.name;
-        let mount = self.mount.get().map_or("", String::as_str);
-        match self.turn(Instant::now()) {
-            None => tracing::debug!(upstream = %name, mount = %mount, "{what}"),
-            Some(0) => tracing::warn!(upstream = %name, mount = %mount, "{what}"),
-            Some(n) => tracing::warn!(
-                upstream = %name,
-                mount = %mount,
-                "{what}; {n} more like it were told at debug only"
-            ),
+        let turn = self.turn(Instant::now());
+        let what = match turn {
+            Some(n) if n > 0 => format!("{what}; {n} more like it were told at debug only"),
+            _ => what.to_string(),
+        };
+        match (turn.is_some(), self.mount.get()) {
+            (false, None) => tracing::debug!(upstream = %name, "{what}"),
+            (false, Some(mount)) => tracing::debug!(upstream = %name, mount = %mount, "{what}"),
+            (true, None) => tracing::warn!(upstream = %name, "{what}"),
+            (true, Some(mount)) => tracing::warn!(upstream = %name, mount = %mount, "{what}"),
         }
     }
 
