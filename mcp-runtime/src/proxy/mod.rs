@@ -97,8 +97,9 @@
 //! (or the validator's) message and an excerpt of the answer. The log names an HTTP
 //! upstream by its URL without credentials or query, and with a path segment that may be
 //! a key (`https://host/<key>/mcp`: one longer than 20 characters, or of 16 or more
-//! mixing letters and digits) shown as `…`; and, once a call reached it through a mount,
-//! by that mount (`mount=outer/inner`).
+//! mixing letters and digits or at least half digits) shown as `…`; and, once a call
+//! reached it through a mount, by that mount (`mount=outer/inner`, the first one a call
+//! came through when it is mounted under two names; no `mount` field before).
 
 mod changes;
 mod checked;

@@ -126,13 +126,14 @@ pub(crate) fn shown_url(url: &hyper::Uri) -> String {
 
 /// Whether a URL's path segment may be a secret, counted as written (a percent-encoded
 /// byte is three characters): one longer than 20 characters, or of 16 or more that mixes
-/// letters and digits. Keys and tokens are so (hex, Base64, UUIDs); a path's own names
-/// (`mcp`, `v1`, `servers`, `tickets-api`) are not.
+/// letters and digits or is at least half digits. Keys and tokens are so (hex, Base64,
+/// UUIDs, a key of digits alone); a path's own names (`mcp`, `v1`, `servers`,
+/// `tickets-api`) and dates (`2024-01-01`) are not.
 fn may_be_secret(segment: &str) -> bool {
     let n = segment.chars().count();
-    let mixed =
-        segment.chars().any(|c| c.is_ascii_digit()) && segment.chars().any(|c| c.is_alphabetic());
-    n > 20 || (n >= 16 && mixed)
+    let digits = segment.chars().filter(char::is_ascii_digit).count();
+    let mixed = digits > 0 && segment.chars().any(char::is_alphabetic);
+    n > 20 || (n >= 16 && (mixed || digits * 2 >= n))
 }
 
 #[cfg(test)]
@@ -199,5 +200,18 @@ mod tests {
             "http://h/abcdefghijklmnopqrst/"
         );
         assert_eq!(shown("http://h/abc123"), "http://h/abc123");
+        // 16 to 20 that are mostly digits: a numeric key, an account's number.
+        assert_eq!(shown("http://h/k/1234567890123456/mcp"), "http://h/k/…/mcp");
+        assert_eq!(shown("http://h/k/98765432109876543210"), "http://h/k/…");
+        assert_eq!(shown("http://h/k/4111-1111-1111-1111"), "http://h/k/…");
+        // Versions and dates stay, and digits fewer than 16.
+        assert_eq!(
+            shown("http://h/v1/2024-01-01/mcp"),
+            "http://h/v1/2024-01-01/mcp"
+        );
+        assert_eq!(
+            shown("http://h/123456789012345/"),
+            "http://h/123456789012345/"
+        );
     }
 }
