@@ -705,3 +705,32 @@ async fn a_child_started_again_whose_handshake_fails_never_tells_the_client_why(
     }
     panic!("not logged with its mount: {SECRET}\n{}", common::logs());
 }
+
+/// A child that cannot be started again (its program is gone) is refused with the kind
+/// of the error alone; the error's text is in the log. Before, the client read the
+/// error's text (`cannot start it: No such file or directory (os error 2)`).
+#[cfg(unix)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_child_that_cannot_be_started_again_says_only_why() {
+    common::capture_logs();
+    let Some(stub) = Stub::new("vanished") else {
+        return;
+    };
+    let up = Upstream::stdio(&stub.python, stub.args()).await.unwrap();
+    let crashed = soon(call(&up, "crash")).await;
+    assert!(is_unavailable(&crashed, "exited"), "{crashed:?}");
+    std::fs::remove_file(&stub.python).unwrap();
+    let failed = soon(call(&up, "echo")).await;
+    eprintln!("the request got: {failed:?}");
+    assert_eq!(
+        failed,
+        Err(UpstreamError::Unavailable(
+            "starting it again: cannot start it (entity not found)".into()
+        ))
+    );
+    logged_by(
+        Some(&stub),
+        "the upstream server cannot be started: No such file",
+    )
+    .await;
+}
