@@ -371,9 +371,9 @@ fn waiting_id<T>(id: Option<&Value>, pending: &HashMap<u64, T>) -> Option<u64> {
 }
 
 /// One line a stdio upstream wrote, as a message; `None` when it is not one (skipped, and
-/// an excerpt told at debug, never to a client). A line that is not UTF-8 is told at warn, and when it reads as an answer once its bad
-/// bytes are replaced, the request it answers fails at once, rather than at its time
-/// limit.
+/// an excerpt told at debug, never to a client). A line that is not UTF-8 is told at warn,
+/// and when it reads as an answer once its bad bytes are replaced, the request it answers
+/// fails at once, rather than at its time limit.
 fn message(line: &[u8], pending: &Pending) -> Option<Value> {
     if line.trim_ascii().is_empty() {
         return None;
