@@ -2436,6 +2436,27 @@ async fn an_upstreams_answer_of_the_wrong_shape_reaches_the_log_not_the_client()
     eprintln!("the log: {line}");
 }
 
+/// `upstream`'s router, where every `tools/call` is answered `502` with `page`, an error
+/// page the gateway logs, naming the upstream.
+fn error_page_on_calls(upstream: Server, page: &'static str) -> axum::Router {
+    upstream
+        .http()
+        .into_router()
+        .layer(axum::middleware::from_fn(
+            move |req: axum::extract::Request, next: axum::middleware::Next| async move {
+                use axum::response::IntoResponse;
+                if req
+                    .headers()
+                    .get("mcp-method")
+                    .is_some_and(|m| m == "tools/call")
+                {
+                    return (hyper::StatusCode::BAD_GATEWAY, page).into_response();
+                }
+                next.run(req).await
+            },
+        ))
+}
+
 /// An upstream's URL with its API key in the path (`https://host/<key>/mcp`, as many
 /// hosted servers give) is logged with that segment as `…`: what the log says of an
 /// upstream never holds its key. Before, the log showed the whole path.
@@ -2448,23 +2469,7 @@ async fn an_upstreams_key_in_its_url_path_stays_out_of_the_log() {
         .build()
         .unwrap();
     // Its tool calls fail with an error page, which is logged, naming the upstream.
-    let router = upstream
-        .http()
-        .into_router()
-        .layer(axum::middleware::from_fn(
-            |req: axum::extract::Request, next: axum::middleware::Next| async move {
-                use axum::response::IntoResponse;
-                if req
-                    .headers()
-                    .get("mcp-method")
-                    .is_some_and(|m| m == "tools/call")
-                {
-                    let page = "<pre>Traceback: out of luck</pre>";
-                    return (hyper::StatusCode::BAD_GATEWAY, page).into_response();
-                }
-                next.run(req).await
-            },
-        ));
+    let router = error_page_on_calls(upstream, "<pre>Traceback: out of luck</pre>");
     let router = axum::Router::new().nest(&format!("/{KEY}"), router);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let up_addr = listener.local_addr().unwrap();
@@ -2573,23 +2578,7 @@ async fn an_upstream_called_without_a_mount_is_logged_without_one() {
         .tools(tools![hello])
         .build()
         .unwrap();
-    let router = upstream
-        .http()
-        .into_router()
-        .layer(axum::middleware::from_fn(
-            |req: axum::extract::Request, next: axum::middleware::Next| async move {
-                use axum::response::IntoResponse;
-                if req
-                    .headers()
-                    .get("mcp-method")
-                    .is_some_and(|m| m == "tools/call")
-                {
-                    let page = "<pre>Traceback: unmounted marker-d2a0</pre>";
-                    return (hyper::StatusCode::BAD_GATEWAY, page).into_response();
-                }
-                next.run(req).await
-            },
-        ));
+    let router = error_page_on_calls(upstream, "<pre>Traceback: unmounted marker-d2a0</pre>");
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let up_url = format!("http://{}/mcp", listener.local_addr().unwrap());
     tokio::spawn(async move { axum::serve(listener, router).await });
