@@ -565,6 +565,27 @@ async fn a_child_is_gone_before_the_next_one_starts() {
 #[path = "proxy_stdio/groups.rs"]
 mod groups;
 
+/// A gateway over HTTP mounting `up` as `leaky`, and how to call one of its tools (the
+/// answer's JSON, from a blocking task).
+async fn leaky_gateway(
+    up: Upstream,
+) -> impl Fn(u64, &'static str) -> tokio::task::JoinHandle<Value> {
+    let gateway = Server::builder("gateway", "1.0")
+        .request_state(mcp_runtime::config::RequestState::single_instance())
+        .mount("leaky", up.items().await.unwrap())
+        .build()
+        .unwrap();
+    let addr = common::serve_in_background(gateway.http());
+    move |id: u64, name: &'static str| {
+        let body = common::request(
+            json!(id),
+            "tools/call",
+            json!({"name": name, "arguments": {}}),
+        );
+        tokio::task::spawn_blocking(move || common::post(addr, &body).json())
+    }
+}
+
 /// A stdio child's stderr (inherited: the operator's terminal or log) and its bad output
 /// never reach a gateway's client: a line that is not JSON is told to the log; a result of
 /// the wrong shape, an `error` that is not a JSON-RPC error object and an exit are errors
@@ -582,20 +603,7 @@ async fn a_childs_stderr_and_bad_output_never_reach_a_gateways_client() {
     let up = Upstream::stdio_with(&python, [script.into_os_string(), SECRET.into()], options)
         .await
         .unwrap();
-    let gateway = Server::builder("gateway", "1.0")
-        .request_state(mcp_runtime::config::RequestState::single_instance())
-        .mount("leaky", up.items().await.unwrap())
-        .build()
-        .unwrap();
-    let addr = common::serve_in_background(gateway.http());
-    let call = |id: u64, name: &'static str| {
-        let body = common::request(
-            json!(id),
-            "tools/call",
-            json!({"name": name, "arguments": {}}),
-        );
-        tokio::task::spawn_blocking(move || common::post(addr, &body).json())
-    };
+    let call = leaky_gateway(up).await;
     let mut read = Vec::new();
     for (id, name) in [
         (1, "leaky_bad_line"),
@@ -653,20 +661,7 @@ async fn a_child_started_again_whose_handshake_fails_never_tells_the_client_why(
         starts.clone().into(),
     ];
     let up = Upstream::stdio_with(&python, args, options).await.unwrap();
-    let gateway = Server::builder("gateway", "1.0")
-        .request_state(mcp_runtime::config::RequestState::single_instance())
-        .mount("leaky", up.items().await.unwrap())
-        .build()
-        .unwrap();
-    let addr = common::serve_in_background(gateway.http());
-    let call = |id: u64, name: &'static str| {
-        let body = common::request(
-            json!(id),
-            "tools/call",
-            json!({"name": name, "arguments": {}}),
-        );
-        tokio::task::spawn_blocking(move || common::post(addr, &body).json())
-    };
+    let call = leaky_gateway(up).await;
     let mut read = Vec::new();
     for (id, name) in [
         (1, "leaky_crash"),
