@@ -565,3 +565,69 @@ async fn a_default_sees_what_the_schema_saw_and_prompt_defaults_need_no_serializ
     assert_eq!(r["messages"][0]["content"]["text"], "Warm note to Ada");
     let _ = Tone::Dry;
 }
+
+#[derive(Debug, serde::Deserialize)]
+struct Depth {
+    depth: u32,
+}
+
+/// A struct argument: its value is JSON text.
+#[prompt]
+async fn review_to(path: String, opts: Option<Depth>) -> String {
+    format!("review {path} to depth {}", opts.map_or(1, |o| o.depth))
+}
+
+/// A struct variable: the URI's value is JSON text, percent-encoded.
+#[resource("probe://{at}")]
+async fn probe(at: Depth) -> String {
+    format!("at {}", at.depth)
+}
+
+#[tokio::test]
+async fn a_struct_argument_or_variable_reads_json_text() {
+    let c = TestClient::new(
+        Server::builder("structs", "1")
+            .prompts(prompts![review_to])
+            .resources(resources![probe])
+            .build()
+            .unwrap(),
+    );
+    let get = |arguments: serde_json::Value| {
+        c.request(
+            "prompts/get",
+            json!({"name": "review_to", "arguments": arguments}),
+        )
+    };
+    let (r, _) = get(json!({"path": "a.rs", "opts": "{\"depth\": 2}"}))
+        .await
+        .unwrap();
+    assert_eq!(
+        r["messages"][0]["content"]["text"],
+        "review a.rs to depth 2"
+    );
+    let (r, _) = get(json!({"path": "a.rs"})).await.unwrap();
+    assert_eq!(
+        r["messages"][0]["content"]["text"],
+        "review a.rs to depth 1"
+    );
+    // Not JSON, or a member of the wrong type: -32602 naming the argument.
+    for opts in [
+        "depth=2",
+        "{\"depth\": \"2\"}",
+        "{\"depth\": 1, \"depth\": 2}",
+    ] {
+        let e = get(json!({"path": "a.rs", "opts": opts}))
+            .await
+            .unwrap_err();
+        assert_eq!(e.code, -32602, "{opts}: {e:?}");
+        assert!(e.message.contains("opts"), "{opts}: {e:?}");
+    }
+    let text = c
+        .read_resource("probe://%7B%22depth%22%3A5%7D")
+        .await
+        .unwrap()
+        .text();
+    assert_eq!(text, "at 5");
+    let e = c.read_resource("probe://5").await.unwrap_err();
+    assert_eq!(e.code, -32602, "{e:?}");
+}

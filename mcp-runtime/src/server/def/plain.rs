@@ -2,8 +2,9 @@
 //! `u64` parses the text as a number, `bool` as `true`/`false`, an enum by variant name,
 //! `String` takes it as is, a sequence (`Vec<T>`) takes its items (a prompt argument's
 //! split at `,`; a template variable's as the URI template matched them, split before
-//! percent-decoding: `/a/b` for `{/segs*}`, `a%2Cb,c` for `{ids}`), empty ones left out.
-//! And one for a template variable the URI left undefined.
+//! percent-decoding: `/a/b` for `{/segs*}`, `a%2Cb,c` for `{ids}`), empty ones left out,
+//! a struct or map reads the text as JSON (`{"depth":2}`, parsed as strictly as a message
+//! is). And one for a template variable the URI left undefined.
 
 use serde::de::{self, Deserializer, IntoDeserializer, Visitor};
 
@@ -129,10 +130,37 @@ impl<'de> Deserializer<'de> for Plain<'_> {
     ) -> Result<V::Value, Self::Error> {
         v.visit_enum(self.0.into_deserializer())
     }
+    fn deserialize_map<V: Visitor<'de>>(self, v: V) -> Result<V::Value, Self::Error> {
+        json_object(self.0)?
+            .deserialize_map(v)
+            .map_err(de::Error::custom)
+    }
+    fn deserialize_struct<V: Visitor<'de>>(
+        self,
+        name: &'static str,
+        fields: &'static [&'static str],
+        v: V,
+    ) -> Result<V::Value, Self::Error> {
+        json_object(self.0)?
+            .deserialize_struct(name, fields, v)
+            .map_err(de::Error::custom)
+    }
 
     serde::forward_to_deserialize_any! {
-        str string bytes byte_buf unit unit_struct tuple tuple_struct map struct
-        identifier ignored_any
+        str string bytes byte_buf unit unit_struct tuple tuple_struct identifier ignored_any
+    }
+}
+
+/// The JSON object one value's text holds (a struct's or map's only written form here).
+fn json_object(text: &str) -> Result<serde_json::Value, de::value::Error> {
+    match crate::protocol::json::parse_strict(text.as_bytes()) {
+        Ok(v) if v.is_object() => Ok(v),
+        Ok(_) => Err(de::Error::custom(format_args!(
+            "expected a JSON object, got {text:?}"
+        ))),
+        Err(e) => Err(de::Error::custom(format_args!(
+            "expected a JSON object ({e}), got {text:?}"
+        ))),
     }
 }
 
@@ -209,6 +237,35 @@ mod tests {
         );
         let e = from_str::<Option<u32>>("notnum").unwrap_err();
         assert!(e.contains("u32") && e.contains("notnum"), "{e}");
+    }
+
+    #[test]
+    fn a_struct_or_map_is_read_from_json_text() {
+        #[derive(serde::Deserialize, Debug, PartialEq)]
+        struct Opts {
+            depth: u32,
+            unit: Option<Unit>,
+        }
+        let opts = from_str::<Option<Opts>>(r#"{"depth":2,"unit":"metric"}"#).unwrap();
+        assert_eq!(
+            opts,
+            Some(Opts {
+                depth: 2,
+                unit: Some(Unit::Metric)
+            })
+        );
+        let map = from_str::<std::collections::BTreeMap<String, u8>>(r#"{"a":1}"#).unwrap();
+        assert_eq!(map["a"], 1);
+        for (text, says) in [
+            ("depth=2", "expected a JSON object"),
+            ("[1]", "expected a JSON object"),
+            (r#"{"depth":"2"}"#, "invalid type"),
+            (r#"{"depth":1,"depth":2}"#, "duplicate"),
+            (r#"{"depth":2} x"#, "expected a JSON object"),
+        ] {
+            let e = from_str::<Opts>(text).unwrap_err();
+            assert!(e.contains(says), "{text}: {e}");
+        }
     }
 
     #[test]
