@@ -1,13 +1,14 @@
 //! `cargo mcp`: start an MCP server project, and print what a server lists.
 //!
 //! ```text
-//! cargo mcp new NAME [--runtime-path DIR | --crates-io] [--vcs git|none]
+//! cargo mcp new PATH [--name NAME] [--runtime-path DIR | --crates-io] [--vcs git|none]
 //! cargo mcp schema [--check SNAPSHOT] [-- COMMAND ARGS...]
 //! cargo mcp completions SHELL
 //! ```
 //!
 //! `new` writes the files of this repository's `template/` folder (the same one
-//! `cargo generate` uses), with the project name filled in, and makes it a git repository.
+//! `cargo generate` uses) into PATH, with the project name (PATH's last component, as with
+//! `cargo new`, or `--name`) filled in, and makes it a git repository.
 //! Until `mcp-runtime` is published, the project depends on the checkout `cargo-mcp` was
 //! built from (or `--runtime-path DIR`).
 //!
@@ -45,7 +46,7 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Writes a new MCP server project (one tool, one resource, one prompt, their tests)
-    /// into ./NAME.
+    /// into PATH.
     New(NewArgs),
     /// Runs a server on stdio and prints its tools, prompts, resources and resource
     /// templates as one JSON document (what the list snapshot holds).
@@ -59,8 +60,12 @@ enum Command {
 
 #[derive(clap::Args)]
 struct NewArgs {
-    /// The project's name (a package name: letters, digits, `-` and `_`).
-    name: String,
+    /// The folder to create (missing parents are created, as `cargo new` does); its last
+    /// component is the project's name (a package name: letters, digits, `-` and `_`).
+    path: PathBuf,
+    /// The project's name, instead of PATH's last component.
+    #[arg(long, value_name = "NAME")]
+    name: Option<String>,
     /// Depend on the mcp-runtime checkout at DIR (default: the one cargo-mcp was built
     /// from).
     #[arg(long, value_name = "DIR", conflicts_with = "crates_io")]
@@ -93,7 +98,7 @@ fn main() -> ExitCode {
             } else {
                 new::Runtime::Path(a.runtime_path)
             };
-            new::run(&a.name, runtime, a.vcs)
+            new::run(&a.path, a.name.as_deref(), runtime, a.vcs)
         }
         Command::Schema(a) => schema::run(a.command, a.check),
         Command::Completions { shell } => {

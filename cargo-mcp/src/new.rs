@@ -49,8 +49,15 @@ fn own_runtime() -> Option<PathBuf> {
         .filter(|p| p.join("Cargo.toml").is_file())
 }
 
-/// Writes the project into `./NAME`.
-pub(crate) fn run(name: &str, runtime: Runtime, vcs: Vcs) -> Result<(), String> {
+/// Writes the project into `path` (a bare name is `./NAME`). As with `cargo new`, the
+/// project is named after the last component of `path` unless `name` says otherwise.
+pub(crate) fn run(
+    path: &Path,
+    name: Option<&str>,
+    runtime: Runtime,
+    vcs: Vcs,
+) -> Result<(), String> {
+    let name = project_name(path, name)?;
     let runtime = match runtime {
         Runtime::CratesIo => None,
         Runtime::Path(Some(p)) => Some(
@@ -61,15 +68,48 @@ pub(crate) fn run(name: &str, runtime: Runtime, vcs: Vcs) -> Result<(), String> 
             "mcp-runtime is not on crates.io yet, and the checkout this cargo-mcp was built from is gone: pass --runtime-path DIR (a checkout of mcp-runtime)",
         )?),
     };
-    let dir = Path::new(name);
-    write_project(dir, name, runtime.as_deref())?;
+    write_project(path, &name, runtime.as_deref())?;
     if vcs == Vcs::Git {
-        init_git(dir);
+        init_git(path);
     }
+    let dir = path.display();
+    let created = if dir.to_string() == name {
+        name
+    } else {
+        format!("{name} in {dir}")
+    };
     println!(
-        "created {name}: cd {name} && cargo test (tests), cargo run (serves stdio), cargo run -- --http 127.0.0.1:8080"
+        "created {created}: cd {dir} && cargo test (tests), cargo run (serves stdio), cargo run -- --http 127.0.0.1:8080"
     );
     Ok(())
+}
+
+/// The package name for a project written at `path`: `name` when given (checked), else
+/// the last component of `path`, checked with an error that says where it came from and
+/// how to pass another (as `cargo new` does).
+pub(crate) fn project_name(path: &Path, name: Option<&str>) -> Result<String, String> {
+    if let Some(name) = name {
+        check_name(name)?;
+        return Ok(name.to_owned());
+    }
+    let shown = path.display();
+    let last = path.file_name().ok_or_else(|| {
+        format!("`{shown}` has no last component to name the project after; pass `--name NAME`")
+    })?;
+    let last = last.to_str().ok_or_else(|| {
+        format!("the last component of `{shown}` is not UTF-8; pass `--name NAME`")
+    })?;
+    if path.as_os_str() == last {
+        // A bare name: the messages it always had.
+        check_name(last)?;
+    } else if let Some(problem) = name_problem(last) {
+        return Err(format!(
+            "`{last}`, the project name taken from `{shown}`, is not valid: {}\n\
+             help: to create `{shown}` under another project name, pass `--name NAME`",
+            problem.reason()
+        ));
+    }
+    Ok(last.to_owned())
 }
 
 /// `git init`, unless `dir` is inside a work tree already or git is missing (said, not
@@ -97,27 +137,58 @@ fn init_git(dir: &Path) {
     }
 }
 
-/// A valid package name: what `cargo new` accepts, minus reserved names.
-pub(crate) fn check_name(name: &str) -> Result<(), String> {
-    let first = name.chars().next().ok_or("the project name is empty")?;
+/// Why a project name is not a valid package name.
+enum NameProblem {
+    Empty,
+    FirstNotALetter,
+    Char(char),
+    Reserved,
+}
+
+impl NameProblem {
+    fn reason(&self) -> String {
+        match self {
+            Self::Empty => "it is empty".to_owned(),
+            Self::FirstNotALetter => "a project name starts with a letter".to_owned(),
+            Self::Char(c) => {
+                format!("`{c}` is not allowed in a project name (letters, digits, - and _)")
+            }
+            Self::Reserved => "it is reserved".to_owned(),
+        }
+    }
+}
+
+/// What `cargo new` refuses in a package name, plus reserved names.
+fn name_problem(name: &str) -> Option<NameProblem> {
+    let Some(first) = name.chars().next() else {
+        return Some(NameProblem::Empty);
+    };
     if !first.is_ascii_alphabetic() {
-        return Err(format!("`{name}`: a project name starts with a letter"));
+        return Some(NameProblem::FirstNotALetter);
     }
     if let Some(c) = name
         .chars()
         .find(|c| !(c.is_ascii_alphanumeric() || *c == '-' || *c == '_'))
     {
-        return Err(format!(
-            "`{name}`: `{c}` is not allowed in a project name (letters, digits, - and _)"
-        ));
+        return Some(NameProblem::Char(c));
     }
     if matches!(
         name,
         "test" | "std" | "core" | "alloc" | "proc_macro" | "mcp-runtime" | "mcp_runtime"
     ) {
-        return Err(format!("`{name}` is reserved; pick another name"));
+        return Some(NameProblem::Reserved);
     }
-    Ok(())
+    None
+}
+
+/// A valid package name: what `cargo new` accepts, minus reserved names.
+pub(crate) fn check_name(name: &str) -> Result<(), String> {
+    match name_problem(name) {
+        None => Ok(()),
+        Some(NameProblem::Empty) => Err("the project name is empty".to_owned()),
+        Some(NameProblem::Reserved) => Err(format!("`{name}` is reserved; pick another name")),
+        Some(p) => Err(format!("`{name}`: {}", p.reason())),
+    }
 }
 
 /// The template's text for a project: names filled in, and the runtime dependency pointed
@@ -203,6 +274,49 @@ mod tests {
         }
         check_name("demo").unwrap();
         check_name("my_server-2").unwrap();
+    }
+
+    #[test]
+    fn the_name_is_the_last_component_of_the_path_unless_given() {
+        let name = |p: &str, n: Option<&str>| project_name(Path::new(p), n);
+        assert_eq!(name("demo", None).unwrap(), "demo");
+        assert_eq!(name("/tmp/probe-new", None).unwrap(), "probe-new");
+        assert_eq!(name("a/b/my_server", None).unwrap(), "my_server");
+        assert_eq!(name("./demo/", None).unwrap(), "demo");
+        assert_eq!(name("/tmp/1abc", Some("ok")).unwrap(), "ok");
+        // A bare name keeps its messages; a path's says where the name came from.
+        assert_eq!(
+            name("1abc", None).unwrap_err(),
+            "`1abc`: a project name starts with a letter"
+        );
+        assert_eq!(
+            name("test", None).unwrap_err(),
+            "`test` is reserved; pick another name"
+        );
+        assert_eq!(
+            name("/tmp/1abc", None).unwrap_err(),
+            "`1abc`, the project name taken from `/tmp/1abc`, is not valid: a project name \
+             starts with a letter\nhelp: to create `/tmp/1abc` under another project name, \
+             pass `--name NAME`"
+        );
+        let err = name("x/test", None).unwrap_err();
+        assert!(
+            err.starts_with(
+                "`test`, the project name taken from `x/test`, is not valid: it is reserved\n"
+            ),
+            "{err}"
+        );
+        let err = name("x/a.b", None).unwrap_err();
+        assert!(err.contains("`.` is not allowed"), "{err}");
+        // --name is checked as given, with no hint about itself.
+        assert_eq!(
+            name("x/ok", Some("9")).unwrap_err(),
+            "`9`: a project name starts with a letter"
+        );
+        for nameless in ["..", "/", "."] {
+            let err = name(nameless, None).unwrap_err();
+            assert!(err.contains("pass `--name NAME`"), "{nameless}: {err}");
+        }
     }
 
     #[test]
