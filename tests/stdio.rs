@@ -144,6 +144,22 @@ fn framing_errors_keep_the_stream_in_sync() {
     assert_eq!(v["error"]["code"], -32700);
     s.send(&request(json!(4), "server/discover", json!({})));
     assert_eq!(s.recv()["id"], 4);
+    // A member name given twice: JSON, refused, and the id it carries is named (MSG-04).
+    let twice = r#"{"jsonrpc":"2.0","id":41,"method":"tools/call","params":{"a":1,"a":2}}"#;
+    s.send_raw(format!("{twice}\n").as_bytes());
+    let v = s.recv();
+    assert_eq!(
+        (v["id"].clone(), v["error"]["code"].clone()),
+        (json!(41), json!(-32600)),
+        "{v}"
+    );
+    assert!(
+        v["error"]["message"]
+            .as_str()
+            .unwrap_or("")
+            .contains("duplicate"),
+        "{v}"
+    );
     // Notifications get no answer.
     s.send(&json!({"jsonrpc": "2.0", "method": "notifications/unknown"}));
     s.send(&json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 999}}));

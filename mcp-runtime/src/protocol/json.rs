@@ -9,6 +9,9 @@ use serde_json::map::Entry;
 use serde_json::{Map, Number, Value};
 use std::fmt;
 
+/// How the refusal of a member name given twice begins.
+const DUPLICATE: &str = "duplicate member name";
+
 /// Why a message could not be parsed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ParseError(String);
@@ -26,6 +29,11 @@ impl ParseError {
     /// grammar allows it, so the message is otherwise readable.
     pub(crate) fn is_number_out_of_range(&self) -> bool {
         self.0.starts_with("number out of range")
+    }
+    /// Whether the message was refused for a member name given twice: it is JSON, only
+    /// not one this server takes, so its id may still be read.
+    pub(crate) fn is_duplicate_member(&self) -> bool {
+        self.0.starts_with(DUPLICATE)
     }
 }
 
@@ -114,7 +122,7 @@ impl<'de> Visitor<'de> for StrictVisitor {
             match out.entry(key) {
                 Entry::Occupied(taken) => {
                     return Err(de::Error::custom(format_args!(
-                        "duplicate member name {}",
+                        "{DUPLICATE} {}",
                         super::error::reflect(taken.key())
                     )));
                 }

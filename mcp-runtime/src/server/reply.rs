@@ -146,14 +146,20 @@ impl Reply {
 
     /// The answer to a message [`parse_strict`](crate::protocol::json::parse_strict)
     /// refused: `-32700` with no id; but a message refused only for a number out of
-    /// `f64`'s range (which JSON allows) is otherwise readable, so it gets `-32602` with
-    /// its id (MSG-04: an error carries the id whenever it can be read).
+    /// `f64`'s range (which JSON allows) or a member name given twice is JSON, and its id
+    /// may be readable: then it gets `-32602` (the number) or `-32600` (the name) with its
+    /// id (MSG-04: an error carries the id whenever it can be read).
     pub(crate) fn unparsable(bytes: &[u8], e: crate::protocol::json::ParseError) -> Reply {
-        if e.is_number_out_of_range()
-            && let Some(id) = crate::protocol::json::readable_id(bytes)
-        {
-            let why = "a number in the message is out of range (beyond what a 64-bit float holds)";
-            return Reply::rejection(Some(&id), Rejection::params(why));
+        let readable = e.is_number_out_of_range() || e.is_duplicate_member();
+        if readable && let Some(id) = crate::protocol::json::readable_id(bytes) {
+            let rejection = if e.is_number_out_of_range() {
+                Rejection::params(
+                    "a number in the message is out of range (beyond what a 64-bit float holds)",
+                )
+            } else {
+                Rejection::new(ErrorClass::Malformed, RpcError::invalid_request(e))
+            };
+            return Reply::rejection(Some(&id), rejection);
         }
         Reply::rejection(
             None,
