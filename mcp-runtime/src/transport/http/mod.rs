@@ -2,6 +2,7 @@
 //! streams notifications; header, Host/Origin, size and media-type rules.
 
 mod auth;
+mod config;
 mod conn;
 mod handle;
 mod headers;
@@ -10,6 +11,7 @@ mod legacy;
 mod origin;
 mod sse;
 
+use config::HttpConfig;
 use handle::{handle_get_or_delete, handle_other, handle_post, json_reply, refuse, respond};
 pub(crate) use headers::HeaderGuard;
 
@@ -66,113 +68,6 @@ pub const DEFAULT_LIVENESS_PATH: &str = "/healthz";
 
 /// The default readiness path.
 pub const DEFAULT_READINESS_PATH: &str = "/readyz";
-
-/// Settings of the HTTP transport, set through the methods of [`HttpServer`].
-#[derive(Debug, Clone)]
-pub(crate) struct HttpConfig {
-    path: String,
-    allowed_hosts: Option<Vec<String>>,
-    allowed_origins: Vec<String>,
-    body_limit: usize,
-    max_header_size: usize,
-    idle_timeout: Duration,
-    header_read_timeout: Duration,
-    body_read_timeout: Duration,
-    write_stall_timeout: Duration,
-    max_connections: usize,
-    retry_after: u64,
-    drain: Duration,
-    keep_alive: Duration,
-    /// `None`: [`DEFAULT_LAME_DUCK`] after SIGTERM in `serve_http`, none otherwise.
-    lame_duck: Option<Duration>,
-    /// Liveness and readiness paths, served by [`HttpServer::serve`].
-    health: Option<(String, String)>,
-    /// `GET /metrics`, when set.
-    #[cfg(feature = "metrics")]
-    metrics: Option<crate::metrics::Metrics>,
-    /// Run by each readiness probe.
-    readiness: Option<health::ReadinessCheck>,
-}
-
-impl Default for HttpConfig {
-    fn default() -> Self {
-        HttpConfig {
-            path: "/mcp".into(),
-            allowed_hosts: Some(Vec::new()),
-            allowed_origins: Vec::new(),
-            body_limit: DEFAULT_BODY_LIMIT,
-            max_header_size: DEFAULT_MAX_HEADER_SIZE,
-            idle_timeout: DEFAULT_IDLE_TIMEOUT,
-            header_read_timeout: DEFAULT_HEADER_READ_TIMEOUT,
-            body_read_timeout: DEFAULT_BODY_READ_TIMEOUT,
-            write_stall_timeout: DEFAULT_WRITE_STALL_TIMEOUT,
-            max_connections: DEFAULT_MAX_CONNECTIONS,
-            retry_after: DEFAULT_RETRY_AFTER,
-            drain: DEFAULT_DRAIN,
-            keep_alive: DEFAULT_KEEP_ALIVE,
-            lame_duck: None,
-            health: Some((
-                DEFAULT_LIVENESS_PATH.to_owned(),
-                DEFAULT_READINESS_PATH.to_owned(),
-            )),
-            #[cfg(feature = "metrics")]
-            metrics: None,
-            readiness: None,
-        }
-    }
-}
-
-impl HttpConfig {
-    /// Every option set to zero where zero would refuse or cut off every request (a
-    /// deadline that has always passed, a limit nothing fits in), each with why; `Ok` when
-    /// there is none. `for_router`: only the options a mounted router applies.
-    fn check(&self, for_router: bool) -> Result<(), String> {
-        let mut zero: Vec<&str> = Vec::new();
-        let mut at = |is_zero: bool, what: &'static str| {
-            if is_zero {
-                zero.push(what);
-            }
-        };
-        at(
-            self.body_limit == 0,
-            "`body_limit` (every request body would be too large: 413)",
-        );
-        at(
-            self.body_read_timeout.is_zero(),
-            "`body_read_timeout` (every request body would be late: 408)",
-        );
-        at(
-            self.keep_alive.is_zero(),
-            "`keep_alive` (an idle stream would be sent comment lines without pause)",
-        );
-        if !for_router {
-            at(
-                self.max_header_size == 0,
-                "`max_header_size` (every request would be 431)",
-            );
-            at(
-                self.idle_timeout.is_zero(),
-                "`idle_timeout` (every connection would be closed before its first byte)",
-            );
-            at(
-                self.header_read_timeout.is_zero(),
-                "`header_read_timeout` (every request's headers would be late)",
-            );
-            at(
-                self.write_stall_timeout.is_zero(),
-                "`write_stall_timeout` (a connection would be closed on any write that has \
-                 to wait)",
-            );
-        }
-        if zero.is_empty() {
-            return Ok(());
-        }
-        Err(format!(
-            "HTTP settings set to zero, which is refused: {}",
-            zero.join("; ")
-        ))
-    }
-}
 
 /// A server with its HTTP settings: mount it with [`HttpServer::into_router`] or run it
 /// with [`HttpServer::serve`].
