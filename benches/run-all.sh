@@ -2,7 +2,8 @@
 # Runs every benchmark, in order, short by default (see benches/README.md):
 #   http, stdio, soak, fleet (when `redis-server` is on PATH), scaling,
 #   then the README example's stripped release binary, dependency count and cold
-#   release build time ("size").
+#   release build time ("size"), then the stdio bench binary's start-up rows as linked and
+#   relinked with its functions in first-use order ("layout", benches/layout.sh).
 # rmcp (the official Rust SDK) beside ours: benches/rmcp-server is built first (release,
 #   in <target>/rmcp-server/, cold when "size" runs and BENCH_COLD_BUILD is not 0), and
 #   BENCH_RMCP_BIN points http and stdio at it; "size" sets its binary, dependency count
@@ -19,7 +20,7 @@ export SOAK_SECS="${SOAK_SECS:-20}"
 export SOAK_REPORT_SECS="${SOAK_REPORT_SECS:-10}"
 export SOAK_SETTLE_SECS="${SOAK_SETTLE_SECS:-2}"
 export BENCH_SCALING_N="${BENCH_SCALING_N:-10,100}"
-only="${BENCH_ONLY:-http stdio soak fleet scaling size}"
+only="${BENCH_ONLY:-http stdio soak fleet scaling size layout}"
 # 0: no cold release build of the README example nor of the rmcp server (they are then
 # built incrementally).
 cold_build="${BENCH_COLD_BUILD:-1}"
@@ -92,6 +93,10 @@ else
     run_bench fleet
 fi
 run_bench scaling
+if wanted layout; then
+    section "benches/layout.sh: the stdio server's start-up rows as linked and in first-use order"
+    benches/layout.sh
+fi
 wanted size || exit 0
 
 # The README opens with a complete server (the `forecast` tool). No file in examples/ is
