@@ -97,11 +97,13 @@ impl KeyRing {
     /// A random key for this process only: states do not survive a restart or reach
     /// another instance.
     pub fn ephemeral() -> KeyRing {
+        // 32 random bytes are a key as they are: only given material is hashed into one.
         let mut key = [0u8; 32];
         getrandom::fill(&mut key).expect("the OS random source works");
-        let mut ring = KeyRing::new([("ephemeral", key)]).expect("valid key");
-        ring.ephemeral = true;
-        ring
+        KeyRing {
+            keys: vec![("ephemeral".to_owned(), key)],
+            ephemeral: true,
+        }
     }
 
     /// Reads [`KEYS_ENV`]; `Ok(None)` when it is not set.
