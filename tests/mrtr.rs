@@ -566,3 +566,78 @@ fn declared_inputs_are_asked_together_and_the_body_runs_once() {
     );
     assert_eq!(r["isError"], true);
 }
+
+/// Asks for a form and an approval at a URL, in one round.
+#[tool]
+#[mcp_runtime::needs_input]
+async fn approve_deploy(
+    service: String,
+    #[input(elicit = "Where should {service} go?")] target: Target,
+    #[input(
+        url = "https://example.com/approve/{service}",
+        message = "Approve {service}"
+    )]
+    approval: mcp_runtime::Elicited<()>,
+    #[input(sample = "Summarise the change to {service}.", max_tokens = 64)] summary: Value,
+) -> String {
+    let _ = (target.env, approval, summary);
+    format!("{service} deployed")
+}
+
+/// The inputs of a handler are asked together, so what they need of the client is checked
+/// before any is asked: a client that declared form elicitation only is refused at once,
+/// with every capability it lacks, instead of being asked the form and refused after
+/// answering it.
+#[test]
+fn declared_inputs_check_every_capability_before_asking() {
+    let server = Server::builder("approve", "1.0")
+        .request_state(RequestState::keys(
+            KeyRing::new([("k", [6u8; 32])]).unwrap(),
+        ))
+        .tools(tools![approve_deploy])
+        .build()
+        .unwrap();
+    let a = serve_in_background(server.http());
+    let run = |caps: Value| {
+        let params = json!({"name": "approve_deploy", "arguments": {"service": "api"}});
+        let mut body = request(json!(1), "tools/call", params);
+        body["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"] = caps;
+        let r = post(a, &body);
+        (r.status, r.json())
+    };
+    let (status, v) = run(json!({"elicitation": {"form": {}}}));
+    assert_eq!(status, 400, "{v}");
+    assert_eq!(v["error"]["code"], -32021, "{v}");
+    assert_eq!(
+        v["error"]["data"]["requiredCapabilities"],
+        json!({"elicitation": {"url": {}}, "sampling": {}}),
+        "{v}"
+    );
+    let message = v["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("`elicitation.url` and `sampling`"),
+        "{message}"
+    );
+    // Nothing declared: all three, the form's too.
+    let (_, v) = run(json!({}));
+    assert_eq!(
+        v["error"]["data"]["requiredCapabilities"],
+        json!({"elicitation": {"form": {}, "url": {}}, "sampling": {}}),
+        "{v}"
+    );
+    // Everything declared: all three asked in the first round.
+    let (status, v) = run(json!({"elicitation": {"form": {}, "url": {}}, "sampling": {}}));
+    assert_eq!(status, 200, "{v}");
+    let asks = v["result"]["inputRequests"].as_object().unwrap();
+    assert_eq!(
+        asks.keys().collect::<Vec<_>>(),
+        ["approval", "summary", "target"],
+        "{v}"
+    );
+    // The form asked is in the spec's terms: the optional `note` has one type.
+    assert_eq!(
+        asks["target"]["params"]["requestedSchema"]["properties"]["note"],
+        json!({"type": "string"}),
+        "{v}"
+    );
+}

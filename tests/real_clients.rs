@@ -278,6 +278,59 @@ fn typescript_sdk_1_client_over_http() {
     legacy_over_http("typescript-legacy", "ts_legacy_client.mjs", &[]);
 }
 
+/// The approvals example asks, in one round, for a form whose fields include optional
+/// ones and a documented choice, and for an approval at a URL. The TypeScript SDK 1.x
+/// client checks each `elicitation/create` against the 2025-11-25 schema, which refuses
+/// a property of two types (`["integer", "null"]`) and a URL request without an
+/// `elicitationId`: refused, the call would come back as the tool's error.
+fn typescript_sdk_1_client_fills_forms_and_approves(transport: &str) {
+    let server = example("approvals");
+    let (_http, url);
+    let args: Vec<&str> = match transport {
+        "stdio" => vec!["stdio", server.to_str().unwrap()],
+        _ => {
+            let (child, addr) = spawn_http_example("approvals", &["--http", "127.0.0.1:0"]);
+            (_http, url) = (child, format!("http://{addr}/mcp"));
+            vec!["http", url.as_str()]
+        }
+    };
+    let Some(seen) = run_script("typescript-legacy", "ts_legacy_forms.mjs", &args) else {
+        return;
+    };
+    assert_eq!(seen["isError"], false, "{seen}");
+    assert_eq!(
+        seen["text"], "deployed api to staging with 3 replicas",
+        "{seen}"
+    );
+    let form = &seen["form"]["requestedSchema"];
+    assert_eq!(
+        form["properties"]["replicas"],
+        json!({"type": "integer", "minimum": 0, "description": "How many replicas (2 if left empty)"}),
+        "{seen}"
+    );
+    assert_eq!(
+        form["properties"]["env"]["oneOf"][0]["const"], "staging",
+        "{seen}"
+    );
+    assert_eq!(form["required"], json!(["env"]), "{seen}");
+    assert_eq!(
+        seen["url"]["url"], "https://changes.example.com/approve/api",
+        "{seen}"
+    );
+    let id = seen["url"]["elicitationId"].as_str().unwrap_or_default();
+    assert_eq!(id.len(), 32, "{seen}");
+}
+
+#[test]
+fn typescript_sdk_1_client_fills_forms_and_approves_over_stdio() {
+    typescript_sdk_1_client_fills_forms_and_approves("stdio");
+}
+
+#[test]
+fn typescript_sdk_1_client_fills_forms_and_approves_over_http() {
+    typescript_sdk_1_client_fills_forms_and_approves("http");
+}
+
 /// A tool whose output is no object (`list_notes` answers an array) keeps its structured
 /// output for a 2025-11-25 client, whose schema wants `outputSchema.type` `"object"` and an
 /// object `structuredContent`: both come wrapped in `{"result": ...}`. The TypeScript SDK

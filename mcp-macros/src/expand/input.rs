@@ -65,8 +65,23 @@ pub(super) fn input_stmts(item: &Item) -> TokenStream {
             __input.begin_body().await;
         };
     }
+    // What each input needs of the client, checked before any is asked (they are asked
+    // in one round, so one that cannot be would leave the others answered for nothing).
+    let needs: Vec<&str> = inputs
+        .iter()
+        .map(|param| {
+            let spec = param.input.as_ref().expect("filtered");
+            match spec.asks.first().expect("checked: one thing") {
+                InputKind::Elicit { .. } => "elicitation.form",
+                InputKind::Url { .. } => "elicitation.url",
+                InputKind::Sample { .. } => "sampling",
+                InputKind::Roots => "roots",
+            }
+        })
+        .collect();
     quote! {
         let __input = __call.input()?;
+        __input.require_all(&[#(#needs),*])?;
         let (#(#idents,)*) = __mcp::join!(#(#futs),*);
         #(let #idents: #tys = #idents?;)*
         __input.begin_body().await;

@@ -139,3 +139,211 @@ pub fn sampling_request(text: &str, max_tokens: u32) -> Value {
         "maxTokens": max_tokens,
     })
 }
+
+/// The `requestedSchema` of an elicitation form, from the JSON Schema of a form type
+/// (`T: Form`, inlined): an object of `properties` and `required` whose every property is
+/// one of the flat shapes both eras define (string, number or integer, boolean, string
+/// enum), with one `type` each.
+///
+/// A Rust type's schema says more than a form may: `Option<T>` is `"type": [T, "null"]`
+/// (or `anyOf` of `T` and `null`), an integer carries its `format` (`uint32`), an enum
+/// with doc comments is a `oneOf` of `const`s. Clients check the form's schema against
+/// the spec's shapes and refuse the whole request over one such property (the TypeScript
+/// SDK 1.x does), so each property is written in the spec's terms here: an optional field
+/// is one left out of `required` (serde reads a missing one as `None`), and the answer is
+/// still checked against the type's own schema.
+pub(crate) fn requested_schema(schema: &Value) -> Value {
+    let mut out = serde_json::Map::new();
+    out.insert("type".into(), json!("object"));
+    let properties: serde_json::Map<String, Value> = schema
+        .get("properties")
+        .and_then(Value::as_object)
+        .map(|props| {
+            props
+                .iter()
+                .map(|(name, p)| (name.clone(), form_property(p)))
+                .collect()
+        })
+        .unwrap_or_default();
+    out.insert("properties".into(), Value::Object(properties));
+    if let Some(required) = schema.get("required").filter(|r| r.is_array()) {
+        out.insert("required".into(), required.clone());
+    }
+    Value::Object(out)
+}
+
+/// One property of a form in the spec's terms (see [`requested_schema`]).
+fn form_property(p: &Value) -> Value {
+    let Some(o) = p.as_object() else {
+        return p.clone();
+    };
+    // `anyOf`/`oneOf` of one schema and `{"type": "null"}` (an `Option` of an enum): the
+    // schema, under the outer one's title and description.
+    for union in ["anyOf", "oneOf"] {
+        if let Some(branches) = o.get(union).and_then(Value::as_array) {
+            let not_null: Vec<&Value> = branches.iter().filter(|b| !is_null_type(b)).collect();
+            if let [only] = not_null[..]
+                && branches.len() == 2
+            {
+                let mut inner = form_property(only);
+                if let Some(io) = inner.as_object_mut() {
+                    for k in ["title", "description", "default"] {
+                        if let Some(v) = o.get(k).filter(|v| !v.is_null()) {
+                            io.insert(k.into(), v.clone());
+                        }
+                    }
+                }
+                return inner;
+            }
+        }
+    }
+    // `"type": ["integer", "null"]`: the one type that is not null.
+    let ty = match o.get("type") {
+        Some(Value::String(t)) => Some(t.as_str()),
+        Some(Value::Array(ts)) => ts.iter().filter_map(Value::as_str).find(|t| *t != "null"),
+        _ => None,
+    };
+    // An enum of documented variants: `oneOf` of `{"const": ..., "description": ...}`,
+    // which the spec writes as a titled choice (`oneOf` of `{const, title}`).
+    let titled: Option<Vec<Value>> = o.get("oneOf").and_then(Value::as_array).and_then(|bs| {
+        bs.iter()
+            .map(|b| {
+                let c = b.get("const").and_then(Value::as_str)?;
+                let title = b
+                    .get("title")
+                    .or_else(|| b.get("description"))
+                    .and_then(Value::as_str)
+                    .unwrap_or(c);
+                Some(json!({ "const": c, "title": title }))
+            })
+            .collect()
+    });
+    let ty = ty.or(titled.as_ref().map(|_| "string"));
+    let keep: &[&str] = match ty {
+        Some("string") => &[
+            "title",
+            "description",
+            "minLength",
+            "maxLength",
+            "format",
+            "default",
+            "enum",
+        ],
+        Some("number" | "integer") => &["title", "description", "minimum", "maximum", "default"],
+        Some("boolean") => &["title", "description", "default"],
+        _ => return p.clone(),
+    };
+    let mut out = serde_json::Map::new();
+    out.insert("type".into(), json!(ty));
+    for &k in keep {
+        let Some(v) = o.get(k).filter(|v| !v.is_null()) else {
+            continue;
+        };
+        let v = match k {
+            // A string's `format` is one of the four the spec names, or none.
+            "format" if !matches!(v.as_str(), Some("email" | "uri" | "date" | "date-time")) => {
+                continue;
+            }
+            // An `Option` of an enum may list `null` among the choices.
+            "enum" => Value::Array(
+                v.as_array()
+                    .map(|vs| vs.iter().filter(|x| x.is_string()).cloned().collect())
+                    .unwrap_or_default(),
+            ),
+            _ => v.clone(),
+        };
+        out.insert(k.into(), v);
+    }
+    if let Some(titled) = titled {
+        out.remove("enum");
+        out.insert("oneOf".into(), Value::Array(titled));
+    }
+    Value::Object(out)
+}
+
+/// Whether `schema` is `{"type": "null"}` (what schemars writes for `Option`'s `None`).
+fn is_null_type(schema: &Value) -> bool {
+    schema.get("type").and_then(Value::as_str) == Some("null")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::requested_schema;
+    use serde_json::json;
+
+    #[allow(dead_code)]
+    #[derive(schemars::JsonSchema)]
+    #[serde(rename_all = "lowercase")]
+    enum Size {
+        Small,
+        Large,
+    }
+
+    #[allow(dead_code)]
+    #[derive(schemars::JsonSchema)]
+    enum Plan {
+        /// The free plan
+        Free,
+        /// The paid plan
+        Pro,
+    }
+
+    #[allow(dead_code)]
+    #[derive(schemars::JsonSchema)]
+    struct Order {
+        /// Your login
+        login: String,
+        remember: Option<bool>,
+        quantity: u32,
+        limit: Option<u64>,
+        ratio: Option<f64>,
+        size: Size,
+        maybe_size: Option<Size>,
+        plan: Option<Plan>,
+        #[schemars(email)]
+        mail: Option<String>,
+    }
+
+    #[test]
+    fn each_field_is_a_flat_shape_of_one_type() {
+        let schema = crate::schema::inline_schema_for::<Order>();
+        let r = requested_schema(&schema);
+        let p = &r["properties"];
+        assert_eq!(r["type"], "object");
+        assert_eq!(
+            p["login"],
+            json!({"type": "string", "description": "Your login"})
+        );
+        assert_eq!(p["remember"], json!({"type": "boolean"}));
+        assert_eq!(p["quantity"], json!({"type": "integer", "minimum": 0}));
+        assert_eq!(p["limit"], json!({"type": "integer", "minimum": 0}));
+        assert_eq!(p["ratio"], json!({"type": "number"}));
+        assert_eq!(
+            p["size"],
+            json!({"type": "string", "enum": ["small", "large"]})
+        );
+        assert_eq!(
+            p["maybe_size"],
+            json!({"type": "string", "enum": ["small", "large"]})
+        );
+        assert_eq!(
+            p["plan"],
+            json!({"type": "string", "oneOf": [
+                {"const": "Free", "title": "The free plan"},
+                {"const": "Pro", "title": "The paid plan"}
+            ]})
+        );
+        assert_eq!(p["mail"], json!({"type": "string", "format": "email"}));
+        let mut required: Vec<&str> = r["required"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_str().unwrap())
+            .collect();
+        required.sort();
+        assert_eq!(required, ["login", "quantity", "size"], "{r}");
+        // Nothing but the spec's keys, and no `null` anywhere.
+        assert!(!r.to_string().contains("null"), "{r}");
+        assert!(!r.to_string().contains("format\":\"uint"), "{r}");
+    }
+}

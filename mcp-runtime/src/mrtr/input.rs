@@ -148,17 +148,51 @@ impl Input {
         self.0.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    fn require(&self, path: &str, required: Value) -> Result<(), Error> {
-        if self.lock().capabilities.has(path) {
-            Ok(())
-        } else {
-            Err(Error::protocol(RpcError::missing_capability(
-                format!(
-                    "This request needs input through `{path}`, which the client did not declare"
-                ),
-                required,
-            )))
+    fn require(&self, path: &str) -> Result<(), Error> {
+        self.require_all(&[path])
+    }
+
+    /// Fails with `-32021` naming every capability of `paths` (`elicitation.url`,
+    /// `sampling`, ...) the client did not declare, before anything is asked. Generated code
+    /// calls it for a handler's `#[input]` parameters, which are asked together: one
+    /// missing capability refuses the request up front rather than after the client has
+    /// answered the others.
+    #[doc(hidden)]
+    pub fn require_all(&self, paths: &[&str]) -> Result<(), Error> {
+        let missing: Vec<&str> = {
+            let st = self.lock();
+            let mut missing: Vec<&str> = Vec::new();
+            for &p in paths {
+                if !st.capabilities.has(p) && !missing.contains(&p) {
+                    missing.push(p);
+                }
+            }
+            missing
+        };
+        if missing.is_empty() {
+            return Ok(());
         }
+        // `{"elicitation": {"url": {}}, "sampling": {}}`: each path as nested objects.
+        let mut required = Map::new();
+        for path in &missing {
+            let mut at = &mut required;
+            for part in path.split('.') {
+                let next = at.entry(part).or_insert_with(|| Value::Object(Map::new()));
+                if !next.is_object() {
+                    *next = Value::Object(Map::new());
+                }
+                at = next.as_object_mut().expect("made an object above");
+            }
+        }
+        let names = missing
+            .iter()
+            .map(|p| format!("`{p}`"))
+            .collect::<Vec<_>>()
+            .join(" and ");
+        Err(Error::protocol(RpcError::missing_capability(
+            format!("This request needs input through {names}, which the client did not declare"),
+            Value::Object(required),
+        )))
     }
 
     /// The answer to `key` if there is a valid one (checked by `check`); otherwise records
@@ -315,13 +349,9 @@ impl Input {
         key: &str,
         message: impl Into<String>,
     ) -> Result<Elicited<T>, Error> {
-        self.require("elicitation.form", json!({ "elicitation": { "form": {} } }))?;
+        self.require("elicitation.form")?;
         let schema = crate::schema::inline_schema_for::<T>();
-        let mut requested = schema.clone();
-        if let Some(o) = requested.as_object_mut() {
-            o.remove("$schema");
-            o.remove("title");
-        }
+        let requested = super::forms::requested_schema(&schema);
         let message = message.into();
         let request = json!({
             "method": "elicitation/create",
@@ -390,7 +420,7 @@ impl Input {
         message: impl Into<String>,
         schema: Value,
     ) -> Result<Elicited<Value>, Error> {
-        self.require("elicitation.form", json!({ "elicitation": { "form": {} } }))?;
+        self.require("elicitation.form")?;
         let validator = crate::schema::ArgumentValidator::compile(&schema).map_err(|e| {
             Error::protocol(RpcError::internal(format!(
                 "the elicitation schema does not compile: {e}"
@@ -429,7 +459,7 @@ impl Input {
         message: impl Into<String>,
         url: impl Into<String>,
     ) -> Result<Elicited<()>, Error> {
-        self.require("elicitation.url", json!({ "elicitation": { "url": {} } }))?;
+        self.require("elicitation.url")?;
         let url = url.into();
         if mcp_rules::url_has_dot_segment(&url) {
             return Err(Error::new(format!(
@@ -459,17 +489,17 @@ impl Input {
     /// 2026-07-28). `params` are the request's params (`messages`, `maxTokens`, ...);
     /// returns the client's `CreateMessageResult`.
     pub async fn sample(&self, key: &str, params: Value) -> Result<Value, Error> {
-        self.require("sampling", json!({ "sampling": {} }))?;
+        self.require("sampling")?;
         // Tool use and context inclusion need their own sub-capabilities.
         if params.get("tools").is_some() || params.get("toolChoice").is_some() {
-            self.require("sampling.tools", json!({ "sampling": { "tools": {} } }))?;
+            self.require("sampling.tools")?;
         }
         if params
             .get("includeContext")
             .and_then(Value::as_str)
             .is_some_and(|c| c != "none")
         {
-            self.require("sampling.context", json!({ "sampling": { "context": {} } }))?;
+            self.require("sampling.context")?;
         }
         let request = json!({ "method": "sampling/createMessage", "params": params });
         let check = |v: &Value| {
@@ -485,7 +515,7 @@ impl Input {
 
     /// Asks the client for its roots (`roots/list`, deprecated in 2026-07-28).
     pub async fn roots(&self, key: &str) -> Result<Vec<Value>, Error> {
-        self.require("roots", json!({ "roots": {} }))?;
+        self.require("roots")?;
         let request = json!({ "method": "roots/list", "params": {} });
         let check = |v: &Value| {
             if v.get("roots").is_some_and(Value::is_array) {
@@ -528,15 +558,10 @@ impl Input {
                 if !matches!(mode, "form" | "url") {
                     return Err(Error::new(format!("unknown elicitation mode `{mode}`")));
                 }
-                self.require(
-                    &format!("elicitation.{mode}"),
-                    json!({ "elicitation": { mode: {} } }),
-                )?;
+                self.require(&format!("elicitation.{mode}"))?;
             }
-            Some("sampling/createMessage") => {
-                self.require("sampling", json!({ "sampling": {} }))?
-            }
-            Some("roots/list") => self.require("roots", json!({ "roots": {} }))?,
+            Some("sampling/createMessage") => self.require("sampling")?,
+            Some("roots/list") => self.require("roots")?,
             other => {
                 return Err(Error::new(format!(
                     "cannot ask the client `{}`",

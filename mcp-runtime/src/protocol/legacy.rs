@@ -95,7 +95,9 @@ pub enum Shape {
 }
 
 /// Takes out of `v` (a result in the 2026-07-28 shape, or a request's params) what
-/// `version` does not define. The one table of which revision introduced which field.
+/// `version` does not define, and puts in what it requires that 2026-07-28 took out (a
+/// URL-mode elicitation's `elicitationId`). The one table of which revision introduced
+/// which field.
 pub fn downgrade(shape: Shape, version: LegacyVersion, v: &mut Value) {
     use LegacyVersion::*;
     let Some(o) = v.as_object_mut() else { return };
@@ -172,20 +174,37 @@ pub fn downgrade(shape: Shape, version: LegacyVersion, v: &mut Value) {
         Shape::Elicit => {
             if version < V2025_11_25 {
                 o.remove("mode");
+            } else if o.get("mode").and_then(Value::as_str) == Some("url")
+                && !o.contains_key("elicitationId")
+            {
+                // 2025-11-25 requires an id on a URL-mode request (2026-07-28 took it out).
+                o.insert("elicitationId".into(), Value::String(elicitation_id()));
             }
         }
     }
+}
+
+/// A fresh `elicitationId`: 128 random bits in hex, unique to the request that carries it.
+fn elicitation_id() -> String {
+    let mut bytes = [0u8; 16];
+    // Without the OS's random source the id is still unique per process: a counter.
+    if getrandom::fill(&mut bytes).is_err() {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        bytes[..8].copy_from_slice(&n.to_be_bytes());
+    }
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// Whether `version` lacks nothing a result of `shape` has but what only the 2026-07-28
 /// envelope carries (`resultType`, the caching hints, the server's `_meta` entry): true of
 /// the newest legacy revision, which [`downgrade`] takes nothing else out of (a test holds
 /// the table above to it), but for tool lists, whose output schemas may need wrapping
-/// ([`wraps_output`]). Results in such a revision are written straight from their
+/// ([`wraps_output`]), and elicitations, to which it adds an id. Results in such a revision are written straight from their
 /// envelope, without a pass through a `Value`
 /// ([`Envelope::legacy`](super::envelope::Envelope::legacy)).
 pub fn only_envelope_differs(version: LegacyVersion, shape: Shape) -> bool {
-    version == LegacyVersion::V2025_11_25 && shape != Shape::Tools
+    version == LegacyVersion::V2025_11_25 && !matches!(shape, Shape::Tools | Shape::Elicit)
 }
 
 /// Whether a tool's `outputSchema` is served wrapped to a legacy client: the legacy
@@ -501,6 +520,30 @@ mod tests {
         downgrade(Shape::Tools, LegacyVersion::LATEST, &mut v);
         assert!(!only_envelope_differs(LegacyVersion::LATEST, Shape::Tools));
         assert_eq!(v["tools"][0]["outputSchema"]["type"], "object");
+    }
+
+    #[test]
+    fn a_url_elicitation_gets_an_id_in_2025_11_25_and_no_mode_before() {
+        let url = json!({"mode": "url", "message": "m", "url": "https://example.com/a"});
+        let mut a = url.clone();
+        downgrade(Shape::Elicit, LegacyVersion::V2025_11_25, &mut a);
+        let id = a["elicitationId"].as_str().unwrap().to_owned();
+        assert_eq!(id.len(), 32);
+        let mut b = url.clone();
+        downgrade(Shape::Elicit, LegacyVersion::V2025_11_25, &mut b);
+        assert_ne!(b["elicitationId"], json!(id), "one id per request");
+        // Form mode has no id; an id already there is kept.
+        let mut form = json!({"mode": "form", "message": "m", "requestedSchema": {}});
+        downgrade(Shape::Elicit, LegacyVersion::V2025_11_25, &mut form);
+        assert!(form.get("elicitationId").is_none());
+        let mut given = url.clone();
+        given["elicitationId"] = json!("mine");
+        downgrade(Shape::Elicit, LegacyVersion::V2025_11_25, &mut given);
+        assert_eq!(given["elicitationId"], "mine");
+        // 2025-06-18 has no modes (and no URL elicitation to ask for).
+        let mut old = form.clone();
+        downgrade(Shape::Elicit, LegacyVersion::V2025_06_18, &mut old);
+        assert!(old.get("mode").is_none());
     }
 
     #[test]
