@@ -316,6 +316,70 @@ fn the_get_stream_carries_changes_and_one_stream_at_a_time() {
     assert_eq!(r.status, 405);
 }
 
+/// A refusal of the legacy front: `status`, `application/json` and a JSON-RPC error
+/// without an id (a GET or DELETE carries no message), as every refusal of the endpoint
+/// is. Returns the error's message.
+fn json_rpc_refusal(r: &Response, status: u16) -> String {
+    assert_eq!(r.status, status, "{}", r.text());
+    assert_eq!(
+        r.header("content-type"),
+        Some("application/json"),
+        "{}",
+        r.text()
+    );
+    let v = r.json();
+    assert_eq!(v["jsonrpc"], "2.0", "{v}");
+    assert!(v.get("id").is_none(), "{v}");
+    assert_eq!(v["error"]["code"], -32600, "{v}");
+    v["error"]["message"]
+        .as_str()
+        .unwrap_or_else(|| panic!("a message: {v}"))
+        .to_owned()
+}
+
+/// GET and DELETE refused on a session (a second stream, an ended session, an `Accept`
+/// without SSE) answer a JSON-RPC error body, as the POSTs of an ended session do.
+#[test]
+fn get_and_delete_refusals_carry_json_rpc_errors() {
+    let addr = start();
+    let (c, _) = Client::open(addr, "2025-11-25");
+    let req = |method: &str, accept: &str| {
+        format!(
+            "{method} /mcp HTTP/1.1\r\nHost: {addr}\r\nAccept: {accept}\r\nMcp-Session-Id: {}\r\nMCP-Protocol-Version: {}\r\nConnection: close\r\n\r\n",
+            c.session, c.version
+        )
+    };
+    // A second GET stream while the first is open: 409.
+    let mut stream = Sse::send(addr, req("GET", "text/event-stream").as_bytes());
+    while !stream.buf.contains("\r\n\r\n") {
+        assert!(stream.pump());
+    }
+    assert!(stream.buf.starts_with("HTTP/1.1 200"), "{}", stream.buf);
+    let second = raw(addr, req("GET", "text/event-stream").as_bytes());
+    let message = json_rpc_refusal(&second, 409);
+    assert!(message.contains("GET stream open already"), "{message}");
+    // A GET that does not take SSE: 406.
+    let json_only = raw(addr, req("GET", "application/json").as_bytes());
+    let message = json_rpc_refusal(&json_only, 406);
+    assert!(message.contains("text/event-stream"), "{message}");
+
+    // DELETE ends the session (and its stream).
+    let delete = raw(addr, req("DELETE", "*/*").as_bytes());
+    assert_eq!(delete.status, 200, "{}", delete.text());
+    drop(stream);
+    // Then a GET, a second DELETE and a POST all find it unknown: 404, the same error
+    // (the POST's with its id).
+    let get = json_rpc_refusal(&raw(addr, req("GET", "text/event-stream").as_bytes()), 404);
+    assert!(get.contains("unknown or expired session"), "{get}");
+    let again = json_rpc_refusal(&raw(addr, req("DELETE", "*/*").as_bytes()), 404);
+    assert_eq!(again, get);
+    let post = c.post(&json!({"jsonrpc": "2.0", "id": 4, "method": "ping"}));
+    assert_eq!(post.status, 404, "{}", post.text());
+    let post = post.json();
+    assert_eq!(post["id"], 4, "{post}");
+    assert_eq!(post["error"]["message"], get.as_str(), "{post}");
+}
+
 #[test]
 fn an_elicitation_is_a_request_to_the_client_answered_by_a_post() {
     let addr = start();
@@ -592,22 +656,42 @@ async fn exported() -> &'static str {
     "exported"
 }
 
-/// A tool that runs only as a task (a 2026-07-28 extension) is an error a legacy session
-/// gets as any failed request: `-32603` with status 200, not the 400 of the modern
-/// `-32021` it stands for (a dual-era client reads a 400 as "not this era").
+/// A tool that runs only as a task needs a 2026-07-28 extension a legacy session cannot
+/// declare: like any capability a session lacks, that is the tool's error (`isError`,
+/// status 200), since the legacy revisions have no `-32021` (and a `-32603` would call the
+/// client's limit a failure of the server). A modern request without the extension still
+/// gets `-32021`.
 #[test]
-fn a_task_only_tool_fails_in_a_legacy_session_with_200() {
+fn a_task_only_tool_is_a_tool_error_in_a_legacy_session() {
     let server = Server::builder("tasks-only", "1.0")
         .tools(tools![exported])
         .build()
         .unwrap();
     let addr = serve_in_background(server.http());
-    let (c, _) = Client::open(addr, "2025-11-25");
-    let body = json!({"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {"name": "exported", "arguments": {}}});
-    let r = c.post(&body);
-    assert_eq!(r.status, 200, "{}", r.text());
-    assert_eq!(r.json()["error"]["code"], -32603, "{}", r.text());
-    assert!(r.text().contains("runs only as a task"), "{}", r.text());
+    for version in ["2025-11-25", "2025-03-26"] {
+        let (c, _) = Client::open(addr, version);
+        let body = json!({"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {"name": "exported", "arguments": {}}});
+        let r = c.post(&body);
+        assert_eq!(r.status, 200, "{version}: {}", r.text());
+        let v = r.json();
+        assert!(v.get("error").is_none(), "{version}: {v}");
+        assert_eq!(v["id"], 5, "{version}: {v}");
+        assert_eq!(v["result"]["isError"], true, "{version}: {v}");
+        let text = v["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap_or_default();
+        assert!(text.contains("runs only as a task"), "{version}: {v}");
+        assert!(text.contains("2026-07-28"), "{version}: {v}");
+    }
+    let modern = post(
+        addr,
+        &request(
+            json!(6),
+            "tools/call",
+            json!({"name": "exported", "arguments": {}}),
+        ),
+    );
+    assert_eq!(modern.json()["error"]["code"], -32021, "{}", modern.text());
 }
 
 /// `resources/subscribe` takes what the server serves (a resource or a template's URI),
@@ -715,6 +799,41 @@ fn a_modern_only_server_names_its_versions_to_initialize() {
         assert_eq!(reply["error"]["code"], -32022);
         assert_eq!(reply["error"]["data"]["supported"], json!(["2026-07-28"]));
     });
+}
+
+/// A method the server does not serve, asked statelessly: `-32601` (HTTP 404) naming the
+/// versions the server serves, the list `server/discover` gives: all four on a dual-era
+/// server, 2026-07-28 alone on a modern-only one.
+#[test]
+fn an_unknown_method_names_the_versions_the_server_serves() {
+    let dual = json!(["2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26"]);
+    for (legacy, versions) in [
+        (Legacy::default(), dual),
+        (Legacy::off(), json!(["2026-07-28"])),
+    ] {
+        let addr = serve_in_background(server(legacy, Arc::default()).http());
+        let discover = post(addr, &request(json!(1), "server/discover", json!({}))).json();
+        assert_eq!(
+            discover["result"]["supportedVersions"], versions,
+            "{discover}"
+        );
+        let r = post(addr, &request(json!(2), "foo/bar", json!({})));
+        assert_eq!(r.status, 404, "{}", r.text());
+        let e = &r.json()["error"];
+        assert_eq!(e["code"], -32601, "{e}");
+        assert_eq!(e["data"]["supported"], versions, "{e}");
+        let list: Vec<&str> = versions
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(Value::as_str)
+            .collect();
+        let message = format!(
+            "Method not found: foo/bar (this server speaks MCP {})",
+            list.join(", ")
+        );
+        assert_eq!(e["message"], message, "{e}");
+    }
 }
 
 /// stdio: one session per process, requests to the client on stdout, answers on stdin; a

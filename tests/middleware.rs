@@ -427,3 +427,87 @@ fn a_per_item_rate_limit_counts_a_template_as_one_item() {
     assert_eq!(read_uri("a://readme")["error"]["code"], -32603);
     assert_eq!(read_uri("b://readme")["result"]["contents"][0]["text"], "b");
 }
+
+#[derive(serde::Deserialize, schemars::JsonSchema, mcp_runtime::Form)]
+struct Who {
+    /// Your login
+    login: String,
+}
+
+/// Greets whoever answers (read-only, and asks).
+#[tool(annotations(read_only_hint = true))]
+#[mcp_runtime::needs_input]
+async fn greet_asking(#[input(elicit = "Who are you?")] who: Who) -> String {
+    format!("hello {}", who.login)
+}
+
+/// A note (a resource).
+#[mcp_runtime::resource("note://{id}")]
+async fn note_text(id: String) -> String {
+    format!("note {id}")
+}
+
+/// A result that depends on the client's answers is no result to reuse: with `Cache` in
+/// place, a second call of a read-only tool that asks is asked again, never handed the
+/// first caller's answer. A tool's error answered by middleware for a prompt or a
+/// resource reaches the client as `-32603` with its text.
+#[test]
+fn a_cache_never_reuses_answers_and_tool_errors_reach_prompts_and_resources() {
+    let server = Server::builder("mw-cache", "1.0")
+        .tools(tools![greet_asking])
+        .prompts(prompts![greeting])
+        .resources(mcp_runtime::resources![note_text])
+        .request_state(RequestState::single_instance())
+        .layer(from_fn(|req: Request, next: Next| async move {
+            if req.arguments.get("name") == Some(&json!("blocked"))
+                || req.target == "note://blocked"
+            {
+                return Response::tool_error("blocked by policy");
+            }
+            next.run(req).await
+        }))
+        .layer(Cache::new(Duration::from_secs(60)))
+        .build()
+        .unwrap();
+    let a = common::serve_in_background(server.http());
+    let first = call(a, "greet_asking", json!({}));
+    let state = first["result"]["requestState"].as_str().unwrap().to_owned();
+    let mut body = request(
+        json!(2),
+        "tools/call",
+        json!({"name": "greet_asking", "arguments": {}, "requestState": state,
+               "inputResponses": {"who": {"action": "accept", "content": {"login": "alice"}}}}),
+    );
+    body["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"] =
+        json!({"elicitation": {"form": {}}});
+    assert_eq!(text(&post(a, &body).json()), "hello alice");
+    // Another call, no answers: asked again, not "hello alice".
+    let again = call(a, "greet_asking", json!({}));
+    assert_eq!(again["result"]["resultType"], "input_required", "{again}");
+
+    let prompt = post(
+        a,
+        &request(
+            json!(3),
+            "prompts/get",
+            json!({"name": "greeting", "arguments": {"name": "blocked"}}),
+        ),
+    )
+    .json();
+    assert_eq!(prompt["error"]["code"], -32603, "{prompt}");
+    assert_eq!(prompt["error"]["message"], "blocked by policy", "{prompt}");
+    let read = post(
+        a,
+        &request(json!(4), "resources/read", json!({"uri": "note://blocked"})),
+    )
+    .json();
+    assert_eq!(read["error"]["code"], -32603, "{read}");
+    assert_eq!(read["error"]["message"], "blocked by policy", "{read}");
+    // The others pass, and are cached as before.
+    let ok = post(
+        a,
+        &request(json!(5), "resources/read", json!({"uri": "note://7"})),
+    )
+    .json();
+    assert_eq!(ok["result"]["contents"][0]["text"], "note 7", "{ok}");
+}

@@ -144,17 +144,19 @@ impl RpcError {
             format!("Invalid request: {detail}"),
         )
     }
-    /// `-32601`: unknown, removed or not advertised method.
-    pub fn method_not_found(method: &str) -> Self {
+    /// `-32601`: unknown, removed or not advertised method; `supported` lists the protocol
+    /// versions the server serves (as `server/discover` does), named in the message and in
+    /// `data.supported`.
+    pub fn method_not_found(method: &str, supported: &[&str]) -> Self {
         Self::new(
             ErrorCode::METHOD_NOT_FOUND,
             format!(
                 "Method not found: {} (this server speaks MCP {})",
                 reflect(method),
-                super::MODERN_VERSIONS.join(", ")
+                supported.join(", ")
             ),
         )
-        .with_data(json!({ "supported": super::MODERN_VERSIONS }))
+        .with_data(json!({ "supported": supported }))
     }
     /// `-32602`: invalid params.
     pub fn invalid_params(message: impl Into<String>) -> Self {
@@ -258,6 +260,29 @@ mod tests {
         assert_eq!(v["code"], -32022);
         assert_eq!(v["data"]["requested"], "v999");
         assert_eq!(v["data"]["supported"][0], "2026-07-28");
+    }
+
+    #[test]
+    fn method_not_found_names_the_versions_served() {
+        let dual = RpcError::method_not_found("foo/bar", super::super::SUPPORTED_VERSIONS);
+        let v = serde_json::to_value(&dual).unwrap();
+        assert_eq!(v["code"], -32601);
+        assert_eq!(
+            v["message"],
+            "Method not found: foo/bar (this server speaks MCP 2026-07-28, 2025-11-25, \
+             2025-06-18, 2025-03-26)"
+        );
+        assert_eq!(
+            v["data"],
+            json!({"supported": ["2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26"]})
+        );
+        let modern = RpcError::method_not_found("foo/bar", super::super::MODERN_VERSIONS);
+        let v = serde_json::to_value(&modern).unwrap();
+        assert_eq!(
+            v["message"],
+            "Method not found: foo/bar (this server speaks MCP 2026-07-28)"
+        );
+        assert_eq!(v["data"], json!({"supported": ["2026-07-28"]}));
     }
 
     #[test]

@@ -319,7 +319,11 @@ impl Server {
                 tracing::debug!("method not found");
                 methods::reject(
                     &parts,
-                    Rejection::unknown_method(&parts.method, parts.session.is_some()),
+                    Rejection::unknown_method(
+                        &parts.method,
+                        parts.session.is_some(),
+                        self.inner.versions(),
+                    ),
                 )
             }
         }

@@ -68,6 +68,8 @@ pub struct Request {
     /// Whether the item says it only reads (a tool's `readOnlyHint`; prompts and
     /// resources always).
     pub read_only: bool,
+    /// Whether the handler may ask the client for input (see [`Request::may_ask`]).
+    may_ask: bool,
     /// The item's own name (see [`Request::item`]).
     item: Arc<str>,
     call: Arc<super::context::Request>,
@@ -107,6 +109,12 @@ impl Request {
     /// The request's context (capabilities, client info, progress, cancellation).
     pub fn context(&self) -> crate::Context {
         crate::Context(Arc::clone(&self.call))
+    }
+    /// Whether the handler may ask the client for input (`#[needs_input]`, an `Input`
+    /// parameter, a proxied item): its result then depends on answers that are not among
+    /// the arguments, so it is no result to reuse for another call ([`Cache`] does not).
+    pub fn may_ask(&self) -> bool {
+        self.may_ask
     }
     /// Which round of a multi round-trip request this is (1 for the first, and for
     /// requests that do not ask).
@@ -257,7 +265,8 @@ pub(crate) fn layered<K: Kind>(
     let own = std::mem::take(&mut def.item.layers);
     let all: Layers = server.iter().cloned().chain(own).collect();
     let item: Arc<str> = K::identity(&def.item.name, &def.spec).into();
-    def.handler = wrap(Arc::clone(&def.handler), all, read_only, item);
+    let may_ask = def.requirements.uses_input;
+    def.handler = wrap(Arc::clone(&def.handler), all, read_only, may_ask, item);
     def
 }
 
@@ -272,6 +281,7 @@ pub(crate) fn wrap<K: Kind>(
     handler: Handler<K>,
     layers: Layers,
     read_only: bool,
+    may_ask: bool,
     item: Arc<str>,
 ) -> Handler<K> {
     if layers.is_empty() {
@@ -288,17 +298,38 @@ pub(crate) fn wrap<K: Kind>(
                 target: shared.target.clone().unwrap_or_default(),
                 arguments: std::mem::take(&mut call.arguments),
                 read_only,
+                may_ask,
                 item,
                 call: shared,
                 layered: Extensions::default(),
             };
             let response = chain(layers, 0, handler, call, request).await;
             match response {
+                // A tool's error answered for a prompt or resource: its text as `-32603`.
+                Response::Result(v) if K::METHOD != "tools/call" && is_tool_error(&v) => {
+                    Err(Error::protocol(RpcError::internal(tool_error_text(&v))))
+                }
                 Response::Result(v) => K::from_json(v).map_err(Error::protocol),
                 Response::Error(e) => Err(Error::protocol(e)),
             }
         })
     })
+}
+
+/// Whether `v` is a tool's `isError` result ([`Response::tool_error`]'s shape).
+fn is_tool_error(v: &Value) -> bool {
+    v.get("isError") == Some(&Value::Bool(true)) && v.get("content").is_some_and(Value::is_array)
+}
+
+/// The texts of a tool's error result, one per line.
+fn tool_error_text(v: &Value) -> String {
+    let texts: Vec<&str> = v["content"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|c| c.get("text").and_then(Value::as_str))
+        .collect();
+    texts.join("\n")
 }
 
 /// Runs `layers[i..]` and then the handler.
@@ -504,6 +535,13 @@ impl Middleware for SizeLimit {
 /// resources) by item, arguments (canonical: key order does not matter) and caller, for
 /// `ttl`; errors are not cached. At most `max` entries (default 10 000; the oldest go
 /// first).
+///
+/// A handler that may ask the client for input ([`Request::may_ask`]) is never cached:
+/// its result depends on the answers. Nor is anything else that is not the arguments or
+/// the caller in the key: a handler whose result depends on the client (its info, its
+/// `_meta`) is no candidate, and a resource read is served from the cache until `ttl`
+/// even after the server announced `notifications/resources/updated` for it, so keep
+/// `ttl` below how stale a subscriber may read.
 pub struct Cache {
     ttl: Duration,
     max: usize,
@@ -528,7 +566,7 @@ impl Cache {
 
 impl Middleware for Cache {
     fn call(&self, request: Request, next: Next) -> BoxFuture<'static, Response> {
-        if !request.read_only {
+        if !request.read_only || request.may_ask() {
             return Box::pin(next.run(request));
         }
         let key = format!(

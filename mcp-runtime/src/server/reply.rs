@@ -66,9 +66,10 @@ impl Rejection {
     pub(crate) fn header(error: RpcError) -> Self {
         Self::new(ErrorClass::Header, error)
     }
-    /// `-32601` for `method`. In a legacy session it says nothing of versions and is
-    /// answered with 200 on HTTP: there a 404 tells the client its session is gone.
-    pub(crate) fn unknown_method(method: &str, in_session: bool) -> Self {
+    /// `-32601` for `method`, naming the versions the server serves (`supported`, as
+    /// `server/discover` lists them). In a legacy session it says nothing of versions and
+    /// is answered with 200 on HTTP: there a 404 tells the client its session is gone.
+    pub(crate) fn unknown_method(method: &str, in_session: bool, supported: &[&str]) -> Self {
         if in_session {
             let message = format!("Method not found: {}", crate::protocol::reflect(method));
             return Self::new(
@@ -78,7 +79,7 @@ impl Rejection {
         }
         Self::new(
             ErrorClass::UnknownMethod,
-            RpcError::method_not_found(method),
+            RpcError::method_not_found(method, supported),
         )
     }
     /// An error from a handler (or from running it): classified by its code.

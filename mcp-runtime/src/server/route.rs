@@ -168,7 +168,11 @@ impl Server {
                 tracing::debug!("method not found");
                 reply(Reply::rejection(
                     Some(&parts.id),
-                    Rejection::unknown_method(&parts.method, parts.session.is_some()),
+                    Rejection::unknown_method(
+                        &parts.method,
+                        parts.session.is_some(),
+                        self.inner.versions(),
+                    ),
                 ))
             }
         }

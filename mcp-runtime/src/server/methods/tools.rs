@@ -63,7 +63,8 @@ pub(crate) fn result_json(server: &ServerInner, r: &CallToolResult) -> Value {
 }
 
 /// `tools/call`: `Mcp-Name` → arguments → the tool → its `Mcp-Param-*` headers → task or
-/// not (`-32021` for a task-only tool without the extension) → the round (for tools that
+/// not (`-32021` for a task-only tool without the extension; in a legacy session, which
+/// cannot declare it, an `isError` result) → the round (for tools that
 /// ask) → argument validation (a violation is an `isError` result) → the handler, now or
 /// as a task.
 pub(crate) fn call(
@@ -115,16 +116,17 @@ pub(crate) fn call(
         TaskSupport::Forbidden => false,
         TaskSupport::Optional => declared,
         TaskSupport::Required if declared => true,
-        // A legacy session cannot declare the extension at all: said so plainly.
+        // A legacy session cannot declare the extension at all, and the legacy revisions
+        // have no `-32021`: as for any capability a session lacks, the tool's error
+        // (`isError`), said plainly.
         TaskSupport::Required if parts.session.is_some() => {
             let why = format!(
                 "The tool `{}` runs only as a task, which needs protocol version 2026-07-28 (its tasks extension); this session cannot start one",
                 tool.def.item.name
             );
-            return super::reject(
-                &parts,
-                Rejection::failed(crate::protocol::RpcError::internal(why)),
-            );
+            let result = CallToolResult::error(why);
+            let reply = complete(&server.inner, &parts.id, result, parts.era(), false);
+            return Prepared::Reply(reply);
         }
         TaskSupport::Required => {
             let what = format!("The tool `{}`", tool.def.item.name);

@@ -121,9 +121,15 @@ fn error(status: StatusCode, msg: &Value, e: RpcError) -> Response {
     super::handle::json_body(status, body)
 }
 
-/// 404 for a session that does not exist (any more) or is another caller's.
-fn unknown_session() -> Response {
-    (StatusCode::NOT_FOUND, "unknown or expired session").into_response()
+/// 404 for a session that does not exist (any more) or is another caller's, so the client
+/// initializes again; `msg` is the POSTed message (its id is echoed), `Value::Null` for a
+/// GET or DELETE.
+fn unknown_session(msg: &Value) -> Response {
+    error(
+        StatusCode::NOT_FOUND,
+        msg,
+        RpcError::invalid_request("unknown or expired session; initialize again"),
+    )
 }
 
 fn with_session_header(mut resp: Response, id: &str) -> Response {
@@ -182,11 +188,7 @@ impl HttpServer {
         match one(headers, &SESSION_HEADER) {
             Some(id) => match self.session_for(id, caller.map(|p| &**p)) {
                 Some(session) => LegacyPost::InSession { msg, session, id },
-                None => LegacyPost::Answer(error(
-                    StatusCode::NOT_FOUND,
-                    &msg,
-                    RpcError::invalid_request("unknown or expired session; initialize again"),
-                )),
+                None => LegacyPost::Answer(unknown_session(&msg)),
             },
             None if self.server.opens_session(&msg) => {
                 LegacyPost::Answer(self.open_session(msg, caller))
@@ -343,25 +345,19 @@ impl HttpServer {
         }
         let id = one(headers, &SESSION_HEADER)?;
         let Some(session) = self.session_for(id, caller) else {
-            return Some(unknown_session());
+            return Some(unknown_session(&Value::Null));
         };
         if !super::headers::accepted(headers).1 {
-            return Some(
-                (
-                    StatusCode::NOT_ACCEPTABLE,
-                    "Accept must allow text/event-stream",
-                )
-                    .into_response(),
-            );
+            return Some(super::handle::refuse(
+                StatusCode::NOT_ACCEPTABLE,
+                RpcError::invalid_request("Accept must allow text/event-stream"),
+            ));
         }
         if session.has_outbound() {
-            return Some(
-                (
-                    StatusCode::CONFLICT,
-                    "this session has a GET stream open already",
-                )
-                    .into_response(),
-            );
+            return Some(super::handle::refuse(
+                StatusCode::CONFLICT,
+                RpcError::invalid_request("this session has a GET stream open already"),
+            ));
         }
         session.touch();
         let (tx, rx) = mpsc::channel(256);
@@ -383,7 +379,7 @@ impl HttpServer {
         }
         let id = one(headers, &SESSION_HEADER)?;
         if self.session_for(id, caller).is_none() {
-            return Some(unknown_session());
+            return Some(unknown_session(&Value::Null));
         }
         Some(match self.sessions.remove(id) {
             Some(s) => {
@@ -391,7 +387,7 @@ impl HttpServer {
                 tracing::info!(session = %id, "legacy session ended by the client");
                 StatusCode::OK.into_response()
             }
-            None => unknown_session(),
+            None => unknown_session(&Value::Null),
         })
     }
 }
