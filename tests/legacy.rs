@@ -1011,3 +1011,29 @@ async fn outputs_that_are_no_object_are_wrapped_for_legacy_sessions() {
         out.result
     );
 }
+
+/// A legacy `initialize` sent with `MCP-Protocol-Version: 2026-07-28` goes the modern
+/// way, where there is no `initialize`: `-32601` saying how a session opens, not a
+/// `-32022` that names the requested revision among the supported ones.
+#[test]
+fn an_initialize_sent_as_2026_07_28_says_how_a_session_opens() {
+    let addr = start();
+    let body = initialize_body("2025-11-25", json!({}));
+    let r = post_legacy(
+        addr,
+        &body,
+        &[
+            ("MCP-Protocol-Version", "2026-07-28"),
+            ("Mcp-Method", "initialize"),
+        ],
+    );
+    let v = r.json();
+    assert_eq!(r.status, 400, "{v}");
+    assert_eq!(v["error"]["code"], -32601, "{v}");
+    let message = v["error"]["message"].as_str().unwrap();
+    assert!(message.contains("without that header"), "{message}");
+    assert_eq!(v["error"]["data"]["requested"], "2025-11-25", "{v}");
+    // Without the header it opens a session.
+    let r = post_legacy(addr, &body, &[]);
+    assert_eq!(r.status, 200, "{}", r.text());
+}

@@ -297,13 +297,33 @@ fn read_optional(
     Ok((log_level, progress_token, trace))
 }
 
-/// The `-32022` a legacy `initialize` gets where the legacy era is not served, naming the
-/// versions that are (legacy clients cannot fall forward; this may be all they can show).
+/// What a legacy `initialize` gets here, in the modern era's path. Where the legacy era
+/// is not served: `-32022` naming the versions that are (legacy clients cannot fall
+/// forward; this may be all they can show). Where it is, the request came this way only
+/// because a transport marked it 2026-07-28 (HTTP's `MCP-Protocol-Version` header), which
+/// has no `initialize`: `-32601` saying how a session is opened instead.
 fn initialize_refused(params: Option<&Value>, versions: &'static [&'static str]) -> Rejection {
     let requested = params
         .and_then(|p| p.get("protocolVersion"))
         .and_then(Value::as_str)
         .unwrap_or_default();
+    if versions.iter().any(|v| !MODERN_VERSIONS.contains(v)) {
+        let message = format!(
+            "Method not found: initialize is no method of MCP {modern}, which this request was sent as (its MCP-Protocol-Version header); a session of {legacy} opens with an initialize sent without that header",
+            modern = MODERN_VERSIONS.join(", "),
+            legacy = versions
+                .iter()
+                .filter(|v| !MODERN_VERSIONS.contains(v))
+                .copied()
+                .collect::<Vec<_>>()
+                .join(", "),
+        );
+        return Rejection::new(
+            ErrorClass::Version,
+            RpcError::new(crate::protocol::ErrorCode::METHOD_NOT_FOUND, message)
+                .with_data(serde_json::json!({ "supported": versions, "requested": requested })),
+        );
+    }
     Rejection::new(
         ErrorClass::Version,
         RpcError::unsupported_version(requested, versions),
