@@ -53,6 +53,9 @@ pub(super) struct Node {
     pub exclusive_minimum: Option<Number>,
     pub exclusive_maximum: Option<Number>,
     pub multiple_of: Option<Number>,
+    /// A `format` naming a fixed-width integer (`int64`, `uint8`, ...): asserted as a
+    /// range, where every other format is an annotation.
+    pub integer_format: Option<&'static IntegerFormat>,
     pub min_length: Option<u64>,
     pub max_length: Option<u64>,
     pub pattern: Option<Pattern>,
@@ -88,6 +91,89 @@ pub(super) struct Node {
 pub(super) struct Pattern {
     pub text: String,
     pub regex: regex_lite::Regex,
+}
+
+/// A fixed-width integer `format`, as schemars writes it for Rust's integer types (`u64`
+/// is `"format": "uint64"`): a number must be an integer within the type's range. Checked
+/// because schemars gives no `maximum` to `u32`, `u64` and `i64` (nor any bound to `i32`),
+/// and a JSON number beyond them would reach serde, which reads an integer too large for
+/// 64 bits as a float and refuses it as one ("invalid type: floating point").
+pub(super) struct IntegerFormat {
+    pub name: &'static str,
+    pub min: i128,
+    pub max: i128,
+}
+
+const INTEGER_FORMATS: [IntegerFormat; 8] = [
+    IntegerFormat::of("int8", i8::MIN as i128, i8::MAX as i128),
+    IntegerFormat::of("int16", i16::MIN as i128, i16::MAX as i128),
+    IntegerFormat::of("int32", i32::MIN as i128, i32::MAX as i128),
+    IntegerFormat::of("int64", i64::MIN as i128, i64::MAX as i128),
+    IntegerFormat::of("uint8", 0, u8::MAX as i128),
+    IntegerFormat::of("uint16", 0, u16::MAX as i128),
+    IntegerFormat::of("uint32", 0, u32::MAX as i128),
+    IntegerFormat::of("uint64", 0, u64::MAX as i128),
+];
+
+/// 2^53: past it, a float no longer tells one integer from the next.
+const MAX_SAFE: f64 = 9_007_199_254_740_992.0;
+
+impl IntegerFormat {
+    const fn of(name: &'static str, min: i128, max: i128) -> Self {
+        IntegerFormat { name, min, max }
+    }
+
+    /// The integer format `format` names, if it names one.
+    fn named(format: &str) -> Option<&'static IntegerFormat> {
+        INTEGER_FORMATS.iter().find(|f| f.name == format)
+    }
+
+    /// Whether `x` is an integer within the range (`3.0` counts, as JSON Schema has it).
+    /// A float past 2^53 stands for every integer that rounds to it, and is within only
+    /// when they all are: serde_json reads `-9223372036854775809` (below `i64::MIN`) as the
+    /// float -2^63, which is `i64::MIN` itself.
+    pub fn admits(&self, x: &Number) -> bool {
+        if let Some(i) = x.as_i64() {
+            return (self.min..=self.max).contains(&i128::from(i));
+        }
+        if let Some(u) = x.as_u64() {
+            return (self.min..=self.max).contains(&i128::from(u));
+        }
+        let Some(f) = x.as_f64() else {
+            return false;
+        };
+        // Integral and well within i128 (the ranges end at 2^64): exact as an integer.
+        if f.fract() != 0.0 || f.abs() > 1e30 {
+            return false;
+        }
+        let i = f as i128;
+        if f.abs() > MAX_SAFE {
+            self.min < i && i < self.max
+        } else {
+            self.min <= i && i <= self.max
+        }
+    }
+
+    /// Why `x`, a number it does not admit, is refused: `x` shown as the client most
+    /// likely wrote it (an integer past 64 bits reads as a float, shown without an
+    /// exponent).
+    pub fn refusal(&self, x: &Number) -> String {
+        let (name, min, max) = (self.name, self.min, self.max);
+        let f = x.as_f64().unwrap_or_default();
+        if x.is_f64() && f.fract() != 0.0 {
+            return format!("{x} is not an integer, as {name} requires");
+        }
+        let shown = match x.is_f64() && f.abs() < 1e30 {
+            true => format!("{f:.0}"),
+            false => x.to_string(),
+        };
+        if x.is_f64() && (f as i128 == min || f as i128 == max) {
+            // The float a number past 64 bits rounds to, on a bound: not the bound itself
+            // (that reads as an integer), so not shown as if it were.
+            return format!("the number is out of range for {name} ({min} to {max})");
+        }
+        format!("{shown} is out of range for {name} ({min} to {max})")
+    }
 }
 
 /// Compiles `schema`, read as `dialect`.
@@ -257,6 +343,9 @@ impl Compiler<'_> {
                     }
                     n.multiple_of = Some(m);
                 }
+                // The other formats are annotations (2020-12's default), as are formats
+                // that are not strings.
+                "format" => n.integer_format = v.as_str().and_then(IntegerFormat::named),
                 "minLength" => n.min_length = Some(count(v, here)?),
                 "maxLength" => n.max_length = Some(count(v, here)?),
                 "pattern" => n.pattern = Some(pattern(v, here)?),

@@ -3,7 +3,10 @@
 //! One walk does both jobs. Asked only whether an instance is valid, it stops at the first
 //! failure; asked why not, it goes on and records up to [`MAX_FAILURES`] messages, each with
 //! the instance path of the offending value. Subschemas whose failure is not the instance's
-//! fault alone (`anyOf`, `oneOf`, `not`, `if`, `contains`) are always asked the short way.
+//! fault alone (`anyOf`, `oneOf`, `not`, `if`, `contains`) are asked the short way; only
+//! when all the branches of an `anyOf` or `oneOf` but one are ruled out by type (the
+//! `null` branch of an `Option`) is that one asked why, its failures then being the
+//! value's.
 
 use super::compile::{Id, Node, Program};
 use super::values::{
@@ -154,41 +157,40 @@ impl<'i> Walk<'_, '_> {
         }
         match v {
             Value::Number(x) => {
+                // Whether the schema's own bounds held: a format's range is not reported
+                // on top of one of them.
+                let mut bounded = true;
                 if let Some(m) = &n.minimum {
-                    assert_or!(
-                        self,
-                        ok,
-                        path,
-                        compare(x, m).is_ge(),
-                        format!("{x} is less than {m}")
-                    );
+                    let within = compare(x, m).is_ge();
+                    bounded &= within;
+                    assert_or!(self, ok, path, within, format!("{x} is less than {m}"));
                 }
                 if let Some(m) = &n.maximum {
-                    assert_or!(
-                        self,
-                        ok,
-                        path,
-                        compare(x, m).is_le(),
-                        format!("{x} is greater than {m}")
-                    );
+                    let within = compare(x, m).is_le();
+                    bounded &= within;
+                    assert_or!(self, ok, path, within, format!("{x} is greater than {m}"));
                 }
                 if let Some(m) = &n.exclusive_minimum {
+                    let within = compare(x, m).is_gt();
+                    bounded &= within;
                     assert_or!(
                         self,
                         ok,
                         path,
-                        compare(x, m).is_gt(),
+                        within,
                         format!("{x} is not greater than {m}")
                     );
                 }
                 if let Some(m) = &n.exclusive_maximum {
-                    assert_or!(
-                        self,
-                        ok,
-                        path,
-                        compare(x, m).is_lt(),
-                        format!("{x} is not less than {m}")
-                    );
+                    let within = compare(x, m).is_lt();
+                    bounded &= within;
+                    assert_or!(self, ok, path, within, format!("{x} is not less than {m}"));
+                }
+                if let Some(f) = n.integer_format {
+                    // Already said (`ok` is false then): a bound, or a `type` refusing a
+                    // fraction.
+                    let said = !bounded || n.types.is_some_and(|t| !type_matches(t, v));
+                    assert_or!(self, ok, path, said || f.admits(x), f.refusal(x));
                 }
                 if let Some(m) = &n.multiple_of {
                     assert_or!(
@@ -257,13 +259,12 @@ impl<'i> Walk<'_, '_> {
         }
         if !n.any_of.is_empty() {
             let any = n.any_of.iter().any(|&s| self.passes(s, v, path, depth + 1));
-            assert_or!(
-                self,
-                ok,
-                path,
-                any,
-                format!("{} matches none of the schemas of `anyOf`", show(v))
-            );
+            if !any {
+                ok = false;
+                if !self.explain_none(&n.any_of, "anyOf", v, path, depth) {
+                    return false;
+                }
+            }
         }
         if !n.one_of.is_empty() {
             let matching = n
@@ -272,19 +273,21 @@ impl<'i> Walk<'_, '_> {
                 .filter(|&&s| self.passes(s, v, path, depth + 1))
                 .take(2)
                 .count();
+            if matching == 0 {
+                ok = false;
+                if !self.explain_none(&n.one_of, "oneOf", v, path, depth) {
+                    return false;
+                }
+            }
             assert_or!(
                 self,
                 ok,
                 path,
-                matching == 1,
-                if matching == 0 {
-                    format!("{} matches none of the schemas of `oneOf`", show(v))
-                } else {
-                    format!(
-                        "{} matches more than one of the schemas of `oneOf`",
-                        show(v)
-                    )
-                }
+                matching < 2,
+                format!(
+                    "{} matches more than one of the schemas of `oneOf`",
+                    show(v)
+                )
             );
         }
         if let Some(not) = n.not {
@@ -313,6 +316,55 @@ impl<'i> Walk<'_, '_> {
             ok &= self.unevaluated(id, v, path, depth);
         }
         ok
+    }
+
+    /// Records why `v` matches none of `branches` (of `keyword`, `anyOf` or `oneOf`);
+    /// whether to go on looking for more failures. When all branches but one are ruled
+    /// out by type alone (`null` for the `{"type": "null"}` branch of an `Option`), the
+    /// value was meant for that one, and its own failures say what is wrong, at their own
+    /// paths; otherwise no branch stands out, and the failure is the whole value's.
+    fn explain_none(
+        &mut self,
+        branches: &[Id],
+        keyword: &str,
+        v: &'i Value,
+        path: &mut Vec<Seg<'i>>,
+        depth: usize,
+    ) -> bool {
+        let Some(recorded) = self.failures.as_deref().map(Vec::len) else {
+            return false;
+        };
+        let mut open = branches
+            .iter()
+            .filter(|&&b| !self.ruled_out_by_type(b, v, depth + 1));
+        if let (Some(&only), None) = (open.next(), open.next()) {
+            // Its walk fails as its short one did; should it not say so, the whole value
+            // is named below all the same.
+            self.check(only, v, path, depth + 1);
+            let now = self.failures.as_deref().map_or(0, Vec::len);
+            if now > recorded {
+                return now < MAX_FAILURES;
+            }
+        }
+        self.fail(path, &|| {
+            format!("{} matches none of the schemas of `{keyword}`", show(v))
+        })
+    }
+
+    /// Whether node `id` refuses `v` for its type alone: by its `type`, or that of a
+    /// subschema it applies whole (`$ref`, `allOf`), or because it is `false`.
+    fn ruled_out_by_type(&self, id: Id, v: &Value, depth: usize) -> bool {
+        if depth > MAX_DEPTH {
+            return false;
+        }
+        let n = &self.program.nodes[id as usize];
+        n.never
+            || n.types.is_some_and(|t| !type_matches(t, v))
+            || n.reference
+                .is_some_and(|r| self.ruled_out_by_type(r, v, depth + 1))
+            || n.all_of
+                .iter()
+                .any(|&s| self.ruled_out_by_type(s, v, depth + 1))
     }
 
     fn array(
@@ -529,5 +581,298 @@ impl<'i> Walk<'_, '_> {
             }
         }
         ok
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{ArgumentValidator, root_schema_for};
+    use schemars::JsonSchema;
+    use serde_json::{Value, json};
+
+    #[allow(dead_code)]
+    #[derive(JsonSchema)]
+    struct Inner {
+        a: i64,
+        tags: Vec<String>,
+    }
+
+    #[allow(dead_code)]
+    #[derive(JsonSchema)]
+    struct Outer {
+        inner: Inner,
+        list: Vec<Inner>,
+    }
+
+    /// A tool's arguments: `n: i64, outer: Option<Outer>`.
+    #[allow(dead_code)]
+    #[derive(JsonSchema)]
+    struct Args {
+        n: i64,
+        outer: Option<Outer>,
+    }
+
+    fn error(schema: &Value, instance: Value) -> String {
+        let v = ArgumentValidator::compile(schema).unwrap_or_else(|e| panic!("{e}"));
+        v.validate(&instance).expect_err("invalid")
+    }
+
+    #[test]
+    fn an_option_of_a_struct_reports_the_nested_field() {
+        let schema = root_schema_for::<Args>();
+        // schemars writes `Option<Outer>` as `anyOf: [{"$ref": ...}, {"type": "null"}]`.
+        assert!(
+            schema["properties"]["outer"]["anyOf"].is_array(),
+            "{schema}"
+        );
+        let e = error(
+            &schema,
+            json!({"n": 1, "outer": {"inner": {"a": "x", "tags": []}, "list": []}}),
+        );
+        assert_eq!(e, r#"`outer.inner.a`: "x" is not an integer"#);
+        // Every failure of the branch, each at its path.
+        let e = error(
+            &schema,
+            json!({"n": 1, "outer": {"inner": {"a": 1.5, "tags": [3]}, "list": [{"a": 2}]}}),
+        );
+        assert_eq!(
+            e,
+            "`outer.inner.a`: 1.5 is not an integer; `outer.inner.tags.0`: 3 is not a string; \
+             `outer.list.0`: the required property \"tags\" is missing"
+        );
+        // Null is what the other branch is for.
+        assert!(
+            ArgumentValidator::compile(&schema)
+                .unwrap()
+                .validate(&json!({"n": 1, "outer": null}))
+                .is_ok()
+        );
+        // A value of neither type: no branch stands out.
+        let e = error(&schema, json!({"n": 1, "outer": 5}));
+        assert_eq!(e, "`outer`: 5 matches none of the schemas of `anyOf`");
+    }
+
+    #[test]
+    fn a_missing_nested_property_is_named_with_its_path() {
+        let schema = root_schema_for::<Args>();
+        let e = error(
+            &schema,
+            json!({"n": 1, "outer": {"inner": {"a": 1, "tags": []}, "list": [{"a": 2}]}}),
+        );
+        assert_eq!(
+            e,
+            "`outer.list.0`: the required property \"tags\" is missing"
+        );
+    }
+
+    #[test]
+    fn the_one_branch_of_the_value_s_type_is_explained() {
+        // Inlined (no `$ref`), in `oneOf`, nested in an array, with several other types.
+        let schema = json!({"type": "object", "properties": {"v": {"type": "array", "items": {
+        "oneOf": [
+            {"type": "string", "enum": ["red", "green"]},
+            {"type": "object", "properties": {"rgb": {"type": "integer", "maximum": 255}},
+             "required": ["rgb"]},
+            {"type": ["null", "boolean"]},
+        ]}}}});
+        let e = error(&schema, json!({"v": ["red", {"rgb": 300}]}));
+        assert_eq!(e, "`v.1.rgb`: 300 is greater than 255");
+        let e = error(&schema, json!({"v": ["blue"]}));
+        assert_eq!(e, r#"`v.0`: "blue" is not one of ["red","green"]"#);
+        // `allOf` and `$ref` count for the type too; a `false` branch is ruled out.
+        let schema = json!({"$defs": {"o": {"type": "object", "required": ["a"]}},
+            "anyOf": [{"allOf": [{"$ref": "#/$defs/o"}]}, {"type": "string"}, false]});
+        assert_eq!(
+            error(&schema, json!({})),
+            "the required property \"a\" is missing"
+        );
+    }
+
+    #[test]
+    fn a_genuine_union_keeps_the_whole_value_s_message() {
+        // Both branches take an object: neither stands out.
+        #[allow(dead_code)]
+        #[derive(JsonSchema)]
+        #[serde(untagged)]
+        enum Either {
+            A { a: i64 },
+            B { b: String },
+        }
+        #[allow(dead_code)]
+        #[derive(JsonSchema)]
+        struct Args {
+            e: Either,
+        }
+        let schema = root_schema_for::<Args>();
+        let e = error(&schema, json!({"e": {"a": "x"}}));
+        assert_eq!(
+            e,
+            r#"`e`: {"a":"x"} matches none of the schemas of `anyOf`"#
+        );
+        // Numbers both, in `oneOf`; and a branch with no `type` is never ruled out.
+        let schema = json!({"oneOf": [{"type": "integer", "minimum": 5}, {"type": "number",
+            "multipleOf": 3}]});
+        assert_eq!(
+            error(&schema, json!(4)),
+            "4 matches none of the schemas of `oneOf`"
+        );
+        // 4.5 is no integer: the number branch is the one meant.
+        assert_eq!(error(&schema, json!(4.5)), "4.5 is not a multiple of 3");
+        let schema = json!({"anyOf": [{"type": "string", "maxLength": 1}, {"enum": [1, 2]}]});
+        assert_eq!(
+            error(&schema, json!("abc")),
+            r#""abc" matches none of the schemas of `anyOf`"#
+        );
+        // More than one match is still `oneOf`'s own failure.
+        let schema = json!({"oneOf": [{"type": "integer"}, {"minimum": 2}]});
+        assert_eq!(
+            error(&schema, json!(3)),
+            "3 matches more than one of the schemas of `oneOf`"
+        );
+    }
+
+    #[test]
+    fn both_walks_agree_where_a_branch_is_explained() {
+        let schema = root_schema_for::<Args>();
+        let program =
+            match super::super::compile::compile(&schema, super::super::Dialect::Draft2020) {
+                Ok(p) => p,
+                Err(e) => panic!("{e:?}"),
+            };
+        for instance in [
+            json!({"n": 1, "outer": {"inner": {"a": "x", "tags": []}, "list": []}}),
+            json!({"n": 1, "outer": {"inner": {"a": 1, "tags": []}, "list": []}}),
+            json!({"n": 1, "outer": null}),
+            json!({"n": 1, "outer": []}),
+            json!({"outer": {"list": [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]}}),
+        ] {
+            let failures = program.failures(&instance);
+            assert_eq!(
+                program.is_valid(&instance),
+                failures.is_empty(),
+                "{instance}"
+            );
+            assert!(failures.len() <= super::MAX_FAILURES);
+        }
+    }
+
+    /// A property `n` of schemars' schema for `T`.
+    fn integer<T: JsonSchema>() -> Value {
+        #[derive(JsonSchema)]
+        struct One<T> {
+            #[allow(dead_code)]
+            n: T,
+        }
+        root_schema_for::<One<T>>()
+    }
+
+    #[test]
+    fn integer_formats_are_ranges() {
+        let u64_ = integer::<u64>();
+        assert_eq!(u64_["properties"]["n"]["format"], "uint64");
+        let wide: Value = serde_json::from_str(r#"{"n": 18446744073709551616}"#).unwrap();
+        assert_eq!(
+            error(&u64_, wide),
+            "`n`: 18446744073709551616 is out of range for uint64 (0 to 18446744073709551615)"
+        );
+        let ok = ArgumentValidator::compile(&u64_).unwrap();
+        let max: Value = serde_json::from_str(r#"{"n": 18446744073709551615}"#).unwrap();
+        assert!(ok.validate(&max).is_ok());
+        // A float just below 2^64, every integer it stands for within range.
+        assert!(ok.validate(&json!({"n": (u64::MAX - 2047) as f64})).is_ok());
+        assert!(ok.validate(&json!({"n": 7.0})).is_ok());
+        // The schema's own `minimum: 0` says it first, and alone.
+        assert_eq!(error(&u64_, json!({"n": -1})), "`n`: -1 is less than 0");
+        // A fraction is `type`'s to report.
+        assert_eq!(
+            error(&u64_, json!({"n": 2.5})),
+            "`n`: 2.5 is not an integer"
+        );
+
+        let i64_ = integer::<i64>();
+        let low: Value = serde_json::from_str(r#"{"n": -9223372036854775809}"#).unwrap();
+        assert_eq!(
+            error(&i64_, low),
+            "`n`: the number is out of range for int64 (-9223372036854775808 to \
+             9223372036854775807)"
+        );
+        let lower: Value = serde_json::from_str(r#"{"n": -9223372036854777856}"#).unwrap();
+        assert_eq!(
+            error(&i64_, lower),
+            "`n`: -9223372036854777856 is out of range for int64 (-9223372036854775808 to \
+             9223372036854775807)"
+        );
+        let min: Value = serde_json::from_str(r#"{"n": -9223372036854775808}"#).unwrap();
+        assert!(
+            ArgumentValidator::compile(&i64_)
+                .unwrap()
+                .validate(&min)
+                .is_ok()
+        );
+        assert_eq!(
+            error(&i64_, json!({"n": u64::MAX})),
+            "`n`: 18446744073709551615 is out of range for int64 (-9223372036854775808 to \
+             9223372036854775807)"
+        );
+        assert_eq!(
+            error(&i64_, json!({"n": 1e300})),
+            "`n`: 1e+300 is out of range for int64 (-9223372036854775808 to 9223372036854775807)"
+        );
+
+        // schemars bounds neither `i32` nor the top of `u32`.
+        assert_eq!(
+            error(&integer::<i32>(), json!({"n": 2147483648u64})),
+            "`n`: 2147483648 is out of range for int32 (-2147483648 to 2147483647)"
+        );
+        assert_eq!(
+            error(&integer::<u32>(), json!({"n": 4294967296u64})),
+            "`n`: 4294967296 is out of range for uint32 (0 to 4294967295)"
+        );
+        // `u8` has its own bounds, which say it.
+        assert_eq!(
+            error(&integer::<u8>(), json!({"n": 256})),
+            "`n`: 256 is greater than 255"
+        );
+        // Inside an `Option` (`"type": ["integer", "null"]`) and an array.
+        assert_eq!(
+            error(&integer::<Option<Vec<u64>>>(), json!({"n": [1, 0.5, 1e20]})),
+            "`n.1`: 0.5 is not an integer; `n.2`: 100000000000000000000 is out of range \
+             for uint64 (0 to 18446744073709551615)"
+        );
+    }
+
+    #[test]
+    fn a_hand_written_integer_format_is_a_range_and_other_formats_annotations() {
+        let schema = json!({"format": "int8"});
+        assert_eq!(
+            error(&schema, json!(128)),
+            "128 is out of range for int8 (-128 to 127)"
+        );
+        // Without a `type` to say it, a fraction is the format's to refuse.
+        assert_eq!(
+            error(&schema, json!(1.5)),
+            "1.5 is not an integer, as int8 requires"
+        );
+        let v = ArgumentValidator::compile(&schema).unwrap();
+        for fine in [
+            json!(-128),
+            json!(127),
+            json!(3.0),
+            json!("300"),
+            json!(null),
+        ] {
+            assert!(v.validate(&fine).is_ok(), "{fine}");
+        }
+        for annotation in [
+            json!({"format": "double"}),
+            json!({"format": "int128"}),
+            json!({"format": "uint"}),
+            json!({"format": "email"}),
+            json!({"format": 64}),
+        ] {
+            let v = ArgumentValidator::compile(&annotation).unwrap();
+            assert!(v.validate(&json!(1e300)).is_ok(), "{annotation}");
+            assert!(v.validate(&json!("x")).is_ok(), "{annotation}");
+        }
     }
 }

@@ -1,0 +1,136 @@
+//! What a client reads when its arguments do not fit: over real HTTP, from JSON text as a
+//! client writes it (numbers past 64 bits included, which a `serde_json::Value` built here
+//! could not carry).
+
+mod common;
+
+use common::*;
+use mcp_runtime::{Server, tool, tools};
+use serde_json::{Value, json};
+use std::net::SocketAddr;
+use std::sync::OnceLock;
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct Inner {
+    a: i64,
+    tags: Vec<String>,
+}
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct Outer {
+    inner: Inner,
+    list: Vec<Inner>,
+}
+
+/// Echoes what it was given.
+#[tool]
+async fn echo(n: i64, outer: Option<Outer>) -> String {
+    let tags = outer.map_or(0, |o| {
+        o.inner.a as usize + o.inner.tags.len() + o.list.len()
+    });
+    format!("{n} {tags}")
+}
+
+/// Adds two wide integers.
+#[tool]
+async fn wide(u: u64, i: i64) -> String {
+    (i128::from(u) + i128::from(i)).to_string()
+}
+
+fn addr() -> SocketAddr {
+    static ADDR: OnceLock<SocketAddr> = OnceLock::new();
+    *ADDR.get_or_init(|| {
+        let server = Server::builder("argument-errors", "0.0.1")
+            .tools(tools![echo, wide])
+            .build()
+            .unwrap();
+        serve_in_background(server.http())
+    })
+}
+
+/// `tools/call` of `name` with `arguments`, given as JSON text: the result object.
+fn call(name: &str, arguments: &str) -> Value {
+    let body = request(
+        json!(1),
+        "tools/call",
+        json!({"name": name, "arguments": "ARGUMENTS"}),
+    );
+    let text = body.to_string().replace("\"ARGUMENTS\"", arguments);
+    let headers = standard_headers(&body);
+    let headers: Vec<(&str, &str)> = headers
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .collect();
+    let a = addr();
+    let response = raw(a, &post_bytes(a, text.as_bytes(), &headers));
+    assert_eq!(response.status, 200, "{}", response.text());
+    let v = response.json();
+    assert!(v["result"].is_object(), "{v}");
+    v["result"].clone()
+}
+
+/// The text of an `isError` result.
+fn error_text(result: &Value) -> &str {
+    assert_eq!(result["isError"], true, "{result}");
+    result["content"][0]["text"].as_str().unwrap_or_default()
+}
+
+#[test]
+fn a_nested_field_of_an_optional_struct_is_named() {
+    let r = call(
+        "echo",
+        r#"{"n": 1, "outer": {"inner": {"a": "x", "tags": []}, "list": []}}"#,
+    );
+    assert_eq!(
+        error_text(&r),
+        r#"Invalid arguments for tool `echo`: `outer.inner.a`: "x" is not an integer"#
+    );
+    let r = call(
+        "echo",
+        r#"{"n": 1, "outer": {"inner": {"a": 1, "tags": []}, "list": [{"a": 2}]}}"#,
+    );
+    assert_eq!(
+        error_text(&r),
+        r#"Invalid arguments for tool `echo`: `outer.list.0`: the required property "tags" is missing"#
+    );
+    // What fits is called as ever.
+    let r = call(
+        "echo",
+        r#"{"n": 1, "outer": {"inner": {"a": 1, "tags": ["t"]}, "list": []}}"#,
+    );
+    assert_ne!(r["isError"], true, "{r}");
+    assert_eq!(r["content"][0]["text"], "1 2");
+    assert_eq!(
+        call("echo", r#"{"n": 1, "outer": null}"#)["content"][0]["text"],
+        "1 0"
+    );
+}
+
+#[test]
+fn an_integer_past_64_bits_is_out_of_range_not_a_float() {
+    let r = call("wide", r#"{"u": 18446744073709551616, "i": 0}"#);
+    assert_eq!(
+        error_text(&r),
+        "Invalid arguments for tool `wide`: `u`: 18446744073709551616 is out of range for \
+         uint64 (0 to 18446744073709551615)"
+    );
+    let r = call("wide", r#"{"u": 0, "i": -9223372036854775809}"#);
+    assert_eq!(
+        error_text(&r),
+        "Invalid arguments for tool `wide`: `i`: the number is out of range for int64 \
+         (-9223372036854775808 to 9223372036854775807)"
+    );
+    let r = call("wide", r#"{"u": 0, "i": 9223372036854775808}"#);
+    assert_eq!(
+        error_text(&r),
+        "Invalid arguments for tool `wide`: `i`: 9223372036854775808 is out of range for \
+         int64 (-9223372036854775808 to 9223372036854775807)"
+    );
+    // The bounds themselves fit.
+    let r = call(
+        "wide",
+        r#"{"u": 18446744073709551615, "i": -9223372036854775808}"#,
+    );
+    assert_ne!(r["isError"], true, "{r}");
+    assert_eq!(r["content"][0]["text"], "9223372036854775807");
+}
