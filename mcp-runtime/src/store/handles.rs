@@ -115,28 +115,108 @@ impl<S: HandleStore + ?Sized> HandleStore for Arc<S> {
     }
 }
 
+/// Default cap on the size of the values a [`MemoryHandleStore`] holds together, as JSON.
+pub const DEFAULT_MAX_HANDLE_BYTES: usize = 256 * 1024 * 1024;
+
 /// An in-process [`HandleStore`]: right for one instance (and the default), wrong for a
 /// fleet (use [`RedisStore`](crate::store::redis::RedisStore) there). Holds at most
-/// [`DEFAULT_MAX_HANDLES`]; expired ones are swept as new ones arrive.
+/// [`DEFAULT_MAX_HANDLES`] handles whose values come to at most
+/// [`DEFAULT_MAX_HANDLE_BYTES`] as JSON; past either, expired ones are swept, and a value
+/// that still does not fit is refused ([`StoreError::Full`], the tool's error), so what
+/// clients make a server keep stays bounded.
+///
+/// ```
+/// use mcp_runtime::store::MemoryHandleStore;
+///
+/// // 10 000 handles, 64 MiB of values.
+/// let store = MemoryHandleStore::with_capacity(10_000).max_bytes(64 << 20);
+/// # drop(store);
+/// ```
 pub struct MemoryHandleStore {
-    handles: Mutex<HashMap<String, (HandleRecord, u64)>>,
+    held: Mutex<Held>,
     max: usize,
+    max_bytes: usize,
+}
+
+/// The handles: each id's record, expiry (ms) and size (bytes of JSON), and the sizes'
+/// sum.
+#[derive(Default)]
+struct Held {
+    map: HashMap<String, (HandleRecord, u64, usize)>,
+    bytes: usize,
+}
+
+impl Held {
+    /// Takes out what expired by `now`.
+    fn sweep(&mut self, now: u64) {
+        let mut freed = 0;
+        self.map.retain(|_, (_, exp, size)| {
+            let live = *exp > now;
+            if !live {
+                freed += *size;
+            }
+            live
+        });
+        self.bytes = self.bytes.saturating_sub(freed);
+    }
+
+    fn remove(&mut self, id: &str) -> Option<(HandleRecord, u64, usize)> {
+        let gone = self.map.remove(id)?;
+        self.bytes = self.bytes.saturating_sub(gone.2);
+        Some(gone)
+    }
+}
+
+/// The size of `value` as JSON, counted without writing it anywhere.
+fn json_len(value: &Value) -> usize {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 += buf.len();
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut c = Count(0);
+    let _ = serde_json::to_writer(&mut c, value);
+    c.0
 }
 
 impl MemoryHandleStore {
-    /// An empty store holding at most [`DEFAULT_MAX_HANDLES`] handles.
+    /// An empty store holding at most [`DEFAULT_MAX_HANDLES`] handles and
+    /// [`DEFAULT_MAX_HANDLE_BYTES`] of values.
     pub fn new() -> Self {
         Self::with_capacity(DEFAULT_MAX_HANDLES)
     }
     /// An empty store holding at most `max` handles (at least 1).
     pub fn with_capacity(max: usize) -> Self {
         MemoryHandleStore {
-            handles: Mutex::new(HashMap::new()),
+            held: Mutex::new(Held::default()),
             max: max.max(1),
+            max_bytes: DEFAULT_MAX_HANDLE_BYTES,
         }
     }
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, (HandleRecord, u64)>> {
-        self.handles.lock().unwrap_or_else(|e| e.into_inner())
+    /// Holds values of at most `max` bytes together, as JSON (at least 1).
+    pub fn max_bytes(mut self, max: usize) -> Self {
+        self.max_bytes = max.max(1);
+        self
+    }
+    fn lock(&self) -> std::sync::MutexGuard<'_, Held> {
+        self.held.lock().unwrap_or_else(|e| e.into_inner())
+    }
+    /// Whether `held`, with `size` more bytes (and `more` more handles), stays within the
+    /// limits, after sweeping what expired if it would not.
+    fn fits(&self, held: &mut Held, size: usize, more: usize, now: u64) -> bool {
+        let within = |h: &Held| {
+            h.map.len() + more <= self.max && h.bytes.saturating_add(size) <= self.max_bytes
+        };
+        if within(held) {
+            return true;
+        }
+        held.sweep(now);
+        within(held)
     }
 }
 
@@ -158,26 +238,27 @@ impl HandleStore for MemoryHandleStore {
         ttl: Duration,
     ) -> BoxFuture<'a, Result<(), StoreError>> {
         let now = super::now_ms();
-        let mut map = self.lock();
-        if map.len() >= self.max {
-            map.retain(|_, (_, exp)| *exp > now);
-            if map.len() >= self.max {
-                return async { Err(StoreError::Full) }.boxed();
-            }
+        let size = json_len(&record.value);
+        let mut held = self.lock();
+        // An id already held (never, with fresh random ids) gives its place back first.
+        held.remove(id);
+        if !self.fits(&mut held, size, 1, now) {
+            return async { Err(StoreError::Full) }.boxed();
         }
-        map.insert(id.to_owned(), (record, expiry(ttl)));
+        held.bytes += size;
+        held.map.insert(id.to_owned(), (record, expiry(ttl), size));
         async { Ok(()) }.boxed()
     }
 
     fn get<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Option<HandleRecord>, StoreError>> {
         let now = super::now_ms();
-        let mut map = self.lock();
-        let found = match map.get(id) {
-            Some((_, exp)) if *exp <= now => {
-                map.remove(id);
+        let mut held = self.lock();
+        let found = match held.map.get(id) {
+            Some((_, exp, _)) if *exp <= now => {
+                held.remove(id);
                 None
             }
-            Some((r, _)) => Some(r.clone()),
+            Some((r, _, _)) => Some(r.clone()),
             None => None,
         };
         async move { Ok(found) }.boxed()
@@ -185,15 +266,14 @@ impl HandleStore for MemoryHandleStore {
 
     fn replace<'a>(&'a self, id: &'a str, value: Value) -> BoxFuture<'a, Result<bool, StoreError>> {
         let now = super::now_ms();
-        let mut map = self.lock();
-        let done = match map.get_mut(id) {
-            Some((r, exp)) if *exp > now => {
-                r.value = value;
-                true
-            }
-            _ => false,
+        let size = json_len(&value);
+        let mut held = self.lock();
+        let old = match held.map.get(id) {
+            Some((_, exp, old)) if *exp > now => *old,
+            _ => return async { Ok(false) }.boxed(),
         };
-        async move { Ok(done) }.boxed()
+        let result = self.put(&mut held, id, value, old, size, now);
+        async move { result.map(|()| true) }.boxed()
     }
 
     fn replace_if<'a>(
@@ -203,23 +283,22 @@ impl HandleStore for MemoryHandleStore {
         value: Value,
     ) -> BoxFuture<'a, Result<Option<bool>, StoreError>> {
         let now = super::now_ms();
-        let mut map = self.lock();
-        let done = match map.get_mut(id) {
-            Some((r, exp)) if *exp > now => {
-                let same = r.value == *expected;
-                if same {
-                    r.value = value;
-                }
-                Some(same)
+        let size = json_len(&value);
+        let mut held = self.lock();
+        let old = match held.map.get(id) {
+            Some((r, exp, _)) if *exp > now && r.value != *expected => {
+                return async { Ok(Some(false)) }.boxed();
             }
-            _ => None,
+            Some((_, exp, old)) if *exp > now => *old,
+            _ => return async { Ok(None) }.boxed(),
         };
-        async move { Ok(done) }.boxed()
+        let result = self.put(&mut held, id, value, old, size, now);
+        async move { result.map(|()| Some(true)) }.boxed()
     }
 
     fn remove<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<bool, StoreError>> {
         let now = super::now_ms();
-        let gone = self.lock().remove(id).is_some_and(|(_, exp)| exp > now);
+        let gone = self.lock().remove(id).is_some_and(|(_, exp, _)| exp > now);
         async move { Ok(gone) }.boxed()
     }
 
@@ -230,11 +309,38 @@ impl HandleStore for MemoryHandleStore {
         let now = super::now_ms();
         let out = self
             .lock()
+            .map
             .iter()
-            .filter(|(_, (r, exp))| *exp > now && r.owner.as_deref() == owner)
-            .map(|(id, (r, _))| (id.clone(), r.value.clone()))
+            .filter(|(_, (r, exp, _))| *exp > now && r.owner.as_deref() == owner)
+            .map(|(id, (r, _, _))| (id.clone(), r.value.clone()))
             .collect();
         async move { Ok(out) }.boxed()
+    }
+}
+
+impl MemoryHandleStore {
+    /// Puts `value` (`size` bytes) in place of the live record `id` (`old` bytes), if the
+    /// difference fits.
+    fn put(
+        &self,
+        held: &mut Held,
+        id: &str,
+        value: Value,
+        old: usize,
+        size: usize,
+        now: u64,
+    ) -> Result<(), StoreError> {
+        if size > old && !self.fits(held, size - old, 0, now) {
+            return Err(StoreError::Full);
+        }
+        // The sweep keeps a live record, so it is still there.
+        let Some(entry) = held.map.get_mut(id) else {
+            return Err(StoreError::Full);
+        };
+        entry.0.value = value;
+        entry.2 = size;
+        held.bytes = held.bytes.saturating_sub(old).saturating_add(size);
+        Ok(())
     }
 }
 
@@ -536,5 +642,39 @@ mod tests {
             h.mint("b").await,
             Err(HandleError::Store(StoreError::Full))
         ));
+    }
+
+    #[tokio::test]
+    async fn the_memory_store_holds_a_bounded_size_of_values() {
+        // 100 bytes of JSON in all; a 50-character string is 52 bytes.
+        let store = Arc::new(MemoryHandleStore::new().max_bytes(100));
+        let h = handles(None, &store);
+        let fifty = "x".repeat(50);
+        let a = h.mint(&fifty).await.unwrap();
+        let full =
+            |r: Result<String, HandleError>| matches!(r, Err(HandleError::Store(StoreError::Full)));
+        assert!(full(h.mint(&fifty).await), "104 bytes do not fit in 100");
+        let small = h.mint("y").await.unwrap(); // 3 bytes: 55 in all
+        // Growing a value past the budget is refused, and the value stays.
+        let grown = h.update(&small, &"z".repeat(60)).await;
+        assert!(
+            matches!(grown, Err(HandleError::Store(StoreError::Full))),
+            "{grown:?}"
+        );
+        assert_eq!(h.get::<String>(&small).await.unwrap(), "y");
+        // What is removed gives its room back; shrinking always fits.
+        h.delete(&a).await.unwrap();
+        let b = h.mint(&fifty).await.unwrap();
+        h.update(&b, "w").await.unwrap();
+        h.mint(&"v".repeat(80)).await.unwrap(); // 3 + 3 + 82 = 88
+        // Expired values are swept to make room.
+        let gone = h
+            .mint_for(&"u".repeat(10), Duration::from_millis(10))
+            .await
+            .unwrap();
+        tokio::time::sleep(Duration::from_millis(30)).await;
+        h.mint(&"t".repeat(8)).await.unwrap();
+        assert!(h.get::<String>(&gone).await.is_err());
+        assert!(store.lock().bytes <= 100, "{}", store.lock().bytes);
     }
 }

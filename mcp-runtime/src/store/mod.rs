@@ -20,8 +20,8 @@ pub use bus::{CatalogChange, CatalogOp, Change, ItemKind, LocalBus, Notification
 pub(crate) use bus::{REPLAYED, unmarked};
 pub(crate) use handles::HandleConfig;
 pub use handles::{
-    DEFAULT_HANDLE_TTL, DEFAULT_MAX_HANDLES, HandleError, HandleRecord, HandleStore, Handles,
-    MemoryHandleStore,
+    DEFAULT_HANDLE_TTL, DEFAULT_MAX_HANDLE_BYTES, DEFAULT_MAX_HANDLES, HandleError, HandleRecord,
+    HandleStore, Handles, MemoryHandleStore,
 };
 pub use replay::{DEFAULT_MAX_REDEEMED, MemoryReplayStore, ReplayStore};
 pub(crate) use task::now_ms;
