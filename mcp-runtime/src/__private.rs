@@ -279,17 +279,28 @@ const fn sift_down(v: &mut [(u64, usize)], mut root: usize, end: usize) {
     }
 }
 
-/// Stops const evaluation with "two tools are named `x`".
+/// Stops const evaluation with "two tools are named `x`" (for resources, which a list
+/// tells apart by URI, "two resources have the URI `x`").
 const fn duplicate(kind: &str, name: &str) -> ! {
     let mut buf = [0u8; 512];
     let mut n = 0;
-    let parts: [&[u8]; 5] = [
-        b"two ",
-        kind.as_bytes(),
-        b" are named `",
-        name.as_bytes(),
-        b"`; give one of them its own `name = \"...\"`",
-    ];
+    let by_uri = bytes_eq(kind.as_bytes(), b"resources");
+    let parts: [&[u8]; 5] = match by_uri {
+        true => [
+            b"two ",
+            kind.as_bytes(),
+            b" have the URI `",
+            name.as_bytes(),
+            b"`; each resource of a list needs a URI (or URI template) of its own",
+        ],
+        false => [
+            b"two ",
+            kind.as_bytes(),
+            b" are named `",
+            name.as_bytes(),
+            b"`; give one of them its own `name = \"...\"`",
+        ],
+    };
     let mut p = 0;
     while p < parts.len() {
         let mut i = 0;
@@ -322,5 +333,11 @@ mod tests {
     #[should_panic(expected = "two tools are named `a`")]
     fn a_duplicate_is_named() {
         assert_distinct::<4>("tools", &["x", "a", "y", "a"]);
+    }
+
+    #[test]
+    #[should_panic(expected = "two resources have the URI `x://a`")]
+    fn a_duplicate_resource_is_named_by_its_uri() {
+        assert_distinct::<2>("resources", &["x://a", "x://a"]);
     }
 }
