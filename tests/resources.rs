@@ -52,6 +52,8 @@ async fn list_files() -> Vec<Resource> {
     vec![
         Resource::new("file:///docs/a.md", "a.md"),
         Resource::new("file:///docs/b.md", "b.md"),
+        // No resource serves it: left out of the list (listed is readable).
+        Resource::new("elsewhere://stray", "stray"),
     ]
 }
 

@@ -128,7 +128,7 @@ pub(crate) fn list(
         .templates
         .iter()
         .filter(|t| can(&t.def.item))
-        .filter_map(|t| t.def.spec.lister.clone())
+        .filter_map(|t| Some((t.def.spec.uri.clone(), t.def.spec.lister.clone()?)))
         .collect();
     let (request, span, notifications) =
         parts.into_request(&inner, methods::RESOURCES_LIST, None, None, None, None);
@@ -138,12 +138,22 @@ pub(crate) fn list(
     let body = async move {
         let timeout = inner.limits.request_timeout;
         let listed =
-            futures_util::future::join_all(listers.iter().map(|l| guarded(timeout, || l()))).await;
+            futures_util::future::join_all(listers.iter().map(|(_, l)| guarded(timeout, || l())))
+                .await;
         let mut entries: BTreeMap<String, Arc<RawValue>> = statics.into_iter().collect();
-        for r in listed {
+        for ((template, _), r) in listers.iter().zip(listed) {
             match r.map(|r| r.map_err(crate::Error::into_rpc)) {
                 Ok(Ok(list)) => {
                     for res in list {
+                        // Listed is readable: an entry no resource serves is left out.
+                        if catalog.find_resource(&res.uri).is_none() {
+                            tracing::warn!(
+                                template = %template,
+                                uri = %res.uri,
+                                "a list function returned a URI that no resource serves; left out of resources/list"
+                            );
+                            continue;
+                        }
                         if let Ok(v) = serde_json::value::to_raw_value(&res) {
                             entries.entry(res.uri).or_insert(Arc::from(v));
                         }
