@@ -65,7 +65,7 @@ fn the_ack_comes_first_with_the_honoured_subset() {
         json!({
             "toolsListChanged": true,
             "promptsListChanged": true,
-            "resourceSubscriptions": ["docs://readme", "docs://missing"],
+            "resourceSubscriptions": ["docs://readme", "docs://missing", "docs://readme"],
             "taskIds": ["t1"]
         }),
     );
@@ -76,7 +76,7 @@ fn the_ack_comes_first_with_the_honoured_subset() {
         ack["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"],
         "sub-1"
     );
-    // No prompts here, and an unknown URI: both left out.
+    // No prompts here, and an unknown URI: both left out; a URI given twice is one.
     assert_eq!(
         ack["params"]["notifications"],
         json!({"toolsListChanged": true, "resourceSubscriptions": ["docs://readme"]})

@@ -350,17 +350,21 @@ pub(crate) fn open(
         tools: asked.tools && catalog.has_tools(),
         prompts: asked.prompts && catalog.has_prompts(),
         resources: asked.resources && catalog.has_resources(),
-        uris: asked
-            .uris
-            .into_iter()
-            // What resolves now, and what the caller may read.
-            .filter(|u| {
-                catalog.find_resource(u).is_some_and(|(r, _)| {
-                    crate::server::authz::permit(&server.inner.settings, &parts, &r.def.item)
-                        .is_ok()
+        uris: {
+            let mut seen = std::collections::HashSet::new();
+            asked
+                .uris
+                .into_iter()
+                // Each once, what resolves now, and what the caller may read.
+                .filter(|u| seen.insert(u.clone()))
+                .filter(|u| {
+                    catalog.find_resource(u).is_some_and(|(r, _)| {
+                        crate::server::authz::permit(&server.inner.settings, &parts, &r.def.item)
+                            .is_ok()
+                    })
                 })
-            })
-            .collect(),
+                .collect()
+        },
         task_ids: Vec::new(),
     };
     let inner = &server.inner;
