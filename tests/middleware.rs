@@ -296,10 +296,25 @@ async fn tenant_only(t: Layered<Tenant>) -> String {
     t.name.clone()
 }
 
+/// Without any middleware, nothing can provide a `Layered<T>`: building refuses it. With
+/// one that does not insert it, the call fails naming the type.
 #[test]
 fn a_layered_value_nobody_provided_is_an_error_that_names_it() {
+    let refused = Server::builder("x", "1.0")
+        .tools(tools![tenant_only])
+        .build()
+        .err()
+        .expect("no middleware: refused")
+        .to_string();
+    assert!(
+        refused.contains("tenant_only")
+            && refused.contains("Layered<")
+            && refused.contains("Tenant"),
+        "{refused}"
+    );
     let server = Server::builder("x", "1.0")
         .tools(tools![tenant_only])
+        .layer(Timing)
         .build()
         .unwrap();
     let addr = common::serve_in_background(server.http());

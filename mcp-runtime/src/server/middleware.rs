@@ -234,6 +234,9 @@ impl<T> std::ops::Deref for Layered<T> {
 }
 
 impl<K: Kind, T: Send + Sync + 'static> FromRequest<K> for Layered<T> {
+    fn describe(_: &super::def::Param, signature: &mut super::def::Signature) {
+        signature.requirements().requires_layered::<T>();
+    }
     fn from_request(call: &mut Call<K>, _: &Param) -> Result<Self, Error> {
         let layered = call
             .request
@@ -264,6 +267,11 @@ pub(crate) fn layered<K: Kind>(
 ) -> super::def::Def<K> {
     let own = std::mem::take(&mut def.item.layers);
     let all: Layers = server.iter().cloned().chain(own).collect();
+    // With middleware around it, a `Layered<T>` may be provided (which value a middleware
+    // inserts is known only when it runs); without, it cannot, and building says so.
+    if !all.is_empty() {
+        def.requirements.required_layered.clear();
+    }
     let item: Arc<str> = K::identity(&def.item.name, &def.spec).into();
     let may_ask = def.requirements.uses_input;
     def.handler = wrap(Arc::clone(&def.handler), all, read_only, may_ask, item);

@@ -118,6 +118,11 @@ fn check_item(
             ));
         }
     }
+    for ty in &requirements.required_layered {
+        p.push(format!(
+            "it takes `Layered<{ty}>`, but no middleware wraps it, so nothing can provide one; add a middleware that inserts it (`Request::insert`) with `.layer(...)` on the builder or the item"
+        ));
+    }
     if !completes && !item.completers.is_empty() {
         p.push("tool arguments have no completion (completers apply to prompt arguments and resource template variables)");
     }

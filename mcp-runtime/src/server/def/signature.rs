@@ -89,6 +89,9 @@ pub struct Requirements {
     pub(crate) uses_input: bool,
     pub(crate) asks_upfront: bool,
     pub(crate) required_state: Vec<(TypeId, &'static str)>,
+    /// The types of the `Layered<T>` parameters: only a middleware inserts those, so a
+    /// handler no middleware wraps cannot be called.
+    pub(crate) required_layered: Vec<&'static str>,
 }
 
 impl Requirements {
@@ -106,6 +109,12 @@ impl Requirements {
     pub fn asks_upfront(&mut self) {
         self.uses_input = true;
         self.asks_upfront = true;
+    }
+    /// The handler takes a value of type `T` a middleware inserts
+    /// ([`Layered`](crate::middleware::Layered)): building a server refuses it when no
+    /// middleware wraps it.
+    pub fn requires_layered<T: 'static>(&mut self) {
+        self.required_layered.push(std::any::type_name::<T>());
     }
     /// The handler needs shared state of type `T` (given with `ServerBuilder::state`).
     pub fn requires_state<T: 'static>(&mut self) {
