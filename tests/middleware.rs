@@ -526,3 +526,48 @@ fn a_cache_never_reuses_answers_and_tool_errors_reach_prompts_and_resources() {
     .json();
     assert_eq!(ok["result"]["contents"][0]["text"], "note 7", "{ok}");
 }
+
+static COUNTER: AtomicUsize = AtomicUsize::new(0);
+
+/// A counter (a resource that changes).
+#[mcp_runtime::resource("counter://value")]
+async fn counter_value() -> String {
+    COUNTER.load(Ordering::SeqCst).to_string()
+}
+
+/// Counts one up and says so to subscribers.
+#[tool]
+async fn bump(cx: mcp_runtime::Context) -> String {
+    let n = COUNTER.fetch_add(1, Ordering::SeqCst) + 1;
+    cx.notify_resource_updated("counter://value");
+    n.to_string()
+}
+
+/// The server's own `notifications/resources/updated` makes a `Cache` among its
+/// middleware forget that resource's reads: the next read is the new contents.
+#[test]
+fn a_cache_forgets_a_resource_the_server_says_changed() {
+    let server = Server::builder("mw-updated", "1.0")
+        .tools(tools![bump])
+        .resources(mcp_runtime::resources![counter_value])
+        .layer(Cache::new(Duration::from_secs(60)))
+        .build()
+        .unwrap();
+    let a = common::serve_in_background(server.http());
+    let read = || {
+        post(
+            a,
+            &request(
+                json!(1),
+                "resources/read",
+                json!({"uri": "counter://value"}),
+            ),
+        )
+        .json()["result"]["contents"][0]["text"]
+            .clone()
+    };
+    let before = read();
+    assert_eq!(read(), before, "cached");
+    assert_eq!(text(&call(a, "bump", json!({}))), "1");
+    assert_eq!(read(), "1", "read after the update");
+}

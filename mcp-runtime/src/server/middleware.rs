@@ -192,11 +192,24 @@ impl Next {
 pub trait Middleware: Send + Sync + 'static {
     /// Handles one call: answer it, or pass it on with `next.run(request)`.
     fn call(&self, request: Request, next: Next) -> BoxFuture<'static, Response>;
+
+    /// Told that the contents of the resource `uri` (as clients read it) changed: the
+    /// server announced `notifications/resources/updated` for it, on this instance or,
+    /// through a shared notification bus, on another. A middleware that keeps results
+    /// forgets that resource's ([`Cache`] does). Called for the server's middleware
+    /// (`ServerBuilder::layer` of the server built), before listeners hear of it; an
+    /// item's own middleware is not told. Nothing by default.
+    fn resource_updated(&self, uri: &str) {
+        let _ = uri;
+    }
 }
 
 impl<M: Middleware + ?Sized> Middleware for Arc<M> {
     fn call(&self, request: Request, next: Next) -> BoxFuture<'static, Response> {
         (**self).call(request, next)
+    }
+    fn resource_updated(&self, uri: &str) {
+        (**self).resource_updated(uri);
     }
 }
 
@@ -547,9 +560,9 @@ impl Middleware for SizeLimit {
 /// A handler that may ask the client for input ([`Request::may_ask`]) is never cached:
 /// its result depends on the answers. Nor is anything else that is not the arguments or
 /// the caller in the key: a handler whose result depends on the client (its info, its
-/// `_meta`) is no candidate, and a resource read is served from the cache until `ttl`
-/// even after the server announced `notifications/resources/updated` for it, so keep
-/// `ttl` below how stale a subscriber may read.
+/// `_meta`) is no candidate. When the server announces `notifications/resources/updated`
+/// for a resource, a `Cache` among the server's middleware forgets that resource's
+/// reads ([`Middleware::resource_updated`]); one on an item keeps them until `ttl`.
 pub struct Cache {
     ttl: Duration,
     max: usize,
@@ -573,6 +586,14 @@ impl Cache {
 }
 
 impl Middleware for Cache {
+    fn resource_updated(&self, uri: &str) {
+        let prefix = format!("{}\0{uri}\0", crate::protocol::methods::RESOURCES_READ);
+        self.entries
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .retain(|key, _| !key.starts_with(&prefix));
+    }
+
     fn call(&self, request: Request, next: Next) -> BoxFuture<'static, Response> {
         if !request.read_only || request.may_ask() {
             return Box::pin(next.run(request));

@@ -78,8 +78,22 @@ impl ServerInner {
     pub(crate) fn publish(&self, change: Change) {
         match &self.bus {
             Some(bus) => bus.publish(change),
-            None => self.fanout.publish(change),
+            None => self.deliver(change),
         }
+    }
+
+    /// Hands `change` to this instance's listeners; a resource's update is told to the
+    /// server's middleware first ([`Middleware::resource_updated`]), so a cache forgets the
+    /// old contents before a listener reads the new.
+    ///
+    /// [`Middleware::resource_updated`]: crate::middleware::Middleware::resource_updated
+    fn deliver(&self, change: Change) {
+        if let Change::ResourceUpdated(uri) = &change {
+            for layer in &self.layers {
+                layer.resource_updated(uri);
+            }
+        }
+        self.fanout.publish(change);
     }
 
     /// Rebuilds the catalog with `edit` (a change to item `kind`/`name`) applied and swaps
@@ -300,7 +314,7 @@ pub(crate) fn start(inner: &Arc<ServerInner>) {
                         server.fanout.publish(c.list_change());
                     }
                 }
-                other => server.fanout.publish(other),
+                other => server.deliver(other),
             }
         }
         tracing::warn!("the notification bus ended; listen streams end with it");
