@@ -300,12 +300,13 @@ async fn tenant_only(t: Layered<Tenant>) -> String {
 /// one that does not insert it, the call fails naming the type.
 #[test]
 fn a_layered_value_nobody_provided_is_an_error_that_names_it() {
-    let refused = Server::builder("x", "1.0")
+    let Err(refused) = Server::builder("x", "1.0")
         .tools(tools![tenant_only])
         .build()
-        .err()
-        .expect("no middleware: refused")
-        .to_string();
+    else {
+        panic!("no middleware: refused");
+    };
+    let refused = refused.to_string();
     assert!(
         refused.contains("tenant_only")
             && refused.contains("Layered<")
