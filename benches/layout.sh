@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# How much of the stdio server's idle RSS and cold start is code layout: the stdio bench
-# binary (benches/stdio.rs: "raw", the bare line loop, and "ours" in one binary) linked
-# twice, the second time with its functions in the order they first run, and the start-up
-# rows of benches/stdio.rs printed for both.
+# How much of the stdio server's idle RSS and cold start is code layout: the stdio bench's
+# server binary (benches/servers, `mcp-bench-stdio`: "raw", the bare line loop, and "ours"
+# in one binary) linked twice, the second time with its functions in the order they first
+# run, and the start-up rows of benches/stdio.rs printed for both.
 #
-#   1. `cargo rustc --release --bench stdio` links the binary with lld's
-#      `--symbol-ordering-file` naming an empty file: the usual layout ("as linked").
+#   1. `cargo rustc --release -p mcp-bench-servers --bin mcp-bench-stdio` links the binary
+#      with lld's `--symbol-ordering-file` naming an empty file: the usual layout
+#      ("as linked").
 #   2. That binary serves a `tools/list` and 50 `tools/call add` under valgrind's callgrind
 #      (raw, ours, ours on a current-thread runtime); the functions of the binary each run
 #      touches, in the order callgrind lists them, raw's first, become the ordering file.
@@ -37,19 +38,27 @@ order="$dir/order.txt"
 : >"$order"
 flags=(-C "link-arg=-Wl,--symbol-ordering-file=$order" -C "link-arg=-Wl,--no-warn-symbol-ordering")
 
-# Links the bench with $flags and prints the binary's path.
+server_src=benches/servers/src/bin/stdio.rs
+
+# Links the server binary with $flags and prints its path.
 link() {
     local out
-    out=$("$cargo" rustc --quiet --release --bench stdio --message-format=json \
-        -- "${flags[@]}") || return 1
+    out=$("$cargo" rustc --quiet --release -p mcp-bench-servers --bin mcp-bench-stdio \
+        --message-format=json -- "${flags[@]}") || return 1
     sed -n 's/.*"executable":"\([^"]*\)".*/\1/p' <<<"$out" | tail -1
 }
+# Afterwards the next plain build links it again, without the flags.
+trap 'touch "$server_src"' EXIT
 
 if ! bin=$(link) || [ -z "$bin" ]; then
-    echo "layout: skipped (the bench did not link with --symbol-ordering-file; it needs lld)"
+    echo "layout: skipped (the server did not link with --symbol-ordering-file; it needs lld)"
     exit 0
 fi
-cp "$bin" "$dir/stdio-as-linked"
+# The stdio bench itself, which runs the copies below (BENCH_SERVERS_DIR).
+bench=$("$cargo" bench --quiet --bench stdio --no-run --message-format=json |
+    sed -n 's/.*"executable":"\([^"]*\)".*/\1/p' | tail -1)
+mkdir -p "$dir/as-linked" "$dir/first-use"
+cp "$bin" "$dir/as-linked/mcp-bench-stdio"
 
 # The requests of the idle RSS rows: a tools/list, then 50 calls.
 meta='"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}'
@@ -64,7 +73,7 @@ meta='"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelc
 for kind in raw ours ours-current-thread; do
     valgrind -q --tool=callgrind --demangle=no --compress-strings=no --compress-pos=no \
         --callgrind-out-file="$dir/callgrind.$kind" \
-        "$dir/stdio-as-linked" --serve "$kind" <"$dir/requests.jsonl" >"$dir/answers.$kind"
+        "$dir/as-linked/mcp-bench-stdio" "$kind" <"$dir/requests.jsonl" >"$dir/answers.$kind"
     answers=$(grep -c '"result"' "$dir/answers.$kind" || true)
     if [ "$answers" != 51 ]; then
         echo "layout: $kind answered $answers of 51 requests with a result" >&2
@@ -73,7 +82,7 @@ for kind in raw ours ours-current-thread; do
 done
 # The functions of the binary (its `ob=`), each once, in the order of the files; names
 # callgrind could not give (a bare address) and its recursion marks ('2) left out.
-awk -v bin="$dir/stdio-as-linked" '
+awk -v bin="$dir/as-linked/mcp-bench-stdio" '
     /^ob=/ { inside = (substr($0, 4) == bin); next }
     /^fn=/ && inside {
         name = substr($0, 4)
@@ -84,17 +93,17 @@ awk -v bin="$dir/stdio-as-linked" '
 echo "functions that ran, in first-use order: $(wc -l <"$order") (of raw, ours, ours on a current-thread runtime)"
 
 # Same flags, so cargo would call the binary fresh: a newer source makes it link again.
-touch benches/stdio.rs
+touch "$server_src"
 bin=$(link)
-cp "$bin" "$dir/stdio-first-use"
+cp "$bin" "$dir/first-use/mcp-bench-stdio"
 
 rows() {
-    BENCH_CALLGRIND=0 BENCH_SECS=0.2 BENCH_ROUNDS=1 "$1" 2>/dev/null |
+    BENCH_SERVERS_DIR="$1" BENCH_CALLGRIND=0 BENCH_SECS=0.2 BENCH_ROUNDS=1 "$bench" 2>/dev/null |
         grep -E '^(metric|cold start|idle RSS|  of it anonymous|  current-thread: (cold start|idle RSS|anonymous))'
 }
 echo
 echo "as linked:"
-rows "$dir/stdio-as-linked"
+rows "$dir/as-linked"
 echo
 echo "first-use order (the same code, its functions that run placed together):"
-rows "$dir/stdio-first-use"
+rows "$dir/first-use"

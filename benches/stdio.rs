@@ -1,6 +1,7 @@
 //! stdio benchmark: `mcp-runtime` ("ours") against the floor, a bare line loop ("raw":
 //! read a line, parse it into a `serde_json::Value`, answer the sum, write a line, flush),
-//! both child processes of this binary (`--serve ours|raw`) speaking newline-delimited
+//! both child processes (`mcp-bench-stdio ours|raw`, a binary of benches/servers built
+//! with mcp-runtime's default features, as a user's server is) speaking newline-delimited
 //! JSON-RPC on their stdin/stdout. Printed, never asserted; non-zero exit only when a
 //! server answers wrongly.
 //!
@@ -52,104 +53,34 @@
 //! The client runs in this process; client and server share the machine's cores, so
 //! compare ratios.
 
-use mcp_runtime::{Server, tool, tools};
-use serde_json::{Value, json};
 #[path = "common/callgrind.rs"]
 mod callgrind;
 #[path = "common/child.rs"]
 mod child;
 #[path = "common/rmcp.rs"]
 mod rmcp;
+#[path = "common/servers.rs"]
+mod servers;
 
 use child::StdioChild;
-use std::io::{BufRead, Write};
 use std::process::{Command, ExitCode};
 use std::time::{Duration, Instant};
 
-/// Adds two integers.
-#[tool]
-async fn add(a: i64, b: i64) -> String {
-    (a + b).to_string()
-}
-
-/// Echoes the text back.
-#[tool]
-async fn echo(text: String) -> String {
-    text
-}
-
-fn serve(kind: &str) -> std::io::Result<()> {
-    match kind {
-        "ours" | "ours-tokio-io" | "ours-current-thread" | "ours-logged" => {
-            if kind == "ours-logged" {
-                mcp_runtime::telemetry::init();
-            }
-            let rt = if kind == "ours-current-thread" {
-                tokio::runtime::Builder::new_current_thread()
-            } else {
-                tokio::runtime::Builder::new_multi_thread()
-            }
-            .enable_all()
-            .build()?;
-            rt.block_on(async {
-                let server = Server::builder("bench", "1.0")
-                    .tools(tools![add, echo])
-                    .build()
-                    .map_err(std::io::Error::other)?;
-                if kind != "ours-tokio-io" {
-                    server.serve_stdio().await
-                } else {
-                    // The same server over tokio's stdin/stdout (the blocking pool), as
-                    // `serve_stdio` did before: the before/after of one change, same run.
-                    let stop = std::future::pending::<()>();
-                    server
-                        .serve_io(tokio::io::stdin(), tokio::io::stdout(), stop)
-                        .await
-                }
-            })
-        }
-        "raw" => {
-            let stdin = std::io::stdin();
-            let mut out = std::io::stdout().lock();
-            for line in stdin.lock().lines() {
-                let line = line?;
-                let Ok(req) = serde_json::from_str::<Value>(&line) else {
-                    continue;
-                };
-                let result = match req["method"].as_str() {
-                    Some("tools/call") => {
-                        let a = &req["params"]["arguments"];
-                        let sum = a["a"].as_i64().unwrap_or(0) + a["b"].as_i64().unwrap_or(0);
-                        json!({"content": [{"type": "text", "text": sum.to_string()}]})
-                    }
-                    _ => json!({"tools": []}),
-                };
-                let reply = json!({"jsonrpc": "2.0", "id": req["id"], "result": result});
-                serde_json::to_writer(&mut out, &reply)?;
-                out.write_all(b"\n")?;
-                out.flush()?;
-            }
-            Ok(())
-        }
-        other => Err(std::io::Error::other(format!("unknown server {other:?}"))),
-    }
-}
-
 const META: &str = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#;
 
-/// The command of a server: one of this binary's (`--serve kind`), or "rmcp" /
+/// The command of a server: one of benches/servers (`mcp-bench-stdio kind`), or "rmcp" /
 /// "rmcp-pipes", the binary of `BENCH_RMCP_BIN`.
 fn command(kind: &str) -> Result<Command, String> {
     let mut cmd = match kind {
         "rmcp" | "rmcp-pipes" => Command::new(rmcp::binary()?),
-        _ => Command::new(std::env::current_exe().map_err(|e| e.to_string())?),
+        _ => Command::new(servers::binary("mcp-bench-stdio")?),
     };
     match kind {
         "rmcp" => {}
         "rmcp-pipes" => drop(cmd.args(["--serve", "stdio-pipes"])),
         // Logging as it ships: no `RUST_LOG`, so `info`.
-        "ours-logged" => drop(cmd.args(["--serve", kind]).env("RUST_LOG", "")),
-        _ => drop(cmd.args(["--serve", kind])),
+        "ours-logged" => drop(cmd.arg(kind).env("RUST_LOG", "")),
+        _ => drop(cmd.arg(kind)),
     }
     Ok(cmd)
 }
@@ -496,12 +427,8 @@ fn bench() -> Result<(), String> {
 }
 
 fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().collect();
-    let result = match args.iter().position(|a| a == "--serve") {
-        Some(i) => serve(args.get(i + 1).map_or("", String::as_str)).map_err(|e| e.to_string()),
-        None => bench(),
-    };
-    match result {
+    // `cargo bench` passes `--bench`; nothing else to parse.
+    match bench() {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("stdio bench: {e}");

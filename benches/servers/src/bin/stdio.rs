@@ -1,0 +1,98 @@
+//! The stdio bench's servers (benches/stdio.rs), one per argument, on stdin/stdout:
+//! - `raw`: the floor, a bare line loop (read a line, parse it into a `serde_json::Value`,
+//!   answer the sum, write a line, flush);
+//! - `ours`: the README's server (`#[tool]` `add` and `echo`, `serve_stdio`) on a
+//!   multi-thread runtime, no subscriber;
+//! - `ours-current-thread`: the same on a current-thread runtime
+//!   (`#[tokio::main(flavor = "current_thread")]`, what `cargo mcp new` generates for stdio);
+//! - `ours-logged`: "ours" with logging as it ships (`telemetry::init()`);
+//! - `ours-tokio-io`: "ours" over `tokio::io::stdin()` and `stdout()` (what `serve_stdio`
+//!   used before it read stdin itself).
+//!
+//! A binary of its own with mcp-runtime's default features, as a user's server is built:
+//! no HTTP code is linked in, and none of the optional features the test suite turns on.
+
+use mcp_runtime::{Server, tool, tools};
+use serde_json::{Value, json};
+use std::io::{BufRead, Write};
+use std::process::ExitCode;
+
+/// Adds two integers.
+#[tool]
+async fn add(a: i64, b: i64) -> String {
+    (a + b).to_string()
+}
+
+/// Echoes the text back.
+#[tool]
+async fn echo(text: String) -> String {
+    text
+}
+
+fn serve(kind: &str) -> std::io::Result<()> {
+    match kind {
+        "ours" | "ours-tokio-io" | "ours-current-thread" | "ours-logged" => {
+            if kind == "ours-logged" {
+                mcp_runtime::telemetry::init();
+            }
+            let rt = if kind == "ours-current-thread" {
+                tokio::runtime::Builder::new_current_thread()
+            } else {
+                tokio::runtime::Builder::new_multi_thread()
+            }
+            .enable_all()
+            .build()?;
+            rt.block_on(async {
+                let server = Server::builder("bench", "1.0")
+                    .tools(tools![add, echo])
+                    .build()
+                    .map_err(std::io::Error::other)?;
+                if kind != "ours-tokio-io" {
+                    server.serve_stdio().await
+                } else {
+                    // The same server over tokio's stdin/stdout (the blocking pool), as
+                    // `serve_stdio` did before: the before/after of one change, same run.
+                    let stop = std::future::pending::<()>();
+                    server
+                        .serve_io(tokio::io::stdin(), tokio::io::stdout(), stop)
+                        .await
+                }
+            })
+        }
+        "raw" => {
+            let stdin = std::io::stdin();
+            let mut out = std::io::stdout().lock();
+            for line in stdin.lock().lines() {
+                let line = line?;
+                let Ok(req) = serde_json::from_str::<Value>(&line) else {
+                    continue;
+                };
+                let result = match req["method"].as_str() {
+                    Some("tools/call") => {
+                        let a = &req["params"]["arguments"];
+                        let sum = a["a"].as_i64().unwrap_or(0) + a["b"].as_i64().unwrap_or(0);
+                        json!({"content": [{"type": "text", "text": sum.to_string()}]})
+                    }
+                    _ => json!({"tools": []}),
+                };
+                let reply = json!({"jsonrpc": "2.0", "id": req["id"], "result": result});
+                serde_json::to_writer(&mut out, &reply)?;
+                out.write_all(b"\n")?;
+                out.flush()?;
+            }
+            Ok(())
+        }
+        other => Err(std::io::Error::other(format!("unknown server {other:?}"))),
+    }
+}
+
+fn main() -> ExitCode {
+    let kind = std::env::args().nth(1).unwrap_or_default();
+    match serve(&kind) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("mcp-bench-stdio: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
