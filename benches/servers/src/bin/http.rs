@@ -11,6 +11,7 @@
 
 use axum::serve::ListenerExt;
 use axum::{Json, Router, extract::State, routing::post};
+use mcp_bench_servers::{add, echo};
 use mcp_runtime::{Error, Server, tool, tools};
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -20,18 +21,6 @@ use std::io::Read;
 use std::process::ExitCode;
 use std::sync::Arc;
 use tokio::net::TcpListener;
-
-/// Adds two integers.
-#[tool]
-async fn add(a: i64, b: i64) -> String {
-    (a + b).to_string()
-}
-
-/// Echoes the text back.
-#[tool]
-async fn echo(text: String) -> String {
-    text
-}
 
 /// Greets someone by name.
 #[tool]
@@ -178,12 +167,5 @@ async fn raw_handler(State(list): State<Arc<Value>>, Json(req): Json<Value>) -> 
 }
 
 fn main() -> ExitCode {
-    let kind = std::env::args().nth(1).unwrap_or_default();
-    match serve(&kind) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("mcp-bench-http: {e}");
-            ExitCode::FAILURE
-        }
-    }
+    mcp_bench_servers::main("mcp-bench-http", serve)
 }

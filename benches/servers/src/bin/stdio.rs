@@ -12,22 +12,11 @@
 //! A binary of its own with mcp-runtime's default features, as a user's server is built:
 //! no HTTP code is linked in, and none of the optional features the test suite turns on.
 
-use mcp_runtime::{Server, tool, tools};
+use mcp_bench_servers::{add, echo};
+use mcp_runtime::{Server, tools};
 use serde_json::{Value, json};
 use std::io::{BufRead, Write};
 use std::process::ExitCode;
-
-/// Adds two integers.
-#[tool]
-async fn add(a: i64, b: i64) -> String {
-    (a + b).to_string()
-}
-
-/// Echoes the text back.
-#[tool]
-async fn echo(text: String) -> String {
-    text
-}
 
 fn serve(kind: &str) -> std::io::Result<()> {
     match kind {
@@ -87,12 +76,5 @@ fn serve(kind: &str) -> std::io::Result<()> {
 }
 
 fn main() -> ExitCode {
-    let kind = std::env::args().nth(1).unwrap_or_default();
-    match serve(&kind) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("mcp-bench-stdio: {e}");
-            ExitCode::FAILURE
-        }
-    }
+    mcp_bench_servers::main("mcp-bench-stdio", serve)
 }
