@@ -327,6 +327,40 @@ fn a_layered_value_nobody_provided_is_an_error_that_names_it() {
     );
 }
 
+/// Says which tenant and which region the middleware gave it.
+#[tool]
+async fn where_am_i(t: Layered<Tenant>, r: Layered<Region>) -> String {
+    format!("{} in {}", t.name, r.0.0)
+}
+
+struct Region(&'static str);
+
+/// A mounted child with middleware of its own still gets what its parent's middleware
+/// inserted, and its own middleware sees those values (`Request::get`) and adds to them.
+#[test]
+fn a_mounted_child_with_its_own_middleware_keeps_the_parents_values() {
+    let child = Server::builder("child", "1.0")
+        .tools(tools![where_am_i])
+        .layer(from_fn(|mut req: Request, next: Next| async move {
+            let tenant = req.get::<Tenant>().map(|t| t.name.clone());
+            req.insert(Region(if tenant.as_deref() == Some("acme") { "eu" } else { "?" }));
+            next.run(req).await
+        }));
+    let server = Server::builder("parent", "1.0")
+        .mount("a", child)
+        .layer(from_fn(|mut req: Request, next: Next| async move {
+            req.insert(Tenant {
+                name: "acme".into(),
+            });
+            next.run(req).await
+        }))
+        .build()
+        .unwrap();
+    let addr = common::serve_in_background(server.http());
+    let r = call(addr, "a_where_am_i", json!({}));
+    assert_eq!(text(&r), "acme in eu", "{r}");
+}
+
 /// Expensive: once a minute, by its own attribute.
 #[tool(layer = RateLimit::new(1, Duration::from_secs(60)))]
 async fn expensive() -> &'static str {

@@ -314,6 +314,10 @@ pub(crate) fn wrap<K: Kind>(
         let item = Arc::clone(&item);
         Box::pin(async move {
             let shared = Arc::clone(&call.request);
+            // Inside another set of layers (a mounted child's, inside its parent's), the
+            // values the outer ones inserted; the inner ones add to them.
+            let outer = shared.layered.lock().unwrap_or_else(|e| e.into_inner()).clone();
+            let layered = outer.map_or_else(Extensions::default, |l| Extensions::clone(&l));
             let request = Request {
                 method: K::METHOD,
                 target: shared.target.clone().unwrap_or_default(),
@@ -322,7 +326,7 @@ pub(crate) fn wrap<K: Kind>(
                 may_ask,
                 item,
                 call: shared,
-                layered: Extensions::default(),
+                layered,
             };
             let response = chain(layers, 0, handler, call, request).await;
             match response {
