@@ -343,7 +343,11 @@ fn a_mounted_child_with_its_own_middleware_keeps_the_parents_values() {
         .tools(tools![where_am_i])
         .layer(from_fn(|mut req: Request, next: Next| async move {
             let tenant = req.get::<Tenant>().map(|t| t.name.clone());
-            req.insert(Region(if tenant.as_deref() == Some("acme") { "eu" } else { "?" }));
+            req.insert(Region(if tenant.as_deref() == Some("acme") {
+                "eu"
+            } else {
+                "?"
+            }));
             next.run(req).await
         }));
     let server = Server::builder("parent", "1.0")
@@ -604,5 +608,48 @@ fn a_cache_forgets_a_resource_the_server_says_changed() {
     let before = read();
     assert_eq!(read(), before, "cached");
     assert_eq!(text(&call(a, "bump", json!({}))), "1");
+    assert_eq!(read(), "1", "read after the update");
+}
+
+static KID_COUNTER: AtomicUsize = AtomicUsize::new(0);
+
+/// Another counter, in a mounted child.
+#[mcp_runtime::resource("tally://value")]
+async fn tally() -> String {
+    KID_COUNTER.load(Ordering::SeqCst).to_string()
+}
+
+/// Counts the child's counter up and says so.
+#[tool]
+async fn tally_up(cx: mcp_runtime::Context) -> String {
+    let n = KID_COUNTER.fetch_add(1, Ordering::SeqCst) + 1;
+    cx.notify_resource_updated("tally://value");
+    n.to_string()
+}
+
+/// A `Cache` on a mounted child's builder is told of its resources' updates too (under
+/// the URI the parent serves them at), as it is when the child is served alone.
+#[test]
+fn a_cache_in_a_mounted_child_forgets_what_changed() {
+    let child = Server::builder("kid", "1.0")
+        .tools(tools![tally_up])
+        .resources(mcp_runtime::resources![tally])
+        .layer(Cache::new(Duration::from_secs(60)));
+    let server = Server::builder("parent", "1.0")
+        .mount("kid", child)
+        .build()
+        .unwrap();
+    let a = common::serve_in_background(server.http());
+    let read = || {
+        let body = request(
+            json!(1),
+            "resources/read",
+            json!({"uri": "kid+tally://value"}),
+        );
+        post(a, &body).json()["result"]["contents"][0]["text"].clone()
+    };
+    let before = read();
+    assert_eq!(read(), before, "cached");
+    assert_eq!(text(&call(a, "kid_tally_up", json!({}))), "1");
     assert_eq!(read(), "1", "read after the update");
 }

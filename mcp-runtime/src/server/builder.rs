@@ -53,6 +53,9 @@ pub struct ServerBuilder {
     pub(super) standby_resources: Vec<ResourceDef>,
     pub(super) handles: HandleConfig,
     pub(super) layers: super::middleware::Layers,
+    /// The middleware of children mounted or merged in (and of theirs), around their own
+    /// items: told of resource updates as the server's own are.
+    pub(super) child_layers: super::middleware::Layers,
     /// Problems found by `mount`, reported by `build`.
     pub(super) mount_errors: Vec<String>,
     /// Extensions declared in `capabilities.extensions`.
@@ -89,6 +92,7 @@ impl ServerBuilder {
             standby_resources: Vec::new(),
             handles: HandleConfig::default(),
             layers: Vec::new(),
+            child_layers: Vec::new(),
             mount_errors: Vec::new(),
             declared: serde_json::Map::new(),
         }
@@ -420,6 +424,12 @@ impl ServerBuilder {
                 replication: Default::default(),
                 instance: instance_id(),
                 handles: self.handles,
+                told: self
+                    .layers
+                    .iter()
+                    .chain(&self.child_layers)
+                    .cloned()
+                    .collect(),
                 layers: self.layers,
                 live: Arc::new(std::sync::atomic::AtomicUsize::new(0)),
                 in_flight: Arc::new(std::sync::atomic::AtomicUsize::new(0)),

@@ -197,8 +197,10 @@ pub trait Middleware: Send + Sync + 'static {
     /// server announced `notifications/resources/updated` for it, on this instance or,
     /// through a shared notification bus, on another. A middleware that keeps results
     /// forgets that resource's ([`Cache`] does). Called for the server's middleware
-    /// (`ServerBuilder::layer` of the server built), before listeners hear of it; an
-    /// item's own middleware is not told. Nothing by default.
+    /// (`ServerBuilder::layer` of the server built, and of every builder mounted or merged
+    /// into it), before listeners hear of it, with the URI as this server serves it (a
+    /// mounted child's middleware sees that URI as its requests' `target` too); an item's
+    /// own middleware (`Def::layer`) is not told. Nothing by default.
     fn resource_updated(&self, uri: &str) {
         let _ = uri;
     }
@@ -316,7 +318,11 @@ pub(crate) fn wrap<K: Kind>(
             let shared = Arc::clone(&call.request);
             // Inside another set of layers (a mounted child's, inside its parent's), the
             // values the outer ones inserted; the inner ones add to them.
-            let outer = shared.layered.lock().unwrap_or_else(|e| e.into_inner()).clone();
+            let outer = shared
+                .layered
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .clone();
             let layered = outer.map_or_else(Extensions::default, |l| Extensions::clone(&l));
             let request = Request {
                 method: K::METHOD,

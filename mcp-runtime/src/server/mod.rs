@@ -98,6 +98,8 @@ pub(crate) struct ServerInner {
     pub(crate) handles: crate::store::HandleConfig,
     /// Middleware around every item (also those added at run time).
     pub(crate) layers: middleware::Layers,
+    /// The middleware told of resource updates: the server's and its mounted children's.
+    pub(crate) told: middleware::Layers,
     /// Open listen streams.
     pub(crate) live: Arc<AtomicUsize>,
     /// Requests in flight (counted by the transports).

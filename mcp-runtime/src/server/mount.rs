@@ -288,6 +288,8 @@ impl ServerBuilder {
             .extend(child.resources.into_iter().map(resource));
         self.standby_resources
             .extend(child.standby_resources.into_iter().map(resource));
+        self.child_layers.extend(layers);
+        self.child_layers.extend(child.child_layers);
         self.extensions.fill_from(child.extensions);
         if let Some(i) = child.instructions {
             let mine = self.instructions.take().unwrap_or_default();

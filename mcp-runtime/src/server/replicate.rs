@@ -83,13 +83,14 @@ impl ServerInner {
     }
 
     /// Hands `change` to this instance's listeners; a resource's update is told to the
-    /// server's middleware first ([`Middleware::resource_updated`]), so a cache forgets the
+    /// server's middleware, and its mounted children's, first
+    /// ([`Middleware::resource_updated`]), so a cache forgets the
     /// old contents before a listener reads the new.
     ///
     /// [`Middleware::resource_updated`]: crate::middleware::Middleware::resource_updated
     fn deliver(&self, change: Change) {
         if let Change::ResourceUpdated(uri) = &change {
-            for layer in &self.layers {
+            for layer in &self.told {
                 layer.resource_updated(uri);
             }
         }
