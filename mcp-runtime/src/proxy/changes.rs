@@ -5,6 +5,7 @@
 use super::follow::Lists;
 use super::{Upstream, presented};
 use crate::server::Server;
+use crate::server::def::Item;
 use crate::server::mount;
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
@@ -40,8 +41,24 @@ fn diff<'a>(before: &'a [Value], now: &'a [Value], key: &str) -> (Vec<&'a str>, 
 /// when the view is served. A tool whose view came or went, though its own listing did not
 /// change, is replaced too.
 pub(super) fn apply(up: &Upstream, server: &Server, ns: &str, before: &Lists, now: &Lists) {
-    let report = |what: &str, name: &str, r: Result<(), crate::BuildError>| {
-        if let Err(e) = r {
+    // What this upstream put here: made from a listing, mounted under `ns` alone. An item
+    // of another source that has the same served name (the server's own `ns_x`, say) is
+    // neither replaced nor removed: the upstream's is left out instead, and told.
+    let owned = |item: &Item| {
+        item.foreign
+            && item
+                .mounts
+                .as_deref()
+                .is_some_and(|m| m.len() == 1 && m[0] == ns)
+    };
+    let report = |what: &str, name: &str, served: &str, r: Result<bool, crate::BuildError>| match r
+    {
+        Ok(true) => {}
+        Ok(false) => tracing::warn!(
+            namespace = %ns,
+            "the upstream's {what} `{name}` left out: `{served}` is served already, not by this upstream"
+        ),
+        Err(e) => {
             tracing::warn!(namespace = %ns, "the upstream's {what} `{name}` cannot be served: {e}");
         }
     };
@@ -52,16 +69,25 @@ pub(super) fn apply(up: &Upstream, server: &Server, ns: &str, before: &Lists, no
         };
         if let Some(def) = def {
             let uri = r[key].as_str().unwrap_or_default();
+            let def = mount::resource(ns, def);
+            let served = def.spec.uri.clone();
             report(
                 "resource",
                 uri,
-                server.add_resource(mount::resource(ns, def)),
+                &served,
+                server.add_resource_over(def, owned),
             );
         }
     };
     let remove = |uri: &str| {
         let uri = mount::uri(ns, uri);
-        if !server.remove_resource(&uri) && server.inner.catalog().resource_by_uri(&uri).is_some() {
+        if !server.remove_resource_if(&uri, owned)
+            && server
+                .inner
+                .catalog()
+                .resource_by_uri(&uri)
+                .is_some_and(|r| owned(&r.def.item))
+        {
             tracing::warn!(namespace = %ns, "the upstream's resource `{uri}` went, but is still served: a tool shows it");
         }
     };
@@ -169,10 +195,10 @@ pub(super) fn apply(up: &Upstream, server: &Server, ns: &str, before: &Lists, no
         .partition(|r| r["uri"].as_str().is_some_and(was_view));
 
     for n in gone_tools {
-        server.remove_tool(&mount::name_of(ns, &n, true));
+        server.remove_tool_if(&mount::name_of(ns, &n, true), owned);
     }
     for n in gone_prompts {
-        server.remove_prompt(&mount::name(ns, &n));
+        server.remove_prompt_if(&mount::name(ns, &n), owned);
     }
     for u in gone_templates.into_iter().chain(gone_resources) {
         remove(u);
@@ -205,18 +231,21 @@ pub(super) fn apply(up: &Upstream, server: &Server, ns: &str, before: &Lists, no
         let name = t["name"].as_str().unwrap_or_default();
         if let Some(served) = tool_names.get(name) {
             let def = mount::tool(ns, up.tool(t, served, &views));
-            if let Err(e) = server.add_tool(def) {
+            let served = def.item.name.clone();
+            let added = server.add_tool_over(def, owned);
+            if added.is_err() {
                 // Not served as it was either: its listing is not what it was.
-                server.remove_tool(&mount::name_of(ns, served, true));
-                report("tool", name, Err(e));
+                server.remove_tool_if(&served, owned);
             }
+            report("tool", name, &served, added);
         }
     }
     for p in prompts {
         let name = p["name"].as_str().unwrap_or_default();
         if let Some(served) = prompt_names.get(name) {
             let def = mount::prompt(ns, up.prompt(p, served));
-            report("prompt", name, server.add_prompt(def));
+            let served = def.item.name.clone();
+            report("prompt", name, &served, server.add_prompt_over(def, owned));
         }
     }
     for u in gone_views {
@@ -230,7 +259,9 @@ pub(super) fn apply(up: &Upstream, server: &Server, ns: &str, before: &Lists, no
 #[cfg(test)]
 mod tests {
     use super::{Lists, Upstream, apply, diff};
+    use crate::Error;
     use crate::server::Server;
+    use crate::server::def::{PromptDef, ResourceDef, Signature, ToolDef};
     use serde_json::{Value, json};
     use std::collections::BTreeSet;
 
@@ -337,6 +368,63 @@ mod tests {
         let blank = json!({"uri": "x://1", "name": " "});
         apply(&up, &server, "kid", &none, &lists(&[], &[blank], &[]));
         assert!(served(&server, "kid+x://1"));
+    }
+
+    /// An upstream that comes to list an item whose served name another source has
+    /// already (the server's own `kid_echo`, here a module mounted under the same
+    /// namespace) neither takes it over nor, when it goes again, removes it.
+    #[tokio::test]
+    async fn an_upstream_never_replaces_or_removes_another_sources_item() {
+        let upstream = Server::builder("up", "1").build().unwrap();
+        let up = Upstream::local(upstream).await.unwrap();
+        let local = Server::builder("kid", "1")
+            .tool(ToolDef::new("echo", Signature::new(), |_| async {
+                Ok::<_, Error>("local")
+            }))
+            .prompt(PromptDef::new("intro", Signature::new(), |_| async {
+                Ok::<_, Error>("local")
+            }))
+            .resource(ResourceDef::new(
+                "x://1",
+                "one",
+                Signature::new(),
+                |_| async { Ok::<_, Error>("local") },
+            ));
+        let server = Server::builder("gw", "1")
+            .mount("kid", local)
+            .build()
+            .unwrap();
+        let is_local = |server: &Server| {
+            let catalog = server.inner.catalog();
+            let tool = catalog.tools.get("kid_echo").map(|t| t.def.item.foreign);
+            let prompt = catalog.prompts.get("kid_intro").map(|p| p.def.item.foreign);
+            let resource = catalog
+                .resource_by_uri("kid+x://1")
+                .map(|r| r.def.item.foreign);
+            (tool, prompt, resource) == (Some(false), Some(false), Some(false))
+        };
+        assert!(is_local(&server));
+        let none = lists(&[], &[], &[]);
+        let clashing = Lists {
+            tools: vec![json!({"name": "echo", "inputSchema": {"type": "object"}})],
+            prompts: vec![json!({"name": "intro"})],
+            resources: vec![json!({"uri": "x://1", "name": "one"})],
+            ..Lists::default()
+        };
+        apply(&up, &server, "kid", &none, &clashing);
+        assert!(is_local(&server), "replaced");
+        apply(&up, &server, "kid", &clashing, &none);
+        assert!(is_local(&server), "removed");
+        // Its own items it still replaces and removes.
+        let other = lists(
+            &[json!({"name": "other", "inputSchema": {"type": "object"}})],
+            &[],
+            &[],
+        );
+        apply(&up, &server, "kid", &none, &other);
+        assert_eq!(server.tool_names(), ["kid_echo", "kid_other"]);
+        apply(&up, &server, "kid", &other, &none);
+        assert_eq!(server.tool_names(), ["kid_echo"]);
     }
 
     /// Names tools may not have are served in their alphabet; two upstream tools whose

@@ -178,8 +178,10 @@ fn is_view(r: &Value, uri: Option<&str>) -> bool {
     uri.is_some_and(is_view_uri) && r["mimeType"].as_str().map(mime).as_deref() == Some(MIME_TYPE)
 }
 
-/// The title, icons and `_meta` of the listing `v`.
+/// The title, icons and `_meta` of the listing `v`, on an item marked as made from one
+/// (`foreign`).
 pub(super) fn item<K: Kind>(mut def: Def<K>, v: &Value) -> Def<K> {
+    def.item.foreign = true;
     let what = def.item.name.clone();
     if let Some(t) = v["title"].as_str() {
         def = def.title(t);

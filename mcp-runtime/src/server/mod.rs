@@ -36,7 +36,7 @@ use crate::protocol::{CacheHints, PROTOCOL_VERSION};
 use crate::store::{CatalogOp, Change, ItemKind, LocalBus, NotificationBus};
 use catalog::compile;
 use context::Extensions;
-use def::{Icon, PromptDef, ResourceDef, ToolDef};
+use def::{Icon, Item, PromptDef, ResourceDef, ToolDef};
 use serde::Serialize;
 use serde_json::{Map, Value};
 use std::fmt;
@@ -283,22 +283,41 @@ impl Server {
     /// checked as `build()` checks it. With a shared bus, every other instance adds its
     /// standby tool of that name (see [`Server::enable_tool`]).
     pub fn add_tool(&self, tool: ToolDef) -> Result<(), BuildError> {
+        self.add_tool_over(tool, |_| true).map(drop)
+    }
+
+    /// Adds `tool`, or replaces the tool of its name when `replaceable` says it may:
+    /// `Ok(false)`, nothing changed, when it may not.
+    pub(crate) fn add_tool_over(
+        &self,
+        tool: ToolDef,
+        replaceable: impl Fn(&Item) -> bool,
+    ) -> Result<bool, BuildError> {
         let tool = middleware::layered_tool(tool, &self.inner.layers);
         let entry = Arc::new(compile::tool(tool, &self.inner.extensions).map_err(BuildError)?);
         let name = entry.def.item.name.clone();
         self.change(ItemKind::Tool, &name, CatalogOp::Added, |e| {
-            e.tools.retain(|t| t.def.item.name != entry.def.item.name);
+            let same = |t: &Arc<compile::ToolEntry>| t.def.item.name == entry.def.item.name;
+            if e.tools.iter().any(|t| same(t) && !replaceable(&t.def.item)) {
+                return false;
+            }
+            e.tools.retain(|t| !same(t));
             e.tools.push(entry);
             true
         })
-        .map(drop)
     }
 
     /// Removes a tool while serving; `false` if there was none by that name.
     pub fn remove_tool(&self, name: &str) -> bool {
+        self.remove_tool_if(name, |_| true)
+    }
+
+    /// Removes the tool `name` if `removable` says it may go.
+    pub(crate) fn remove_tool_if(&self, name: &str, removable: impl Fn(&Item) -> bool) -> bool {
         self.change(ItemKind::Tool, name, CatalogOp::Removed, |e| {
             let before = e.tools.len();
-            e.tools.retain(|t| t.def.item.name != name);
+            e.tools
+                .retain(|t| t.def.item.name != name || !removable(&t.def.item));
             e.tools.len() != before
         })
         .unwrap_or(false)
@@ -306,22 +325,43 @@ impl Server {
 
     /// Adds (or replaces) a prompt while serving.
     pub fn add_prompt(&self, prompt: PromptDef) -> Result<(), BuildError> {
+        self.add_prompt_over(prompt, |_| true).map(drop)
+    }
+
+    /// [`Server::add_tool_over`] for a prompt.
+    pub(crate) fn add_prompt_over(
+        &self,
+        prompt: PromptDef,
+        replaceable: impl Fn(&Item) -> bool,
+    ) -> Result<bool, BuildError> {
         let prompt = middleware::layered(prompt, &self.inner.layers, true);
         let entry = Arc::new(compile::prompt(prompt, &self.inner.extensions).map_err(BuildError)?);
         let name = entry.def.item.name.clone();
         self.change(ItemKind::Prompt, &name, CatalogOp::Added, |e| {
-            e.prompts.retain(|p| p.def.item.name != entry.def.item.name);
+            let same = |p: &Arc<compile::PromptEntry>| p.def.item.name == entry.def.item.name;
+            if e.prompts
+                .iter()
+                .any(|p| same(p) && !replaceable(&p.def.item))
+            {
+                return false;
+            }
+            e.prompts.retain(|p| !same(p));
             e.prompts.push(entry);
             true
         })
-        .map(drop)
     }
 
     /// Removes a prompt while serving; `false` if there was none by that name.
     pub fn remove_prompt(&self, name: &str) -> bool {
+        self.remove_prompt_if(name, |_| true)
+    }
+
+    /// Removes the prompt `name` if `removable` says it may go.
+    pub(crate) fn remove_prompt_if(&self, name: &str, removable: impl Fn(&Item) -> bool) -> bool {
         self.change(ItemKind::Prompt, name, CatalogOp::Removed, |e| {
             let before = e.prompts.len();
-            e.prompts.retain(|p| p.def.item.name != name);
+            e.prompts
+                .retain(|p| p.def.item.name != name || !removable(&p.def.item));
             e.prompts.len() != before
         })
         .unwrap_or(false)
@@ -329,23 +369,45 @@ impl Server {
 
     /// Adds (or replaces) a resource or template while serving.
     pub fn add_resource(&self, resource: ResourceDef) -> Result<(), BuildError> {
+        self.add_resource_over(resource, |_| true).map(drop)
+    }
+
+    /// [`Server::add_tool_over`] for a resource or template (the same URI or template
+    /// text).
+    pub(crate) fn add_resource_over(
+        &self,
+        resource: ResourceDef,
+        replaceable: impl Fn(&Item) -> bool,
+    ) -> Result<bool, BuildError> {
         let resource = middleware::layered(resource, &self.inner.layers, true);
         let entry =
             Arc::new(compile::resource(resource, &self.inner.extensions).map_err(BuildError)?);
         let uri = entry.def.spec.uri.clone();
         self.change(ItemKind::Resource, &uri, CatalogOp::Added, |e| {
-            e.resources.retain(|r| r.def.spec.uri != entry.def.spec.uri);
+            let same = |r: &Arc<compile::ResourceEntry>| r.def.spec.uri == entry.def.spec.uri;
+            if e.resources
+                .iter()
+                .any(|r| same(r) && !replaceable(&r.def.item))
+            {
+                return false;
+            }
+            e.resources.retain(|r| !same(r));
             e.resources.push(entry);
             true
         })
-        .map(drop)
     }
 
     /// Removes a resource or template (by its URI or template text) while serving.
     pub fn remove_resource(&self, uri: &str) -> bool {
+        self.remove_resource_if(uri, |_| true)
+    }
+
+    /// Removes the resource or template `uri` if `removable` says it may go.
+    pub(crate) fn remove_resource_if(&self, uri: &str, removable: impl Fn(&Item) -> bool) -> bool {
         self.change(ItemKind::Resource, uri, CatalogOp::Removed, |e| {
             let before = e.resources.len();
-            e.resources.retain(|r| r.def.spec.uri != uri);
+            e.resources
+                .retain(|r| r.def.spec.uri != uri || !removable(&r.def.item));
             e.resources.len() != before
         })
         .unwrap_or(false)

@@ -124,8 +124,9 @@ pub(crate) struct Item {
     pub(crate) view: Option<String>,
     /// A resource served as an MCP App view.
     pub(crate) app: bool,
-    /// Made from another server's listing: mounted, a tool name too long for this
-    /// server's names is shortened (see `mount::name_of`), not refused.
+    /// Made from another server's listing (proxied): mounted, a tool name too long for
+    /// this server's names is shortened (see `mount::name_of`), not refused; following the
+    /// upstream replaces or removes only such items (see `proxy::changes::apply`).
     pub(crate) foreign: bool,
 }
 
