@@ -71,8 +71,14 @@ async fn list_notes() -> Vec<Resource> {
 
 /// One note.
 #[resource("notes://{id}", mime_type = "text/markdown", list = list_notes)]
-async fn note(id: u32) -> String {
-    format!("# Note {id}")
+async fn note(id: u32) -> Result<String, mcp_runtime::Error> {
+    if id > 100 {
+        // Named as this module serves it; mounted, the client is told the served URI.
+        return Err(mcp_runtime::Error::resource_not_found(format!(
+            "notes://{id}"
+        )));
+    }
+    Ok(format!("# Note {id}"))
 }
 
 /// The index.
@@ -252,6 +258,21 @@ fn mounted_servers_are_served_under_their_namespaces() {
         r.get("error").is_some(),
         "the unprefixed URI is not served: {r}"
     );
+    let r = post(
+        addr,
+        &request(
+            json!(5),
+            "resources/read",
+            json!({"uri": "docs+notes://999"}),
+        ),
+    )
+    .json();
+    assert_eq!(r["error"]["code"], -32602, "{r}");
+    assert_eq!(
+        r["error"]["message"], "Resource not found: docs+notes://999",
+        "{r}"
+    );
+    assert_eq!(r["error"]["data"]["uri"], "docs+notes://999", "{r}");
 
     let discover = post(addr, &request(json!(6), "server/discover", json!({}))).json();
     let instructions = discover["result"]["instructions"]

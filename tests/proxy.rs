@@ -1398,6 +1398,23 @@ async fn a_proxied_servers_prompts_and_templates_complete_through_the_gateway() 
         missing["error"]["data"]["uri"], "kid+notes://0",
         "{missing}"
     );
+    assert_eq!(
+        missing["error"]["message"], "Resource not found: kid+notes://0",
+        "{missing}"
+    );
+    // Another `-32602` naming the URI (a variable the upstream cannot read) is not
+    // made into "not found": its message passes through, naming the served URI.
+    let invalid = read("kid+notes://x");
+    assert_eq!(invalid["error"]["code"], -32602, "{invalid}");
+    let message = invalid["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("`id`") && !message.contains("not found"),
+        "{invalid}"
+    );
+    assert_eq!(
+        invalid["error"]["data"]["uri"], "kid+notes://x",
+        "{invalid}"
+    );
 
     // The upstream no longer has the prompt (and the gateway does not follow it): its
     // error reaches the client as it was.

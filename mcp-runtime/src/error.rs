@@ -119,6 +119,23 @@ impl Error {
         matches!(self.0, ErrorKind::Execution(_) | ErrorKind::NotFound(_))
     }
 
+    /// This error from an item mounted under `mounts` (innermost first): a
+    /// resource-not-found error ([`Error::resource_not_found`]) names the URI as this
+    /// server serves it (`notes://9` → `docs+notes://9`); anything else is unchanged.
+    pub(crate) fn served_under(self, mounts: Option<&[String]>) -> Self {
+        let ErrorKind::Protocol(e) = &self.0 else {
+            return self;
+        };
+        let Some(uri) = e.data().and_then(|d| d.get("uri")).and_then(|u| u.as_str()) else {
+            return self;
+        };
+        if mounts.is_none_or(<[String]>::is_empty) || *e != RpcError::resource_not_found(uri) {
+            return self;
+        }
+        let served = crate::server::mount::served_uri(mounts, uri.to_owned());
+        Error::protocol(RpcError::resource_not_found(&served))
+    }
+
     /// The JSON-RPC error this becomes outside a tool: protocol errors as they are,
     /// execution errors as `-32603` with their text.
     pub(crate) fn into_rpc(self) -> RpcError {

@@ -585,23 +585,45 @@ impl Upstream {
     }
 }
 
+/// Whether an upstream's `-32602` for a read says the resource is not there (the 2026-07-28
+/// code for it, which also means invalid parameters): "Resource not found: x://1" (this
+/// runtime, the spec's example), "Resource x://1 not found", "Unknown resource: x://1".
+fn says_not_found(message: &str) -> bool {
+    let m = message.to_ascii_lowercase();
+    m.contains("not found") || m.contains("unknown resource") || m.contains("no such resource")
+}
+
 /// The program `cmd` starts, to name it in logs.
 fn program_of(cmd: &tokio::process::Command) -> String {
     cmd.as_std().get_program().to_string_lossy().into_owned()
 }
 
 /// `resources/read` of one upstream URI, served as `served`: the upstream's not found
-/// (either era's code, naming its own URI) is this server's, naming the served URI.
+/// (either era's code) is this server's, naming the upstream's URI, which mounting gives
+/// the namespaces (see `mount::resource`); another error naming the URI (`data.uri`, as an
+/// invalid template variable's does) passes through naming the served one.
 async fn read(link: &Link, uri: &str, served: &str) -> Result<Vec<ResourceContents>, Error> {
     let r = link
         .request("resources/read", json!({ "uri": uri }))
         .await
         .map_err(|e| match e {
-            UpstreamError::Rpc { code, data, .. }
+            UpstreamError::Rpc { code, message, .. }
                 if code == crate::protocol::legacy::RESOURCE_NOT_FOUND
-                    || (code == -32602 && data.as_ref().and_then(|d| d.get("uri")).is_some()) =>
+                    || (code == -32602 && says_not_found(&message)) =>
             {
-                Error::protocol(RpcError::resource_not_found(served))
+                Error::protocol(RpcError::resource_not_found(uri))
+            }
+            UpstreamError::Rpc {
+                code,
+                message,
+                data: Some(mut data),
+            } if data.get("uri").is_some_and(Value::is_string) => {
+                data["uri"] = Value::from(served);
+                failed(UpstreamError::Rpc {
+                    code,
+                    message,
+                    data: Some(data),
+                })
             }
             other => failed(other),
         })?;

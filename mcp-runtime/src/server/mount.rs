@@ -144,7 +144,7 @@ pub(crate) fn resource(ns: &str, mut def: ResourceDef) -> ResourceDef {
     }
     // The contents carry the URI that was read (served already), or the child's own URIs,
     // which get every namespace the request's item is mounted under, whatever the depth:
-    // done once, by the innermost mount.
+    // done once, by the innermost mount. So does a resource-not-found error it returns.
     if !innermost {
         return def;
     }
@@ -153,7 +153,9 @@ pub(crate) fn resource(ns: &str, mut def: ResourceDef) -> ResourceDef {
         let inner = Arc::clone(&inner);
         let (mounts, read) = (call.request.mounts.clone(), call.request.target.clone());
         Box::pin(async move {
-            let mut contents = inner(call).await?;
+            let mut contents = inner(call)
+                .await
+                .map_err(|e| e.served_under(mounts.as_deref()))?;
             for c in &mut contents {
                 let uri = match c {
                     ResourceContents::Text(t) => &mut t.uri,
