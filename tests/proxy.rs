@@ -1191,10 +1191,17 @@ async fn a_legacy_clients_cancel_reaches_a_legacy_upstream_at_once() {
     let _ = std::fs::remove_file(&log);
 }
 
+/// A memo, by id (a template the upstream lists no resource of).
+#[mcp_runtime::resource("memo://{id}")]
+async fn memo(id: u32) -> String {
+    format!("memo {id}")
+}
+
 /// A resource update of a live child reaches the parent's subscriber under the mounted
 /// URI (the parent served over a byte stream here, its client writing lines). The child
 /// has more resources than one `subscriptions/listen` may name (256): the parent asks in
-/// several, and the last one's updates come too.
+/// several, and the last one's updates come too. A URI only the child's template matches
+/// is not acknowledged: nothing watches it upstream.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_live_childs_resource_updates_reach_the_parents_subscribers() {
     use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
@@ -1207,7 +1214,10 @@ async fn a_live_childs_resource_updates_reach_the_parents_subscribers() {
             |_call| async { Ok::<_, mcp_runtime::Error>("a note") },
         ));
     }
-    let child = child.build().unwrap();
+    let child = child
+        .resources(mcp_runtime::resources![memo])
+        .build()
+        .unwrap();
     let parent = Server::builder("parent", "1.0");
     let (parent, _following) = mounted_live(&child, parent).await;
     let (ours, theirs) = tokio::io::duplex(1 << 16);
@@ -1218,7 +1228,7 @@ async fn a_live_childs_resource_updates_reach_the_parents_subscribers() {
     let listen = request(
         json!("sub"),
         "subscriptions/listen",
-        json!({"notifications": {"resourceSubscriptions": ["kid+notes://300"]}}),
+        json!({"notifications": {"resourceSubscriptions": ["kid+notes://300", "kid+memo://5"]}}),
     );
     write
         .write_all(format!("{listen}\n").as_bytes())

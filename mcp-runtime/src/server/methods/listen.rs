@@ -355,11 +355,19 @@ pub(crate) fn open(
             asked
                 .uris
                 .into_iter()
-                // Each once, what resolves now, and what the caller may read.
+                // Each once, what resolves now, and what the caller may read; of a proxied
+                // upstream's, only what it lists (those `follow` watches): one its template
+                // merely matches would never be told of.
                 .filter(|u| seen.insert(u.clone()))
                 .filter(|u| {
                     catalog.find_resource(u).is_some_and(|(r, _)| {
-                        crate::server::authz::permit(&server.inner.settings, &parts, &r.def.item)
+                        let unwatched = r.def.item.foreign && !catalog.statics.contains_key(u);
+                        !unwatched
+                            && crate::server::authz::permit(
+                                &server.inner.settings,
+                                &parts,
+                                &r.def.item,
+                            )
                             .is_ok()
                     })
                 })
