@@ -8,6 +8,10 @@ use std::collections::HashMap;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use tokio::sync::Mutex;
 
+/// How far in the future an answer's `nbf` may be (clock skew), as the JWT validator's
+/// default leeway.
+const NBF_LEEWAY: Duration = Duration::from_secs(30);
+
 /// Checks tokens at the authorization server's introspection endpoint (RFC 7662), as a
 /// client of its own (HTTP Basic). A token must be `active`, unexpired, for this server's
 /// audience (`aud`; a response without `aud` is refused unless
@@ -108,6 +112,13 @@ impl Introspection {
         let Value::Object(claims) = v else {
             return Err(AuthError::Unavailable(format!("{url} answered no object")));
         };
+        self.admit(&claims)?;
+        super::jwt::principal_of(claims, token, Some(&self.issuer))
+    }
+
+    /// `Ok` when the answer `claims` accepts the token for this server: active, in its
+    /// time, of this issuer and for this audience.
+    fn admit(&self, claims: &serde_json::Map<String, Value>) -> Result<(), AuthError> {
         if claims.get("active") != Some(&Value::Bool(true)) {
             return Err(AuthError::Invalid("token not active".into()));
         }
@@ -117,6 +128,14 @@ impl Introspection {
                 .is_some_and(|at| at <= SystemTime::now())
         {
             return Err(AuthError::Invalid("token expired".into()));
+        }
+        // As the JWT validator does, with its default leeway.
+        if let Some(nbf) = claims.get("nbf").and_then(Value::as_u64)
+            && UNIX_EPOCH
+                .checked_add(Duration::from_secs(nbf))
+                .is_none_or(|at| at > SystemTime::now() + NBF_LEEWAY)
+        {
+            return Err(AuthError::Invalid("token not valid yet".into()));
         }
         if let Some(iss) = claims.get("iss").and_then(Value::as_str)
             && iss != self.issuer
@@ -135,7 +154,7 @@ impl Introspection {
         if !aud_ok {
             return Err(AuthError::Invalid("token for another audience".into()));
         }
-        super::jwt::principal_of(claims, token, Some(&self.issuer))
+        Ok(())
     }
 
     async fn check(&self, token: &str) -> Result<Principal, AuthError> {
@@ -172,5 +191,43 @@ impl Introspection {
 impl TokenValidator for Introspection {
     fn validate<'a>(&'a self, token: &'a str) -> BoxFuture<'a, Result<Principal, AuthError>> {
         Box::pin(self.check(token))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_answer_is_checked_as_a_jwt_would_be() {
+        let i = Introspection::new("https://as.example", "https://mcp.example/mcp", "c", "s");
+        let now = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap()
+            .as_secs();
+        let answer = |extra: Value| {
+            let mut v = serde_json::json!({"active": true, "sub": "u",
+                "aud": "https://mcp.example/mcp", "exp": now + 600});
+            v.as_object_mut()
+                .unwrap()
+                .extend(extra.as_object().unwrap().clone());
+            v.as_object().unwrap().clone()
+        };
+        let why = |extra: Value| match i.admit(&answer(extra)) {
+            Ok(()) => "admitted".to_owned(),
+            Err(e) => e.to_string(),
+        };
+        assert_eq!(why(serde_json::json!({})), "admitted");
+        assert_eq!(
+            why(serde_json::json!({"nbf": now + 10})),
+            "admitted",
+            "within the leeway"
+        );
+        assert!(why(serde_json::json!({"nbf": now + 100_000})).contains("not valid yet"));
+        assert!(why(serde_json::json!({"nbf": u64::MAX})).contains("not valid yet"));
+        assert!(why(serde_json::json!({"exp": now - 10})).contains("expired"));
+        assert!(why(serde_json::json!({"active": false})).contains("not active"));
+        let tenant = serde_json::json!({"aud": "https://mcp.example/mcp?tenant=b"});
+        assert!(why(tenant).contains("another audience"));
     }
 }

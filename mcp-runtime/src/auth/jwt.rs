@@ -174,6 +174,16 @@ impl JwtValidator {
             .as_deref()
             .ok_or_else(|| invalid("no kid in the token header".into()))?;
         let jwk = self.key(kid).await?;
+        // A key that names its algorithm is for that one only (RFC 7517 4.4).
+        if let Some(meant) = jwk.common.key_algorithm
+            && meant.to_string() != format!("{:?}", header.alg)
+        {
+            return Err(invalid(format!(
+                "signing key `{}` is for {meant}, not {:?}",
+                safe(kid),
+                header.alg
+            )));
+        }
         let key = DecodingKey::from_jwk(&jwk)
             .map_err(|e| AuthError::Unavailable(format!("signing key `{}`: {e}", safe(kid))))?;
         let mut v = Validation::new(header.alg);
@@ -190,8 +200,17 @@ impl JwtValidator {
                 K::ImmatureSignature => "token not valid yet".into(),
                 K::InvalidIssuer => "token of another issuer".into(),
                 K::InvalidSignature => "bad signature".into(),
-                K::MissingRequiredClaim(c) => format!("token without `{c}`"),
-                other => format!("token refused ({other:?})"),
+                K::MissingRequiredClaim(c) => format!("token without `{c}`, or not a number"),
+                K::InvalidClaimFormat(c) => format!("`{}` is malformed", safe(c)),
+                K::InvalidToken | K::Base64(_) | K::Json(_) | K::Utf8(_) => {
+                    "malformed token".into()
+                }
+                K::InvalidKeyFormat
+                | K::InvalidEcdsaKey
+                | K::InvalidEddsaKey
+                | K::InvalidRsaKey(_)
+                | K::InvalidAlgorithm => "the signing key does not fit the token".into(),
+                _ => format!("token refused ({e})"),
             })
         })?;
         let claims = data.claims;
@@ -217,10 +236,27 @@ pub(super) fn principal_of(
     issuer: Option<&str>,
 ) -> Result<Principal, AuthError> {
     let str_claim = |k: &str| claims.get(k).and_then(Value::as_str).map(str::to_owned);
-    let client = str_claim("client_id");
-    let subject = str_claim("sub")
-        .or_else(|| client.clone())
-        .ok_or_else(|| AuthError::Invalid("token without `sub` or `client_id`".into()))?;
+    // Each a non-empty string when present (RFC 9068 2.2, RFC 7662 2.2): a number or ""
+    // would stand for someone else's subject, or for everyone's.
+    let text = |k: &str| match claims.get(k) {
+        None => Ok(None),
+        Some(Value::String(s)) if !s.is_empty() => Ok(Some(s.clone())),
+        Some(_) => Err(AuthError::Invalid(format!(
+            "`{k}` must be a non-empty string"
+        ))),
+    };
+    let client = text("client_id")?;
+    // Without `sub` (a client-credentials token), the client is the subject, kept apart
+    // from the users' subjects (see `Principal::key`).
+    let (subject, by_client) = match (text("sub")?, &client) {
+        (Some(sub), _) => (sub, false),
+        (None, Some(c)) => (c.clone(), true),
+        (None, None) => {
+            return Err(AuthError::Invalid(
+                "token without `sub` or `client_id`".into(),
+            ));
+        }
+    };
     let mut scopes: Vec<String> = match claims.get("scope") {
         Some(Value::String(s)) => s.split_whitespace().map(str::to_owned).collect(),
         _ => Vec::new(),
@@ -235,6 +271,9 @@ pub(super) fn principal_of(
     let mut p = Principal::new(subject)
         .scopes(scopes)
         .token(Token::new(token));
+    if by_client {
+        p = p.subject_is_client();
+    }
     if let Some(iss) = str_claim("iss").or_else(|| issuer.map(str::to_owned)) {
         p = p.issuer(iss);
     }
@@ -269,6 +308,34 @@ impl TokenValidator for JwtValidator {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `sub` and `client_id` are non-empty strings or absent; a client's own token (no
+    /// `sub`) is bound apart from a user whose subject is the client's name.
+    #[test]
+    fn subjects_are_strings_and_clients_are_not_users() {
+        let of = |v: serde_json::Value| principal_of(v.as_object().cloned().unwrap(), "t", None);
+        let refused = |v: serde_json::Value| of(v).err().map(|e| e.to_string());
+        for (claims, claim) in [
+            (
+                serde_json::json!({"sub": 1001, "client_id": "webapp"}),
+                "sub",
+            ),
+            (serde_json::json!({"sub": "", "client_id": "webapp"}), "sub"),
+            (serde_json::json!({"sub": null}), "sub"),
+            (serde_json::json!({"sub": "u", "client_id": 7}), "client_id"),
+        ] {
+            let why = refused(claims.clone()).unwrap_or_default();
+            assert!(
+                why.contains(&format!("`{claim}` must be a non-empty string")),
+                "{claims}: {why}"
+            );
+        }
+        let client = of(serde_json::json!({"client_id": "alice"})).unwrap();
+        let user = of(serde_json::json!({"sub": "alice", "client_id": "webapp"})).unwrap();
+        assert_eq!((client.subject(), user.subject()), ("alice", "alice"));
+        assert_ne!(client.key(), user.key());
+        assert!(refused(serde_json::json!({})).is_some());
+    }
 
     #[test]
     fn an_exp_past_what_the_clock_holds_is_no_expiry() {

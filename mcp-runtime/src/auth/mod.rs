@@ -169,7 +169,9 @@ impl Auth {
     pub fn metadata_url(&self) -> String {
         let (origin, path) = split_origin(&self.resource);
         let path = if path == "/" { "" } else { path };
-        format!("{origin}/.well-known/oauth-protected-resource{path}")
+        // RFC 9728 3.1: between the host and the path and query, so the query stays.
+        let query = query_of(&self.resource).map_or(String::new(), |q| format!("?{q}"));
+        format!("{origin}/.well-known/oauth-protected-resource{path}{query}")
     }
 
     /// The path part of [`Auth::metadata_url`] (where a router serves it).
@@ -241,10 +243,21 @@ pub(crate) fn split_origin(uri: &str) -> (&str, &str) {
     (&uri[..end], if path.is_empty() { "/" } else { path })
 }
 
+/// The query of `uri` (after `?`, before any `#`), if it has one.
+fn query_of(uri: &str) -> Option<&str> {
+    let before_fragment = uri.split('#').next().unwrap_or("");
+    before_fragment.split_once('?').map(|(_, q)| q)
+}
+
 #[cfg(feature = "auth")]
 /// Whether `aud` names the resource `resource`: compared as URLs (scheme and host
-/// case-insensitively, a missing path equal to `/`), the path byte for byte.
+/// case-insensitively, a missing path equal to `/`), the path and the query byte for
+/// byte (RFC 8707 2: a query may tell resources apart). A URI with a fragment names no
+/// resource.
 pub(crate) fn same_resource(aud: &str, resource: &str) -> bool {
+    if aud.contains('#') {
+        return false;
+    }
     let (ao, ap) = split_origin(aud);
     let (ro, rp) = split_origin(resource);
     let strip_default = |o: &str| -> String {
@@ -259,7 +272,7 @@ pub(crate) fn same_resource(aud: &str, resource: &str) -> bool {
             })
             .map_or(lower.clone(), str::to_owned)
     };
-    strip_default(ao) == strip_default(ro) && ap == rp
+    strip_default(ao) == strip_default(ro) && ap == rp && query_of(aud) == query_of(resource)
 }
 
 #[cfg(test)]
@@ -281,6 +294,12 @@ mod tests {
         assert_eq!(
             a.metadata_path(),
             "/.well-known/oauth-protected-resource/public/mcp"
+        );
+        // RFC 9728 3.1: the query stays, after the path.
+        let tenant = auth("https://mcp.example.com/mcp?tenant=a");
+        assert_eq!(
+            tenant.metadata_url(),
+            "https://mcp.example.com/.well-known/oauth-protected-resource/mcp?tenant=a"
         );
         let root = auth("https://mcp.example.com");
         assert_eq!(
@@ -304,5 +323,13 @@ mod tests {
         assert!(!same_resource("https://other.example/mcp", r));
         assert!(!same_resource("https://mcp.example.com.evil/mcp", r));
         assert!(same_resource("https://a.example", "https://a.example/"));
+        // The query tells resources apart; a fragment names none.
+        let t = "https://mcp.example.com/mcp?tenant=a";
+        assert!(same_resource("https://mcp.example.com/mcp?tenant=a", t));
+        assert!(!same_resource("https://mcp.example.com/mcp?tenant=b", t));
+        assert!(!same_resource("https://mcp.example.com/mcp", t));
+        assert!(!same_resource("https://mcp.example.com/mcp?x=1", r));
+        assert!(!same_resource("https://mcp.example.com/mcp#x", r));
+        assert!(!same_resource("https://mcp.example.com/mcp?", r));
     }
 }

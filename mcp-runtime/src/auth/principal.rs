@@ -45,6 +45,8 @@ pub struct Principal {
     claims: Map<String, Value>,
     expires_at: Option<SystemTime>,
     token: Option<Token>,
+    /// The subject is the client's (a token without `sub`), not a user's.
+    by_client: bool,
 }
 
 impl Principal {
@@ -58,6 +60,7 @@ impl Principal {
             claims: Map::new(),
             expires_at: None,
             token: None,
+            by_client: false,
         }
     }
     /// Sets the issuer (`iss`).
@@ -83,6 +86,12 @@ impl Principal {
     /// Sets when the token expires.
     pub fn expires_at(mut self, at: SystemTime) -> Self {
         self.expires_at = Some(at);
+        self
+    }
+    /// Says the subject is the OAuth client's own (a client-credentials token, which has
+    /// no `sub`): state bound to it is never a user's of the same name.
+    pub fn subject_is_client(mut self) -> Self {
+        self.by_client = true;
         self
     }
     /// Keeps the raw token (the validators do).
@@ -129,9 +138,13 @@ impl Principal {
         self.token.as_ref()
     }
 
-    /// The key state is bound to: issuer and subject (a subject is unique per issuer).
+    /// The key state is bound to: issuer and subject (a subject is unique per issuer),
+    /// and whether the subject is a user's (`sub`) or a client's, so that a client named
+    /// like a user is not that user.
     pub(crate) fn key(&self) -> String {
-        format!("{} {}", self.issuer.as_deref().unwrap_or(""), self.subject)
+        let kind = if self.by_client { "client" } else { "sub" };
+        let issuer = self.issuer.as_deref().unwrap_or("");
+        format!("{issuer} {kind}:{}", self.subject)
     }
 }
 
