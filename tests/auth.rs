@@ -641,6 +641,38 @@ fn request_state_and_legacy_sessions_belong_to_their_caller() {
         "{}",
         r.text()
     );
+    // A 2025-03-26 batch holding a call the token's scopes do not cover is refused
+    // whole, as that call alone is: 403 with the challenge to widen the token.
+    let batch_session = |tok: &str| {
+        let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-03-26", "capabilities": {},
+            "clientInfo": {"name": "t", "version": "1"}}});
+        let r = legacy(&init, None, tok);
+        assert_eq!(r.status, 200, "{}", r.text());
+        r.header("mcp-session-id").unwrap().to_owned()
+    };
+    let batch = json!([ping, write]);
+    let batched = |session: &str, tok: &str| {
+        let auth = format!("Bearer {tok}");
+        let h = [
+            ("Content-Type", "application/json"),
+            ("Accept", "application/json, text/event-stream"),
+            ("Authorization", auth.as_str()),
+            ("Mcp-Session-Id", session),
+        ];
+        raw(addr, &post_bytes(addr, batch.to_string().as_bytes(), &h))
+    };
+    let r = batched(&batch_session(&alice), &alice);
+    assert_eq!(r.status, 403, "{}", r.text());
+    let c = challenge(&r);
+    assert!(
+        c.contains("insufficient_scope") && c.contains("mcp:write"),
+        "{c}"
+    );
+    let r = batched(&batch_session(&writer), &writer);
+    assert_eq!(r.status, 200, "{}", r.text());
+    let answers = r.json();
+    assert_eq!(answers.as_array().map(Vec::len), Some(2), "{answers}");
     // Without a token, nothing.
     let r = raw(
         addr,

@@ -160,22 +160,24 @@ impl Server {
     }
 
     /// Runs a JSON-RPC batch of a 2025-03-26 session: every message, concurrently; the
-    /// answers as one array line (`None` when the batch held only notifications and
-    /// responses). A batch in a later revision is refused.
+    /// answers as one array line (`Ok(None)` when the batch held only notifications and
+    /// responses). A batch in a later revision is refused. A call the caller's scopes do
+    /// not cover refuses the whole batch, before any of it runs: `Err` with that refusal,
+    /// which HTTP answers `403` with the challenge to widen the token, as for a call alone.
     pub(crate) async fn run_batch(
         &self,
         batch: Vec<Value>,
         session: &Arc<Session>,
         streams: Streams,
         caller: Option<&Arc<crate::auth::Principal>>,
-    ) -> Option<String> {
+    ) -> Result<Option<String>, Reply> {
         if !session.version.allows_batches() || batch.is_empty() {
             let why = if batch.is_empty() {
                 "an empty batch"
             } else {
                 "batches are not part of this protocol revision"
             };
-            return Some(Reply::rejection(None, Rejection::malformed(why)).body);
+            return Ok(Some(Reply::rejection(None, Rejection::malformed(why)).body));
         }
         let mut jobs = Vec::new();
         let mut replies = Vec::new();
@@ -189,6 +191,8 @@ impl Server {
                 continue;
             }
             match self.prepare_legacy(msg, session, streams.clone(), caller) {
+                // Nothing prepared so far has run: dropped, it never does.
+                Prepared::Reply(r) if r.error == Some(ErrorClass::Forbidden) => return Err(r),
                 Prepared::Reply(r) => replies.push(r.body),
                 Prepared::Call(job) => {
                     // Cancellable by `notifications/cancelled` like any request of the
@@ -224,7 +228,7 @@ impl Server {
                 .flatten()
                 .map(|r| r.body),
         );
-        (!replies.is_empty()).then(|| format!("[{}]", replies.join(",")))
+        Ok((!replies.is_empty()).then(|| format!("[{}]", replies.join(","))))
     }
 
     /// The method family serving a legacy request.

@@ -271,8 +271,9 @@ impl HttpServer {
                 .run_batch(batch, session, Streams::None, caller)
                 .await
             {
-                Some(body) => super::handle::json_body(StatusCode::OK, body),
-                None => StatusCode::ACCEPTED.into_response(),
+                Ok(Some(body)) => super::handle::json_body(StatusCode::OK, body),
+                Ok(None) => StatusCode::ACCEPTED.into_response(),
+                Err(refused) => json_reply(refused),
             };
         }
         let mut job = match self.server.prepare_legacy(msg, session, streams, caller) {

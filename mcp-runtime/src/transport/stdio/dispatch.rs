@@ -222,10 +222,11 @@ impl Dispatch {
         let server = self.server.clone();
         let tx = self.tx.clone();
         let spawned = self.spawn(async move {
-            if let Some(line) = server
+            // No caller on stdio, so no scope refuses a batch; were one to, its answer.
+            let answer = server
                 .run_batch(batch, &s, Streams::Shared(tx.clone()), None)
-                .await
-            {
+                .await;
+            if let Some(line) = answer.unwrap_or_else(|r| Some(r.body)) {
                 let _ = tx.send(line).await;
             }
         });
