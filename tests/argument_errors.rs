@@ -5,7 +5,7 @@
 mod common;
 
 use common::*;
-use mcp_runtime::{Server, tool, tools};
+use mcp_runtime::{Arguments, Server, tool, tools};
 use serde_json::{Value, json};
 use std::net::SocketAddr;
 use std::sync::OnceLock;
@@ -37,11 +37,23 @@ async fn wide(u: u64, i: i64) -> String {
     (i128::from(u) + i128::from(i)).to_string()
 }
 
+/// Says what it got, all the arguments first.
+#[tool]
+async fn all_first(args: Arguments, x: u8) -> String {
+    format!("{} {x}", Value::Object(args.0))
+}
+
+/// Says what it got, all the arguments last.
+#[tool]
+async fn all_last(x: u8, args: Arguments) -> String {
+    format!("{} {x}", Value::Object(args.0))
+}
+
 fn addr() -> SocketAddr {
     static ADDR: OnceLock<SocketAddr> = OnceLock::new();
     *ADDR.get_or_init(|| {
         let server = Server::builder("argument-errors", "0.0.1")
-            .tools(tools![echo, wide])
+            .tools(tools![echo, wide, all_first, all_last])
             .build()
             .unwrap();
         serve_in_background(server.http())
@@ -133,4 +145,14 @@ fn an_integer_past_64_bits_is_out_of_range_not_a_float() {
     );
     assert_ne!(r["isError"], true, "{r}");
     assert_eq!(r["content"][0]["text"], "9223372036854775807");
+}
+
+/// A typed parameter gets its argument whether `Arguments` comes before or after it;
+/// `Arguments` holds what the parameters before it did not take.
+#[test]
+fn all_the_arguments_and_a_typed_one_in_either_order() {
+    for (tool, text) in [("all_first", r#"{"x":7} 7"#), ("all_last", "{} 7")] {
+        let r = call(tool, r#"{"x": 7}"#);
+        assert_eq!(r["content"][0]["text"], text, "{tool}: {r}");
+    }
 }

@@ -143,6 +143,10 @@ enum NameProblem {
     FirstNotALetter,
     Char(char),
     Reserved,
+    /// A Rust keyword: the crate could not be named in code (`async::server()`).
+    Keyword,
+    /// The name of a crate the project depends on: two crates of one name.
+    Dependency,
 }
 
 impl NameProblem {
@@ -154,6 +158,10 @@ impl NameProblem {
                 format!("`{c}` is not allowed in a project name (letters, digits, - and _)")
             }
             Self::Reserved => "it is reserved".to_owned(),
+            Self::Keyword => {
+                "it is a Rust keyword, which code could not name the crate by".to_owned()
+            }
+            Self::Dependency => "the project depends on a crate of that name".to_owned(),
         }
     }
 }
@@ -172,11 +180,27 @@ fn name_problem(name: &str) -> Option<NameProblem> {
     {
         return Some(NameProblem::Char(c));
     }
-    if matches!(
-        name,
-        "test" | "std" | "core" | "alloc" | "proc_macro" | "mcp-runtime" | "mcp_runtime"
-    ) {
+    if matches!(name, "test" | "std" | "core" | "alloc" | "proc_macro") {
         return Some(NameProblem::Reserved);
+    }
+    // What `cargo new` refuses too: every keyword, strict and reserved, of edition 2024.
+    const KEYWORDS: &[&str] = &[
+        "abstract", "as", "async", "await", "become", "box", "break", "const", "continue", "crate",
+        "do", "dyn", "else", "enum", "extern", "false", "final", "fn", "for", "gen", "if", "impl",
+        "in", "let", "loop", "macro", "match", "mod", "move", "mut", "override", "priv", "pub",
+        "ref", "return", "self", "Self", "static", "struct", "super", "trait", "true", "try",
+        "type", "typeof", "unsafe", "unsized", "use", "virtual", "where", "while", "yield",
+    ];
+    if KEYWORDS.contains(&name) {
+        return Some(NameProblem::Keyword);
+    }
+    // The template's dependencies (template/Cargo.toml), as crate names.
+    let krate = name.replace('-', "_");
+    if matches!(
+        krate.as_str(),
+        "mcp_runtime" | "serde" | "serde_json" | "schemars" | "tokio"
+    ) {
+        return Some(NameProblem::Dependency);
     }
     None
 }
@@ -187,6 +211,9 @@ pub(crate) fn check_name(name: &str) -> Result<(), String> {
         None => Ok(()),
         Some(NameProblem::Empty) => Err("the project name is empty".to_owned()),
         Some(NameProblem::Reserved) => Err(format!("`{name}` is reserved; pick another name")),
+        Some(p @ (NameProblem::Keyword | NameProblem::Dependency)) => {
+            Err(format!("`{name}`: {}; pick another name", p.reason()))
+        }
         Some(p) => Err(format!("`{name}`: {}", p.reason())),
     }
 }
@@ -269,7 +296,24 @@ mod tests {
         assert!(!toml.contains("{{"));
         let main = render(FILES[5].1, "my-server", None);
         assert!(main.contains("my_server::server()"), "{main}");
-        for bad in ["", "1abc", "a b", "a/b", "../x", "test"] {
+        for bad in [
+            "",
+            "1abc",
+            "a b",
+            "a/b",
+            "../x",
+            "test",
+            "async",
+            "self",
+            "Self",
+            "fn",
+            "match",
+            "serde",
+            "serde-json",
+            "tokio",
+            "mcp-runtime",
+            "schemars",
+        ] {
             assert!(check_name(bad).is_err(), "{bad:?} accepted");
         }
         check_name("demo").unwrap();

@@ -250,8 +250,9 @@ impl<T: DeserializeOwned + JsonSchema> Argument<kind::Tool> for T {}
 #[diagnostic::do_not_recommend]
 impl<T: DeserializeOwned> Argument<kind::Prompt> for T {}
 
-/// All the arguments of a tool call, as sent (those not taken by other parameters).
-/// Useful with a hand-written `inputSchema`.
+/// The arguments of a tool call, as sent, but for those the typed parameters declared
+/// before it took: declared first, it holds them all, and the typed parameters after it
+/// still get theirs. Useful with a hand-written `inputSchema`.
 ///
 /// ```
 /// use mcp_runtime::{Arguments, Server, tool, tools};
@@ -271,7 +272,8 @@ pub struct Arguments(pub Map<String, Value>);
 
 impl FromRequest<kind::Tool> for Arguments {
     fn from_request(call: &mut Call<kind::Tool>, _: &Param) -> Result<Self, Error> {
-        Ok(Arguments(std::mem::take(&mut call.arguments)))
+        // A copy: a typed parameter after this one still finds its argument.
+        Ok(Arguments(call.arguments.clone()))
     }
 }
 
