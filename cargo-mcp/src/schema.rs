@@ -98,8 +98,18 @@ pub(crate) fn lists_of(command: &[String]) -> Result<String, String> {
         let mut cursor: Option<Value> = None;
         loop {
             next_id += 1;
-            send(&mut stdin, next_id, method, cursor.take())?;
-            let reply = receive(&rx, next_id, started)?;
+            // A server that is gone is named as such, not as the broken pipe it left.
+            let exited = |running: &mut Running, e: String| match running.0.try_wait() {
+                Ok(Some(status)) => {
+                    format!(
+                        "the server exited ({status}) before answering (does it serve stdio by default?)"
+                    )
+                }
+                _ => e,
+            };
+            send(&mut stdin, next_id, method, cursor.take())
+                .map_err(|e| exited(&mut running, e))?;
+            let reply = receive(&rx, next_id, started).map_err(|e| exited(&mut running, e))?;
             if let Some(err) = reply.get("error") {
                 // A server without prompts (say) does not have the method: an empty list.
                 if err["code"] == -32601 {
@@ -107,7 +117,11 @@ pub(crate) fn lists_of(command: &[String]) -> Result<String, String> {
                 }
                 return Err(format!("{method} failed: {err}"));
             }
-            let result = &reply["result"];
+            let Some(result) = reply.get("result").filter(|r| r.is_object()) else {
+                return Err(format!(
+                    "{method}: not a JSON-RPC response (no `result` object nor `error`): {reply}; is this an MCP server?"
+                ));
+            };
             items.extend(result[key].as_array().cloned().unwrap_or_default());
             match result.get("nextCursor") {
                 Some(c) if !c.is_null() => cursor = Some(c.clone()),
@@ -181,9 +195,17 @@ mod tests {
     fn a_server_that_exits_is_an_error_not_a_hang() {
         let err = lists_of(&cmd(&["true"])).unwrap_err();
         assert!(
-            err.contains("exited before answering") || err.contains("closed its input"),
+            err.contains("before answering") || err.contains("closed its input"),
             "{err}"
         );
+    }
+
+    /// A program that echoes its input (`cat`) answers every request with the request:
+    /// no result, so no lists.
+    #[test]
+    fn an_echo_is_no_server() {
+        let err = lists_of(&cmd(&["cat"])).unwrap_err();
+        assert!(err.contains("not a JSON-RPC response"), "{err}");
     }
 
     #[test]
