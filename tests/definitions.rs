@@ -222,6 +222,55 @@ async fn a_doc_comment_mixed_with_an_included_file_reads_as_written() {
     );
 }
 
+/// Forecast for a city.
+#[mcp_runtime::tool]
+async fn forecast(
+    /// City name, as the user wrote it
+    city: String,
+    /// How many days ahead
+    #[arg(description = "Days ahead (1-7)")]
+    days: Option<u8>,
+    /// The request (an extractor: nothing clients see)
+    cx: mcp_runtime::Context,
+) -> String {
+    let _ = cx.request_id();
+    format!("{city} {days:?}")
+}
+
+/// Greets.
+#[mcp_runtime::prompt]
+async fn welcome(
+    /// Who to greet
+    name: String,
+) -> String {
+    format!("hi {name}")
+}
+
+/// A parameter's `///` comment is its argument's description (rustc allows none there:
+/// the macro takes it); `#[arg(description)]` wins over it.
+#[tokio::test]
+async fn a_parameters_doc_comment_describes_its_argument() {
+    let server = Server::builder("docs", "1")
+        .tools(mcp_runtime::tools![forecast])
+        .prompts(mcp_runtime::prompts![welcome])
+        .build()
+        .unwrap();
+    let client = TestClient::new(server);
+    let (tools, _) = client.request("tools/list", json!({})).await.unwrap();
+    let props = &tools["tools"][0]["inputSchema"]["properties"];
+    assert_eq!(
+        props["city"]["description"],
+        "City name, as the user wrote it"
+    );
+    assert_eq!(props["days"]["description"], "Days ahead (1-7)");
+    assert_eq!(props.as_object().map(|p| p.len()), Some(2), "{props}");
+    let (prompts, _) = client.request("prompts/list", json!({})).await.unwrap();
+    assert_eq!(
+        prompts["prompts"][0]["arguments"][0]["description"],
+        "Who to greet"
+    );
+}
+
 /// The code of a city; an unknown one is the tool's error, given as a `String`.
 #[mcp_runtime::tool]
 async fn city_code(city: String) -> Result<&'static str, String> {

@@ -22,6 +22,9 @@ pub struct RawParam {
     pub input_span: Option<Span>,
     /// Where a `#[cfg]` or `#[cfg_attr]` on the parameter was written.
     pub cfg: Option<Span>,
+    /// Its doc comment (`/// ...` on the parameter), and where: the argument's
+    /// description unless `#[arg(description)]` gives one.
+    pub doc: Option<(String, Span)>,
 }
 
 /// Removes `#[needs_input]` (or `#[mcp_runtime::needs_input]`, or through the overridden
@@ -66,6 +69,8 @@ pub fn take_params(
         let FnArg::Typed(pt) = input else { continue };
         let (arg, arg_span) = take_one(&mut pt.attrs, "arg", krate, errors);
         let (input, input_span) = take_one(&mut pt.attrs, "input", krate, errors);
+        let doc = take_doc(&mut pt.attrs, errors);
+        refuse_derive_attrs(&mut pt.attrs, errors);
         let cfg = pt
             .attrs
             .iter()
@@ -79,9 +84,48 @@ pub fn take_params(
             input,
             input_span,
             cfg,
+            doc,
         });
     }
     out
+}
+
+/// Removes a parameter's doc comment (`///` lines, which rustc allows on no parameter):
+/// its text, and where it starts.
+fn take_doc(attrs: &mut Vec<syn::Attribute>, errors: &mut Errors) -> Option<(String, Span)> {
+    let docs: Vec<syn::Attribute> = attrs
+        .iter()
+        .filter(|a| a.path().is_ident("doc"))
+        .cloned()
+        .collect();
+    attrs.retain(|a| !a.path().is_ident("doc"));
+    let span = docs.first()?.span();
+    match crate::doc::extract(&docs)? {
+        crate::doc::Doc::Text(text) => Some((text, span)),
+        crate::doc::Doc::Expr(_) => {
+            errors.push(crate::errors::spanned(
+                &docs[0],
+                "a parameter's description is plain `///` text; for another, use `#[arg(description = \"...\")]`",
+            ));
+            None
+        }
+    }
+}
+
+/// Removes `#[serde(...)]` and `#[schemars(...)]` from a parameter, each an error saying
+/// what does apply: a parameter is no field of a struct those derives read.
+fn refuse_derive_attrs(attrs: &mut Vec<syn::Attribute>, errors: &mut Errors) {
+    attrs.retain(|a| {
+        let why = if a.path().is_ident("serde") {
+            "`#[serde(...)]` does not apply to a parameter; name the argument with `#[arg(name = \"...\")]` and give a default with `#[arg(default = ...)]`"
+        } else if a.path().is_ident("schemars") {
+            "`#[schemars(...)]` does not apply to a parameter; describe it with a `///` comment or `#[arg(description = \"...\")]`, and put bounds on a type of its own (a struct deriving `JsonSchema`)"
+        } else {
+            return true;
+        };
+        errors.push(crate::errors::spanned(a, why));
+        false
+    });
 }
 
 /// Removes every `#[name(...)]` from `attrs`; parses the first (a second one is an error).

@@ -122,7 +122,12 @@ pub(super) fn param(raw: RawParam, kind: Kind, variables: &[String]) -> Param {
         name,
         ty: raw.ty,
         role,
-        description: arg.description.as_ref().map(Into::into),
+        // `#[arg(description)]`, else the parameter's doc comment.
+        description: arg
+            .description
+            .as_ref()
+            .map(Into::into)
+            .or_else(|| raw.doc.map(|(value, span)| Sp { value, span })),
         complete: arg.complete,
         complete_method: None,
         header: arg.header.as_ref().map(Into::into),
