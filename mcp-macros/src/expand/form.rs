@@ -72,6 +72,15 @@ pub fn expand(item: TokenStream) -> TokenStream {
                 )
                 .to_compile_error();
             }
+            // serde's other enum representations make each variant an object, which no
+            // form field is.
+            if let Some(attr) = enum_representation(&input.attrs) {
+                return syn::Error::new_spanned(
+                    attr,
+                    "a form field enum is a choice of strings: serde's `tag`, `content` and `untagged` make its values objects or nothing; remove it (rename values with `#[serde(rename = \"...\")]` or `rename_all`)",
+                )
+                .to_compile_error();
+            }
             quote! {
                 #[automatically_derived]
                 impl __mcp::FormField for #ident {}
@@ -87,4 +96,29 @@ pub fn expand(item: TokenStream) -> TokenStream {
             #body
         };
     }
+}
+
+/// The `#[serde(tag = ..)]`, `#[serde(content = ..)]` or `#[serde(untagged)]` among an
+/// enum's attributes, if any.
+fn enum_representation(attrs: &[syn::Attribute]) -> Option<&syn::Attribute> {
+    attrs
+        .iter()
+        .filter(|a| a.path().is_ident("serde"))
+        .find(|a| {
+            let mut found = false;
+            let _ = a.parse_nested_meta(|m| {
+                if m.path.is_ident("tag")
+                    || m.path.is_ident("content")
+                    || m.path.is_ident("untagged")
+                {
+                    found = true;
+                }
+                // Skip the value of `key = value` options; nested lists are not read.
+                if m.input.peek(syn::Token![=]) {
+                    let _: syn::Expr = m.value()?.parse()?;
+                }
+                Ok(())
+            });
+            found
+        })
 }
