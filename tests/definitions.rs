@@ -269,6 +269,20 @@ async fn a_parameters_doc_comment_describes_its_argument() {
         prompts["prompts"][0]["arguments"][0]["description"],
         "Who to greet"
     );
+    // An argument the prompt does not declare is refused, naming those it has: dropped
+    // unseen, a misspelt one would leave the prompt without it.
+    let e = client
+        .request(
+            "prompts/get",
+            json!({"name": "welcome", "arguments": {"name": "Ada", "nmae": "Ada"}}),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(e.code, -32602);
+    assert_eq!(
+        e.message,
+        "unknown argument `nmae` for prompt `welcome` (its arguments: name)"
+    );
 }
 
 /// The code of a city; an unknown one is the tool's error, given as a `String`.

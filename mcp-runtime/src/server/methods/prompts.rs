@@ -14,7 +14,7 @@ use serde_json::{Map, Value};
 use std::sync::Arc;
 
 /// `prompts/get`: `Mcp-Name` → string arguments → the prompt → its required arguments
-/// (`-32602`) → the round (for prompts that ask) → the handler.
+/// and no others (`-32602`) → the round (for prompts that ask) → the handler.
 pub(crate) fn get(
     server: &Server,
     parts: Parts,
@@ -53,6 +53,26 @@ pub(crate) fn get(
             Rejection::params(format!(
                 "missing required argument `{}` for prompt `{name}`",
                 missing.name
+            )),
+        );
+    }
+    // An argument the prompt does not declare (`file_path` for `filePath`) would be
+    // dropped unseen: refused, as a tool's unknown argument is (PROMPT-08).
+    let declared = &prompt.def.spec.arguments;
+    if let Some(unknown) = arguments
+        .keys()
+        .find(|k| !declared.iter().any(|a| a.name == **k))
+    {
+        let names: Vec<&str> = declared.iter().map(|a| a.name.as_str()).collect();
+        let known = match names.is_empty() {
+            true => "it takes none".to_owned(),
+            false => format!("its arguments: {}", names.join(", ")),
+        };
+        return super::reject(
+            &parts,
+            Rejection::params(format!(
+                "unknown argument `{}` for prompt `{name}` ({known})",
+                reflect(unknown)
             )),
         );
     }
