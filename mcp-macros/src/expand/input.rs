@@ -15,9 +15,11 @@ pub(super) fn input_stmts(item: &Item) -> TokenStream {
         return quote!();
     }
     // `format!` only when the text inserts arguments (`{name}`); clippy would flag the rest.
-    let text = |s: &str| {
+    // The format string keeps the span of the text as written, so that rustc's errors
+    // about a placeholder (a value that is not `Display`) land on it, not on `#[tool]`.
+    let text = |s: &str, span: Span| {
         if s.contains('{') {
-            formatted(s, item)
+            formatted(s, span, item)
         } else {
             quote!(__mcp::String::from(#s))
         }
@@ -30,15 +32,18 @@ pub(super) fn input_stmts(item: &Item) -> TokenStream {
             let ty = &param.ty;
             match spec.asks.first().expect("checked: one thing") {
                 InputKind::Elicit { message } => {
-                    let message = text(&message.value);
+                    let message = text(&message.value, message.span);
                     quote_spanned! {param.ty_span=>
                         <#ty as __mcp::ElicitParam>::elicit(&__input, #key, #message)
                     }
                 }
                 InputKind::Url { url, message } => {
-                    let message = text(message.as_ref().map_or("", |m| m.value.as_str()));
+                    let message = match message {
+                        Some(m) => text(&m.value, m.span),
+                        None => text("", Span::call_site()),
+                    };
                     let url = if url.value.contains('{') {
-                        formatted_url(&url.value, item)
+                        formatted_url(&url.value, url.span, item)
                     } else {
                         let url = &url.value;
                         quote!(#url)
@@ -49,7 +54,7 @@ pub(super) fn input_stmts(item: &Item) -> TokenStream {
                     text: prompt,
                     max_tokens,
                 } => {
-                    let prompt = text(&prompt.value);
+                    let prompt = text(&prompt.value, prompt.span);
                     quote!(__input.sample(#key, __mcp::sampling_request(&#prompt, #max_tokens)))
                 }
                 InputKind::Roots => quote!(__input.roots(#key)),
@@ -91,7 +96,7 @@ pub(super) fn input_stmts(item: &Item) -> TokenStream {
 /// `format!` of an input's text, which inserts parameters by name (`{path}`). A
 /// placeholder naming a raw identifier (`{type}` for `r#type`), which `format!` cannot
 /// spell, is renamed and passed as a named argument.
-fn formatted(text: &str, item: &Item) -> TokenStream {
+fn formatted(text: &str, span: Span, item: &Item) -> TokenStream {
     let raw: Vec<(String, &syn::Ident)> = item
         .params
         .iter()
@@ -125,15 +130,16 @@ fn formatted(text: &str, item: &Item) -> TokenStream {
     });
     let names = named.iter().map(|(a, _)| a);
     let values = named.iter().map(|(_, i)| i);
+    let out = syn::LitStr::new(&out, span);
     quote!(__mcp::format!(#out #(, #names = #values)*))
 }
 
 /// `format!` of a URL elicitation's URL: each inserted argument (`{service}`) formatted as
 /// in a text, then percent-encoded, so a value fills its place and no more.
-fn formatted_url(url: &str, item: &Item) -> TokenStream {
+fn formatted_url(url: &str, span: Span, item: &Item) -> TokenStream {
     let mut values = Vec::new();
     let out = rewrite(url, |placeholder, out| {
-        let value = formatted(placeholder, item);
+        let value = formatted(placeholder, span, item);
         values.push(quote!(__mcp::url_component(&#value)));
         out.push_str("{}");
     });
