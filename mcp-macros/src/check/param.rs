@@ -69,6 +69,15 @@ pub(super) fn param(item: &Item, p: &Param, errors: &mut Errors) {
             h.value
         ));
     }
+    // `Option<T>` with a default: left out, the call gets the default, so the handler never
+    // sees `None` (and `default = 3` would not even type-check): the type is `T`.
+    if let (Some((_, span)), Some(inner)) = (&p.default, option_inner(&p.ty)) {
+        errors.at(*span, format!(
+            "an argument with a default is never missing: write its type as `{}`, not `Option<{}>` (a call that leaves it out gets the default)",
+            quote::ToTokens::to_token_stream(inner),
+            quote::ToTokens::to_token_stream(inner),
+        ));
+    }
     match (item.kind, p.role, &p.default) {
         (Kind::Resource, Role::Variable, Some((_, span))) => errors.at(*span, format!(
             "a template variable has no default: the URI gives `{{{}}}`; make it an `Option<T>` if the URI may leave it undefined",
@@ -162,5 +171,21 @@ pub(super) fn headers(item: &Item, errors: &mut Errors) {
             errors.violation(h.span, v);
         }
         seen.push(&h.value);
+    }
+}
+
+/// `T` of an `Option<T>` (written `Option`, `std::option::Option` or `core::option::Option`).
+fn option_inner(ty: &Type) -> Option<&Type> {
+    let Type::Path(tp) = ty else { return None };
+    let last = tp.path.segments.last()?;
+    if last.ident != "Option" {
+        return None;
+    }
+    let syn::PathArguments::AngleBracketed(args) = &last.arguments else {
+        return None;
+    };
+    match args.args.first()? {
+        syn::GenericArgument::Type(t) if args.args.len() == 1 => Some(t),
+        _ => None,
     }
 }

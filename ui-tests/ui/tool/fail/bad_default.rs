@@ -48,6 +48,12 @@ async fn repeat(#[arg(default = "5")] times: u32) -> String {
     times.to_string()
 }
 
+/// A default on an `Option`: the argument is never missing, so its type is the inner one.
+#[tool]
+async fn days(#[arg(default = 3)] n: Option<u8>) -> String {
+    format!("{n:?}")
+}
+
 /// The same for a prompt argument.
 #[prompt]
 async fn greet(#[arg(default = "2")] times: u8) -> String {
@@ -55,6 +61,6 @@ async fn greet(#[arg(default = "2")] times: u8) -> String {
 }
 
 fn main() {
-    let _ = tools![plot, whoami, count, weigh, shard, repeat];
+    let _ = tools![plot, whoami, count, weigh, shard, repeat, days];
     let _ = prompts![greet];
 }
