@@ -154,6 +154,21 @@ pub(crate) fn tool(mut def: ToolDef, ext: &Extensions) -> Result<ToolEntry, Vec<
     } else {
         let root = spec.input_schema.get("type").and_then(|t| t.as_str());
         p.check(mcp_rules::input_schema_root(root));
+        // A hand-written schema that lists properties lists the typed parameters' too:
+        // a client reads the schema, so one it lacks would never be sent.
+        let listed = spec
+            .input_schema
+            .get("properties")
+            .and_then(|v| v.as_object());
+        if let (Some(_), Some(listed)) = (&spec.input_schema_text, listed) {
+            for name in spec.typed.iter().filter(|n| !listed.contains_key(*n)) {
+                let names: Vec<&str> = listed.keys().map(String::as_str).collect();
+                p.push(format!(
+                    "parameter `{name}` is no property of the hand-written inputSchema (which lists {}), so no client would send it; add it to the schema, or read it from `Arguments`",
+                    if names.is_empty() { "none".to_owned() } else { names.join(", ") }
+                ));
+            }
+        }
         let generated = spec.input_schema_text.is_none();
         if generated && crate::schema::can_defer(&spec.input_schema) {
             validator = Some(LazyValidator::deferred());
@@ -444,6 +459,32 @@ mod tests {
                 .any(|e| e.contains("inputSchema does not compile")),
             "{errors:?}"
         );
+    }
+
+    /// A hand-written schema that lists properties lists the typed parameters' too: one
+    /// it lacks (here `n`) no client would send.
+    #[test]
+    fn a_hand_written_schema_lists_the_typed_parameters() {
+        let hand = |props: serde_json::Value| {
+            with_arg::<u32>("hs").input_schema(serde_json::json!({
+                "type": "object", "properties": props
+            }))
+        };
+        let errors = build_errors(
+            Server::builder("x", "1").tool(hand(serde_json::json!({"code": {"type": "string"}}))),
+        );
+        assert!(
+            errors
+                .iter()
+                .any(|e| e.contains("parameter `n` is no property")
+                    && e.contains("which lists code")),
+            "{errors:?}"
+        );
+        let listed = hand(serde_json::json!({"n": {"type": "integer"}}));
+        assert!(Server::builder("x", "1").tool(listed).build().is_ok());
+        // A schema without `properties` (any object) is not checked.
+        let open = with_arg::<u32>("open").input_schema(serde_json::json!({"type": "object"}));
+        assert!(Server::builder("x", "1").tool(open).build().is_ok());
     }
 
     #[tokio::test]

@@ -124,6 +124,9 @@ pub struct ToolSpec {
     /// Why a hand-written `inputSchema` could not be read.
     pub(crate) input_schema_error: Option<String>,
     pub(crate) output_schema: Option<Value>,
+    /// With a hand-written `inputSchema`: the typed parameters' argument names (the
+    /// generated schema's properties), which it must list too.
+    pub(crate) typed: Vec<String>,
 }
 
 impl Def<Tool> {
@@ -144,6 +147,7 @@ impl Def<Tool> {
             input_schema_text: None,
             input_schema_error: None,
             output_schema: R::output_schema(),
+            typed: Vec::new(),
         };
         Def::from_parts(
             name.into(),
@@ -181,16 +185,33 @@ impl Def<Tool> {
 
     /// Replaces the generated `inputSchema` with a hand-written one.
     pub fn input_schema(mut self, schema: Value) -> Self {
+        self.keep_typed();
         self.spec.input_schema_text = Some(schema.to_string());
         self.spec.input_schema = schema;
         self.spec.input_schema_error = None;
         self
     }
 
+    /// Before the generated `inputSchema` is replaced: the names it gives the typed
+    /// parameters, for the build to check the hand-written one against.
+    fn keep_typed(&mut self) {
+        if self.spec.input_schema_text.is_none() && self.spec.typed.is_empty() {
+            let props = self
+                .spec
+                .input_schema
+                .get("properties")
+                .and_then(Value::as_object);
+            self.spec.typed = props
+                .map(|p| p.keys().cloned().collect())
+                .unwrap_or_default();
+        }
+    }
+
     /// Replaces the generated `inputSchema` with hand-written JSON text, served as given
     /// (key order and all; only insignificant whitespace is removed). Any JSON Schema
     /// 2020-12 keyword may appear. Invalid JSON is reported when the server is built.
     pub fn input_schema_json(mut self, text: &str) -> Self {
+        self.keep_typed();
         match serde_json::from_str::<Value>(text) {
             Ok(v) => {
                 self.spec.input_schema = v;
