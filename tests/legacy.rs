@@ -80,6 +80,17 @@ async fn nap(log: Logger) -> &'static str {
     "rested"
 }
 
+/// Set while `doze` runs.
+static DOZING: AtomicBool = AtomicBool::new(false);
+
+/// Sleeps a minute without a word (no log, no progress), so its answer would be JSON.
+#[tool]
+async fn doze() -> &'static str {
+    DOZING.store(true, Ordering::SeqCst);
+    tokio::time::sleep(Duration::from_secs(60)).await;
+    "awake"
+}
+
 /// The readme.
 #[resource("docs://readme", mime_type = "text/markdown")]
 async fn readme() -> &'static str {
@@ -95,7 +106,7 @@ async fn note(n: u32) -> String {
 fn server(legacy: Legacy, seen: Arc<AtomicBool>) -> Server {
     Server::builder("legacy-test", "1.0")
         .title("Legacy test")
-        .tools(tools![greet, add, link, needs_sampling, wait, nap])
+        .tools(tools![greet, add, link, needs_sampling, wait, nap, doze])
         .resources(resources![readme, note])
         .state(seen)
         .legacy(legacy)
@@ -204,7 +215,7 @@ fn a_session_lives_from_initialize_to_delete() {
     for absent in ["resultType", "ttlMs", "cacheScope", "_meta"] {
         assert!(result.get(absent).is_none(), "{absent}: {result}");
     }
-    assert_eq!(result["tools"].as_array().unwrap().len(), 6);
+    assert_eq!(result["tools"].as_array().unwrap().len(), 7);
     assert_eq!(c.call("ping", json!({}))["result"], json!({}));
     assert_eq!(
         c.call("logging/setLevel", json!({"level": "info"}))["result"],
@@ -510,6 +521,47 @@ fn a_cancelled_request_is_dropped_and_not_answered() {
         assert_eq!(again["id"], 22, "{again}");
         assert_eq!(again["error"]["code"], -32600, "{again}");
     });
+}
+
+/// A cancelled request whose handler had sent nothing yet is still answered as a request
+/// (a POST that carries one gets JSON or SSE, never a bare 202): an SSE stream that ends
+/// with no response. Only a client that takes no SSE gets the bodiless 202.
+#[test]
+fn a_cancelled_silent_request_gets_an_empty_stream() {
+    let addr = start();
+    let (c, _) = Client::open(addr, "2025-11-25");
+    for (id, accept) in [
+        (31, "application/json, text/event-stream"),
+        (32, "application/json"),
+    ] {
+        DOZING.store(false, Ordering::SeqCst);
+        let mut h = vec![
+            ("Content-Type", "application/json"),
+            ("Accept", accept),
+            ("Connection", "close"),
+        ];
+        h.extend_from_slice(&c.headers());
+        let call = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "doze", "arguments": {}}});
+        let bytes = post_bytes(addr, call.to_string().as_bytes(), &h);
+        let pending = std::thread::spawn(move || raw(addr, &bytes));
+        let started = std::time::Instant::now();
+        while !DOZING.load(Ordering::SeqCst) {
+            assert!(started.elapsed() < Duration::from_secs(5), "doze never ran");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": id}});
+        assert_eq!(c.post(&cancel).status, 202);
+        let r = pending.join().unwrap();
+        assert!(started.elapsed() < Duration::from_secs(10), "it ran on");
+        if accept.contains("event-stream") {
+            assert_eq!(r.status, 200, "{}", r.text());
+            assert_eq!(r.header("content-type"), Some("text/event-stream"));
+            assert_eq!(r.sse_events(), Vec::<Value>::new(), "{}", r.text());
+        } else {
+            assert_eq!(r.status, 202, "{}", r.text());
+            assert_eq!(r.text(), "");
+        }
+    }
 }
 
 #[test]

@@ -126,7 +126,8 @@ impl Reply {
     }
     /// No answer: the request was cancelled (a legacy session's `notifications/cancelled`),
     /// and the cancelled request is not answered. On HTTP its SSE stream ends with no
-    /// response, and a JSON answer is a bodiless 202.
+    /// response (an empty one if it had not started streaming); only to a client that
+    /// does not take SSE is it a bodiless 202.
     pub(crate) fn withheld() -> Reply {
         Reply {
             body: String::new(),

@@ -177,8 +177,11 @@ pub(super) fn refuse(status: StatusCode, error: RpcError) -> Response {
 
 /// A reply in the media type the client accepts: JSON, or one SSE event when it accepts
 /// only `text/event-stream`.
-pub(super) fn answer(r: Reply, accepts_json: bool) -> Response {
-    if accepts_json {
+/// A reply as JSON when the client takes JSON, else as an SSE stream. A withheld reply (a
+/// cancelled legacy request) is an SSE stream that ends unanswered when the client takes
+/// SSE: a POST that carried a request is answered with JSON or SSE, never a bare 202.
+pub(super) fn answer(r: Reply, (accepts_json, accepts_sse): (bool, bool)) -> Response {
+    if accepts_json && !(accepts_sse && r.is_withheld()) {
         json_reply(r)
     } else {
         let status = status_of(r.error);
@@ -295,7 +298,9 @@ async fn serve_post(
     };
     let msg = match parse_strict(&bytes) {
         Ok(v) => v,
-        Err(e) => return answer(Reply::unparsable(&bytes, e), accepts_json),
+        Err(e) => {
+            return answer(Reply::unparsable(&bytes, e), (accepts_json, accepts_sse));
+        }
     };
     // Read once: the legacy classifier and the modern header checks both need it.
     let version = Single::read(&parts.headers, &VERSION_HEADER);
@@ -319,7 +324,7 @@ async fn serve_post(
         &HeaderGuard::with_version(&parts.headers, version).with_caller(caller),
         streams,
     ) {
-        Prepared::Reply(r) => return answer(r, accepts_json),
+        Prepared::Reply(r) => return answer(r, (accepts_json, accepts_sse)),
         Prepared::Notification { .. } | Prepared::Answer => {
             return StatusCode::ACCEPTED.into_response();
         }
@@ -339,7 +344,7 @@ async fn serve_post(
         Prepared::Call(job) => job,
     };
     let rx = job.take_notifications();
-    respond(job.run(), rx, accepts_json)
+    respond(job.run(), rx, (accepts_json, accepts_sse))
         .await
         .map(|b| conn::holding(b, slot))
 }
@@ -350,14 +355,15 @@ async fn serve_post(
 pub(super) async fn respond<F>(
     fut: F,
     rx: Option<mpsc::Receiver<String>>,
-    accepts_json: bool,
+    accepts: (bool, bool),
 ) -> Response
 where
     F: Future<Output = Reply> + Send + 'static,
 {
     let Some(mut rx) = rx else {
-        return answer(fut.await, accepts_json);
+        return answer(fut.await, accepts);
     };
+    let accepts_json = accepts.0;
     let mut fut = Box::pin(fut);
     if !accepts_json {
         return sse::sse_response(None, Some(fut), rx, None);
@@ -368,7 +374,7 @@ where
         reply = &mut fut => match rx.try_recv() {
             // It finished, but queued notifications first: they go before the response.
             Ok(first) => sse::sse_response(Some(first), None::<std::pin::Pin<Box<std::future::Ready<Reply>>>>, rx, reply.into_answer()),
-            Err(_) => json_reply(reply),
+            Err(_) => answer(reply, accepts),
         },
     }
 }

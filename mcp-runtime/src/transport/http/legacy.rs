@@ -297,7 +297,7 @@ impl HttpServer {
         // Most calls finish in their first poll: answered here, with no task of their own.
         if let std::task::Poll::Ready(r) = futures_util::poll!(&mut run) {
             drop(tracked);
-            let resp = super::respond(std::future::ready(r), rx, accepts_json).await;
+            let resp = super::respond(std::future::ready(r), rx, (accepts_json, accepts_sse)).await;
             return resp.map(|b| super::conn::holding(b, slot));
         }
         // The rest runs on its own task: a closed connection does not cancel it here
@@ -321,7 +321,7 @@ impl HttpServer {
                 )
             })
         };
-        super::respond(fut, rx, accepts_json).await
+        super::respond(fut, rx, (accepts_json, accepts_sse)).await
     }
 
     /// The session `id`, if it exists and `caller` may use it (another caller's session
