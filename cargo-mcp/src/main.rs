@@ -2,7 +2,7 @@
 //!
 //! ```text
 //! cargo mcp new PATH [--name NAME] [--runtime-path DIR | --crates-io] [--vcs git|none]
-//! cargo mcp schema [--check SNAPSHOT] [-- COMMAND ARGS...]
+//! cargo mcp schema [--check SNAPSHOT] [--timeout SECS] [-- COMMAND ARGS...]
 //! cargo mcp completions SHELL
 //! ```
 //!
@@ -16,7 +16,9 @@
 //! folder), asks for `tools/list`, `prompts/list`, `resources/list` and
 //! `resources/templates/list` (all pages), and prints them as one pretty JSON document with
 //! sorted keys: the text `mcp_runtime::assert_lists_snapshot!` keeps in its insta snapshot.
-//! `--check` compares instead of printing.
+//! `--check` compares instead of printing. The server must answer within 600 s when the
+//! command is `cargo` (it may be building the server first) and within 30 s otherwise;
+//! `--timeout SECS` sets another deadline.
 
 mod new;
 mod schema;
@@ -84,6 +86,11 @@ struct SchemaArgs {
     /// difference.
     #[arg(long, value_name = "SNAPSHOT")]
     check: Option<PathBuf>,
+    /// Seconds the server gets to answer every list [default: 600 when COMMAND is cargo,
+    /// which may build the server first; 30 for any other program].
+    // At least 1: a deadline of 0 s would fail every server.
+    #[arg(long, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..))]
+    timeout: Option<u64>,
     /// The command that serves MCP on stdio (default: cargo run --quiet).
     #[arg(last = true, value_name = "COMMAND")]
     command: Vec<String>,
@@ -100,7 +107,11 @@ fn main() -> ExitCode {
             };
             new::run(&a.path, a.name.as_deref(), runtime, a.vcs)
         }
-        Command::Schema(a) => schema::run(a.command, a.check),
+        Command::Schema(a) => schema::run(
+            a.command,
+            a.check,
+            a.timeout.map(std::time::Duration::from_secs),
+        ),
         Command::Completions { shell } => {
             let mut cmd = Cargo::command();
             clap_complete::generate(shell, &mut cmd, "cargo", &mut std::io::stdout());
@@ -147,5 +158,24 @@ mod tests {
             panic!()
         };
         assert_eq!(a.command, ["./srv", "--stdio"]);
+        assert_eq!(a.timeout, None);
+    }
+
+    #[test]
+    fn schema_takes_a_timeout_in_seconds_but_not_zero() {
+        let Cargo::Mcp(cli) =
+            Cargo::try_parse_from(["cargo", "mcp", "schema", "--timeout", "5", "--", "./srv"])
+                .unwrap();
+        let Command::Schema(a) = cli.command else {
+            panic!()
+        };
+        assert_eq!(a.timeout, Some(5));
+        assert_eq!(a.command, ["./srv"]);
+        for bad in ["0", "-1", "ten"] {
+            assert!(
+                Cargo::try_parse_from(["cargo", "mcp", "schema", "--timeout", bad]).is_err(),
+                "{bad}"
+            );
+        }
     }
 }

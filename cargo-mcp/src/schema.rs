@@ -13,18 +13,55 @@ const LISTS: [(&str, &str); 4] = [
     ("resources/templates/list", "resourceTemplates"),
 ];
 
-/// How long the server gets to answer all the lists (building it included).
-const DEADLINE: Duration = Duration::from_secs(600);
+/// How long a `cargo` command gets to answer all the lists. `cargo run` (the default
+/// command) may first have to build the server and its dependencies from scratch, which
+/// can take minutes on a slow machine or a cold cache.
+const BUILD_DEADLINE: Duration = Duration::from_secs(600);
+
+/// How long any other command gets to answer all the lists. A built server answers in
+/// well under a second; a program that is not a server (`sleep`, a binary that waits
+/// for a flag before serving stdio) should fail within seconds, not after ten minutes.
+const RUN_DEADLINE: Duration = Duration::from_secs(30);
+
+/// The command run when none is given: the server of the current folder.
+fn default_command() -> Vec<String> {
+    vec!["cargo".into(), "run".into(), "--quiet".into()]
+}
+
+/// The deadline for `command`: `timeout` (from `--timeout SECS`) when given, else the
+/// long one if the program is `cargo` (which may be building), else the short one.
+pub(crate) fn deadline_for(command: &[String], timeout: Option<Duration>) -> Duration {
+    if let Some(t) = timeout {
+        return t;
+    }
+    // Compare the file name, so `/usr/local/bin/cargo`, `$CARGO` (a rustup toolchain's
+    // `.../bin/cargo`) and `cargo.exe` on Windows all count as cargo.
+    let is_cargo = command.first().is_some_and(|program| {
+        std::path::Path::new(program)
+            .file_stem()
+            .is_some_and(|stem| stem == "cargo")
+    });
+    if is_cargo {
+        BUILD_DEADLINE
+    } else {
+        RUN_DEADLINE
+    }
+}
 
 /// Runs `command` (default `cargo run --quiet`) and prints its lists, or compares them
-/// with the body of the insta snapshot `check`.
-pub(crate) fn run(command: Vec<String>, check: Option<std::path::PathBuf>) -> Result<(), String> {
+/// with the body of the insta snapshot `check`. `timeout` overrides the deadline
+/// [`deadline_for`] picks.
+pub(crate) fn run(
+    command: Vec<String>,
+    check: Option<std::path::PathBuf>,
+    timeout: Option<Duration>,
+) -> Result<(), String> {
     let command = if command.is_empty() {
-        vec!["cargo".into(), "run".into(), "--quiet".into()]
+        default_command()
     } else {
         command
     };
-    let doc = lists_of(&command)?;
+    let doc = lists_of(&command, deadline_for(&command, timeout))?;
     match check {
         None => {
             let mut out = std::io::stdout().lock();
@@ -67,7 +104,8 @@ impl Drop for Running {
 }
 
 /// The lists of the server `command` serves on stdio, as pretty JSON with sorted keys.
-pub(crate) fn lists_of(command: &[String]) -> Result<String, String> {
+/// All of them must have come within `deadline` of starting the command.
+pub(crate) fn lists_of(command: &[String], deadline: Duration) -> Result<String, String> {
     let (program, args) = command.split_first().ok_or("no command")?;
     let child = Command::new(program)
         .args(args)
@@ -109,7 +147,15 @@ pub(crate) fn lists_of(command: &[String]) -> Result<String, String> {
             };
             send(&mut stdin, next_id, method, cursor.take())
                 .map_err(|e| exited(&mut running, e))?;
-            let reply = receive(&rx, next_id, started).map_err(|e| exited(&mut running, e))?;
+            let reply = receive(&rx, next_id, started.checked_add(deadline))
+                .map_err(|e| match e {
+                    Silence::TimedOut => too_slow(command, method, deadline),
+                    Silence::Closed => {
+                        "the server exited before answering (does it serve stdio by default?)"
+                            .to_owned()
+                    }
+                })
+                .map_err(|e| exited(&mut running, e))?;
             if let Some(err) = reply.get("error") {
                 // A server without prompts (say) does not have the method: an empty list.
                 if err["code"] == -32601 {
@@ -156,24 +202,48 @@ fn send(
         .map_err(|e| format!("the server closed its input: {e}"))
 }
 
-/// The response with `id`; notifications and non-JSON lines are skipped.
+/// Why [`receive`] got no response.
+enum Silence {
+    /// The deadline passed first.
+    TimedOut,
+    /// The server closed its output.
+    Closed,
+}
+
+/// The error for a server that had not answered `method` when `deadline` expired: it
+/// names the command and the deadline, and how to wait longer, since the usual cause on
+/// a slow machine is only a slow start.
+fn too_slow(command: &[String], method: &str, deadline: Duration) -> String {
+    format!(
+        "`{}` had not answered {method} when the {} s deadline expired; \
+         if it is a server that is only slow to start, wait longer with \
+         `cargo mcp schema --timeout SECS -- ...`",
+        command.join(" "),
+        deadline.as_secs()
+    )
+}
+
+/// The response with `id`, if it comes before `until`; notifications and non-JSON lines
+/// are skipped.
 fn receive(
     rx: &std::sync::mpsc::Receiver<String>,
     id: u64,
-    started: Instant,
-) -> Result<Value, String> {
+    until: Option<Instant>,
+) -> Result<Value, Silence> {
     loop {
-        let left = DEADLINE
-            .checked_sub(started.elapsed())
-            .ok_or("the server did not answer in time")?;
-        let line = rx.recv_timeout(left).map_err(|e| match e {
-            std::sync::mpsc::RecvTimeoutError::Timeout => {
-                "the server did not answer in time".to_owned()
+        // No `until` means the deadline is too far off for the clock to hold: wait on.
+        let line = match until {
+            Some(until) => {
+                let left = until
+                    .checked_duration_since(Instant::now())
+                    .ok_or(Silence::TimedOut)?;
+                rx.recv_timeout(left).map_err(|e| match e {
+                    std::sync::mpsc::RecvTimeoutError::Timeout => Silence::TimedOut,
+                    std::sync::mpsc::RecvTimeoutError::Disconnected => Silence::Closed,
+                })?
             }
-            std::sync::mpsc::RecvTimeoutError::Disconnected => {
-                "the server exited before answering (does it serve stdio by default?)".to_owned()
-            }
-        })?;
+            None => rx.recv().map_err(|_| Silence::Closed)?,
+        };
         let Ok(v) = serde_json::from_str::<Value>(&line) else {
             continue;
         };
@@ -193,7 +263,7 @@ mod tests {
 
     #[test]
     fn a_server_that_exits_is_an_error_not_a_hang() {
-        let err = lists_of(&cmd(&["true"])).unwrap_err();
+        let err = lists_of(&cmd(&["true"]), RUN_DEADLINE).unwrap_err();
         assert!(
             err.contains("before answering") || err.contains("closed its input"),
             "{err}"
@@ -204,14 +274,72 @@ mod tests {
     /// no result, so no lists.
     #[test]
     fn an_echo_is_no_server() {
-        let err = lists_of(&cmd(&["cat"])).unwrap_err();
+        let err = lists_of(&cmd(&["cat"]), RUN_DEADLINE).unwrap_err();
         assert!(err.contains("not a JSON-RPC response"), "{err}");
     }
 
     #[test]
     fn a_missing_program_is_named() {
-        let err = lists_of(&cmd(&["/nonexistent/mcp-server"])).unwrap_err();
+        let err = lists_of(&cmd(&["/nonexistent/mcp-server"]), RUN_DEADLINE).unwrap_err();
         assert!(err.contains("cannot run /nonexistent/mcp-server"), "{err}");
+    }
+
+    /// Only cargo may be building the server, so only cargo gets minutes; any other
+    /// program gets the short deadline, and `--timeout` overrides both.
+    #[test]
+    fn the_long_deadline_is_for_cargo_only() {
+        assert_eq!(RUN_DEADLINE, Duration::from_secs(30));
+        assert_eq!(deadline_for(&cmd(&["sleep", "100"]), None), RUN_DEADLINE);
+        assert_eq!(
+            deadline_for(&cmd(&["./target/debug/my-server"]), None),
+            RUN_DEADLINE
+        );
+        // A program merely named like cargo is not cargo.
+        assert_eq!(
+            deadline_for(&cmd(&["cargo-mcp-server"]), None),
+            RUN_DEADLINE
+        );
+        for cargo in ["cargo", "/home/me/.cargo/bin/cargo", "cargo.exe"] {
+            assert_eq!(
+                deadline_for(&cmd(&[cargo, "run", "--quiet"]), None),
+                BUILD_DEADLINE,
+                "{cargo}"
+            );
+        }
+        let five = Some(Duration::from_secs(5));
+        assert_eq!(
+            deadline_for(&cmd(&["cargo", "run"]), five),
+            Duration::from_secs(5)
+        );
+        assert_eq!(
+            deadline_for(&cmd(&["sleep", "100"]), five),
+            Duration::from_secs(5)
+        );
+    }
+
+    /// The command `run` uses when given none is cargo's, so it keeps the long deadline.
+    #[test]
+    fn the_default_command_gets_the_build_deadline() {
+        assert_eq!(deadline_for(&default_command(), None), BUILD_DEADLINE);
+    }
+
+    /// A deadline too far off for the clock (`--timeout` near `u64::MAX`) waits on rather
+    /// than panicking on the overflow.
+    #[test]
+    fn a_huge_timeout_does_not_overflow() {
+        let err = lists_of(&cmd(&["cat"]), Duration::from_secs(u64::MAX)).unwrap_err();
+        assert!(err.contains("not a JSON-RPC response"), "{err}");
+    }
+
+    #[test]
+    fn a_silent_program_times_out_naming_itself_and_the_deadline() {
+        let started = Instant::now();
+        let err = lists_of(&cmd(&["sleep", "100"]), Duration::from_secs(1)).unwrap_err();
+        assert!(started.elapsed() < Duration::from_secs(20), "{err}");
+        assert!(err.contains("`sleep 100`"), "{err}");
+        assert!(err.contains("tools/list"), "{err}");
+        assert!(err.contains("1 s deadline"), "{err}");
+        assert!(err.contains("--timeout SECS"), "{err}");
     }
 
     #[test]
