@@ -59,7 +59,7 @@ impl std::error::Error for Violation {}
 pub type Check = Result<(), Violation>;
 
 /// A tool name: 1 to 64 characters from `[A-Za-z0-9_.-]`, what the spec recommends and
-/// every client accepts.
+/// every client accepts (so `météo` is refused: `é` is a letter, but not ASCII).
 ///
 /// ```
 /// assert!(mcp_rules::tool_name("search.v2-beta").is_ok());
@@ -85,7 +85,7 @@ pub fn tool_name(name: &str) -> Check {
             "tool name `{name}` contains `{}`",
             c.escape_debug()
         ))
-        .help("use only letters, digits, `_`, `.` and `-`"));
+        .help("use only ASCII letters, digits, `_`, `.` and `-`"));
     }
     Ok(())
 }

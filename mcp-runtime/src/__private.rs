@@ -2,7 +2,9 @@
 
 pub use crate::Error;
 pub use crate::blocking;
-pub use crate::mrtr::{ElicitForm, ElicitParam, FormField, Input, sampling_request};
+pub use crate::mrtr::{
+    ElicitForm, ElicitParam, FormField, Input, RootsParam, SampleParam, UrlParam, sampling_request,
+};
 pub use crate::protocol::{Annotations, CacheHints, CacheScope, Role};
 pub use crate::server::apps::{Csp, Permission, UiResource};
 pub use crate::server::def::kind::{Prompt, Resource, Tool};

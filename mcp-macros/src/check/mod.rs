@@ -109,7 +109,16 @@ fn identity(item: &Item, errors: &mut Errors) {
         Kind::Prompt => mcp_rules::prompt_name,
         Kind::Resource => mcp_rules::resource_name,
     };
-    if let Err(v) = rule(&item.name.value) {
+    if let Err(mut v) = rule(&item.name.value) {
+        // A name taken from the function's identifier (Rust allows `météo`) is fixed by
+        // naming the tool apart, without renaming the function.
+        let from_ident = item.name.value == item.ident.to_string().trim_start_matches("r#");
+        if item.kind == Kind::Tool && from_ident {
+            let help = v.help.take().unwrap_or_default();
+            v.help = Some(format!(
+                "{help}, or keep the function's name and name the tool with `#[tool(name = \"...\")]`"
+            ));
+        }
         errors.violation(item.name.span, v);
     }
     match &item.description_option {

@@ -46,18 +46,24 @@ pub(super) fn input_stmts(item: &Item) -> TokenStream {
                         formatted_url(&url.value, url.span, item)
                     } else {
                         let url = &url.value;
-                        quote!(#url)
+                        quote!(__mcp::String::from(#url))
                     };
-                    quote!(__input.elicit_url(#key, #message, #url))
+                    quote_spanned! {param.ty_span=>
+                        <#ty as __mcp::UrlParam>::elicit_url(&__input, #key, #message, #url)
+                    }
                 }
                 InputKind::Sample {
                     text: prompt,
                     max_tokens,
                 } => {
                     let prompt = text(&prompt.value, prompt.span);
-                    quote!(__input.sample(#key, __mcp::sampling_request(&#prompt, #max_tokens)))
+                    quote_spanned! {param.ty_span=>
+                        <#ty as __mcp::SampleParam>::sample(&__input, #key, __mcp::sampling_request(&#prompt, #max_tokens))
+                    }
                 }
-                InputKind::Roots => quote!(__input.roots(#key)),
+                InputKind::Roots => quote_spanned! {param.ty_span=>
+                    <#ty as __mcp::RootsParam>::roots(&__input, #key)
+                },
             }
         })
         .collect();

@@ -15,9 +15,11 @@
 
 mod forms;
 mod input;
+mod params;
 pub(crate) mod round;
 pub(crate) mod state;
 
 pub use forms::{ElicitForm, ElicitParam, FormField, sampling_request};
 pub use input::{Elicited, Input};
+pub use params::{RootsParam, SampleParam, UrlParam};
 pub use state::{DEFAULT_STATE_TTL, KEYS_ENV, KeyRing, MAX_STATE_LEN};
