@@ -37,6 +37,12 @@ async fn wide(u: u64, i: i64) -> String {
     (i128::from(u) + i128::from(i)).to_string()
 }
 
+/// Adds a size and a 128-bit count.
+#[tool]
+async fn sizes(n: usize, big: u128, small: u16) -> String {
+    (big + n as u128 + u128::from(small)).to_string()
+}
+
 /// Says what it got, all the arguments first.
 #[tool]
 async fn all_first(args: Arguments, x: u8) -> String {
@@ -53,7 +59,7 @@ fn addr() -> SocketAddr {
     static ADDR: OnceLock<SocketAddr> = OnceLock::new();
     *ADDR.get_or_init(|| {
         let server = Server::builder("argument-errors", "0.0.1")
-            .tools(tools![echo, wide, all_first, all_last])
+            .tools(tools![echo, wide, sizes, all_first, all_last])
             .build()
             .unwrap();
         serve_in_background(server.http())
@@ -145,6 +151,48 @@ fn an_integer_past_64_bits_is_out_of_range_not_a_float() {
     );
     assert_ne!(r["isError"], true, "{r}");
     assert_eq!(r["content"][0]["text"], "9223372036854775807");
+}
+
+/// `usize` and the 128-bit integers are ranges as `u64` is (a 128-bit one within the 64
+/// bits JSON numbers carry here), and an integer written as a float past 2^53 is told to be
+/// written in digits, not "invalid type: floating point".
+#[test]
+fn sizes_and_wide_floats_are_named_as_such() {
+    for (args, text) in [
+        (
+            r#"{"n": 18446744073709551616, "big": 0, "small": 0}"#,
+            "`n`: 18446744073709551616 is out of range for uint (0 to 18446744073709551615)",
+        ),
+        (
+            r#"{"n": 0, "big": 18446744073709551616, "small": 0}"#,
+            "`big`: 18446744073709551616 is out of range for uint128 (0 to \
+             18446744073709551615 from JSON)",
+        ),
+        (
+            r#"{"n": -1, "big": 0, "small": 0}"#,
+            "`n`: -1 is less than 0",
+        ),
+    ] {
+        let r = call("sizes", args);
+        assert_eq!(
+            error_text(&r),
+            format!("Invalid arguments for tool `sizes`: {text}"),
+            "{args}"
+        );
+    }
+    let r = call("sizes", r#"{"n": 1e19, "big": 0, "small": 0}"#);
+    assert_eq!(
+        error_text(&r),
+        "Invalid argument `n`: 1e+19 is written as a float past 2^53, where a float stands \
+         for several integers; write the integer's digits"
+    );
+    // Within range, in digits, or integral floats within 2^53: called.
+    let r = call(
+        "sizes",
+        r#"{"n": 10000000000000000000, "big": 18446744073709551615, "small": 2.0}"#,
+    );
+    assert_ne!(r["isError"], true, "{r}");
+    assert_eq!(r["content"][0]["text"], "28446744073709551617");
 }
 
 /// A typed parameter gets its argument whether `Arguments` comes before or after it;

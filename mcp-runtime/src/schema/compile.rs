@@ -94,17 +94,22 @@ pub(super) struct Pattern {
 }
 
 /// A fixed-width integer `format`, as schemars writes it for Rust's integer types (`u64`
-/// is `"format": "uint64"`): a number must be an integer within the type's range. Checked
-/// because schemars gives no `maximum` to `u32`, `u64` and `i64` (nor any bound to `i32`),
-/// and a JSON number beyond them would reach serde, which reads an integer too large for
-/// 64 bits as a float and refuses it as one ("invalid type: floating point").
+/// is `"format": "uint64"`, `usize` `"uint"`, `u128` `"uint128"`): a number must be an
+/// integer within the type's range. Checked because schemars gives no `maximum` to `u32`,
+/// `u64`, `usize`, `i64` and the 128-bit types (nor any bound to `i32`), and a JSON number
+/// beyond them would reach serde, which reads an integer too large for 64 bits as a float
+/// and refuses it as one ("invalid type: floating point").
 pub(super) struct IntegerFormat {
     pub name: &'static str,
     pub min: i128,
     pub max: i128,
+    /// The range is narrower than the type's, and the refusal says "from JSON": 128-bit
+    /// integers are read from JSON only within 64 bits (serde_json reads a larger one as a
+    /// float).
+    pub narrowed: bool,
 }
 
-const INTEGER_FORMATS: [IntegerFormat; 8] = [
+const INTEGER_FORMATS: [IntegerFormat; 12] = [
     IntegerFormat::of("int8", i8::MIN as i128, i8::MAX as i128),
     IntegerFormat::of("int16", i16::MIN as i128, i16::MAX as i128),
     IntegerFormat::of("int32", i32::MIN as i128, i32::MAX as i128),
@@ -113,6 +118,11 @@ const INTEGER_FORMATS: [IntegerFormat; 8] = [
     IntegerFormat::of("uint16", 0, u16::MAX as i128),
     IntegerFormat::of("uint32", 0, u32::MAX as i128),
     IntegerFormat::of("uint64", 0, u64::MAX as i128),
+    // `isize` and `usize`: the width of the platform the server runs on.
+    IntegerFormat::of("int", isize::MIN as i128, isize::MAX as i128),
+    IntegerFormat::of("uint", 0, usize::MAX as i128),
+    IntegerFormat::narrowed("int128", i64::MIN as i128, u64::MAX as i128),
+    IntegerFormat::narrowed("uint128", 0, u64::MAX as i128),
 ];
 
 /// 2^53: past it, a float no longer tells one integer from the next.
@@ -120,7 +130,21 @@ const MAX_SAFE: f64 = 9_007_199_254_740_992.0;
 
 impl IntegerFormat {
     const fn of(name: &'static str, min: i128, max: i128) -> Self {
-        IntegerFormat { name, min, max }
+        IntegerFormat {
+            name,
+            min,
+            max,
+            narrowed: false,
+        }
+    }
+
+    const fn narrowed(name: &'static str, min: i128, max: i128) -> Self {
+        IntegerFormat {
+            name,
+            min,
+            max,
+            narrowed: true,
+        }
     }
 
     /// The integer format `format` names, if it names one.
@@ -167,12 +191,16 @@ impl IntegerFormat {
             true => format!("{f:.0}"),
             false => x.to_string(),
         };
+        let why = match self.narrowed {
+            true => " from JSON",
+            false => "",
+        };
         if x.is_f64() && (f as i128 == min || f as i128 == max) {
             // The float a number past 64 bits rounds to, on a bound: not the bound itself
             // (that reads as an integer), so not shown as if it were.
-            return format!("the number is out of range for {name} ({min} to {max})");
+            return format!("the number is out of range for {name} ({min} to {max}{why})");
         }
-        format!("{shown} is out of range for {name} ({min} to {max})")
+        format!("{shown} is out of range for {name} ({min} to {max}{why})")
     }
 }
 

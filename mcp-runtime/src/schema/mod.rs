@@ -6,9 +6,10 @@
 //! keyword of the 2020-12 validation and applicator vocabularies, `unevaluated*` included,
 //! local `$ref`s (JSON pointers, recursion allowed), and the older dialects a schema may
 //! declare (2019-09, draft-07, -06, -04). `format` is an annotation, as 2020-12 has it by
-//! default, except the fixed-width integer formats schemars writes for Rust's integers
-//! (`int8` to `int64`, `uint8` to `uint64`), asserted as the type's range: a number past
-//! 64 bits would otherwise reach serde as a float. The few things it does not implement
+//! default, except the integer formats schemars writes for Rust's integers (`int8` to
+//! `int128`, `uint8` to `uint128`, `int` and `uint` for `isize` and `usize`), asserted as
+//! the type's range (for the 128-bit ones, what JSON numbers carry here: 64 bits): a
+//! number past it would otherwise reach serde as a float. The few things it does not implement
 //! (`$dynamicRef`, `$recursiveRef`, references to an `$id` or `$anchor`) are handed to the
 //! `jsonschema` crate when the feature of that name is on (which checks no `format`), and
 //! refused with their name when it is off.

@@ -842,6 +842,38 @@ mod tests {
     }
 
     #[test]
+    fn usize_and_the_128_bit_integers_are_ranges_too() {
+        let wide: Value = serde_json::from_str(r#"{"n": 18446744073709551616}"#).unwrap();
+        let usize_ = integer::<usize>();
+        assert_eq!(usize_["properties"]["n"]["format"], "uint");
+        assert_eq!(
+            error(&usize_, wide.clone()),
+            format!(
+                "`n`: 18446744073709551616 is out of range for uint (0 to {})",
+                usize::MAX
+            )
+        );
+        let isize_ = integer::<isize>();
+        assert_eq!(isize_["properties"]["n"]["format"], "int");
+        assert!(error(&isize_, wide.clone()).contains("is out of range for int ("));
+        let u128_ = integer::<u128>();
+        assert_eq!(u128_["properties"]["n"]["format"], "uint128");
+        assert_eq!(
+            error(&u128_, wide),
+            "`n`: 18446744073709551616 is out of range for uint128 (0 to 18446744073709551615 \
+             from JSON)"
+        );
+        let max: Value = serde_json::from_str(r#"{"n": 18446744073709551615}"#).unwrap();
+        let ok = ArgumentValidator::compile(&u128_).unwrap();
+        assert!(ok.validate(&max).is_ok());
+        let i128_ = ArgumentValidator::compile(&integer::<i128>()).unwrap();
+        assert!(i128_.validate(&max).is_ok());
+        assert!(i128_.validate(&json!({"n": i64::MIN})).is_ok());
+        let low: Value = serde_json::from_str(r#"{"n": -9223372036854775809}"#).unwrap();
+        assert!(i128_.validate(&low).is_err());
+    }
+
+    #[test]
     fn a_hand_written_integer_format_is_a_range_and_other_formats_annotations() {
         let schema = json!({"format": "int8"});
         assert_eq!(
@@ -865,8 +897,6 @@ mod tests {
         }
         for annotation in [
             json!({"format": "double"}),
-            json!({"format": "int128"}),
-            json!({"format": "uint"}),
             json!({"format": "email"}),
             json!({"format": 64}),
         ] {

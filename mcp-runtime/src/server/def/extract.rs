@@ -83,7 +83,14 @@ impl<T: DeserializeOwned + JsonSchema + Send> FromRequest<kind::Tool> for T {
                 Ok(t) => Ok(t),
                 Err(e) => T::deserialize(integral(v)).map_err(|_| e.to_string()),
             },
-            Some(v) => T::deserialize(v).map_err(|e| e.to_string()),
+            Some(v) => T::deserialize(&v).map_err(|e| match float_past_safe(&v) {
+                // serde says "invalid type: floating point `1e+19`, expected u64".
+                Some(n) if e.to_string().contains("floating point") => format!(
+                    "{n} is written as a float past 2^53, where a float stands for several \
+                     integers; write the integer's digits"
+                ),
+                _ => e.to_string(),
+            }),
             None => T::deserialize(Missing).map_err(|_| "missing required argument".to_owned()),
         };
         result.map_err(|e| Error::new(format!("Invalid argument `{}`: {e}", param.name)))
@@ -105,6 +112,20 @@ fn has_integral_float(v: &Value) -> bool {
         Value::Array(a) => a.iter().any(has_integral_float),
         Value::Object(o) => o.values().any(has_integral_float),
         _ => false,
+    }
+}
+
+/// The first integral float of `v` past ±2^53 (`1e19`, or an integer past 64 bits, which
+/// serde_json reads as a float), which no integer type takes.
+fn float_past_safe(v: &Value) -> Option<&serde_json::Number> {
+    match v {
+        Value::Number(n) => n
+            .as_f64()
+            .filter(|f| n.is_f64() && f.fract() == 0.0 && f.abs() > MAX_SAFE)
+            .map(|_| n),
+        Value::Array(a) => a.iter().find_map(float_past_safe),
+        Value::Object(o) => o.values().find_map(float_past_safe),
+        _ => None,
     }
 }
 
