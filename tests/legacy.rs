@@ -888,8 +888,6 @@ fn an_unknown_method_names_the_versions_the_server_serves() {
     }
 }
 
-/// stdio: one session per process, requests to the client on stdout, answers on stdin; a
-/// modern request on the same process stays stateless.
 /// The conformance example as a child on stdio: its input, its output's lines, and the
 /// guard that ends it.
 fn conformance_on_stdio() -> (
@@ -910,6 +908,8 @@ fn conformance_on_stdio() -> (
     (stdin, lines, ChildGuard(child))
 }
 
+/// stdio: one session per process, requests to the client on stdout, answers on stdin; a
+/// modern request on the same process stays stateless.
 #[test]
 fn a_stdio_process_serves_one_legacy_session_and_modern_requests() {
     use std::io::Write;

@@ -176,10 +176,9 @@ pub(super) fn refuse(status: StatusCode, error: RpcError) -> Response {
 }
 
 /// A reply in the media type the client accepts: JSON, or one SSE event when it accepts
-/// only `text/event-stream`.
-/// A reply as JSON when the client takes JSON, else as an SSE stream. A withheld reply (a
-/// cancelled legacy request) is an SSE stream that ends unanswered when the client takes
-/// SSE: a POST that carried a request is answered with JSON or SSE, never a bare 202.
+/// only `text/event-stream`. A withheld reply (a cancelled legacy request) is an SSE
+/// stream that ends unanswered when the client takes SSE: a POST that carried a request
+/// is answered with JSON or SSE, never a bare 202.
 pub(super) fn answer(r: Reply, (accepts_json, accepts_sse): (bool, bool)) -> Response {
     if accepts_json && !(accepts_sse && r.is_withheld()) {
         json_reply(r)
