@@ -587,6 +587,43 @@ fn safe_paths_do_not_follow_symlinks_out_of_the_root() {
     let _ = std::fs::remove_dir_all(&base);
 }
 
+/// What is under the root but not a readable regular file reads as not found, saying
+/// nothing of the file system: a FIFO (which an open would wait on with no writer, a
+/// blocking thread held for good and the process kept from exiting), a path through a
+/// file ("Not a directory"), a name too long.
+#[test]
+fn safe_paths_refuse_fifos_and_hide_file_system_errors() {
+    let base = std::env::temp_dir().join(format!("mcp-safe-fifo-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&base);
+    std::fs::create_dir_all(&base).unwrap();
+    std::fs::write(base.join("a.md"), "a").unwrap();
+    let made = std::process::Command::new("mkfifo")
+        .arg(base.join("fifo"))
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let (server, _, _) = server(Limits::default(), base.clone());
+    let client = mcp_runtime::testing::TestClient::new(server);
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let long = format!("files:///{}", ["a"; 3000].join("/"));
+        for uri in ["files:///fifo", "files:///a.md/x", long.as_str()] {
+            let read = client.read_resource(uri);
+            let e = tokio::time::timeout(Duration::from_secs(10), read)
+                .await
+                .unwrap_or_else(|_| panic!("{uri}: the read waited"))
+                .unwrap_err();
+            assert_eq!(e.code, -32602, "{uri}: {e}");
+            assert!(e.message.contains("Resource not found"), "{e}");
+        }
+        assert_eq!(
+            client.read_resource("files:///a.md").await.unwrap().text(),
+            "a"
+        );
+    });
+    let _ = std::fs::remove_dir_all(&base);
+}
+
 #[test]
 fn envelopes_hosts_and_media_types_are_checked_at_the_wire() {
     let addr = serve_in_background(plain().http());

@@ -555,3 +555,82 @@ fn stdin_from_a_file_or_a_socket_is_served_too() {
     assert!(out.status.success());
     check(&out.stdout);
 }
+
+/// Sleeps for `ms` milliseconds: a plain `fn`, so on the blocking pool, where nothing can
+/// stop it.
+#[mcp_runtime::tool]
+fn slumber(ms: u64) -> String {
+    std::thread::sleep(Duration::from_millis(ms));
+    "awake".into()
+}
+
+/// The child of `a_blocking_handler_does_not_keep_the_process_after_eof`: this test
+/// binary, run again for this test alone, serving `slumber` on stdio (libtest writes
+/// its "running 1 test" line to stdout first).
+#[test]
+fn blocking_handler_child() {
+    if std::env::var_os("MCP_BLOCKING_CHILD").is_none() {
+        return;
+    }
+    let server = mcp_runtime::Server::builder("blocking", "1.0")
+        .tools(mcp_runtime::tools![slumber])
+        .build()
+        .unwrap();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(server.serve_stdio()).unwrap();
+}
+
+/// A handler's blocking section still running when stdin closes does not keep the
+/// process: after the drain (5 s) it exits 0, where the runtime, dropped, would wait out
+/// the section (a minute here).
+#[test]
+fn a_blocking_handler_does_not_keep_the_process_after_eof() {
+    let mut child = Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "blocking_handler_child", "--nocapture"])
+        .env("MCP_BLOCKING_CHILD", "1")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut child = ChildGuard(child);
+    let mut ask = |id: u64, ms: u64| {
+        let body = request(
+            json!(id),
+            "tools/call",
+            json!({"name": "slumber", "arguments": {"ms": ms}}),
+        );
+        writeln!(stdin, "{body}").unwrap();
+        stdin.flush().unwrap();
+    };
+    // A short one first: served (so the server is up), and past libtest's own lines.
+    ask(1, 1);
+    let answer = loop {
+        let line = lines.next().expect("a line").unwrap();
+        if line.starts_with('{') {
+            break serde_json::from_str::<Value>(&line).unwrap();
+        }
+    };
+    assert_eq!(answer["result"]["content"][0]["text"], "awake", "{answer}");
+    ask(2, 60_000);
+    std::thread::sleep(Duration::from_millis(300));
+    drop(stdin);
+    let closed = Instant::now();
+    let status = loop {
+        if let Some(status) = child.0.try_wait().unwrap() {
+            break status;
+        }
+        assert!(
+            closed.elapsed() < Duration::from_secs(15),
+            "still running 15 s after stdin closed"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(status.success(), "{status}");
+    assert!(
+        closed.elapsed() >= Duration::from_secs(4),
+        "it did not drain"
+    );
+}

@@ -255,7 +255,9 @@ pub use error::Error;
 /// runtime's workers keep serving other requests. `#[tool]` on a plain `fn` (not `async`)
 /// does this for the whole body; inside an `async fn`, use it for a section. A panic in
 /// `work` is an internal error (`-32603`); cancelling the request does not stop `work`
-/// (it runs to its end on its thread).
+/// (it runs to its end on its thread). Nor does the end of stdin: once `serve_stdio`'s
+/// drain is over, a process with such work still running exits without waiting for it
+/// (tokio's runtime would wait for it when dropped, keeping the process alive).
 ///
 /// ```
 /// use mcp_runtime::{Error, blocking, tool};
@@ -278,7 +280,7 @@ where
     T: Send + 'static,
     F: FnOnce() -> T + Send + 'static,
 {
-    tokio::task::spawn_blocking(work).await.map_err(|e| {
+    spawn_blocking_counted(work).await.map_err(|e| {
         if e.is_panic() {
             tracing::error!("blocking handler panicked");
         }
@@ -287,6 +289,36 @@ where
         ))
     })
 }
+/// Blocking work of handlers still running ([`blocking`], `SafePath::read_under`).
+static BLOCKING: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// `tokio::task::spawn_blocking`, counted in [`BLOCKING`] while `work` runs (a panic
+/// included).
+pub(crate) fn spawn_blocking_counted<T, F>(work: F) -> tokio::task::JoinHandle<T>
+where
+    T: Send + 'static,
+    F: FnOnce() -> T + Send + 'static,
+{
+    use std::sync::atomic::Ordering;
+    struct Running;
+    impl Drop for Running {
+        fn drop(&mut self) {
+            BLOCKING.fetch_sub(1, Ordering::AcqRel);
+        }
+    }
+    BLOCKING.fetch_add(1, Ordering::AcqRel);
+    let running = Running;
+    tokio::task::spawn_blocking(move || {
+        let _running = running;
+        work()
+    })
+}
+
+/// How many handlers' blocking sections are running.
+pub(crate) fn blocking_running() -> usize {
+    BLOCKING.load(std::sync::atomic::Ordering::Acquire)
+}
+
 pub use mrtr::{Elicited, Input};
 pub use protocol::{CallToolResult, Content, ResourceContents};
 pub use server::context::{Context, Logger, Progress, State};

@@ -62,11 +62,21 @@ impl SafePath {
     }
 
     /// Opens the file for reading, beneath `root`: symlinks are followed only while they
-    /// stay beneath it; a path that leaves it, or is not a regular file, is `NotFound`.
+    /// stay beneath it; a path that leaves it, or is not a regular file, is `NotFound`,
+    /// as is one the file system refuses (not a directory, name too long, permission
+    /// denied): none of them says more about the file system than "not found". The open
+    /// does not wait: a FIFO or a device under the root is refused, not waited on.
     pub fn open_under(&self, root: impl AsRef<Path>) -> io::Result<File> {
-        let file = open_beneath(root.as_ref(), &self.0)?;
+        let file = open_beneath(root.as_ref(), &self.0).map_err(hidden)?;
         if !file.metadata()?.is_file() {
             return Err(outside());
+        }
+        // Opened without blocking (so a FIFO could not hold the open); a regular file
+        // reads the same either way, but the caller gets an ordinary blocking file.
+        #[cfg(unix)]
+        {
+            use rustix::fs::{OFlags, fcntl_getfl, fcntl_setfl};
+            fcntl_setfl(&file, fcntl_getfl(&file)? - OFlags::NONBLOCK)?;
         }
         Ok(file)
     }
@@ -75,7 +85,7 @@ impl SafePath {
     /// pool.
     pub async fn read_under(&self, root: impl AsRef<Path>) -> io::Result<Vec<u8>> {
         let (root, rel) = (root.as_ref().to_path_buf(), self.0.clone());
-        tokio::task::spawn_blocking(move || {
+        crate::spawn_blocking_counted(move || {
             use std::io::Read;
             let mut file = SafePath(rel).open_under(&root)?;
             let mut out = Vec::new();
@@ -91,7 +101,7 @@ impl SafePath {
     /// goes through [`SafePath::open_under`]).
     pub fn resolve_under(&self, root: impl AsRef<Path>) -> io::Result<PathBuf> {
         let root = root.as_ref().canonicalize()?;
-        let path = root.join(&self.0).canonicalize()?;
+        let path = root.join(&self.0).canonicalize().map_err(hidden)?;
         if path.starts_with(&root) {
             Ok(path)
         } else {
@@ -103,6 +113,30 @@ impl SafePath {
 /// The error of a path that leaves its root (worded like any missing file).
 fn outside() -> io::Error {
     io::Error::new(io::ErrorKind::NotFound, "no such file under the root")
+}
+
+/// `e` as [`outside`] when it is about the path (missing, not a directory, a directory,
+/// too long, a loop, not permitted), which would tell a client what is on the file system
+/// ("Not a directory" says the path up to there is a file); other errors (out of file
+/// descriptors, I/O) stay what they are.
+fn hidden(e: io::Error) -> io::Error {
+    use io::ErrorKind as K;
+    // `ErrorKind::FilesystemLoop` is not stable: a loop is known by its code.
+    #[cfg(unix)]
+    let looped = e.raw_os_error() == Some(rustix::io::Errno::LOOP.raw_os_error());
+    #[cfg(not(unix))]
+    let looped = false;
+    match e.kind() {
+        K::NotFound
+        | K::NotADirectory
+        | K::IsADirectory
+        | K::InvalidFilename
+        | K::CrossesDevices
+        | K::PermissionDenied
+        | K::InvalidInput => outside(),
+        _ if looped => outside(),
+        _ => e,
+    }
 }
 
 /// Linux: one `openat2` relative to the root, with `RESOLVE_BENEATH` (no component may
@@ -120,7 +154,7 @@ fn open_beneath(root: &Path, rel: &Path) -> io::Result<File> {
     match openat2(
         &dir,
         rel,
-        OFlags::RDONLY | OFlags::CLOEXEC,
+        OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NONBLOCK,
         Mode::empty(),
         how,
     ) {
@@ -141,7 +175,14 @@ fn open_beneath(root: &Path, rel: &Path) -> io::Result<File> {
 /// was checked (same device and inode on Unix).
 fn open_checked(root: &Path, rel: &Path) -> io::Result<File> {
     let path = SafePath(rel.to_path_buf()).resolve_under(root)?;
-    let file = File::open(&path)?;
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32);
+    }
+    let file = options.open(&path)?;
     #[cfg(unix)]
     {
         use std::os::unix::fs::MetadataExt;

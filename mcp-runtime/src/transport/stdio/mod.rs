@@ -48,6 +48,12 @@ impl Server {
     /// the thread may stay blocked in a read of stdin (a descriptor of its own, not
     /// `std::io::stdin`'s lock) until the process exits; it serves nothing more.
     ///
+    /// When stdin closes, requests in flight get [`EOF_DRAIN`] (5 s) to finish, then are
+    /// cancelled. If a handler's blocking section ([`blocking`](crate::blocking), a plain
+    /// `fn` tool, `SafePath::read_under`) is still running then, the process exits (status
+    /// 0) here instead of returning: nothing can stop such a section, and the runtime
+    /// would wait for it when dropped, keeping the process alive after its client.
+    ///
     /// Logs go wherever the application's `tracing` subscriber sends them; never to stdout
     /// if you use [`telemetry::init`](crate::telemetry::init), which writes to stderr.
     pub async fn serve_stdio(self) -> io::Result<()> {
@@ -94,6 +100,17 @@ impl Server {
             }
             stop.store(true, Ordering::Release);
             wind_down(&dispatch, &mut Sink::Shared(&out)).await;
+            // A handler's blocking section cannot be stopped, and the runtime waits for
+            // it when dropped: the process would outlive its client by as long as the
+            // section runs (forever, for one that never returns). The requests are over
+            // and stdout is flushed, so it exits now.
+            let running = crate::blocking_running();
+            if running > 0 && panic.is_none() {
+                tracing::warn!(
+                    "{running} blocking handler section(s) still running after the drain; exiting without waiting for them"
+                );
+                std::process::exit(0);
+            }
             panic
         };
         // On a worker, not on the thread that called `block_on`: the worker that finishes
