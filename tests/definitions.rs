@@ -694,3 +694,47 @@ async fn a_struct_argument_or_variable_reads_json_text() {
     let e = c.read_resource("probe://5").await.unwrap_err();
     assert_eq!(e.code, -32602, "{e:?}");
 }
+
+/// Whatever a shelf holds under `name`: nothing, whatever the name.
+#[resource("shelf://{name}")]
+async fn shelf(name: String) -> Vec<mcp_runtime::ResourceContents> {
+    let _ = name;
+    Vec::new()
+}
+
+/// A resource handler that returns no contents is answered as a missing resource (never
+/// with an empty `contents`, RES-07), in each era's code; a URI too long to serve is
+/// refused as too long.
+#[tokio::test]
+async fn no_contents_is_a_missing_resource() {
+    let build = || {
+        Server::builder("shelves", "1")
+            .resources(resources![shelf])
+            .build()
+            .unwrap()
+    };
+    let e = TestClient::new(build())
+        .read_resource("shelf://top")
+        .await
+        .unwrap_err();
+    assert_eq!(e.code, -32602, "{}", e.message);
+    assert_eq!(e.message, "Resource not found: shelf://top");
+    assert_eq!(e.data.unwrap()["uri"], "shelf://top");
+    let e = TestClient::legacy(build())
+        .read_resource("shelf://top")
+        .await
+        .unwrap_err();
+    assert_eq!(e.code, -32002, "{}", e.message);
+    // A URI past 8 KiB is refused as such, not echoed back in `data.uri`.
+    let long = format!("shelf://{}", "x".repeat(9000));
+    let e = TestClient::new(build())
+        .read_resource(&long)
+        .await
+        .unwrap_err();
+    assert_eq!(e.code, -32602, "{}", e.message);
+    assert_eq!(
+        e.message,
+        "the URI is 9008 bytes long; a resource URI may have at most 8192 (8 KiB)"
+    );
+    assert!(e.data.is_none());
+}

@@ -136,6 +136,13 @@ fn framing_errors_keep_the_stream_in_sync() {
     s.send_raw(b"\n   \n");
     s.send_raw(format!("{}\r\n", request(json!(3), "server/discover", json!({}))).as_bytes());
     assert_eq!(s.recv()["id"], 3);
+    // A UTF-8 byte order mark before a message is skipped, as RFC 8259 allows.
+    let bom = format!(
+        "\u{feff}{}\n",
+        request(json!(5), "server/discover", json!({}))
+    );
+    s.send_raw(bom.as_bytes());
+    assert_eq!(s.recv()["id"], 5);
     // A line over the 4 MiB cap is discarded and answered with -32700.
     let mut big = vec![b'x'; 5 * 1024 * 1024];
     big.push(b'\n');

@@ -39,6 +39,16 @@ pub(crate) fn read(
         Ok(u) => u,
         Err(r) => return super::reject(&parts, r),
     };
+    if uri.len() > mcp_uri_template::MAX_URI_LEN {
+        // Too long to be served (S-8): said as such, not as a missing resource echoing
+        // the whole URI back in `data.uri`.
+        let e = RpcError::invalid_params(format!(
+            "the URI is {} bytes long; a resource URI may have at most {} (8 KiB)",
+            uri.len(),
+            mcp_uri_template::MAX_URI_LEN
+        ));
+        return super::reject(&parts, Rejection::failed(e));
+    }
     let Some((entry, variables)) = catalog.find_resource(&uri) else {
         tracing::debug!("resource not found");
         return super::reject(
@@ -77,7 +87,17 @@ pub(crate) fn read(
         check: None,
     };
     let era = parts.era();
+    let served = item.target.clone();
     server.run_item(parts, &mut params, item, move |server, id, contents| {
+        if contents.is_empty() {
+            // A read answers with the resource's contents; none at all is how a missing
+            // resource must never be answered (RES-07).
+            tracing::warn!("a resource handler returned no contents; answered as not found");
+            return Reply::rejection(
+                Some(id),
+                Rejection::failed(RpcError::resource_not_found(&served)),
+            );
+        }
         let body = Contents {
             contents: &contents,
         };

@@ -125,6 +125,9 @@ impl Dispatch {
             Line::Eof => return None,
         };
         let trimmed = bytes.strip_suffix(b"\r").unwrap_or(&bytes);
+        // A UTF-8 byte order mark, which some writers put before their text (RFC 8259
+        // lets a parser ignore it): the message after it is served.
+        let trimmed = trimmed.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(trimmed);
         if trimmed.iter().all(u8::is_ascii_whitespace) {
             return None;
         }
