@@ -80,6 +80,15 @@ async fn nap(log: Logger) -> &'static str {
     "rested"
 }
 
+/// Sends the user to a page to approve (URL-mode elicitation, from 2025-11-25).
+#[tool]
+async fn approve(input: Input) -> Result<String, Error> {
+    let answer = input
+        .elicit_url("ok", "Approve the deploy", "https://example.com/approve")
+        .await?;
+    Ok(format!("{answer:?}"))
+}
+
 /// Set while `doze` runs.
 static DOZING: AtomicBool = AtomicBool::new(false);
 
@@ -106,7 +115,16 @@ async fn note(n: u32) -> String {
 fn server(legacy: Legacy, seen: Arc<AtomicBool>) -> Server {
     Server::builder("legacy-test", "1.0")
         .title("Legacy test")
-        .tools(tools![greet, add, link, needs_sampling, wait, nap, doze])
+        .tools(tools![
+            greet,
+            add,
+            link,
+            needs_sampling,
+            wait,
+            nap,
+            doze,
+            approve
+        ])
         .resources(resources![readme, note])
         .state(seen)
         .legacy(legacy)
@@ -215,7 +233,7 @@ fn a_session_lives_from_initialize_to_delete() {
     for absent in ["resultType", "ttlMs", "cacheScope", "_meta"] {
         assert!(result.get(absent).is_none(), "{absent}: {result}");
     }
-    assert_eq!(result["tools"].as_array().unwrap().len(), 7);
+    assert_eq!(result["tools"].as_array().unwrap().len(), 8);
     assert_eq!(c.call("ping", json!({}))["result"], json!({}));
     assert_eq!(
         c.call("logging/setLevel", json!({"level": "info"}))["result"],
@@ -414,6 +432,84 @@ fn an_elicitation_is_a_request_to_the_client_answered_by_a_post() {
     assert_eq!(done["id"], 7);
     assert_eq!(done["result"]["content"][0]["text"], "Hello, Ada!");
     assert!(done["result"].get("resultType").is_none());
+}
+
+/// An answer that is not valid is asked again with the reason, but not forever: a client
+/// that answers wrongly at once would be asked as fast as it answers until the request
+/// timed out. At the round cap (10 by default) the question fails, and the tool with it.
+#[test]
+fn invalid_answers_are_asked_again_up_to_the_cap() {
+    let addr = start();
+    let (c, _) = Client::open(addr, "2025-11-25");
+    let call = json!({"jsonrpc": "2.0", "id": 8, "method": "tools/call", "params": {"name": "greet", "arguments": {}}});
+    let mut h = vec![
+        ("Content-Type", "application/json"),
+        ("Accept", "application/json, text/event-stream"),
+    ];
+    h.extend_from_slice(&c.headers());
+    let mut sse = Sse::send(addr, &post_bytes(addr, call.to_string().as_bytes(), &h));
+    let mut asks = 0;
+    let done = loop {
+        let m = sse.next(Duration::from_secs(5)).expect("a message");
+        if m["id"] == 8 && m.get("method").is_none() {
+            break m;
+        }
+        assert_eq!(m["method"], "elicitation/create", "{m}");
+        if asks > 0 {
+            let message = m["params"]["message"].as_str().unwrap();
+            assert!(
+                message.starts_with("The previous answer was not valid"),
+                "{m}"
+            );
+        }
+        asks += 1;
+        assert!(asks <= 10, "asked {asks} times");
+        let answer = json!({"jsonrpc": "2.0", "id": m["id"], "result": {"action": "maybe"}});
+        assert_eq!(c.post(&answer).status, 202);
+    };
+    assert_eq!(asks, 10);
+    assert_eq!(done["result"]["isError"], true, "{done}");
+    let text = done["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(
+        text.starts_with("the client's answers were not valid 10 times"),
+        "{text}"
+    );
+}
+
+/// URL-mode elicitation exists from 2025-11-25: a 2025-06-18 session that declares
+/// `elicitation.url` anyway is not sent one (it would read as a form without its
+/// schema); the tool fails naming the capability, as for any capability a session lacks.
+#[test]
+fn url_elicitation_needs_2025_11_25() {
+    let addr = start();
+    let caps = json!({"elicitation": {"form": {}, "url": {}}});
+    for (version, asked) in [("2025-06-18", false), ("2025-11-25", true)] {
+        let r = post_legacy(addr, &initialize_body(version, caps.clone()), &[]);
+        let session = r.header("mcp-session-id").unwrap().to_owned();
+        let mut h = vec![
+            ("Content-Type", "application/json"),
+            ("Accept", "application/json, text/event-stream"),
+            ("Mcp-Session-Id", session.as_str()),
+            ("MCP-Protocol-Version", version),
+        ];
+        let init = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+        assert_eq!(post_legacy(addr, &init, &h[2..]).status, 202);
+        let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "approve", "arguments": {}}});
+        if asked {
+            h.push(("Connection", "close"));
+            let mut sse = Sse::send(addr, &post_bytes(addr, call.to_string().as_bytes(), &h));
+            let first = sse.next(Duration::from_secs(5)).expect("a message");
+            assert_eq!(first["method"], "elicitation/create", "{first}");
+            assert_eq!(first["params"]["mode"], "url", "{first}");
+        } else {
+            // Refused before anything is asked: a JSON answer.
+            let r = post_legacy(addr, &call, &h[2..]).json();
+            assert_eq!(r["id"], 1, "{r}");
+            assert_eq!(r["result"]["isError"], true, "{r}");
+            let text = r["result"]["content"][0]["text"].as_str().unwrap();
+            assert!(text.contains("elicitation.url"), "{text}");
+        }
+    }
 }
 
 /// In a session an HTTP 404 means the session is gone (the client initializes again), so

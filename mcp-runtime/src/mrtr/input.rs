@@ -96,6 +96,12 @@ pub(crate) struct InputState {
     pub(crate) asked: Arc<Notify>,
     /// Questions that can get no answer, and why (`Mode::Live`: the client refused).
     pub(crate) failed: BTreeMap<String, String>,
+    /// Invalid answers received so far (`Mode::Live`), each asked again; at
+    /// `max_reasks` the question fails instead, as a round-trip request ends at its
+    /// round cap: a client that answers wrongly at once would otherwise be asked again
+    /// and again, as fast as it answers, until the request times out.
+    pub(crate) reasks: u32,
+    pub(crate) max_reasks: u32,
 }
 
 impl InputState {
@@ -114,6 +120,8 @@ impl InputState {
             published: BTreeSet::new(),
             asked: Arc::new(Notify::new()),
             failed: BTreeMap::new(),
+            reasks: 0,
+            max_reasks: crate::config::DEFAULT_MAX_ROUNDS,
         }
     }
 }
@@ -220,6 +228,17 @@ impl Input {
                     st.answers.insert(key.to_owned(), v.clone());
                     return Some(Ok(v));
                 }
+                Err(why) if st.mode == Mode::Live => {
+                    st.reasks += 1;
+                    if st.reasks >= st.max_reasks {
+                        st.pending.remove(key);
+                        return Some(Err(format!(
+                            "the client's answers were not valid {} times; the last: {why}",
+                            st.reasks
+                        )));
+                    }
+                    reask(request, &why)
+                }
                 Err(why) => reask(request, &why),
             },
             None if st.pending.contains_key(key) => return None,
@@ -265,9 +284,11 @@ impl Input {
         capabilities: ClientCapabilities,
         answers: BTreeMap<String, Value>,
         steps: BTreeMap<String, Value>,
+        max_reasks: u32,
     ) -> Input {
         let mut st = InputState::new(capabilities);
         st.mode = Mode::Live;
+        st.max_reasks = max_reasks.max(1);
         st.answers = answers;
         st.steps = steps;
         Input(Arc::new(Mutex::new(st)))
@@ -467,16 +488,17 @@ impl Input {
                 crate::protocol::reflect(&url)
             )));
         }
+        let message = message.into();
         let request = json!({
             "method": "elicitation/create",
-            "params": { "mode": "url", "message": message.into(), "url": url },
+            "params": { "mode": "url", "message": message, "url": url },
         });
         let check = |v: &Value| match v.get("action").and_then(Value::as_str) {
             Some("accept" | "decline" | "cancel") => Ok(()),
-            _ => Err("the answer needs an `action`".to_owned()),
+            _ => Err("the answer needs an `action` of accept, decline or cancel".to_owned()),
         };
         let v = self
-            .answer_or_end_round(key, request, check, |r, _| r.clone())
+            .answer_or_end_round(key, request, check, reask_elicitation(&message))
             .await?;
         Ok(match v["action"].as_str() {
             Some("accept") => Elicited::Accept(()),
@@ -502,14 +524,7 @@ impl Input {
             self.require("sampling.context")?;
         }
         let request = json!({ "method": "sampling/createMessage", "params": params });
-        let check = |v: &Value| {
-            if v.get("content").is_some() {
-                Ok(())
-            } else {
-                Err("the answer has no `content`".to_owned())
-            }
-        };
-        self.answer_or_end_round(key, request, check, |r, _| r.clone())
+        self.answer_or_end_round(key, request, check_sampled, |r, _| r.clone())
             .await
     }
 
@@ -517,15 +532,8 @@ impl Input {
     pub async fn roots(&self, key: &str) -> Result<Vec<Value>, Error> {
         self.require("roots")?;
         let request = json!({ "method": "roots/list", "params": {} });
-        let check = |v: &Value| {
-            if v.get("roots").is_some_and(Value::is_array) {
-                Ok(())
-            } else {
-                Err("the answer has no `roots` array".to_owned())
-            }
-        };
         let v = self
-            .answer_or_end_round(key, request, check, |r, _| r.clone())
+            .answer_or_end_round(key, request, check_roots, |r, _| r.clone())
             .await?;
         Ok(v["roots"].as_array().cloned().unwrap_or_default())
     }
@@ -598,6 +606,39 @@ impl Input {
     }
 }
 
+/// Whether `v` has the shape of a `CreateMessageResult`: a `role`, a `model`, and
+/// `content` that is a content block (an object with a `type`) or a list of them.
+fn check_sampled(v: &Value) -> Result<(), String> {
+    let block = |c: &Value| c.get("type").is_some_and(Value::is_string);
+    match v.get("role").and_then(Value::as_str) {
+        Some("user" | "assistant") => {}
+        _ => return Err("the answer needs a `role` of user or assistant".into()),
+    }
+    if !v.get("model").is_some_and(Value::is_string) {
+        return Err("the answer needs a `model` string".into());
+    }
+    match v.get("content") {
+        Some(c) if block(c) => Ok(()),
+        Some(Value::Array(cs)) if !cs.is_empty() && cs.iter().all(block) => Ok(()),
+        Some(_) => Err("the answer's `content` is not a content block with a `type`".into()),
+        None => Err("the answer has no `content`".into()),
+    }
+}
+
+/// Whether `v` has the shape of a `ListRootsResult`: `roots`, each with a `uri` string.
+fn check_roots(v: &Value) -> Result<(), String> {
+    let Some(roots) = v.get("roots").and_then(Value::as_array) else {
+        return Err("the answer has no `roots` array".into());
+    };
+    match roots
+        .iter()
+        .position(|r| !r.get("uri").is_some_and(Value::is_string))
+    {
+        Some(i) => Err(format!("root {i} has no `uri` string")),
+        None => Ok(()),
+    }
+}
+
 /// How an elicitation is asked again after an invalid answer: the same request, its
 /// message saying why.
 fn reask_elicitation(message: &str) -> impl Fn(&Value, &str) -> Value + '_ {
@@ -607,5 +648,52 @@ fn reask_elicitation(message: &str) -> impl Fn(&Value, &str) -> Value + '_ {
             "The previous answer was not valid ({why}). {message}"
         ));
         r
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{check_roots, check_sampled};
+    use serde_json::json;
+
+    #[test]
+    fn sampling_answers_need_role_model_and_content_blocks() {
+        let text = json!({"type": "text", "text": "hi"});
+        let ok = json!({"role": "assistant", "model": "m", "content": text});
+        assert_eq!(check_sampled(&ok), Ok(()));
+        let list = json!({"role": "assistant", "model": "m", "content": [text, text]});
+        assert_eq!(check_sampled(&list), Ok(()));
+        for (bad, why) in [
+            (json!({"model": "m", "content": text}), "a `role`"),
+            (json!({"role": "assistant", "content": text}), "a `model`"),
+            (json!({"role": "assistant", "model": "m"}), "no `content`"),
+            (
+                json!({"role": "assistant", "model": "m", "content": 5}),
+                "content block",
+            ),
+            (
+                json!({"role": "assistant", "model": "m", "content": []}),
+                "content block",
+            ),
+            (
+                json!({"role": "robot", "model": "m", "content": text}),
+                "a `role`",
+            ),
+        ] {
+            let e = check_sampled(&bad).unwrap_err();
+            assert!(e.contains(why), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn roots_answers_need_a_uri_each() {
+        assert_eq!(check_roots(&json!({"roots": []})), Ok(()));
+        let ok = json!({"roots": [{"uri": "file:///a", "name": "a"}]});
+        assert_eq!(check_roots(&ok), Ok(()));
+        assert_eq!(
+            check_roots(&json!({"roots": ["x"]})),
+            Err("root 0 has no `uri` string".into())
+        );
+        assert!(check_roots(&json!({"roots": {}})).is_err());
     }
 }

@@ -454,7 +454,7 @@ mod tests {
 
     #[tokio::test]
     async fn in_a_task_a_question_waits_for_its_answer() {
-        let input = Input::live(caps(), Default::default(), Default::default());
+        let input = Input::live(caps(), Default::default(), Default::default(), 10);
         let asked = input.asked();
         let run = tokio::spawn(handler(input.clone()));
         asked.notified().await;
@@ -477,6 +477,34 @@ mod tests {
             json!({"action": "accept", "content": {"login": "ada"}}),
         );
         assert_eq!(run.await.unwrap().unwrap(), "hi ada");
+    }
+
+    /// A live question answered wrongly again and again fails at the cap, where a client
+    /// answering at once would otherwise be asked as fast as it answers.
+    #[tokio::test]
+    async fn live_reasks_are_capped() {
+        let input = Input::live(caps(), Default::default(), Default::default(), 3);
+        let asked = input.asked();
+        let run = tokio::spawn(handler(input.clone()));
+        let mut asks = 0;
+        while !run.is_finished() {
+            tokio::select! {
+                () = asked.notified() => {
+                    for (key, _) in input.take_questions() {
+                        asks += 1;
+                        input.deliver(&key, json!({"action": "maybe"}));
+                    }
+                }
+                () = tokio::time::sleep(std::time::Duration::from_millis(50)) => {}
+            }
+        }
+        assert_eq!(asks, 3);
+        let e = run.await.unwrap().unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "the client's answers were not valid 3 times; the last: the answer needs an \
+             `action` of accept, decline or cancel"
+        );
     }
 
     #[test]

@@ -61,6 +61,12 @@ impl LegacyVersion {
     pub fn has_elicitation(self) -> bool {
         self >= Self::V2025_06_18
     }
+
+    /// Whether the revision has elicitation's modes, URL mode among them (from
+    /// 2025-11-25; before, every elicitation is a form).
+    pub fn has_elicitation_modes(self) -> bool {
+        self >= Self::V2025_11_25
+    }
 }
 
 impl std::fmt::Display for LegacyVersion {

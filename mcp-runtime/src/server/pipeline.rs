@@ -276,6 +276,7 @@ impl Server {
                     s.capabilities.clone(),
                     Default::default(),
                     Default::default(),
+                    inner.sealer.max_rounds,
                 ),
             )),
             _ => None,

@@ -81,6 +81,11 @@ impl Session {
         };
         if !version.has_elicitation() {
             caps.remove("elicitation");
+        } else if !version.has_elicitation_modes() && caps.contains_key("elicitation") {
+            // Before 2025-11-25 an elicitation is a form: `elicitation.url` declared at
+            // 2025-06-18 means nothing, and a URL request would reach the client as a
+            // form without its schema.
+            caps.insert("elicitation".into(), Value::Object(Map::new()));
         }
         Session {
             id,

@@ -215,7 +215,12 @@ async fn start(
     let (status_tx, status_rx) = mpsc::channel(16);
     let input = uses_input.then(|| {
         let (answers, steps) = recorded.unwrap_or_default();
-        Input::live(request.capabilities.clone(), answers, steps)
+        Input::live(
+            request.capabilities.clone(),
+            answers,
+            steps,
+            server.sealer.max_rounds,
+        )
     });
     let link = TaskLink {
         id: task_id.clone(),
