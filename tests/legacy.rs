@@ -1185,3 +1185,47 @@ fn an_initialize_sent_as_2026_07_28_says_how_a_session_opens() {
     let r = post_legacy(addr, &body, &[]);
     assert_eq!(r.status, 200, "{}", r.text());
 }
+
+/// When the request that asked the client something is over before the answer came
+/// (here cancelled), the server cancels its own question too, so the client can close
+/// the form it shows.
+#[test]
+fn an_unanswered_question_is_cancelled_with_its_request() {
+    let s = server(Legacy::default(), Arc::default());
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+        let (ours, theirs) = tokio::io::duplex(1 << 16);
+        let (r, w) = tokio::io::split(theirs);
+        tokio::spawn(s.serve_io(r, w, std::future::pending()));
+        let (read, mut write) = tokio::io::split(ours);
+        let mut lines = BufReader::new(read).lines();
+        let mut next = async || -> Value {
+            let line = tokio::time::timeout(Duration::from_secs(5), lines.next_line())
+                .await
+                .expect("a line in time")
+                .unwrap()
+                .unwrap();
+            serde_json::from_str(&line).unwrap()
+        };
+        let caps = json!({"elicitation": {}});
+        for msg in [
+            initialize_body("2025-11-25", caps),
+            json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+            json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "greet", "arguments": {}}}),
+        ] {
+            write.write_all(format!("{msg}\n").as_bytes()).await.unwrap();
+        }
+        assert_eq!(next().await["id"], 0, "the initialize answer");
+        let ask = next().await;
+        assert_eq!(ask["method"], "elicitation/create", "{ask}");
+        let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 2}});
+        write
+            .write_all(format!("{cancel}\n").as_bytes())
+            .await
+            .unwrap();
+        let cancelled = next().await;
+        assert_eq!(cancelled["method"], "notifications/cancelled", "{cancelled}");
+        assert_eq!(cancelled["params"]["requestId"], ask["id"], "{cancelled}");
+    });
+}

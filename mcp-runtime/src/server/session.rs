@@ -186,10 +186,19 @@ impl Session {
         Ok(asking)
     }
 
-    /// Forgets the server→client request `id` (answered, or no longer waited for).
+    /// Forgets the server→client request `id` (answered, or no longer waited for); one
+    /// still unanswered is cancelled at the client (`notifications/cancelled`, on the
+    /// session's stream), so it can close what it shows for it (a form, a sampling
+    /// approval) now that its answer would go nowhere.
     fn forget(&self, id: u64) {
-        lock(&self.pending).remove(&id);
+        let unanswered = lock(&self.pending).remove(&id).is_some();
         lock(&self.keys).remove(&id);
+        if unanswered && !self.closed.is_cancelled() {
+            self.send(envelope::notification(
+                crate::protocol::methods::NOTIFICATION_CANCELLED,
+                json!({"requestId": id, "reason": "the request that asked is over"}),
+            ));
+        }
     }
 
     /// Hands the client's response (`{"id", "result"|"error"}`) to the request waiting for
