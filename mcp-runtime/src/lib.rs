@@ -315,6 +315,7 @@ where
 }
 
 /// How many handlers' blocking sections are running.
+#[cfg(feature = "stdio")]
 pub(crate) fn blocking_running() -> usize {
     BLOCKING.load(std::sync::atomic::Ordering::Acquire)
 }

@@ -48,7 +48,7 @@ impl Server {
     /// the thread may stay blocked in a read of stdin (a descriptor of its own, not
     /// `std::io::stdin`'s lock) until the process exits; it serves nothing more.
     ///
-    /// When stdin closes, requests in flight get [`EOF_DRAIN`] (5 s) to finish, then are
+    /// When stdin closes, requests in flight get 5 s to finish (`EOF_DRAIN`), then are
     /// cancelled. If a handler's blocking section ([`blocking`](crate::blocking), a plain
     /// `fn` tool, `SafePath::read_under`) is still running then, the process exits (status
     /// 0) here instead of returning: nothing can stop such a section, and the runtime
