@@ -194,6 +194,19 @@ impl Client {
         post_legacy(self.addr, body, &self.headers())
     }
 
+    /// Posts `body` in the session, taking JSON or SSE, and reads the answer as a stream.
+    fn stream(&self, body: &Value) -> Sse {
+        let mut h = vec![
+            ("Content-Type", "application/json"),
+            ("Accept", "application/json, text/event-stream"),
+        ];
+        h.extend_from_slice(&self.headers());
+        Sse::send(
+            self.addr,
+            &post_bytes(self.addr, body.to_string().as_bytes(), &h),
+        )
+    }
+
     fn call(&mut self, method: &str, params: Value) -> Value {
         self.next += 1;
         let body = json!({"jsonrpc": "2.0", "id": self.next, "method": method, "params": params});
@@ -414,12 +427,7 @@ fn an_elicitation_is_a_request_to_the_client_answered_by_a_post() {
     let addr = start();
     let (c, _) = Client::open(addr, "2025-11-25");
     let call = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "greet", "arguments": {}}});
-    let mut h = vec![
-        ("Content-Type", "application/json"),
-        ("Accept", "application/json, text/event-stream"),
-    ];
-    h.extend_from_slice(&c.headers());
-    let mut sse = Sse::send(addr, &post_bytes(addr, call.to_string().as_bytes(), &h));
+    let mut sse = c.stream(&call);
     let ask = sse
         .next(Duration::from_secs(5))
         .expect("a request to the client");
@@ -442,12 +450,7 @@ fn invalid_answers_are_asked_again_up_to_the_cap() {
     let addr = start();
     let (c, _) = Client::open(addr, "2025-11-25");
     let call = json!({"jsonrpc": "2.0", "id": 8, "method": "tools/call", "params": {"name": "greet", "arguments": {}}});
-    let mut h = vec![
-        ("Content-Type", "application/json"),
-        ("Accept", "application/json, text/event-stream"),
-    ];
-    h.extend_from_slice(&c.headers());
-    let mut sse = Sse::send(addr, &post_bytes(addr, call.to_string().as_bytes(), &h));
+    let mut sse = c.stream(&call);
     let mut asks = 0;
     let done = loop {
         let m = sse.next(Duration::from_secs(5)).expect("a message");

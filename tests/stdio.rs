@@ -86,14 +86,19 @@ impl Stdio_ {
 
 /// The child's exit status, which must come within 5 s of `after`.
 fn exit_within_5s(child: &mut ChildGuard, after: &str) -> std::process::ExitStatus {
+    exit_within(child, Duration::from_secs(5), after)
+}
+
+/// The child's exit status, which must come within `limit`.
+fn exit_within(child: &mut ChildGuard, limit: Duration, after: &str) -> std::process::ExitStatus {
     let start = Instant::now();
     loop {
         if let Some(status) = child.0.try_wait().unwrap() {
             return status;
         }
         assert!(
-            start.elapsed() < Duration::from_secs(5),
-            "did not exit after {after}"
+            start.elapsed() < limit,
+            "did not exit {limit:?} after {after}"
         );
         std::thread::sleep(Duration::from_millis(20));
     }
@@ -625,16 +630,7 @@ fn a_blocking_handler_does_not_keep_the_process_after_eof() {
     std::thread::sleep(Duration::from_millis(300));
     drop(stdin);
     let closed = Instant::now();
-    let status = loop {
-        if let Some(status) = child.0.try_wait().unwrap() {
-            break status;
-        }
-        assert!(
-            closed.elapsed() < Duration::from_secs(15),
-            "still running 15 s after stdin closed"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    let status = exit_within(&mut child, Duration::from_secs(15), "stdin closed");
     assert!(status.success(), "{status}");
     assert!(
         closed.elapsed() >= Duration::from_secs(4),
