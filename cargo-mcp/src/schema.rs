@@ -70,16 +70,40 @@ pub(crate) fn run(
         Some(path) => {
             let text =
                 std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-            if snapshot_body(&text).trim_end() == doc.trim_end() {
+            let stored = snapshot_body(&text).trim_end();
+            if stored == doc.trim_end() {
                 Ok(())
             } else {
                 Err(format!(
-                    "the server's lists differ from {}; run its tests and review the snapshot (`cargo insta review`)",
-                    path.display()
+                    "the server's lists differ from {}; run its tests and review the snapshot (`cargo insta review`)\n{}",
+                    path.display(),
+                    difference(stored, doc.trim_end())
                 ))
             }
         }
     }
+}
+
+/// At most this many lines of a difference are shown; the rest is counted.
+const MAX_DIFF_LINES: usize = 60;
+
+/// A unified diff from the snapshot's lists to the server's (3 lines of context), cut at
+/// [`MAX_DIFF_LINES`]: what changed, without reading both documents.
+fn difference(stored: &str, served: &str) -> String {
+    let diff = similar::TextDiff::from_lines(stored, served)
+        .unified_diff()
+        .context_radius(3)
+        .header("snapshot", "server")
+        .to_string();
+    let lines: Vec<&str> = diff.lines().collect();
+    if lines.len() <= MAX_DIFF_LINES {
+        return diff.trim_end().to_owned();
+    }
+    format!(
+        "{}\n... {} more lines of difference",
+        lines[..MAX_DIFF_LINES].join("\n"),
+        lines.len() - MAX_DIFF_LINES
+    )
 }
 
 /// The content of an insta snapshot: what follows its `---` header.
@@ -349,5 +373,19 @@ mod tests {
             "{\"a\": 1}\n"
         );
         assert_eq!(snapshot_body("{}"), "{}");
+    }
+
+    #[test]
+    fn a_difference_is_shown_as_a_unified_diff_and_cut() {
+        let d = difference(
+            "{\n  \"a\": 1,\n  \"b\": 2\n}",
+            "{\n  \"a\": 1,\n  \"b\": 3\n}",
+        );
+        assert!(d.starts_with("--- snapshot\n+++ server\n@@"), "{d}");
+        assert!(d.contains("\n-  \"b\": 2\n+  \"b\": 3"), "{d}");
+        let old: String = (0..200).map(|i| format!("line {i}\n")).collect();
+        let d = difference(&old, "");
+        assert_eq!(d.lines().count(), MAX_DIFF_LINES + 1, "{d}");
+        assert!(d.ends_with("... 143 more lines of difference"), "{d}");
     }
 }
