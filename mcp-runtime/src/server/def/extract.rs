@@ -76,21 +76,25 @@ impl<T: DeserializeOwned + JsonSchema + Send> FromRequest<kind::Tool> for T {
 
     fn from_request(call: &mut Call<kind::Tool>, param: &Param) -> Result<Self, Error> {
         let result = match call.arguments.remove(param.name) {
-            // JSON Schema counts `3.0` as an integer (and the schema passed it), serde
-            // does not: a value with such numbers that does not deserialize as it is is
-            // tried again with them as integers (read in place first: no copy).
-            Some(v) if has_integral_float(&v) => match T::deserialize(&v) {
-                Ok(t) => Ok(t),
-                Err(e) => T::deserialize(integral(v)).map_err(|_| e.to_string()),
+            Some(v) => match floats(&v) {
+                // JSON Schema counts `3.0` as an integer (and the schema passed it), serde
+                // does not: a value with such numbers that does not deserialize as it is
+                // is tried again with them as integers (read in place first: no copy).
+                Floats::Safe => match T::deserialize(&v) {
+                    Ok(t) => Ok(t),
+                    Err(e) => T::deserialize(integral(v)).map_err(|_| e.to_string()),
+                },
+                // Read in place, to name the number if serde refuses it ("invalid type:
+                // floating point `1e+19`, expected u64").
+                Floats::Past => T::deserialize(&v).map_err(|e| match float_past_safe(&v) {
+                    Some(n) if e.to_string().contains("floating point") => format!(
+                        "{n} is written as a float past 2^53, where a float stands for \
+                         several integers; write the integer's digits"
+                    ),
+                    _ => e.to_string(),
+                }),
+                Floats::None => T::deserialize(v).map_err(|e| e.to_string()),
             },
-            Some(v) => T::deserialize(&v).map_err(|e| match float_past_safe(&v) {
-                // serde says "invalid type: floating point `1e+19`, expected u64".
-                Some(n) if e.to_string().contains("floating point") => format!(
-                    "{n} is written as a float past 2^53, where a float stands for several \
-                     integers; write the integer's digits"
-                ),
-                _ => e.to_string(),
-            }),
             None => T::deserialize(Missing).map_err(|_| "missing required argument".to_owned()),
         };
         result.map_err(|e| Error::new(format!("Invalid argument `{}`: {e}", param.name)))
@@ -101,17 +105,47 @@ impl<T: DeserializeOwned + JsonSchema + Send> FromRequest<kind::Tool> for T {
 /// for the integer a client meant.
 const MAX_SAFE: f64 = 9_007_199_254_740_992.0;
 
-/// Whether `v` holds a float with no fraction, within ±2^53.
-fn has_integral_float(v: &Value) -> bool {
+/// What integral floats (`3.0`, `1e19`) a value holds; one within ±2^53 decides.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Floats {
+    None,
+    /// Only past ±2^53, where a float stands for several integers.
+    Past,
+    /// At least one within ±2^53, which is taken for its integer.
+    Safe,
+}
+
+/// Whether `n` is an integral float, and then whether it is within ±2^53.
+fn integral_float(n: &serde_json::Number) -> Option<bool> {
+    let f = n.as_f64().filter(|f| n.is_f64() && f.fract() == 0.0)?;
+    Some(f.abs() <= MAX_SAFE)
+}
+
+/// The integral floats of `v`, in one walk that stops at the first within ±2^53.
+fn floats(v: &Value) -> Floats {
+    let mut found = Floats::None;
+    let mut see = |v: &Value| {
+        found = match floats(v) {
+            Floats::None => found,
+            other => other,
+        };
+        found == Floats::Safe
+    };
     match v {
-        Value::Number(n) => {
-            n.is_f64()
-                && n.as_f64()
-                    .is_some_and(|f| f.fract() == 0.0 && f.abs() <= MAX_SAFE)
+        Value::Number(n) => match integral_float(n) {
+            Some(true) => Floats::Safe,
+            Some(false) => Floats::Past,
+            None => Floats::None,
+        },
+        Value::Array(a) => {
+            a.iter().any(&mut see);
+            found
         }
-        Value::Array(a) => a.iter().any(has_integral_float),
-        Value::Object(o) => o.values().any(has_integral_float),
-        _ => false,
+        Value::Object(o) => {
+            o.values().any(&mut see);
+            found
+        }
+        _ => Floats::None,
     }
 }
 
@@ -119,20 +153,17 @@ fn has_integral_float(v: &Value) -> bool {
 /// serde_json reads as a float), which no integer type takes.
 fn float_past_safe(v: &Value) -> Option<&serde_json::Number> {
     match v {
-        Value::Number(n) => n
-            .as_f64()
-            .filter(|f| n.is_f64() && f.fract() == 0.0 && f.abs() > MAX_SAFE)
-            .map(|_| n),
+        Value::Number(n) => (integral_float(n) == Some(false)).then_some(n),
         Value::Array(a) => a.iter().find_map(float_past_safe),
         Value::Object(o) => o.values().find_map(float_past_safe),
         _ => None,
     }
 }
 
-/// `v` with each float of [`has_integral_float`] made an integer.
+/// `v` with each integral float within ±2^53 made an integer.
 fn integral(v: Value) -> Value {
     match v {
-        Value::Number(n) if has_integral_float(&Value::Number(n.clone())) => {
+        Value::Number(n) if integral_float(&n) == Some(true) => {
             let f = n.as_f64().unwrap_or_default();
             match f < 0.0 {
                 true => Value::from(f as i64),
@@ -329,3 +360,18 @@ impl HeaderValue for u8 {}
 impl HeaderValue for u16 {}
 impl HeaderValue for u32 {}
 impl<T: HeaderValue> HeaderValue for Option<T> {}
+
+#[cfg(test)]
+mod tests {
+    use super::{Floats, floats};
+    use serde_json::json;
+
+    #[test]
+    fn floats_are_classified_in_one_walk() {
+        assert!(floats(&json!({"a": "3.0", "b": 3, "c": [1.5]})) == Floats::None);
+        assert!(floats(&json!([1e19, {"x": -2e300}])) == Floats::Past);
+        // One within ±2^53 decides, wherever it sits beside the ones past it.
+        assert!(floats(&json!([1e19, {"x": 3.0}])) == Floats::Safe);
+        assert!(floats(&json!({"x": [-9007199254740992.0], "y": 1e19})) == Floats::Safe);
+    }
+}
