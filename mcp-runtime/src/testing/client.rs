@@ -1,27 +1,7 @@
-//! Testing without a network: an in-process client that drives a [`Server`] through the
-//! real JSON serialization and request rules, scripted answers for multi round-trip
-//! requests and for tasks ([`TestClient::run_task`]), tampering helpers, and snapshots of
-//! the lists a server serves ([`assert_lists_snapshot!`](crate::assert_lists_snapshot), on
-//! insta).
-//!
-//! ```
-//! use mcp_runtime::testing::TestClient;
-//! use mcp_runtime::{tool, tools, Server};
-//!
-//! /// Adds two numbers.
-//! #[tool]
-//! async fn add(a: i64, b: i64) -> String {
-//!     (a + b).to_string()
-//! }
-//!
-//! # tokio::runtime::Runtime::new().unwrap().block_on(async {
-//! let server = Server::builder("calc", "1.0").tools(tools![add]).build().unwrap();
-//! let client = TestClient::new(server);
-//! let out = client.call_tool("add", serde_json::json!({"a": 2, "b": 3})).await.unwrap();
-//! assert_eq!(out.text(), "5");
-//! # });
-//! ```
+//! The in-process client: requests through JSON text and the stdio rules, rounds of
+//! `input_required` answered from a script, tasks run to their end.
 
+use super::{Answers, ErrorReply, Outcome, TaskOutcome, param_headers};
 use crate::protocol::json::parse_strict;
 use crate::protocol::{PROTOCOL_VERSION, keys};
 use crate::server::Server;
@@ -29,114 +9,8 @@ use crate::server::parts::{NoGuard, Streams, TransportGuard};
 use crate::server::route::Prepared;
 use crate::server::session::Session;
 use serde_json::{Map, Value, json};
-use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-
-/// A JSON-RPC error answer, as the client saw it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ErrorReply {
-    /// The error code.
-    pub code: i64,
-    /// The message.
-    pub message: String,
-    /// The `data` member.
-    pub data: Option<Value>,
-}
-
-impl std::fmt::Display for ErrorReply {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{} ({})", self.message, self.code)
-    }
-}
-
-impl std::error::Error for ErrorReply {}
-
-/// The final result of a request, with what happened on the way.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Outcome {
-    /// The `result` object.
-    pub result: Value,
-    /// How many rounds it took (1 without `input_required`).
-    pub rounds: u32,
-    /// Notifications sent on the request's stream (progress, log messages), in order.
-    pub notifications: Vec<Value>,
-}
-
-impl Outcome {
-    /// The text of the first text content block (tool results), or of the first message
-    /// (prompts), or of the first contents entry (resources).
-    pub fn text(&self) -> String {
-        let r = &self.result;
-        r["content"][0]["text"]
-            .as_str()
-            .or_else(|| r["messages"][0]["content"]["text"].as_str())
-            .or_else(|| r["contents"][0]["text"].as_str())
-            .unwrap_or_default()
-            .to_owned()
-    }
-    /// Whether a tool result has `isError: true`.
-    pub fn is_error(&self) -> bool {
-        self.result["isError"] == json!(true)
-    }
-}
-
-/// How a task ended, as [`TestClient::run_task`] saw it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct TaskOutcome {
-    /// The final `tasks/get` result.
-    pub task: Value,
-    /// The input keys answered with `tasks/update`, in order.
-    pub answered: Vec<String>,
-}
-
-impl TaskOutcome {
-    /// The final status (`completed`, `failed` or `cancelled`).
-    pub fn status(&self) -> &str {
-        self.task["status"].as_str().unwrap_or_default()
-    }
-    /// The text of the first text content block of a completed task's result.
-    pub fn text(&self) -> String {
-        self.task["result"]["content"][0]["text"]
-            .as_str()
-            .unwrap_or_default()
-            .to_owned()
-    }
-}
-
-/// Scripted answers to `input_required`, by input key.
-#[derive(Debug, Clone, Default)]
-pub struct Answers(BTreeMap<String, Value>);
-
-impl Answers {
-    /// No answers.
-    pub fn new() -> Self {
-        Self::default()
-    }
-    /// Accepts a form elicitation under `key` with `content`.
-    pub fn accept(mut self, key: &str, content: Value) -> Self {
-        self.0.insert(
-            key.into(),
-            json!({ "action": "accept", "content": content }),
-        );
-        self
-    }
-    /// Declines the elicitation under `key`.
-    pub fn decline(mut self, key: &str) -> Self {
-        self.0.insert(key.into(), json!({ "action": "decline" }));
-        self
-    }
-    /// Cancels the elicitation under `key`.
-    pub fn cancel(mut self, key: &str) -> Self {
-        self.0.insert(key.into(), json!({ "action": "cancel" }));
-        self
-    }
-    /// Answers `key` with any response (a sampling result, roots, ...).
-    pub fn raw(mut self, key: &str, response: Value) -> Self {
-        self.0.insert(key.into(), response);
-        self
-    }
-}
 
 /// An in-process MCP client for tests: every request goes through JSON text and the same
 /// rules as stdio (no HTTP headers). [`TestClient::new`] speaks 2026-07-28;
@@ -739,69 +613,4 @@ fn answer_request(session: &Session, id: u64, answers: Option<&Answers>) {
     if let Value::Object(o) = response {
         session.resolve(&o);
     }
-}
-
-/// Changes a `requestState` so it no longer verifies: one character of its sealed part is
-/// replaced (away from the end, where base64 may carry unused bits).
-pub fn tamper_state(state: &str) -> String {
-    let mut bytes = state.as_bytes().to_vec();
-    let at = bytes.len().saturating_sub(bytes.len() / 4 + 1);
-    if let Some(b) = bytes.get_mut(at) {
-        *b = if *b == b'A' { b'g' } else { b'A' };
-    }
-    String::from_utf8(bytes).unwrap_or_default()
-}
-
-/// The `Mcp-Param-*` headers a conforming client sends for a call of `tool` (as listed)
-/// with `arguments`. See [`crate::protocol::headers::client_headers`].
-pub fn param_headers(tool: &Value, arguments: &Value) -> Vec<(String, String)> {
-    crate::protocol::headers::client_headers(tool, arguments)
-}
-
-#[doc(hidden)]
-pub use insta as __insta;
-
-/// Checks the server's `tools/list`, `prompts/list`, `resources/list` and
-/// `resources/templates/list` ([`lists_json`]) against an [insta](https://insta.rs)
-/// snapshot: `tests/snapshots/<test file>__lists.snap` by default, or the name given first.
-/// A difference fails the test with a diff and leaves the new lists as a pending
-/// `.snap.new`; `cargo insta review` (or `INSTA_UPDATE=always`) accepts it. Use it in an
-/// async test; wrap it in `insta::with_settings!` for insta's other settings.
-///
-/// ```ignore
-/// #[tokio::test]
-/// async fn the_lists_match_the_snapshot() {
-///     mcp_runtime::assert_lists_snapshot!(my_server::server());
-/// }
-/// ```
-#[macro_export]
-macro_rules! assert_lists_snapshot {
-    ($server:expr $(,)?) => {
-        $crate::assert_lists_snapshot!("lists", $server)
-    };
-    ($name:expr, $server:expr $(,)?) => {{
-        let lists = $crate::testing::lists_json(&$server).await;
-        $crate::testing::__insta::with_settings!({ omit_expression => true }, {
-            $crate::testing::__insta::assert_snapshot!($name, lists)
-        })
-    }};
-}
-
-/// The four lists of a server as one pretty JSON document (what snapshots and
-/// `cargo mcp schema` show).
-pub async fn lists_json(server: &Server) -> String {
-    let client = TestClient::new(server.clone());
-    let mut doc = Map::new();
-    for (method, key) in [
-        ("tools/list", "tools"),
-        ("prompts/list", "prompts"),
-        ("resources/list", "resources"),
-        ("resources/templates/list", "resourceTemplates"),
-    ] {
-        let items = client.list_all(method, key).await.unwrap_or_default();
-        doc.insert(key.to_owned(), Value::Array(items));
-    }
-    let mut s = serde_json::to_string_pretty(&Value::Object(doc)).unwrap_or_default();
-    s.push('\n');
-    s
 }
