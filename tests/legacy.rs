@@ -937,14 +937,10 @@ fn a_modern_only_server_names_its_versions_to_initialize() {
     // The same on stdio.
     let rt = tokio::runtime::Runtime::new().unwrap();
     rt.block_on(async {
-        use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
-        let (ours, theirs) = tokio::io::duplex(1 << 16);
-        let (r, w) = tokio::io::split(theirs);
-        tokio::spawn(s.serve_io(r, w, std::future::pending()));
-        let (read, mut write) = tokio::io::split(ours);
+        use tokio::io::AsyncWriteExt;
+        let (mut lines, mut write) = stdio_pair(s);
         let line = format!("{}\n", initialize_body("2025-06-18", json!({})));
         write.write_all(line.as_bytes()).await.unwrap();
-        let mut lines = BufReader::new(read).lines();
         let reply: Value =
             serde_json::from_str(&lines.next_line().await.unwrap().unwrap()).unwrap();
         assert_eq!(reply["error"]["code"], -32022);
@@ -1197,12 +1193,8 @@ fn an_unanswered_question_is_cancelled_with_its_request() {
     let s = server(Legacy::default(), Arc::default());
     let rt = tokio::runtime::Runtime::new().unwrap();
     rt.block_on(async {
-        use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
-        let (ours, theirs) = tokio::io::duplex(1 << 16);
-        let (r, w) = tokio::io::split(theirs);
-        tokio::spawn(s.serve_io(r, w, std::future::pending()));
-        let (read, mut write) = tokio::io::split(ours);
-        let mut lines = BufReader::new(read).lines();
+        use tokio::io::AsyncWriteExt;
+        let (mut lines, mut write) = stdio_pair(s);
         let mut next = async || -> Value {
             let line = tokio::time::timeout(Duration::from_secs(5), lines.next_line())
                 .await
@@ -1231,4 +1223,20 @@ fn an_unanswered_question_is_cancelled_with_its_request() {
         assert_eq!(cancelled["method"], "notifications/cancelled", "{cancelled}");
         assert_eq!(cancelled["params"]["requestId"], ask["id"], "{cancelled}");
     });
+}
+
+/// `s` serving stdio over an in-process pipe: the lines it writes, and the end the test
+/// writes its lines to. Call it inside a runtime.
+fn stdio_pair(
+    s: Server,
+) -> (
+    tokio::io::Lines<tokio::io::BufReader<tokio::io::ReadHalf<tokio::io::DuplexStream>>>,
+    tokio::io::WriteHalf<tokio::io::DuplexStream>,
+) {
+    use tokio::io::AsyncBufReadExt;
+    let (ours, theirs) = tokio::io::duplex(1 << 16);
+    let (r, w) = tokio::io::split(theirs);
+    tokio::spawn(s.serve_io(r, w, std::future::pending()));
+    let (read, write) = tokio::io::split(ours);
+    (tokio::io::BufReader::new(read).lines(), write)
 }
