@@ -592,6 +592,58 @@ fn blocking_handler_child() {
     rt.block_on(server.serve_stdio()).unwrap();
 }
 
+/// The child of the next test: blocking work of the application's own (no request
+/// started it) runs while `serve_stdio` serves; once `serve_stdio` returns, the child
+/// says so on stdout and exits itself.
+#[test]
+fn application_blocking_child() {
+    if std::env::var_os("MCP_APP_BLOCKING_CHILD").is_none() {
+        return;
+    }
+    let server = mcp_runtime::Server::builder("blocking", "1.0")
+        .tools(mcp_runtime::tools![slumber])
+        .build()
+        .unwrap();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        tokio::spawn(mcp_runtime::blocking(|| {
+            std::thread::sleep(Duration::from_secs(60))
+        }));
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        server.serve_stdio().await.unwrap();
+    });
+    println!("serve_stdio returned");
+    std::io::stdout().flush().unwrap();
+    std::process::exit(0);
+}
+
+/// Blocking work that no request of the stdio server started does not make it end the
+/// process: `serve_stdio` returns, so what the application does after it (flushing,
+/// cleaning up, other servers) still runs.
+#[test]
+fn blocking_work_of_the_application_does_not_end_the_process() {
+    let mut child = Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "application_blocking_child", "--nocapture"])
+        .env("MCP_APP_BLOCKING_CHILD", "1")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let mut child = ChildGuard(child);
+    let status = exit_within(&mut child, Duration::from_secs(15), "stdin closed");
+    let said: Vec<String> = BufReader::new(stdout)
+        .lines()
+        .map_while(Result::ok)
+        .collect();
+    assert!(status.success(), "{status}");
+    assert!(
+        said.iter().any(|l| l == "serve_stdio returned"),
+        "serve_stdio did not return: {said:?}"
+    );
+}
+
 /// A handler's blocking section still running when stdin closes does not keep the
 /// process: after the drain (5 s) it exits 0, where the runtime, dropped, would wait out
 /// the section (a minute here).

@@ -289,35 +289,21 @@ where
         ))
     })
 }
-/// Blocking work of handlers still running ([`blocking`], `SafePath::read_under`).
-static BLOCKING: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-
-/// `tokio::task::spawn_blocking`, counted in [`BLOCKING`] while `work` runs (a panic
-/// included).
+/// `tokio::task::spawn_blocking`, counted while `work` runs (a panic included) by the
+/// stdio connection whose request started it, if any: `serve_stdio` exits the process
+/// after its drain only for sections of its own requests.
 pub(crate) fn spawn_blocking_counted<T, F>(work: F) -> tokio::task::JoinHandle<T>
 where
     T: Send + 'static,
     F: FnOnce() -> T + Send + 'static,
 {
-    use std::sync::atomic::Ordering;
-    struct Running;
-    impl Drop for Running {
-        fn drop(&mut self) {
-            BLOCKING.fetch_sub(1, Ordering::AcqRel);
-        }
-    }
-    BLOCKING.fetch_add(1, Ordering::AcqRel);
-    let running = Running;
+    #[cfg(feature = "stdio")]
+    let running = transport::stdio::Section::enter();
     tokio::task::spawn_blocking(move || {
+        #[cfg(feature = "stdio")]
         let _running = running;
         work()
     })
-}
-
-/// How many handlers' blocking sections are running.
-#[cfg(feature = "stdio")]
-pub(crate) fn blocking_running() -> usize {
-    BLOCKING.load(std::sync::atomic::Ordering::Acquire)
 }
 
 pub use mrtr::{Elicited, Input};

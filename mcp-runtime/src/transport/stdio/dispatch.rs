@@ -10,6 +10,7 @@ use crate::server::session::Session;
 use crate::server::{Listen, Server};
 use serde_json::Value;
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::task::{Context, Poll, Waker};
 use tokio::sync::mpsc;
@@ -17,6 +18,36 @@ use tokio::task::{AbortHandle, JoinSet};
 use tokio_util::sync::CancellationToken;
 
 type InFlight = Arc<Mutex<HashMap<RequestId, AbortHandle>>>;
+
+tokio::task_local! {
+    /// The count of blocking sections running that requests of the connection polling
+    /// this task started.
+    static SECTIONS: Arc<AtomicUsize>;
+}
+
+/// A blocking section ([`crate::blocking`], a plain `fn` handler, `SafePath::read_under`)
+/// counted, while it lives, by the stdio connection whose request started it (none when
+/// it was started elsewhere: by an HTTP request, a task of the handler's own, the
+/// application).
+pub(crate) struct Section(Option<Arc<AtomicUsize>>);
+
+impl Section {
+    pub(crate) fn enter() -> Self {
+        let count = SECTIONS.try_with(Arc::clone).ok();
+        if let Some(c) = &count {
+            c.fetch_add(1, Ordering::AcqRel);
+        }
+        Section(count)
+    }
+}
+
+impl Drop for Section {
+    fn drop(&mut self) {
+        if let Some(c) = &self.0 {
+            c.fetch_sub(1, Ordering::AcqRel);
+        }
+    }
+}
 
 /// What a connection keeps between messages. Shared by reference between the reader of
 /// the lines and the end of the connection, hence the locks (never held across an await
@@ -30,6 +61,8 @@ pub(super) struct Dispatch {
     end_of_input: CancellationToken,
     /// The legacy era's one session, opened by `initialize`.
     session: OnceLock<Arc<Session>>,
+    /// Blocking sections its requests started that still run ([`Section`]).
+    sections: Arc<AtomicUsize>,
 }
 
 impl Dispatch {
@@ -44,6 +77,7 @@ impl Dispatch {
             }),
             end_of_input: CancellationToken::new(),
             session: OnceLock::new(),
+            sections: Arc::default(),
         }
     }
 
@@ -61,7 +95,16 @@ impl Dispatch {
         if tasks.closed {
             return None;
         }
-        Some(tasks.set.spawn(task))
+        Some(
+            tasks
+                .set
+                .spawn(SECTIONS.scope(Arc::clone(&self.sections), task)),
+        )
+    }
+
+    /// How many blocking sections its requests started are still running.
+    pub(super) fn sections_running(&self) -> usize {
+        self.sections.load(Ordering::Acquire)
     }
 
     /// Handles one line: the line to write at once (after what is queued), if any. A
@@ -183,9 +226,10 @@ impl Dispatch {
                 // the task's first poll registers its own waker wherever this one did.
                 // (`Run` is `Unpin`: its work is boxed already, so it moves freely.)
                 let mut run = job.run();
-                if let Poll::Ready(reply) =
+                let first = SECTIONS.sync_scope(Arc::clone(&self.sections), || {
                     std::pin::Pin::new(&mut run).poll(&mut Context::from_waker(Waker::noop()))
-                {
+                });
+                if let Poll::Ready(reply) = first {
                     drop(slot);
                     return Some(reply.body);
                 }

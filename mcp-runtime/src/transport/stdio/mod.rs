@@ -15,6 +15,7 @@ pub(crate) use lines::fuzz_lines;
 
 use crate::server::Server;
 use dispatch::Dispatch;
+pub(crate) use dispatch::Section;
 use lines::{BlockingLines, Line, Lines};
 use std::future::Future;
 use std::io::{self, Write as _};
@@ -48,11 +49,14 @@ impl Server {
     /// the thread may stay blocked in a read of stdin (a descriptor of its own, not
     /// `std::io::stdin`'s lock) until the process exits; it serves nothing more.
     ///
-    /// When stdin closes, requests in flight get 5 s to finish (`EOF_DRAIN`), then are
-    /// cancelled. If a handler's blocking section ([`blocking`](crate::blocking), a plain
-    /// `fn` tool, `SafePath::read_under`) is still running then, the process exits (status
-    /// 0) here instead of returning: nothing can stop such a section, and the runtime
-    /// would wait for it when dropped, keeping the process alive after its client.
+    /// When it stops (stdin closed, SIGINT/SIGTERM, or stdout closed), requests in flight
+    /// get 5 s to finish (`EOF_DRAIN`), then are cancelled. If a blocking section one of
+    /// its requests started ([`blocking`](crate::blocking), a plain `fn` tool,
+    /// `SafePath::read_under`) is still running then, the process exits (status 0) here
+    /// instead of returning: nothing can stop such a section, and the runtime would wait
+    /// for it when dropped, keeping the process alive after its client. Blocking work
+    /// started elsewhere (by the application, by HTTP requests, by a task a handler
+    /// spawned) does not end the process: it returns, and what follows it runs.
     ///
     /// Logs go wherever the application's `tracing` subscriber sends them; never to stdout
     /// if you use [`telemetry::init`](crate::telemetry::init), which writes to stderr.
@@ -104,7 +108,7 @@ impl Server {
             // it when dropped: the process would outlive its client by as long as the
             // section runs (forever, for one that never returns). The requests are over
             // and stdout is flushed, so it exits now.
-            let running = crate::blocking_running();
+            let running = dispatch.sections_running();
             if running > 0 && panic.is_none() {
                 tracing::warn!(
                     "{running} blocking handler section(s) still running after the drain; exiting without waiting for them"
