@@ -43,6 +43,33 @@ async fn sizes(n: usize, big: u128, small: u16) -> String {
     (big + n as u128 + u128::from(small)).to_string()
 }
 
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct Pair {
+    a: u64,
+    b: u64,
+}
+
+/// Adds a pair and a list.
+#[tool]
+async fn pairs(p: Pair, list: Vec<u64>) -> String {
+    (p.a + p.b + list.iter().sum::<u64>()).to_string()
+}
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct Loose {
+    n: u32,
+    #[allow(dead_code)]
+    big: f64,
+}
+
+/// Takes any object as `s` (its schema says no more), read as a `u32` and an `f64`.
+#[tool(
+    input_schema = r#"{"type": "object", "properties": {"s": {"type": "object"}}, "required": ["s"]}"#
+)]
+async fn loose(s: Loose) -> String {
+    s.n.to_string()
+}
+
 /// Says what it got, all the arguments first.
 #[tool]
 async fn all_first(args: Arguments, x: u8) -> String {
@@ -59,7 +86,7 @@ fn addr() -> SocketAddr {
     static ADDR: OnceLock<SocketAddr> = OnceLock::new();
     *ADDR.get_or_init(|| {
         let server = Server::builder("argument-errors", "0.0.1")
-            .tools(tools![echo, wide, sizes, all_first, all_last])
+            .tools(tools![echo, wide, sizes, pairs, loose, all_first, all_last])
             .build()
             .unwrap();
         serve_in_background(server.http())
@@ -154,8 +181,8 @@ fn an_integer_past_64_bits_is_out_of_range_not_a_float() {
 }
 
 /// `usize` and the 128-bit integers are ranges as `u64` is (a 128-bit one within the 64
-/// bits JSON numbers carry here), and an integer written as a float past 2^53 is told to be
-/// written in digits, not "invalid type: floating point".
+/// bits JSON numbers carry here), and an integer written as a float of 2^53 or more is told
+/// to be written in digits, not "invalid type: floating point".
 #[test]
 fn sizes_and_wide_floats_are_named_as_such() {
     for (args, text) in [
@@ -180,12 +207,56 @@ fn sizes_and_wide_floats_are_named_as_such() {
             "{args}"
         );
     }
-    let r = call("sizes", r#"{"n": 1e19, "big": 0, "small": 0}"#);
+    let wide = "is written as a float of 2^53 or more, where a float stands for several \
+                integers; write the integer's digits";
+    // 2^53 itself is how 2^53 + 1 reads as a float: not taken for either.
+    for (tool, args, name, number) in [
+        (
+            "sizes",
+            r#"{"n": 1e19, "big": 0, "small": 0}"#,
+            "n",
+            "1e+19",
+        ),
+        (
+            "sizes",
+            r#"{"n": 9007199254740993.0, "big": 0, "small": 0}"#,
+            "n",
+            "9007199254740992.0",
+        ),
+        // Beside a float taken for its integer, the one that is not is named.
+        (
+            "pairs",
+            r#"{"p": {"a": 3.0, "b": 1e19}, "list": []}"#,
+            "p",
+            "1e+19",
+        ),
+        (
+            "pairs",
+            r#"{"p": {"a": 1, "b": 2}, "list": [3.0, 1e19]}"#,
+            "list",
+            "1e+19",
+        ),
+    ] {
+        let r = call(tool, args);
+        assert_eq!(
+            error_text(&r),
+            format!("Invalid argument `{name}`: {number} {wide}"),
+            "{args}"
+        );
+    }
+    // A float refused for another reason is not said to be too large, even beside one
+    // that is (this schema lets both through; serde refuses 2.5 for the u32).
+    let r = call("loose", r#"{"s": {"n": 2.5, "big": 1e19}}"#);
     assert_eq!(
         error_text(&r),
-        "Invalid argument `n`: 1e+19 is written as a float past 2^53, where a float stands \
-         for several integers; write the integer's digits"
+        "Invalid argument `s`: invalid type: floating point `2.5`, expected u32"
     );
+    let r = call(
+        "pairs",
+        r#"{"p": {"a": 3.0, "b": 9007199254740991.0}, "list": [2.0]}"#,
+    );
+    assert_ne!(r["isError"], true, "{r}");
+    assert_eq!(r["content"][0]["text"], "9007199254740996");
     // Within range, in digits, or integral floats within 2^53: called.
     let r = call(
         "sizes",

@@ -125,9 +125,6 @@ const INTEGER_FORMATS: [IntegerFormat; 12] = [
     IntegerFormat::narrowed("uint128", 0, u64::MAX as i128),
 ];
 
-/// 2^53: past it, a float no longer tells one integer from the next.
-const MAX_SAFE: f64 = 9_007_199_254_740_992.0;
-
 impl IntegerFormat {
     const fn of(name: &'static str, min: i128, max: i128) -> Self {
         IntegerFormat {
@@ -153,7 +150,7 @@ impl IntegerFormat {
     }
 
     /// Whether `x` is an integer within the range (`3.0` counts, as JSON Schema has it).
-    /// A float past 2^53 stands for every integer that rounds to it, and is within only
+    /// A float of 2^53 or more stands for every integer that rounds to it, and is within only
     /// when they all are: serde_json reads `-9223372036854775809` (below `i64::MIN`) as the
     /// float -2^63, which is `i64::MIN` itself.
     pub fn admits(&self, x: &Number) -> bool {
@@ -171,7 +168,7 @@ impl IntegerFormat {
             return false;
         }
         let i = f as i128;
-        if f.abs() > MAX_SAFE {
+        if f.abs() >= super::EXACT_FLOATS {
             self.min < i && i < self.max
         } else {
             self.min <= i && i <= self.max

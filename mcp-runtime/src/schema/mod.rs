@@ -21,6 +21,10 @@ mod unevaluated;
 mod validate;
 mod values;
 
+/// 2^53: a float this large or larger stands for several integers (2^53 is also how
+/// 2^53 + 1 reads), so neither the validator nor a typed argument takes it for one.
+pub(crate) const EXACT_FLOATS: f64 = 9_007_199_254_740_992.0;
+
 use schemars::transform::{RecursiveTransform, Transform};
 use schemars::{JsonSchema, Schema, SchemaGenerator, generate::SchemaSettings};
 use serde_json::Value;

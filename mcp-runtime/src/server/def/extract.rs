@@ -79,20 +79,17 @@ impl<T: DeserializeOwned + JsonSchema + Send> FromRequest<kind::Tool> for T {
             Some(v) => match floats(&v) {
                 // JSON Schema counts `3.0` as an integer (and the schema passed it), serde
                 // does not: a value with such numbers that does not deserialize as it is
-                // is tried again with them as integers (read in place first: no copy).
+                // is tried again with them as integers (read in place first: no copy),
+                // and what is wrong then is what is said.
                 Floats::Safe => match T::deserialize(&v) {
                     Ok(t) => Ok(t),
-                    Err(e) => T::deserialize(integral(v)).map_err(|_| e.to_string()),
+                    Err(_) => {
+                        let kept = v.clone();
+                        T::deserialize(integral(v)).map_err(|e| explain(&e, &kept))
+                    }
                 },
-                // Read in place, to name the number if serde refuses it ("invalid type:
-                // floating point `1e+19`, expected u64").
-                Floats::Past => T::deserialize(&v).map_err(|e| match float_past_safe(&v) {
-                    Some(n) if e.to_string().contains("floating point") => format!(
-                        "{n} is written as a float past 2^53, where a float stands for \
-                         several integers; write the integer's digits"
-                    ),
-                    _ => e.to_string(),
-                }),
+                // Read in place, to name the number serde refuses.
+                Floats::Past => T::deserialize(&v).map_err(|e| explain(&e, &v)),
                 Floats::None => T::deserialize(v).map_err(|e| e.to_string()),
             },
             None => T::deserialize(Missing).map_err(|_| "missing required argument".to_owned()),
@@ -101,27 +98,23 @@ impl<T: DeserializeOwned + JsonSchema + Send> FromRequest<kind::Tool> for T {
     }
 }
 
-/// 2^53: beyond it a float no longer tells one integer from the next, so it is not taken
-/// for the integer a client meant.
-const MAX_SAFE: f64 = 9_007_199_254_740_992.0;
-
-/// What integral floats (`3.0`, `1e19`) a value holds; one within ±2^53 decides.
+/// What integral floats (`3.0`, `1e19`) a value holds; one below 2^53 decides.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Floats {
     None,
-    /// Only past ±2^53, where a float stands for several integers.
+    /// Only ones of 2^53 or more, where a float stands for several integers.
     Past,
-    /// At least one within ±2^53, which is taken for its integer.
+    /// At least one below 2^53, which is taken for its integer.
     Safe,
 }
 
-/// Whether `n` is an integral float, and then whether it is within ±2^53.
+/// Whether `n` is an integral float, and then whether it stands for one integer.
 fn integral_float(n: &serde_json::Number) -> Option<bool> {
     let f = n.as_f64().filter(|f| n.is_f64() && f.fract() == 0.0)?;
-    Some(f.abs() <= MAX_SAFE)
+    Some(f.abs() < crate::schema::EXACT_FLOATS)
 }
 
-/// The integral floats of `v`, in one walk that stops at the first within ±2^53.
+/// The integral floats of `v`, in one walk that stops at the first below 2^53.
 fn floats(v: &Value) -> Floats {
     let mut found = Floats::None;
     let mut see = |v: &Value| {
@@ -149,18 +142,36 @@ fn floats(v: &Value) -> Floats {
     }
 }
 
-/// The first integral float of `v` past ±2^53 (`1e19`, or an integer past 64 bits, which
-/// serde_json reads as a float), which no integer type takes.
-fn float_past_safe(v: &Value) -> Option<&serde_json::Number> {
+/// serde's refusal of `v`, or, when the float it refuses ("invalid type: floating point
+/// `10000000000000000000.0`, expected u64") is integral and 2^53 or more (`1e19`, or an
+/// integer past 64 bits, which serde_json reads as a float), why: such a float stands for
+/// several integers, so no integer type takes it.
+fn explain(e: &serde_json::Error, v: &Value) -> String {
+    let said = e.to_string();
+    let refused = said
+        .split_once("floating point `")
+        .and_then(|(_, rest)| rest.split_once('`'))
+        .and_then(|(number, _)| number.parse::<f64>().ok());
+    match refused.and_then(|f| float_written(v, f)) {
+        Some(n) if integral_float(n) == Some(false) => format!(
+            "{n} is written as a float of 2^53 or more, where a float stands for several \
+             integers; write the integer's digits"
+        ),
+        _ => said,
+    }
+}
+
+/// The float of `v` equal to `f`, as the client wrote it.
+fn float_written(v: &Value, f: f64) -> Option<&serde_json::Number> {
     match v {
-        Value::Number(n) => (integral_float(n) == Some(false)).then_some(n),
-        Value::Array(a) => a.iter().find_map(float_past_safe),
-        Value::Object(o) => o.values().find_map(float_past_safe),
+        Value::Number(n) => (n.is_f64() && n.as_f64() == Some(f)).then_some(n),
+        Value::Array(a) => a.iter().find_map(|v| float_written(v, f)),
+        Value::Object(o) => o.values().find_map(|v| float_written(v, f)),
         _ => None,
     }
 }
 
-/// `v` with each integral float within ±2^53 made an integer.
+/// `v` with each integral float below 2^53 made an integer.
 fn integral(v: Value) -> Value {
     match v {
         Value::Number(n) if integral_float(&n) == Some(true) => {
@@ -372,6 +383,8 @@ mod tests {
         assert!(floats(&json!([1e19, {"x": -2e300}])) == Floats::Past);
         // One within ±2^53 decides, wherever it sits beside the ones past it.
         assert!(floats(&json!([1e19, {"x": 3.0}])) == Floats::Safe);
-        assert!(floats(&json!({"x": [-9007199254740992.0], "y": 1e19})) == Floats::Safe);
+        assert!(floats(&json!({"x": [-9007199254740991.0], "y": 1e19})) == Floats::Safe);
+        // 2^53 itself is also 2^53 + 1 written as a float.
+        assert!(floats(&json!([9007199254740992.0, -9007199254740992.0])) == Floats::Past);
     }
 }
