@@ -621,6 +621,10 @@ fn safe_paths_refuse_fifos_and_hide_file_system_errors() {
             "a"
         );
     });
+    // A root that does not open is the server's error, not hidden as a missing file.
+    let p = SafePath::new("x").unwrap();
+    let e = p.open_under(base.join("a.md")).unwrap_err();
+    assert_eq!(e.kind(), std::io::ErrorKind::NotADirectory, "{e}");
     let _ = std::fs::remove_dir_all(&base);
 }
 

@@ -66,8 +66,11 @@ impl SafePath {
     /// as is one the file system refuses (not a directory, name too long, permission
     /// denied): none of them says more about the file system than "not found". The open
     /// does not wait: a FIFO or a device under the root is refused, not waited on.
+    ///
+    /// The root itself failing to open (missing, not a directory, not permitted) is the
+    /// server's own error, not hidden, and logged at `warn` with the root's path.
     pub fn open_under(&self, root: impl AsRef<Path>) -> io::Result<File> {
-        let file = open_beneath(root.as_ref(), &self.0).map_err(hidden)?;
+        let file = open_beneath(root.as_ref(), &self.0)?;
         if !file.metadata()?.is_file() {
             return Err(outside());
         }
@@ -149,7 +152,8 @@ fn open_beneath(root: &Path, rel: &Path) -> io::Result<File> {
         root,
         OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
         Mode::empty(),
-    )?;
+    )
+    .map_err(|e| root_failed(root, e.into()))?;
     let how = ResolveFlags::BENEATH | ResolveFlags::NO_MAGICLINKS;
     match openat2(
         &dir,
@@ -159,11 +163,19 @@ fn open_beneath(root: &Path, rel: &Path) -> io::Result<File> {
         how,
     ) {
         Ok(fd) => Ok(File::from(fd)),
-        // A kernel older than 5.6: the portable way.
-        Err(Errno::NOSYS) => open_checked(root, rel),
+        // A kernel older than 5.6, or a sandbox (seccomp) refusing the call it does
+        // not know with EPERM (an open for reading gets EACCES, not EPERM): the
+        // portable way.
+        Err(Errno::NOSYS | Errno::PERM) => open_checked(root, rel),
         Err(Errno::XDEV | Errno::LOOP) => Err(outside()),
-        Err(e) => Err(e.into()),
+        Err(e) => Err(hidden(e.into())),
     }
+}
+
+/// The error of a root that does not open, logged: no path under it can be served.
+fn root_failed(root: &Path, e: io::Error) -> io::Error {
+    tracing::warn!(root = %root.display(), "SafePath root cannot be opened: {e}");
+    e
 }
 
 #[cfg(not(target_os = "linux"))]
@@ -174,7 +186,8 @@ fn open_beneath(root: &Path, rel: &Path) -> io::Result<File> {
 /// Resolves, checks containment, opens, and checks that the file opened is the one that
 /// was checked (same device and inode on Unix).
 fn open_checked(root: &Path, rel: &Path) -> io::Result<File> {
-    let path = SafePath(rel.to_path_buf()).resolve_under(root)?;
+    let canonical = root.canonicalize().map_err(|e| root_failed(root, e))?;
+    let path = SafePath(rel.to_path_buf()).resolve_under(&canonical)?;
     let mut options = std::fs::OpenOptions::new();
     options.read(true);
     #[cfg(unix)]
@@ -182,11 +195,12 @@ fn open_checked(root: &Path, rel: &Path) -> io::Result<File> {
         use std::os::unix::fs::OpenOptionsExt;
         options.custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32);
     }
-    let file = options.open(&path)?;
+    let file = options.open(&path).map_err(hidden)?;
     #[cfg(unix)]
     {
         use std::os::unix::fs::MetadataExt;
-        let (opened, checked) = (file.metadata()?, std::fs::metadata(&path)?);
+        let checked = std::fs::metadata(&path).map_err(hidden)?;
+        let opened = file.metadata()?;
         if (opened.dev(), opened.ino()) != (checked.dev(), checked.ino()) {
             return Err(outside());
         }
