@@ -1225,6 +1225,28 @@ fn an_unanswered_question_is_cancelled_with_its_request() {
     });
 }
 
+/// Over HTTP the cancellation of the question goes on the stream the question went on
+/// (the POST's), before that stream ends: a client with no GET stream open gets it too.
+#[test]
+fn an_unanswered_question_is_cancelled_on_the_stream_it_was_asked_on() {
+    let addr = start();
+    let (c, _) = Client::open(addr, "2025-11-25");
+    let call = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "greet", "arguments": {}}});
+    let mut sse = c.stream(&call);
+    let ask = sse.next(Duration::from_secs(5)).expect("the question");
+    assert_eq!(ask["method"], "elicitation/create", "{ask}");
+    let cancel =
+        json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 7}});
+    assert_eq!(c.post(&cancel).status, 202);
+    let mut rest = Vec::new();
+    while let Some(m) = sse.next(Duration::from_secs(2)) {
+        rest.push(m);
+    }
+    assert_eq!(rest.len(), 1, "only the cancellation, no answer: {rest:?}");
+    assert_eq!(rest[0]["method"], "notifications/cancelled", "{rest:?}");
+    assert_eq!(rest[0]["params"]["requestId"], ask["id"], "{rest:?}");
+}
+
 /// `s` serving stdio over an in-process pipe: the lines it writes, and the end the test
 /// writes its lines to. Call it inside a runtime.
 fn stdio_pair(

@@ -40,6 +40,16 @@ impl NotificationSink {
         self.sender().is_some_and(|tx| !tx.is_closed())
     }
 
+    /// Sends the last message of a request that is over (the cancellation of a question it
+    /// asked the client) on its stream, which still delivers what is queued before its
+    /// end; `false` when the sink is disabled, closed or full.
+    pub(crate) fn send_last(&self, msg: String) -> bool {
+        match &self.0 {
+            Some((tx, _)) => tx.try_send(msg).is_ok(),
+            None => false,
+        }
+    }
+
     /// Sends a whole message (a server→client request) without waiting; `false` when the
     /// sink is disabled, closed or full.
     pub(crate) fn send_raw(&self, msg: String) -> bool {

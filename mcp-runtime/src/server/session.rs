@@ -175,6 +175,7 @@ impl Session {
             session: Arc::downgrade(self),
             id,
             rx,
+            sink: sink.clone(),
         };
         let msg = envelope::request(id, method, params);
         if !sink.send_raw(msg.clone()) && !self.send(msg) {
@@ -188,16 +189,19 @@ impl Session {
 
     /// Forgets the server→client request `id` (answered, or no longer waited for); one
     /// still unanswered is cancelled at the client (`notifications/cancelled`, on the
-    /// session's stream), so it can close what it shows for it (a form, a sampling
-    /// approval) now that its answer would go nowhere.
-    fn forget(&self, id: u64) {
+    /// stream it was asked on, `sink`, else the session's stream), so it can close what
+    /// it shows for it (a form, a sampling approval) now that its answer would go nowhere.
+    fn forget(&self, id: u64, sink: &NotificationSink) {
         let unanswered = lock(&self.pending).remove(&id).is_some();
         lock(&self.keys).remove(&id);
         if unanswered && !self.closed.is_cancelled() {
-            self.send(envelope::notification(
+            let msg = envelope::notification(
                 crate::protocol::methods::NOTIFICATION_CANCELLED,
                 json!({"requestId": id, "reason": "the request that asked is over"}),
-            ));
+            );
+            if !sink.send_last(msg.clone()) {
+                self.send(msg);
+            }
         }
     }
 
@@ -394,6 +398,8 @@ pub(crate) struct Asking {
     session: std::sync::Weak<Session>,
     id: u64,
     rx: oneshot::Receiver<Answer>,
+    /// The stream of the request that asked, where a cancellation of the question goes.
+    sink: NotificationSink,
 }
 
 impl Future for Asking {
@@ -410,7 +416,7 @@ impl Future for Asking {
 impl Drop for Asking {
     fn drop(&mut self) {
         if let Some(session) = self.session.upgrade() {
-            session.forget(self.id);
+            session.forget(self.id, &self.sink);
         }
     }
 }
