@@ -71,12 +71,17 @@ async fn list_notes() -> Vec<Resource> {
 
 /// One note.
 #[resource("notes://{id}", mime_type = "text/markdown", list = list_notes)]
-async fn note(id: u32) -> Result<String, mcp_runtime::Error> {
+async fn note(id: u32, cx: mcp_runtime::Context) -> Result<String, mcp_runtime::Error> {
     if id > 100 {
         // Named as this module serves it; mounted, the client is told the served URI.
         return Err(mcp_runtime::Error::resource_not_found(format!(
             "notes://{id}"
         )));
+    }
+    if id == 99 {
+        // Named as it was read (the served URI already): kept as it is.
+        let read = cx.target().unwrap_or_default();
+        return Err(mcp_runtime::Error::resource_not_found(read));
     }
     Ok(format!("# Note {id}"))
 }
@@ -273,6 +278,19 @@ fn mounted_servers_are_served_under_their_namespaces() {
         "{r}"
     );
     assert_eq!(r["error"]["data"]["uri"], "docs+notes://999", "{r}");
+    let r = post(
+        addr,
+        &request(
+            json!(5),
+            "resources/read",
+            json!({"uri": "docs+notes://99"}),
+        ),
+    )
+    .json();
+    assert_eq!(
+        r["error"]["message"], "Resource not found: docs+notes://99",
+        "{r}"
+    );
 
     let discover = post(addr, &request(json!(6), "server/discover", json!({}))).json();
     let instructions = discover["result"]["instructions"]

@@ -119,17 +119,22 @@ impl Error {
         matches!(self.0, ErrorKind::Execution(_) | ErrorKind::NotFound(_))
     }
 
-    /// This error from an item mounted under `mounts` (innermost first): a
-    /// resource-not-found error ([`Error::resource_not_found`]) names the URI as this
-    /// server serves it (`notes://9` → `docs+notes://9`); anything else is unchanged.
-    pub(crate) fn served_under(self, mounts: Option<&[String]>) -> Self {
+    /// This error from an item mounted under `mounts` (innermost first), read as `read`:
+    /// a resource-not-found error ([`Error::resource_not_found`]) naming the module's own
+    /// URI names it as this server serves it (`notes://9` → `docs+notes://9`); one naming
+    /// `read` (what `Context::target` gives, served already) and anything else are
+    /// unchanged.
+    pub(crate) fn served_under(self, mounts: Option<&[String]>, read: Option<&str>) -> Self {
         let ErrorKind::Protocol(e) = &self.0 else {
             return self;
         };
         let Some(uri) = e.data().and_then(|d| d.get("uri")).and_then(|u| u.as_str()) else {
             return self;
         };
-        if mounts.is_none_or(<[String]>::is_empty) || *e != RpcError::resource_not_found(uri) {
+        if mounts.is_none_or(<[String]>::is_empty)
+            || read == Some(uri)
+            || *e != RpcError::resource_not_found(uri)
+        {
             return self;
         }
         let served = crate::server::mount::served_uri(mounts, uri.to_owned());

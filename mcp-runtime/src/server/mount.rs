@@ -155,7 +155,7 @@ pub(crate) fn resource(ns: &str, mut def: ResourceDef) -> ResourceDef {
         Box::pin(async move {
             let mut contents = inner(call)
                 .await
-                .map_err(|e| e.served_under(mounts.as_deref()))?;
+                .map_err(|e| e.served_under(mounts.as_deref(), read.as_deref()))?;
             for c in &mut contents {
                 let uri = match c {
                     ResourceContents::Text(t) => &mut t.uri,
