@@ -155,11 +155,29 @@ pub(crate) fn tool(mut def: ToolDef, ext: &Extensions) -> Result<ToolEntry, Vec<
         let root = spec.input_schema.get("type").and_then(|t| t.as_str());
         p.check(mcp_rules::input_schema_root(root));
         // A hand-written schema that lists properties lists the typed parameters' too:
-        // a client reads the schema, so one it lacks would never be sent.
+        // a client reads the schema, so one it lacks would never be sent. One that may
+        // declare properties elsewhere (a subschema, a reference, a pattern) is not
+        // checked here: it may declare the parameter there.
+        const ELSEWHERE: [&str; 9] = [
+            "allOf",
+            "anyOf",
+            "oneOf",
+            "$ref",
+            "if",
+            "then",
+            "else",
+            "dependentSchemas",
+            "patternProperties",
+        ];
         let listed = spec
             .input_schema
             .get("properties")
-            .and_then(|v| v.as_object());
+            .and_then(|v| v.as_object())
+            .filter(|_| {
+                ELSEWHERE
+                    .iter()
+                    .all(|k| spec.input_schema.get(*k).is_none())
+            });
         if let (Some(_), Some(listed)) = (&spec.input_schema_text, listed) {
             for name in spec.typed.iter().filter(|n| !listed.contains_key(*n)) {
                 let names: Vec<&str> = listed.keys().map(String::as_str).collect();
@@ -485,6 +503,21 @@ mod tests {
         // A schema without `properties` (any object) is not checked.
         let open = with_arg::<u32>("open").input_schema(serde_json::json!({"type": "object"}));
         assert!(Server::builder("x", "1").tool(open).build().is_ok());
+        // Nor one that may declare it elsewhere: in a subschema, or by a pattern.
+        for elsewhere in [
+            serde_json::json!({"allOf": [{"properties": {"n": {"type": "integer"}}}]}),
+            serde_json::json!({"patternProperties": {"^n$": {"type": "integer"}}}),
+        ] {
+            let mut schema = serde_json::json!({
+                "type": "object", "properties": {"mode": {"type": "string"}}
+            });
+            for (k, v) in elsewhere.as_object().unwrap() {
+                schema[k] = v.clone();
+            }
+            let tool = with_arg::<u32>("sub").input_schema(schema);
+            let built = Server::builder("x", "1").tool(tool).build();
+            assert!(built.is_ok(), "{elsewhere}: {:?}", built.err());
+        }
     }
 
     #[tokio::test]
