@@ -611,6 +611,61 @@ fn a_cache_forgets_a_resource_the_server_says_changed() {
     assert_eq!(read(), "1", "read after the update");
 }
 
+static SLOW_COUNTER: AtomicUsize = AtomicUsize::new(0);
+
+/// Whether a read of the slow counter has taken its value.
+static SLOW_TAKEN: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// A counter read slowly: the first read takes its value, then answers it only once the
+/// counter has moved on (or 10 s have passed).
+#[mcp_runtime::resource("slow://value")]
+async fn slow_value() -> String {
+    let v = SLOW_COUNTER.load(Ordering::SeqCst);
+    if !SLOW_TAKEN.swap(true, Ordering::SeqCst) {
+        let start = std::time::Instant::now();
+        while SLOW_COUNTER.load(Ordering::SeqCst) == v && start.elapsed().as_secs() < 10 {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+    v.to_string()
+}
+
+/// Counts the slow counter up and says so.
+#[tool]
+async fn bump_slow(cx: mcp_runtime::Context) -> String {
+    let n = SLOW_COUNTER.fetch_add(1, Ordering::SeqCst) + 1;
+    cx.notify_resource_updated("slow://value");
+    n.to_string()
+}
+
+/// A read that began before an update and ends after it does not leave the old contents
+/// in the cache: the next read reads again.
+#[test]
+fn a_read_overtaken_by_an_update_is_not_kept() {
+    let server = Server::builder("mw-race", "1.0")
+        .tools(tools![bump_slow])
+        .resources(mcp_runtime::resources![slow_value])
+        .layer(Cache::new(Duration::from_secs(60)))
+        .build()
+        .unwrap();
+    let a = common::serve_in_background(server.http());
+    let read = move || {
+        post(
+            a,
+            &request(json!(1), "resources/read", json!({"uri": "slow://value"})),
+        )
+        .json()["result"]["contents"][0]["text"]
+            .clone()
+    };
+    let slow = std::thread::spawn(read);
+    while !SLOW_TAKEN.load(Ordering::SeqCst) {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    assert_eq!(text(&call(a, "bump_slow", json!({}))), "1");
+    assert_eq!(slow.join().unwrap(), "0", "the read that began first");
+    assert_eq!(read(), "1", "read after the update");
+}
+
 static KID_COUNTER: AtomicUsize = AtomicUsize::new(0);
 
 /// Another counter, in a mounted child.

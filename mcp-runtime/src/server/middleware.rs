@@ -577,6 +577,9 @@ pub struct Cache {
     ttl: Duration,
     max: usize,
     entries: Arc<Mutex<HashMap<String, (Instant, Value)>>>,
+    /// Resource updates announced so far, counted under the `entries` lock: a read that
+    /// began before one does not keep what it read (it may be the old contents).
+    updates: Arc<std::sync::atomic::AtomicU64>,
 }
 
 impl Cache {
@@ -586,6 +589,7 @@ impl Cache {
             ttl,
             max: 10_000,
             entries: Arc::default(),
+            updates: Arc::default(),
         }
     }
     /// Keeps at most `max` results.
@@ -598,10 +602,10 @@ impl Cache {
 impl Middleware for Cache {
     fn resource_updated(&self, uri: &str) {
         let prefix = format!("{}\0{uri}\0", crate::protocol::methods::RESOURCES_READ);
-        self.entries
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .retain(|key, _| !key.starts_with(&prefix));
+        let mut entries = self.entries.lock().unwrap_or_else(|e| e.into_inner());
+        self.updates
+            .fetch_add(1, std::sync::atomic::Ordering::AcqRel);
+        entries.retain(|key, _| !key.starts_with(&prefix));
     }
 
     fn call(&self, request: Request, next: Next) -> BoxFuture<'static, Response> {
@@ -627,12 +631,20 @@ impl Middleware for Cache {
         }
         let entries = Arc::clone(&self.entries);
         let (ttl, max) = (self.ttl, self.max);
+        let read = request.method == crate::protocol::methods::RESOURCES_READ;
+        let updates = Arc::clone(&self.updates);
+        let before = updates.load(std::sync::atomic::Ordering::Acquire);
         Box::pin(async move {
             let response = next.run(request).await;
             if let Response::Result(v) = &response
                 && !response.is_error()
             {
                 let mut entries = entries.lock().unwrap_or_else(|e| e.into_inner());
+                // An update announced while it read: what it read may be the old
+                // contents, so it is not kept (the next read reads again).
+                if read && updates.load(std::sync::atomic::Ordering::Acquire) != before {
+                    return response;
+                }
                 if entries.len() >= max {
                     entries.retain(|_, (at, _)| at.elapsed() < ttl);
                     if entries.len() >= max
