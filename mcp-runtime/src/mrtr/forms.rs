@@ -203,20 +203,28 @@ fn form_property(p: &Value) -> Value {
         Some(Value::Array(ts)) => ts.iter().filter_map(Value::as_str).find(|t| *t != "null"),
         _ => None,
     };
-    // An enum of documented variants: `oneOf` of `{"const": ..., "description": ...}`,
-    // which the spec writes as a titled choice (`oneOf` of `{const, title}`).
+    // An enum with documented variants: `oneOf` of `{"const": ..., "description": ...}`
+    // (and, when only some are documented, one `{"enum": [...]}` of the others), which
+    // the spec writes as a titled choice (`oneOf` of `{const, title}`; an undocumented
+    // variant is its own title).
     let titled: Option<Vec<Value>> = o.get("oneOf").and_then(Value::as_array).and_then(|bs| {
-        bs.iter()
-            .map(|b| {
-                let c = b.get("const").and_then(Value::as_str)?;
+        let mut choices = Vec::new();
+        for b in bs {
+            if let Some(c) = b.get("const").and_then(Value::as_str) {
                 let title = b
                     .get("title")
                     .or_else(|| b.get("description"))
                     .and_then(Value::as_str)
                     .unwrap_or(c);
-                Some(json!({ "const": c, "title": title }))
-            })
-            .collect()
+                choices.push(json!({ "const": c, "title": title }));
+            } else {
+                for v in b.get("enum").and_then(Value::as_array)? {
+                    let c = v.as_str()?;
+                    choices.push(json!({ "const": c, "title": c }));
+                }
+            }
+        }
+        Some(choices)
     });
     let ty = ty.or(titled.as_ref().map(|_| "string"));
     let keep: &[&str] = match ty {
@@ -290,6 +298,15 @@ mod tests {
 
     #[allow(dead_code)]
     #[derive(schemars::JsonSchema)]
+    enum Tier {
+        /// The free tier
+        Free,
+        Pro,
+        Team,
+    }
+
+    #[allow(dead_code)]
+    #[derive(schemars::JsonSchema)]
     struct Order {
         /// Your login
         login: String,
@@ -300,6 +317,7 @@ mod tests {
         size: Size,
         maybe_size: Option<Size>,
         plan: Option<Plan>,
+        tier: Tier,
         #[schemars(email)]
         mail: Option<String>,
     }
@@ -333,6 +351,25 @@ mod tests {
                 {"const": "Pro", "title": "The paid plan"}
             ]})
         );
+        // Only some variants documented: the others are their own titles.
+        let mut tiers: Vec<String> = p["tier"]["oneOf"]
+            .as_array()
+            .unwrap_or(&Vec::new())
+            .iter()
+            .map(|c| format!("{}={}", c["const"], c["title"]))
+            .collect();
+        tiers.sort();
+        assert_eq!(p["tier"]["type"], "string", "{}", p["tier"]);
+        assert_eq!(
+            tiers,
+            [
+                r#""Free"="The free tier""#,
+                r#""Pro"="Pro""#,
+                r#""Team"="Team""#
+            ],
+            "{}",
+            p["tier"]
+        );
         assert_eq!(p["mail"], json!({"type": "string", "format": "email"}));
         let mut required: Vec<&str> = r["required"]
             .as_array()
@@ -341,7 +378,7 @@ mod tests {
             .map(|v| v.as_str().unwrap())
             .collect();
         required.sort();
-        assert_eq!(required, ["login", "quantity", "size"], "{r}");
+        assert_eq!(required, ["login", "quantity", "size", "tier"], "{r}");
         // Nothing but the spec's keys, and no `null` anywhere.
         assert!(!r.to_string().contains("null"), "{r}");
         assert!(!r.to_string().contains("format\":\"uint"), "{r}");
