@@ -588,9 +588,33 @@ impl Upstream {
 /// Whether an upstream's `-32602` for a read says the resource is not there (the 2026-07-28
 /// code for it, which also means invalid parameters): "Resource not found: x://1" (this
 /// runtime, the spec's example), "Resource x://1 not found", "Unknown resource: x://1".
+/// Something else not found ("template variable `id` not found") is not.
 fn says_not_found(message: &str) -> bool {
     let m = message.to_ascii_lowercase();
-    m.contains("not found") || m.contains("unknown resource") || m.contains("no such resource")
+    (m.contains("resource") && m.contains("not found"))
+        || m.contains("unknown resource")
+        || m.contains("no such resource")
+}
+
+#[cfg(test)]
+mod not_found_tests {
+    #[test]
+    fn only_a_missing_resource_is_not_found() {
+        for m in [
+            "Resource not found: x://1",
+            "Resource x://1 not found",
+            "Unknown resource: x://1",
+            "no such resource",
+        ] {
+            assert!(super::says_not_found(m), "{m}");
+        }
+        for m in [
+            "template variable `id` not found",
+            "Invalid argument `id`: expected u32",
+        ] {
+            assert!(!super::says_not_found(m), "{m}");
+        }
+    }
 }
 
 /// The program `cmd` starts, to name it in logs.
