@@ -162,8 +162,10 @@ impl Server {
     /// Runs a JSON-RPC batch of a 2025-03-26 session: every message, concurrently; the
     /// answers as one array line (`Ok(None)` when the batch held only notifications and
     /// responses). A batch in a later revision is refused. A call the caller's scopes do
-    /// not cover refuses the whole batch, before any of it runs: `Err` with that refusal,
-    /// which HTTP answers `403` with the challenge to widen the token, as for a call alone.
+    /// not cover refuses the whole batch, before any of its calls runs: `Err` with that
+    /// refusal, which HTTP answers `403` with the challenge to widen the token, as for a
+    /// call alone. Session messages before it (a subscription the caller may make, the log
+    /// level, cancellations, answers) have taken effect, as each would alone.
     pub(crate) async fn run_batch(
         &self,
         batch: Vec<Value>,
@@ -191,7 +193,7 @@ impl Server {
                 continue;
             }
             match self.prepare_legacy(msg, session, streams.clone(), caller) {
-                // Nothing prepared so far has run: dropped, it never does.
+                // No call prepared so far has run: dropped, none does.
                 Prepared::Reply(r) if r.error == Some(ErrorClass::Forbidden) => return Err(r),
                 Prepared::Reply(r) => replies.push(r.body),
                 Prepared::Call(job) => {
