@@ -41,11 +41,14 @@ fn diff<'a>(before: &'a [Value], now: &'a [Value], key: &str) -> (Vec<&'a str>, 
 /// when the view is served. A tool whose view came or went, though its own listing did not
 /// change, is replaced too.
 pub(super) fn apply(up: &Upstream, server: &Server, ns: &str, before: &Lists, now: &Lists) {
-    // What this upstream put here: made from a listing, mounted under `ns` alone. An item
-    // of another source that has the same served name (the server's own `ns_x`, say) is
-    // neither replaced nor removed: the upstream's is left out instead, and told.
+    // What this upstream put here: made from its listing, mounted under `ns` alone. An
+    // item of another source that has the same served name (the server's own `ns_x`, or
+    // another upstream's under the same namespace) is neither replaced nor removed: the
+    // upstream's is left out instead, and told.
+    let id = up.id();
     let owned = |item: &Item| {
         item.foreign
+            && item.upstream == Some(id)
             && item
                 .mounts
                 .as_deref()
@@ -425,6 +428,37 @@ mod tests {
         assert_eq!(server.tool_names(), ["kid_echo", "kid_other"]);
         apply(&up, &server, "kid", &other, &none);
         assert_eq!(server.tool_names(), ["kid_echo"]);
+    }
+
+    /// Two upstreams followed under one namespace: neither replaces nor removes what the
+    /// other put there.
+    #[tokio::test]
+    async fn an_upstream_never_replaces_or_removes_another_upstreams_item() {
+        let a = Upstream::local(Server::builder("a", "1").build().unwrap())
+            .await
+            .unwrap();
+        let b = Upstream::local(Server::builder("b", "1").build().unwrap())
+            .await
+            .unwrap();
+        assert_ne!(a.id(), b.id());
+        let server = Server::builder("gw", "1").build().unwrap();
+        let tool =
+            |d: &str| json!({"name": "echo", "description": d, "inputSchema": {"type": "object"}});
+        let behind = || {
+            let catalog = server.inner.catalog();
+            catalog.tools.get("kid_echo")?.def.item.description.clone()
+        };
+        let none = lists(&[], &[], &[]);
+        let from_a = lists(&[tool("a")], &[], &[]);
+        let from_b = lists(&[tool("b")], &[], &[]);
+        apply(&a, &server, "kid", &none, &from_a);
+        assert_eq!(behind().as_deref(), Some("a"));
+        apply(&b, &server, "kid", &none, &from_b);
+        assert_eq!(behind().as_deref(), Some("a"), "b took a's tool over");
+        apply(&b, &server, "kid", &from_b, &none);
+        assert_eq!(behind().as_deref(), Some("a"), "b removed a's tool");
+        apply(&a, &server, "kid", &from_a, &none);
+        assert_eq!(behind(), None);
     }
 
     /// Names tools may not have are served in their alphabet; two upstream tools whose

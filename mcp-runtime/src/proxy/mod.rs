@@ -425,6 +425,18 @@ impl Upstream {
 
     /// A tool forwarding its calls, served as `served` (see [`presented::served_names`]);
     /// `views` are the MCP App views the upstream serves.
+    /// This upstream's identity while it lives (its connection's address): what marks the
+    /// items it made, which following it replaces or removes, and no other's.
+    pub(super) fn id(&self) -> usize {
+        Arc::as_ptr(&self.link) as usize
+    }
+
+    /// `def`, marked as made by this upstream.
+    fn mine<K: crate::kind::Kind>(&self, mut def: crate::def::Def<K>) -> crate::def::Def<K> {
+        def.item.upstream = Some(self.id());
+        def
+    }
+
     fn tool(&self, t: &Value, served: &str, views: &std::collections::BTreeSet<String>) -> ToolDef {
         let name = t["name"].as_str().unwrap_or_default().to_owned();
         let (link, parked) = (Arc::clone(&self.link), Arc::clone(&self.parked));
@@ -483,7 +495,7 @@ impl Upstream {
         {
             def = def.annotations(a);
         }
-        presented::tool(def, t, views)
+        self.mine(presented::tool(def, t, views))
     }
 
     /// A prompt forwarding its calls, served as `served`.
@@ -523,7 +535,7 @@ impl Upstream {
                 }
             }
         }
-        presented::item(def, p)
+        self.mine(presented::item(def, p))
     }
 
     fn resource(&self, r: &Value) -> Option<ResourceDef> {
@@ -542,7 +554,7 @@ impl Upstream {
                 async move { read(&link, &uri, &served).await }
             },
         );
-        Some(presented::resource(def, r, false))
+        Some(self.mine(presented::resource(def, r, false)))
     }
 }
 
@@ -581,7 +593,7 @@ impl Upstream {
             let c = complete::completer(&self.link, reference.clone(), &v);
             def = def.erased_completer(v, c);
         }
-        Some(presented::resource(def, r, true))
+        Some(self.mine(presented::resource(def, r, true)))
     }
 }
 

@@ -128,6 +128,10 @@ pub(crate) struct Item {
     /// this server's names is shortened (see `mount::name_of`), not refused; following the
     /// upstream replaces or removes only such items (see `proxy::changes::apply`).
     pub(crate) foreign: bool,
+    /// The upstream that made it (`proxy::Upstream::id`), when `foreign`: following one
+    /// upstream replaces or removes only its own items, not another's mounted under the
+    /// same namespace.
+    pub(crate) upstream: Option<usize>,
 }
 
 impl Item {
