@@ -193,26 +193,8 @@ impl JwtValidator {
         v.validate_aud = false;
         v.set_issuer(&[&self.issuer]);
         v.set_required_spec_claims(&["exp", "iss", "aud"]);
-        let data = jsonwebtoken::decode::<Map<String, Value>>(token, &key, &v).map_err(|e| {
-            use jsonwebtoken::errors::ErrorKind as K;
-            invalid(match e.kind() {
-                K::ExpiredSignature => "token expired".into(),
-                K::ImmatureSignature => "token not valid yet".into(),
-                K::InvalidIssuer => "token of another issuer".into(),
-                K::InvalidSignature => "bad signature".into(),
-                K::MissingRequiredClaim(c) => format!("token without `{c}`, or not a number"),
-                K::InvalidClaimFormat(c) => format!("`{}` is malformed", safe(c)),
-                K::InvalidToken | K::Base64(_) | K::Json(_) | K::Utf8(_) => {
-                    "malformed token".into()
-                }
-                K::InvalidKeyFormat
-                | K::InvalidEcdsaKey
-                | K::InvalidEddsaKey
-                | K::InvalidRsaKey(_)
-                | K::InvalidAlgorithm => "the signing key does not fit the token".into(),
-                _ => format!("token refused ({e})"),
-            })
-        })?;
+        let data = jsonwebtoken::decode::<Map<String, Value>>(token, &key, &v)
+            .map_err(|e| invalid(refusal(&e)))?;
         let claims = data.claims;
         let aud_ok = match claims.get("aud") {
             Some(Value::String(a)) => same_resource(a, &self.audience),
@@ -291,6 +273,30 @@ pub(super) fn principal_of(
     Ok(p.claims(claims))
 }
 
+/// Why a token is refused, in words that name no more than the token's claims.
+fn refusal(e: &jsonwebtoken::errors::Error) -> String {
+    use jsonwebtoken::errors::ErrorKind as K;
+    match e.kind() {
+        K::ExpiredSignature => "token expired".into(),
+        K::ImmatureSignature => "token not valid yet".into(),
+        K::InvalidIssuer => "token of another issuer".into(),
+        K::InvalidSignature => "bad signature".into(),
+        // jsonwebtoken reads a time claim that is not a number as missing.
+        K::MissingRequiredClaim(c) if c == "exp" || c == "nbf" => {
+            format!("token without `{c}`, or not a number")
+        }
+        K::MissingRequiredClaim(c) => format!("token without `{}`", safe(c)),
+        K::InvalidClaimFormat(c) => format!("`{}` is malformed", safe(c)),
+        K::InvalidToken | K::Base64(_) | K::Json(_) | K::Utf8(_) => "malformed token".into(),
+        K::InvalidKeyFormat
+        | K::InvalidEcdsaKey
+        | K::InvalidEddsaKey
+        | K::InvalidRsaKey(_)
+        | K::InvalidAlgorithm => "the signing key does not fit the token".into(),
+        _ => format!("token refused ({e})"),
+    }
+}
+
 /// A `kid` (chosen by whoever made the token) made safe to print.
 fn safe(s: &str) -> String {
     s.chars()
@@ -335,6 +341,16 @@ mod tests {
         assert_eq!((client.subject(), user.subject()), ("alice", "alice"));
         assert_ne!(client.key(), user.key());
         assert!(refused(serde_json::json!({})).is_some());
+    }
+
+    /// A missing time claim may be one that is not a number; a missing `iss` is missing.
+    #[test]
+    fn missing_claims_are_named_as_they_are() {
+        use jsonwebtoken::errors::{Error, ErrorKind};
+        let said = |c: &str| refusal(&Error::from(ErrorKind::MissingRequiredClaim(c.into())));
+        assert_eq!(said("exp"), "token without `exp`, or not a number");
+        assert_eq!(said("iss"), "token without `iss`");
+        assert_eq!(said("aud"), "token without `aud`");
     }
 
     #[test]

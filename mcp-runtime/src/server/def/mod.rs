@@ -131,6 +131,7 @@ pub(crate) struct Item {
     /// The upstream that made it (`proxy::Upstream::id`), when `foreign`: following one
     /// upstream replaces or removes only its own items, not another's mounted under the
     /// same namespace.
+    #[cfg(feature = "proxy")]
     pub(crate) upstream: Option<usize>,
 }
 
