@@ -576,16 +576,24 @@ fn slumber(ms: u64) -> String {
     "awake".into()
 }
 
+/// The same as a task (the tasks extension): its worker runs on a task of its own.
+#[mcp_runtime::tool(task = "required")]
+fn task_slumber(ms: u64) -> String {
+    std::thread::sleep(Duration::from_millis(ms));
+    "awake".into()
+}
+
 /// The child of `a_blocking_handler_does_not_keep_the_process_after_eof`: this test
-/// binary, run again for this test alone, serving `slumber` on stdio (libtest writes
-/// its "running 1 test" line to stdout first).
+/// binary, run again for this test alone, serving `slumber` and `task_slumber` on stdio
+/// (libtest writes its "running 1 test" line to stdout first).
 #[test]
 fn blocking_handler_child() {
     if std::env::var_os("MCP_BLOCKING_CHILD").is_none() {
         return;
     }
     let server = mcp_runtime::Server::builder("blocking", "1.0")
-        .tools(mcp_runtime::tools![slumber])
+        .tools(mcp_runtime::tools![slumber, task_slumber])
+        .tasks(mcp_runtime::config::Tasks::default())
         .build()
         .unwrap();
     let rt = tokio::runtime::Runtime::new().unwrap();
@@ -646,9 +654,16 @@ fn blocking_work_of_the_application_does_not_end_the_process() {
 
 /// A handler's blocking section still running when stdin closes does not keep the
 /// process: after the drain (5 s) it exits 0, where the runtime, dropped, would wait out
-/// the section (a minute here).
+/// the section (a minute here). So for a task's handler, whose request was answered at
+/// once (with the task) and whose worker runs on a task of its own.
 #[test]
 fn a_blocking_handler_does_not_keep_the_process_after_eof() {
+    for tool in ["slumber", "task_slumber"] {
+        blocking_handler_at_eof(tool);
+    }
+}
+
+fn blocking_handler_at_eof(tool: &str) {
     let mut child = Command::new(std::env::current_exe().unwrap())
         .args(["--exact", "blocking_handler_child", "--nocapture"])
         .env("MCP_BLOCKING_CHILD", "1")
@@ -678,14 +693,30 @@ fn a_blocking_handler_does_not_keep_the_process_after_eof() {
         }
     };
     assert_eq!(answer["result"]["content"][0]["text"], "awake", "{answer}");
-    ask(2, 60_000);
+    if tool == "slumber" {
+        ask(2, 60_000);
+    } else {
+        let mut body = request(
+            json!(2),
+            "tools/call",
+            json!({"name": tool, "arguments": {"ms": 60_000}}),
+        );
+        body["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"] =
+            json!({"extensions": {"io.modelcontextprotocol/tasks": {}}});
+        writeln!(stdin, "{body}").unwrap();
+        stdin.flush().unwrap();
+        let handle: Value = serde_json::from_str(&lines.next().unwrap().unwrap()).unwrap();
+        assert_eq!(handle["result"]["resultType"], "task", "{handle}");
+    }
     std::thread::sleep(Duration::from_millis(300));
     drop(stdin);
     let closed = Instant::now();
     let status = exit_within(&mut child, Duration::from_secs(15), "stdin closed");
-    assert!(status.success(), "{status}");
-    assert!(
-        closed.elapsed() >= Duration::from_secs(4),
-        "it did not drain"
-    );
+    assert!(status.success(), "{tool}: {status}");
+    if tool == "slumber" {
+        assert!(
+            closed.elapsed() >= Duration::from_secs(4),
+            "it did not drain"
+        );
+    }
 }

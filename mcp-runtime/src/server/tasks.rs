@@ -250,7 +250,12 @@ async fn start(
     };
     let call = Call::new(arguments, task_request);
     let ttl = Duration::from_millis(record.expires_ms().saturating_sub(now_ms()));
-    tokio::spawn(worker.run(handler, call, ttl).instrument(span));
+    let run = worker.run(handler, call, ttl).instrument(span);
+    // Its blocking sections count for the stdio connection that made the task, as the
+    // request's own would (`serve_stdio` exits rather than wait for them).
+    #[cfg(feature = "stdio")]
+    let run = crate::transport::stdio::Section::inherit(run);
+    tokio::spawn(run);
     tracing::debug!(task_id = %task_id, "task created");
     Reply::result(
         &request.id,

@@ -32,6 +32,15 @@ tokio::task_local! {
 pub(crate) struct Section(Option<Arc<AtomicUsize>>);
 
 impl Section {
+    /// `fut`, counting the blocking sections it starts where the code spawning it counts
+    /// them: for what the runtime spawns on a request's behalf (a task's worker), which a
+    /// plain spawn would leave uncounted.
+    pub(crate) fn inherit<F: std::future::Future>(
+        fut: F,
+    ) -> impl std::future::Future<Output = F::Output> {
+        SECTIONS.scope(SECTIONS.try_with(Arc::clone).unwrap_or_default(), fut)
+    }
+
     pub(crate) fn enter() -> Self {
         let count = SECTIONS.try_with(Arc::clone).ok();
         if let Some(c) = &count {

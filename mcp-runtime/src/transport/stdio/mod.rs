@@ -52,11 +52,12 @@ impl Server {
     /// When it stops (stdin closed, SIGINT/SIGTERM, or stdout closed), requests in flight
     /// get 5 s to finish (`EOF_DRAIN`), then are cancelled. If a blocking section one of
     /// its requests started ([`blocking`](crate::blocking), a plain `fn` tool,
-    /// `SafePath::read_under`) is still running then, the process exits (status 0) here
-    /// instead of returning: nothing can stop such a section, and the runtime would wait
-    /// for it when dropped, keeping the process alive after its client. Blocking work
-    /// started elsewhere (by the application, by HTTP requests, by a task a handler
-    /// spawned) does not end the process: it returns, and what follows it runs.
+    /// `SafePath::read_under`; a task's handler too, when the request made a task) is still
+    /// running then, the process exits (status 0) here instead of returning: nothing can
+    /// stop such a section, and the runtime would wait for it when dropped, keeping the
+    /// process alive after its client. Blocking work started elsewhere (by the
+    /// application, by HTTP requests, on a task a handler spawns itself) does not end the
+    /// process: it returns, and what follows it runs.
     ///
     /// Logs go wherever the application's `tracing` subscriber sends them; never to stdout
     /// if you use [`telemetry::init`](crate::telemetry::init), which writes to stderr.
