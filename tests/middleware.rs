@@ -666,6 +666,62 @@ fn a_read_overtaken_by_an_update_is_not_kept() {
     assert_eq!(read(), "1", "read after the update");
 }
 
+static STEADY_RUNS: AtomicUsize = AtomicUsize::new(0);
+static TICKS: AtomicUsize = AtomicUsize::new(0);
+
+/// A resource that never changes; its first read lasts until another resource's update
+/// has been announced (or 10 s).
+#[mcp_runtime::resource("steady://a")]
+async fn steady() -> String {
+    if STEADY_RUNS.fetch_add(1, Ordering::SeqCst) == 0 {
+        let start = std::time::Instant::now();
+        while TICKS.load(Ordering::SeqCst) == 0 && start.elapsed().as_secs() < 10 {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+    "steady".into()
+}
+
+/// Announces an update of another resource.
+#[tool]
+async fn tick(cx: mcp_runtime::Context) -> String {
+    cx.notify_resource_updated("clock://now");
+    TICKS.fetch_add(1, Ordering::SeqCst).to_string()
+}
+
+/// An update of another resource while a read runs does not keep that read out of the
+/// cache.
+#[test]
+fn another_resources_update_does_not_stop_caching() {
+    let server = Server::builder("mw-other", "1.0")
+        .tools(tools![tick])
+        .resources(mcp_runtime::resources![steady])
+        .layer(Cache::new(Duration::from_secs(60)))
+        .build()
+        .unwrap();
+    let a = common::serve_in_background(server.http());
+    let read = move || {
+        post(
+            a,
+            &request(json!(1), "resources/read", json!({"uri": "steady://a"})),
+        )
+        .json()["result"]["contents"][0]["text"]
+            .clone()
+    };
+    let first = std::thread::spawn(read);
+    while STEADY_RUNS.load(Ordering::SeqCst) == 0 {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    assert_eq!(text(&call(a, "tick", json!({}))), "0");
+    assert_eq!(first.join().unwrap(), "steady");
+    assert_eq!(read(), "steady");
+    assert_eq!(
+        STEADY_RUNS.load(Ordering::SeqCst),
+        1,
+        "read again, not cached"
+    );
+}
+
 static KID_COUNTER: AtomicUsize = AtomicUsize::new(0);
 
 /// Another counter, in a mounted child.

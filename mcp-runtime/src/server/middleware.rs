@@ -576,10 +576,26 @@ impl Middleware for SizeLimit {
 pub struct Cache {
     ttl: Duration,
     max: usize,
-    entries: Arc<Mutex<HashMap<String, (Instant, Value)>>>,
-    /// Resource updates announced so far, counted under the `entries` lock: a read that
-    /// began before one does not keep what it read (it may be the old contents).
-    updates: Arc<std::sync::atomic::AtomicU64>,
+    entries: Arc<Mutex<Entries>>,
+}
+
+/// What a [`Cache`] holds, behind one lock: results by key, and resource updates by URI.
+#[derive(Default)]
+struct Entries {
+    results: HashMap<String, (Instant, Value)>,
+    /// Updates announced so far, by URI: a read that began before one of its resource
+    /// does not keep what it read (it may be the old contents).
+    updates: HashMap<String, u64>,
+    /// Bumped when `updates` is emptied (it grew past the cache's size), so a read that
+    /// began before still sees a change.
+    epoch: u64,
+}
+
+impl Entries {
+    /// Where updates of `uri` stand.
+    fn updated(&self, uri: &str) -> (u64, u64) {
+        (self.epoch, self.updates.get(uri).copied().unwrap_or(0))
+    }
 }
 
 impl Cache {
@@ -589,7 +605,6 @@ impl Cache {
             ttl,
             max: 10_000,
             entries: Arc::default(),
-            updates: Arc::default(),
         }
     }
     /// Keeps at most `max` results.
@@ -603,9 +618,12 @@ impl Middleware for Cache {
     fn resource_updated(&self, uri: &str) {
         let prefix = format!("{}\0{uri}\0", crate::protocol::methods::RESOURCES_READ);
         let mut entries = self.entries.lock().unwrap_or_else(|e| e.into_inner());
-        self.updates
-            .fetch_add(1, std::sync::atomic::Ordering::AcqRel);
-        entries.retain(|key, _| !key.starts_with(&prefix));
+        if entries.updates.len() >= self.max && !entries.updates.contains_key(uri) {
+            entries.updates.clear();
+            entries.epoch += 1;
+        }
+        *entries.updates.entry(uri.to_owned()).or_default() += 1;
+        entries.results.retain(|key, _| !key.starts_with(&prefix));
     }
 
     fn call(&self, request: Request, next: Next) -> BoxFuture<'static, Response> {
@@ -620,31 +638,33 @@ impl Middleware for Cache {
             crate::mrtr::state::digest(&Value::Object(request.arguments.clone()))
         );
         let now = Instant::now();
-        {
+        // A read's resource, whose updates it watches while it runs.
+        let read = (request.method == crate::protocol::methods::RESOURCES_READ)
+            .then(|| request.target.clone());
+        let before = {
             let entries = self.entries.lock().unwrap_or_else(|e| e.into_inner());
-            if let Some((at, v)) = entries.get(&key)
+            if let Some((at, v)) = entries.results.get(&key)
                 && now.duration_since(*at) < self.ttl
             {
                 let hit = Response::Result(v.clone());
                 return Box::pin(async move { hit });
             }
-        }
+            read.as_deref().map(|uri| entries.updated(uri))
+        };
         let entries = Arc::clone(&self.entries);
         let (ttl, max) = (self.ttl, self.max);
-        let read = request.method == crate::protocol::methods::RESOURCES_READ;
-        let updates = Arc::clone(&self.updates);
-        let before = updates.load(std::sync::atomic::Ordering::Acquire);
         Box::pin(async move {
             let response = next.run(request).await;
             if let Response::Result(v) = &response
                 && !response.is_error()
             {
-                let mut entries = entries.lock().unwrap_or_else(|e| e.into_inner());
-                // An update announced while it read: what it read may be the old
+                let mut guard = entries.lock().unwrap_or_else(|e| e.into_inner());
+                // Its resource updated while it read: what it read may be the old
                 // contents, so it is not kept (the next read reads again).
-                if read && updates.load(std::sync::atomic::Ordering::Acquire) != before {
+                if read.as_deref().map(|uri| guard.updated(uri)) != before {
                     return response;
                 }
+                let entries = &mut guard.results;
                 if entries.len() >= max {
                     entries.retain(|_, (at, _)| at.elapsed() < ttl);
                     if entries.len() >= max
