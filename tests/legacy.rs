@@ -1238,7 +1238,7 @@ fn an_unanswered_question_is_cancelled_on_the_stream_it_was_asked_on() {
     let cancel =
         json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 7}});
     assert_eq!(c.post(&cancel).status, 202);
-    let mut rest = Vec::new();
+    let mut rest: Vec<Value> = sse.next(Duration::from_secs(10)).into_iter().collect();
     while let Some(m) = sse.next(Duration::from_secs(2)) {
         rest.push(m);
     }

@@ -208,7 +208,7 @@ fn form_property(p: &Value) -> Value {
     // the spec writes as a titled choice (`oneOf` of `{const, title}`; an undocumented
     // variant is its own title).
     let titled: Option<Vec<Value>> = o.get("oneOf").and_then(Value::as_array).and_then(|bs| {
-        let mut choices = Vec::new();
+        let mut choices: Vec<(&str, &str)> = Vec::new();
         for b in bs {
             if let Some(c) = b.get("const").and_then(Value::as_str) {
                 let title = b
@@ -216,15 +216,24 @@ fn form_property(p: &Value) -> Value {
                     .or_else(|| b.get("description"))
                     .and_then(Value::as_str)
                     .unwrap_or(c);
-                choices.push(json!({ "const": c, "title": title }));
+                choices.push((c, title));
             } else {
                 for v in b.get("enum").and_then(Value::as_array)? {
                     let c = v.as_str()?;
-                    choices.push(json!({ "const": c, "title": c }));
+                    choices.push((c, c));
                 }
             }
         }
-        Some(choices)
+        // A value listed twice (a hand-written schema) is one choice: `oneOf` refuses a
+        // value two branches match. The first title wins.
+        let mut seen = std::collections::BTreeSet::new();
+        choices.retain(|(c, _)| seen.insert(*c));
+        Some(
+            choices
+                .into_iter()
+                .map(|(c, title)| json!({ "const": c, "title": title }))
+                .collect(),
+        )
     });
     let ty = ty.or(titled.as_ref().map(|_| "string"));
     let keep: &[&str] = match ty {
@@ -320,6 +329,22 @@ mod tests {
         tier: Tier,
         #[schemars(email)]
         mail: Option<String>,
+    }
+
+    /// A value listed both as a documented `const` and in an `enum` is one choice.
+    #[test]
+    fn a_choice_listed_twice_is_one() {
+        let schema = json!({"type": "object", "properties": {"c": {"oneOf": [
+            {"const": "a", "description": "The a"},
+            {"type": "string", "enum": ["a", "b"]}
+        ]}}});
+        assert_eq!(
+            requested_schema(&schema)["properties"]["c"],
+            json!({"type": "string", "oneOf": [
+                {"const": "a", "title": "The a"},
+                {"const": "b", "title": "b"}
+            ]})
+        );
     }
 
     #[test]

@@ -84,8 +84,9 @@ impl<T: DeserializeOwned + JsonSchema + Send> FromRequest<kind::Tool> for T {
                 Floats::Safe => match T::deserialize(&v) {
                     Ok(t) => Ok(t),
                     Err(_) => {
-                        let kept = v.clone();
-                        T::deserialize(integral(v)).map_err(|e| explain(&e, &kept))
+                        // What serde can still refuse in it, `integral` left as it was.
+                        let v = integral(v);
+                        T::deserialize(&v).map_err(|e| explain(&e, &v))
                     }
                 },
                 // Read in place, to name the number serde refuses.
