@@ -608,27 +608,6 @@ fn says_not_found(message: &str) -> bool {
         || m.contains("no such resource")
 }
 
-#[cfg(test)]
-mod not_found_tests {
-    #[test]
-    fn only_a_missing_resource_is_not_found() {
-        for m in [
-            "Resource not found: x://1",
-            "Resource x://1 not found",
-            "Unknown resource: x://1",
-            "no such resource",
-        ] {
-            assert!(super::says_not_found(m), "{m}");
-        }
-        for m in [
-            "template variable `id` not found",
-            "Invalid argument `id`: expected u32",
-        ] {
-            assert!(!super::says_not_found(m), "{m}");
-        }
-    }
-}
-
 /// The program `cmd` starts, to name it in logs.
 fn program_of(cmd: &tokio::process::Command) -> String {
     cmd.as_std().get_program().to_string_lossy().into_owned()
@@ -668,4 +647,25 @@ async fn read(link: &Link, uri: &str, served: &str) -> Result<Vec<ResourceConten
         .cloned()
         .unwrap_or(Value::Array(Vec::new()));
     link.read_as::<Vec<ResourceContents>>("a resource's contents", &contents)
+}
+
+#[cfg(test)]
+mod not_found_tests {
+    #[test]
+    fn only_a_missing_resource_is_not_found() {
+        for m in [
+            "Resource not found: x://1",
+            "Resource x://1 not found",
+            "Unknown resource: x://1",
+            "no such resource",
+        ] {
+            assert!(super::says_not_found(m), "{m}");
+        }
+        for m in [
+            "template variable `id` not found",
+            "Invalid argument `id`: expected u32",
+        ] {
+            assert!(!super::says_not_found(m), "{m}");
+        }
+    }
 }
