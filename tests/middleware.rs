@@ -566,6 +566,12 @@ fn a_cache_never_reuses_answers_and_tool_errors_reach_prompts_and_resources() {
     assert_eq!(ok["result"]["contents"][0]["text"], "note 7", "{ok}");
 }
 
+/// The text of the first contents of `resources/read` of `uri`.
+fn read_text(addr: std::net::SocketAddr, uri: &str) -> Value {
+    let body = request(json!(1), "resources/read", json!({ "uri": uri }));
+    post(addr, &body).json()["result"]["contents"][0]["text"].clone()
+}
+
 static COUNTER: AtomicUsize = AtomicUsize::new(0);
 
 /// A counter (a resource that changes).
@@ -593,18 +599,7 @@ fn a_cache_forgets_a_resource_the_server_says_changed() {
         .build()
         .unwrap();
     let a = common::serve_in_background(server.http());
-    let read = || {
-        post(
-            a,
-            &request(
-                json!(1),
-                "resources/read",
-                json!({"uri": "counter://value"}),
-            ),
-        )
-        .json()["result"]["contents"][0]["text"]
-            .clone()
-    };
+    let read = || read_text(a, "counter://value");
     let before = read();
     assert_eq!(read(), before, "cached");
     assert_eq!(text(&call(a, "bump", json!({}))), "1");
@@ -649,14 +644,7 @@ fn a_read_overtaken_by_an_update_is_not_kept() {
         .build()
         .unwrap();
     let a = common::serve_in_background(server.http());
-    let read = move || {
-        post(
-            a,
-            &request(json!(1), "resources/read", json!({"uri": "slow://value"})),
-        )
-        .json()["result"]["contents"][0]["text"]
-            .clone()
-    };
+    let read = move || read_text(a, "slow://value");
     let slow = std::thread::spawn(read);
     while !SLOW_TAKEN.load(Ordering::SeqCst) {
         std::thread::sleep(Duration::from_millis(5));
@@ -700,14 +688,7 @@ fn another_resources_update_does_not_stop_caching() {
         .build()
         .unwrap();
     let a = common::serve_in_background(server.http());
-    let read = move || {
-        post(
-            a,
-            &request(json!(1), "resources/read", json!({"uri": "steady://a"})),
-        )
-        .json()["result"]["contents"][0]["text"]
-            .clone()
-    };
+    let read = move || read_text(a, "steady://a");
     let first = std::thread::spawn(read);
     while STEADY_RUNS.load(Ordering::SeqCst) == 0 {
         std::thread::sleep(Duration::from_millis(5));
@@ -751,14 +732,7 @@ fn a_cache_in_a_mounted_child_forgets_what_changed() {
         .build()
         .unwrap();
     let a = common::serve_in_background(server.http());
-    let read = || {
-        let body = request(
-            json!(1),
-            "resources/read",
-            json!({"uri": "kid+tally://value"}),
-        );
-        post(a, &body).json()["result"]["contents"][0]["text"].clone()
-    };
+    let read = || read_text(a, "kid+tally://value");
     let before = read();
     assert_eq!(read(), before, "cached");
     assert_eq!(text(&call(a, "kid_tally_up", json!({}))), "1");
