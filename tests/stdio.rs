@@ -600,6 +600,19 @@ fn blocking_handler_child() {
     rt.block_on(server.serve_stdio()).unwrap();
 }
 
+/// This test binary run again for test `name` alone, with `env` set (which that test
+/// waits for before it does anything), its stdout piped.
+fn child_test(name: &str, env: &str, stdin: Stdio) -> std::process::Child {
+    Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", name, "--nocapture"])
+        .env(env, "1")
+        .stdin(stdin)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
 /// The child of the next test: blocking work of the application's own (no request
 /// started it) runs while `serve_stdio` serves; once `serve_stdio` returns, the child
 /// says so on stdout and exits itself.
@@ -630,14 +643,11 @@ fn application_blocking_child() {
 /// cleaning up, other servers) still runs.
 #[test]
 fn blocking_work_of_the_application_does_not_end_the_process() {
-    let mut child = Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", "application_blocking_child", "--nocapture"])
-        .env("MCP_APP_BLOCKING_CHILD", "1")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = child_test(
+        "application_blocking_child",
+        "MCP_APP_BLOCKING_CHILD",
+        Stdio::null(),
+    );
     let stdout = child.stdout.take().unwrap();
     let mut child = ChildGuard(child);
     let status = exit_within(&mut child, Duration::from_secs(15), "stdin closed");
@@ -664,14 +674,11 @@ fn a_blocking_handler_does_not_keep_the_process_after_eof() {
 }
 
 fn blocking_handler_at_eof(tool: &str) {
-    let mut child = Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", "blocking_handler_child", "--nocapture"])
-        .env("MCP_BLOCKING_CHILD", "1")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = child_test(
+        "blocking_handler_child",
+        "MCP_BLOCKING_CHILD",
+        Stdio::piped(),
+    );
     let mut stdin = child.stdin.take().unwrap();
     let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
     let mut child = ChildGuard(child);
