@@ -256,8 +256,9 @@ pub use error::Error;
 /// does this for the whole body; inside an `async fn`, use it for a section. A panic in
 /// `work` is an internal error (`-32603`); cancelling the request does not stop `work`
 /// (it runs to its end on its thread). Nor does the end of stdin: once `serve_stdio`'s
-/// drain is over, a process with such work still running exits without waiting for it
-/// (tokio's runtime would wait for it when dropped, keeping the process alive).
+/// drain is over, a process with such work of its requests still running exits without
+/// waiting for it (tokio's runtime would wait for it when dropped, keeping the process
+/// alive).
 ///
 /// ```
 /// use mcp_runtime::{Error, blocking, tool};

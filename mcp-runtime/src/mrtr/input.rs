@@ -98,8 +98,9 @@ pub(crate) struct InputState {
     pub(crate) failed: BTreeMap<String, String>,
     /// Invalid answers received so far in this request (`Mode::Live`), whichever
     /// questions they answer, each asked again; at `max_reasks` the question so answered
-    /// fails instead, as a round-trip request ends at its round cap: a client that answers wrongly at once would otherwise be asked again
-    /// and again, as fast as it answers, until the request times out.
+    /// fails instead, as a round-trip request ends at its round cap: a client that
+    /// answers wrongly at once would otherwise be asked again and again, as fast as it
+    /// answers, until the request times out.
     pub(crate) reasks: u32,
     pub(crate) max_reasks: u32,
 }

@@ -2,6 +2,7 @@
 
 use super::MAX_LINE;
 use super::lines::Line;
+use super::sections::Sections;
 use crate::protocol::{RequestId, RpcError, json::parse_strict, methods};
 use crate::server::parts::{NoGuard, Streams};
 use crate::server::reply::{ErrorClass, Rejection, Reply};
@@ -10,7 +11,6 @@ use crate::server::session::Session;
 use crate::server::{Listen, Server};
 use serde_json::Value;
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::task::{Context, Poll, Waker};
 use tokio::sync::mpsc;
@@ -18,45 +18,6 @@ use tokio::task::{AbortHandle, JoinSet};
 use tokio_util::sync::CancellationToken;
 
 type InFlight = Arc<Mutex<HashMap<RequestId, AbortHandle>>>;
-
-tokio::task_local! {
-    /// The count of blocking sections running that requests of the connection polling
-    /// this task started.
-    static SECTIONS: Arc<AtomicUsize>;
-}
-
-/// A blocking section ([`crate::blocking`], a plain `fn` handler, `SafePath::read_under`)
-/// counted, while it lives, by the stdio connection whose request started it (none when
-/// it was started elsewhere: by an HTTP request, a task of the handler's own, the
-/// application).
-pub(crate) struct Section(Option<Arc<AtomicUsize>>);
-
-impl Section {
-    /// `fut`, counting the blocking sections it starts where the code spawning it counts
-    /// them: for what the runtime spawns on a request's behalf (a task's worker), which a
-    /// plain spawn would leave uncounted.
-    pub(crate) fn inherit<F: std::future::Future>(
-        fut: F,
-    ) -> impl std::future::Future<Output = F::Output> {
-        SECTIONS.scope(SECTIONS.try_with(Arc::clone).unwrap_or_default(), fut)
-    }
-
-    pub(crate) fn enter() -> Self {
-        let count = SECTIONS.try_with(Arc::clone).ok();
-        if let Some(c) = &count {
-            c.fetch_add(1, Ordering::AcqRel);
-        }
-        Section(count)
-    }
-}
-
-impl Drop for Section {
-    fn drop(&mut self) {
-        if let Some(c) = &self.0 {
-            c.fetch_sub(1, Ordering::AcqRel);
-        }
-    }
-}
 
 /// What a connection keeps between messages. Shared by reference between the reader of
 /// the lines and the end of the connection, hence the locks (never held across an await
@@ -70,8 +31,8 @@ pub(super) struct Dispatch {
     end_of_input: CancellationToken,
     /// The legacy era's one session, opened by `initialize`.
     session: OnceLock<Arc<Session>>,
-    /// Blocking sections its requests started that still run ([`Section`]).
-    sections: Arc<AtomicUsize>,
+    /// Blocking sections its requests started that still run.
+    sections: Sections,
 }
 
 impl Dispatch {
@@ -86,7 +47,7 @@ impl Dispatch {
             }),
             end_of_input: CancellationToken::new(),
             session: OnceLock::new(),
-            sections: Arc::default(),
+            sections: Sections::default(),
         }
     }
 
@@ -104,16 +65,12 @@ impl Dispatch {
         if tasks.closed {
             return None;
         }
-        Some(
-            tasks
-                .set
-                .spawn(SECTIONS.scope(Arc::clone(&self.sections), task)),
-        )
+        Some(tasks.set.spawn(self.sections.scope(task)))
     }
 
     /// How many blocking sections its requests started are still running.
     pub(super) fn sections_running(&self) -> usize {
-        self.sections.load(Ordering::Acquire)
+        self.sections.running()
     }
 
     /// Handles one line: the line to write at once (after what is queued), if any. A
@@ -235,7 +192,7 @@ impl Dispatch {
                 // the task's first poll registers its own waker wherever this one did.
                 // (`Run` is `Unpin`: its work is boxed already, so it moves freely.)
                 let mut run = job.run();
-                let first = SECTIONS.sync_scope(Arc::clone(&self.sections), || {
+                let first = self.sections.sync_scope(|| {
                     std::pin::Pin::new(&mut run).poll(&mut Context::from_waker(Waker::noop()))
                 });
                 if let Poll::Ready(reply) = first {

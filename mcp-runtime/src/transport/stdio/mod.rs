@@ -9,14 +9,15 @@
 
 mod dispatch;
 pub(crate) mod lines;
+mod sections;
 
 #[cfg(feature = "fuzzing")]
 pub(crate) use lines::fuzz_lines;
 
 use crate::server::Server;
 use dispatch::Dispatch;
-pub(crate) use dispatch::Section;
 use lines::{BlockingLines, Line, Lines};
+pub(crate) use sections::Section;
 use std::future::Future;
 use std::io::{self, Write as _};
 use std::pin::Pin;
