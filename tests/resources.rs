@@ -215,6 +215,44 @@ fn resources_and_templates_are_listed_sorted_and_paged() {
     );
 }
 
+/// A cursor belongs to the list that made it: sent to another list it is an invalid
+/// cursor (-32602), not a place to start (PAGE-03).
+#[test]
+fn a_cursor_is_refused_by_another_list() {
+    let first_page = |method: &str| {
+        let v = post(addr(), &request(json!(1), method, json!({}))).json();
+        v["result"]["nextCursor"].as_str().unwrap().to_owned()
+    };
+    // resources/list here runs list functions (its own paging), templates are precomputed.
+    let resources = first_page("resources/list");
+    let templates = first_page("resources/templates/list");
+    for (cursor, method) in [
+        (&resources, "resources/templates/list"),
+        (&resources, "prompts/list"),
+        (&templates, "resources/list"),
+        (&templates, "prompts/list"),
+    ] {
+        let v = post(
+            addr(),
+            &request(json!(1), method, json!({"cursor": cursor})),
+        )
+        .json();
+        assert_eq!(v["error"]["code"], -32602, "{method}: {v}");
+    }
+    // Each list still takes its own.
+    for (cursor, method) in [
+        (&resources, "resources/list"),
+        (&templates, "resources/templates/list"),
+    ] {
+        let v = post(
+            addr(),
+            &request(json!(1), method, json!({"cursor": cursor})),
+        )
+        .json();
+        assert!(v["result"].is_object(), "{method}: {v}");
+    }
+}
+
 #[test]
 fn reading_resources_and_templates() {
     let v = read("config://app");

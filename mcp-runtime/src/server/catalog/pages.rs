@@ -188,7 +188,7 @@ impl ListPages {
 
     fn render(&self, start: usize, server_info: Option<&RawValue>) -> Box<RawValue> {
         let end = (start + self.page_size).min(self.items.len());
-        let next = (end < self.items.len()).then(|| encode_cursor(&self.names[end - 1]));
+        let next = (end < self.items.len()).then(|| encode_cursor(self.key, &self.names[end - 1]));
         list_result(
             self.key,
             &self.slice(start, end),
@@ -243,7 +243,7 @@ impl ListPages {
         Some(match cursor {
             None => 0,
             Some(c) => {
-                let after = decode_cursor(c)?;
+                let after = decode_cursor(self.key, c)?;
                 self.names.partition_point(|n| n.as_str() <= after.as_str())
             }
         })
@@ -251,7 +251,8 @@ impl ListPages {
 
     fn render_legacy(&self, start: usize, version: LegacyVersion) -> Box<RawValue> {
         let end = (start + self.page_size).min(self.items.len());
-        let next_cursor = (end < self.items.len()).then(|| encode_cursor(&self.names[end - 1]));
+        let next_cursor =
+            (end < self.items.len()).then(|| encode_cursor(self.key, &self.names[end - 1]));
         let envelope = Envelope {
             result_type: ResultType::Complete,
             body: ListBody {
@@ -276,21 +277,26 @@ impl ListPages {
 
 const CURSOR_PREFIX: &str = "after:";
 
-/// Cursors name the last item of the previous page, so they stay valid across restarts,
-/// across instances and when items are added or removed.
-pub(crate) fn encode_cursor(last: &str) -> String {
+/// Cursors name the list and the last item of the previous page, so they stay valid
+/// across restarts, across instances and when items are added or removed, and a cursor
+/// of one list (`tools`) is not taken by another (`prompts/list`).
+pub(crate) fn encode_cursor(list: &str, last: &str) -> String {
     use base64::Engine;
-    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(format!("{CURSOR_PREFIX}{last}"))
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(format!("{CURSOR_PREFIX}{list}:{last}"))
 }
 
-/// The item a cursor names; `None` for one this server did not make.
-pub(crate) fn decode_cursor(cursor: &str) -> Option<String> {
+/// The item a cursor of `list` names; `None` for one this server did not make for it.
+pub(crate) fn decode_cursor(list: &str, cursor: &str) -> Option<String> {
     use base64::Engine;
     let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
         .decode(cursor)
         .ok()?;
     let s = String::from_utf8(bytes).ok()?;
-    s.strip_prefix(CURSOR_PREFIX).map(str::to_owned)
+    let last = s
+        .strip_prefix(CURSOR_PREFIX)?
+        .strip_prefix(list)?
+        .strip_prefix(':')?;
+    Some(last.to_owned())
 }
 
 #[cfg(test)]
@@ -301,10 +307,20 @@ mod tests {
 
     #[test]
     fn cursors_round_trip_and_reject_foreign_values() {
-        let c = encode_cursor("weather");
-        assert_eq!(decode_cursor(&c).as_deref(), Some("weather"));
-        assert!(decode_cursor("garbage!").is_none());
-        assert!(decode_cursor("Zm9v").is_none());
+        let c = encode_cursor("tools", "weather");
+        assert_eq!(decode_cursor("tools", &c).as_deref(), Some("weather"));
+        // Another list's cursor, a name with the separator in it, a prefix of the key.
+        assert!(decode_cursor("prompts", &c).is_none());
+        let c = encode_cursor("resources", "notes://a:b");
+        assert_eq!(
+            decode_cursor("resources", &c).as_deref(),
+            Some("notes://a:b")
+        );
+        assert!(decode_cursor("resourceTemplates", &c).is_none());
+        let c = encode_cursor("resourceTemplates", "x");
+        assert!(decode_cursor("resources", &c).is_none());
+        assert!(decode_cursor("tools", "garbage!").is_none());
+        assert!(decode_cursor("tools", "Zm9v").is_none());
     }
 
     #[test]

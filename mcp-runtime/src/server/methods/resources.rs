@@ -124,7 +124,7 @@ pub(crate) fn list(
     }
     let cursor = match super::cursor(&params) {
         Ok(None) => None,
-        Ok(Some(c)) => match decode_cursor(c) {
+        Ok(Some(c)) => match decode_cursor("resources", c) {
             Some(after) => Some(after),
             None => return super::reject(&parts, Rejection::params("invalid cursor")),
         },
@@ -195,7 +195,7 @@ pub(crate) fn list(
         let next_cursor = page
             .last()
             .filter(|_| more)
-            .map(|(last, _)| encode_cursor(last));
+            .map(|(last, _)| encode_cursor("resources", last));
         let items: Vec<&RawValue> = page.into_iter().map(|(_, v)| &**v).collect();
         let body = ListBody {
             key: "resources",
