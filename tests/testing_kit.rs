@@ -299,6 +299,26 @@ async fn without_the_capability_the_client_is_refused() {
     assert_eq!(err.code, -32021, "{err}");
 }
 
+/// A legacy client of a server with the legacy era off is refused as the transports
+/// refuse it (-32022, naming the versions served), not given a session.
+#[tokio::test]
+async fn a_legacy_client_of_a_modern_only_server_is_refused() {
+    let modern_only = Server::builder("kit", "1.0")
+        .modern_only()
+        .tools(tools![add])
+        .build()
+        .unwrap();
+    let client = TestClient::legacy(modern_only);
+    let err = client
+        .call_tool("add", json!({"a": 1, "b": 2}))
+        .await
+        .unwrap_err();
+    assert_eq!(err.code, -32022, "{err}");
+    assert_eq!(err.data.unwrap()["supported"], json!(["2026-07-28"]));
+    let err = client.negotiated_version().unwrap_err();
+    assert_eq!(err.code, -32022, "{err}");
+}
+
 #[tokio::test]
 async fn the_lists_match_the_committed_snapshot() {
     mcp_runtime::assert_lists_snapshot!(server());

@@ -94,6 +94,22 @@ impl TestClient {
                 "clientInfo": { "name": "mcp-runtime-test-client", "version": env!("CARGO_PKG_VERSION") },
             },
         });
+        if !self.server.opens_session(&init) {
+            // The transports take it as a message of the modern era, which a server with
+            // the legacy era off refuses (-32022); so does this client.
+            let text = init.to_string();
+            let refused = parse_strict(text.as_bytes())
+                .ok()
+                .map(|msg| self.server.prepare(msg, &NoGuard, Streams::OnDemand));
+            return Err(match refused {
+                Some(Prepared::Reply(r)) => error_of(&r.body),
+                _ => ErrorReply {
+                    code: -32603,
+                    message: "this server opens no legacy session".into(),
+                    data: None,
+                },
+            });
+        }
         let (session, reply) = self.server.initialize(init, "test".into());
         match session {
             Some(s) => {
