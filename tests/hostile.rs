@@ -315,23 +315,52 @@ fn a_client_that_stops_reading_is_dropped_and_frees_its_request() {
 
 #[tokio::test]
 async fn limits_set_to_zero_are_refused_naming_each() {
-    use mcp_runtime::config::RequestState;
+    use mcp_runtime::config::{Legacy, RequestState, Tasks};
     // Server options: `build` names each.
     let err = Server::builder("zero", "1.0")
         .tools(tools![hi])
-        .limits(Limits::default().request_timeout(Duration::ZERO))
+        .limits(
+            Limits::default()
+                .request_timeout(Duration::ZERO)
+                .max_in_flight(0),
+        )
         .request_state(
             RequestState::single_instance()
                 .ttl(Duration::ZERO)
                 .leeway(Duration::from_micros(900)),
         )
         .handle_ttl(Duration::from_micros(10))
+        .tasks(
+            Tasks::default()
+                .ttl(Duration::from_micros(10))
+                .max_running(0),
+        )
+        .legacy(
+            Legacy::default()
+                .max_sessions(0)
+                .idle_timeout(Duration::ZERO),
+        )
         .build()
         .unwrap_err()
         .to_string();
-    for what in ["request_timeout", "RequestState::ttl", "handle_ttl"] {
+    for what in [
+        "request_timeout",
+        "RequestState::ttl",
+        "handle_ttl",
+        "max_in_flight",
+        "Tasks::ttl",
+        "Tasks::max_running",
+        "Legacy::max_sessions",
+        "Legacy::idle_timeout",
+    ] {
         assert!(err.contains(what), "{what} not named: {err}");
     }
+    // With the legacy era off its options do not matter.
+    Server::builder("zero", "1.0")
+        .tools(tools![hi])
+        .legacy(Legacy::off().max_sessions(0))
+        .build()
+        .expect("the options of an era that is off are not checked");
     // A zero ttl with a leeway still gives each state the leeway's time: taken.
     Server::builder("zero", "1.0")
         .tools(tools![hi])

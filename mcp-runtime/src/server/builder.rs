@@ -328,6 +328,8 @@ impl ServerBuilder {
             &self.limits,
             &self.request_state,
             self.handles.ttl,
+            &self.tasks,
+            &self.legacy,
             &mut errors,
         );
         if let Some(a) = &self.auth {

@@ -82,9 +82,10 @@ impl Limits {
     }
     /// The most requests in flight at once (default [`DEFAULT_MAX_IN_FLIGHT`]); past it,
     /// a request is refused as busy before its body is read (HTTP 503 with `Retry-After`;
-    /// on stdio a `-32603` naming the limit). Listen streams are counted apart.
+    /// on stdio a `-32603` naming the limit). Listen streams are counted apart. Zero is
+    /// refused by `build`.
     pub fn max_in_flight(mut self, n: usize) -> Self {
-        self.max_in_flight = n.max(1);
+        self.max_in_flight = n;
         self
     }
     /// Items per page of list results (default [`DEFAULT_PAGE_SIZE`]; at least 1).
@@ -319,9 +320,10 @@ impl Tasks {
         self
     }
     /// How long a task is kept after it is created (`ttlMs`, default [`DEFAULT_TASK_TTL`]).
-    /// A task still running when it expires is cancelled.
+    /// A task still running when it expires is cancelled. Under a millisecond is refused
+    /// by `build`.
     pub fn ttl(mut self, ttl: Duration) -> Self {
-        self.ttl = ttl.max(Duration::from_millis(1));
+        self.ttl = ttl;
         self
     }
     /// The polling interval suggested to clients (`pollIntervalMs`, default
@@ -332,9 +334,9 @@ impl Tasks {
     }
     /// The most tasks running on this instance at once (default
     /// [`DEFAULT_MAX_RUNNING_TASKS`]); past it, a call that would start one is refused as
-    /// busy (HTTP 503).
+    /// busy (HTTP 503). Zero is refused by `build`.
     pub fn max_running(mut self, n: usize) -> Self {
-        self.max_running = n.max(1);
+        self.max_running = n;
         self
     }
     /// How long a running task shows `working` after the instance running it stopped
@@ -403,15 +405,21 @@ impl Legacy {
         }
     }
     /// The most live HTTP sessions (default [`DEFAULT_MAX_SESSIONS`]); past it,
-    /// `initialize` is refused as busy (HTTP 503).
+    /// `initialize` is refused as busy (HTTP 503). Zero is refused by `build` (to serve
+    /// no legacy client, use [`Legacy::off`]).
     pub fn max_sessions(mut self, n: usize) -> Self {
-        self.max_sessions = n.max(1);
+        self.max_sessions = n;
         self
     }
     /// How long an HTTP session may stay idle before it is forgotten (default
     /// [`DEFAULT_SESSION_IDLE`]); its id then gets 404 and the client initializes again.
+    /// Under a second is raised to one; zero is refused by `build`.
     pub fn idle_timeout(mut self, d: Duration) -> Self {
-        self.idle_timeout = d.max(Duration::from_secs(1));
+        self.idle_timeout = if d.is_zero() {
+            d
+        } else {
+            d.max(Duration::from_secs(1))
+        };
         self
     }
 }
@@ -423,6 +431,8 @@ pub(crate) fn check_zero(
     limits: &Limits,
     state: &RequestState,
     handle_ttl: Duration,
+    tasks: &Tasks,
+    legacy: &Legacy,
     errors: &mut Vec<String>,
 ) {
     let mut zero = |is_zero: bool, what: &str, why: &str| {
@@ -446,4 +456,31 @@ pub(crate) fn check_zero(
         "`handle_ttl`",
         "every handle would have expired when it was used",
     );
+    zero(
+        limits.max_in_flight == 0,
+        "`Limits::max_in_flight`",
+        "every request would be refused as busy",
+    );
+    zero(
+        tasks.ttl.as_millis() == 0,
+        "`Tasks::ttl`",
+        "every task would have expired when it was made",
+    );
+    zero(
+        tasks.max_running == 0,
+        "`Tasks::max_running`",
+        "every call that makes a task would be refused as busy",
+    );
+    if legacy.enabled {
+        zero(
+            legacy.max_sessions == 0,
+            "`Legacy::max_sessions`",
+            "every `initialize` would be refused as busy (`Legacy::off` serves no legacy client)",
+        );
+        zero(
+            legacy.idle_timeout.is_zero(),
+            "`Legacy::idle_timeout`",
+            "every session would be forgotten at once",
+        );
+    }
 }
