@@ -3,8 +3,8 @@
 //! the request the handler sees, run the handler under the guard (panic → `-32603`,
 //! timeout → `-32603`), inside its span, cancelled when the transport drops it; then turn
 //! the outcome (complete, input required, failed) into a reply through the one result
-//! envelope. This is also where middleware will wrap handlers: in [`invoke`], once, for
-//! every kind.
+//! envelope. The handler it runs already carries the middleware: `build` wraps each
+//! item's handler in the chain once, so middleware runs here for every kind.
 
 use super::def::kind::Kind;
 use super::def::{Call, Handler};
