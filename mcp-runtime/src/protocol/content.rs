@@ -177,7 +177,7 @@ pub struct BlobResourceContents {
 ///     serde_json::json!({"uri": "notes://1", "mimeType": "text/markdown", "text": "# One"})
 /// );
 /// ```
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(untagged)]
 pub enum ResourceContents {
     /// Text contents (`text`).
@@ -246,7 +246,7 @@ pub struct EmbeddedResource {
 /// let json = serde_json::to_value(Content::text("hi")).unwrap();
 /// assert_eq!(json, serde_json::json!({"type": "text", "text": "hi"}));
 /// ```
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Content {
     /// A text block (`type: "text"`).
@@ -351,6 +351,59 @@ impl Content {
     }
 }
 
+// `Content` and `ResourceContents` are read by hand: serde's derive for an internally
+// tagged or untagged enum buffers the input and reads each variant through a deserializer
+// of its own (about 40 KB of code in every server), where reading the object once and
+// each variant from that object shares serde_json's reader for `Value` with the rest.
+
+/// The object a content block or contents is read from.
+fn read_object<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Map<String, Value>, D::Error> {
+    Map::deserialize(d)
+}
+
+/// Variant `T` from `object`, an error of `D` if it does not fit.
+fn variant<'de, D: serde::Deserializer<'de>, T: serde::de::DeserializeOwned>(
+    object: Map<String, Value>,
+) -> Result<T, D::Error> {
+    T::deserialize(Value::Object(object)).map_err(serde::de::Error::custom)
+}
+
+impl<'de> Deserialize<'de> for Content {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::Error;
+        const TYPES: &[&str] = &["text", "image", "audio", "resource_link", "resource"];
+        let object = read_object(d)?;
+        let kind = match object.get("type") {
+            Some(Value::String(t)) => t.clone(),
+            Some(_) => return Err(D::Error::custom("a content block's `type` is a string")),
+            None => return Err(D::Error::missing_field("type")),
+        };
+        match kind.as_str() {
+            "text" => variant::<D, _>(object).map(Content::Text),
+            "image" => variant::<D, _>(object).map(Content::Image),
+            "audio" => variant::<D, _>(object).map(Content::Audio),
+            "resource_link" => variant::<D, _>(object).map(Content::ResourceLink),
+            "resource" => variant::<D, _>(object).map(Content::Resource),
+            other => Err(D::Error::unknown_variant(other, TYPES)),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for ResourceContents {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let object = read_object(d)?;
+        if object.contains_key("text") {
+            variant::<D, _>(object).map(ResourceContents::Text)
+        } else if object.contains_key("blob") {
+            variant::<D, _>(object).map(ResourceContents::Blob)
+        } else {
+            Err(serde::de::Error::custom(
+                "resource contents need a `text` or a `blob`",
+            ))
+        }
+    }
+}
+
 /// The result of `tools/call` (without the envelope fields the server adds: `resultType`
 /// and the server's `_meta`).
 ///
@@ -412,6 +465,60 @@ impl CallToolResult {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn content_and_contents_read_back_what_they_write() {
+        let blocks = [
+            Content::text("hi"),
+            Content::image(b"png", "image/png"),
+            Content::audio(b"wav", "audio/wav"),
+            Content::resource_link("notes://1", "one"),
+            Content::embedded_text("notes://1", "text/plain", "one"),
+            Content::embedded_blob("blob://1", "application/octet-stream", b"\x00\x01"),
+        ];
+        for block in blocks {
+            let json = serde_json::to_value(&block).unwrap();
+            assert_eq!(
+                serde_json::from_value::<Content>(json.clone()).unwrap(),
+                block,
+                "{json}"
+            );
+            // From text too (a deserializer other than `Value`'s).
+            let text = json.to_string();
+            assert_eq!(
+                serde_json::from_str::<Content>(&text).unwrap(),
+                block,
+                "{text}"
+            );
+        }
+        let refused = |v: Value| {
+            serde_json::from_value::<Content>(v)
+                .unwrap_err()
+                .to_string()
+        };
+        assert!(refused(json!({"text": "hi"})).contains("missing field `type`"));
+        assert!(refused(json!({"type": 1, "text": "hi"})).contains("`type` is a string"));
+        assert!(refused(json!({"type": "video"})).contains("unknown variant `video`"));
+        assert!(refused(json!({"type": "text"})).contains("missing field `text`"));
+        assert!(refused(json!(["text"])).contains("invalid type"));
+        let contents = |v: Value| serde_json::from_value::<ResourceContents>(v);
+        assert!(matches!(
+            contents(json!({"uri": "a://", "text": "t", "blob": "AA=="})).unwrap(),
+            ResourceContents::Text(_)
+        ));
+        assert!(
+            contents(json!({"uri": "a://"}))
+                .unwrap_err()
+                .to_string()
+                .contains("`text` or a `blob`")
+        );
+        assert!(
+            contents(json!({"blob": "AA=="}))
+                .unwrap_err()
+                .to_string()
+                .contains("missing field `uri`")
+        );
+    }
 
     #[test]
     fn content_blocks_have_the_wire_shape() {
