@@ -256,7 +256,10 @@ pub(crate) fn digest(v: &Value) -> String {
     fn canon(v: &Value, out: &mut String) {
         match v {
             Value::Object(m) => {
-                let sorted: BTreeMap<&String, &Value> = m.iter().collect();
+                // Sorted here: a `Map` keeps insertion order where serde_json's
+                // `preserve_order` is on (any crate of the build may turn it on).
+                let mut sorted: Vec<(&String, &Value)> = m.iter().collect();
+                sorted.sort_unstable_by(|a, b| a.0.cmp(b.0));
                 out.push('{');
                 for (i, (k, v)) in sorted.into_iter().enumerate() {
                     if i > 0 {

@@ -160,7 +160,11 @@ pub(crate) fn list(
         let listed =
             futures_util::future::join_all(listers.iter().map(|(_, l)| guarded(timeout, || l())))
                 .await;
-        let mut entries: BTreeMap<String, Arc<RawValue>> = statics.into_iter().collect();
+        // Inserted one by one, as the listed ones are below (one BTreeMap code path).
+        let mut entries: BTreeMap<String, Arc<RawValue>> = BTreeMap::new();
+        for (uri, json) in statics {
+            entries.entry(uri).or_insert(json);
+        }
         for ((template, _), r) in listers.iter().zip(listed) {
             match r.map(|r| r.map_err(crate::Error::into_rpc)) {
                 Ok(Ok(list)) => {
