@@ -322,7 +322,8 @@ async fn limits_set_to_zero_are_refused_naming_each() {
         .limits(
             Limits::default()
                 .request_timeout(Duration::ZERO)
-                .max_in_flight(0),
+                .max_in_flight(0)
+                .max_request_bytes_in_flight(0),
         )
         .request_state(
             RequestState::single_instance()
@@ -348,6 +349,7 @@ async fn limits_set_to_zero_are_refused_naming_each() {
         "RequestState::ttl",
         "handle_ttl",
         "max_in_flight",
+        "max_request_bytes_in_flight",
         "Tasks::ttl",
         "Tasks::max_running",
         "Legacy::max_sessions",
@@ -453,6 +455,75 @@ fn over_the_in_flight_cap_requests_get_503_with_retry_after() {
         );
     }
     assert_eq!(post(addr, &call(3, "hi", json!({}))).status, 200);
+}
+
+/// `call(id, name, {})` padded (an unknown `_meta` key, which must be accepted) to about
+/// `size` bytes.
+fn padded_call(id: u64, name: &str, size: usize) -> Value {
+    let mut c = call(id, name, json!({}));
+    let base = c.to_string().len() + r#","com.example/pad":"""#.len();
+    c["params"]["_meta"]["com.example/pad"] = json!("x".repeat(size.saturating_sub(base)));
+    c
+}
+
+/// Requests hold their bytes (and the JSON read from them) until answered: past the bytes
+/// in flight a request is refused as busy, from its declared length or, for a body of
+/// unknown length, as it arrives; one larger than the limit passes alone.
+#[test]
+fn past_the_request_bytes_in_flight_requests_get_503() {
+    let (server, gate, _) = server(
+        Limits::default().max_request_bytes_in_flight(2000),
+        std::env::temp_dir(),
+    );
+    let addr = serve_in_background(server.http());
+    let first = padded_call(1, "held", 1500);
+    assert!((1490..=1500).contains(&first.to_string().len()));
+    let held = std::thread::spawn(move || post(addr, &first));
+    std::thread::sleep(Duration::from_millis(300));
+    // 1500 + 600 is past 2000: refused, whatever the count of requests.
+    let r = post(addr, &padded_call(2, "hi", 600));
+    assert_eq!(r.status, 503, "{}", r.text());
+    assert!(r.header("retry-after").is_some());
+    assert_eq!(r.json()["error"]["code"], -32603);
+    assert!(
+        r.json()["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("bytes in flight")
+    );
+    // The same body chunked (no declared length): refused as its bytes arrive.
+    let body = padded_call(3, "hi", 600);
+    let text = body.to_string();
+    let mut head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nTransfer-Encoding: chunked\r\n"
+    );
+    for (k, v) in standard_headers(&body) {
+        head.push_str(&format!("{k}: {v}\r\n"));
+    }
+    head.push_str(&format!("\r\n{:x}\r\n{text}\r\n0\r\n\r\n", text.len()));
+    let r = raw(addr, head.as_bytes());
+    assert_eq!(r.status, 503, "{}", r.text());
+    // A small one still fits beside the held one.
+    let r = post(addr, &padded_call(4, "hi", 300));
+    assert_eq!(
+        r.json()["result"]["content"][0]["text"],
+        "hi",
+        "{}",
+        r.text()
+    );
+    // Released, the bytes are given back: a request larger than the limit passes alone.
+    while !held.is_finished() {
+        gate.notify_waiters();
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(held.join().unwrap().status, 200);
+    let r = post(addr, &padded_call(5, "hi", 5000));
+    assert_eq!(
+        r.json()["result"]["content"][0]["text"],
+        "hi",
+        "{}",
+        r.text()
+    );
 }
 
 #[test]
@@ -856,6 +927,32 @@ async fn stdio_keeps_ids_apart_and_a_finished_request_quiet() {
         p.next(Duration::from_millis(400)).await.is_none(),
         "progress after the answer"
     );
+}
+
+/// On stdio, a request past the bytes in flight is refused with -32603 (reading goes
+/// on: an answer the held requests wait for must still be read).
+#[tokio::test]
+async fn on_stdio_past_the_request_bytes_in_flight_requests_are_refused() {
+    let (server, gate, _) = server(
+        Limits::default().max_request_bytes_in_flight(2000),
+        std::env::temp_dir(),
+    );
+    let mut p = Pipe::serve(server);
+    p.send(&padded_call(1, "held", 1500)).await;
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    p.send(&padded_call(2, "hi", 600)).await;
+    let refused = p.next(Duration::from_secs(5)).await.unwrap();
+    assert_eq!(refused["id"], 2);
+    assert_eq!(refused["error"]["code"], -32603, "{refused}");
+    p.send(&padded_call(3, "hi", 300)).await;
+    let fits = p.next(Duration::from_secs(5)).await.unwrap();
+    assert_eq!(fits["result"]["content"][0]["text"], "hi", "{fits}");
+    gate.notify_waiters();
+    let released = p.next(Duration::from_secs(5)).await.unwrap();
+    assert_eq!(released["id"], 1, "{released}");
+    p.send(&padded_call(4, "hi", 5000)).await;
+    let alone = p.next(Duration::from_secs(5)).await.unwrap();
+    assert_eq!(alone["result"]["content"][0]["text"], "hi", "{alone}");
 }
 
 /// A bus whose stream ends at once: the server can no longer feed listen streams.

@@ -435,6 +435,7 @@ impl ServerBuilder {
                 layers: self.layers,
                 live: Arc::new(std::sync::atomic::AtomicUsize::new(0)),
                 in_flight: Arc::new(std::sync::atomic::AtomicUsize::new(0)),
+                request_bytes: Arc::new(std::sync::atomic::AtomicUsize::new(0)),
                 shutdown: tokio_util::sync::CancellationToken::new(),
                 changes: std::sync::Mutex::default(),
                 sealer: Arc::new(sealer),

@@ -40,6 +40,13 @@ pub const DEFAULT_MAX_ROUNDS: u32 = 10;
 /// Default cap on requests in flight at once, per instance.
 pub const DEFAULT_MAX_IN_FLIGHT: usize = 1024;
 
+/// Default cap on the bytes of the requests in flight at once (their bodies or lines as
+/// read), per instance: 16 MiB, four requests of the 4 MiB most. A request holds its
+/// bytes, and the JSON parsed from them (up to some 20 times as much), until it is
+/// answered; this bounds that memory where [`DEFAULT_MAX_IN_FLIGHT`] alone would let
+/// 1024 requests of 4 MiB hold tens of GiB.
+pub const DEFAULT_MAX_REQUEST_BYTES_IN_FLIGHT: usize = 16 * 1024 * 1024;
+
 /// Default time a request may run before it is cancelled with `-32603`.
 pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(300);
 
@@ -52,6 +59,7 @@ pub struct Limits {
     pub(crate) request_timeout: Duration,
     pub(crate) max_subscriptions: usize,
     pub(crate) max_in_flight: usize,
+    pub(crate) max_request_bytes: usize,
     pub(crate) page_size: usize,
 }
 
@@ -61,6 +69,7 @@ impl Default for Limits {
             request_timeout: DEFAULT_REQUEST_TIMEOUT,
             max_subscriptions: DEFAULT_MAX_SUBSCRIPTIONS,
             max_in_flight: DEFAULT_MAX_IN_FLIGHT,
+            max_request_bytes: DEFAULT_MAX_REQUEST_BYTES_IN_FLIGHT,
             page_size: DEFAULT_PAGE_SIZE,
         }
     }
@@ -86,6 +95,15 @@ impl Limits {
     /// refused by `build`.
     pub fn max_in_flight(mut self, n: usize) -> Self {
         self.max_in_flight = n;
+        self
+    }
+    /// The most bytes of requests in flight at once, as read: HTTP bodies, stdio lines
+    /// (default [`DEFAULT_MAX_REQUEST_BYTES_IN_FLIGHT`]). Past it, a request is refused as
+    /// busy (HTTP 503 with `Retry-After`, as soon as its declared length or the part of
+    /// its body read so far says so; on stdio a `-32603`). One request larger than this
+    /// is still served when no other request holds bytes. Zero is refused by `build`.
+    pub fn max_request_bytes_in_flight(mut self, n: usize) -> Self {
+        self.max_request_bytes = n;
         self
     }
     /// Items per page of list results (default [`DEFAULT_PAGE_SIZE`]; at least 1).
@@ -459,6 +477,11 @@ pub(crate) fn check_zero(
     zero(
         limits.max_in_flight == 0,
         "`Limits::max_in_flight`",
+        "every request would be refused as busy",
+    );
+    zero(
+        limits.max_request_bytes == 0,
+        "`Limits::max_request_bytes_in_flight`",
         "every request would be refused as busy",
     );
     zero(

@@ -104,6 +104,8 @@ pub(crate) struct ServerInner {
     pub(crate) live: Arc<AtomicUsize>,
     /// Requests in flight (counted by the transports).
     pub(crate) in_flight: Arc<AtomicUsize>,
+    /// The bytes of the requests in flight (`Limits::max_request_bytes_in_flight`).
+    pub(crate) request_bytes: Arc<AtomicUsize>,
     /// Cancelled when the server shuts down: listen streams end gracefully.
     pub(crate) shutdown: CancellationToken,
     /// Serializes catalog changes (each rebuilds from the current catalog), and holds
@@ -162,6 +164,17 @@ impl ServerInner {
             metrics::refused_busy();
         }
         slot
+    }
+
+    /// Makes `slot` (a request's, from [`ServerInner::admit`]) hold `n` more bytes of
+    /// the requests in flight; `false` when that is past the limit (busy).
+    pub(crate) fn weigh(&self, slot: &mut slot::Slot, n: usize) -> bool {
+        let ok = slot.weigh(&self.request_bytes, n, self.limits.max_request_bytes);
+        #[cfg(feature = "metrics")]
+        if !ok {
+            metrics::refused_busy();
+        }
+        ok
     }
 
     /// The current catalog (a cheap `Arc` clone).

@@ -62,6 +62,13 @@ impl Rejection {
             RpcError::internal("Too many requests in flight; try again later"),
         )
     }
+    /// The request bytes in flight are at their limit.
+    pub(crate) fn busy_bytes() -> Self {
+        Self::new(
+            ErrorClass::Busy,
+            RpcError::internal("Too many request bytes in flight; try again later"),
+        )
+    }
     /// A transport's header check failed.
     pub(crate) fn header(error: RpcError) -> Self {
         Self::new(ErrorClass::Header, error)

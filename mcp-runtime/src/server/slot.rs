@@ -4,8 +4,13 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-/// One counted unit; the count drops when it is dropped.
-pub(crate) struct Slot(Arc<AtomicUsize>);
+/// One counted unit; the count drops when it is dropped. A request's slot may also hold
+/// bytes of a second count (the request bytes in flight), given back with it.
+pub(crate) struct Slot {
+    count: Arc<AtomicUsize>,
+    /// The byte count this slot holds `.1` bytes of.
+    bytes: Option<(Arc<AtomicUsize>, usize)>,
+}
 
 impl Slot {
     /// Takes a unit, unless `max` are taken already.
@@ -15,20 +20,51 @@ impl Slot {
                 (n < max).then_some(n + 1)
             })
             .ok()
-            .map(|_| Slot(Arc::clone(count)))
+            .map(|_| Slot::of(count))
     }
 
     /// Takes a unit whatever the count.
     #[cfg_attr(not(feature = "http"), allow(dead_code))]
     pub(crate) fn enter(count: &Arc<AtomicUsize>) -> Slot {
         count.fetch_add(1, Ordering::AcqRel);
-        Slot(Arc::clone(count))
+        Slot::of(count)
+    }
+
+    fn of(count: &Arc<AtomicUsize>) -> Slot {
+        Slot {
+            count: Arc::clone(count),
+            bytes: None,
+        }
+    }
+
+    /// Also holds `n` more bytes of `bytes`, unless that takes it past `max`; a slot that
+    /// holds all of them (none held by others) may go past, so that one request larger
+    /// than `max` alone is still served. `false` when refused (nothing taken).
+    pub(crate) fn weigh(&mut self, bytes: &Arc<AtomicUsize>, n: usize, max: usize) -> bool {
+        let mine = match &self.bytes {
+            Some((_, held)) => *held,
+            None => 0,
+        };
+        let taken = bytes.fetch_update(Ordering::AcqRel, Ordering::Acquire, |cur| {
+            (cur.saturating_add(n) <= max || cur == mine).then(|| cur.saturating_add(n))
+        });
+        if taken.is_err() {
+            return false;
+        }
+        match &mut self.bytes {
+            Some((_, held)) => *held += n,
+            None => self.bytes = Some((Arc::clone(bytes), n)),
+        }
+        true
     }
 }
 
 impl Drop for Slot {
     fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::AcqRel);
+        self.count.fetch_sub(1, Ordering::AcqRel);
+        if let Some((bytes, n)) = &self.bytes {
+            bytes.fetch_sub(*n, Ordering::AcqRel);
+        }
     }
 }
 
@@ -47,5 +83,36 @@ mod tests {
         assert!(Slot::acquire(&count, 2).is_some());
         let _c = Slot::enter(&count);
         assert_eq!(count.load(Ordering::Acquire), 2);
+    }
+
+    #[test]
+    fn bytes_are_bounded_released_and_one_large_request_passes_alone() {
+        let count = Arc::new(AtomicUsize::new(0));
+        let bytes = Arc::new(AtomicUsize::new(0));
+        let mut a = Slot::enter(&count);
+        let mut b = Slot::enter(&count);
+        assert!(a.weigh(&bytes, 60, 100));
+        assert!(a.weigh(&bytes, 30, 100), "more for the same slot");
+        assert!(
+            !b.weigh(&bytes, 20, 100),
+            "past the limit while others hold bytes"
+        );
+        assert!(b.weigh(&bytes, 10, 100));
+        assert_eq!(bytes.load(Ordering::Acquire), 100);
+        drop(a);
+        assert_eq!(bytes.load(Ordering::Acquire), 10);
+        drop(b);
+        assert_eq!(bytes.load(Ordering::Acquire), 0);
+        // Alone, a request may hold more than the limit.
+        let mut big = Slot::enter(&count);
+        assert!(big.weigh(&bytes, 500, 100));
+        assert!(big.weigh(&bytes, 500, 100), "still alone");
+        let mut other = Slot::enter(&count);
+        assert!(!other.weigh(&bytes, 1, 100));
+        drop(big);
+        assert!(other.weigh(&bytes, 1, 100));
+        drop(other);
+        assert_eq!(bytes.load(Ordering::Acquire), 0);
+        assert_eq!(count.load(Ordering::Acquire), 0);
     }
 }

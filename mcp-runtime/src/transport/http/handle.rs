@@ -170,6 +170,55 @@ pub(super) fn handle_post(
 
 /// An error the transport answers itself, before anything was routed: a JSON-RPC error
 /// body (no id) with `status`.
+/// Why a request body was not read whole.
+enum BodyError {
+    /// Over the body limit.
+    TooLarge,
+    /// Over the request bytes in flight (`weigh`).
+    Busy,
+    /// The connection failed while it was read.
+    Broken,
+}
+
+/// Reads a body of at most `limit` bytes. With `weigh`, each part counts against the
+/// request bytes in flight as it arrives (a body of unknown length).
+async fn read_body(
+    mut body: axum::body::Body,
+    limit: usize,
+    mut weigh: Option<(&crate::server::ServerInner, &mut crate::server::slot::Slot)>,
+) -> Result<Bytes, BodyError> {
+    let mut first: Option<Bytes> = None;
+    let mut more: Vec<u8> = Vec::new();
+    while let Some(frame) = body.frame().await {
+        let Ok(data) = frame.map_err(|_| BodyError::Broken)?.into_data() else {
+            continue;
+        };
+        let read = first.as_ref().map_or(0, Bytes::len) + more.len();
+        if read + data.len() > limit {
+            return Err(BodyError::TooLarge);
+        }
+        if let Some((server, slot)) = &mut weigh
+            && !server.weigh(slot, data.len())
+        {
+            return Err(BodyError::Busy);
+        }
+        // One part (the usual case) is kept as it came, without a copy.
+        match &first {
+            None if more.is_empty() => first = Some(data),
+            _ => {
+                if let Some(f) = first.take() {
+                    more.extend_from_slice(&f);
+                }
+                more.extend_from_slice(&data);
+            }
+        }
+    }
+    Ok(match first {
+        Some(f) => f,
+        None => Bytes::from(more),
+    })
+}
+
 pub(super) fn refuse(status: StatusCode, error: RpcError) -> Response {
     let body = Reply::rejection(None, Rejection::new(ErrorClass::Malformed, error)).body;
     json_body(status, body)
@@ -240,14 +289,21 @@ async fn serve_post(
     }
     // Admission, before the body is read: a busy server answers at once, and closes the
     // connection (the unread body cannot be skipped safely).
-    let Some(slot) = s.server.inner.admit() else {
-        tracing::warn!("too many requests in flight");
-        let mut resp = refuse(StatusCode::SERVICE_UNAVAILABLE, Rejection::busy().error);
+    let busy = |error: RpcError| {
+        let mut resp = refuse(StatusCode::SERVICE_UNAVAILABLE, error);
         resp.headers_mut().insert(
             header::CONNECTION,
             axum::http::HeaderValue::from_static("close"),
         );
-        return resp;
+        resp
+    };
+    let Some(mut slot) = s.server.inner.admit() else {
+        tracing::warn!("too many requests in flight");
+        return busy(Rejection::busy().error);
+    };
+    let too_many_bytes = || {
+        tracing::warn!("too many request bytes in flight");
+        busy(Rejection::busy_bytes().error)
     };
     let limit = s.config.body_limit;
     let too_large = || {
@@ -264,17 +320,24 @@ async fn serve_post(
     if declared.is_some_and(|n| n > limit as u64) {
         return too_large();
     }
+    // The request's bytes count against the bytes in flight: a declared length at once,
+    // a body of unknown length as it arrives.
+    if let Some(n) = declared
+        && !s.server.inner.weigh(&mut slot, n as usize)
+    {
+        return too_many_bytes();
+    }
     let deadline = s.config.body_read_timeout;
-    let read = http_body_util::Limited::new(body, limit).collect();
+    let read = read_body(
+        body,
+        limit,
+        declared.is_none().then_some((&s.server.inner, &mut slot)),
+    );
     let bytes: Bytes = match tokio::time::timeout(deadline, read).await {
-        Ok(Ok(c)) => c.to_bytes(),
-        Ok(Err(e))
-            if e.downcast_ref::<http_body_util::LengthLimitError>()
-                .is_some() =>
-        {
-            return too_large();
-        }
-        Ok(Err(_)) => {
+        Ok(Ok(b)) => b,
+        Ok(Err(BodyError::TooLarge)) => return too_large(),
+        Ok(Err(BodyError::Busy)) => return too_many_bytes(),
+        Ok(Err(BodyError::Broken)) => {
             return refuse(
                 StatusCode::BAD_REQUEST,
                 RpcError::invalid_request("the request body could not be read"),

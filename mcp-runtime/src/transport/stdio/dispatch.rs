@@ -144,10 +144,11 @@ impl Dispatch {
             Ok(v) => v,
             Err(e) => return Some(Reply::unparsable(trimmed, e).body),
         };
-        self.message(msg)
+        self.message(msg, trimmed.len())
     }
 
-    fn message(&self, msg: Value) -> Option<String> {
+    /// Serves one message, read from a line of `size` bytes.
+    fn message(&self, msg: Value, size: usize) -> Option<String> {
         let server = &self.server;
         // The legacy era: `initialize` opens the process's one session; later messages
         // without per-request `_meta` belong to it. Modern requests are served
@@ -184,10 +185,15 @@ impl Dispatch {
                 if self.is_in_flight(&id) {
                     return refused(Rejection::malformed("this request id is already in flight"));
                 }
-                let Some(slot) = server.inner.admit() else {
+                let Some(mut slot) = server.inner.admit() else {
                     tracing::warn!("too many requests in flight");
                     return refused(Rejection::busy());
                 };
+                // Its line's bytes (and the JSON read from them) are held until it ends.
+                if !server.inner.weigh(&mut slot, size) {
+                    tracing::warn!("too many request bytes in flight");
+                    return refused(Rejection::busy_bytes());
+                }
                 // The first poll, with no waker: what is still pending is spawned, and
                 // the task's first poll registers its own waker wherever this one did.
                 // (`Run` is `Unpin`: its work is boxed already, so it moves freely.)
