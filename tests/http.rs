@@ -367,9 +367,11 @@ fn envelope_errors() {
 
     // JSON allows numbers no f64 holds: the message is readable but for that number, so
     // the error names its id (-32602); with the id itself out of range, there is none.
+    // Refused before routing and the header checks: 400, as other unreadable messages.
     let r = send(
         r#"{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"echo","arguments":{"n":1e400}}}"#,
     );
+    assert_eq!(r.status, 400, "{}", r.text());
     assert_eq!(r.json()["id"], 8, "{}", r.text());
     assert_eq!(r.json()["error"]["code"], -32602, "{}", r.text());
     let r = send(r#"{"jsonrpc":"2.0","id":1e400,"method":"tools/list"}"#);
@@ -436,6 +438,11 @@ fn host_and_origin_are_guarded() {
     assert_eq!(send(&a.to_string(), Some("http://evil.example.com")), 403);
     assert_eq!(send(&a.to_string(), Some("null")), 403);
     assert_eq!(send(&a.to_string(), Some(&format!("http://{a}"))), 200);
+    // An Origin carries no path, not even `/`, and a port is a 16-bit number.
+    assert_eq!(send(&a.to_string(), Some(&format!("http://{a}/"))), 403);
+    assert_eq!(send(&a.to_string(), Some("http://localhost/")), 403);
+    assert_eq!(send(&a.to_string(), Some("http://127.0.0.1:99999")), 403);
+    assert_eq!(send("127.0.0.1:99999", None), 403);
     assert_eq!(
         send(
             &format!("localhost:{}", a.port()),

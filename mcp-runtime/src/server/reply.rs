@@ -11,7 +11,8 @@ use serde::Serialize;
 /// Why a request was answered with an error, as far as a transport cares.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum ErrorClass {
-    /// Not a valid JSON-RPC message (`-32700`, `-32600`).
+    /// Not a valid JSON-RPC message (`-32700`, `-32600`), or one that cannot be read
+    /// whole (a number out of range: `-32602`).
     Malformed,
     /// A transport header disagrees with the body, is missing or malformed (`-32020`).
     Header,
@@ -157,13 +158,18 @@ impl Reply {
     /// refused: `-32700` with no id; but a message refused only for a number out of
     /// `f64`'s range (which JSON allows) or a member name given twice is JSON, and its id
     /// may be readable: then it gets `-32602` (the number) or `-32600` (the name) with its
-    /// id (MSG-04: an error carries the id whenever it can be read).
+    /// id (MSG-04: an error carries the id whenever it can be read). Either is refused
+    /// before the request is routed or its headers checked, so on HTTP it is a 400, as
+    /// every message refused at that stage is.
     pub(crate) fn unparsable(bytes: &[u8], e: crate::protocol::json::ParseError) -> Reply {
         let readable = e.is_number_out_of_range() || e.is_duplicate_member();
         if readable && let Some(id) = crate::protocol::json::readable_id(bytes) {
             let rejection = if e.is_number_out_of_range() {
-                Rejection::params(
-                    "a number in the message is out of range (beyond what a 64-bit float holds)",
+                Rejection::new(
+                    ErrorClass::Malformed,
+                    RpcError::invalid_params(
+                        "a number in the message is out of range (beyond what a 64-bit float holds)",
+                    ),
                 )
             } else {
                 Rejection::new(ErrorClass::Malformed, RpcError::invalid_request(e))

@@ -39,7 +39,9 @@ pub(super) fn check_host_origin(cfg: &HttpConfig, req: &Request) -> Result<(), &
             let Ok(o) = o.to_str() else {
                 return Err("malformed Origin");
             };
-            let o = o.trim().trim_end_matches('/').to_ascii_lowercase();
+            // `scheme://host[:port]`, nothing after: an Origin never carries a path, not
+            // even `/` (the configured ones are kept without one).
+            let o = o.trim().to_ascii_lowercase();
             let Some(rest) = o
                 .strip_prefix("http://")
                 .or_else(|| o.strip_prefix("https://"))
@@ -91,7 +93,7 @@ fn host_of(authority: &str) -> Option<&str> {
                 .bytes()
                 .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_')));
     let port_ok =
-        port.is_none_or(|p| !p.is_empty() && p.len() <= 5 && p.bytes().all(|b| b.is_ascii_digit()));
+        port.is_none_or(|p| p.bytes().all(|b| b.is_ascii_digit()) && p.parse::<u16>().is_ok());
     (host_ok && port_ok).then_some(host)
 }
 
@@ -108,6 +110,7 @@ mod tests {
     #[test]
     fn hosts() {
         assert_eq!(host_of("127.0.0.1:3000"), Some("127.0.0.1"));
+        assert_eq!(host_of("localhost:65535"), Some("localhost"));
         assert_eq!(host_of("[::1]:80"), Some("[::1]"));
         assert_eq!(host_of("example.com"), Some("example.com"));
         assert!(is_loopback_name(host_of("localhost:1").unwrap()));
@@ -118,6 +121,10 @@ mod tests {
             "localhost:80:81",
             "localhost:",
             "localhost:99999x",
+            "localhost:99999",
+            "localhost:65536",
+            "localhost:+80",
+            "localhost/",
             "local host",
             "[::1",
             "[::1]x",
