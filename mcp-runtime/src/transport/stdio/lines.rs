@@ -65,7 +65,8 @@ impl Framer {
         };
         match &mut self.overflow {
             Some(long) => long.add(&chunk[..take]),
-            None if self.buf.len() + take > self.max => {
+            // One byte more is held: the CR of a CRLF line, which does not count.
+            None if self.buf.len() + take > self.max + 1 => {
                 let mut long = Overlong::default();
                 long.add(&std::mem::take(&mut self.buf));
                 long.add(&chunk[..take]);
@@ -78,9 +79,20 @@ impl Framer {
         }
         let line = match self.overflow.take() {
             Some(long) => Line::TooLong(long),
-            None => Line::Message(std::mem::take(&mut self.buf)),
+            None => self.held(),
         };
         (take + 1, Some(line))
+    }
+
+    /// The line held, which may be one byte over the limit only for a final CR.
+    fn held(&mut self) -> Line {
+        let buf = std::mem::take(&mut self.buf);
+        if buf.len() > self.max && !buf.ends_with(b"\r") {
+            let mut long = Overlong::default();
+            long.add(&buf);
+            return Line::TooLong(long);
+        }
+        Line::Message(buf)
     }
 
     /// The end of input: a partial last line is still a message.
@@ -90,7 +102,7 @@ impl Framer {
         } else if self.buf.is_empty() {
             Line::Eof
         } else {
-            Line::Message(std::mem::take(&mut self.buf))
+            self.held()
         }
     }
 }
@@ -220,6 +232,22 @@ mod tests {
             panic!()
         };
         assert_eq!(m, b"next");
+    }
+
+    #[test]
+    fn the_cr_of_a_crlf_line_does_not_count_against_the_limit() {
+        let at_limit = "x".repeat(10);
+        let input = format!("{at_limit}\r\n{at_limit}y\n{at_limit}\r\r\n{at_limit}\r");
+        let mut b = BlockingLines::new(io::BufReader::with_capacity(4, input.as_bytes()), 10);
+        let Line::Message(m) = b.next().unwrap() else {
+            panic!("a line of the limit with its CR is a message")
+        };
+        assert_eq!(m, format!("{at_limit}\r").as_bytes());
+        assert!(matches!(b.next().unwrap(), Line::TooLong(l) if l.len == 11));
+        assert!(matches!(b.next().unwrap(), Line::TooLong(_)), "two bytes over");
+        // A last line without its newline: the same rule.
+        assert!(matches!(b.next().unwrap(), Line::Message(m) if m.len() == 11));
+        assert!(matches!(b.next().unwrap(), Line::Eof));
     }
 
     #[tokio::test]
