@@ -377,6 +377,7 @@ async fn limits_set_to_zero_are_refused_naming_each() {
             .http()
             .body_limit(0)
             .max_header_size(0)
+            .max_headers(0)
             .idle_timeout(Duration::ZERO)
             .header_read_timeout(Duration::ZERO)
             .write_stall_timeout(Duration::ZERO)
@@ -391,6 +392,7 @@ async fn limits_set_to_zero_are_refused_naming_each() {
     for what in [
         "body_limit",
         "max_header_size",
+        "max_headers",
         "idle_timeout",
         "header_read_timeout",
         "write_stall_timeout",
@@ -777,6 +779,15 @@ fn envelopes_hosts_and_media_types_are_checked_at_the_wire() {
         let r = post_with(addr, &b, &[], &[("X-Filler", big.as_str())]);
         assert_eq!(r.status, status, "a {size}-byte header");
     }
+    // More than 100 header fields is 431 too, unless the server takes more.
+    let fields: Vec<(String, String)> = (0..150).map(|i| (format!("X-F{i}"), "1".into())).collect();
+    let fields: Vec<(&str, &str)> = fields
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .collect();
+    assert_eq!(post_with(addr, &b, &[], &fields).status, 431);
+    let roomy = serve_in_background(plain().http().max_headers(200));
+    assert_eq!(post_with(roomy, &b, &[], &fields).status, 200);
     // Declared too large: refused before the body is read.
     let mut s = TcpStream::connect(addr).unwrap();
     let head = format!(

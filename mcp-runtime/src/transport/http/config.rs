@@ -5,7 +5,7 @@ use super::health;
 use super::{
     DEFAULT_BODY_LIMIT, DEFAULT_BODY_READ_TIMEOUT, DEFAULT_DRAIN, DEFAULT_HEADER_READ_TIMEOUT,
     DEFAULT_IDLE_TIMEOUT, DEFAULT_KEEP_ALIVE, DEFAULT_LIVENESS_PATH, DEFAULT_MAX_CONNECTIONS,
-    DEFAULT_MAX_HEADER_SIZE, DEFAULT_READINESS_PATH, DEFAULT_RETRY_AFTER,
+    DEFAULT_MAX_HEADER_SIZE, DEFAULT_MAX_HEADERS, DEFAULT_READINESS_PATH, DEFAULT_RETRY_AFTER,
     DEFAULT_WRITE_STALL_TIMEOUT,
 };
 use std::time::Duration;
@@ -19,6 +19,7 @@ pub(crate) struct HttpConfig {
     pub(super) allowed_origins: Vec<String>,
     pub(super) body_limit: usize,
     pub(super) max_header_size: usize,
+    pub(super) max_headers: usize,
     pub(super) idle_timeout: Duration,
     pub(super) header_read_timeout: Duration,
     pub(super) body_read_timeout: Duration,
@@ -47,6 +48,7 @@ impl Default for HttpConfig {
             allowed_origins: Vec::new(),
             body_limit: DEFAULT_BODY_LIMIT,
             max_header_size: DEFAULT_MAX_HEADER_SIZE,
+            max_headers: DEFAULT_MAX_HEADERS,
             idle_timeout: DEFAULT_IDLE_TIMEOUT,
             header_read_timeout: DEFAULT_HEADER_READ_TIMEOUT,
             body_read_timeout: DEFAULT_BODY_READ_TIMEOUT,
@@ -94,6 +96,10 @@ impl HttpConfig {
             at(
                 self.max_header_size == 0,
                 "`max_header_size` (every request would be 431)",
+            );
+            at(
+                self.max_headers == 0,
+                "`max_headers` (every request with a header would be 431)",
             );
             at(
                 self.idle_timeout.is_zero(),

@@ -244,7 +244,10 @@ mod tests {
         };
         assert_eq!(m, format!("{at_limit}\r").as_bytes());
         assert!(matches!(b.next().unwrap(), Line::TooLong(l) if l.len == 11));
-        assert!(matches!(b.next().unwrap(), Line::TooLong(_)), "two bytes over");
+        assert!(
+            matches!(b.next().unwrap(), Line::TooLong(_)),
+            "two bytes over"
+        );
         // A last line without its newline: the same rule.
         assert!(matches!(b.next().unwrap(), Line::Message(m) if m.len() == 11));
         assert!(matches!(b.next().unwrap(), Line::Eof));
