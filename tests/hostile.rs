@@ -528,6 +528,59 @@ fn past_the_request_bytes_in_flight_requests_get_503() {
     );
 }
 
+/// A request with both `Content-Length` and `Transfer-Encoding` is 400 and its connection
+/// closed (S-3): what follows on the connection (a request smuggled in by a front that
+/// framed by the length) is never served. A chunked request alone is served.
+#[test]
+fn content_length_with_transfer_encoding_is_400_and_the_connection_closes() {
+    let addr = serve_in_background(plain().http());
+    let body = request(json!(1), "server/discover", json!({}));
+    let text = body.to_string();
+    let mut fields = String::new();
+    for (k, v) in standard_headers(&body) {
+        fields.push_str(&format!("{k}: {v}\r\n"));
+    }
+    let chunked = format!("{:x}\r\n{text}\r\n0\r\n\r\n", text.len());
+    let smuggled = bytes_of(addr, &request(json!(2), "server/discover", json!({})), true);
+    for lengths in [
+        "Content-Length: 5\r\nTransfer-Encoding: chunked\r\n",
+        "Transfer-Encoding: chunked\r\nContent-Length: 5\r\n",
+        "content-length: 99999999\r\ntransfer-encoding: chunked\r\n",
+    ] {
+        let mut req =
+            format!("POST /mcp HTTP/1.1\r\nHost: {addr}\r\n{lengths}{fields}\r\n{chunked}")
+                .into_bytes();
+        req.extend_from_slice(&smuggled);
+        let mut s = TcpStream::connect(addr).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        s.write_all(&req).unwrap();
+        let mut buf = Vec::new();
+        let _ = s.read_to_end(&mut buf);
+        let r = parse_response(&buf);
+        assert_eq!(r.status, 400, "{lengths}: {}", r.text());
+        assert_eq!(r.json()["error"]["code"], -32600, "{lengths}");
+        assert_eq!(r.header("connection"), Some("close"), "{lengths}");
+        let text = String::from_utf8_lossy(&buf);
+        assert_eq!(
+            text.matches("HTTP/1.1 ").count(),
+            1,
+            "one answer only: {text}"
+        );
+    }
+    // Chunked alone: served, and the connection kept.
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let req = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nTransfer-Encoding: chunked\r\n{fields}\r\n{chunked}"
+    );
+    s.write_all(req.as_bytes()).unwrap();
+    let mut buf = Vec::new();
+    let _ = s.read_to_end(&mut buf);
+    let r = parse_response(&buf);
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert!(r.json()["result"].is_object());
+}
+
 #[test]
 fn over_the_listen_cap_streams_get_503_with_retry_after() {
     let s = Server::builder("x", "1")

@@ -34,6 +34,8 @@ pub(super) struct Deadlines<S> {
     /// While waiting for a request: when its headers must be in, and for which request
     /// (the count of started ones when the wait began).
     head_by: Option<(Instant, usize)>,
+    /// The look at the head of the request waited for.
+    scan: HeadScan,
     /// The earlier of the idle and the header deadline, while waiting for a request.
     read_timer: Timer,
     write_timer: Timer,
@@ -79,13 +81,109 @@ impl Timer {
     }
 }
 
-/// What a connection's requests tell its deadlines.
+/// What a connection's requests tell its deadlines, and its reads tell its requests.
 #[derive(Default)]
 pub(super) struct Busy {
     /// Requests being served (their responses not fully sent).
     pub(super) serving: Arc<AtomicUsize>,
     /// Requests started on this connection.
     pub(super) started: AtomicUsize,
+    /// The number (1 for the first) of the request whose header section carried both
+    /// `Content-Length` and `Transfer-Encoding`; 0 for none.
+    pub(super) framing_conflict: AtomicUsize,
+}
+
+/// A look at the header section of the request a connection waits for, as its bytes
+/// arrive, for `Content-Length` together with `Transfer-Encoding` (S-3): hyper frames such
+/// a request by the latter and drops the former, so the request itself no longer shows
+/// it. Only bytes read while no request is being served are looked at (the head of the
+/// next request; one pipelined behind a request being served goes unseen, and hyper's
+/// close after it still keeps what follows from being read as a request).
+#[derive(Default)]
+struct HeadScan {
+    /// The count of started requests when this head began: it is the next one's.
+    after: usize,
+    /// The current line's first bytes (enough for the names looked for).
+    head: Vec<u8>,
+    /// Its last bytes (the request line's ` HTTP/1.x`).
+    tail: Vec<u8>,
+    /// Bytes of the current line seen.
+    line_len: usize,
+    /// Whether the request line was seen (ends in ` HTTP/1.x`).
+    request_line: bool,
+    content_length: bool,
+    transfer_encoding: bool,
+    /// The header section ended (or is not one).
+    done: bool,
+}
+
+impl HeadScan {
+    /// Bytes kept of the start of a line: the longest name looked for and its colon.
+    const HEAD: usize = 18;
+    /// Bytes kept of the end of a line: ` HTTP/1.1` and a CR.
+    const TAIL: usize = 10;
+
+    /// Looks at `bytes`, the next ones of the head; true once the section ended with
+    /// both headers in it. A line is looked at only at its two ends.
+    fn feed(&mut self, mut bytes: &[u8]) -> bool {
+        while !self.done && !bytes.is_empty() {
+            let (part, ends) = match bytes.iter().position(|&b| b == b'\n') {
+                Some(i) => (&bytes[..i], Some(i)),
+                None => (bytes, None),
+            };
+            let room = Self::HEAD.saturating_sub(self.head.len());
+            self.head.extend_from_slice(&part[..room.min(part.len())]);
+            self.tail
+                .extend_from_slice(&part[part.len().saturating_sub(Self::TAIL)..]);
+            let over = self.tail.len().saturating_sub(Self::TAIL);
+            self.tail.drain(..over);
+            self.line_len += part.len();
+            let Some(i) = ends else {
+                return false;
+            };
+            bytes = &bytes[i + 1..];
+            if self.line_ended() {
+                return true;
+            }
+        }
+        false
+    }
+
+    /// The current line ended: looks at it, then starts the next. True when it ended a
+    /// section that had both headers.
+    fn line_ended(&mut self) -> bool {
+        let empty = self.line_len == 0 || (self.line_len == 1 && self.head == b"\r");
+        let tail = self.tail.strip_suffix(b"\r").unwrap_or(&self.tail);
+        let tail = &tail[tail.len().saturating_sub(b" HTTP/1.1".len())..];
+        let mut conflict = false;
+        if !self.request_line {
+            if empty {
+                // Empty lines before the request line are allowed (RFC 9112 2.2).
+            } else if tail.eq_ignore_ascii_case(b" HTTP/1.1")
+                || tail.eq_ignore_ascii_case(b" HTTP/1.0")
+            {
+                self.request_line = true;
+            } else {
+                self.done = true;
+            }
+        } else if empty {
+            self.done = true;
+            conflict = self.content_length && self.transfer_encoding;
+        } else {
+            let name = |n: &[u8]| {
+                self.head.len() >= n.len() && self.head[..n.len()].eq_ignore_ascii_case(n)
+            };
+            if name(b"content-length:") {
+                self.content_length = true;
+            } else if name(b"transfer-encoding:") {
+                self.transfer_encoding = true;
+            }
+        }
+        self.head.clear();
+        self.tail.clear();
+        self.line_len = 0;
+        conflict
+    }
 }
 
 impl<S> Deadlines<S> {
@@ -104,6 +202,7 @@ impl<S> Deadlines<S> {
             stall,
             busy,
             head_by: None,
+            scan: HeadScan::default(),
             read_timer: Timer::default(),
             write_timer: Timer::default(),
         }
@@ -119,11 +218,26 @@ impl<S: AsyncRead + Unpin> AsyncRead for Deadlines<S> {
         let this = &mut *self;
         // No request is being served: the connection waits for the next one.
         let waiting = this.busy.serving.load(Ordering::Acquire) == 0;
+        let before = buf.filled().len();
         match Pin::new(&mut this.inner).poll_read(cx, buf) {
             Poll::Ready(r) => {
                 // Bytes (or the end): the silence is over; the header deadline holds
                 // until a request is started (`head_by` names the request it is for).
                 this.read_timer.disarm();
+                if waiting && r.is_ok() {
+                    let started = this.busy.started.load(Ordering::Acquire);
+                    if this.scan.after != started {
+                        this.scan = HeadScan {
+                            after: started,
+                            ..HeadScan::default()
+                        };
+                    }
+                    if this.scan.feed(&buf.filled()[before..]) {
+                        this.busy
+                            .framing_conflict
+                            .store(started + 1, Ordering::Release);
+                    }
+                }
                 Poll::Ready(r)
             }
             Poll::Pending if waiting => {
@@ -246,4 +360,50 @@ pub(super) fn holding(body: Body, guard: Slot) -> Body {
         body,
         _guard: guard,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::HeadScan;
+
+    fn conflict(chunks: &[&str]) -> bool {
+        let mut scan = HeadScan::default();
+        chunks.iter().any(|c| scan.feed(c.as_bytes()))
+    }
+
+    #[test]
+    fn a_head_with_both_lengths_is_seen_in_any_split() {
+        let head = "POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\nbody";
+        assert!(conflict(&[head]));
+        for at in 1..head.len() {
+            assert!(conflict(&[&head[..at], &head[at..]]), "split at {at}");
+        }
+        assert!(conflict(&[
+            "\r\nPOST / HTTP/1.1\r\ntransfer-encoding: chunked\r\nCONTENT-LENGTH: 1\r\n\r\n"
+        ]));
+        // Bare LF line ends, a long request line, long header lines.
+        assert!(conflict(&[
+            "POST /mcp HTTP/1.1\nContent-Length: 5\nTransfer-Encoding: chunked\n\n"
+        ]));
+        let long = format!(
+            "POST /{} HTTP/1.1\r\nX-Long: {}\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n",
+            "a".repeat(5000),
+            "b".repeat(5000)
+        );
+        for at in [1, 17, 5003, 5010, 5020, 10030] {
+            assert!(conflict(&[&long[..at], &long[at..]]), "split at {at}");
+        }
+        // One of them, or neither.
+        assert!(!conflict(&["POST / HTTP/1.1\r\nContent-Length: 5\r\n\r\n"]));
+        assert!(!conflict(&[
+            "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n"
+        ]));
+        // Not a header: a value that names it, a body after the head, a body alone.
+        assert!(!conflict(&[
+            "POST / HTTP/1.1\r\nX-A: content-length:\r\nTransfer-Encoding: chunked\r\n\r\nContent-Length: 1\r\n\r\n"
+        ]));
+        assert!(!conflict(&[
+            "{\"a\":1}\nContent-Length: 1\nTransfer-Encoding: chunked\n\n"
+        ]));
+    }
 }

@@ -461,13 +461,29 @@ impl HttpServer {
             let router = router.clone();
             let going = Arc::clone(&lifecycle);
             let service = tower::service_fn(move |req: hyper::Request<hyper::body::Incoming>| {
-                counted
-                    .started
-                    .fetch_add(1, std::sync::atomic::Ordering::Release);
+                use std::sync::atomic::Ordering;
+                let number = counted.started.fetch_add(1, Ordering::Release) + 1;
                 let held = Slot::enter(&counted.serving);
                 let mut router = router.clone();
                 let going = Arc::clone(&going);
+                // Its head carried Content-Length and Transfer-Encoding (S-3): refused, and
+                // the connection closed (hyper closes it after such a request too).
+                let conflict = counted.framing_conflict.load(Ordering::Acquire) == number;
                 async move {
+                    if conflict {
+                        drop(req);
+                        let mut resp = handle::refuse(
+                            hyper::StatusCode::BAD_REQUEST,
+                            crate::protocol::RpcError::invalid_request(
+                                "Content-Length and Transfer-Encoding together",
+                            ),
+                        );
+                        resp.headers_mut().insert(
+                            hyper::header::CONNECTION,
+                            hyper::header::HeaderValue::from_static("close"),
+                        );
+                        return Ok(resp.map(|b| conn::holding(b, held)));
+                    }
                     let mut resp = tower::Service::call(&mut router, req).await?;
                     if going.closing() {
                         // Draining: this connection ends after this response.
