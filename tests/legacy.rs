@@ -895,6 +895,47 @@ fn subscriptions_are_to_served_resources_and_bounded() {
     );
 }
 
+/// Opens `c`'s GET stream and waits for its head; the stream stays open while it lives.
+fn open_stream(addr: SocketAddr, c: &Client) -> Sse {
+    let get = format!(
+        "GET /mcp HTTP/1.1\r\nHost: {addr}\r\nAccept: text/event-stream\r\nMcp-Session-Id: {}\r\n\r\n",
+        c.session
+    );
+    let mut stream = Sse::send(addr, get.as_bytes());
+    while !stream.buf.contains("\r\n\r\n") {
+        assert!(stream.pump());
+    }
+    assert!(stream.buf.starts_with("HTTP/1.1 200"), "{}", stream.buf);
+    stream
+}
+
+/// At the cap, a new session takes the place of the one unused the longest (its client
+/// gets 404 and initializes again), never of one with a stream open: a flood of
+/// `initialize`s cannot lock clients out. Only when every session is in use is it 503.
+#[test]
+fn at_the_session_cap_the_one_unused_longest_makes_room() {
+    let legacy = Legacy::default().max_sessions(2);
+    let addr = serve_in_background(server(legacy, Arc::default()).http());
+    let ping = json!({"jsonrpc": "2.0", "id": 3, "method": "ping"});
+    let (a, _) = Client::open(addr, "2025-11-25");
+    let _a_stream = open_stream(addr, &a);
+    let (b, _) = Client::open(addr, "2025-11-25");
+    std::thread::sleep(Duration::from_millis(50));
+    // A flood of new sessions: each takes the place of the last one; `a` stays.
+    for _ in 0..20 {
+        let r = post_legacy(addr, &initialize_body("2025-11-25", json!({})), &[]);
+        assert_eq!(r.status, 200, "{}", r.text());
+    }
+    assert_eq!(b.post(&ping).status, 404, "b was unused the longest");
+    assert_eq!(a.post(&ping).status, 200, "a has its stream open");
+    // With every session in use (each with its stream), a new one is refused.
+    let (c, _) = Client::open(addr, "2025-11-25");
+    let _c_stream = open_stream(addr, &c);
+    let r = post_legacy(addr, &initialize_body("2025-11-25", json!({})), &[]);
+    assert_eq!(r.status, 503, "{}", r.text());
+    assert_eq!(c.post(&ping).status, 200);
+}
+
 #[test]
 fn sessions_are_capped_and_expire() {
     let legacy = Legacy::default()
@@ -902,9 +943,12 @@ fn sessions_are_capped_and_expire() {
         .idle_timeout(Duration::from_secs(1));
     let addr = serve_in_background(server(legacy, Arc::default()).http());
     let (a, _) = Client::open(addr, "2025-11-25");
-    let _b = Client::open(addr, "2025-11-25");
+    let (b, _) = Client::open(addr, "2025-11-25");
+    let _a_stream = open_stream(addr, &a);
+    let _b_stream = open_stream(addr, &b);
     let r = post_legacy(addr, &initialize_body("2025-11-25", json!({})), &[]);
     assert_eq!(r.status, 503);
+    drop((_a_stream, _b_stream));
     std::thread::sleep(Duration::from_millis(1300));
     // Idle past the timeout: forgotten (404, the client initializes again), and a new
     // session fits.

@@ -279,6 +279,11 @@ impl Session {
         *lock(&self.last_seen) = Instant::now();
     }
 
+    /// Whether a request of the session is being served.
+    pub(crate) fn is_serving(&self) -> bool {
+        !lock(&self.in_flight).is_empty()
+    }
+
     /// How long since the last request.
     pub(crate) fn idle(&self) -> std::time::Duration {
         lock(&self.last_seen).elapsed()

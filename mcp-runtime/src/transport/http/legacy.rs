@@ -61,7 +61,11 @@ impl Sessions {
         Some(Arc::clone(s))
     }
 
-    /// Adds a session; `false` when the cap is reached (after forgetting idle ones).
+    /// Adds a session. At the cap, idle ones are forgotten first, then the one unused
+    /// the longest that has no stream open and no request being served (its client gets
+    /// 404 and initializes again, as after expiry): anonymous `initialize`s cannot fill
+    /// the table and lock clients out until sessions expire. `false` when every session
+    /// is in use.
     fn insert(&self, s: Arc<Session>) -> bool {
         let mut map = self.lock();
         if map.len() >= self.max {
@@ -74,7 +78,20 @@ impl Sessions {
             });
         }
         if map.len() >= self.max {
-            return false;
+            let unused = map
+                .iter()
+                .filter(|(_, s)| !s.has_outbound() && !s.is_serving())
+                .max_by_key(|(_, s)| s.idle())
+                .map(|(id, _)| id.clone());
+            let Some(id) = unused else {
+                return false;
+            };
+            if let Some(old) = map.remove(&id) {
+                tracing::debug!(
+                    "legacy sessions at their cap: the one unused longest is forgotten"
+                );
+                old.close();
+            }
         }
         map.insert(s.id.clone(), s);
         true
