@@ -104,12 +104,10 @@ struct HeadScan {
     /// The count of started requests when this head began: it is the next one's.
     after: usize,
     /// The current line's first bytes (enough for the names looked for).
-    head: Vec<u8>,
-    /// Its last bytes (the request line's ` HTTP/1.x`).
-    tail: Vec<u8>,
+    head: [u8; HeadScan::HEAD],
     /// Bytes of the current line seen.
     line_len: usize,
-    /// Whether the request line was seen (ends in ` HTTP/1.x`).
+    /// Whether the request line was seen (it starts with a method: capitals, a space).
     request_line: bool,
     content_length: bool,
     transfer_encoding: bool,
@@ -120,28 +118,22 @@ struct HeadScan {
 impl HeadScan {
     /// Bytes kept of the start of a line: the longest name looked for and its colon.
     const HEAD: usize = 18;
-    /// Bytes kept of the end of a line: ` HTTP/1.1` and a CR.
-    const TAIL: usize = 10;
 
     /// Looks at `bytes`, the next ones of the head; true once the section ended with
-    /// both headers in it. A line is looked at only at its two ends.
+    /// both headers in it. Each line is looked at only at its start.
     fn feed(&mut self, mut bytes: &[u8]) -> bool {
         while !self.done && !bytes.is_empty() {
-            let (part, ends) = match bytes.iter().position(|&b| b == b'\n') {
-                Some(i) => (&bytes[..i], Some(i)),
-                None => (bytes, None),
-            };
-            let room = Self::HEAD.saturating_sub(self.head.len());
-            self.head.extend_from_slice(&part[..room.min(part.len())]);
-            self.tail
-                .extend_from_slice(&part[part.len().saturating_sub(Self::TAIL)..]);
-            let over = self.tail.len().saturating_sub(Self::TAIL);
-            self.tail.drain(..over);
+            let end = memchr::memchr(b'\n', bytes);
+            let part = &bytes[..end.unwrap_or(bytes.len())];
+            if self.line_len < Self::HEAD {
+                let n = (Self::HEAD - self.line_len).min(part.len());
+                self.head[self.line_len..self.line_len + n].copy_from_slice(&part[..n]);
+            }
             self.line_len += part.len();
-            let Some(i) = ends else {
+            let Some(end) = end else {
                 return false;
             };
-            bytes = &bytes[i + 1..];
+            bytes = &bytes[end + 1..];
             if self.line_ended() {
                 return true;
             }
@@ -152,16 +144,14 @@ impl HeadScan {
     /// The current line ended: looks at it, then starts the next. True when it ended a
     /// section that had both headers.
     fn line_ended(&mut self) -> bool {
-        let empty = self.line_len == 0 || (self.line_len == 1 && self.head == b"\r");
-        let tail = self.tail.strip_suffix(b"\r").unwrap_or(&self.tail);
-        let tail = &tail[tail.len().saturating_sub(b" HTTP/1.1".len())..];
+        let head = &self.head[..self.line_len.min(Self::HEAD)];
+        let empty = head.is_empty() || head == b"\r";
         let mut conflict = false;
         if !self.request_line {
+            let method = head.iter().take_while(|b| b.is_ascii_uppercase()).count();
             if empty {
                 // Empty lines before the request line are allowed (RFC 9112 2.2).
-            } else if tail.eq_ignore_ascii_case(b" HTTP/1.1")
-                || tail.eq_ignore_ascii_case(b" HTTP/1.0")
-            {
+            } else if method > 0 && head.get(method) == Some(&b' ') {
                 self.request_line = true;
             } else {
                 self.done = true;
@@ -170,17 +160,13 @@ impl HeadScan {
             self.done = true;
             conflict = self.content_length && self.transfer_encoding;
         } else {
-            let name = |n: &[u8]| {
-                self.head.len() >= n.len() && self.head[..n.len()].eq_ignore_ascii_case(n)
-            };
+            let name = |n: &[u8]| head.len() >= n.len() && head[..n.len()].eq_ignore_ascii_case(n);
             if name(b"content-length:") {
                 self.content_length = true;
             } else if name(b"transfer-encoding:") {
                 self.transfer_encoding = true;
             }
         }
-        self.head.clear();
-        self.tail.clear();
         self.line_len = 0;
         conflict
     }
