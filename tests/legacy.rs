@@ -329,15 +329,7 @@ fn the_get_stream_carries_changes_and_one_stream_at_a_time() {
     let addr = serve_in_background(s.clone().http().keep_alive(Duration::from_millis(200)));
     let (mut c, _) = Client::open(addr, "2025-11-25");
     c.call("resources/subscribe", json!({"uri": "docs://readme"}));
-    let get = format!(
-        "GET /mcp HTTP/1.1\r\nHost: {addr}\r\nAccept: text/event-stream\r\nMcp-Session-Id: {}\r\n\r\n",
-        c.session
-    );
-    let mut stream = Sse::send(addr, get.as_bytes());
-    while !stream.buf.contains("\r\n\r\n") {
-        assert!(stream.pump());
-    }
-    assert!(stream.buf.starts_with("HTTP/1.1 200"), "{}", stream.buf);
+    let mut stream = open_stream(addr, &c);
     let second = raw(
         addr,
         format!("GET /mcp HTTP/1.1\r\nHost: {addr}\r\nAccept: text/event-stream\r\nMcp-Session-Id: {}\r\nConnection: close\r\n\r\n", c.session).as_bytes(),
