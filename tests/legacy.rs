@@ -139,6 +139,7 @@ fn start() -> SocketAddr {
 
 /// A legacy client over HTTP: no per-request `_meta`, the session id and negotiated
 /// version as headers after `initialize`.
+#[derive(Clone)]
 struct Client {
     addr: SocketAddr,
     session: String,
@@ -791,6 +792,86 @@ fn legacy_handlers_and_batched_calls_count_against_the_in_flight_cap() {
         assert!(std::time::Instant::now() < deadline, "{answers}");
         std::thread::sleep(Duration::from_millis(20));
     }
+}
+
+/// `wait` called with id `id`, padded with an unknown `_meta` key to about `size` bytes.
+fn padded_wait(id: u64, size: usize) -> Value {
+    let mut call = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "wait", "arguments": {}, "_meta": {"com.example/pad": ""}}});
+    let pad = size.saturating_sub(call.to_string().len());
+    call["params"]["_meta"]["com.example/pad"] = json!("x".repeat(pad));
+    call
+}
+
+/// A 2025-03-26 batch holds its bytes against the request bytes in flight until all its
+/// calls are answered (its JSON is in memory until then), over HTTP and on stdio.
+#[test]
+fn a_batch_holds_its_bytes_until_it_is_answered() {
+    let server = || {
+        Server::builder("capped", "1.0")
+            .tools(tools![add, wait])
+            .state(Arc::new(AtomicBool::new(false)))
+            .limits(mcp_runtime::config::Limits::default().max_request_bytes_in_flight(2000))
+            .build()
+            .unwrap()
+    };
+    let addr = serve_in_background(server().http());
+    let (c, _) = Client::open(addr, "2025-03-26");
+    let batch = json!([padded_wait(11, 1500)]);
+    let held = {
+        let c = c.clone();
+        std::thread::spawn(move || c.post(&batch))
+    };
+    std::thread::sleep(Duration::from_millis(300));
+    let other = json!({"jsonrpc": "2.0", "id": 12, "method": "tools/call", "params": {"name": "add", "arguments": {"a": 1, "b": 1}, "_meta": {"com.example/pad": "x".repeat(500)}}});
+    let r = c.post(&other);
+    assert_eq!(r.status, 503, "the batch's bytes are held: {}", r.text());
+    let cancel =
+        json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 11}});
+    assert_eq!(c.post(&cancel).status, 202);
+    held.join().unwrap();
+    assert_eq!(
+        c.post(&other).status,
+        200,
+        "given back once it was answered"
+    );
+
+    // stdio: the same.
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        use tokio::io::AsyncWriteExt;
+        let (mut lines, mut w) = stdio_pair(server());
+        let mut send = async |v: Value| w.write_all(format!("{v}\n").as_bytes()).await.unwrap();
+        send(initialize_body("2025-03-26", json!({}))).await;
+        lines.next_line().await.unwrap().unwrap();
+        send(json!([padded_wait(11, 1500)])).await;
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        send(other.clone()).await;
+        // Answers only (`wait` logs that it started).
+        let mut answer = async || loop {
+            let line = lines.next_line().await.unwrap().unwrap();
+            let v: Value = serde_json::from_str(&line).unwrap();
+            if v.get("id").is_some() {
+                return v;
+            }
+        };
+        let refused = answer().await;
+        assert_eq!(refused["id"], 12, "{refused}");
+        assert_eq!(refused["error"]["code"], -32603, "{refused}");
+        send(cancel.clone()).await;
+        // The cancelled call leaves the batch's answer empty (none is written): once the
+        // batch has ended, `add` is served (busy is "try again later").
+        let deadline = std::time::Instant::now() + Duration::from_secs(5);
+        loop {
+            send(other.clone()).await;
+            let answered = answer().await;
+            assert_eq!(answered["id"], 12, "{answered}");
+            if answered["result"].is_object() {
+                break;
+            }
+            assert!(std::time::Instant::now() < deadline, "{answered}");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    });
 }
 
 /// Runs only as a task.

@@ -177,6 +177,18 @@ impl ServerInner {
         ok
     }
 
+    /// `n` bytes of the requests in flight held alone (a batch's, whose calls take the
+    /// units); `None` when that is past the limit (busy).
+    #[cfg_attr(not(feature = "stdio"), allow(dead_code))]
+    pub(crate) fn hold_bytes(&self, n: usize) -> Option<slot::Slot> {
+        let held = slot::Slot::bytes(&self.request_bytes, n, self.limits.max_request_bytes);
+        #[cfg(feature = "metrics")]
+        if held.is_none() {
+            metrics::refused_busy();
+        }
+        held
+    }
+
     /// The current catalog (a cheap `Arc` clone).
     pub(crate) fn catalog(&self) -> Arc<catalog::Catalog> {
         Arc::clone(&self.catalog.read().unwrap_or_else(|e| e.into_inner()))

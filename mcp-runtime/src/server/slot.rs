@@ -7,7 +7,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 /// One counted unit; the count drops when it is dropped. A request's slot may also hold
 /// bytes of a second count (the request bytes in flight), given back with it.
 pub(crate) struct Slot {
-    count: Arc<AtomicUsize>,
+    /// `None` once given back early ([`Slot::bytes_only`]).
+    count: Option<Arc<AtomicUsize>>,
     /// The byte count this slot holds `.1` bytes of.
     bytes: Option<(Arc<AtomicUsize>, usize)>,
 }
@@ -30,9 +31,20 @@ impl Slot {
         Slot::of(count)
     }
 
+    /// Holds `n` bytes of `bytes` alone (no unit), unless that takes it past `max` while
+    /// others hold some (as [`Slot::weigh`]).
+    #[cfg_attr(not(feature = "stdio"), allow(dead_code))]
+    pub(crate) fn bytes(bytes: &Arc<AtomicUsize>, n: usize, max: usize) -> Option<Slot> {
+        let mut slot = Slot {
+            count: None,
+            bytes: None,
+        };
+        slot.weigh(bytes, n, max).then_some(slot)
+    }
+
     fn of(count: &Arc<AtomicUsize>) -> Slot {
         Slot {
-            count: Arc::clone(count),
+            count: Some(Arc::clone(count)),
             bytes: None,
         }
     }
@@ -59,9 +71,23 @@ impl Slot {
     }
 }
 
+impl Slot {
+    /// Gives the unit back now and keeps the bytes (a batch, whose calls take units of
+    /// their own while the batch's bytes stay in memory).
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
+    pub(crate) fn bytes_only(mut self) -> Slot {
+        if let Some(count) = self.count.take() {
+            count.fetch_sub(1, Ordering::AcqRel);
+        }
+        self
+    }
+}
+
 impl Drop for Slot {
     fn drop(&mut self) {
-        self.count.fetch_sub(1, Ordering::AcqRel);
+        if let Some(count) = &self.count {
+            count.fetch_sub(1, Ordering::AcqRel);
+        }
         if let Some((bytes, n)) = &self.bytes {
             bytes.fetch_sub(*n, Ordering::AcqRel);
         }
@@ -114,5 +140,13 @@ mod tests {
         drop(other);
         assert_eq!(bytes.load(Ordering::Acquire), 0);
         assert_eq!(count.load(Ordering::Acquire), 0);
+        // The unit given back early, the bytes kept to the end.
+        let mut batch = Slot::enter(&count);
+        assert!(batch.weigh(&bytes, 50, 100));
+        let batch = batch.bytes_only();
+        assert_eq!(count.load(Ordering::Acquire), 0);
+        assert_eq!(bytes.load(Ordering::Acquire), 50);
+        drop(batch);
+        assert_eq!(bytes.load(Ordering::Acquire), 0);
     }
 }

@@ -281,13 +281,15 @@ impl HttpServer {
             Streams::None
         };
         if let Value::Array(batch) = msg {
-            // Each call of the batch takes a unit of its own.
-            drop(slot);
-            return match self
+            // Each call of the batch takes a unit of its own; the batch's bytes stay held
+            // while it runs (its JSON is in memory until then).
+            let bytes = slot.bytes_only();
+            let answer = self
                 .server
                 .run_batch(batch, session, Streams::None, caller)
-                .await
-            {
+                .await;
+            drop(bytes);
+            return match answer {
                 Ok(Some(body)) => super::handle::json_body(StatusCode::OK, body),
                 Ok(None) => StatusCode::ACCEPTED.into_response(),
                 Err(refused) => json_reply(refused),

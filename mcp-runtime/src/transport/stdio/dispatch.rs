@@ -158,7 +158,12 @@ impl Dispatch {
         }
         let legacy = self.session.get().filter(|_| !is_modern(&msg));
         if let (Some(s), Value::Array(batch)) = (legacy, &msg) {
-            self.batch(batch, s);
+            // Its calls take units of their own; its bytes are held while it runs.
+            let Some(bytes) = server.inner.hold_bytes(size) else {
+                tracing::warn!("too many request bytes in flight");
+                return Some(Reply::rejection(None, Rejection::busy_bytes()).body);
+            };
+            self.batch(batch, s, bytes);
             return None;
         }
         let prepared = match legacy {
@@ -235,7 +240,7 @@ impl Dispatch {
     /// A JSON-RPC batch (2025-03-26 allows them; later revisions do not), run as a task
     /// of session `s`; its answer is queued.
     #[inline(never)]
-    fn batch(&self, batch: &[Value], s: &Arc<Session>) {
+    fn batch(&self, batch: &[Value], s: &Arc<Session>, bytes: crate::server::slot::Slot) {
         let batch = batch.to_vec();
         let s = Arc::clone(s);
         let server = self.server.clone();
@@ -245,6 +250,7 @@ impl Dispatch {
             let answer = server
                 .run_batch(batch, &s, Streams::Shared(tx.clone()), None)
                 .await;
+            drop(bytes);
             if let Some(line) = answer.unwrap_or_else(|r| Some(r.body)) {
                 let _ = tx.send(line).await;
             }
