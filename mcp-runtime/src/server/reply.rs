@@ -11,8 +11,7 @@ use serde::Serialize;
 /// Why a request was answered with an error, as far as a transport cares.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum ErrorClass {
-    /// Not a valid JSON-RPC message (`-32700`, `-32600`), or one that cannot be read
-    /// whole (a number out of range: `-32602`).
+    /// Not a valid JSON-RPC message (`-32700`, `-32600`).
     Malformed,
     /// A transport header disagrees with the body, is missing or malformed (`-32020`).
     Header,
@@ -158,18 +157,16 @@ impl Reply {
     /// refused: `-32700` with no id; but a message refused only for a number out of
     /// `f64`'s range (which JSON allows) or a member name given twice is JSON, and its id
     /// may be readable: then it gets `-32602` (the number) or `-32600` (the name) with its
-    /// id (MSG-04: an error carries the id whenever it can be read). Either is refused
-    /// before the request is routed or its headers checked, so on HTTP it is a 400, as
-    /// every message refused at that stage is.
+    /// id (MSG-04: an error carries the id whenever it can be read). On HTTP the number
+    /// is a 200, as other `-32602`s past the spec-fixed ones (requirements, Ambiguity 5):
+    /// a 400 without a modern code makes a dual-era client fall back to `initialize`
+    /// (ERA-03).
     pub(crate) fn unparsable(bytes: &[u8], e: crate::protocol::json::ParseError) -> Reply {
         let readable = e.is_number_out_of_range() || e.is_duplicate_member();
         if readable && let Some(id) = crate::protocol::json::readable_id(bytes) {
             let rejection = if e.is_number_out_of_range() {
-                Rejection::new(
-                    ErrorClass::Malformed,
-                    RpcError::invalid_params(
-                        "a number in the message is out of range (beyond what a 64-bit float holds)",
-                    ),
+                Rejection::params(
+                    "a number in the message is out of range (beyond what a 64-bit float holds)",
                 )
             } else {
                 Rejection::new(ErrorClass::Malformed, RpcError::invalid_request(e))

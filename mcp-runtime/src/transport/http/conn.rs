@@ -107,7 +107,7 @@ struct HeadScan {
     head: [u8; HeadScan::HEAD],
     /// Bytes of the current line seen.
     line_len: usize,
-    /// Whether the request line was seen (it starts with a method: capitals, a space).
+    /// Whether the request line was seen (it starts with a method, a token, and a space).
     request_line: bool,
     content_length: bool,
     transfer_encoding: bool,
@@ -148,7 +148,9 @@ impl HeadScan {
         let empty = head.is_empty() || head == b"\r";
         let mut conflict = false;
         if !self.request_line {
-            let method = head.iter().take_while(|b| b.is_ascii_uppercase()).count();
+            // A method is a token (RFC 9110 5.6.2): hyper takes any, `M-SEARCH`, `post`.
+            let tchar = |b: &&u8| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(b);
+            let method = head.iter().take_while(tchar).count();
             if empty {
                 // Empty lines before the request line are allowed (RFC 9112 2.2).
             } else if method > 0 && head.get(method) == Some(&b' ') {
@@ -378,6 +380,13 @@ mod tests {
         );
         for at in [1, 17, 5003, 5010, 5020, 10030] {
             assert!(conflict(&[&long[..at], &long[at..]]), "split at {at}");
+        }
+        // Any method token.
+        for method in ["M-SEARCH", "post", "X_FOO"] {
+            let head = format!(
+                "{method} /mcp HTTP/1.1\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n"
+            );
+            assert!(conflict(&[&head]), "{method}");
         }
         // One of them, or neither.
         assert!(!conflict(&["POST / HTTP/1.1\r\nContent-Length: 5\r\n\r\n"]));

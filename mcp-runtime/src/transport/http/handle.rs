@@ -168,8 +168,6 @@ pub(super) fn handle_post(
     }
 }
 
-/// An error the transport answers itself, before anything was routed: a JSON-RPC error
-/// body (no id) with `status`.
 /// Why a request body was not read whole.
 enum BodyError {
     /// Over the body limit.
@@ -219,6 +217,8 @@ async fn read_body(
     })
 }
 
+/// An error the transport answers itself, before anything was routed: a JSON-RPC error
+/// body (no id) with `status`.
 pub(super) fn refuse(status: StatusCode, error: RpcError) -> Response {
     let body = Reply::rejection(None, Rejection::new(ErrorClass::Malformed, error)).body;
     json_body(status, body)
