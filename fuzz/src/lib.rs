@@ -45,6 +45,7 @@ pub const TARGETS: &[&str] = &[
     "request_state",
     "stdio_lines",
     "schema",
+    "http_head",
 ];
 
 struct World {
@@ -83,6 +84,7 @@ pub fn run(name: &str, data: &[u8]) -> Option<u64> {
         "request_state" => fuzz::request_state(data),
         "stdio_lines" => fuzz::stdio_lines(&world().runtime, data),
         "schema" => fuzz::schema(data),
+        "http_head" => fuzz::http_head(data),
         _ => return None,
     })
 }
@@ -128,6 +130,11 @@ pub fn seeds(name: &str) -> Vec<Vec<u8>> {
             "{\"a\":1}\n\r\n\n".into(),
             format!("{}\nshort\n", "x".repeat(100)),
             "no newline at the end".into(),
+        ],
+        "http_head" => vec![
+            "POST /mcp HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n".into(),
+            "\r\nGET / HTTP/1.1\nTransfer-Encoding: chunked\nX: content-length:\n\n".into(),
+            "M-SEARCH * HTTP/1.1\r\ncontent-length: 0\r\n\r\n{\"a\":1}".into(),
         ],
         "schema" => vec![
             r##"{"type":"object","properties":{"a":{"type":"integer","minimum":1}},"required":["a"],"additionalProperties":false}

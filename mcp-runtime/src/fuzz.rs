@@ -168,6 +168,13 @@ pub fn request_state(bytes: &[u8]) -> u64 {
     }
 }
 
+/// HTTP request heads: the look for `Content-Length` with `Transfer-Encoding` that `serve`
+/// makes as a head's bytes arrive must give one verdict however the bytes are split.
+#[cfg(feature = "http")]
+pub fn http_head(bytes: &[u8]) -> u64 {
+    crate::transport::http::fuzz_head(bytes)
+}
+
 /// The stdio line reader: arbitrary bytes, a small line limit, read to the end.
 #[cfg(feature = "stdio")]
 pub fn stdio_lines(runtime: &tokio::runtime::Runtime, bytes: &[u8]) -> u64 {

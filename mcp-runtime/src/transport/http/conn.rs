@@ -350,6 +350,31 @@ pub(super) fn holding(body: Body, guard: Slot) -> Body {
     })
 }
 
+/// The head look over `bytes` fed whole and fed in two parts split at every point, for
+/// the fuzz target: the verdict must not depend on how the bytes arrive. The outcome:
+/// whether a section with both headers was seen, and where the look stopped.
+#[cfg(feature = "fuzzing")]
+pub(crate) fn fuzz_head(bytes: &[u8]) -> u64 {
+    let whole = {
+        let mut scan = HeadScan::default();
+        scan.feed(bytes)
+    };
+    // Every split of the first 512 bytes (the rest as one part), and byte by byte.
+    for at in 0..bytes.len().min(512) {
+        let mut scan = HeadScan::default();
+        let split = scan.feed(&bytes[..at]) || scan.feed(&bytes[at..]);
+        assert_eq!(split, whole, "split at {at} changed the verdict");
+    }
+    let mut scan = HeadScan::default();
+    let bytewise = bytes.chunks(1).any(|b| scan.feed(b));
+    assert_eq!(bytewise, whole, "fed byte by byte, the verdict changed");
+    u64::from(whole)
+        | u64::from(scan.request_line) << 1
+        | u64::from(scan.content_length) << 2
+        | u64::from(scan.transfer_encoding) << 3
+        | u64::from(scan.done) << 4
+}
+
 #[cfg(test)]
 mod tests {
     use super::HeadScan;

@@ -4,6 +4,8 @@
 mod auth;
 mod config;
 mod conn;
+#[cfg(feature = "fuzzing")]
+pub(crate) use conn::fuzz_head;
 mod handle;
 mod headers;
 mod health;

@@ -178,7 +178,11 @@ pub(crate) async fn fuzz_lines(bytes: &[u8]) -> u64 {
     fn tally(messages: &mut u64, long: &mut u64, line: &Line) {
         match line {
             Line::Message(m) => {
-                assert!(m.len() <= 64, "a line past the limit");
+                // The limit, and the CR of a CRLF line beyond it.
+                assert!(
+                    m.len() <= 64 || (m.len() == 65 && m.ends_with(b"\r")),
+                    "a line past the limit"
+                );
                 *messages += 1;
             }
             Line::TooLong(_) => *long += 1,
