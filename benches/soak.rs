@@ -19,7 +19,11 @@
 //! - *non-reader*: asks for `big` and never reads the answer, until the server closes;
 //! - *malformed*: bad JSON, a body over the limit, a foreign `Origin`, a tampered
 //!   `requestState`, nesting 100 000 deep, a mangled request line, wrong media types;
-//! - *churn*: connections opened and closed at once or after half a request line.
+//! - *churn*: connections opened and closed at once or after half a request line;
+//! - *bulky*: a `slow` call of 3.5 MiB, under the 4 MiB body limit, its `_meta` padded
+//!   with an array of zeros (which JSON parsing makes some 17 times larger), again and
+//!   again: the request bytes in flight (16 MiB by default) let four at a time in, the rest
+//!   get 503, so memory stays bounded (good requests, a few hundred bytes, still fit).
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
@@ -181,6 +185,9 @@ struct Counters {
     malformed_refused: AtomicU64,
     malformed_unexpected: AtomicU64,
     churned: AtomicU64,
+    bulky_served: AtomicU64,
+    bulky_busy: AtomicU64,
+    bulky_unexpected: AtomicU64,
     /// Seconds (summed) the server took to cut slow-header and slow-body clients.
     slow_headers_secs: AtomicU64,
     slow_body_secs: AtomicU64,
@@ -601,6 +608,36 @@ async fn malformed(port: u16, stop: Arc<AtomicBool>, c: Arc<Counters>) {
     }
 }
 
+/// Bulky requests: a 3.5 MiB `slow` call, served (200) or refused as busy (503).
+async fn bulky(port: u16, stop: Arc<AtomicBool>, c: Arc<Counters>) {
+    let size = 3584 * 1024;
+    let head = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow","arguments":{},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"com.example/pad":[0"#;
+    let tail = "]}}}";
+    let zeros = (size - head.len() - tail.len()) / 2;
+    let body = format!("{head}{}{tail}", ",0".repeat(zeros));
+    let mut headers = STD.to_vec();
+    headers[4] = ("Mcp-Name", "slow");
+    let bytes = raw_request(port, &headers, body.as_bytes());
+    while !stop.load(Ordering::Relaxed) {
+        let Ok(mut s) = TcpStream::connect(("127.0.0.1", port)).await else {
+            tokio::time::sleep(Duration::from_millis(200)).await;
+            continue;
+        };
+        // Write and read at once: a busy server answers before the body is sent.
+        let (mut r, mut w) = s.split();
+        let (_, (status, _)) = tokio::join!(
+            w.write_all(&bytes),
+            read_to_close(&mut r, Duration::from_secs(30))
+        );
+        match status {
+            200 => bump(&c.bulky_served),
+            503 => bump(&c.bulky_busy),
+            _ => bump(&c.bulky_unexpected),
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
 async fn churn(port: u16, stop: Arc<AtomicBool>, c: Arc<Counters>) {
     let mut i = 0u64;
     while !stop.load(Ordering::Relaxed) {
@@ -646,7 +683,7 @@ async fn soak() -> Result<(), String> {
     let port = server.port;
     println!(
         "soak: {secs}s of mixed traffic on 127.0.0.1:{port}: {n_good} good clients, {n_hostile} \
-         of each hostile kind (slow headers, slow body, non-reader, malformed, churn)"
+         of each hostile kind (slow headers, slow body, non-reader, malformed, churn, bulky)"
     );
     let c = Arc::new(Counters::default());
     let log = Arc::new(Log::default());
@@ -670,6 +707,7 @@ async fn soak() -> Result<(), String> {
         tasks.push(tokio::spawn(non_reader(port, stop.clone(), c.clone())));
         tasks.push(tokio::spawn(malformed(port, stop.clone(), c.clone())));
         tasks.push(tokio::spawn(churn(port, stop.clone(), c.clone())));
+        tasks.push(tokio::spawn(bulky(port, stop.clone(), c.clone())));
     }
     let began = Instant::now();
     let mut peak = start;
@@ -740,6 +778,15 @@ async fn soak() -> Result<(), String> {
             "{} refused as expected, {} otherwise",
             get(&c.malformed_refused),
             get(&c.malformed_unexpected)
+        ),
+    );
+    lines.insert(
+        "bulky",
+        format!(
+            "{} served, {} refused as busy, {} otherwise",
+            get(&c.bulky_served),
+            get(&c.bulky_busy),
+            get(&c.bulky_unexpected)
         ),
     );
     lines.insert(
