@@ -181,12 +181,8 @@ impl ServerInner {
     /// units); `None` when that is past the limit (busy).
     #[cfg_attr(not(feature = "stdio"), allow(dead_code))]
     pub(crate) fn hold_bytes(&self, n: usize) -> Option<slot::Slot> {
-        let held = slot::Slot::bytes(&self.request_bytes, n, self.limits.max_request_bytes);
-        #[cfg(feature = "metrics")]
-        if held.is_none() {
-            metrics::refused_busy();
-        }
-        held
+        let mut held = slot::Slot::unitless();
+        self.weigh(&mut held, n).then_some(held)
     }
 
     /// The current catalog (a cheap `Arc` clone).

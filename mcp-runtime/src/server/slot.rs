@@ -31,15 +31,13 @@ impl Slot {
         Slot::of(count)
     }
 
-    /// Holds `n` bytes of `bytes` alone (no unit), unless that takes it past `max` while
-    /// others hold some (as [`Slot::weigh`]).
+    /// A slot of no unit, to hold bytes alone ([`Slot::weigh`]).
     #[cfg_attr(not(feature = "stdio"), allow(dead_code))]
-    pub(crate) fn bytes(bytes: &Arc<AtomicUsize>, n: usize, max: usize) -> Option<Slot> {
-        let mut slot = Slot {
+    pub(crate) fn unitless() -> Slot {
+        Slot {
             count: None,
             bytes: None,
-        };
-        slot.weigh(bytes, n, max).then_some(slot)
+        }
     }
 
     fn of(count: &Arc<AtomicUsize>) -> Slot {
@@ -69,9 +67,7 @@ impl Slot {
         }
         true
     }
-}
 
-impl Slot {
     /// Gives the unit back now and keeps the bytes (a batch, whose calls take units of
     /// their own while the batch's bytes stay in memory).
     #[cfg_attr(not(feature = "http"), allow(dead_code))]

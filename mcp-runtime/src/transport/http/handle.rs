@@ -185,14 +185,14 @@ async fn read_body(
     limit: usize,
     mut weigh: Option<(&crate::server::ServerInner, &mut crate::server::slot::Slot)>,
 ) -> Result<Bytes, BodyError> {
-    let mut first: Option<Bytes> = None;
-    let mut more: Vec<u8> = Vec::new();
+    // One part (the usual case) is kept as it came, without a copy; more are joined.
+    let mut first = Bytes::new();
+    let mut joined: Vec<u8> = Vec::new();
     while let Some(frame) = body.frame().await {
         let Ok(data) = frame.map_err(|_| BodyError::Broken)?.into_data() else {
             continue;
         };
-        let read = first.as_ref().map_or(0, Bytes::len) + more.len();
-        if read + data.len() > limit {
+        if first.len() + joined.len() + data.len() > limit {
             return Err(BodyError::TooLarge);
         }
         if let Some((server, slot)) = &mut weigh
@@ -200,20 +200,17 @@ async fn read_body(
         {
             return Err(BodyError::Busy);
         }
-        // One part (the usual case) is kept as it came, without a copy.
-        match &first {
-            None if more.is_empty() => first = Some(data),
-            _ => {
-                if let Some(f) = first.take() {
-                    more.extend_from_slice(&f);
-                }
-                more.extend_from_slice(&data);
-            }
+        if first.is_empty() && joined.is_empty() {
+            first = data;
+        } else {
+            joined.extend_from_slice(&std::mem::take(&mut first));
+            joined.extend_from_slice(&data);
         }
     }
-    Ok(match first {
-        Some(f) => f,
-        None => Bytes::from(more),
+    Ok(if joined.is_empty() {
+        first
+    } else {
+        Bytes::from(joined)
     })
 }
 
