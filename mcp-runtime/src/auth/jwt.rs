@@ -22,7 +22,8 @@ pub struct JwtValidator {
     max_age: Duration,
     min_refresh: Duration,
     keys: RwLock<Option<(JwkSet, Instant)>>,
-    fetching: Mutex<Option<Instant>>,
+    /// The last fetch: when it began (or failed), and whether it failed.
+    fetching: Mutex<Option<(Instant, bool)>>,
 }
 
 impl std::fmt::Debug for JwtValidator {
@@ -88,7 +89,8 @@ impl JwtValidator {
         self
     }
     /// How long fetched keys are used before being fetched again (default 1 h), and the
-    /// least time between two fetches caused by unknown `kid`s (default 10 s).
+    /// least time between two fetches caused by unknown `kid`s, or after a fetch that
+    /// failed (default 10 s).
     pub fn key_refresh(mut self, max_age: Duration, min_interval: Duration) -> Self {
         self.max_age = max_age;
         self.min_refresh = min_interval;
@@ -143,14 +145,31 @@ impl JwtValidator {
             .await
             .as_ref()
             .is_some_and(|(_, at)| at.elapsed() < self.max_age);
-        if fresh_enough && last.is_some_and(|t| t.elapsed() < self.min_refresh) {
-            return Err(AuthError::Invalid(format!(
-                "unknown signing key `{}`",
-                safe(kid)
-            )));
+        if let Some((at, failed)) = *last
+            && at.elapsed() < self.min_refresh
+        {
+            if fresh_enough {
+                return Err(AuthError::Invalid(format!(
+                    "unknown signing key `{}`",
+                    safe(kid)
+                )));
+            }
+            // Without usable keys, a failed fetch is not tried again by every token.
+            if failed {
+                return Err(AuthError::Unavailable(
+                    "the signing keys could not be fetched; not trying again yet".into(),
+                ));
+            }
         }
-        *last = Some(Instant::now());
-        let set = self.fetch_keys().await?;
+        *last = Some((Instant::now(), false));
+        let set = match self.fetch_keys().await {
+            Ok(set) => set,
+            Err(e) => {
+                // From when it failed: a fetch that timed out took the whole interval.
+                *last = Some((Instant::now(), true));
+                return Err(e);
+            }
+        };
         let found = set.find(kid).cloned();
         *self.keys.write().await = Some((set, Instant::now()));
         found.ok_or_else(|| AuthError::Invalid(format!("unknown signing key `{}`", safe(kid))))
@@ -351,6 +370,79 @@ mod tests {
         assert_eq!(said("exp"), "token without `exp`, or not a number");
         assert_eq!(said("iss"), "token without `iss`");
         assert_eq!(said("aud"), "token without `aud`");
+    }
+
+    /// A local HTTP server answering every request with `status` and `body` after
+    /// `delay`; how many requests it got.
+    async fn answering(
+        status: u16,
+        body: &'static str,
+        delay: Duration,
+    ) -> (String, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}/jwks", l.local_addr().unwrap());
+        let hits = std::sync::Arc::new(AtomicUsize::new(0));
+        let counted = hits.clone();
+        tokio::spawn(async move {
+            while let Ok((mut c, _)) = l.accept().await {
+                let counted = counted.clone();
+                tokio::spawn(async move {
+                    let mut buf = vec![0; 4096];
+                    let _ = c.read(&mut buf).await;
+                    counted.fetch_add(1, Ordering::SeqCst);
+                    tokio::time::sleep(delay).await;
+                    let r = format!(
+                        "HTTP/1.1 {status} X\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                        body.len()
+                    );
+                    let _ = c.write_all(r.as_bytes()).await;
+                });
+            }
+        });
+        (url, hits)
+    }
+
+    /// A token whose header names `kid` (its signature is never reached when the keys
+    /// cannot be fetched).
+    fn unsigned(kid: &str) -> String {
+        use base64::Engine;
+        let b64 = |v: Value| base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(v.to_string());
+        let head = b64(serde_json::json!({"alg": "EdDSA", "typ": "at+jwt", "kid": kid}));
+        format!("{head}.{}.AAAA", b64(serde_json::json!({})))
+    }
+
+    /// While the JWKS endpoint fails, tokens do not each fetch it again: at most one
+    /// fetch per `min_interval`, counted from the failure (they queued one behind the
+    /// other, each waiting for its own fetch, up to the 10 s timeout each when the
+    /// endpoint hangs).
+    #[tokio::test]
+    async fn a_failing_jwks_endpoint_is_not_fetched_for_every_token() {
+        use std::sync::atomic::Ordering::SeqCst;
+        // Slower to fail than the interval, as a fetch that times out is.
+        let (url, hits) = answering(503, "{}", Duration::from_millis(1500)).await;
+        let v = std::sync::Arc::new(
+            JwtValidator::new("https://as.example", "https://mcp.example/mcp")
+                .jwks_uri(&url)
+                .key_refresh(Duration::from_secs(3600), Duration::from_secs(1)),
+        );
+        let calls = (0..6).map(|_| {
+            let v = v.clone();
+            tokio::spawn(async move { v.check(&unsigned("k1")).await })
+        });
+        for r in futures_util::future::join_all(calls).await {
+            assert!(matches!(r.unwrap(), Err(AuthError::Unavailable(_))));
+        }
+        for _ in 0..4 {
+            let r = v.check(&unsigned("k1")).await;
+            assert!(matches!(r, Err(AuthError::Unavailable(_))), "{r:?}");
+        }
+        assert_eq!(hits.load(SeqCst), 1);
+        // Once the interval has passed, the keys are fetched again.
+        tokio::time::sleep(Duration::from_millis(1100)).await;
+        let _ = v.check(&unsigned("k1")).await;
+        assert_eq!(hits.load(SeqCst), 2);
     }
 
     #[test]
