@@ -1,11 +1,12 @@
 //! Opaque tokens, checked by RFC 7662 introspection, with a response cache.
 
+use super::jwt::numeric_date;
 use super::{AuthError, Principal, TokenValidator, fetch, same_resource};
 use futures_util::future::BoxFuture;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime};
 use tokio::sync::Mutex;
 
 /// How far in the future an answer's `nbf` may be (clock skew), as the JWT validator's
@@ -122,25 +123,32 @@ impl Introspection {
         if claims.get("active") != Some(&Value::Bool(true)) {
             return Err(AuthError::Invalid("token not active".into()));
         }
-        if let Some(exp) = claims.get("exp").and_then(Value::as_u64)
-            && UNIX_EPOCH
-                .checked_add(Duration::from_secs(exp))
-                .is_some_and(|at| at <= SystemTime::now())
+        // A time present but not a number of seconds is refused, as the JWT validator
+        // refuses it (skipping its check would accept what it should stop).
+        let time = |k: &str| match claims.get(k).map(numeric_date) {
+            None => Ok(None),
+            Some(Ok(at)) => Ok(Some(at)),
+            Some(Err(())) => Err(AuthError::Invalid(format!("`{k}` is malformed"))),
+        };
+        // `Some(None)`: past what the clock holds.
+        if let Some(Some(at)) = time("exp")?
+            && at <= SystemTime::now()
         {
             return Err(AuthError::Invalid("token expired".into()));
         }
         // As the JWT validator does, with its default leeway.
-        if let Some(nbf) = claims.get("nbf").and_then(Value::as_u64)
-            && UNIX_EPOCH
-                .checked_add(Duration::from_secs(nbf))
-                .is_none_or(|at| at > SystemTime::now() + NBF_LEEWAY)
+        if let Some(at) = time("nbf")?
+            && at.is_none_or(|at| at > SystemTime::now() + NBF_LEEWAY)
         {
             return Err(AuthError::Invalid("token not valid yet".into()));
         }
-        if let Some(iss) = claims.get("iss").and_then(Value::as_str)
-            && iss != self.issuer
-        {
-            return Err(AuthError::Invalid("token of another issuer".into()));
+        match claims.get("iss") {
+            None => {}
+            Some(Value::String(iss)) if *iss == self.issuer => {}
+            Some(Value::String(_)) => {
+                return Err(AuthError::Invalid("token of another issuer".into()));
+            }
+            Some(_) => return Err(AuthError::Invalid("`iss` is malformed".into())),
         }
         let aud_ok = match claims.get("aud") {
             Some(Value::String(a)) => same_resource(a, &self.audience),
@@ -197,6 +205,7 @@ impl TokenValidator for Introspection {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::UNIX_EPOCH;
 
     #[test]
     fn an_answer_is_checked_as_a_jwt_would_be() {
@@ -229,5 +238,34 @@ mod tests {
         assert!(why(serde_json::json!({"active": false})).contains("not active"));
         let tenant = serde_json::json!({"aud": "https://mcp.example/mcp?tenant=b"});
         assert!(why(tenant).contains("another audience"));
+
+        // Times and the issuer that are not what they must be are refused, as the JWT
+        // validator refuses them, not skipped; a fractional time is a time.
+        let past = (now - 600) as f64 + 0.5;
+        assert!(why(serde_json::json!({"exp": past})).contains("expired"));
+        for malformed in [
+            serde_json::json!({"exp": -5}),
+            serde_json::json!({"exp": "5"}),
+            serde_json::json!({"exp": null}),
+            serde_json::json!({"nbf": "99999999999"}),
+            serde_json::json!({"nbf": -1}),
+            serde_json::json!({"iss": ["https://other.example"]}),
+            serde_json::json!({"iss": 7}),
+        ] {
+            let w = why(malformed.clone());
+            assert!(w.contains("malformed"), "{malformed}: {w}");
+        }
+        let later = (now + 100_000) as f64;
+        assert!(why(serde_json::json!({"nbf": later})).contains("not valid yet"));
+        assert_eq!(
+            why(serde_json::json!({"exp": (now + 600) as f64})),
+            "admitted"
+        );
+        assert_eq!(why(serde_json::json!({"exp": u64::MAX})), "admitted");
+        // A fractional `exp` bounds how long the answer is cached.
+        let p =
+            super::super::jwt::principal_of(answer(serde_json::json!({"exp": past})), "t", None)
+                .unwrap();
+        assert!(p.expiry().is_some_and(|at| at < SystemTime::now()));
     }
 }

@@ -5,7 +5,7 @@ use futures_util::future::BoxFuture;
 use jsonwebtoken::jwk::JwkSet;
 use jsonwebtoken::{Algorithm, DecodingKey, Validation};
 use serde_json::{Map, Value};
-use std::time::{Duration, Instant, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use tokio::sync::{Mutex, RwLock};
 
 /// Checks JWT access tokens (RFC 9068): the `typ` header (`at+jwt`), an allowed
@@ -282,14 +282,24 @@ pub(super) fn principal_of(
         p = p.client_id(c);
     }
     // An `exp` past what the clock can hold is no expiry to keep track of.
-    if let Some(at) = claims
-        .get("exp")
-        .and_then(Value::as_u64)
-        .and_then(|exp| UNIX_EPOCH.checked_add(Duration::from_secs(exp)))
-    {
+    if let Some(Ok(Some(at))) = claims.get("exp").map(numeric_date) {
         p = p.expires_at(at);
     }
     Ok(p.claims(claims))
+}
+
+/// A time claim (RFC 7519 NumericDate: seconds since the epoch, possibly fractional):
+/// `Err` when it is not a non-negative number, `Ok(None)` when past what the clock holds.
+pub(super) fn numeric_date(v: &Value) -> Result<Option<SystemTime>, ()> {
+    if let Some(secs) = v.as_u64() {
+        return Ok(UNIX_EPOCH.checked_add(Duration::from_secs(secs)));
+    }
+    match v.as_f64() {
+        Some(secs) if secs >= 0.0 && v.is_f64() => Ok(Duration::try_from_secs_f64(secs)
+            .ok()
+            .and_then(|d| UNIX_EPOCH.checked_add(d))),
+        _ => Err(()),
+    }
 }
 
 /// Why a token is refused, in words that name no more than the token's claims.
