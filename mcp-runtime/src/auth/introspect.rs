@@ -29,6 +29,8 @@ pub struct Introspection {
     allow_missing_audience: bool,
     cache: Mutex<HashMap<[u8; 32], Cached>>,
     max_entries: usize,
+    /// The endpoint found in the issuer's metadata (once found).
+    discovered: tokio::sync::OnceCell<String>,
 }
 
 /// An answer kept until the instant, by the SHA-256 of its token.
@@ -63,6 +65,7 @@ impl Introspection {
             allow_missing_audience: false,
             cache: Mutex::new(HashMap::new()),
             max_entries: 10_000,
+            discovered: tokio::sync::OnceCell::new(),
         }
     }
     /// The endpoint URL, instead of the one in the issuer's metadata.
@@ -87,18 +90,22 @@ impl Introspection {
         if let Some(e) = &self.endpoint {
             return Ok(e.clone());
         }
-        let meta = fetch::server_metadata(&self.issuer)
-            .await
-            .map_err(AuthError::Unavailable)?;
-        meta.get("introspection_endpoint")
-            .and_then(Value::as_str)
-            .map(str::to_owned)
-            .ok_or_else(|| {
-                AuthError::Unavailable(format!(
-                    "the metadata of {} has no introspection_endpoint",
-                    self.issuer
-                ))
-            })
+        // Found once; a failure is not kept, so the next token looks again.
+        let found = self.discovered.get_or_try_init(|| async {
+            let meta = fetch::server_metadata(&self.issuer)
+                .await
+                .map_err(AuthError::Unavailable)?;
+            meta.get("introspection_endpoint")
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+                .ok_or_else(|| {
+                    AuthError::Unavailable(format!(
+                        "the metadata of {} has no introspection_endpoint",
+                        self.issuer
+                    ))
+                })
+        });
+        found.await.cloned()
     }
 
     async fn introspect(&self, token: &str) -> Result<Principal, AuthError> {
@@ -267,5 +274,49 @@ mod tests {
             super::super::jwt::principal_of(answer(serde_json::json!({"exp": past})), "t", None)
                 .unwrap();
         assert!(p.expiry().is_some_and(|at| at < SystemTime::now()));
+    }
+
+    /// The introspection endpoint found in the issuer's metadata is looked up once, not
+    /// before every token (which cost the authorization server one to three more
+    /// requests per token, and each token the time they took).
+    #[tokio::test]
+    async fn the_endpoint_is_discovered_once() {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let aud = "https://mcp.example/mcp";
+        let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let base = format!("http://{}", l.local_addr().unwrap());
+        let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+        let (log, issuer) = (seen.clone(), base.clone());
+        tokio::spawn(async move {
+            while let Ok((mut c, _)) = l.accept().await {
+                let mut buf = vec![0; 8192];
+                let n = c.read(&mut buf).await.unwrap_or(0);
+                let head = String::from_utf8_lossy(&buf[..n]).into_owned();
+                let path = head.split(' ').nth(1).unwrap_or("").to_owned();
+                let body = if path.starts_with("/.well-known/") {
+                    serde_json::json!({"issuer": issuer,
+                        "introspection_endpoint": format!("{issuer}/introspect")})
+                } else {
+                    serde_json::json!({"active": true, "sub": "u", "aud": aud})
+                }
+                .to_string();
+                log.lock().unwrap().push(path);
+                let r = format!(
+                    "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                    body.len()
+                );
+                let _ = c.write_all(r.as_bytes()).await;
+            }
+        });
+        let i = Introspection::new(&base, aud, "c", "s");
+        for token in ["a", "b", "c"] {
+            assert!(i.check(token).await.is_ok());
+        }
+        let seen = seen.lock().unwrap().clone();
+        let discovery = seen
+            .iter()
+            .filter(|p| p.starts_with("/.well-known/"))
+            .count();
+        assert_eq!((discovery, seen.len()), (1, 4), "{seen:?}");
     }
 }
