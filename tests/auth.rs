@@ -950,3 +950,103 @@ fn challenges_and_metadata_work_when_mounted_under_a_path() {
     );
     assert_eq!(get(addr, "/health").text(), "ok");
 }
+
+/// Streams do not outlive the token they were opened with: once it expires (when a
+/// request with it would get 401), a `subscriptions/listen` stream ends with the listen
+/// result, as when the server stops it, and a legacy session's GET stream ends; the
+/// client opens them again with a fresh token. Streams of a token still valid stay open.
+#[test]
+fn streams_end_when_their_token_expires() {
+    let (listener, port) = reserve();
+    let resource = format!("http://127.0.0.1:{port}/mcp");
+    let validator = |t: &str| -> Result<Principal, mcp_runtime::auth::AuthError> {
+        let left = match t {
+            "short" => Duration::from_secs(2),
+            "long" => Duration::from_secs(3600),
+            _ => return Err(mcp_runtime::auth::AuthError::Invalid("unknown".into())),
+        };
+        Ok(Principal::new("u").expires_at(std::time::SystemTime::now() + left))
+    };
+    let auth = Auth::new(&resource, validator).authorization_server("https://as.example");
+    let addr = serve(listener, auth);
+
+    // subscriptions/listen
+    let body = request(
+        json!("sub"),
+        "subscriptions/listen",
+        json!({"notifications": {"toolsListChanged": true}}),
+    );
+    let listen = |token: &str| {
+        let mut headers = standard_headers(&body);
+        headers.push(("Authorization".into(), format!("Bearer {token}")));
+        let headers: Vec<(&str, &str)> = headers.iter().map(|(k, v)| (&**k, &**v)).collect();
+        let mut stream = Sse::send(
+            addr,
+            &post_bytes(addr, body.to_string().as_bytes(), &headers),
+        );
+        let ack = stream
+            .next(Duration::from_secs(5))
+            .expect("an acknowledgement");
+        assert_eq!(ack["method"], "notifications/subscriptions/acknowledged");
+        stream
+    };
+
+    // A legacy session's GET stream.
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}});
+    let get_stream = |token: &str| {
+        let auth = format!("Bearer {token}");
+        let h = [
+            ("Content-Type", "application/json"),
+            ("Accept", "application/json, text/event-stream"),
+            ("Authorization", auth.as_str()),
+        ];
+        let r = raw(addr, &post_bytes(addr, init.to_string().as_bytes(), &h));
+        assert_eq!(r.status, 200, "{}", r.text());
+        let session = r.header("mcp-session-id").unwrap().to_owned();
+        let req = format!(
+            "GET /mcp HTTP/1.1\r\nHost: {addr}\r\nAccept: text/event-stream\r\nMcp-Session-Id: {session}\r\nMCP-Protocol-Version: 2025-11-25\r\n{}: {auth}\r\n\r\n",
+            "Authorization"
+        );
+        let mut s = Sse::send(addr, req.as_bytes());
+        // The head arrives at once: the stream is open.
+        let start = std::time::Instant::now();
+        while !s.buf.contains("\r\n\r\n") && start.elapsed() < Duration::from_secs(5) {
+            assert!(s.pump(), "the GET stream closed at once");
+        }
+        assert!(s.buf.starts_with("HTTP/1.1 200"), "{}", s.buf);
+        s
+    };
+    let opened = std::time::Instant::now();
+    let (mut short, mut long) = (listen("short"), listen("long"));
+    let (mut short_get, mut long_get) = (get_stream("short"), get_stream("long"));
+
+    let end = short
+        .next(Duration::from_secs(6))
+        .expect("the listen stream ends when its token expires");
+    assert_eq!(end["id"], "sub", "{end}");
+    assert!(end.get("result").is_some(), "{end}");
+    assert!(
+        opened.elapsed() >= Duration::from_millis(1500),
+        "it ended before the token expired: {:?}",
+        opened.elapsed()
+    );
+    // The response ends: its last chunk, or the connection closes.
+    let closed = |s: &mut Sse| {
+        let start = std::time::Instant::now();
+        while start.elapsed() < Duration::from_secs(6) {
+            if !s.pump() || s.buf.ends_with("\r\n0\r\n\r\n") {
+                return true;
+            }
+        }
+        false
+    };
+    assert!(closed(&mut short_get), "the GET stream stayed open");
+    // Those of the token still valid are open.
+    assert_eq!(long.next(Duration::from_millis(300)), None);
+    assert!(long.pump(), "the other listen stream closed");
+    assert!(
+        long_get.pump() && !long_get.buf.ends_with("\r\n0\r\n\r\n"),
+        "the other GET stream ended"
+    );
+}

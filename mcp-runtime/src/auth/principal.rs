@@ -133,6 +133,15 @@ impl Principal {
     pub fn expiry(&self) -> Option<SystemTime> {
         self.expires_at
     }
+    /// When a stream opened with this token ends (its expiry on the runtime's clock):
+    /// `None` when the token has no known expiry or one past what the clock holds.
+    pub(crate) fn stream_deadline(&self) -> Option<tokio::time::Instant> {
+        let left = self
+            .expires_at?
+            .duration_since(SystemTime::now())
+            .unwrap_or_default();
+        tokio::time::Instant::now().checked_add(left)
+    }
     /// The raw token, when kept.
     pub fn raw_token(&self) -> Option<&Token> {
         self.token.as_ref()

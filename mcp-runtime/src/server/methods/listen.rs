@@ -214,6 +214,9 @@ pub(crate) struct Listen {
     pub(crate) stop: CancellationToken,
     /// A transport's own stop signal (stdio: the end of input).
     pub(crate) transport_stop: Option<CancellationToken>,
+    /// When the caller's token expires: the stream ends then, as when the server stops
+    /// it, and the client listens again with a token that is still valid.
+    pub(crate) expires: Option<tokio::time::Instant>,
     /// The graceful-close result, with the server's `_meta`.
     pub(crate) close: Option<String>,
     /// Sent instead of the result when the stream ends abruptly (the bus ended): the
@@ -275,6 +278,12 @@ impl Listen {
                     None => std::future::pending().await,
                 }
             };
+            let expired = async {
+                match self.expires {
+                    Some(at) => tokio::time::sleep_until(at).await,
+                    None => std::future::pending().await,
+                }
+            };
             let task_change = async {
                 match &mut self.tasks {
                     Some(t) if !t.changes.is_empty() => t.changes.next().await,
@@ -285,6 +294,10 @@ impl Listen {
                 biased;
                 () = self.stop.cancelled() => return self.close.take(),
                 () = transport_stop => return self.close.take(),
+                () = expired => {
+                    tracing::debug!("the caller's token expired; closing a subscription");
+                    return self.close.take();
+                }
                 Some(task_id) = task_change => {
                     if let Some(tasks) = &mut self.tasks
                         && let Some(n) = tasks.notification(&task_id, &self.id).await
@@ -321,6 +334,10 @@ pub(crate) fn open(
 ) -> Prepared {
     let caller = parts.caller_key();
     let id = parts.id.clone();
+    let expires = parts
+        .principal
+        .as_deref()
+        .and_then(crate::auth::Principal::stream_deadline);
     let asked = match Filter::parse(params.get("notifications")) {
         Ok(f) => f,
         Err(e) => return Prepared::Reply(Reply::rejection(Some(&id), Rejection::params(e))),
@@ -402,6 +419,7 @@ pub(crate) fn open(
         changes: inner.changes(),
         stop: inner.shutdown.child_token(),
         transport_stop: None,
+        expires,
         close: Some(close),
         teardown: None,
         _live: live,

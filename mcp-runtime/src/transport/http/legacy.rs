@@ -383,7 +383,11 @@ impl HttpServer {
         let (tx, rx) = mpsc::channel(256);
         session.set_outbound(Some(tx));
         Some(with_session_header(
-            sse::session_stream(rx, self.config.keep_alive),
+            sse::session_stream(
+                rx,
+                self.config.keep_alive,
+                caller.and_then(crate::auth::Principal::stream_deadline),
+            ),
             id,
         ))
     }

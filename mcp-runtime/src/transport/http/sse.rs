@@ -51,13 +51,29 @@ pub(super) fn listen_response(listen: Listen, keep_alive: Duration) -> Response 
 }
 
 /// A legacy session's GET stream: the messages not tied to a request, with comment lines
-/// as keep-alive; it ends when the session does.
-pub(super) fn session_stream(rx: mpsc::Receiver<String>, keep_alive: Duration) -> Response {
+/// as keep-alive; it ends when the session does, or when the token it was opened with
+/// expires (`expires`).
+pub(super) fn session_stream(
+    rx: mpsc::Receiver<String>,
+    keep_alive: Duration,
+    expires: Option<tokio::time::Instant>,
+) -> Response {
     let stream = futures_util::stream::unfold(rx, move |mut rx| async move {
-        match tokio::time::timeout(keep_alive, rx.recv()).await {
-            Ok(Some(msg)) => Some((sse_frame(&msg), rx)),
-            Ok(None) => None,
-            Err(_) => Some((Ok(Bytes::from_static(b":\n\n")), rx)),
+        let expired = async {
+            match expires {
+                Some(at) => tokio::time::sleep_until(at).await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            // The caller's token expired: the stream ends (the client opens another
+            // with a token that is still valid).
+            () = expired => None,
+            next = tokio::time::timeout(keep_alive, rx.recv()) => match next {
+                Ok(Some(msg)) => Some((sse_frame(&msg), rx)),
+                Ok(None) => None,
+                Err(_) => Some((Ok(Bytes::from_static(b":\n\n")), rx)),
+            },
         }
     });
     let mut resp = Response::new(Body::from_stream(stream.boxed()));
