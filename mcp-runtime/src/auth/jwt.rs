@@ -122,22 +122,22 @@ impl JwtValidator {
             .map_err(|e| AuthError::Unavailable(format!("{uri} is not a JWK set: {e}")))
     }
 
-    /// The key named `kid`: from the cache, else from a fresh fetch (at most one per
-    /// `min_refresh`, and one at a time).
-    async fn key(&self, kid: &str) -> Result<jsonwebtoken::jwk::Jwk, AuthError> {
+    /// The keys named `kid` (several may share one, RFC 7517 4.5): from the cache, else
+    /// from a fresh fetch (at most one per `min_refresh`, and one at a time).
+    async fn key(&self, kid: &str) -> Result<Vec<jsonwebtoken::jwk::Jwk>, AuthError> {
         if let Some((set, at)) = &*self.keys.read().await
             && at.elapsed() < self.max_age
-            && let Some(k) = set.find(kid)
+            && let Some(k) = named(set, kid)
         {
-            return Ok(k.clone());
+            return Ok(k);
         }
         let mut last = self.fetching.lock().await;
         // Someone else may have fetched while we waited.
         if let Some((set, at)) = &*self.keys.read().await
             && at.elapsed() < self.max_age
-            && let Some(k) = set.find(kid)
+            && let Some(k) = named(set, kid)
         {
-            return Ok(k.clone());
+            return Ok(k);
         }
         let fresh_enough = self
             .keys
@@ -170,7 +170,7 @@ impl JwtValidator {
                 return Err(e);
             }
         };
-        let found = set.find(kid).cloned();
+        let found = named(&set, kid);
         *self.keys.write().await = Some((set, Instant::now()));
         found.ok_or_else(|| AuthError::Invalid(format!("unknown signing key `{}`", safe(kid))))
     }
@@ -192,18 +192,26 @@ impl JwtValidator {
             .kid
             .as_deref()
             .ok_or_else(|| invalid("no kid in the token header".into()))?;
-        let jwk = self.key(kid).await?;
-        // A key that names its algorithm is for that one only (RFC 7517 4.4).
-        if let Some(meant) = jwk.common.key_algorithm
-            && meant.to_string() != format!("{:?}", header.alg)
-        {
-            return Err(invalid(format!(
-                "signing key `{}` is for {meant}, not {:?}",
-                safe(kid),
-                header.alg
-            )));
-        }
-        let key = DecodingKey::from_jwk(&jwk)
+        let keys = self.key(kid).await?;
+        // Of the keys of that name, one for signatures with the token's algorithm: a key
+        // for encryption (`use: enc`) is not one (RFC 7517 4.2), and a key that names its
+        // algorithm is for that one only (4.4). The first refusal is said.
+        let alg = format!("{:?}", header.alg);
+        let unusable = |k: &jsonwebtoken::jwk::Jwk| {
+            use jsonwebtoken::jwk::PublicKeyUse;
+            if matches!(k.common.public_key_use, Some(PublicKeyUse::Encryption)) {
+                return Some(format!("signing key `{}` is for encryption", safe(kid)));
+            }
+            k.common
+                .key_algorithm
+                .filter(|meant| meant.to_string() != alg)
+                .map(|meant| format!("signing key `{}` is for {meant}, not {alg}", safe(kid)))
+        };
+        let jwk = match keys.iter().find(|k| unusable(k).is_none()) {
+            Some(k) => k,
+            None => return Err(invalid(keys.iter().find_map(unusable).unwrap_or_default())),
+        };
+        let key = DecodingKey::from_jwk(jwk)
             .map_err(|e| AuthError::Unavailable(format!("signing key `{}`: {e}", safe(kid))))?;
         let mut v = Validation::new(header.alg);
         v.algorithms = vec![header.alg];
@@ -215,6 +223,10 @@ impl JwtValidator {
         let data = jsonwebtoken::decode::<Map<String, Value>>(token, &key, &v)
             .map_err(|e| invalid(refusal(&e)))?;
         let claims = data.claims;
+        // One issuer, a string (RFC 7519 4.1.1): the library also takes an array holding it.
+        if !matches!(claims.get("iss"), Some(Value::String(_))) {
+            return Err(invalid("`iss` is malformed".into()));
+        }
         let aud_ok = match claims.get("aud") {
             Some(Value::String(a)) => same_resource(a, &self.audience),
             Some(Value::Array(a)) => a
@@ -228,6 +240,17 @@ impl JwtValidator {
         }
         principal_of(claims, token, Some(&self.issuer))
     }
+}
+
+/// The keys of `set` named `kid`, when there is one.
+fn named(set: &JwkSet, kid: &str) -> Option<Vec<jsonwebtoken::jwk::Jwk>> {
+    let keys: Vec<_> = set
+        .keys
+        .iter()
+        .filter(|k| k.common.key_id.as_deref() == Some(kid))
+        .cloned()
+        .collect();
+    (!keys.is_empty()).then_some(keys)
 }
 
 /// A principal from token claims or an introspection response.
@@ -453,6 +476,63 @@ mod tests {
         tokio::time::sleep(Duration::from_millis(1100)).await;
         let _ = v.check(&unsigned("k1")).await;
         assert_eq!(hits.load(SeqCst), 2);
+    }
+
+    /// An Ed25519 test key (not used anywhere else): its PKCS #8 DER, base64, and the
+    /// public key's `x`.
+    const ED_DER: &str = "MC4CAQAwBQYDK2VwBCIEIOkBspsBdrEXf32R9wUAsnV1E5Na5rO5bggtCn4wTCQm";
+    const ED_X: &str = "Ld3RXBKXIm4sHupPA3cW_D2piC5diiLAfFtHQyDbBf4";
+
+    /// A JWT signed with the test key.
+    fn signed(header: Value, claims: Value) -> String {
+        use base64::Engine;
+        let b64 =
+            |v: &Value| base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(v.to_string());
+        let msg = format!("{}.{}", b64(&header), b64(&claims));
+        let der = base64::engine::general_purpose::STANDARD
+            .decode(ED_DER)
+            .unwrap();
+        let key = jsonwebtoken::EncodingKey::from_ed_der(&der);
+        let sig = jsonwebtoken::crypto::sign(msg.as_bytes(), &key, Algorithm::EdDSA).unwrap();
+        format!("{msg}.{sig}")
+    }
+
+    /// Of the keys a token's `kid` names, one for signatures with its algorithm checks
+    /// it: a key for encryption is none, and a key of another algorithm under the same
+    /// name does not hide the right one. An `iss` must be one string.
+    #[tokio::test]
+    async fn the_key_is_one_for_signatures_with_the_tokens_algorithm() {
+        let (iss, aud) = ("https://as.example", "https://mcp.example/mcp");
+        let v = JwtValidator::new(iss, aud);
+        let set = serde_json::json!({"keys": [
+            {"kty": "OKP", "crv": "Ed25519", "x": ED_X, "kid": "k1"},
+            {"kty": "OKP", "crv": "Ed25519", "x": ED_X, "kid": "enc", "use": "enc"},
+            {"kty": "RSA", "n": "AQAB", "e": "AQAB", "kid": "dup", "alg": "RS256"},
+            {"kty": "OKP", "crv": "Ed25519", "x": ED_X, "kid": "dup", "use": "sig"},
+            {"kty": "RSA", "n": "AQAB", "e": "AQAB", "kid": "rsa", "alg": "RS256"},
+        ]});
+        *v.keys.write().await = Some((serde_json::from_value(set).unwrap(), Instant::now()));
+        let now = std::time::SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap()
+            .as_secs();
+        let claims = serde_json::json!({"iss": iss, "aud": aud, "sub": "u", "exp": now + 600});
+        let check = |kid: &str, claims: &Value| {
+            let token = signed(
+                serde_json::json!({"alg": "EdDSA", "typ": "at+jwt", "kid": kid}),
+                claims.clone(),
+            );
+            let v = &v;
+            async move { v.check(&token).await.map(|p| p.subject().to_owned()) }
+        };
+        assert_eq!(check("k1", &claims).await.unwrap(), "u");
+        assert_eq!(check("dup", &claims).await.unwrap(), "u");
+        let why = |r: Result<String, AuthError>| r.unwrap_err().to_string();
+        assert!(why(check("enc", &claims).await).contains("is for encryption"));
+        assert!(why(check("rsa", &claims).await).contains("is for RS256, not EdDSA"));
+        let mut two = claims.clone();
+        two["iss"] = serde_json::json!(["https://evil.example", iss]);
+        assert!(why(check("k1", &two).await).contains("`iss` is malformed"));
     }
 
     #[test]
