@@ -208,9 +208,19 @@ impl Auth {
         let r = &self.resource;
         let absolute = (r.starts_with("https://") || r.starts_with("http://"))
             && split_origin(r).0.len() > "https://".len() - 1;
-        if !absolute || r.contains('#') {
+        // Only the characters a URI may hold (RFC 3986), so that it goes into the
+        // challenge's quoted `resource_metadata` as it is: a space, `"` or non-ASCII
+        // there left every 401 without its `WWW-Authenticate`.
+        let uri_chars = r.bytes().all(|b| {
+            b.is_ascii_graphic()
+                && !matches!(
+                    b,
+                    b'"' | b'\\' | b'<' | b'>' | b'^' | b'`' | b'{' | b'|' | b'}'
+                )
+        });
+        if !absolute || r.contains('#') || !uri_chars {
             errors.push(format!(
-                "auth: the resource `{r}` must be an absolute http(s) URI without a fragment (the server's canonical URI, such as https://mcp.example.com/mcp)"
+                "auth: the resource `{r}` must be an absolute http(s) URI without a fragment, in URI characters (RFC 3986: percent-encode the others) (the server's canonical URI, such as https://mcp.example.com/mcp)"
             ));
         }
         if self.authorization_servers.is_empty() {
@@ -309,6 +319,15 @@ mod tests {
         assert!(a.check().is_empty());
         assert_eq!(auth("/mcp").check().len(), 1);
         assert_eq!(auth("https://x.example/mcp#f").check().len(), 1);
+        for bad in [
+            "https://x.example/m\"cp",
+            "https://x.example/m cp",
+            "https://x.example/mcp\u{e9}",
+            "https://x.example/mcp\n",
+        ] {
+            assert_eq!(auth(bad).check().len(), 1, "{bad}");
+        }
+        assert!(auth("https://x.example/mcp%C3%A9?t=a~b").check().is_empty());
     }
 
     #[cfg(feature = "auth")]
