@@ -25,7 +25,7 @@ use super::{CatalogChange, Change, NotificationBus, REPLAYED, StoreError, unmark
 use futures_util::future::BoxFuture;
 use futures_util::stream::BoxStream;
 use futures_util::{FutureExt, StreamExt};
-use redis::aio::{ConnectionManager, ConnectionManagerConfig};
+use redis::aio::{ConnectionLike, ConnectionManager, ConnectionManagerConfig};
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, Weak};
@@ -66,8 +66,87 @@ const MAX_CAS_ATTEMPTS: usize = 32;
 /// ```
 #[derive(Clone)]
 pub struct RedisStore {
-    conn: ConnectionManager,
+    conn: Link,
     shared: Arc<Shared>,
+}
+
+/// The command connection: a [`ConnectionManager`] (which reconnects by itself when the
+/// connection breaks), replaced by a new one when a command times out. A connection that
+/// went silent without breaking (a failover behind a virtual IP, a balancer or NAT that
+/// forgot the flow) is never seen to break: every command on it would time out for ever.
+#[derive(Clone)]
+struct Link(Arc<LinkInner>);
+
+struct LinkInner {
+    client: redis::Client,
+    config: ConnectionManagerConfig,
+    /// The connection in use, and how many were replaced before it.
+    current: Mutex<(u64, ConnectionManager)>,
+}
+
+impl Link {
+    fn current(&self) -> (u64, ConnectionManager) {
+        let c = self.0.current.lock().unwrap_or_else(|e| e.into_inner());
+        (c.0, c.1.clone())
+    }
+
+    /// After a command on connection `generation`: a timeout replaces that connection
+    /// (once, whatever the commands that were waiting on it), and it connects when next
+    /// used.
+    fn check<T>(&self, generation: u64, r: redis::RedisResult<T>) -> redis::RedisResult<T> {
+        if r.as_ref().is_err_and(redis::RedisError::is_timeout) {
+            let mut c = self.0.current.lock().unwrap_or_else(|e| e.into_inner());
+            if c.0 == generation {
+                match ConnectionManager::new_lazy_with_config(
+                    self.0.client.clone(),
+                    self.0.config.clone(),
+                ) {
+                    Ok(fresh) => {
+                        *c = (generation.wrapping_add(1), fresh);
+                        tracing::warn!(
+                            "a Redis command timed out; the next go over a new connection"
+                        );
+                    }
+                    Err(e) => {
+                        tracing::warn!("could not replace a Redis connection that timed out: {e}")
+                    }
+                }
+            }
+        }
+        r
+    }
+}
+
+impl ConnectionLike for Link {
+    fn req_packed_command<'a>(
+        &'a mut self,
+        cmd: &'a redis::Cmd,
+    ) -> redis::RedisFuture<'a, redis::Value> {
+        let (generation, mut conn) = self.current();
+        async move {
+            let r = conn.req_packed_command(cmd).await;
+            self.check(generation, r)
+        }
+        .boxed()
+    }
+
+    fn req_packed_commands<'a>(
+        &'a mut self,
+        pipeline: &'a redis::Pipeline,
+        offset: usize,
+        count: usize,
+    ) -> redis::RedisFuture<'a, Vec<redis::Value>> {
+        let (generation, mut conn) = self.current();
+        async move {
+            let r = conn.req_packed_commands(pipeline, offset, count).await;
+            self.check(generation, r)
+        }
+        .boxed()
+    }
+
+    fn get_db(&self) -> i64 {
+        self.current().1.get_db()
+    }
 }
 
 struct Shared {
@@ -116,9 +195,14 @@ impl RedisStore {
             .set_number_of_retries(2)
             .set_max_delay(Duration::from_millis(500));
         let conn = client
-            .get_connection_manager_with_config(config)
+            .get_connection_manager_with_config(config.clone())
             .await
             .map_err(backend)?;
+        let conn = Link(Arc::new(LinkInner {
+            client: client.clone(),
+            config,
+            current: Mutex::new((0, conn)),
+        }));
         let (outbox, queued) = mpsc::unbounded_channel();
         let shared = Arc::new(Shared {
             prefix: prefix.to_owned(),
@@ -178,7 +262,7 @@ impl RedisStore {
 /// Reads the bus channel and the task wake-ups, reconnecting after a failure.
 async fn listen(
     client: redis::Client,
-    conn: ConnectionManager,
+    conn: Link,
     shared: Weak<Shared>,
     ready: tokio::sync::oneshot::Sender<()>,
 ) {
@@ -301,7 +385,7 @@ return 1",
 /// one goes to this instance's subscribers instead, as a replayed record, so this
 /// instance (which applied its own change already) ends where the others are.
 async fn publish(
-    mut conn: ConnectionManager,
+    mut conn: Link,
     prefix: String,
     bus: broadcast::Sender<Change>,
     mut queued: mpsc::UnboundedReceiver<(Change, tokio::time::Instant)>,
@@ -384,10 +468,7 @@ async fn publish(
 }
 
 /// The latest catalog change per item, as recorded.
-async fn read_catalog(
-    conn: &mut ConnectionManager,
-    prefix: &str,
-) -> Result<Vec<CatalogChange>, StoreError> {
+async fn read_catalog(conn: &mut Link, prefix: &str) -> Result<Vec<CatalogChange>, StoreError> {
     let all: HashMap<String, String> = redis::cmd("HGETALL")
         .arg(format!("{prefix}:catalog"))
         .query_async(conn)

@@ -1,0 +1,132 @@
+//! `RedisStore` when Redis misbehaves in ways a clean outage does not show: a connection
+//! that goes silent without being closed (a failover behind a virtual IP, a balancer or
+//! NAT that forgets the flow), Redis too slow while an instance starts, entries in the
+//! framework's keys that are not what it wrote. Each test runs its own `redis-server`
+//! (and, where a silent connection is needed, a TCP relay in front of it).
+//!
+//! Needs `redis-server` (Debian package); skipped when missing, unless
+//! `MCP_FLEET=required`.
+
+#[path = "common/fleet.rs"]
+mod fleet;
+
+use futures_util::StreamExt;
+use mcp_runtime::store::redis::RedisStore;
+use mcp_runtime::store::{Change, HandleRecord, HandleStore, NotificationBus};
+use serde_json::json;
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+fn redis_available() -> bool {
+    if fleet::have("redis-server") {
+        return true;
+    }
+    assert!(
+        std::env::var("MCP_FLEET").as_deref() != Ok("required"),
+        "MCP_FLEET=required but redis-server is not installed"
+    );
+    eprintln!("skipped: redis-server is not installed");
+    false
+}
+
+/// A TCP relay to a port of 127.0.0.1. [`Relay::go_silent`] makes every connection open
+/// so far silent: kept open, what either side sends dropped (a peer gone without a FIN or
+/// RST); connections made after it are relayed as before.
+struct Relay {
+    port: u16,
+    /// Connections opened before this generation are silent.
+    generation: Arc<Mutex<u64>>,
+}
+
+impl Relay {
+    fn start(target: u16) -> Relay {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let generation = Arc::new(Mutex::new(0u64));
+        let current = Arc::clone(&generation);
+        std::thread::spawn(move || {
+            for client in listener.incoming() {
+                let Ok(client) = client else { continue };
+                let born = *current.lock().unwrap();
+                let Ok(server) = TcpStream::connect(("127.0.0.1", target)) else {
+                    continue;
+                };
+                let pairs = [
+                    (client.try_clone().unwrap(), server.try_clone().unwrap()),
+                    (server, client),
+                ];
+                for (mut from, mut to) in pairs {
+                    let current = Arc::clone(&current);
+                    std::thread::spawn(move || {
+                        let mut buf = [0u8; 16 * 1024];
+                        loop {
+                            let n = match from.read(&mut buf) {
+                                Ok(0) | Err(_) => return,
+                                Ok(n) => n,
+                            };
+                            if *current.lock().unwrap() != born {
+                                continue;
+                            }
+                            if to.write_all(&buf[..n]).is_err() {
+                                return;
+                            }
+                        }
+                    });
+                }
+            }
+        });
+        Relay { port, generation }
+    }
+
+    fn url(&self) -> String {
+        format!("redis://127.0.0.1:{}/", self.port)
+    }
+
+    fn go_silent(&self) {
+        *self.generation.lock().unwrap() += 1;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_connection_gone_silent_is_replaced_not_timed_out_forever() {
+    if !redis_available() {
+        return;
+    }
+    let redis = fleet::Redis::start();
+    let relay = Relay::start(redis.port);
+    let store = RedisStore::connect(&relay.url()).await.unwrap();
+    let id = "h_AAAAAAAAAAAAAAAAAAAAAA";
+    let record = HandleRecord {
+        owner: None,
+        value: json!("kept"),
+    };
+    store
+        .insert(id, record.clone(), Duration::from_secs(60))
+        .await
+        .unwrap();
+    relay.go_silent();
+    // Each command fails within its timeout; a new connection (which works) is made
+    // soon, instead of every command timing out on the silent one for ever.
+    let t = Instant::now();
+    let mut back = None;
+    while t.elapsed() < Duration::from_secs(20) {
+        let started = Instant::now();
+        let r = HandleStore::get(&store, id).await;
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "one read took {:?}",
+            started.elapsed()
+        );
+        if let Ok(found) = r {
+            back = Some(found);
+            break;
+        }
+    }
+    assert_eq!(
+        back,
+        Some(Some(record)),
+        "no read succeeded within 20 s of the connection going silent"
+    );
+}
