@@ -130,3 +130,36 @@ async fn a_connection_gone_silent_is_replaced_not_timed_out_forever() {
         "no read succeeded within 20 s of the connection going silent"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_notification_channel_gone_silent_is_resubscribed() {
+    if !redis_available() {
+        return;
+    }
+    let redis = fleet::Redis::start();
+    let relay = Relay::start(redis.port);
+    let direct = RedisStore::connect(&redis.url()).await.unwrap();
+    let relayed = RedisStore::connect(&relay.url()).await.unwrap();
+    let mut seen = relayed.subscribe();
+    direct.publish(Change::ToolsListChanged);
+    let first = tokio::time::timeout(Duration::from_secs(5), seen.next()).await;
+    assert_eq!(first.ok().flatten(), Some(Change::ToolsListChanged));
+    // The subscriber's connection goes silent (Redis, told of nothing, keeps sending to
+    // it); nothing but the channel is used on that instance meanwhile.
+    relay.go_silent();
+    let t = Instant::now();
+    let mut got = None;
+    let mut n = 0;
+    while t.elapsed() < Duration::from_secs(20) && got.is_none() {
+        n += 1;
+        direct.publish(Change::ResourceUpdated(format!("notes://{n}")));
+        got = tokio::time::timeout(Duration::from_secs(1), seen.next())
+            .await
+            .ok()
+            .flatten();
+    }
+    assert!(
+        matches!(got, Some(Change::ResourceUpdated(_))),
+        "nothing published in the 20 s after the channel went silent arrived: {got:?}"
+    );
+}

@@ -40,6 +40,11 @@ pub const DEFAULT_REDIS_TIMEOUT: Duration = Duration::from_secs(2);
 /// How often a task watcher checks that its task still exists.
 const WATCH_CHECK: Duration = Duration::from_secs(2);
 
+/// How often the notification channel is pinged: a channel that went silent without
+/// breaking (Redis, or whatever is between, forgot it) would otherwise never be seen to
+/// be lost, and no change would arrive again.
+const CHANNEL_CHECK: Duration = Duration::from_secs(5);
+
 /// How long a change is retried while Redis is unreachable before it is dropped.
 pub const PUBLISH_RETRY_FOR: Duration = Duration::from_secs(30);
 
@@ -310,11 +315,25 @@ async fn listen(
                     }
                 }
                 delay = Duration::from_millis(50);
-                let mut messages = ps.into_on_message();
+                let (mut sink, mut messages) = ps.split();
+                let mut check = tokio::time::interval(CHANNEL_CHECK);
+                check.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+                check.reset();
                 loop {
                     let msg = tokio::select! {
                         () = stop.cancelled() => return,
                         m = messages.next() => m,
+                        _ = check.tick() => {
+                            // Messages wait in the connection's buffer meanwhile.
+                            let pong = tokio::time::timeout(
+                                DEFAULT_REDIS_TIMEOUT,
+                                sink.ping::<redis::Value>(),
+                            );
+                            if matches!(pong.await, Ok(Ok(_))) {
+                                continue;
+                            }
+                            None
+                        }
                     };
                     let Some(msg) = msg else { break };
                     let Some(s) = shared.upgrade() else { return };
