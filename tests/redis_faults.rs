@@ -12,7 +12,11 @@ mod fleet;
 
 use futures_util::StreamExt;
 use mcp_runtime::store::redis::RedisStore;
-use mcp_runtime::store::{Change, HandleRecord, HandleStore, NotificationBus};
+use mcp_runtime::store::{
+    CatalogChange, CatalogOp, Change, HandleRecord, HandleStore, ItemKind, NotificationBus,
+};
+use mcp_runtime::testing::TestClient;
+use mcp_runtime::{Server, tool, tools};
 use serde_json::json;
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -29,6 +33,26 @@ fn redis_available() -> bool {
     );
     eprintln!("skipped: redis-server is not installed");
     false
+}
+
+/// Sends one command to the Redis on `port` over a connection of its own; its reply's
+/// first line.
+fn command(port: u16, args: &[&[u8]]) -> String {
+    let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    let mut out = format!("*{}\r\n", args.len()).into_bytes();
+    for a in args {
+        out.extend_from_slice(format!("${}\r\n", a.len()).as_bytes());
+        out.extend_from_slice(a);
+        out.extend_from_slice(b"\r\n");
+    }
+    s.write_all(&out).unwrap();
+    let mut line = Vec::new();
+    let mut b = [0u8; 1];
+    while !line.ends_with(b"\r\n") && s.read(&mut b).unwrap_or(0) == 1 {
+        line.push(b[0]);
+    }
+    String::from_utf8_lossy(&line).trim_end().to_owned()
 }
 
 /// A TCP relay to a port of 127.0.0.1. [`Relay::go_silent`] makes every connection open
@@ -162,4 +186,71 @@ async fn a_notification_channel_gone_silent_is_resubscribed() {
         matches!(got, Some(Change::ResourceUpdated(_))),
         "nothing published in the 20 s after the channel went silent arrived: {got:?}"
     );
+}
+
+/// Says hi.
+#[tool]
+async fn hi() -> &'static str {
+    "hi"
+}
+
+/// Reports.
+#[tool]
+async fn report() -> &'static str {
+    "report"
+}
+
+async fn tool_names(client: &TestClient) -> Vec<String> {
+    let (list, _) = client.request("tools/list", json!({})).await.unwrap();
+    list["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_instance_that_could_not_read_the_catalog_record_at_start_catches_up_later() {
+    if !redis_available() {
+        return;
+    }
+    let redis = fleet::Redis::start();
+    // Another instance switched `report` on; the record holds it.
+    let other = RedisStore::connect(&redis.url()).await.unwrap();
+    let on = CatalogChange::new(ItemKind::Tool, "report", CatalogOp::Added, "other");
+    other.publish(Change::Catalog(on.clone()));
+    let t = Instant::now();
+    while !other.catalog().await.unwrap().contains(&on) {
+        assert!(t.elapsed() < Duration::from_secs(5), "recorded");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    // This instance starts while Redis does not answer for 3 s (longer than a command
+    // may take): its first read of the record fails.
+    let store = RedisStore::connect(&redis.url()).await.unwrap();
+    assert_eq!(
+        command(redis.port, &[b"CLIENT", b"PAUSE", b"3000", b"ALL"]),
+        "+OK"
+    );
+    let server = Server::builder("x", "1")
+        .tools(tools![hi])
+        .standby_tools(tools![report])
+        .notification_bus(store)
+        .build()
+        .unwrap();
+    let client = TestClient::new(server);
+    // Once Redis answers again, it catches up (before, it never did: it went on without
+    // `report`, unlike every other instance, and said it was ready).
+    let t = Instant::now();
+    loop {
+        let names = tool_names(&client).await;
+        if names.iter().any(|n| n == "report") {
+            break;
+        }
+        assert!(
+            t.elapsed() < Duration::from_secs(15),
+            "still without `report` 15 s after it started: {names:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
 }

@@ -285,17 +285,28 @@ pub(crate) fn start(inner: &Arc<ServerInner>) {
     runtime.spawn(async move {
         // Subscribe before catching up, so a change made meanwhile is not lost.
         let mut changes = bus.subscribe();
-        match bus.catalog().await {
-            Ok(list) => {
-                let Some(server) = weak.upgrade() else { return };
-                for change in &list {
-                    server.apply(change);
+        // Until the record is read the instance is not ready: without it, it would serve
+        // another catalog than the others (and nothing would make it catch up later).
+        let mut pause = std::time::Duration::from_millis(100);
+        loop {
+            match bus.catalog().await {
+                Ok(list) => {
+                    let Some(server) = weak.upgrade() else { return };
+                    for change in &list {
+                        server.apply(change);
+                    }
+                    if !list.is_empty() {
+                        tracing::info!(changes = list.len(), "caught up with the shared catalog");
+                    }
+                    break;
                 }
-                if !list.is_empty() {
-                    tracing::info!(changes = list.len(), "caught up with the shared catalog");
-                }
+                Err(e) => tracing::warn!("could not read the shared catalog: {e}; retrying"),
             }
-            Err(e) => tracing::warn!("could not read the shared catalog: {e}"),
+            tokio::select! {
+                () = stop.cancelled() => return,
+                () = tokio::time::sleep(pause) => {}
+            }
+            pause = (pause * 2).min(std::time::Duration::from_secs(5));
         }
         if let Some(server) = weak.upgrade() {
             server.replication.synced.store(true, Ordering::Release);
