@@ -254,3 +254,32 @@ async fn an_instance_that_could_not_read_the_catalog_record_at_start_catches_up_
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_entry_of_the_catalog_record_that_is_not_text_is_skipped_like_one_that_is_not_json() {
+    if !redis_available() {
+        return;
+    }
+    let redis = fleet::Redis::start();
+    let store = RedisStore::connect(&redis.url()).await.unwrap();
+    let on = CatalogChange::new(ItemKind::Tool, "report", CatalogOp::Added, "other");
+    store.publish(Change::Catalog(on.clone()));
+    let t = Instant::now();
+    while !store.catalog().await.unwrap().contains(&on) {
+        assert!(t.elapsed() < Duration::from_secs(5), "recorded");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    for (field, value) in [
+        (&b"Tool:junk"[..], &b"not json"[..]),
+        (b"Tool:bytes", b"\xff\xfe"),
+    ] {
+        assert_eq!(
+            command(redis.port, &[b"HSET", b"mcp:catalog", field, value]),
+            ":1"
+        );
+    }
+    // Before, one entry that was not UTF-8 failed the whole read: a starting instance
+    // could not catch up, nor a reconnected one.
+    let read = store.catalog().await;
+    assert_eq!(read, Ok(vec![on]));
+}

@@ -488,14 +488,16 @@ async fn publish(
 
 /// The latest catalog change per item, as recorded.
 async fn read_catalog(conn: &mut Link, prefix: &str) -> Result<Vec<CatalogChange>, StoreError> {
-    let all: HashMap<String, String> = redis::cmd("HGETALL")
+    // Bytes, not text: an entry that is not UTF-8 is skipped as one that is not a change
+    // is, instead of failing the whole read.
+    let all: HashMap<Vec<u8>, Vec<u8>> = redis::cmd("HGETALL")
         .arg(format!("{prefix}:catalog"))
         .query_async(conn)
         .await
         .map_err(backend)?;
     let mut out: Vec<CatalogChange> = all
         .values()
-        .filter_map(|t| match Change::from_json(t) {
+        .filter_map(|t| match Change::from_json(std::str::from_utf8(t).ok()?) {
             Ok(Change::Catalog(c)) => Some(c),
             _ => None,
         })
