@@ -283,3 +283,43 @@ async fn an_entry_of_the_catalog_record_that_is_not_text_is_skipped_like_one_tha
     let read = store.catalog().await;
     assert_eq!(read, Ok(vec![on]));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unreadable_entries_do_not_fail_the_listing_of_the_readable_handles() {
+    if !redis_available() {
+        return;
+    }
+    let redis = fleet::Redis::start();
+    let store = RedisStore::connect(&redis.url()).await.unwrap();
+    let good = "h_GGGGGGGGGGGGGGGGGGGGGG";
+    let record = HandleRecord {
+        owner: None,
+        value: json!({"n": 1}),
+    };
+    store
+        .insert(good, record, Duration::from_secs(60))
+        .await
+        .unwrap();
+    // In the index of the handles without owner: an id that is not UTF-8, one whose
+    // record's value is not UTF-8, one whose key holds a list.
+    let bytes = b"h_BBBBBBBBBBBBBBBBBBBBBB";
+    let list = b"h_LLLLLLLLLLLLLLLLLLLLLL";
+    for args in [
+        &[&b"SADD"[..], b"mcp:ho:-", b"h_\xff\xfe"][..],
+        &[b"SADD", b"mcp:ho:-", bytes],
+        &[
+            b"HSET",
+            b"mcp:h:h_BBBBBBBBBBBBBBBBBBBBBB",
+            b"value",
+            b"\xff\xfe",
+        ],
+        &[b"SADD", b"mcp:ho:-", list],
+        &[b"RPUSH", b"mcp:h:h_LLLLLLLLLLLLLLLLLLLLLL", b"x"],
+    ] {
+        assert!(command(redis.port, args).starts_with(':'));
+    }
+    // Before, any one of them failed the whole listing (for every caller, without
+    // authorization).
+    let listed = HandleStore::list(&store, None).await;
+    assert_eq!(listed, Ok(vec![(good.to_owned(), json!({"n": 1}))]));
+}

@@ -176,12 +176,14 @@ impl HandleStore for RedisStore {
             let index = self.owner_index(owner);
             let mut out = Vec::new();
             // SSCAN may return an id twice.
-            let mut seen = std::collections::HashSet::new();
+            let mut seen: std::collections::HashSet<Vec<u8>> = std::collections::HashSet::new();
             let mut cursor = 0u64;
             // The index is read a page at a time and the records a page at a time, up to
             // the cap: an owner with millions of handles costs a bounded read.
             loop {
-                let (next, ids): (u64, Vec<String>) = redis::cmd("SSCAN")
+                // Bytes, not text: an entry that is not UTF-8 (not one this store wrote)
+                // is skipped, instead of failing the whole listing.
+                let (next, ids): (u64, Vec<Vec<u8>>) = redis::cmd("SSCAN")
                     .arg(&index)
                     .arg(cursor)
                     .arg("COUNT")
@@ -192,6 +194,7 @@ impl HandleStore for RedisStore {
                 let ids: Vec<String> = ids
                     .into_iter()
                     .filter(|id| seen.insert(id.clone()))
+                    .filter_map(|id| String::from_utf8(id).ok())
                     .collect();
                 if !ids.is_empty() {
                     let mut pipe = redis::pipe();
@@ -201,14 +204,20 @@ impl HandleStore for RedisStore {
                             .arg("owner")
                             .arg("value");
                     }
-                    let rows: Vec<(Option<String>, Option<String>)> =
-                        pipe.query_async(&mut c).await.map_err(backend)?;
+                    // A record that cannot be read (a key of another type) is skipped too.
+                    type Row = (Option<Vec<u8>>, Option<Vec<u8>>);
+                    let rows: Vec<redis::RedisResult<Row>> = pipe
+                        .ignore_errors()
+                        .query_async(&mut c)
+                        .await
+                        .map_err(backend)?;
                     let mut stale = Vec::new();
-                    for (id, (o, v)) in ids.into_iter().zip(rows) {
+                    for (id, row) in ids.into_iter().zip(rows) {
+                        let Ok((o, v)) = row else { continue };
                         match v {
-                            Some(v) if o.as_deref() == owner => {
+                            Some(v) if o.as_deref() == owner.map(str::as_bytes) => {
                                 if out.len() < DEFAULT_MAX_HANDLES
-                                    && let Ok(v) = serde_json::from_str(&v)
+                                    && let Ok(v) = serde_json::from_slice(&v)
                                 {
                                     out.push((id, v));
                                 }
