@@ -191,9 +191,10 @@ pub(super) fn builder(item: &Item) -> Vec<TokenStream> {
                 let args: Vec<syn::Ident> = (0..types.len())
                     .map(|i| syn::Ident::new(&format!("__a{i}"), Span::call_site()))
                     .collect();
+                let this = super::binding("this");
                 b.push(quote_spanned! {span=>
                     .completer(#n, {
-                        let __this = __mcp::Arc::clone(this);
+                        let __this = __mcp::Arc::clone(#this);
                         move |#(#args: #types),*| {
                             let __this = __mcp::Arc::clone(&__this);
                             async move { __this.#method(#(#args),*).await }

@@ -24,6 +24,8 @@ pub(super) fn input_stmts(item: &Item) -> TokenStream {
             quote!(__mcp::String::from(#s))
         }
     };
+    // Spanned at the parameter's type, `__input` keeps the expansion's hygiene.
+    let input = super::binding("__input");
     let futs: Vec<TokenStream> = inputs
         .iter()
         .map(|param| {
@@ -34,7 +36,7 @@ pub(super) fn input_stmts(item: &Item) -> TokenStream {
                 InputKind::Elicit { message } => {
                     let message = text(&message.value, message.span);
                     quote_spanned! {param.ty_span=>
-                        <#ty as __mcp::ElicitParam>::elicit(&__input, #key, #message)
+                        <#ty as __mcp::ElicitParam>::elicit(&#input, #key, #message)
                     }
                 }
                 InputKind::Url { url, message } => {
@@ -49,7 +51,7 @@ pub(super) fn input_stmts(item: &Item) -> TokenStream {
                         quote!(__mcp::String::from(#url))
                     };
                     quote_spanned! {param.ty_span=>
-                        <#ty as __mcp::UrlParam>::elicit_url(&__input, #key, #message, #url)
+                        <#ty as __mcp::UrlParam>::elicit_url(&#input, #key, #message, #url)
                     }
                 }
                 InputKind::Sample {
@@ -58,11 +60,11 @@ pub(super) fn input_stmts(item: &Item) -> TokenStream {
                 } => {
                     let prompt = text(&prompt.value, prompt.span);
                     quote_spanned! {param.ty_span=>
-                        <#ty as __mcp::SampleParam>::sample(&__input, #key, __mcp::sampling_request(&#prompt, #max_tokens))
+                        <#ty as __mcp::SampleParam>::sample(&#input, #key, __mcp::sampling_request(&#prompt, #max_tokens))
                     }
                 }
                 InputKind::Roots => quote_spanned! {param.ty_span=>
-                    <#ty as __mcp::RootsParam>::roots(&__input, #key)
+                    <#ty as __mcp::RootsParam>::roots(&#input, #key)
                 },
             }
         })

@@ -216,6 +216,8 @@ pub fn definition(item: &Item) -> TokenStream {
         });
         quote!(const __PARAMS: &[__mcp::Param] = &[#(#params),*];)
     });
+    // Spanned at the user's tokens below, the expansion's own bindings keep its hygiene.
+    let signature = binding("__signature");
     let describes = described.iter().enumerate().map(|(i, p)| {
         let i = proc_macro2::Literal::usize_unsuffixed(i);
         let ty = &p.ty;
@@ -231,17 +233,17 @@ pub fn definition(item: &Item) -> TokenStream {
         // prompt argument has nowhere to show it, so its type need not be `Serialize`).
         let default = p.default.as_ref().map(|(value, span)| match item.kind {
             Kind::Prompt => quote_spanned! {*span=>
-                __signature.not_required(&__PARAMS[#i]);
+                #signature.not_required(&__PARAMS[#i]);
             },
             _ => quote_spanned! {*span=>
                 let __default: #ty = #value;
-                __signature.default_value(&__PARAMS[#i], &__default);
+                #signature.default_value(&__PARAMS[#i], &__default);
             },
         });
         quote_spanned! {p.ty_span=>
             #header_check
             #argument_check
-            <#ty as __mcp::FromRequest<#kind>>::describe(&__PARAMS[#i], &mut __signature);
+            <#ty as __mcp::FromRequest<#kind>>::describe(&__PARAMS[#i], &mut #signature);
             #default
         }
     });
@@ -287,7 +289,8 @@ pub fn definition(item: &Item) -> TokenStream {
             }
             Role::Variable => {
                 let n = &p.name.value;
-                extracts.push(quote_spanned!(p.ty_span=> let #id = __call.variable::<#ty>(#n)?;));
+                let call = binding("__call");
+                extracts.push(quote_spanned!(p.ty_span=> let #id = #call.variable::<#ty>(#n)?;));
             }
             Role::Input => {}
         }
@@ -323,9 +326,12 @@ pub fn definition(item: &Item) -> TokenStream {
         // function's: its parameters are read first, then the function's future is
         // boxed (a `&self` method's in an async block holding the value). Spanned at the
         // name, so a future that is not `Send` is reported there.
+        // The bindings in parentheses: the call's first token is then at the name too, and
+        // the call with it.
+        let (mcp_fn, this) = (binding("__mcp_fn"), binding("__this"));
         let call = match (free, method) {
-            (true, _) => quote_spanned!(span=> __mcp_fn(#(#args),*)),
-            (false, true) => quote_spanned!(span=> __this.#ident(#(#args),*)),
+            (true, _) => quote_spanned!(span=> (#mcp_fn)(#(#args),*)),
+            (false, true) => quote_spanned!(span=> (#this).#ident(#(#args),*)),
             (false, false) => quote_spanned!(span=> Self::#ident(#(#args),*)),
         };
         if method {
@@ -383,15 +389,15 @@ pub fn definition(item: &Item) -> TokenStream {
     // return type, that is where a wrong one is reported.
     let new = match &item.spec {
         Spec::Tool(_) => quote_spanned! {item.shape.return_span=>
-            __mcp::ToolDef::new(#name, __signature, #handler)
+            __mcp::ToolDef::new(#name, #signature, #handler)
         },
         Spec::Prompt => quote_spanned! {item.shape.return_span=>
-            __mcp::PromptDef::new(#name, __signature, #handler)
+            __mcp::PromptDef::new(#name, #signature, #handler)
         },
         Spec::Resource(r) => {
             let uri = r.uri.value();
             quote_spanned! {item.shape.return_span=>
-                __mcp::ResourceDef::new(#uri, #name, __signature, #handler)
+                __mcp::ResourceDef::new(#uri, #name, #signature, #handler)
             }
         }
     };
@@ -437,6 +443,13 @@ fn refusal(
             #private::unlisted()
         }
     }
+}
+
+/// One of the expansion's own bindings (`__signature`, `__call`, `__mcp_fn`, ...), for code
+/// spanned at a user's token: with the expansion's hygiene, it is found also when that
+/// token comes from a `macro_rules!` caller, whose hygiene would hide it.
+pub(crate) fn binding(name: &str) -> syn::Ident {
+    syn::Ident::new(name, Span::call_site())
 }
 
 /// The closure that makes parameter `i`'s default in a handler.
