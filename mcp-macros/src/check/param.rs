@@ -13,17 +13,14 @@ pub(super) fn param(item: &Item, p: &Param, errors: &mut Errors) {
         errors.spanned(&p.pat, "unsupported parameter pattern; bind the parameter to a name, such as `city: String`; the name is the argument's key");
         return;
     }
-    match &p.ty {
-        Type::ImplTrait(t) => errors.spanned(t, format!(
+    if let Some(t) = find(&p.ty, &|t| matches!(t, Type::ImplTrait(_))) {
+        errors.spanned(t, format!(
             "a {kind} parameter cannot be `impl Trait`; name a concrete type; it decides the input schema"
-        )),
-        ty => {
-            if let Some(r) = borrowed(ty) {
-                errors.spanned(r, format!(
-                    "a {kind} parameter must be an owned type; arguments are decoded from JSON for every call; use `String` instead of `&str`, `Vec<T>` instead of `&[T]` (also inside `Option<..>`, `Vec<..>` and tuples)"
-                ));
-            }
-        }
+        ));
+    } else if let Some(r) = find(&p.ty, &|t| matches!(t, Type::Reference(_))) {
+        errors.spanned(r, format!(
+            "a {kind} parameter must be an owned type; arguments are decoded from JSON for every call; use `String` instead of `&str`, `Vec<T>` instead of `&[T]` (also inside `Option<..>`, `Vec<..>` and tuples)"
+        ));
     }
     if let Some(span) = p.cfg {
         errors.at(span, format!(
@@ -100,20 +97,23 @@ pub(super) fn param(item: &Item, p: &Param, errors: &mut Errors) {
     }
 }
 
-/// The first reference in `ty`, itself or inside the type arguments, tuples, arrays and
-/// slices it is made of (`Option<&str>`, `Vec<&str>`, `(u8, &str)`): none decodes from
-/// the JSON of a call.
-fn borrowed(ty: &Type) -> Option<&syn::TypeReference> {
+/// The first type in `ty` that `is` picks, `ty` itself or inside the type arguments,
+/// tuples, arrays and slices it is made of: a reference (`Option<&str>`, `Vec<&str>`,
+/// `(u8, &str)`), which no call's JSON decodes into, or an `impl Trait`
+/// (`Option<impl Into<String>>`), which names no type to decode.
+fn find<'a>(ty: &'a Type, is: &dyn Fn(&Type) -> bool) -> Option<&'a Type> {
+    if is(ty) {
+        return Some(ty);
+    }
     match ty {
-        Type::Reference(r) => Some(r),
-        Type::Paren(p) => borrowed(&p.elem),
-        Type::Group(g) => borrowed(&g.elem),
-        Type::Array(a) => borrowed(&a.elem),
-        Type::Slice(s) => borrowed(&s.elem),
-        Type::Tuple(t) => t.elems.iter().find_map(borrowed),
+        Type::Paren(p) => find(&p.elem, is),
+        Type::Group(g) => find(&g.elem, is),
+        Type::Array(a) => find(&a.elem, is),
+        Type::Slice(s) => find(&s.elem, is),
+        Type::Tuple(t) => t.elems.iter().find_map(|t| find(t, is)),
         Type::Path(p) => p.path.segments.iter().find_map(|seg| match &seg.arguments {
             syn::PathArguments::AngleBracketed(a) => a.args.iter().find_map(|arg| match arg {
-                syn::GenericArgument::Type(t) => borrowed(t),
+                syn::GenericArgument::Type(t) => find(t, is),
                 _ => None,
             }),
             _ => None,
