@@ -11,8 +11,8 @@ pub(super) fn inputs(item: &Item, errors: &mut Errors) {
         if spec.asks.len() != 1 {
             errors.at(spec.span, "`#[input]` asks exactly one thing; write one of `elicit = \"message\"`, `url = \"https://...\", message = \"...\"`, `sample = \"prompt\"` or `roots`");
         }
-        if let Some(InputKind::Url { message: None, .. }) = spec.asks.first() {
-            errors.at(spec.span, "a URL elicitation needs a `message` too");
+        if let Some(InputKind::Url { url, message: None }) = spec.asks.first() {
+            errors.at(url.span, "a URL elicitation needs a `message` too; add `message = \"...\"` after the URL, the text the client shows with the link");
         }
         if let Some(InputKind::Url { url, .. }) = spec.asks.first() {
             if let Err(v) = mcp_rules::elicitation_url(&url.value) {
