@@ -23,7 +23,7 @@ pub fn extract(attrs: &[Attribute]) -> Option<Doc> {
             match &nv.value {
                 Expr::Lit(ExprLit {
                     lit: Lit::Str(s), ..
-                }) => parts.push(Ok(s.value())),
+                }) => parts.push(Ok(without_stars(&s.value()))),
                 other => parts.push(Err(other.clone())),
             }
         }
@@ -57,6 +57,38 @@ pub fn extract(attrs: &[Attribute]) -> Option<Doc> {
     Some(Doc::Expr(quote!(
         ::core::concat!(#(#pieces, "\n"),*).trim()
     )))
+}
+
+/// A block comment's text (`/** ... */`, the one doc string that spans lines) without the
+/// column of `*` its lines share, as rustdoc shows it: the lines after the first (which
+/// follows `/**`, unless it starts with `*` too) that are not blank all have a `*` at the
+/// same column, after spaces and tabs only; that prefix is removed from every line having
+/// it. Any other text is kept as it is.
+fn without_stars(text: &str) -> String {
+    let lines: Vec<&str> = text.split('\n').collect();
+    let skip = usize::from(!lines[0].trim_start().starts_with('*'));
+    let mut column = None;
+    for line in lines.iter().skip(skip).filter(|l| !l.trim().is_empty()) {
+        let at = margin(line);
+        if !line[at..].starts_with('*') || column.is_some_and(|c| c != at) {
+            return text.to_owned();
+        }
+        column = Some(at);
+    }
+    let Some(column) = column.filter(|_| lines.len() > 1) else {
+        return text.to_owned();
+    };
+    let strip = |l: &str| match l.get(..=column) {
+        Some(prefix) if margin(prefix) == column && prefix.ends_with('*') => {
+            l[column + 1..].to_owned()
+        }
+        _ => l.to_owned(),
+    };
+    lines
+        .iter()
+        .map(|l| strip(l))
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// The leading ASCII spaces and tabs of `line`, in bytes.
@@ -127,6 +159,35 @@ mod tests {
             t,
             "First line.\n\u{3000}全角で始まる行\nLast line.\n\u{a0}no-break"
         );
+    }
+
+    #[test]
+    fn block_comments_lose_their_column_of_stars() {
+        let f: syn::ItemFn = parse_quote! {
+            /**
+             * Adds two numbers.
+             *
+             * Returns the sum.
+             */
+            fn f() {}
+        };
+        let Some(Doc::Text(t)) = extract(&f.attrs) else {
+            panic!()
+        };
+        assert_eq!(t, "Adds two numbers.\n\nReturns the sum.");
+        // `///` lines are lines of their own: a list stays a list.
+        let f: syn::ItemFn = parse_quote! {
+            /// * a bullet
+            /// * another
+            fn f() {}
+        };
+        let Some(Doc::Text(t)) = extract(&f.attrs) else {
+            panic!()
+        };
+        assert_eq!(t, "* a bullet\n* another");
+        // Without a column of `*`, a block is kept as written.
+        assert_eq!(without_stars(" a\n * b\n c "), " a\n * b\n c ");
+        assert_eq!(without_stars("* one line"), "* one line");
     }
 
     #[test]
