@@ -61,9 +61,13 @@ pub(super) fn resource(item: &Item, errors: &mut Errors) {
     }
     for var in item.variables() {
         if !item.params.iter().any(|p| p.name.value == var) {
-            errors.spanned(&r.uri, format!(
-                "template variable `{{{var}}}` has no parameter; add a parameter named `{var}`, such as `{var}: String`"
-            ));
+            errors.spanned(
+                &r.uri,
+                format!(
+                    "template variable `{{{var}}}` has no parameter; {}",
+                    parameter_for(&var)
+                ),
+            );
         }
     }
     if template.is_static()
@@ -99,6 +103,33 @@ pub(super) fn resource(item: &Item, errors: &mut Errors) {
 /// rule above, not a rule on types.
 fn is_safe_path(ty: &Type) -> bool {
     matches!(ty, Type::Path(p) if p.qself.is_none() && p.path.segments.last().is_some_and(|s| s.ident == "SafePath"))
+}
+
+/// How to add the parameter a template variable needs: one of its name, or, when the name
+/// is no Rust identifier (`a.b`, `2x`), one that names it with `#[arg(name)]`.
+fn parameter_for(var: &str) -> String {
+    if syn::parse_str::<syn::Ident>(var).is_ok() {
+        return format!("add a parameter named `{var}`, such as `{var}: String`");
+    }
+    if syn::parse_str::<syn::Ident>(&format!("r#{var}")).is_ok() {
+        return format!("add a parameter named `{var}`, such as `r#{var}: String`");
+    }
+    let mut ident: String = var
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if !ident.starts_with(|c: char| c.is_ascii_alphabetic()) {
+        ident.insert(0, 'v');
+    }
+    format!(
+        "`{var}` is no Rust name: add a parameter that names it, such as `#[arg(name = \"{var}\")] {ident}: String`"
+    )
 }
 
 #[cfg(test)]

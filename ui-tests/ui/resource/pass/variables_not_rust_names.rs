@@ -1,0 +1,11 @@
+use mcp_runtime::{Server, resource, resources};
+
+/// A setting: the parameters the errors for these variables suggest.
+#[resource("config://{app.name}/{type}")]
+async fn setting(#[arg(name = "app.name")] app_name: String, r#type: String) -> String {
+    format!("{app_name} {type}")
+}
+
+fn main() {
+    let _ = Server::builder("t", "1").resources(resources![setting]).build();
+}
