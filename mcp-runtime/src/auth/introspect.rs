@@ -191,8 +191,13 @@ impl Introspection {
             }
             let mut cache = self.cache.lock().await;
             if cache.len() >= self.max_entries {
+                // Full: the expired answers go, then the refusals, so that a flood of
+                // made-up tokens does not flush the callers whose tokens are valid.
                 let now = Instant::now();
                 cache.retain(|_, (t, _)| *t > now);
+                if cache.len() >= self.max_entries {
+                    cache.retain(|_, (_, r)| r.is_ok());
+                }
                 if cache.len() >= self.max_entries {
                     cache.clear();
                 }
@@ -274,6 +279,50 @@ mod tests {
             super::super::jwt::principal_of(answer(serde_json::json!({"exp": past})), "t", None)
                 .unwrap();
         assert!(p.expiry().is_some_and(|at| at < SystemTime::now()));
+    }
+
+    /// Made-up tokens (each refused, each remembered) do not flush the answers for valid
+    /// ones from a full cache.
+    #[tokio::test]
+    async fn refusals_do_not_flush_valid_answers() {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let aud = "https://mcp.example/mcp";
+        let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let base = format!("http://{}", l.local_addr().unwrap());
+        let asked = std::sync::Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+        let log = asked.clone();
+        tokio::spawn(async move {
+            while let Ok((mut c, _)) = l.accept().await {
+                let mut buf = vec![0; 8192];
+                let n = c.read(&mut buf).await.unwrap_or(0);
+                let text = String::from_utf8_lossy(&buf[..n]).into_owned();
+                let token = text.rsplit("token=").next().unwrap_or("").to_owned();
+                let body = if token.starts_with("good") {
+                    serde_json::json!({"active": true, "sub": "u", "aud": aud})
+                } else {
+                    serde_json::json!({"active": false})
+                }
+                .to_string();
+                log.lock().unwrap().push(token);
+                let r = format!(
+                    "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                    body.len()
+                );
+                let _ = c.write_all(r.as_bytes()).await;
+            }
+        });
+        let mut i = Introspection::new(&base, aud, "c", "s").endpoint(format!("{base}/introspect"));
+        i.max_entries = 4;
+        assert!(i.check("good1").await.is_ok());
+        assert!(i.check("good2").await.is_ok());
+        for n in 0..10 {
+            assert!(i.check(&format!("made-up{n}")).await.is_err());
+        }
+        assert!(i.check("good1").await.is_ok());
+        assert!(i.check("good2").await.is_ok());
+        let asked = asked.lock().unwrap().clone();
+        let good = asked.iter().filter(|t| t.starts_with("good")).count();
+        assert_eq!((good, asked.len()), (2, 12), "{asked:?}");
     }
 
     /// The introspection endpoint found in the issuer's metadata is looked up once, not
