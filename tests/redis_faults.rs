@@ -323,3 +323,81 @@ async fn unreadable_entries_do_not_fail_the_listing_of_the_readable_handles() {
     let listed = HandleStore::list(&store, None).await;
     assert_eq!(listed, Ok(vec![(good.to_owned(), json!({"n": 1}))]));
 }
+
+/// `INFO <section>` of the Redis on `port`, whole.
+fn info(port: u16, section: &str) -> String {
+    let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    s.write_all(format!("INFO {section}\r\n").as_bytes())
+        .unwrap();
+    let mut got = Vec::new();
+    let mut chunk = [0u8; 4096];
+    // `$<length>\r\n<text>\r\n`
+    loop {
+        let n = s.read(&mut chunk).unwrap_or(0);
+        if n == 0 {
+            break;
+        }
+        got.extend_from_slice(&chunk[..n]);
+        let text = String::from_utf8_lossy(&got);
+        if let Some((len, rest)) = text.strip_prefix('$').and_then(|t| t.split_once("\r\n"))
+            && let Ok(len) = len.parse::<usize>()
+            && rest.len() >= len
+        {
+            return rest[..len].to_owned();
+        }
+    }
+    String::from_utf8_lossy(&got).into_owned()
+}
+
+/// How many `PUBLISH` commands the Redis on `port` has run.
+fn publishes(port: u16) -> u64 {
+    info(port, "commandstats")
+        .lines()
+        .find_map(|l| l.strip_prefix("cmdstat_publish:calls="))
+        .and_then(|rest| rest.split(',').next()?.parse().ok())
+        .unwrap_or(0)
+}
+
+/// Changes made while Redis cannot take them wait in a bounded queue: past
+/// `MAX_UNPUBLISHED`, a new change is dropped (and logged), instead of the queue (memory)
+/// growing with every change made meanwhile. Once Redis takes commands again, what
+/// waited is published.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn changes_waiting_for_redis_are_bounded() {
+    use mcp_runtime::store::redis::MAX_UNPUBLISHED;
+    if !redis_available() {
+        return;
+    }
+    let redis = fleet::Redis::start();
+    let store = RedisStore::connect(&redis.url()).await.unwrap();
+    // Writes (PUBLISH among them) wait for 4 s.
+    assert_eq!(
+        command(redis.port, &[b"CLIENT", b"PAUSE", b"4000", b"WRITE"]),
+        "+OK"
+    );
+    let made = MAX_UNPUBLISHED + 5_000;
+    for n in 0..made {
+        store.publish(Change::ResourceUpdated(format!("notes://{n}")));
+    }
+    // Published once Redis takes them: until the count stops growing.
+    let t = Instant::now();
+    let mut last = (u64::MAX, Instant::now());
+    while t.elapsed() < Duration::from_secs(40) {
+        let now = publishes(redis.port);
+        if now != last.0 {
+            last = (now, Instant::now());
+        } else if last.1.elapsed() > Duration::from_secs(2) && t.elapsed() > Duration::from_secs(5)
+        {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let published = last.0;
+    // The one the publisher held when the queue filled, and retries of a command that
+    // timed out while Redis paused (Redis runs it when the pause ends), may add a few.
+    assert!(
+        published >= MAX_UNPUBLISHED as u64 && published <= MAX_UNPUBLISHED as u64 + 20,
+        "{published} of {made} changes published; at most {MAX_UNPUBLISHED} may wait"
+    );
+}

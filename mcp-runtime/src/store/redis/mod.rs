@@ -48,6 +48,10 @@ const CHANNEL_CHECK: Duration = Duration::from_secs(5);
 /// How long a change is retried while Redis is unreachable before it is dropped.
 pub const PUBLISH_RETRY_FOR: Duration = Duration::from_secs(30);
 
+/// Most changes waiting to be published (Redis slow or away): past it, a new change is
+/// dropped (logged), instead of the queue growing with every change made meanwhile.
+pub const MAX_UNPUBLISHED: usize = 65_536;
+
 /// Most attempts of one optimistic task update under contention.
 const MAX_CAS_ATTEMPTS: usize = 32;
 
@@ -158,9 +162,11 @@ struct Shared {
     prefix: String,
     /// Changes read from the bus channel.
     bus: broadcast::Sender<Change>,
-    /// Changes to publish, in order.
-    /// Changes to publish, each with when it was made.
-    outbox: mpsc::UnboundedSender<(Change, tokio::time::Instant)>,
+    /// Changes to publish, in order, each with when it was made; at most
+    /// [`MAX_UNPUBLISHED`].
+    outbox: mpsc::Sender<(Change, tokio::time::Instant)>,
+    /// Changes dropped because the outbox was full.
+    dropped: std::sync::atomic::AtomicU64,
     /// Watchers of tasks on this instance.
     watchers: Mutex<HashMap<String, Weak<watch::Sender<u64>>>>,
     stop: CancellationToken,
@@ -208,11 +214,12 @@ impl RedisStore {
             config,
             current: Mutex::new((0, conn)),
         }));
-        let (outbox, queued) = mpsc::unbounded_channel();
+        let (outbox, queued) = mpsc::channel(MAX_UNPUBLISHED);
         let shared = Arc::new(Shared {
             prefix: prefix.to_owned(),
             bus: broadcast::channel(1024).0,
             outbox,
+            dropped: std::sync::atomic::AtomicU64::new(0),
             watchers: Mutex::new(HashMap::new()),
             stop: CancellationToken::new(),
         });
@@ -407,7 +414,7 @@ async fn publish(
     mut conn: Link,
     prefix: String,
     bus: broadcast::Sender<Change>,
-    mut queued: mpsc::UnboundedReceiver<(Change, tokio::time::Instant)>,
+    mut queued: mpsc::Receiver<(Change, tokio::time::Instant)>,
     stop: CancellationToken,
 ) {
     let channel = format!("{prefix}:bus");
@@ -535,10 +542,22 @@ fn ms(d: Duration) -> u64 {
 
 impl NotificationBus for RedisStore {
     fn publish(&self, change: Change) {
-        let _ = self
-            .shared
-            .outbox
-            .send((change, tokio::time::Instant::now()));
+        let made = tokio::time::Instant::now();
+        if let Err(mpsc::error::TrySendError::Full(_)) = self.shared.outbox.try_send((change, made))
+        {
+            // Logged at the 1st, 2nd, 4th, 8th, ... drop: a flood does not flood the log.
+            let n = self
+                .shared
+                .dropped
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+                + 1;
+            if n.is_power_of_two() {
+                tracing::warn!(
+                    dropped = n,
+                    "{MAX_UNPUBLISHED} changes wait to be published to Redis (slow or away): a change was dropped (other instances miss it)"
+                );
+            }
+        }
     }
 
     fn subscribe(&self) -> BoxStream<'static, Change> {
