@@ -13,8 +13,8 @@ use std::time::Duration;
 
 type Https = hyper_rustls::HttpsConnector<HttpConnector>;
 
-/// The longest a call may take.
-const TIMEOUT: Duration = Duration::from_secs(10);
+/// The longest a call may take, and a lookup made of several (metadata, then keys) in all.
+pub(crate) const TIMEOUT: Duration = Duration::from_secs(10);
 /// The largest response read.
 const MAX_BODY: usize = 1024 * 1024;
 
@@ -121,7 +121,13 @@ pub(crate) async fn server_metadata(issuer: &str) -> Result<Value, String> {
         ),
     ];
     let mut last = String::new();
+    let mut tried = Vec::new();
     for url in &candidates {
+        // The same URL twice (an issuer without a path) is asked once.
+        if tried.contains(&url) {
+            continue;
+        }
+        tried.push(url);
         match get_json(url).await {
             Ok(m) => {
                 if m.get("issuer").and_then(Value::as_str) != Some(issuer) {

@@ -109,14 +109,27 @@ impl Introspection {
     }
 
     async fn introspect(&self, token: &str) -> Result<Principal, AuthError> {
-        let url = self.endpoint_url().await?;
-        let v = fetch::post_form(
-            &url,
-            Some((&self.client_id, &self.client_secret)),
-            &[("token", token), ("token_type_hint", "access_token")],
-        )
-        .await
-        .map_err(AuthError::Unavailable)?;
+        // The endpoint's lookup and the call within one time limit in all.
+        let call = async {
+            let url = self.endpoint_url().await?;
+            let v = fetch::post_form(
+                &url,
+                Some((&self.client_id, &self.client_secret)),
+                &[("token", token), ("token_type_hint", "access_token")],
+            )
+            .await
+            .map_err(AuthError::Unavailable)?;
+            Ok::<_, AuthError>((url, v))
+        };
+        let (url, v) = tokio::time::timeout(fetch::TIMEOUT, call)
+            .await
+            .unwrap_or_else(|_| {
+                Err(AuthError::Unavailable(format!(
+                    "the introspection of {} did not answer within {:?}",
+                    self.issuer,
+                    fetch::TIMEOUT
+                )))
+            })?;
         let Value::Object(claims) = v else {
             return Err(AuthError::Unavailable(format!("{url} answered no object")));
         };
@@ -279,6 +292,24 @@ mod tests {
             super::super::jwt::principal_of(answer(serde_json::json!({"exp": past})), "t", None)
                 .unwrap();
         assert!(p.expiry().is_some_and(|at| at < SystemTime::now()));
+    }
+
+    /// A hanging authorization server holds a token's introspection for one time limit in
+    /// all, not one per URL asked (three for the metadata, then the call).
+    #[tokio::test(start_paused = true)]
+    async fn a_hanging_authorization_server_costs_one_time_limit() {
+        // Connections are taken (the backlog) and never answered.
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let issuer = format!("http://{}/tenant", l.local_addr().unwrap());
+        let i = Introspection::new(&issuer, "https://mcp.example/mcp", "c", "s");
+        let t = tokio::time::Instant::now();
+        let r = i.check("t").await;
+        assert!(matches!(r, Err(AuthError::Unavailable(_))), "{r:?}");
+        assert!(
+            t.elapsed() <= fetch::TIMEOUT + Duration::from_secs(1),
+            "{:?}",
+            t.elapsed()
+        );
     }
 
     /// Made-up tokens (each refused, each remembered) do not flush the answers for valid

@@ -162,7 +162,18 @@ impl JwtValidator {
             }
         }
         *last = Some((Instant::now(), false));
-        let set = match self.fetch_keys().await {
+        // The metadata and the keys within one time limit in all: a hanging authorization
+        // server holds the requests waiting for its keys that long, not once per URL.
+        let fetched = tokio::time::timeout(fetch::TIMEOUT, self.fetch_keys())
+            .await
+            .unwrap_or_else(|_| {
+                Err(AuthError::Unavailable(format!(
+                    "the signing keys of {} did not come within {:?}",
+                    self.issuer,
+                    fetch::TIMEOUT
+                )))
+            });
+        let set = match fetched {
             Ok(set) => set,
             Err(e) => {
                 // From when it failed: a fetch that timed out took the whole interval.
@@ -476,6 +487,24 @@ mod tests {
         tokio::time::sleep(Duration::from_millis(1100)).await;
         let _ = v.check(&unsigned("k1")).await;
         assert_eq!(hits.load(SeqCst), 2);
+    }
+
+    /// A hanging authorization server holds a token's check for one time limit in all, not
+    /// one per URL asked (three for the metadata, then the keys).
+    #[tokio::test(start_paused = true)]
+    async fn a_hanging_authorization_server_costs_one_time_limit() {
+        // Connections are taken (the backlog) and never answered.
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let issuer = format!("http://{}/tenant", l.local_addr().unwrap());
+        let v = JwtValidator::new(&issuer, "https://mcp.example/mcp");
+        let t = tokio::time::Instant::now();
+        let r = v.check(&unsigned("k1")).await;
+        assert!(matches!(r, Err(AuthError::Unavailable(_))), "{r:?}");
+        assert!(
+            t.elapsed() <= fetch::TIMEOUT + Duration::from_secs(1),
+            "{:?}",
+            t.elapsed()
+        );
     }
 
     /// An Ed25519 test key (not used anywhere else): its PKCS #8 DER, base64, and the
