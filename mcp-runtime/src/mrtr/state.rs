@@ -250,8 +250,10 @@ pub(crate) fn now() -> u64 {
         .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
 }
 
-/// SHA-256 of the canonical JSON (sorted keys, no whitespace) of `v`, in hex: equal for
-/// a retry whose arguments only differ in key order or spacing.
+/// SHA-256 of the canonical JSON (sorted keys, no whitespace, a whole number written as
+/// an integer) of `v`, in hex: equal for a retry whose arguments only differ in key
+/// order, spacing or how a number is written (`1.0`, `1e0` and `1` are one number; a
+/// client in JavaScript writes them all `1`).
 pub(crate) fn digest(v: &Value) -> String {
     fn canon(v: &Value, out: &mut String) {
         match v {
@@ -280,6 +282,15 @@ pub(crate) fn digest(v: &Value) -> String {
                     canon(v, out);
                 }
                 out.push(']');
+            }
+            // Whole and exact in an f64 (below 2^53): as an integer, as JCS writes it.
+            Value::Number(n)
+                if n.as_f64().is_some_and(|f| {
+                    n.is_f64() && f.fract() == 0.0 && f.abs() < 9_007_199_254_740_992.0
+                }) =>
+            {
+                let whole = n.as_f64().unwrap_or_default() as i64;
+                out.push_str(&whole.to_string());
             }
             other => out.push_str(&other.to_string()),
         }
@@ -356,5 +367,13 @@ mod tests {
             digest(&json!({"b": [1, {"x": 1, "y": 2}], "a": 1}))
         );
         assert_ne!(digest(&json!({"a": 1})), digest(&json!({"a": 2})));
+        // One number, however written.
+        let parse = |t: &str| serde_json::from_str::<Value>(t).unwrap();
+        for same in ["1.0", "1e0", "0.1e1", "1"] {
+            assert_eq!(digest(&parse(same)), digest(&json!(1)), "{same}");
+        }
+        assert_eq!(digest(&parse("-0.0")), digest(&json!(0)));
+        assert_ne!(digest(&parse("1.5")), digest(&json!(1)));
+        assert_ne!(digest(&parse("1e300")), digest(&json!(1)));
     }
 }
