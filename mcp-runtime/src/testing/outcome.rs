@@ -36,13 +36,19 @@ pub struct Outcome {
 
 impl Outcome {
     /// The text of the first text content block (tool results), or of the first message
-    /// (prompts), or of the first contents entry (resources).
+    /// with text (prompts), or of the first text contents entry (resources); empty when
+    /// there is none (only images or blobs, say).
     pub fn text(&self) -> String {
         let r = &self.result;
-        r["content"][0]["text"]
-            .as_str()
-            .or_else(|| r["messages"][0]["content"]["text"].as_str())
-            .or_else(|| r["contents"][0]["text"].as_str())
+        fn first_text(blocks: &Value, at: fn(&Value) -> &Value) -> Option<&str> {
+            blocks
+                .as_array()?
+                .iter()
+                .find_map(|b| at(b)["text"].as_str())
+        }
+        first_text(&r["content"], |b| b)
+            .or_else(|| first_text(&r["messages"], |m| &m["content"]))
+            .or_else(|| first_text(&r["contents"], |c| c))
             .unwrap_or_default()
             .to_owned()
     }
@@ -106,5 +112,32 @@ impl Answers {
     pub fn raw(mut self, key: &str, response: Value) -> Self {
         self.0.insert(key.into(), response);
         self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn text_is_the_first_text_block() {
+        let of = |result: Value| {
+            Outcome {
+                result,
+                rounds: 1,
+                notifications: Vec::new(),
+            }
+            .text()
+        };
+        let image = json!({"type": "image", "data": "AA==", "mimeType": "image/png"});
+        let hi = json!({"type": "text", "text": "hi"});
+        assert_eq!(of(json!({"content": [image, hi]})), "hi");
+        assert_eq!(of(json!({"content": [image]})), "");
+        let messages = json!({"messages": [{"role": "user", "content": image},
+            {"role": "user", "content": hi}]});
+        assert_eq!(of(messages), "hi");
+        let contents = json!({"contents": [{"uri": "a://b", "blob": "AA=="},
+            {"uri": "a://c", "text": "hi"}]});
+        assert_eq!(of(contents), "hi");
     }
 }
