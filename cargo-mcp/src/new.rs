@@ -147,6 +147,8 @@ enum NameProblem {
     Keyword,
     /// The name of a crate the project depends on: two crates of one name.
     Dependency,
+    /// A folder of cargo's build directory, which cargo refuses as a binary's name.
+    BuildFolder,
 }
 
 impl NameProblem {
@@ -162,6 +164,10 @@ impl NameProblem {
                 "it is a Rust keyword, which code could not name the crate by".to_owned()
             }
             Self::Dependency => "the project depends on a crate of that name".to_owned(),
+            Self::BuildFolder => {
+                "cargo refuses it as a binary's name (a folder of cargo's build directory)"
+                    .to_owned()
+            }
         }
     }
 }
@@ -194,6 +200,11 @@ fn name_problem(name: &str) -> Option<NameProblem> {
     if KEYWORDS.contains(&name) {
         return Some(NameProblem::Keyword);
     }
+    // What `cargo new` refuses too: the project has a binary of its name, and cargo
+    // rejects the manifest of a binary named like a folder of `target/debug/`.
+    if matches!(name, "deps" | "build" | "examples" | "incremental") {
+        return Some(NameProblem::BuildFolder);
+    }
     // The template's dependencies (template/Cargo.toml), as crate names.
     let krate = name.replace('-', "_");
     if matches!(
@@ -211,7 +222,7 @@ pub(crate) fn check_name(name: &str) -> Result<(), String> {
         None => Ok(()),
         Some(NameProblem::Empty) => Err("the project name is empty".to_owned()),
         Some(NameProblem::Reserved) => Err(format!("`{name}` is reserved; pick another name")),
-        Some(p @ (NameProblem::Keyword | NameProblem::Dependency)) => {
+        Some(p @ (NameProblem::Keyword | NameProblem::Dependency | NameProblem::BuildFolder)) => {
             Err(format!("`{name}`: {}; pick another name", p.reason()))
         }
         Some(p) => Err(format!("`{name}`: {}", p.reason())),
@@ -318,6 +329,16 @@ mod tests {
         }
         check_name("demo").unwrap();
         check_name("my_server-2").unwrap();
+    }
+
+    /// Names cargo refuses for a binary target (its build directory's folders): the
+    /// project would not even parse.
+    #[test]
+    fn names_of_cargos_build_folders_are_refused() {
+        for bad in ["deps", "build", "examples", "incremental"] {
+            let err = check_name(bad).unwrap_err();
+            assert!(err.contains("cargo's build directory"), "{bad}: {err}");
+        }
     }
 
     #[test]
