@@ -213,6 +213,11 @@ fn name_problem(name: &str) -> Option<NameProblem> {
     ) {
         return Some(NameProblem::Dependency);
     }
+    // The crates of this workspace mcp-runtime depends on: with a path dependency, a
+    // package of the same name and version elsewhere collides in the lockfile.
+    if matches!(name, "mcp-macros" | "mcp-rules" | "mcp-uri-template") {
+        return Some(NameProblem::Dependency);
+    }
     None
 }
 
@@ -338,6 +343,19 @@ mod tests {
         for bad in ["deps", "build", "examples", "incremental"] {
             let err = check_name(bad).unwrap_err();
             assert!(err.contains("cargo's build directory"), "{bad}: {err}");
+        }
+    }
+
+    /// The crates of this workspace that mcp-runtime depends on: a project of the same
+    /// name and version from another path makes cargo's lockfile collide.
+    #[test]
+    fn names_of_mcp_runtimes_own_dependencies_are_refused() {
+        for bad in ["mcp-macros", "mcp-rules", "mcp-uri-template"] {
+            let err = check_name(bad).unwrap_err();
+            assert!(
+                err.contains("depends on a crate of that name"),
+                "{bad}: {err}"
+            );
         }
     }
 
