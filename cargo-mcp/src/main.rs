@@ -63,7 +63,7 @@ enum Command {
 #[derive(clap::Args)]
 struct NewArgs {
     /// The folder to create (missing parents are created, as `cargo new` does); its last
-    /// component is the project's name (a package name: letters, digits, `-` and `_`).
+    /// component is the project's name (a package name: lower-case letters, digits, `-` and `_`).
     path: PathBuf,
     /// The project's name, instead of PATH's last component.
     #[arg(long, value_name = "NAME")]

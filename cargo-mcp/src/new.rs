@@ -149,6 +149,8 @@ enum NameProblem {
     Dependency,
     /// A folder of cargo's build directory, which cargo refuses as a binary's name.
     BuildFolder,
+    /// An upper-case letter: rustc's `non_snake_case` lint fires on the crate name.
+    UpperCase,
 }
 
 impl NameProblem {
@@ -164,6 +166,9 @@ impl NameProblem {
                 "it is a Rust keyword, which code could not name the crate by".to_owned()
             }
             Self::Dependency => "the project depends on a crate of that name".to_owned(),
+            Self::UpperCase => "with an upper-case letter the crate name is not snake case, \
+                 so rustc warns and the project's CI (clippy -D warnings) fails; use lower case"
+                .to_owned(),
             Self::BuildFolder => {
                 "cargo refuses it as a binary's name (a folder of cargo's build directory)"
                     .to_owned()
@@ -200,6 +205,9 @@ fn name_problem(name: &str) -> Option<NameProblem> {
     if KEYWORDS.contains(&name) {
         return Some(NameProblem::Keyword);
     }
+    if name.chars().any(|c| c.is_ascii_uppercase()) {
+        return Some(NameProblem::UpperCase);
+    }
     // What `cargo new` refuses too: the project has a binary of its name, and cargo
     // rejects the manifest of a binary named like a folder of `target/debug/`.
     if matches!(name, "deps" | "build" | "examples" | "incremental") {
@@ -227,9 +235,12 @@ pub(crate) fn check_name(name: &str) -> Result<(), String> {
         None => Ok(()),
         Some(NameProblem::Empty) => Err("the project name is empty".to_owned()),
         Some(NameProblem::Reserved) => Err(format!("`{name}` is reserved; pick another name")),
-        Some(p @ (NameProblem::Keyword | NameProblem::Dependency | NameProblem::BuildFolder)) => {
-            Err(format!("`{name}`: {}; pick another name", p.reason()))
-        }
+        Some(
+            p @ (NameProblem::Keyword
+            | NameProblem::Dependency
+            | NameProblem::BuildFolder
+            | NameProblem::UpperCase),
+        ) => Err(format!("`{name}`: {}; pick another name", p.reason())),
         Some(p) => Err(format!("`{name}`: {}", p.reason())),
     }
 }
@@ -356,6 +367,16 @@ mod tests {
                 err.contains("depends on a crate of that name"),
                 "{bad}: {err}"
             );
+        }
+    }
+
+    /// An upper-case letter makes rustc's `non_snake_case` lint fire on the crate name,
+    /// so the project's own `cargo clippy -- -D warnings` failed as generated.
+    #[test]
+    fn upper_case_names_are_refused() {
+        for bad in ["CamelCase", "Insta", "myServer", "A"] {
+            let err = check_name(bad).unwrap_err();
+            assert!(err.contains("lower case"), "{bad}: {err}");
         }
     }
 
