@@ -60,10 +60,7 @@ pub(crate) fn run(
     let name = project_name(path, name)?;
     let runtime = match runtime {
         Runtime::CratesIo => None,
-        Runtime::Path(Some(p)) => Some(
-            p.canonicalize()
-                .map_err(|e| format!("--runtime-path {}: {e}", p.display()))?,
-        ),
+        Runtime::Path(Some(p)) => Some(checked_runtime_path(&p)?),
         Runtime::Path(None) => Some(own_runtime().ok_or(
             "mcp-runtime is not on crates.io yet, and the checkout this cargo-mcp was built from is gone: pass --runtime-path DIR (a checkout of mcp-runtime)",
         )?),
@@ -82,6 +79,37 @@ pub(crate) fn run(
         "created {created}: cd {dir} && cargo test (tests), cargo run (serves stdio), cargo run -- --http 127.0.0.1:8080"
     );
     Ok(())
+}
+
+/// Whether `dir` holds a manifest of the package `mcp-runtime`.
+fn is_mcp_runtime(dir: &Path) -> bool {
+    std::fs::read_to_string(dir.join("Cargo.toml"))
+        .is_ok_and(|toml| toml.lines().any(|l| l.trim() == "name = \"mcp-runtime\""))
+}
+
+/// `--runtime-path DIR`, absolute, once it is known to be mcp-runtime's folder: anything
+/// else gives a project cargo cannot resolve. The clone of this repository (whose root
+/// is another package) gets a hint at its `mcp-runtime` folder.
+fn checked_runtime_path(dir: &Path) -> Result<PathBuf, String> {
+    let shown = dir.display();
+    let dir = dir
+        .canonicalize()
+        .map_err(|e| format!("--runtime-path {shown}: {e}"))?;
+    if is_mcp_runtime(&dir) {
+        return Ok(dir);
+    }
+    let mut err = format!(
+        "--runtime-path {shown} is not mcp-runtime's folder (no Cargo.toml of the package \
+         mcp-runtime there); nothing written"
+    );
+    let inner = dir.join("mcp-runtime");
+    if is_mcp_runtime(&inner) {
+        err.push_str(&format!(
+            "\nhelp: pass `--runtime-path {}`",
+            inner.display()
+        ));
+    }
+    Err(err)
 }
 
 /// The package name for a project written at `path`: `name` when given (checked), else

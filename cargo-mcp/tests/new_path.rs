@@ -118,3 +118,35 @@ fn a_bare_name_still_works() {
         "error: `1abc`: a project name starts with a letter\n"
     );
 }
+
+/// `--runtime-path` must name mcp-runtime's own folder: a folder without it (or the clone
+/// of this repository, whose root package is another one) wrote a project cargo could
+/// not resolve. Refused before anything is written, with the folder to pass instead.
+#[test]
+fn a_runtime_path_that_is_not_mcp_runtime_is_refused_before_writing() {
+    let scratch = Scratch::new("runtime-path");
+    let empty = scratch.0.join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    let out = cargo_mcp_new(
+        &scratch.0,
+        &["--runtime-path", empty.to_str().unwrap(), "srv"],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{out:?}");
+    assert!(stderr.contains("is not mcp-runtime's folder"), "{stderr}");
+    assert!(!scratch.0.join("srv").exists(), "written anyway");
+
+    let clone = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let out = cargo_mcp_new(
+        &scratch.0,
+        &["--runtime-path", clone.to_str().unwrap(), "srv"],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{out:?}");
+    let inner = clone.join("mcp-runtime").canonicalize().unwrap();
+    assert!(
+        stderr.contains(&format!("help: pass `--runtime-path {}`", inner.display())),
+        "{stderr}"
+    );
+    assert!(!scratch.0.join("srv").exists(), "written anyway");
+}
