@@ -1,7 +1,7 @@
 //! `cargo mcp schema`: runs a server on stdio and prints its four lists.
 
 use serde_json::{Map, Value, json};
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -22,6 +22,11 @@ const BUILD_DEADLINE: Duration = Duration::from_secs(600);
 /// well under a second; a program that is not a server (`sleep`, a binary that waits
 /// for a flag before serving stdio) should fail within seconds, not after ten minutes.
 const RUN_DEADLINE: Duration = Duration::from_secs(30);
+
+/// The longest line read from the server: one response holds a whole page of a list, far
+/// below this; a program that writes an endless line is stopped here, not when memory
+/// runs out.
+const MAX_LINE: usize = 64 << 20;
 
 /// The command run when none is given: the server of the current folder.
 fn default_command() -> Vec<String> {
@@ -142,12 +147,24 @@ pub(crate) fn lists_of(command: &[String], deadline: Duration) -> Result<String,
     let mut stdin = running.0.stdin.take().ok_or("no stdin")?;
     let stdout = running.0.stdout.take().ok_or("no stdout")?;
 
-    // Read on a thread, so a silent server ends in a timeout rather than a hang.
-    let (tx, rx) = std::sync::mpsc::channel::<String>();
+    // Read on a thread, so a silent server ends in a timeout rather than a hang. `None`
+    // is a line longer than MAX_LINE (the last message).
+    let (tx, rx) = std::sync::mpsc::channel::<Option<String>>();
     std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines() {
-            let Ok(line) = line else { break };
-            if tx.send(line).is_err() {
+        let mut reader = BufReader::new(stdout);
+        loop {
+            let mut line = Vec::new();
+            let limit = MAX_LINE as u64 + 1;
+            match (&mut reader).take(limit).read_until(b'\n', &mut line) {
+                Ok(0) | Err(_) => break,
+                Ok(_) => {}
+            }
+            if line.len() > MAX_LINE && line.last() != Some(&b'\n') {
+                let _ = tx.send(None);
+                break;
+            }
+            let line = String::from_utf8_lossy(&line).trim_end().to_owned();
+            if tx.send(Some(line)).is_err() {
                 break;
             }
         }
@@ -178,6 +195,12 @@ pub(crate) fn lists_of(command: &[String], deadline: Duration) -> Result<String,
                         "the server exited before answering (does it serve stdio by default?)"
                             .to_owned()
                     }
+                    Silence::TooLong => format!(
+                        "`{}` wrote a line longer than {} MiB to stdout instead of answering \
+                         {method}; is this an MCP server?",
+                        command.join(" "),
+                        MAX_LINE >> 20
+                    ),
                 })
                 .map_err(|e| exited(&mut running, e))?;
             if let Some(err) = reply.get("error") {
@@ -232,6 +255,8 @@ enum Silence {
     TimedOut,
     /// The server closed its output.
     Closed,
+    /// The server wrote a line longer than [`MAX_LINE`].
+    TooLong,
 }
 
 /// The error for a server that had not answered `method` when `deadline` expired: it
@@ -250,7 +275,7 @@ fn too_slow(command: &[String], method: &str, deadline: Duration) -> String {
 /// The response with `id`, if it comes before `until`; notifications and non-JSON lines
 /// are skipped.
 fn receive(
-    rx: &std::sync::mpsc::Receiver<String>,
+    rx: &std::sync::mpsc::Receiver<Option<String>>,
     id: u64,
     until: Option<Instant>,
 ) -> Result<Value, Silence> {
@@ -267,6 +292,9 @@ fn receive(
                 })?
             }
             None => rx.recv().map_err(|_| Silence::Closed)?,
+        };
+        let Some(line) = line else {
+            return Err(Silence::TooLong);
         };
         let Ok(v) = serde_json::from_str::<Value>(&line) else {
             continue;
@@ -300,6 +328,19 @@ mod tests {
     fn an_echo_is_no_server() {
         let err = lists_of(&cmd(&["cat"]), RUN_DEADLINE).unwrap_err();
         assert!(err.contains("not a JSON-RPC response"), "{err}");
+    }
+
+    /// A program that writes an endless line (`cat /dev/zero`) was read into memory until
+    /// the allocation failed and the process aborted: a line is cut at `MAX_LINE` now.
+    /// (The program here stops at 100 MB, so the test also ends without the limit.)
+    #[test]
+    fn an_overlong_line_is_an_error_not_an_abort() {
+        let err = lists_of(
+            &cmd(&["sh", "-c", "head -c 100000000 /dev/zero"]),
+            Duration::from_secs(60),
+        )
+        .unwrap_err();
+        assert!(err.contains("a line longer than 64 MiB"), "{err}");
     }
 
     #[test]
