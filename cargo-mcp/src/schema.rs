@@ -175,6 +175,8 @@ pub(crate) fn lists_of(command: &[String], deadline: Duration) -> Result<String,
     for (method, key) in LISTS {
         let mut items = Vec::new();
         let mut cursor: Option<Value> = None;
+        // Every cursor given for this list: one that comes back means pages without end.
+        let mut cursors = std::collections::HashSet::new();
         loop {
             next_id += 1;
             // A server that is gone is named as such, not as the broken pipe it left.
@@ -217,7 +219,15 @@ pub(crate) fn lists_of(command: &[String], deadline: Duration) -> Result<String,
             };
             items.extend(result[key].as_array().cloned().unwrap_or_default());
             match result.get("nextCursor") {
-                Some(c) if !c.is_null() => cursor = Some(c.clone()),
+                Some(c) if !c.is_null() => {
+                    if !cursors.insert(c.to_string()) {
+                        return Err(format!(
+                            "{method} gave the nextCursor {c} a second time: its pages never \
+                             end (a bug of the server's pagination)"
+                        ));
+                    }
+                    cursor = Some(c.clone());
+                }
                 _ => break,
             }
         }
@@ -341,6 +351,23 @@ mod tests {
         )
         .unwrap_err();
         assert!(err.contains("a line longer than 64 MiB"), "{err}");
+    }
+
+    /// A server whose every page gives the same `nextCursor` was asked again until the
+    /// deadline, then reported as too slow to answer (with a hint to wait longer).
+    #[test]
+    fn a_cursor_that_comes_back_is_an_error_not_a_timeout() {
+        let server = r#"while IFS= read -r l; do
+            id=$(printf %s "$l" | sed 's/.*"id":\([0-9]*\).*/\1/')
+            printf '{"jsonrpc":"2.0","id":%s,"result":{"tools":[],"nextCursor":"same"}}\n' "$id"
+        done"#;
+        let started = Instant::now();
+        let err = lists_of(&cmd(&["sh", "-c", server]), Duration::from_secs(5)).unwrap_err();
+        assert!(started.elapsed() < Duration::from_secs(4), "{err}");
+        assert!(
+            err.contains("tools/list gave the nextCursor \"same\" a second time"),
+            "{err}"
+        );
     }
 
     #[test]
