@@ -24,6 +24,7 @@ mod new;
 mod schema;
 
 use clap::{CommandFactory, Parser, Subcommand};
+use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -113,9 +114,14 @@ fn main() -> ExitCode {
             a.timeout.map(std::time::Duration::from_secs),
         ),
         Command::Completions { shell } => {
-            let mut cmd = Cargo::command();
-            clap_complete::generate(shell, &mut cmd, "cargo", &mut std::io::stdout());
-            Ok(())
+            // Into memory first: clap_complete panics when its writer fails (a closed
+            // pipe, a full disk).
+            let mut script = Vec::new();
+            clap_complete::generate(shell, &mut Cargo::command(), "cargo", &mut script);
+            let mut out = std::io::stdout().lock();
+            out.write_all(&script)
+                .and_then(|()| out.flush())
+                .map_err(|e| format!("cannot write the completion script: {e}"))
         }
     };
     match result {
