@@ -280,8 +280,20 @@ pub(crate) fn render(text: &str, name: &str, runtime: Option<&Path>) -> String {
         .replace("{{project-name}}", name)
         .replace("{{crate_name}}", &name.replace('-', "_"));
     if let Some(path) = runtime {
-        // TOML strings: a Windows path needs its backslashes escaped.
-        let path = path.display().to_string().replace('\\', "\\\\");
+        // A TOML basic string: backslashes (a Windows path), quotes and control
+        // characters escaped.
+        let mut escaped = String::new();
+        for c in path.display().to_string().chars() {
+            match c {
+                '\\' | '"' => {
+                    escaped.push('\\');
+                    escaped.push(c);
+                }
+                c if c.is_control() => escaped.push_str(&format!("\\u{:04X}", u32::from(c))),
+                c => escaped.push(c),
+            }
+        }
+        let path = escaped;
         out = out
             .replace(
                 "mcp-runtime = \"0.1\"",
@@ -465,6 +477,20 @@ mod tests {
             "{toml}"
         );
         assert!(!toml.contains("\"0.1\""), "{toml}");
+    }
+
+    /// A checkout in a folder whose name has a `"` gave a Cargo.toml cargo could not parse.
+    #[test]
+    fn a_runtime_path_is_escaped_as_a_toml_string() {
+        let toml = render(
+            FILES[0].1,
+            "demo",
+            Some(Path::new("/src/q\"x\\y/mcp-runtime")),
+        );
+        assert!(
+            toml.contains(r#"mcp-runtime = { path = "/src/q\"x\\y/mcp-runtime" }"#),
+            "{toml}"
+        );
     }
 
     #[test]
