@@ -13,7 +13,7 @@ use std::time::Duration;
 
 type Https = hyper_rustls::HttpsConnector<HttpConnector>;
 
-/// The longest a call may take, and a lookup made of several (metadata, then keys) in all.
+/// The longest a call may take, and the metadata lookup in all (its URLs share it).
 pub(crate) const TIMEOUT: Duration = Duration::from_secs(10);
 /// The largest response read.
 const MAX_BODY: usize = 1024 * 1024;
@@ -120,15 +120,24 @@ pub(crate) async fn server_metadata(issuer: &str) -> Result<Value, String> {
             issuer.trim_end_matches('/')
         ),
     ];
-    let mut last = String::new();
-    let mut tried = Vec::new();
+    let mut urls: Vec<&String> = Vec::new();
     for url in &candidates {
         // The same URL twice (an issuer without a path) is asked once.
-        if tried.contains(&url) {
-            continue;
+        if !urls.contains(&url) {
+            urls.push(url);
         }
-        tried.push(url);
-        match get_json(url).await {
+    }
+    // The lookup has TIMEOUT in all, each URL its share of what is left: one that hangs
+    // does not keep the next (which may answer) from being asked.
+    let deadline = tokio::time::Instant::now() + TIMEOUT;
+    let mut last = String::new();
+    for (i, url) in urls.iter().enumerate() {
+        let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+        let share = left / u32::try_from(urls.len() - i).unwrap_or(1);
+        let answer = tokio::time::timeout(share, get_json(url))
+            .await
+            .unwrap_or_else(|_| Err(format!("{url}: no answer within {share:?}")));
+        match answer {
             Ok(m) => {
                 if m.get("issuer").and_then(Value::as_str) != Some(issuer) {
                     return Err(format!(

@@ -109,7 +109,8 @@ impl Introspection {
     }
 
     async fn introspect(&self, token: &str) -> Result<Principal, AuthError> {
-        // The endpoint's lookup and the call within one time limit in all.
+        // The endpoint's lookup (its URLs sharing one time limit) and the call (one more)
+        // within two in all.
         let call = async {
             let url = self.endpoint_url().await?;
             let v = fetch::post_form(
@@ -121,13 +122,13 @@ impl Introspection {
             .map_err(AuthError::Unavailable)?;
             Ok::<_, AuthError>((url, v))
         };
-        let (url, v) = tokio::time::timeout(fetch::TIMEOUT, call)
+        let (url, v) = tokio::time::timeout(2 * fetch::TIMEOUT, call)
             .await
             .unwrap_or_else(|_| {
                 Err(AuthError::Unavailable(format!(
                     "the introspection of {} did not answer within {:?}",
                     self.issuer,
-                    fetch::TIMEOUT
+                    2 * fetch::TIMEOUT
                 )))
             })?;
         let Value::Object(claims) = v else {
@@ -145,7 +146,8 @@ impl Introspection {
         }
         // A time present but not a number of seconds is refused, as the JWT validator
         // refuses it (skipping its check would accept what it should stop).
-        let time = |k: &str| match claims.get(k).map(numeric_date) {
+        // `null` is no value (as some serializers write what they lack).
+        let time = |k: &str| match claims.get(k).filter(|v| !v.is_null()).map(numeric_date) {
             None => Ok(None),
             Some(Ok(at)) => Ok(Some(at)),
             Some(Err(())) => Err(AuthError::Invalid(format!("`{k}` is malformed"))),
@@ -163,7 +165,7 @@ impl Introspection {
             return Err(AuthError::Invalid("token not valid yet".into()));
         }
         match claims.get("iss") {
-            None => {}
+            None | Some(Value::Null) => {}
             Some(Value::String(iss)) if *iss == self.issuer => {}
             Some(Value::String(_)) => {
                 return Err(AuthError::Invalid("token of another issuer".into()));
@@ -271,7 +273,6 @@ mod tests {
         for malformed in [
             serde_json::json!({"exp": -5}),
             serde_json::json!({"exp": "5"}),
-            serde_json::json!({"exp": null}),
             serde_json::json!({"nbf": "99999999999"}),
             serde_json::json!({"nbf": -1}),
             serde_json::json!({"iss": ["https://other.example"]}),
@@ -287,6 +288,9 @@ mod tests {
             "admitted"
         );
         assert_eq!(why(serde_json::json!({"exp": u64::MAX})), "admitted");
+        // `null` is no value, as a missing member.
+        let nulls = serde_json::json!({"exp": null, "nbf": null, "iss": null});
+        assert_eq!(why(nulls), "admitted");
         // A fractional `exp` bounds how long the answer is cached.
         let p =
             super::super::jwt::principal_of(answer(serde_json::json!({"exp": past})), "t", None)

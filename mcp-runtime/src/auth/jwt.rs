@@ -162,15 +162,16 @@ impl JwtValidator {
             }
         }
         *last = Some((Instant::now(), false));
-        // The metadata and the keys within one time limit in all: a hanging authorization
-        // server holds the requests waiting for its keys that long, not once per URL.
-        let fetched = tokio::time::timeout(fetch::TIMEOUT, self.fetch_keys())
+        // The metadata (its URLs sharing one time limit) and the keys (one more) within
+        // two in all: a hanging authorization server holds the requests waiting for its
+        // keys that long, not one time limit per URL.
+        let fetched = tokio::time::timeout(2 * fetch::TIMEOUT, self.fetch_keys())
             .await
             .unwrap_or_else(|_| {
                 Err(AuthError::Unavailable(format!(
                     "the signing keys of {} did not come within {:?}",
                     self.issuer,
-                    fetch::TIMEOUT
+                    2 * fetch::TIMEOUT
                 )))
             });
         let set = match fetched {
@@ -204,26 +205,16 @@ impl JwtValidator {
             .as_deref()
             .ok_or_else(|| invalid("no kid in the token header".into()))?;
         let keys = self.key(kid).await?;
-        // Of the keys of that name, one for signatures with the token's algorithm: a key
-        // for encryption (`use: enc`) is not one (RFC 7517 4.2), and a key that names its
-        // algorithm is for that one only (4.4). The first refusal is said.
-        let alg = format!("{:?}", header.alg);
-        let unusable = |k: &jsonwebtoken::jwk::Jwk| {
-            use jsonwebtoken::jwk::PublicKeyUse;
-            if matches!(k.common.public_key_use, Some(PublicKeyUse::Encryption)) {
-                return Some(format!("signing key `{}` is for encryption", safe(kid)));
+        // Of the keys of that name (several may share one), the first that can check this
+        // token's signature; when none can, the first one's reason is said.
+        let mut refusals = keys.iter().map(|k| usable(k, header.alg));
+        let key = match refusals.clone().find_map(Result::ok) {
+            Some(key) => key,
+            None => {
+                let why = refusals.find_map(Result::err).unwrap_or_default();
+                return Err(invalid(format!("signing key `{}` {why}", safe(kid))));
             }
-            k.common
-                .key_algorithm
-                .filter(|meant| meant.to_string() != alg)
-                .map(|meant| format!("signing key `{}` is for {meant}, not {alg}", safe(kid)))
         };
-        let jwk = match keys.iter().find(|k| unusable(k).is_none()) {
-            Some(k) => k,
-            None => return Err(invalid(keys.iter().find_map(unusable).unwrap_or_default())),
-        };
-        let key = DecodingKey::from_jwk(jwk)
-            .map_err(|e| AuthError::Unavailable(format!("signing key `{}`: {e}", safe(kid))))?;
         let mut v = Validation::new(header.alg);
         v.algorithms = vec![header.alg];
         v.leeway = self.leeway.as_secs();
@@ -249,8 +240,44 @@ impl JwtValidator {
         if !aud_ok {
             return Err(invalid("token for another audience".into()));
         }
-        principal_of(claims, token, Some(&self.issuer))
+        // Accepted up to the leeway past `exp`: its streams end then too.
+        principal_of(claims, token, Some(&self.issuer)).map(|p| p.accepted_past_expiry(self.leeway))
     }
+}
+
+/// The key `k` as one that checks a signature made with `alg`, or why it is not one: a
+/// key for encryption (`use: enc`, RFC 7517 4.2, or `key_ops` without `verify`, 4.3), a
+/// key that names another algorithm (4.4), or a key of another type or curve (an RSA key
+/// for EdDSA, a P-384 key for ES256).
+fn usable(k: &jsonwebtoken::jwk::Jwk, alg: Algorithm) -> Result<DecodingKey, String> {
+    use jsonwebtoken::jwk::{
+        AlgorithmParameters as P, EllipticCurve as C, KeyOperations, PublicKeyUse,
+    };
+    if matches!(k.common.public_key_use, Some(PublicKeyUse::Encryption))
+        || k.common
+            .key_operations
+            .as_ref()
+            .is_some_and(|ops| !ops.contains(&KeyOperations::Verify))
+    {
+        return Err("is not for signatures".into());
+    }
+    if let Some(meant) = k.common.key_algorithm
+        && meant.to_string() != format!("{alg:?}")
+    {
+        return Err(format!("is for {meant}, not {alg:?}"));
+    }
+    let fits = match (&k.algorithm, alg) {
+        (P::RSA(_), Algorithm::RS256 | Algorithm::RS384 | Algorithm::RS512)
+        | (P::RSA(_), Algorithm::PS256 | Algorithm::PS384 | Algorithm::PS512) => true,
+        (P::EllipticCurve(e), Algorithm::ES256) => e.curve == C::P256,
+        (P::EllipticCurve(e), Algorithm::ES384) => e.curve == C::P384,
+        (P::OctetKeyPair(o), Algorithm::EdDSA) => o.curve == C::Ed25519,
+        _ => false,
+    };
+    if !fits {
+        return Err(format!("is not a key for {alg:?}"));
+    }
+    DecodingKey::from_jwk(k).map_err(|e| format!("cannot be read: {e}"))
 }
 
 /// The keys of `set` named `kid`, when there is one.
@@ -507,6 +534,58 @@ mod tests {
         );
     }
 
+    /// A metadata URL that hangs costs its share of the lookup's time, and the next one
+    /// (which answers) is still asked: the keys come, the token is checked.
+    #[tokio::test]
+    async fn a_hanging_metadata_url_does_not_keep_the_next_from_answering() {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let base = format!("http://{}", l.local_addr().unwrap());
+        let issuer = format!("{base}/tenant");
+        let (meta, keys) = (
+            serde_json::json!({"issuer": issuer, "jwks_uri": format!("{base}/jwks")}).to_string(),
+            serde_json::json!({"keys": [{"kty": "OKP", "crv": "Ed25519", "x": ED_X, "kid": "k1"}]})
+                .to_string(),
+        );
+        tokio::spawn(async move {
+            while let Ok((mut c, _)) = l.accept().await {
+                let (meta, keys) = (meta.clone(), keys.clone());
+                tokio::spawn(async move {
+                    let mut buf = vec![0; 4096];
+                    let n = c.read(&mut buf).await.unwrap_or(0);
+                    let head = String::from_utf8_lossy(&buf[..n]).into_owned();
+                    let path = head.split(' ').nth(1).unwrap_or("").to_owned();
+                    let body = if path.starts_with("/.well-known/oauth-authorization-server") {
+                        // RFC 8414's URL hangs.
+                        std::future::pending::<()>().await;
+                        unreachable!()
+                    } else if path.starts_with("/.well-known/openid-configuration") {
+                        meta
+                    } else {
+                        keys
+                    };
+                    let r = format!(
+                        "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                        body.len()
+                    );
+                    let _ = c.write_all(r.as_bytes()).await;
+                });
+            }
+        });
+        let aud = "https://mcp.example/mcp";
+        let v = JwtValidator::new(&issuer, aud);
+        let now = std::time::SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap()
+            .as_secs();
+        let token = signed(
+            serde_json::json!({"alg": "EdDSA", "typ": "at+jwt", "kid": "k1"}),
+            serde_json::json!({"iss": issuer, "aud": aud, "sub": "u", "exp": now + 600}),
+        );
+        let p = v.check(&token).await.unwrap();
+        assert_eq!(p.subject(), "u");
+    }
+
     /// An Ed25519 test key (not used anywhere else): its PKCS #8 DER, base64, and the
     /// public key's `x`.
     const ED_DER: &str = "MC4CAQAwBQYDK2VwBCIEIOkBspsBdrEXf32R9wUAsnV1E5Na5rO5bggtCn4wTCQm";
@@ -539,6 +618,10 @@ mod tests {
             {"kty": "RSA", "n": "AQAB", "e": "AQAB", "kid": "dup", "alg": "RS256"},
             {"kty": "OKP", "crv": "Ed25519", "x": ED_X, "kid": "dup", "use": "sig"},
             {"kty": "RSA", "n": "AQAB", "e": "AQAB", "kid": "rsa", "alg": "RS256"},
+            // Without `alg`: told apart by their type.
+            {"kty": "EC", "crv": "P-256", "x": "AQAB", "y": "AQAB", "kid": "dup2"},
+            {"kty": "OKP", "crv": "Ed25519", "x": ED_X, "kid": "dup2"},
+            {"kty": "OKP", "crv": "Ed25519", "x": ED_X, "kid": "ops", "key_ops": ["sign"]},
         ]});
         *v.keys.write().await = Some((serde_json::from_value(set).unwrap(), Instant::now()));
         let now = std::time::SystemTime::now()
@@ -556,8 +639,10 @@ mod tests {
         };
         assert_eq!(check("k1", &claims).await.unwrap(), "u");
         assert_eq!(check("dup", &claims).await.unwrap(), "u");
+        assert_eq!(check("dup2", &claims).await.unwrap(), "u");
         let why = |r: Result<String, AuthError>| r.unwrap_err().to_string();
-        assert!(why(check("enc", &claims).await).contains("is for encryption"));
+        assert!(why(check("enc", &claims).await).contains("is not for signatures"));
+        assert!(why(check("ops", &claims).await).contains("is not for signatures"));
         assert!(why(check("rsa", &claims).await).contains("is for RS256, not EdDSA"));
         let mut two = claims.clone();
         two["iss"] = serde_json::json!(["https://evil.example", iss]);

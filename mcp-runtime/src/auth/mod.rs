@@ -209,8 +209,8 @@ impl Auth {
         let absolute = (r.starts_with("https://") || r.starts_with("http://"))
             && split_origin(r).0.len() > "https://".len() - 1;
         // Only the characters a URI may hold (RFC 3986), so that it goes into the
-        // challenge's quoted `resource_metadata` as it is: a space, `"` or non-ASCII
-        // there left every 401 without its `WWW-Authenticate`.
+        // challenge's quoted `resource_metadata` as it is: a control character there
+        // left every 401 without its `WWW-Authenticate`, a `"` broke its quoting.
         let uri_chars = r.bytes().all(|b| {
             b.is_ascii_graphic()
                 && !matches!(

@@ -35,6 +35,10 @@ impl std::fmt::Display for Token {
     }
 }
 
+/// How long a stream opened with a token whose time was already up lasts (see
+/// `Principal::stream_deadline`).
+const STREAM_AFTER_EXPIRY: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// Who a validated token stands for: subject, issuer, client, scopes, claims.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Principal {
@@ -44,6 +48,8 @@ pub struct Principal {
     scopes: BTreeSet<String>,
     claims: Map<String, Value>,
     expires_at: Option<SystemTime>,
+    /// How long past `expires_at` the validator still accepts the token (its clock leeway).
+    grace: std::time::Duration,
     token: Option<Token>,
     /// The subject is the client's (a token without `sub`), not a user's.
     by_client: bool,
@@ -59,6 +65,7 @@ impl Principal {
             scopes: BTreeSet::new(),
             claims: Map::new(),
             expires_at: None,
+            grace: std::time::Duration::ZERO,
             token: None,
             by_client: false,
         }
@@ -133,13 +140,25 @@ impl Principal {
     pub fn expiry(&self) -> Option<SystemTime> {
         self.expires_at
     }
-    /// When a stream opened with this token ends (its expiry on the runtime's clock):
-    /// `None` when the token has no known expiry or one past what the clock holds.
+    /// That the validator accepts the token for `grace` past its expiry (a clock leeway):
+    /// streams opened with it end then.
+    #[cfg_attr(not(feature = "auth"), allow(dead_code))]
+    pub(crate) fn accepted_past_expiry(mut self, grace: std::time::Duration) -> Self {
+        self.grace = grace;
+        self
+    }
+    /// When a stream opened with this token ends: when the validator stops accepting it
+    /// (its expiry, plus the validator's leeway), on the runtime's clock; `None` when the
+    /// token has no known expiry or one past what the clock holds. A token accepted
+    /// though that time has passed (a validator of your own with a leeway of its own)
+    /// gives its streams [`STREAM_AFTER_EXPIRY`], not an end at once, which the client
+    /// would answer by opening the stream again, and again.
     pub(crate) fn stream_deadline(&self) -> Option<tokio::time::Instant> {
-        let left = self
-            .expires_at?
-            .duration_since(SystemTime::now())
-            .unwrap_or_default();
+        let until = self.expires_at?.checked_add(self.grace)?;
+        let left = match until.duration_since(SystemTime::now()) {
+            Ok(left) if !left.is_zero() => left,
+            _ => STREAM_AFTER_EXPIRY,
+        };
         tokio::time::Instant::now().checked_add(left)
     }
     /// The raw token, when kept.
@@ -171,5 +190,38 @@ impl Caller {
     /// The subject, if any.
     pub fn subject(&self) -> Option<&str> {
         self.0.as_deref().map(Principal::subject)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    /// A stream ends when the validator stops accepting its token: the expiry plus the
+    /// validator's leeway; one opened with a token whose time was up already gets a few
+    /// seconds, not an end at once (which the client would answer by opening another).
+    #[tokio::test]
+    async fn streams_end_when_the_token_is_no_longer_accepted() {
+        let left = |p: Principal| {
+            p.stream_deadline()
+                .map(|at| at.duration_since(tokio::time::Instant::now()).as_secs_f64())
+        };
+        let now = SystemTime::now();
+        assert_eq!(left(Principal::new("u")), None);
+        let soon = Principal::new("u").expires_at(now + Duration::from_secs(100));
+        assert!(left(soon.clone()).is_some_and(|s| (99.0..=100.0).contains(&s)));
+        let with_leeway = soon.accepted_past_expiry(Duration::from_secs(30));
+        assert!(left(with_leeway).is_some_and(|s| (129.0..=130.0).contains(&s)));
+        let within_leeway = Principal::new("u")
+            .expires_at(now - Duration::from_secs(10))
+            .accepted_past_expiry(Duration::from_secs(30));
+        assert!(left(within_leeway).is_some_and(|s| (19.0..=20.0).contains(&s)));
+        let past = Principal::new("u").expires_at(now - Duration::from_secs(10));
+        let s = left(past).unwrap();
+        assert!((4.0..=5.0).contains(&s), "{s}");
+        let far = Principal::new("u")
+            .expires_at(SystemTime::UNIX_EPOCH + Duration::from_secs(u64::MAX / 4));
+        let _ = left(far);
     }
 }
