@@ -40,16 +40,18 @@ pub const DEFAULT_REDIS_TIMEOUT: Duration = Duration::from_secs(2);
 /// How often a task watcher checks that its task still exists.
 const WATCH_CHECK: Duration = Duration::from_secs(2);
 
-/// How often the notification channel is pinged: a channel that went silent without
-/// breaking (Redis, or whatever is between, forgot it) would otherwise never be seen to
-/// be lost, and no change would arrive again.
+/// How often the notification channel and the command connection are pinged: one that
+/// went silent without breaking (Redis, or whatever is between, forgot it) would
+/// otherwise never be seen to be lost (no change would arrive again; an instance that
+/// sends no command would keep a dead connection until it needs one).
 const CHANNEL_CHECK: Duration = Duration::from_secs(5);
 
 /// How long a change is retried while Redis is unreachable before it is dropped.
 pub const PUBLISH_RETRY_FOR: Duration = Duration::from_secs(30);
 
 /// Most changes waiting to be published (Redis slow or away): past it, a new change is
-/// dropped (logged), instead of the queue growing with every change made meanwhile.
+/// dropped (logged), instead of the queue growing with every change made meanwhile; a
+/// catalog change (an item added or removed) waits for room instead.
 pub const MAX_UNPUBLISHED: usize = 65_536;
 
 /// Most attempts of one optimistic task update under contention.
@@ -331,6 +333,13 @@ async fn listen(
                         () = stop.cancelled() => return,
                         m = messages.next() => m,
                         _ = check.tick() => {
+                            // The command connection too, on its own: one gone silent is
+                            // replaced when the ping times out (`Link::check`), even on
+                            // an instance nothing else sends a command from.
+                            let mut commands = conn.clone();
+                            tokio::spawn(async move {
+                                let _ = redis::cmd("PING").query_async::<()>(&mut commands).await;
+                            });
                             // Messages wait in the connection's buffer meanwhile.
                             let pong = tokio::time::timeout(
                                 DEFAULT_REDIS_TIMEOUT,
@@ -542,21 +551,38 @@ fn ms(d: Duration) -> u64 {
 
 impl NotificationBus for RedisStore {
     fn publish(&self, change: Change) {
+        use std::sync::atomic::Ordering::Relaxed;
         let made = tokio::time::Instant::now();
-        if let Err(mpsc::error::TrySendError::Full(_)) = self.shared.outbox.try_send((change, made))
-        {
-            // Logged at the 1st, 2nd, 4th, 8th, ... drop: a flood does not flood the log.
-            let n = self
-                .shared
-                .dropped
-                .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
-                + 1;
-            if n.is_power_of_two() {
-                tracing::warn!(
-                    dropped = n,
-                    "{MAX_UNPUBLISHED} changes wait to be published to Redis (slow or away): a change was dropped (other instances miss it)"
-                );
+        match self.shared.outbox.try_send((change, made)) {
+            Ok(()) => {
+                if self.shared.dropped.load(Relaxed) > 0 {
+                    let n = self.shared.dropped.swap(0, Relaxed);
+                    tracing::warn!(dropped = n, "changes are queued for Redis again");
+                }
             }
+            // A catalog change is not dropped: this instance applied it already, and the
+            // others (and the record) would differ for that item until its next change.
+            // They are few (an item's add or remove); it waits for room, on its own, and
+            // its stamp orders it against the others.
+            Err(mpsc::error::TrySendError::Full(c @ (Change::Catalog(_), _))) => {
+                let outbox = self.shared.outbox.clone();
+                if let Ok(rt) = tokio::runtime::Handle::try_current() {
+                    rt.spawn(async move {
+                        let _ = outbox.send(c).await;
+                    });
+                }
+            }
+            Err(mpsc::error::TrySendError::Full(_)) => {
+                // Logged at the 1st, 2nd, 4th, 8th, ... drop: a flood does not flood the log.
+                let n = self.shared.dropped.fetch_add(1, Relaxed) + 1;
+                if n.is_power_of_two() {
+                    tracing::warn!(
+                        dropped = n,
+                        "{MAX_UNPUBLISHED} changes wait to be published to Redis (slow or away): a change was dropped (other instances miss it)"
+                    );
+                }
+            }
+            Err(mpsc::error::TrySendError::Closed(_)) => {}
         }
     }
 
