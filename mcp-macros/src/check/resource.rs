@@ -127,6 +127,10 @@ fn parameter_for(var: &str) -> String {
     if !ident.starts_with(|c: char| c.is_ascii_alphabetic()) {
         ident.insert(0, 'v');
     }
+    // `self`, `Self`, `super`, `crate`: keywords even as `r#` identifiers.
+    if syn::parse_str::<syn::Ident>(&ident).is_err() {
+        ident.push('_');
+    }
     format!(
         "`{var}` is no Rust name: add a parameter that names it, such as `#[arg(name = \"{var}\")] {ident}: String`"
     )

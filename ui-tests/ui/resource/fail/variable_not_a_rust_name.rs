@@ -7,3 +7,9 @@ async fn setting() -> String {
 }
 
 fn main() {}
+
+/// A keyword that is no `r#` identifier.
+#[resource("config://{self}")]
+async fn itself() -> String {
+    String::new()
+}

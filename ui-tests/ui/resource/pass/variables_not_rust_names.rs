@@ -9,3 +9,9 @@ async fn setting(#[arg(name = "app.name")] app_name: String, r#type: String) -> 
 fn main() {
     let _ = Server::builder("t", "1").resources(resources![setting]).build();
 }
+
+/// A keyword that is no `r#` identifier, named as the error says.
+#[resource("config://{self}")]
+async fn itself(#[arg(name = "self")] self_: String) -> String {
+    self_
+}
