@@ -249,6 +249,18 @@ pub(super) async fn http<F>(answer: F) -> (Link, std::net::SocketAddr)
 where
     F: Fn(&Req) -> Option<Reply> + Send + Sync + 'static,
 {
+    let (link, addr) = http_with(answer, &super::HttpOptions::new()).await;
+    (link.unwrap(), addr)
+}
+
+/// Like [`http`], the link made with `options`, or why it could not be.
+pub(super) async fn http_with<F>(
+    answer: F,
+    options: &super::HttpOptions,
+) -> (Result<Link, super::UpstreamError>, std::net::SocketAddr)
+where
+    F: Fn(&Req) -> Option<Reply> + Send + Sync + 'static,
+{
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let answer = std::sync::Arc::new(answer);
@@ -258,9 +270,7 @@ where
             tokio::spawn(async move { serve_one(conn, &*answer).await });
         }
     });
-    let link = Link::http(&format!("http://{addr}/mcp"), &super::HttpOptions::new())
-        .await
-        .unwrap();
+    let link = Link::http(&format!("http://{addr}/mcp"), options).await;
     (link, addr)
 }
 

@@ -200,8 +200,14 @@ impl Link {
                 };
                 let (version, hello, legacy) = era(ask).await?;
                 if legacy {
+                    // Within the time limit too: an upstream may keep its response open.
                     let initialized = initialized();
-                    drop(self.post_as(&version, &initialized, None).await?);
+                    let told = self.post_as(&version, &initialized, None);
+                    drop(
+                        tokio::time::timeout(self.patience(), told)
+                            .await
+                            .map_err(|_| UpstreamError::Timeout)??,
+                    );
                 }
                 Ok((version, hello))
             }
@@ -504,7 +510,12 @@ impl Link {
                     "the upstream server exited (its run that asked ended)",
                 )),
             },
-            Wire::Http(_) => self.post(&msg, None).await.map(drop),
+            // Within the time limit: an upstream may never take it (no response, or
+            // one left open), and the call waiting on it must not wait for ever.
+            Wire::Http(peer) => tokio::time::timeout(peer.patience, self.post(&msg, None))
+                .await
+                .map_err(|_| UpstreamError::Timeout)?
+                .map(drop),
         }
     }
 

@@ -641,3 +641,55 @@ async fn a_child_that_exited_is_started_again_and_one_that_keeps_exiting_waits()
     exits_with_a_request_in_flight(&link, &mut up).await;
     answered_by_a_new_run(&link, &mut starts).await;
 }
+
+/// An answer to the upstream's request (a `ping` during a call, an elicitation's answer)
+/// POSTed to an HTTP upstream that keeps the response open (an event stream that never
+/// ends) is given up at the upstream's time limit, failing its call. Before, it was
+/// waited on for ever, and the call with it, past `HttpOptions::timeout`.
+#[tokio::test]
+async fn an_answer_posted_to_an_http_upstream_that_never_takes_it_is_given_up() {
+    let options = super::super::HttpOptions::new().timeout(Duration::from_secs(1));
+    let (link, _) = fake::http_with(
+        |req| {
+            req.body
+                .get("result")
+                .is_some()
+                .then(|| fake::Reply::events(&[]))
+        },
+        &options,
+    )
+    .await;
+    let link = link.unwrap();
+    let asked = super::super::routing::Asked {
+        id: json!("q1"),
+        request: json!({"method": "ping"}),
+        from: None,
+    };
+    let answered =
+        tokio::time::timeout(Duration::from_secs(5), link.respond(asked, Ok(json!({})))).await;
+    assert!(
+        matches!(answered, Ok(Err(UpstreamError::Timeout))),
+        "{answered:?}"
+    );
+}
+
+/// Connecting to an HTTP upstream that never finishes its response to
+/// `notifications/initialized` (a JSON body left open) ends at its time limit. Before,
+/// `Upstream::http_with` waited for ever.
+#[tokio::test]
+async fn connecting_to_an_http_upstream_that_holds_initialized_ends_at_its_time_limit() {
+    let options = super::super::HttpOptions::new().timeout(Duration::from_secs(1));
+    let held = |req: &fake::Req| {
+        (req.body["method"] == "notifications/initialized").then(|| fake::Reply {
+            hold: true,
+            ..fake::Reply::status(200, "application/json", b"")
+        })
+    };
+    let connected =
+        tokio::time::timeout(Duration::from_secs(5), fake::http_with(held, &options)).await;
+    assert!(
+        matches!(&connected, Ok((Err(UpstreamError::Timeout), _))),
+        "{:?}",
+        connected.as_ref().map(|(l, _)| l.as_ref().map(drop))
+    );
+}
