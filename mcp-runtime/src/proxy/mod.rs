@@ -389,7 +389,9 @@ impl Upstream {
         Ok(lists)
     }
 
-    /// Every page of a list, and the shortest `ttlMs` its pages gave.
+    /// Every page of a list (up to [`MAX_LISTED`] items, and [`MAX_LISTED_BYTES`] of
+    /// pages: past either, the rest is left out, with a warning), and the shortest `ttlMs`
+    /// its pages gave.
     async fn list(
         &self,
         method: &str,
@@ -398,20 +400,35 @@ impl Upstream {
         let mut out = Vec::new();
         let mut ttl: Option<u64> = None;
         let mut cursor: Option<String> = None;
+        let mut bytes = 0;
         for _ in 0..1000 {
             let params = match &cursor {
                 Some(c) => json!({ "cursor": c }),
                 None => json!({}),
             };
             let page = self.link.request(method, params).await?;
+            bytes += json_len(&page);
+            let mut cut = false;
             if let Some(items) = page.get(key).and_then(Value::as_array) {
-                out.extend(items.iter().cloned());
+                let room = MAX_LISTED - out.len();
+                cut = items.len() > room;
+                out.extend(items.iter().take(room).cloned());
             }
             if let Some(t) = page.get("ttlMs").and_then(Value::as_u64) {
                 ttl = Some(ttl.map_or(t, |l| l.min(t)));
             }
-            match page.get("nextCursor").and_then(Value::as_str) {
-                Some(c) if !c.is_empty() => cursor = Some(c.to_owned()),
+            let next = page.get("nextCursor").and_then(Value::as_str);
+            let more = next.is_some_and(|c| !c.is_empty());
+            if cut || (more && (out.len() >= MAX_LISTED || bytes >= MAX_LISTED_BYTES)) {
+                self.link.tell(format_args!(
+                    "its `{method}` goes on past {} items ({bytes} bytes of pages; at most \
+                     {MAX_LISTED} items and {MAX_LISTED_BYTES} bytes are read): the rest is left out",
+                    out.len()
+                ));
+                return Ok((out, ttl));
+            }
+            match next {
+                Some(c) if more => cursor = Some(c.to_owned()),
                 _ => return Ok((out, ttl)),
             }
         }
@@ -425,7 +442,91 @@ impl Upstream {
     }
 }
 
+/// Most items one list of an upstream (all its pages together) may have.
+pub(crate) const MAX_LISTED: usize = 10_000;
+
+/// Most bytes (as JSON) the pages of one list of an upstream may have together.
+pub(crate) const MAX_LISTED_BYTES: usize = link::MAX_MESSAGE;
+
+/// The size of `value` as JSON, counted without writing it anywhere.
+fn json_len(value: &Value) -> usize {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 += buf.len();
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut c = Count(0);
+    let _ = serde_json::to_writer(&mut c, value);
+    c.0
+}
+
 /// The program `cmd` starts, to name it in logs.
 fn program_of(cmd: &tokio::process::Command) -> String {
     cmd.as_std().get_program().to_string_lossy().into_owned()
+}
+
+#[cfg(test)]
+mod list_tests {
+    use super::fake::{self, Reply};
+    use super::{MAX_LISTED, Upstream};
+    use serde_json::json;
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    /// An HTTP upstream offering tools whose every `tools/list` page is `page(n)` (the
+    /// `n`th asked) and names a next one; how many pages were asked, and the upstream.
+    async fn endless(
+        page: impl Fn(usize) -> Vec<serde_json::Value> + Send + Sync + 'static,
+    ) -> (Upstream, Arc<AtomicUsize>) {
+        let asked = Arc::new(AtomicUsize::new(0));
+        let counted = Arc::clone(&asked);
+        let (link, _) = fake::http(move |req| match req.body["method"].as_str() {
+            Some("tools/list") => {
+                let n = counted.fetch_add(1, Ordering::SeqCst);
+                Some(Reply::json(&json!({"jsonrpc": "2.0", "id": req.body["id"],
+                    "result": {"tools": page(n), "nextCursor": "more"}})))
+            }
+            _ => None,
+        })
+        .await;
+        (Upstream::new(link), asked)
+    }
+
+    /// A list with no end (its pages always name a next one) is read up to
+    /// [`MAX_LISTED`] items, the rest left out. Before, 1000 pages were read whatever they
+    /// held, all kept (here 100,000 tools), and the templates among such a list checked
+    /// against each other in quadratic time.
+    #[tokio::test]
+    async fn an_endless_list_is_read_up_to_its_cap() {
+        let (up, asked) = endless(|n| {
+            (0..100)
+                .map(|i| json!({"name": format!("t{n}_{i}"), "inputSchema": {"type": "object"}}))
+                .collect()
+        })
+        .await;
+        let lists = up.read_lists().await.unwrap();
+        assert_eq!(lists.tools.len(), MAX_LISTED);
+        assert_eq!(asked.load(Ordering::SeqCst), MAX_LISTED / 100);
+    }
+
+    /// Pages of large items are read up to [`MAX_LISTED_BYTES`](super::MAX_LISTED_BYTES)
+    /// together. Before, 1000 pages of up to 16 MiB each were kept (16 GiB).
+    #[tokio::test]
+    async fn a_list_of_large_pages_is_read_up_to_its_size_cap() {
+        let big = "x".repeat(256 * 1024);
+        let (up, asked) = endless(move |n| {
+            vec![json!({"name": format!("t{n}"), "description": big,
+                "inputSchema": {"type": "object"}})]
+        })
+        .await;
+        let lists = up.read_lists().await.unwrap();
+        let pages = super::MAX_LISTED_BYTES / (256 * 1024);
+        assert!(asked.load(Ordering::SeqCst) <= pages + 1, "{asked:?}");
+        assert!(lists.tools.len() <= pages, "{}", lists.tools.len());
+    }
 }
