@@ -207,12 +207,15 @@ impl Req {
 }
 
 /// What a [`http`] fake answers: a status, headers and a body, then (`hold`) the
-/// connection kept open, the body never ending.
+/// connection kept open, the body never ending; or (`silent`: the connections held so,
+/// counted while they are) nothing at all, the connection kept open until the client
+/// goes.
 pub(super) struct Reply {
     pub(super) status: u16,
     pub(super) headers: Vec<(&'static str, String)>,
     pub(super) body: Vec<u8>,
     pub(super) hold: bool,
+    pub(super) silent: Option<Arc<std::sync::atomic::AtomicUsize>>,
 }
 
 impl Reply {
@@ -228,6 +231,7 @@ impl Reply {
             headers: vec![("content-type", ty.to_owned())],
             body: body.to_vec(),
             hold: false,
+            silent: None,
         }
     }
 
@@ -314,6 +318,13 @@ async fn serve_one(
         body: serde_json::from_slice(&body).unwrap_or(Value::Null),
     };
     let reply = answer(&req).unwrap_or_else(|| plain(&req));
+    if let Some(held) = &reply.silent {
+        held.fetch_add(1, Ordering::SeqCst);
+        let mut sink = [0u8; 64];
+        while conn.read(&mut sink).await.is_ok_and(|n| n > 0) {}
+        held.fetch_sub(1, Ordering::SeqCst);
+        return;
+    }
     let mut out = format!("HTTP/1.1 {} Fake\r\n", reply.status);
     for (k, v) in &reply.headers {
         out.push_str(&format!("{k}: {v}\r\n"));

@@ -325,10 +325,12 @@ impl Listen {
 
 impl Peer {
     /// POSTs `msg` in `version` (a notification or an answer; what comes back is not
-    /// read).
+    /// read), waiting at most the upstream's time limit for the response: a cancellation
+    /// sent by a task of its own would otherwise hold that task and its connection for
+    /// ever.
     pub(super) async fn reply(&self, version: &str, msg: &Value) {
         if let Ok(req) = self.post(version, msg, None, &[]) {
-            let _ = self.client.request(req).await;
+            let _ = tokio::time::timeout(self.patience, self.client.request(req)).await;
         }
     }
 }

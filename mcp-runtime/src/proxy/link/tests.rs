@@ -693,3 +693,46 @@ async fn connecting_to_an_http_upstream_that_holds_initialized_ends_at_its_time_
         connected.as_ref().map(|(l, _)| l.as_ref().map(drop))
     );
 }
+
+/// The cancellation of a call given up, POSTed to an HTTP upstream that never answers
+/// it, is given up at the upstream's time limit: its task and connection go. Before,
+/// each call given up left a task and a connection waiting for ever.
+#[tokio::test]
+async fn a_cancellation_an_http_upstream_never_answers_leaves_nothing_behind() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let held = Arc::new(AtomicUsize::new(0));
+    let holding = Arc::clone(&held);
+    let options = super::super::HttpOptions::new().timeout(Duration::from_secs(1));
+    let (link, _) = fake::http_with(
+        move |req| match req.body["method"].as_str() {
+            Some("tools/call") => Some(fake::Reply::events(&[])),
+            Some("notifications/cancelled") => Some(fake::Reply {
+                silent: Some(Arc::clone(&holding)),
+                ..fake::Reply::status(202, "text/plain", b"")
+            }),
+            _ => None,
+        },
+        &options,
+    )
+    .await;
+    let link = link.unwrap();
+    let call = link
+        .start("tools/call", json!({"name": "hang"}), None)
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    drop(call);
+    let mut waited = Duration::ZERO;
+    while held.load(Ordering::SeqCst) == 0 && waited < Duration::from_secs(5) {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        waited += Duration::from_millis(20);
+    }
+    assert_eq!(held.load(Ordering::SeqCst), 1, "the cancellation came");
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    assert_eq!(
+        held.load(Ordering::SeqCst),
+        0,
+        "the cancellation's connection is still open"
+    );
+}
