@@ -352,10 +352,19 @@ impl Link {
         name: Option<&str>,
     ) -> Result<Value, UpstreamError> {
         match (&self.wire, on) {
-            (Wire::Stdio(_), Some(session)) => session
-                .exchange(id, msg, method != "initialize")
-                .await
-                .and_then(|a| outcome(a, &session.told)),
+            (Wire::Stdio(_), Some(session)) => {
+                // A poll is not a request the upstream's questions may be about.
+                let poll = method == "tasks/get";
+                let lock = || session.polls.lock().unwrap_or_else(|e| e.into_inner());
+                if poll {
+                    lock().insert(id);
+                }
+                let answer = session.exchange(id, msg, method != "initialize").await;
+                if poll {
+                    lock().remove(&id);
+                }
+                answer.and_then(|a| outcome(a, &session.told))
+            }
             (Wire::Stdio(_), None) => Err(gone("no stdio session")),
             (Wire::Http(peer), _) => self
                 .post_as(version, msg, name)

@@ -34,10 +34,12 @@
 //!   client, requests in the session of a legacy one) while the upstream call waits,
 //!   parked in this process between rounds (so a fleet routes a request's rounds to one
 //!   instance, or the later round gets a clear error); on stdio, where the wire does not
-//!   say which call a request belongs to, that is done while one call is in flight, and a
-//!   request that comes while several are gets an error rather than the wrong client;
+//!   say which call a request belongs to, that is done while one call is in flight and no
+//!   other request (a task's polls aside), and a request that comes while several are
+//!   gets an error rather than the wrong client;
 //! - the upstream's progress reaches the client under the client's progress token, and
-//!   its log messages go to the client's log (on stdio, while one call is in flight).
+//!   its log messages go to the client's log (on stdio, while one call is in flight and
+//!   no other request).
 //!
 //! Either way, serving proxied tools over HTTP needs a shared `requestState` key, as any
 //! server whose tools ask for input does.

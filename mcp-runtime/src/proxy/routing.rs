@@ -40,8 +40,18 @@ pub(super) fn route(
     let method = msg.get("method").and_then(Value::as_str)?;
     // Sends on these channels never wait, so the lock is held while routing.
     let calls = askers.lock().unwrap_or_else(|e| e.into_inner());
+    // The one call, while no other request waits on the session either (but a task's
+    // polls): a question or log message may be about any request in flight (a
+    // `resources/read` of another client), and the wire does not say which.
+    let alone = |call: u64| {
+        from.upgrade().is_none_or(|s| {
+            let polls = s.polls.lock().unwrap_or_else(|e| e.into_inner());
+            let pending = s.pending.lock().unwrap_or_else(|e| e.into_inner());
+            pending.keys().all(|id| *id == call || polls.contains(id))
+        })
+    };
     let only = match calls.as_slice() {
-        [(_, tx)] => Some(tx),
+        [(id, tx)] if alone(*id) => Some(tx),
         _ => None,
     };
     match (method, msg.get("id")) {
@@ -58,8 +68,7 @@ pub(super) fn route(
                 format!("this proxy passes `{m}` on only during a call, to the client that made it")
             } else {
                 format!(
-                    "`{m}` came while {} calls were in flight, and stdio does not say whose client to ask",
-                    calls.len()
+                    "`{m}` came while several requests were in flight, and stdio does not say whose client to ask"
                 )
             };
             Some(json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32603, "message": why}}))

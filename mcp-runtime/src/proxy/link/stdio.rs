@@ -35,6 +35,9 @@ pub(crate) struct Pipes {
 pub(crate) struct Session {
     pub(crate) out: mpsc::Sender<String>,
     pub(crate) pending: Pending,
+    /// The requests of `pending` that are polls of a task (`tasks/get`): a question
+    /// that comes meanwhile is not about them (see `routing::route`).
+    pub(crate) polls: Mutex<std::collections::HashSet<u64>>,
     pub(crate) askers: Askers,
     /// Cancelled when it ended; a child of the link's `dropped`.
     pub(crate) closed: CancellationToken,
@@ -90,6 +93,7 @@ impl Session {
         let session = Arc::new(Session {
             out,
             pending: Arc::default(),
+            polls: Mutex::default(),
             askers: Arc::default(),
             closed: dropped.child_token(),
             child_gone: CancellationToken::new(),

@@ -736,3 +736,61 @@ async fn a_cancellation_an_http_upstream_never_answers_leaves_nothing_behind() {
         "the cancellation's connection is still open"
     );
 }
+
+/// On stdio, the upstream's question and log message that come while a call and another
+/// request (a `resources/read` of another client, say) are in flight are not the call's:
+/// the wire does not say which request they are about, so the question is refused (the
+/// upstream is told) and the log message not passed on. Before, only calls were counted,
+/// and both went to the call's client, which could read what was meant for the other
+/// request's, and answer it.
+#[tokio::test]
+async fn a_question_during_a_call_and_another_request_is_not_the_calls() {
+    let (link, mut up) = fake::stdio().await;
+    let mut call = link
+        .start("tools/call", json!({"name": "slow"}), None)
+        .await
+        .unwrap();
+    let sent = up.next().await;
+    let reading = link.request("resources/read", json!({"uri": "x://secret"}));
+    let answering = async {
+        let read = up.next().await;
+        assert_eq!(read["method"], "resources/read", "{read}");
+        up.send(
+            &json!({"jsonrpc": "2.0", "id": "q1", "method": "elicitation/create",
+            "params": {"message": "share x://secret?", "requestedSchema": {"type": "object"}}}),
+        );
+        up.send(&json!({"jsonrpc": "2.0", "method": "notifications/message",
+            "params": {"level": "info", "data": "reading x://secret"}}));
+        let refused = up.next().await;
+        up.send(&json!({"jsonrpc": "2.0", "id": read["id"], "result": {"contents": []}}));
+        refused
+    };
+    let (read, refused) = tokio::join!(reading, answering);
+    assert!(read.is_ok(), "{read:?}");
+    assert_eq!(refused["id"], "q1", "{refused}");
+    assert_eq!(refused["error"]["code"], -32603, "{refused}");
+
+    // A poll of a task (`tasks/get`, a legacy task's) is no other request: a question
+    // that comes meanwhile is still the call's.
+    let polling = link.request("tasks/get", json!({"taskId": "t"}));
+    let answering = async {
+        let poll = up.next().await;
+        assert_eq!(poll["method"], "tasks/get", "{poll}");
+        up.send(
+            &json!({"jsonrpc": "2.0", "id": "q2", "method": "elicitation/create",
+            "params": {"message": "sure?", "requestedSchema": {"type": "object"}}}),
+        );
+        let asked = tokio::time::timeout(Duration::from_secs(5), call.next()).await;
+        up.send(&json!({"jsonrpc": "2.0", "id": poll["id"], "result": {"status": "working"}}));
+        asked
+    };
+    let (poll, asked) = tokio::join!(polling, answering);
+    assert!(poll.is_ok(), "{poll:?}");
+    assert!(
+        matches!(&asked, Ok(Next::Asked(a)) if a.id == "q2"),
+        "{asked:?}"
+    );
+    up.send(&json!({"jsonrpc": "2.0", "id": sent["id"], "result": {"content": []}}));
+    let next = tokio::time::timeout(Duration::from_secs(5), call.next()).await;
+    assert!(matches!(&next, Ok(Next::Answer(Ok(_)))), "{next:?}");
+}
