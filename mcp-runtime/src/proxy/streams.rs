@@ -133,7 +133,11 @@ impl Peer {
             }
             *sid = None;
         }
-        let opened = self.initialize(version).await;
+        // Within the time limit: the requests waiting for it (and those to come) wait
+        // on `reopening`, which an upstream that never answers would hold for good.
+        let opened = tokio::time::timeout(self.patience, self.initialize(version))
+            .await
+            .unwrap_or(Err(UpstreamError::Timeout));
         if opened.is_err() {
             let mut sid = self.session.lock().unwrap_or_else(|e| e.into_inner());
             sid.get_or_insert_with(|| stale.to_owned());

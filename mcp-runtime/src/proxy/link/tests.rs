@@ -794,3 +794,56 @@ async fn a_question_during_a_call_and_another_request_is_not_the_calls() {
     let next = tokio::time::timeout(Duration::from_secs(5), call.next()).await;
     assert!(matches!(&next, Ok(Next::Answer(Ok(_)))), "{next:?}");
 }
+
+/// A legacy HTTP upstream whose change stream finds our session forgotten, and which
+/// then never answers the `initialize` opening a new one, holds requests back at most
+/// its time limit: once it answers again, so do requests. Before, the new session was
+/// waited for with no limit, holding the lock every request waits on while one is
+/// opened, so every later request of the link timed out, for good.
+#[tokio::test]
+async fn a_new_session_never_opened_does_not_hold_requests_for_good() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let opened = Arc::new(AtomicUsize::new(0));
+    let options = super::super::HttpOptions::new().timeout(Duration::from_secs(1));
+    let silent = Arc::new(AtomicUsize::new(0));
+    let (link, _) = fake::http_with(
+        move |req| {
+            if req.verb == "GET" {
+                // The change stream: our session is forgotten.
+                return Some(fake::Reply::status(404, "text/plain", b""));
+            }
+            match req.body["method"].as_str() {
+                Some("initialize") if opened.fetch_add(1, Ordering::SeqCst) == 0 => {
+                    let hello = json!({"jsonrpc": "2.0", "id": req.body["id"], "result": {
+                        "protocolVersion": "2025-11-25", "capabilities": {"tools": {}},
+                        "serverInfo": {"name": "fake", "version": "1"}}});
+                    let mut reply = fake::Reply::json(&hello);
+                    reply.headers.push(("mcp-session-id", "s1".into()));
+                    Some(reply)
+                }
+                // Opening a new one: never answered.
+                Some("initialize") => Some(fake::Reply {
+                    silent: Some(Arc::clone(&silent)),
+                    ..fake::Reply::status(200, "text/plain", b"")
+                }),
+                Some("tools/list") => Some(fake::Reply::json(
+                    &json!({"jsonrpc": "2.0", "id": req.body["id"], "result": {"tools": []}}),
+                )),
+                _ => None,
+            }
+        },
+        &options,
+    )
+    .await;
+    let link = link.unwrap();
+    let mut last = None;
+    for _ in 0..5 {
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        last = Some(link.request("tools/list", json!({})).await);
+        if matches!(last, Some(Ok(_))) {
+            break;
+        }
+    }
+    assert!(matches!(last, Some(Ok(_))), "{last:?}");
+}
