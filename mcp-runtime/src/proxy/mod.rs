@@ -516,6 +516,41 @@ mod list_tests {
         assert_eq!(asked.load(Ordering::SeqCst), MAX_LISTED / 100);
     }
 
+    /// An upstream listing a tool whose name, mounted, is the shortened form of another
+    /// of its tools' (`mount::name_of`: cut, and a 32-bit hash) has the second left out,
+    /// with a warning, not the whole server refused. Before, `build()` failed ("two
+    /// tools are named ..."), the server's own items and every other upstream's with it.
+    #[tokio::test]
+    async fn an_upstream_tool_named_as_anothers_shortened_name_is_left_out() {
+        let long = format!("x{}", "a".repeat(70));
+        let full = format!("up_{long}");
+        let hash = full.bytes().fold(0x811c_9dc5_u32, |h, b| {
+            (h ^ u32::from(b)).wrapping_mul(0x0100_0193)
+        });
+        let kept: String = full.chars().take(55).collect();
+        let shortened = format!("{kept}_{hash:08x}");
+        let crafted = shortened["up_".len()..].to_owned();
+        let tools = json!([{"name": long, "inputSchema": {"type": "object"}},
+            {"name": crafted, "inputSchema": {"type": "object"}}]);
+        let (link, _) = fake::http(move |req| {
+            (req.body["method"] == "tools/list").then(|| {
+                Reply::json(&json!({"jsonrpc": "2.0", "id": req.body["id"],
+                    "result": {"tools": tools}}))
+            })
+        })
+        .await;
+        let items = Upstream::new(link).items().await.unwrap();
+        let own = crate::def::ToolDef::new("own", crate::handler::Signature::new(), |_| async {
+            Ok::<_, crate::Error>("hi")
+        });
+        let server = crate::Server::builder("gw", "1")
+            .tool(own)
+            .mount("up", items)
+            .build();
+        let names = server.map(|s| s.tool_names()).map_err(|e| e.to_string());
+        assert_eq!(names, Ok(vec!["own".to_owned(), shortened]));
+    }
+
     /// Pages of large items are read up to [`MAX_LISTED_BYTES`](super::MAX_LISTED_BYTES)
     /// together. Before, 1000 pages of up to 16 MiB each were kept (16 GiB).
     #[tokio::test]

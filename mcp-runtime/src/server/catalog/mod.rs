@@ -77,6 +77,12 @@ pub(crate) struct Catalog {
     pub(crate) task_engine: Option<&'static crate::server::tasks::Engine>,
 }
 
+/// Whether `a` and `b` were both made by one upstream's listing.
+#[cfg(feature = "proxy")]
+fn same_upstream(a: &crate::server::def::Item, b: &crate::server::def::Item) -> bool {
+    a.foreign && b.foreign && a.upstream.is_some() && a.upstream == b.upstream
+}
+
 /// The body of `server/discover`.
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -95,6 +101,16 @@ impl Catalog {
         let mut tools: BTreeMap<String, Arc<ToolEntry>> = BTreeMap::new();
         for t in entries.tools {
             match tools.entry(t.def.item.name.clone()) {
+                // Two tools of one upstream that its names alone make clash here (one's
+                // name is the other's shortened form: `mount::name_of`): the first is
+                // served, rather than the whole server refused for what the upstream lists.
+                #[cfg(feature = "proxy")]
+                Entry::Occupied(o) if same_upstream(&o.get().def.item, &t.def.item) => {
+                    tracing::warn!(
+                        "an upstream tool left out: it would be served as `{}`, which another tool of that upstream is",
+                        o.key()
+                    );
+                }
                 Entry::Occupied(o) => errors.push(format!(
                     "two tools are named `{}`{}; tool names must be unique",
                     o.key(),
