@@ -193,12 +193,14 @@ impl Peer {
     }
 }
 
-/// Whether a response is an SSE stream.
+/// Whether a response is an SSE stream (its media type `text/event-stream`, in any case,
+/// parameters allowed).
 pub(super) fn is_event_stream(resp: &hyper::Response<hyper::body::Incoming>) -> bool {
     resp.headers()
         .get("content-type")
         .and_then(|v| v.to_str().ok())
-        .is_some_and(|c| c.starts_with("text/event-stream"))
+        .and_then(|c| c.split(';').next())
+        .is_some_and(|c| c.trim().eq_ignore_ascii_case("text/event-stream"))
 }
 
 /// Where an HTTP upstream tells its list changes: the 2026-07-28 `subscriptions/listen`

@@ -847,3 +847,27 @@ async fn a_new_session_never_opened_does_not_hold_requests_for_good() {
     }
     assert!(matches!(last, Some(Ok(_))), "{last:?}");
 }
+
+/// An answer on an event stream whose media type is written in capitals
+/// (`Text/Event-Stream`; media types are case-insensitive) is read as one. Before, the
+/// stream, left open, was read as a JSON body to its end, and the request timed out.
+#[tokio::test]
+async fn an_event_stream_in_capitals_is_read_as_one() {
+    let options = super::super::HttpOptions::new().timeout(Duration::from_secs(1));
+    let (link, _) = fake::http_with(
+        |req| {
+            (req.body["method"] == "tools/list").then(|| {
+                let answer = json!({"jsonrpc": "2.0", "id": req.body["id"],
+                    "result": {"tools": []}});
+                fake::Reply {
+                    headers: vec![("content-type", "Text/Event-Stream".into())],
+                    ..fake::Reply::events(&[answer])
+                }
+            })
+        },
+        &options,
+    )
+    .await;
+    let answer = link.unwrap().request("tools/list", json!({})).await;
+    assert_eq!(answer, Ok(json!({"tools": []})));
+}
