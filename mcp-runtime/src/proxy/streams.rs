@@ -279,7 +279,13 @@ impl Listen {
             .get("mcp-session-id")
             .and_then(|v| v.to_str().ok())
             .map(str::to_owned);
-        let resp = match self.peer.client.request(req).await {
+        // Its head within the time limit: a stream never answered is opened again.
+        let head = tokio::time::timeout(self.peer.patience, self.peer.client.request(req));
+        let Ok(head) = head.await else {
+            tracing::debug!("the upstream's change stream: no answer within its time limit");
+            return Opened::Ended;
+        };
+        let resp = match head {
             Ok(r) if r.status().is_success() => r,
             Ok(r) if r.status() == hyper::StatusCode::NOT_FOUND && carried.is_some() => {
                 return Opened::Forgotten(carried.unwrap_or_default());

@@ -871,3 +871,35 @@ async fn an_event_stream_in_capitals_is_read_as_one() {
     let answer = link.unwrap().request("tools/list", json!({})).await;
     assert_eq!(answer, Ok(json!({"tools": []})));
 }
+
+/// A legacy HTTP upstream that never answers the opening of its change stream (the GET)
+/// is asked again after its time limit, so its list changes are heard once it answers.
+/// Before, the first GET was waited on for ever, and no list change came again.
+#[tokio::test]
+async fn a_change_stream_never_answered_is_opened_again() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let (gets, silent) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+    let options = super::super::HttpOptions::new().timeout(Duration::from_secs(1));
+    let (link, _) = fake::http_with(
+        move |req| {
+            if req.verb != "GET" {
+                return None;
+            }
+            if gets.fetch_add(1, Ordering::SeqCst) == 0 {
+                return Some(fake::Reply {
+                    silent: Some(Arc::clone(&silent)),
+                    ..fake::Reply::status(200, "text/event-stream", b"")
+                });
+            }
+            let changed = json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"});
+            Some(fake::Reply::events(&[changed]))
+        },
+        &options,
+    )
+    .await;
+    let link = link.unwrap();
+    let mut changes = link.changes();
+    let heard = tokio::time::timeout(Duration::from_secs(5), changes.changed()).await;
+    assert!(matches!(heard, Ok(Ok(()))), "{heard:?}");
+}
