@@ -3,7 +3,8 @@
 //! messages about the request passed on (or answered at once) on the way.
 
 use super::link::{
-    MAX_MESSAGE, NO_MESSAGE, Told, UpstreamError, excerpt, gone, outcome, rpc_error, unreached,
+    MAX_MESSAGE, NO_MESSAGE, Told, UpstreamError, excerpt, gone, id_in_string, outcome, rpc_error,
+    unreached,
 };
 use super::ongoing::Next;
 use super::routing::Asked;
@@ -106,7 +107,12 @@ pub(super) async fn answer_in(
                             request: json!({"method": m, "params": msg["params"]}),
                             from: None,
                         }),
-                        ("notifications/progress", None) => Next::Progress(msg["params"].clone()),
+                        // Under the token it was given (its id): another's is not its.
+                        ("notifications/progress", None)
+                            if is_token_of(&msg["params"]["progressToken"], id) =>
+                        {
+                            Next::Progress(msg["params"].clone())
+                        }
                         ("notifications/message", None) => Next::Log(msg["params"].clone()),
                         _ => continue,
                     };
@@ -135,6 +141,16 @@ pub(super) async fn answer_in(
             }
         }
     }
+}
+
+/// Whether a progress token names the request `id` (ours, a number): the number, or its
+/// decimal form as a string.
+fn is_token_of(token: &Value, id: &Value) -> bool {
+    token == id
+        || token
+            .as_str()
+            .and_then(id_in_string)
+            .is_some_and(|n| Some(n) == id.as_u64())
 }
 
 /// The answer to the request `id` in the JSON `body` of a response of `status`. A

@@ -903,3 +903,42 @@ async fn a_change_stream_never_answered_is_opened_again() {
     let heard = tokio::time::timeout(Duration::from_secs(5), changes.changed()).await;
     assert!(matches!(heard, Ok(Ok(()))), "{heard:?}");
 }
+
+/// Progress on a call's event stream under a token the call was not given (another
+/// request's, or made up) is not the call's: dropped, not passed to its client. Before,
+/// every progress notification on the stream was passed on, whatever its token.
+#[tokio::test]
+async fn progress_under_a_token_never_given_is_not_passed_on() {
+    let (link, _) = fake::http(|req| {
+        (req.body["method"] == "tools/call").then(|| {
+            let ours = &req.body["params"]["_meta"]["progressToken"];
+            let progress = |token: &serde_json::Value, n: u32| {
+                json!({"jsonrpc": "2.0", "method": "notifications/progress",
+                    "params": {"progressToken": token, "progress": n, "message": format!("p{n}")}})
+            };
+            fake::Reply::events(&[
+                progress(&json!("someone-else"), 1),
+                progress(&json!(987_654), 2),
+                progress(ours, 3),
+                json!({"jsonrpc": "2.0", "id": req.body["id"], "result": {"content": []}}),
+            ])
+        })
+    })
+    .await;
+    let mut call = link
+        .start("tools/call", json!({"name": "t"}), None)
+        .await
+        .unwrap();
+    let mut passed = Vec::new();
+    loop {
+        match tokio::time::timeout(Duration::from_secs(5), call.next()).await {
+            Ok(Next::Progress(p)) => passed.push(p["message"].clone()),
+            Ok(Next::Answer(a)) => {
+                assert!(a.is_ok(), "{a:?}");
+                break;
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+    assert_eq!(passed, [json!("p3")]);
+}
