@@ -582,6 +582,31 @@ async fn an_expired_task_is_unknown() {
     );
 }
 
+/// A cancel that comes before the task's worker first ran (here: a one-thread runtime,
+/// where the worker spawned by `tools/call` has not been polled when the handle comes
+/// back) still reaches the handler: its token fires.
+#[tokio::test]
+async fn a_cancel_sent_at_once_reaches_the_handler() {
+    use mcp_runtime::testing::TestClient;
+    let seen = Arc::new(Seen::default());
+    let client = TestClient::new(server(Tasks::default(), Arc::clone(&seen))).with_tasks();
+    let handle = client.start_task("long_job", json!({})).await.unwrap();
+    let id = handle["taskId"].as_str().unwrap();
+    client.cancel_task(id).await.unwrap();
+    for _ in 0..300 {
+        if seen.cancelled.load(Ordering::SeqCst) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert!(
+        seen.cancelled.load(Ordering::SeqCst),
+        "the handler never saw its task cancelled (started: {})",
+        seen.started.load(Ordering::SeqCst)
+    );
+    assert_eq!(client.task(id).await.unwrap()["status"], "cancelled");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn http_checks_the_extension_and_the_task_id_header() {
     let a = serve_in_background(server(Tasks::default(), Arc::default()).http());

@@ -25,6 +25,7 @@ use crate::store::{StoreError, TaskChange, TaskRecord, TaskStore, now_ms};
 use crate::{Error, Input};
 use futures_util::StreamExt;
 use futures_util::future::BoxFuture;
+use futures_util::stream::BoxStream;
 use serde_json::{Map, Value, json};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
@@ -250,7 +251,10 @@ async fn start(
     };
     let call = Call::new(arguments, task_request);
     let ttl = Duration::from_millis(record.expires_ms().saturating_sub(now_ms()));
-    let run = worker.run(handler, call, ttl).instrument(span);
+    // Watched from before the handle is sent: a cancel (or answer) that comes before the
+    // worker first runs still wakes it.
+    let watch = tasks.store.watch(&task_id);
+    let run = worker.run(handler, call, ttl, watch).instrument(span);
     // Its blocking sections count for the stdio connection that made the task, as the
     // request's own would (`serve_stdio` exits rather than wait for them).
     #[cfg(feature = "stdio")]
@@ -375,8 +379,13 @@ enum Stop {
 }
 
 impl Worker {
-    async fn run(mut self, handler: Handler<Tool>, call: Call<Tool>, ttl: Duration) {
-        let mut watch = self.store.watch(&self.id);
+    async fn run(
+        mut self,
+        handler: Handler<Tool>,
+        call: Call<Tool>,
+        ttl: Duration,
+        mut watch: BoxStream<'static, ()>,
+    ) {
         let asked = self.input.as_ref().map(Input::asked);
         let shutdown = self.server.shutdown.clone();
         // The task's TTL bounds its run; the guard's timeout is only a backstop.
