@@ -13,7 +13,7 @@ use crate::server::reply::{ErrorClass, Rejection, Reply};
 use crate::server::route::Prepared;
 use crate::server::slot::Slot;
 use crate::server::tasks::current;
-use crate::store::{Change, TaskStore};
+use crate::store::{Change, TaskRecord, TaskStore};
 use futures_util::StreamExt;
 use futures_util::stream::{BoxStream, SelectAll};
 use serde_json::{Map, Value, json};
@@ -165,7 +165,15 @@ impl TaskWatch {
                 && !found.contains(&id)
             {
                 let tag = id.clone();
-                let changes = checked(self.store.watch(&id), self.check);
+                let mut changes = checked(self.store.watch(&id), self.check);
+                // A change between the read above and the watch woke nobody: read again
+                // now that it is watched, and tell of one at once.
+                let state = |t: &TaskRecord| (t.status(), t.updated_ms());
+                if let Ok(Some(now)) = current(&*self.store, &id).await
+                    && state(&now) != state(&task)
+                {
+                    changes = futures_util::stream::once(async {}).chain(changes).boxed();
+                }
                 self.changes
                     .push(changes.map(move |()| tag.clone()).boxed());
                 found.push(id);
@@ -464,5 +472,84 @@ mod tests {
         assert!(f.wants(&Change::ResourceUpdated("a://xy".into())).is_none());
         assert!(Filter::parse(None).is_err());
         assert!(Filter::parse(Some(&json!({"toolsListChanged": "yes"}))).is_err());
+    }
+
+    /// A store whose task ends right after the first read of it: as when the task ends
+    /// between the listen stream's lookup and its watch.
+    struct EndsAfterRead {
+        inner: crate::store::MemoryTaskStore,
+        armed: std::sync::atomic::AtomicBool,
+    }
+
+    impl TaskStore for EndsAfterRead {
+        fn create(
+            &self,
+            task: crate::store::TaskRecord,
+        ) -> futures_util::future::BoxFuture<'_, Result<(), crate::store::StoreError>> {
+            self.inner.create(task)
+        }
+        fn get<'a>(
+            &'a self,
+            id: &'a str,
+        ) -> futures_util::future::BoxFuture<
+            'a,
+            Result<Option<crate::store::TaskRecord>, crate::store::StoreError>,
+        > {
+            Box::pin(async move {
+                let found = self.inner.get(id).await;
+                if self.armed.swap(false, std::sync::atomic::Ordering::SeqCst) {
+                    let done = crate::store::TaskChange::Complete(json!({"content": []}));
+                    self.inner.update(id, done).await.unwrap();
+                }
+                found
+            })
+        }
+        fn update<'a>(
+            &'a self,
+            id: &'a str,
+            change: crate::store::TaskChange,
+        ) -> futures_util::future::BoxFuture<
+            'a,
+            Result<Option<crate::store::TaskRecord>, crate::store::StoreError>,
+        > {
+            self.inner.update(id, change)
+        }
+        fn watch(&self, id: &str) -> BoxStream<'static, ()> {
+            self.inner.watch(id)
+        }
+        fn expire(
+            &self,
+        ) -> futures_util::future::BoxFuture<'_, Result<usize, crate::store::StoreError>> {
+            self.inner.expire()
+        }
+    }
+
+    /// A task that ends between the lookup of the ids asked for and the watch on it is
+    /// still told of, at once (not at the next periodic check, a lease later).
+    #[tokio::test]
+    async fn a_task_ending_while_it_is_looked_up_is_told_of() {
+        let store = Arc::new(EndsAfterRead {
+            inner: crate::store::MemoryTaskStore::new(),
+            armed: false.into(),
+        });
+        let task = crate::store::TaskRecord::new("t".into(), Duration::from_secs(60), None, None);
+        store.create(task).await.unwrap();
+        store.armed.store(true, std::sync::atomic::Ordering::SeqCst);
+        let mut watch = TaskWatch {
+            store: store.clone(),
+            asked: vec!["t".into()],
+            changes: SelectAll::new(),
+            sent: HashMap::new(),
+            caller: None,
+            check: Duration::from_secs(60),
+        };
+        assert_eq!(watch.resolve().await, ["t"]);
+        let woken = tokio::time::timeout(Duration::from_secs(1), watch.changes.next()).await;
+        assert_eq!(woken.ok().flatten().as_deref(), Some("t"), "not woken");
+        let n = watch
+            .notification("t", &RequestId::String("s".into()))
+            .await
+            .unwrap();
+        assert!(n.contains(r#""status":"completed""#), "{n}");
     }
 }
