@@ -139,14 +139,19 @@ impl Filter {
     }
 }
 
+/// What a listen stream last sent of a task: its status, update time, message and
+/// outstanding input request keys.
+type Sent = (TaskStatus, u64, Option<String>, Vec<String>);
+
 /// The tasks a listen stream watches: their changes, and what was last sent for each.
 pub(crate) struct TaskWatch {
     store: Arc<dyn TaskStore>,
     /// Asked for, not looked up yet (before the acknowledgement).
     asked: Vec<String>,
     changes: SelectAll<BoxStream<'static, String>>,
-    /// Status, update time and message last sent, so an unchanged task is not sent again.
-    sent: HashMap<String, (TaskStatus, u64, Option<String>)>,
+    /// Status, update time, message and input request keys last sent, so an unchanged
+    /// task is not sent again.
+    sent: HashMap<String, Sent>,
     /// Who is listening (with authorization): only their own tasks are watched.
     caller: Option<String>,
     /// How often a watched task is read again even when nothing woke it: a task whose
@@ -189,6 +194,9 @@ impl TaskWatch {
             task.status(),
             task.updated_ms(),
             task.status_message().map(str::to_owned),
+            // Changes within one millisecond keep `lastUpdatedAt`: a new question (or one
+            // answered) may be all that differs.
+            task.input_requests().keys().cloned().collect(),
         );
         if self.sent.get(id) == Some(&seen) {
             return None;
@@ -551,5 +559,44 @@ mod tests {
             .await
             .unwrap();
         assert!(n.contains(r#""status":"completed""#), "{n}");
+    }
+
+    /// A question asked in the same millisecond as the change told of before (same status,
+    /// same `lastUpdatedAt`) is told of: the task's `inputRequests` changed.
+    #[tokio::test]
+    async fn a_question_asked_within_the_same_millisecond_is_told_of() {
+        use crate::store::TaskChange;
+        let store = Arc::new(crate::store::MemoryTaskStore::new());
+        // Last updated ahead of the clock: every change keeps that time, as changes
+        // within one millisecond do.
+        let task = TaskRecord::new("t".into(), Duration::from_secs(60), None, None);
+        let mut task = serde_json::to_value(task).unwrap();
+        task["updatedMs"] = json!(crate::store::now_ms() + 3_600_000);
+        store
+            .create(serde_json::from_value(task).unwrap())
+            .await
+            .unwrap();
+        let mut watch = TaskWatch {
+            store: store.clone(),
+            asked: vec!["t".into()],
+            changes: SelectAll::new(),
+            sent: HashMap::new(),
+            caller: None,
+            check: Duration::from_secs(60),
+        };
+        assert_eq!(watch.resolve().await, ["t"]);
+        let sub = RequestId::String("s".into());
+        let ask = |k: &str| TaskChange::Ask([(k.to_owned(), json!({"method": "m"}))].into());
+        store.update("t", ask("first")).await.unwrap();
+        let n = watch.notification("t", &sub).await.unwrap();
+        assert!(n.contains(r#""first""#), "{n}");
+        store.update("t", ask("second")).await.unwrap();
+        let n = watch.notification("t", &sub).await;
+        assert!(
+            n.as_deref().is_some_and(|n| n.contains(r#""second""#)),
+            "{n:?}"
+        );
+        // Nothing changed since: nothing is told.
+        assert_eq!(watch.notification("t", &sub).await, None);
     }
 }
