@@ -316,6 +316,16 @@ async fn task_suite(store: Arc<dyn TaskStore>, tag: &str) {
     assert_eq!(after.status(), TaskStatus::Completed);
     assert!(after.input_requests().is_empty());
 
+    // A task kept "for ever" (`Tasks::ttl(Duration::MAX)`) is stored and found, with a
+    // `ttlMs` a JSON number holds exactly.
+    let forever = format!("{tag}-forever");
+    store
+        .create(task(&forever, Duration::MAX))
+        .await
+        .expect("a task with the longest TTL is stored");
+    let t = store.get(&forever).await.unwrap().unwrap();
+    assert!(t.ttl_ms() <= (1 << 53) - 1, "ttlMs {}", t.ttl_ms());
+
     // Expiry: the task goes, and so do its watchers.
     let short = format!("{tag}-short");
     store

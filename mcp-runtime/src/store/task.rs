@@ -91,11 +91,18 @@ impl TaskChange {
     }
 }
 
+/// The largest integer a JSON number holds exactly (2^53 - 1): the most milliseconds a
+/// task's `ttlMs` and `pollIntervalMs` say. A TTL past it would also be an expiry time
+/// Redis refuses (`PEXPIREAT` takes at most `i64::MAX`).
+const MAX_JSON_INTEGER: u64 = (1 << 53) - 1;
+
 /// What a task abandoned by its instance failed with.
 const ABANDONED: &str = "Internal error: the server instance running the task stopped";
 
 impl TaskRecord {
-    /// A new `working` task, created now, kept for `ttl` from now.
+    /// A new `working` task, created now, kept for `ttl` from now. Durations count in
+    /// milliseconds, from 1 to 2^53 - 1 (the most a JSON number holds exactly; some
+    /// 285,000 years): a longer one (`Duration::MAX` for "for ever") is that.
     pub fn new(
         id: String,
         ttl: Duration,
@@ -103,7 +110,11 @@ impl TaskRecord {
         owner: Option<String>,
     ) -> Self {
         let now = now_ms();
-        let ms = |d: Duration| u64::try_from(d.as_millis()).unwrap_or(u64::MAX).max(1);
+        let ms = |d: Duration| {
+            u64::try_from(d.as_millis())
+                .unwrap_or(u64::MAX)
+                .clamp(1, MAX_JSON_INTEGER)
+        };
         TaskRecord {
             id,
             status: TaskStatus::Working,
