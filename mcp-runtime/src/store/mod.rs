@@ -25,4 +25,7 @@ pub use handles::{
 };
 pub use replay::{DEFAULT_MAX_REDEEMED, MemoryReplayStore, ReplayStore};
 pub(crate) use task::now_ms;
-pub use task::{DEFAULT_MAX_TASKS, MemoryTaskStore, StoreError, TaskChange, TaskRecord, TaskStore};
+pub use task::{
+    DEFAULT_MAX_TASK_BYTES, DEFAULT_MAX_TASKS, MemoryTaskStore, StoreError, TaskChange, TaskRecord,
+    TaskStore,
+};

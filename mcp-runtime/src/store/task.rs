@@ -367,18 +367,31 @@ pub trait TaskStore: Send + Sync + 'static {
 /// Default cap on the tasks a [`MemoryTaskStore`] holds.
 pub const DEFAULT_MAX_TASKS: usize = 10_000;
 
+/// Default cap on the size of the tasks a [`MemoryTaskStore`] holds together (their
+/// records as JSON, results included).
+pub const DEFAULT_MAX_TASK_BYTES: usize = 256 * 1024 * 1024;
+
 /// An in-process [`TaskStore`]: enough for one instance, or for several servers in one
 /// process sharing it (`Arc`). Holds at most [`DEFAULT_MAX_TASKS`] tasks (see
-/// [`MemoryTaskStore::with_capacity`]); expired ones are swept as new ones arrive.
+/// [`MemoryTaskStore::with_capacity`]) of at most [`DEFAULT_MAX_TASK_BYTES`] together
+/// ([`MemoryTaskStore::max_bytes`]); expired ones are swept as new ones arrive.
 pub struct MemoryTaskStore {
     tasks: Mutex<HashMap<String, Slot>>,
     max: usize,
+    max_bytes: usize,
     last_sweep: Mutex<u64>,
 }
 
 struct Slot {
     record: TaskRecord,
+    /// The record's size as JSON.
+    size: usize,
     changed: watch::Sender<u64>,
+}
+
+/// A record's size as JSON.
+fn size_of(record: &TaskRecord) -> usize {
+    serde_json::to_vec(record).map_or(0, |v| v.len())
 }
 
 impl MemoryTaskStore {
@@ -392,8 +405,18 @@ impl MemoryTaskStore {
         MemoryTaskStore {
             tasks: Mutex::new(HashMap::new()),
             max: max.max(1),
+            max_bytes: DEFAULT_MAX_TASK_BYTES,
             last_sweep: Mutex::new(0),
         }
+    }
+
+    /// Holds tasks of at most `max` bytes together, as JSON, results included (at least
+    /// 1; default [`DEFAULT_MAX_TASK_BYTES`]). Past it, a new task is refused
+    /// ([`StoreError::Full`]: busy) until expired ones make room; a task already held
+    /// always keeps its result.
+    pub fn max_bytes(mut self, max: usize) -> Self {
+        self.max_bytes = max.max(1);
+        self
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Slot>> {
@@ -448,12 +471,18 @@ impl TaskStore for MemoryTaskStore {
                 self.sweep(now);
             }
         }
+        let size = size_of(&task);
+        // Full by count, or by the bytes held (results kept for their TTL).
+        let full = |tasks: &HashMap<String, Slot>| {
+            tasks.len() >= self.max
+                || tasks.values().map(|s| s.size).sum::<usize>() + size > self.max_bytes
+        };
         let mut tasks = self.lock();
-        if tasks.len() >= self.max {
+        if full(&tasks) {
             drop(tasks);
             self.sweep(now);
             tasks = self.lock();
-            if tasks.len() >= self.max {
+            if full(&tasks) {
                 return async { Err(StoreError::Full) }.boxed();
             }
         }
@@ -462,6 +491,7 @@ impl TaskStore for MemoryTaskStore {
             id,
             Slot {
                 record: task,
+                size,
                 changed: watch::channel(0).0,
             },
         );
@@ -495,8 +525,11 @@ impl TaskStore for MemoryTaskStore {
                 None
             }
             Some(s) => {
-                if s.record.apply(&change) && change.wakes() {
-                    s.changed.send_modify(|v| *v = v.wrapping_add(1));
+                if s.record.apply(&change) {
+                    s.size = size_of(&s.record);
+                    if change.wakes() {
+                        s.changed.send_modify(|v| *v = v.wrapping_add(1));
+                    }
                 }
                 Some(s.record.clone())
             }

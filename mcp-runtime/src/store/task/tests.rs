@@ -143,3 +143,21 @@ async fn the_memory_store_watches_caps_and_expires() {
             .is_none()
     );
 }
+
+/// What finished tasks keep (their results) counts against the store's byte cap: past it,
+/// a new task is refused (`Full`) until expired ones make room, so results kept for
+/// their TTL cannot grow without bound while the count of tasks stays under its cap.
+#[tokio::test]
+async fn the_memory_store_caps_the_bytes_its_tasks_hold() {
+    let store = MemoryTaskStore::with_capacity(100).max_bytes(10_000);
+    let short = |id: &str| TaskRecord::new(id.into(), Duration::from_millis(200), None, None);
+    store.create(short("a")).await.unwrap();
+    let big = serde_json::json!({"content": [{"type": "text", "text": "x".repeat(20_000)}]});
+    store.update("a", TaskChange::Complete(big)).await.unwrap();
+    assert_eq!(store.create(short("b")).await, Err(StoreError::Full));
+    // The result is still there for its TTL...
+    assert!(store.get("a").await.unwrap().unwrap().result().is_some());
+    // ...and once it has expired, there is room again.
+    tokio::time::sleep(Duration::from_millis(250)).await;
+    store.create(short("c")).await.unwrap();
+}
