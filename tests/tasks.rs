@@ -607,6 +607,54 @@ async fn a_cancel_sent_at_once_reaches_the_handler() {
     assert_eq!(client.task(id).await.unwrap()["status"], "cancelled");
 }
 
+/// Takes a moment, then answers.
+#[tool(task = "required")]
+async fn short_job() -> &'static str {
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    "finished"
+}
+
+/// An HTTP server shutting down gives the tasks running on it its drain to end: one that
+/// ends within it is recorded as completed, not failed as cut off by the shutdown.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_ending_within_the_drain_keeps_its_result() {
+    use mcp_runtime::store::TaskStore;
+    let store = Arc::new(MemoryTaskStore::new());
+    let server = Server::builder("draining", "1.0")
+        .tools(tools![short_job])
+        .tasks(Tasks::default().store(Arc::clone(&store)))
+        .build()
+        .unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let a = listener.local_addr().unwrap();
+    let stop = Arc::new(tokio::sync::Notify::new());
+    let stopping = Arc::clone(&stop);
+    let served = tokio::spawn(
+        server
+            .http()
+            .drain_timeout(Duration::from_secs(10))
+            .serve(listener, async move { stopping.notified().await }),
+    );
+    let created = http(a, req(1, "tools/call", json!({"name": "short_job"}), true)).await;
+    let id = created.json()["result"]["taskId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    stop.notify_one();
+    tokio::time::timeout(Duration::from_secs(10), served)
+        .await
+        .expect("the drain ends with the task")
+        .unwrap()
+        .unwrap();
+    let task = store.get(&id).await.unwrap().unwrap();
+    assert_eq!(
+        task.status(),
+        mcp_runtime::protocol::tasks::TaskStatus::Completed,
+        "{:?}",
+        task.status_message()
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn http_checks_the_extension_and_the_task_id_header() {
     let a = serve_in_background(server(Tasks::default(), Arc::default()).http());

@@ -42,6 +42,7 @@ use serde_json::{Map, Value};
 use std::fmt;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, RwLock, Weak};
+use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
 /// The server's identity (`io.modelcontextprotocol/serverInfo`).
@@ -108,6 +109,9 @@ pub(crate) struct ServerInner {
     pub(crate) request_bytes: Arc<AtomicUsize>,
     /// Cancelled when the server shuts down: listen streams end gracefully.
     pub(crate) shutdown: CancellationToken,
+    /// Cancelled when the tasks still running on this instance are to stop (at the end of
+    /// an HTTP drain, [`Server::drain_tasks`]): each is recorded as failed.
+    pub(crate) stop_tasks: CancellationToken,
     /// Serializes catalog changes (each rebuilds from the current catalog), and holds
     /// when the last one to each item was made (see `replicate`).
     pub(crate) changes: Mutex<replicate::Latest>,
@@ -297,6 +301,24 @@ impl Server {
     /// HTTP and stdio transports call this when they shut down.
     pub fn close_subscriptions(&self) {
         self.inner.shutdown.cancel();
+    }
+
+    /// Gives the tasks running on this instance up to `within` to end (their results are
+    /// recorded), then stops those still running, which are recorded as failed, and
+    /// waits a moment for that. The HTTP transport calls this at the end of its drain.
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
+    pub(crate) async fn drain_tasks(&self, within: Duration) {
+        let idle = || self.inner.running_tasks.load(Ordering::Acquire) == 0;
+        let until = |d: Duration| tokio::time::Instant::now() + d;
+        let wait = |deadline: tokio::time::Instant| async move {
+            while !idle() && tokio::time::Instant::now() < deadline {
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+        };
+        wait(until(within)).await;
+        self.inner.stop_tasks.cancel();
+        // A stopped task's handler has a second to wind down; then its end is recorded.
+        wait(until(Duration::from_secs(3))).await;
     }
 
     /// Adds a tool while serving (for example when a plugin loads); listeners that asked

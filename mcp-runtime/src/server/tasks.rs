@@ -387,7 +387,7 @@ impl Worker {
         mut watch: BoxStream<'static, ()>,
     ) {
         let asked = self.input.as_ref().map(Input::asked);
-        let shutdown = self.server.shutdown.clone();
+        let shutdown = self.server.stop_tasks.clone();
         // The task's TTL bounds its run; the guard's timeout is only a backstop.
         let expiry = tokio::time::sleep(ttl);
         tokio::pin!(expiry);

@@ -536,6 +536,11 @@ impl HttpServer {
         {
             tracing::warn!("connections still open after {drain:?}; closing");
         }
+        // Tasks running here get what is left of the drain to end; those that do not are
+        // recorded as failed.
+        server
+            .drain_tasks(drain.saturating_sub(started.elapsed()))
+            .await;
         tracing::info!(drained_in = ?started.elapsed(), "stopped");
         Ok(())
     }
