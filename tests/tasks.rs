@@ -655,6 +655,44 @@ async fn a_task_ending_within_the_drain_keeps_its_result() {
     );
 }
 
+/// Tasks outlive the tools that made them: with every task-capable tool removed at run
+/// time, a finished task's result is still read, and a running one still cancelled
+/// (not `-32601`, as if the server never had tasks).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tasks_are_served_after_their_tools_are_removed() {
+    use mcp_runtime::testing::{Answers, TestClient};
+    let seen = Arc::new(Seen::default());
+    let server = Server::builder("removing", "1.0")
+        .tools(tools![quick, long_job])
+        .state(Arc::clone(&seen))
+        .build()
+        .unwrap();
+    let client = TestClient::new(server).with_tasks();
+    let done = client
+        .run_task("quick", json!({}), &Answers::new())
+        .await
+        .unwrap();
+    let done = done.task["taskId"].as_str().unwrap().to_owned();
+    let running = client.start_task("long_job", json!({})).await.unwrap();
+    let running = running["taskId"].as_str().unwrap().to_owned();
+    assert!(client.server().remove_tool("quick"));
+    assert!(client.server().remove_tool("long_job"));
+    let t = client.task(&done).await.unwrap();
+    assert_eq!(t["status"], "completed", "{t}");
+    assert_eq!(t["result"]["content"][0]["text"], "done", "{t}");
+    client.cancel_task(&running).await.unwrap();
+    let t = client
+        .wait_task(&running, Duration::from_secs(5), |t| {
+            t["status"] == "cancelled"
+        })
+        .await
+        .unwrap();
+    assert_eq!(t["status"], "cancelled");
+    // An unknown task is still `-32602`.
+    let e = client.task("nope").await.unwrap_err();
+    assert_eq!(e.code, -32602, "{}", e.message);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn http_checks_the_extension_and_the_task_id_header() {
     let a = serve_in_background(server(Tasks::default(), Arc::default()).http());

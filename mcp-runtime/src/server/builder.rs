@@ -411,6 +411,7 @@ impl ServerBuilder {
             max_rounds: self.request_state.max_rounds,
             replay: self.request_state.replay.map(|r| r.0),
         };
+        let task_engine = catalog.task_engine;
         let server = Server {
             inner: Arc::new_cyclic(|this| ServerInner {
                 this: this.clone(),
@@ -444,6 +445,7 @@ impl ServerBuilder {
                 tasks: self.tasks,
                 legacy: self.legacy,
                 running_tasks: Arc::new(std::sync::atomic::AtomicUsize::new(0)),
+                task_engine: task_engine.map_or_else(std::sync::OnceLock::new, Into::into),
             }),
         };
         // Inside a runtime, the pump of a shared bus starts now; otherwise when a

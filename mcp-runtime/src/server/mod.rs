@@ -126,6 +126,9 @@ pub(crate) struct ServerInner {
     pub(crate) legacy: config::Legacy,
     /// Tasks running on this instance.
     pub(crate) running_tasks: Arc<AtomicUsize>,
+    /// What serves `tasks/*`, once a catalog of this server had a tool running as a task:
+    /// kept when those tools go, so their tasks are still read and cancelled.
+    pub(crate) task_engine: std::sync::OnceLock<&'static tasks::Engine>,
     pub(crate) this: Weak<ServerInner>,
 }
 

@@ -143,6 +143,9 @@ impl ServerInner {
         }
         let held = standby || entries.holds(kind, name);
         let next = catalog::Catalog::assemble(entries, &self.settings).map_err(BuildError)?;
+        if let Some(engine) = next.task_engine {
+            let _ = self.task_engine.set(engine);
+        }
         *self.catalog.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(next);
         match held {
             true => latest.0.insert(key, (at, origin.to_owned())),

@@ -159,8 +159,11 @@ impl Server {
         match parts.method.as_str() {
             m::DISCOVER => reply(methods::lists::discover(&parts, catalog)),
             m::LISTEN => methods::listen::open(self, parts, params, catalog),
+            // Also once the tools running as tasks are gone: their tasks remain.
             m::TASKS_GET | m::TASKS_UPDATE | m::TASKS_CANCEL
-                if let Some(e) = catalog.task_engine =>
+                if let Some(e) = catalog
+                    .task_engine
+                    .or_else(|| self.inner.task_engine.get().copied()) =>
             {
                 (e.method)(self, parts, params, guard)
             }

@@ -358,9 +358,11 @@ pub(crate) fn open(
         Ok(f) => f,
         Err(e) => return Prepared::Reply(Reply::rejection(Some(&id), Rejection::params(e))),
     };
-    // A server serving tasks requires the extension for `taskIds`; one that does not
-    // ignores the field, as any filter it cannot honour.
-    if catalog.task_engine.is_some()
+    // A server serving tasks (also once its tools running as tasks are gone: their tasks
+    // remain) requires the extension for `taskIds`; one that does not ignores the field,
+    // as any filter it cannot honour.
+    let serves_tasks = catalog.task_engine.is_some() || server.inner.task_engine.get().is_some();
+    if serves_tasks
         && !asked.task_ids.is_empty()
         && !parts.meta.capabilities.has_extension(EXTENSION)
     {
@@ -369,7 +371,7 @@ pub(crate) fn open(
             Rejection::failed(extension_required("`subscriptions/listen` with `taskIds`")),
         ));
     }
-    let tasks = (catalog.task_engine.is_some() && !asked.task_ids.is_empty()).then(|| {
+    let tasks = (serves_tasks && !asked.task_ids.is_empty()).then(|| {
         Box::new(TaskWatch {
             store: Arc::clone(&server.inner.tasks.store),
             asked: asked.task_ids.clone(),
