@@ -51,6 +51,31 @@ impl RedisStore {
     }
 }
 
+/// A watcher's hold on the wake-up channel of task `id`: the last to let go takes the
+/// task out of the map of watched tasks (else it would keep an entry for every task ever
+/// watched: only a later change of the task, which an ended one never has, removed it).
+struct Held {
+    tx: Option<Arc<watch::Sender<u64>>>,
+    store: RedisStore,
+    id: String,
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        // Under the lock new watchers take the channel, so none can between the two.
+        let mut w = self
+            .store
+            .shared
+            .watchers
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        drop(self.tx.take());
+        if w.get(&self.id).is_some_and(|tx| tx.strong_count() == 0) {
+            w.remove(&self.id);
+        }
+    }
+}
+
 impl TaskStore for RedisStore {
     fn create(&self, task: TaskRecord) -> BoxFuture<'_, Result<(), StoreError>> {
         async move {
@@ -136,18 +161,21 @@ impl TaskStore for RedisStore {
         };
         let mut rx = tx.subscribe();
         rx.mark_unchanged();
-        let store = self.clone();
-        let id = id.to_owned();
-        futures_util::stream::unfold((rx, tx, store, id), |(mut rx, tx, store, id)| async move {
+        let held = Held {
+            tx: Some(tx),
+            store: self.clone(),
+            id: id.to_owned(),
+        };
+        futures_util::stream::unfold((rx, held), |(mut rx, held)| async move {
             loop {
                 tokio::select! {
                     changed = rx.changed() => {
                         changed.ok()?;
-                        return Some(((), (rx, tx, store, id)));
+                        return Some(((), (rx, held)));
                     }
                     () = tokio::time::sleep(WATCH_CHECK) => {
                         // Ends with the task; a backend error keeps watching.
-                        if let Ok(None) = store.read_task(&id).await {
+                        if let Ok(None) = held.store.read_task(&held.id).await {
                             return None;
                         }
                     }
@@ -160,5 +188,78 @@ impl TaskStore for RedisStore {
     fn expire(&self) -> BoxFuture<'_, Result<usize, StoreError>> {
         // Redis expires tasks itself.
         async { Ok(0) }.boxed()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    /// A `redis-server` of this test (none when it is not installed): the port, and the
+    /// child, killed when dropped.
+    struct Child(std::process::Child);
+
+    impl Drop for Child {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+
+    fn redis() -> Option<(u16, Child)> {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .ok()?
+            .port();
+        let child = std::process::Command::new("redis-server")
+            .args([
+                "--port",
+                &port.to_string(),
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+            ])
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .ok()?;
+        let child = Child(child);
+        for _ in 0..200 {
+            if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+                return Some((port, child));
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        None
+    }
+
+    /// A task's entry in the map of watched tasks goes with its last watcher: the map does
+    /// not keep one entry for every task ever watched.
+    #[tokio::test]
+    async fn the_last_watcher_of_a_task_takes_its_entry_out() {
+        let Some((port, _redis)) = redis() else {
+            eprintln!("skipped: redis-server is not installed");
+            return;
+        };
+        let store = RedisStore::connect(&format!("redis://127.0.0.1:{port}"))
+            .await
+            .unwrap();
+        let task = TaskRecord::new("t".into(), Duration::from_secs(60), None, None);
+        store.create(task).await.unwrap();
+        let watched = || store.shared.watchers.lock().unwrap().len();
+        let mut one = store.watch("t");
+        let two = store.watch("t");
+        store
+            .update("t", TaskChange::Message("m".into()))
+            .await
+            .unwrap();
+        tokio::time::timeout(Duration::from_secs(5), one.next())
+            .await
+            .unwrap();
+        drop(two);
+        assert_eq!(watched(), 1, "another watcher still watches");
+        drop(one);
+        assert_eq!(watched(), 0, "the entry outlived its watchers");
     }
 }
