@@ -45,6 +45,23 @@ pub fn parse_strict(bytes: &[u8]) -> Result<Value, ParseError> {
     Ok(v.0)
 }
 
+/// The size of `value` as JSON, counted without writing it anywhere.
+pub(crate) fn json_len(value: &impl serde::Serialize) -> usize {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 += buf.len();
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut c = Count(0);
+    let _ = serde_json::to_writer(&mut c, value);
+    c.0
+}
+
 /// The `id` of a request that is JSON but not one [`parse_strict`] takes whole (a number
 /// out of range elsewhere in it): read with every other member skipped, which checks
 /// their syntax and not their numbers' range. `None` when even that fails, and for a

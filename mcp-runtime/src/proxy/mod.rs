@@ -409,7 +409,7 @@ impl Upstream {
                 None => json!({}),
             };
             let page = self.link.request(method, params).await?;
-            bytes += json_len(&page);
+            bytes += crate::protocol::json::json_len(&page);
             let mut cut = false;
             if let Some(items) = page.get(key).and_then(Value::as_array) {
                 let room = MAX_LISTED - out.len();
@@ -449,23 +449,6 @@ pub(crate) const MAX_LISTED: usize = 10_000;
 
 /// Most bytes (as JSON) the pages of one list of an upstream may have together.
 pub(crate) const MAX_LISTED_BYTES: usize = link::MAX_MESSAGE;
-
-/// The size of `value` as JSON, counted without writing it anywhere.
-fn json_len(value: &Value) -> usize {
-    struct Count(usize);
-    impl std::io::Write for Count {
-        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            self.0 += buf.len();
-            Ok(buf.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-    let mut c = Count(0);
-    let _ = serde_json::to_writer(&mut c, value);
-    c.0
-}
 
 /// The program `cmd` starts, to name it in logs.
 fn program_of(cmd: &tokio::process::Command) -> String {

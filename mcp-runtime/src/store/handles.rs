@@ -167,23 +167,6 @@ impl Held {
     }
 }
 
-/// The size of `value` as JSON, counted without writing it anywhere.
-fn json_len(value: &Value) -> usize {
-    struct Count(usize);
-    impl std::io::Write for Count {
-        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            self.0 += buf.len();
-            Ok(buf.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-    let mut c = Count(0);
-    let _ = serde_json::to_writer(&mut c, value);
-    c.0
-}
-
 impl MemoryHandleStore {
     /// An empty store holding at most [`DEFAULT_MAX_HANDLES`] handles and
     /// [`DEFAULT_MAX_HANDLE_BYTES`] of values.
@@ -238,7 +221,7 @@ impl HandleStore for MemoryHandleStore {
         ttl: Duration,
     ) -> BoxFuture<'a, Result<(), StoreError>> {
         let now = super::now_ms();
-        let size = json_len(&record.value);
+        let size = crate::protocol::json::json_len(&record.value);
         let mut held = self.lock();
         // An id already held (never, with fresh random ids) gives its place back first.
         held.remove(id);
@@ -266,7 +249,7 @@ impl HandleStore for MemoryHandleStore {
 
     fn replace<'a>(&'a self, id: &'a str, value: Value) -> BoxFuture<'a, Result<bool, StoreError>> {
         let now = super::now_ms();
-        let size = json_len(&value);
+        let size = crate::protocol::json::json_len(&value);
         let mut held = self.lock();
         let old = match held.map.get(id) {
             Some((_, exp, old)) if *exp > now => *old,
@@ -283,7 +266,7 @@ impl HandleStore for MemoryHandleStore {
         value: Value,
     ) -> BoxFuture<'a, Result<Option<bool>, StoreError>> {
         let now = super::now_ms();
-        let size = json_len(&value);
+        let size = crate::protocol::json::json_len(&value);
         let mut held = self.lock();
         let old = match held.map.get(id) {
             Some((r, exp, _)) if *exp > now && r.value != *expected => {

@@ -391,7 +391,7 @@ struct Slot {
 
 /// A record's size as JSON.
 fn size_of(record: &TaskRecord) -> usize {
-    serde_json::to_vec(record).map_or(0, |v| v.len())
+    crate::protocol::json::json_len(record)
 }
 
 impl MemoryTaskStore {
