@@ -24,15 +24,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 fn redis_available() -> bool {
-    if fleet::have("redis-server") {
-        return true;
-    }
-    assert!(
-        std::env::var("MCP_FLEET").as_deref() != Ok("required"),
-        "MCP_FLEET=required but redis-server is not installed"
-    );
-    eprintln!("skipped: redis-server is not installed");
-    false
+    fleet::available(&["redis-server"])
 }
 
 /// Sends one command to the Redis on `port` over a connection of its own; its reply's

@@ -562,15 +562,7 @@ async fn changes_stamped_alike_on_two_instances_end_alike_whatever_their_order()
 }
 
 fn redis_available() -> bool {
-    if fleet::have("redis-server") {
-        return true;
-    }
-    assert!(
-        std::env::var("MCP_FLEET").as_deref() != Ok("required"),
-        "MCP_FLEET=required but redis-server is not installed"
-    );
-    eprintln!("skipped: redis-server is not installed");
-    false
+    fleet::available(&["redis-server"])
 }
 
 #[tokio::test]

@@ -50,6 +50,21 @@ pub fn have(cmd: &str) -> bool {
     find_program(cmd).is_some()
 }
 
+/// Whether every program of `programs` is installed; when one is not, says the test is
+/// skipped, or fails under `MCP_FLEET=required` (CI).
+pub fn available(programs: &[&str]) -> bool {
+    let missing: Vec<&str> = programs.iter().copied().filter(|p| !have(p)).collect();
+    if missing.is_empty() {
+        return true;
+    }
+    assert!(
+        std::env::var("MCP_FLEET").as_deref() != Ok("required"),
+        "MCP_FLEET=required but {missing:?} not installed"
+    );
+    eprintln!("skipped: {missing:?} not installed");
+    false
+}
+
 /// A TCP port of 127.0.0.1 that was free a moment ago (bound to port 0, read, released).
 pub fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
