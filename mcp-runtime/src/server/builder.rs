@@ -363,13 +363,18 @@ impl ServerBuilder {
         );
         let entries = Entries {
             tools: compile::all(own_tools, ext, compile::tool, &mut errors),
-            prompts: compile::all(own_prompts, ext, compile::prompt, &mut errors),
-            resources: compile::all(own_resources, ext, compile::resource, &mut errors),
+            prompts: compile::all(own_prompts, ext, compile::by_engine_prompt, &mut errors),
+            resources: compile::all(own_resources, ext, compile::by_engine_resource, &mut errors),
         };
         let standby = Entries {
             tools: compile::all(standby_tools, ext, compile::tool, &mut errors),
-            prompts: compile::all(standby_prompts, ext, compile::prompt, &mut errors),
-            resources: compile::all(standby_resources, ext, compile::resource, &mut errors),
+            prompts: compile::all(standby_prompts, ext, compile::by_engine_prompt, &mut errors),
+            resources: compile::all(
+                standby_resources,
+                ext,
+                compile::by_engine_resource,
+                &mut errors,
+            ),
         };
         let server_info = self
             .server_info_in_meta

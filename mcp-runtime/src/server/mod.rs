@@ -381,7 +381,8 @@ impl Server {
         replaceable: impl Fn(&Item) -> bool,
     ) -> Result<bool, BuildError> {
         let prompt = middleware::layered(prompt, &self.inner.layers, true);
-        let entry = Arc::new(compile::prompt(prompt, &self.inner.extensions).map_err(BuildError)?);
+        let entry = compile::by_engine_prompt(prompt, &self.inner.extensions);
+        let entry = Arc::new(entry.map_err(BuildError)?);
         let name = entry.def.item.name.clone();
         self.change(ItemKind::Prompt, &name, CatalogOp::Added, |e| {
             let same = |p: &Arc<compile::PromptEntry>| p.def.item.name == entry.def.item.name;
@@ -426,8 +427,8 @@ impl Server {
         replaceable: impl Fn(&Item) -> bool,
     ) -> Result<bool, BuildError> {
         let resource = middleware::layered(resource, &self.inner.layers, true);
-        let entry =
-            Arc::new(compile::resource(resource, &self.inner.extensions).map_err(BuildError)?);
+        let entry = compile::by_engine_resource(resource, &self.inner.extensions);
+        let entry = Arc::new(entry.map_err(BuildError)?);
         let uri = entry.def.spec.uri.clone();
         self.change(ItemKind::Resource, &uri, CatalogOp::Added, |e| {
             let same = |r: &Arc<compile::ResourceEntry>| r.def.spec.uri == entry.def.spec.uri;

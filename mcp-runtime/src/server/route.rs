@@ -111,11 +111,11 @@ impl Server {
                 &params,
                 &catalog.prompt_list,
             )),
-            m::PROMPTS_GET if catalog.has_prompts() => {
-                methods::prompts::get(self, parts, params, guard, catalog)
+            m::PROMPTS_GET if let Some(e) = catalog.prompt_engine() => {
+                (e.serve)(self, parts, params, guard, catalog)
             }
-            m::RESOURCES_LIST if catalog.has_resources() => {
-                methods::resources::list(self, parts, params, catalog)
+            m::RESOURCES_LIST | m::RESOURCES_READ if let Some(e) = catalog.resource_engine() => {
+                (e.serve)(self, parts, params, guard, catalog)
             }
             m::RESOURCES_TEMPLATES_LIST if catalog.has_resources() => reply(methods::lists::page(
                 &self.inner,
@@ -123,11 +123,8 @@ impl Server {
                 &params,
                 &catalog.template_list,
             )),
-            m::RESOURCES_READ if catalog.has_resources() => {
-                methods::resources::read(self, parts, params, guard, catalog)
-            }
-            m::COMPLETE if catalog.has_completions => {
-                methods::completion::complete(self, parts, params, catalog)
+            m::COMPLETE if let Some(complete) = catalog.completion() => {
+                complete(self, parts, params, catalog)
             }
             _ => others(parts, params),
         }

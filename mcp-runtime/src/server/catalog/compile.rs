@@ -224,7 +224,25 @@ pub(crate) fn tool(mut def: ToolDef, ext: &Extensions) -> Result<ToolEntry, Vec<
     }
 }
 
-/// Checks a prompt.
+/// [`prompt`], reached through the prompts' engine: what the builder and
+/// [`Server::add_prompt`](crate::Server::add_prompt) call, so that a server without
+/// prompts does not link the prompts' code.
+pub(crate) fn by_engine_prompt(
+    def: PromptDef,
+    ext: &Extensions,
+) -> Result<PromptEntry, Vec<String>> {
+    (def.spec.engine.compile)(def, ext)
+}
+
+/// [`resource`], reached through the resources' engine (as [`by_engine_prompt`]).
+pub(crate) fn by_engine_resource(
+    def: ResourceDef,
+    ext: &Extensions,
+) -> Result<ResourceEntry, Vec<String>> {
+    (def.spec.engine.compile)(def, ext)
+}
+
+/// Checks a prompt (the prompts' engine's `compile`).
 pub(crate) fn prompt(def: PromptDef, ext: &Extensions) -> Result<PromptEntry, Vec<String>> {
     let mut errors = Vec::new();
     let mut p = Problems {
@@ -256,7 +274,7 @@ pub(crate) fn prompt(def: PromptDef, ext: &Extensions) -> Result<PromptEntry, Ve
     }
 }
 
-/// Checks a resource and parses its URI template.
+/// Checks a resource and parses its URI template (the resources' engine's `compile`).
 pub(crate) fn resource(def: ResourceDef, ext: &Extensions) -> Result<ResourceEntry, Vec<String>> {
     let mut errors = Vec::new();
     let mut p = Problems {

@@ -12,6 +12,7 @@ use crate::config::Caching;
 use crate::protocol::CacheHints;
 use crate::protocol::envelope::{Envelope, ResultMeta, ResultType};
 use crate::server::def::resource::Lister;
+use crate::server::methods::{Complete, PromptEngine, ResourceEngine};
 use mcp_uri_template::Capture;
 use serde::Serialize;
 use serde_json::value::RawValue;
@@ -350,6 +351,26 @@ impl Catalog {
 
     pub(crate) fn has_resources(&self) -> bool {
         !self.statics.is_empty() || !self.templates.is_empty()
+    }
+
+    /// What serves prompts, when there are any.
+    pub(crate) fn prompt_engine(&self) -> Option<&'static PromptEngine> {
+        self.prompts.values().next().map(|p| p.def.spec.engine)
+    }
+
+    /// What serves resources and templates, when there are any.
+    pub(crate) fn resource_engine(&self) -> Option<&'static ResourceEngine> {
+        let mut all = self.statics.values().chain(&self.templates);
+        all.next().map(|r| r.def.spec.engine)
+    }
+
+    /// What answers `completion/complete`, when some prompt or template has a completer.
+    pub(crate) fn completion(&self) -> Option<Complete> {
+        if !self.has_completions {
+            return None;
+        }
+        let prompts = self.prompt_engine().map(|e| e.complete);
+        prompts.or_else(|| self.resource_engine().map(|e| e.complete))
     }
 
     /// The resource serving `uri`: a fixed resource with that URI, else the first template

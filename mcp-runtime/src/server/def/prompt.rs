@@ -81,6 +81,8 @@ pub struct GetPromptResult {
 #[doc(hidden)]
 pub struct PromptSpec {
     pub(crate) arguments: Vec<PromptArgument>,
+    /// What serves prompts: named here, so that only a server with prompts links it.
+    pub(crate) engine: &'static crate::server::methods::PromptEngine,
 }
 
 impl Def<Prompt> {
@@ -109,6 +111,7 @@ impl Def<Prompt> {
     {
         let spec = PromptSpec {
             arguments: signature.arguments,
+            engine: &crate::server::methods::prompts::ENGINE,
         };
         Def::from_parts(
             name.into(),

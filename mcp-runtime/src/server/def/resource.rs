@@ -94,6 +94,8 @@ pub struct ResourceSpec {
     pub(crate) size: Option<u64>,
     pub(crate) annotations: Option<Annotations>,
     pub(crate) lister: Option<Lister>,
+    /// What serves resources: named here, so that only a server with resources links it.
+    pub(crate) engine: &'static crate::server::methods::ResourceEngine,
 }
 
 impl Def<kind::Resource> {
@@ -136,6 +138,7 @@ impl Def<kind::Resource> {
             size: None,
             annotations: None,
             lister: None,
+            engine: &crate::server::methods::resources::ENGINE,
         };
         Def::from_parts(
             name.into(),

@@ -10,11 +10,43 @@ pub(crate) mod resources;
 pub(crate) mod tasks;
 pub(crate) mod tools;
 
-use super::parts::Parts;
+use super::Server;
+use super::catalog::{Catalog, PromptEntry, ResourceEntry};
+use super::context::Extensions;
+use super::def::{PromptDef, ResourceDef};
+use super::parts::{Parts, TransportGuard};
 use super::reply::{Rejection, Reply};
 use super::route::Prepared;
-use serde_json::Value;
+use serde_json::{Map, Value};
 use std::collections::BTreeMap;
+
+/// What serves one kind of item beside tools: prompts, or resources and templates. Every
+/// definition of the kind carries a reference to its kind's one engine (its constructor
+/// sets it), and the builder and the router reach the kind's code only through it. Nothing
+/// else names that code, so a server without prompts (or without resources) does not link
+/// what serves them, as one without task tools does not link the task engine.
+pub(crate) struct Engine<D, E> {
+    /// Checks a definition and makes its catalog entry.
+    pub(crate) compile: fn(D, &Extensions) -> Result<E, Vec<String>>,
+    /// The kind's methods, by `parts.method`: `prompts/get`; `resources/list` and
+    /// `resources/read`.
+    pub(crate) serve: Serve,
+    /// `completion/complete` (prompts and templates both have completers).
+    pub(crate) complete: Complete,
+}
+
+/// The shape of an item method.
+pub(crate) type Serve =
+    fn(&Server, Parts, Map<String, Value>, &dyn TransportGuard, &Catalog) -> Prepared;
+
+/// `completion/complete`'s shape.
+pub(crate) type Complete = fn(&Server, Parts, Map<String, Value>, &Catalog) -> Prepared;
+
+/// What serves prompts ([`prompts::ENGINE`]).
+pub(crate) type PromptEngine = Engine<PromptDef, PromptEntry>;
+
+/// What serves resources and templates ([`resources::ENGINE`]).
+pub(crate) type ResourceEngine = Engine<ResourceDef, ResourceEntry>;
 
 /// The request answered with an error before anything ran.
 pub(crate) fn reject(parts: &Parts, rejection: Rejection) -> Prepared {

@@ -13,6 +13,13 @@ use crate::server::route::Prepared;
 use serde_json::{Map, Value};
 use std::sync::Arc;
 
+/// The prompts' engine, which [`PromptDef::new`](crate::def::PromptDef::new) names.
+pub(crate) static ENGINE: super::PromptEngine = super::Engine {
+    compile: crate::server::catalog::compile::prompt,
+    serve: get,
+    complete: super::completion::complete,
+};
+
 /// `prompts/get`: `Mcp-Name` → string arguments → the prompt → its required arguments
 /// and no others (`-32602`) → the round (for prompts that ask) → the handler.
 pub(crate) fn get(

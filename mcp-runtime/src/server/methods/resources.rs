@@ -25,6 +25,28 @@ struct Contents<'a> {
     contents: &'a [crate::protocol::ResourceContents],
 }
 
+/// The resources' engine, which [`ResourceDef::new`](crate::def::ResourceDef::new) names.
+pub(crate) static ENGINE: super::ResourceEngine = super::Engine {
+    compile: crate::server::catalog::compile::resource,
+    serve,
+    complete: super::completion::complete,
+};
+
+/// `resources/list` or `resources/read`, by `parts.method`.
+fn serve(
+    server: &Server,
+    parts: Parts,
+    params: Map<String, Value>,
+    guard: &dyn TransportGuard,
+    catalog: &Catalog,
+) -> Prepared {
+    if parts.method == methods::RESOURCES_LIST {
+        list(server, parts, params, catalog)
+    } else {
+        read(server, parts, params, guard, catalog)
+    }
+}
+
 /// `resources/read`: `Mcp-Name` → the resource serving the URI (`-32602` with `data.uri`
 /// when none does) → the round (for resources that ask) → the handler. Results carry the
 /// resource's caching hints (or the server's default for reads).
