@@ -937,3 +937,36 @@ async fn the_testing_kit_drives_a_task() {
         -32021
     );
 }
+
+/// The default store is made only when a task first needs it, yet it is still one store
+/// for the servers given clones of one `Tasks`, and another for a server given another.
+#[tokio::test]
+async fn servers_given_one_default_tasks_share_its_store() {
+    use mcp_runtime::testing::TestClient;
+    let served = |tasks: Tasks| {
+        let server = Server::builder("shared", "1.0")
+            .tools(tools![quick])
+            .tasks(tasks)
+            .build()
+            .unwrap();
+        TestClient::new(server).with_tasks()
+    };
+    let tasks = Tasks::default();
+    let (a, b, other) = (
+        served(tasks.clone()),
+        served(tasks),
+        served(Tasks::default()),
+    );
+    let handle = a.start_task("quick", json!({})).await.unwrap();
+    let id = handle["taskId"].as_str().unwrap();
+    let t = b
+        .wait_task(id, Duration::from_secs(5), |t| t["status"] == "completed")
+        .await
+        .unwrap();
+    assert_eq!(t["result"]["content"][0]["text"], "done", "{t}");
+    let unknown = other
+        .wait_task(id, Duration::from_secs(5), |_| true)
+        .await
+        .unwrap_err();
+    assert_eq!(unknown.code, -32602, "{unknown:?}");
+}

@@ -18,8 +18,8 @@
 
 use crate::mrtr::KeyRing;
 use crate::protocol::{CacheHints, CacheScope};
-use crate::store::{MemoryTaskStore, ReplayStore, TaskStore};
-use std::sync::Arc;
+use crate::store::{ReplayStore, TaskStore};
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 /// Default caching hints of `server/discover` and of list results: five minutes, public.
@@ -284,7 +284,7 @@ pub const DEFAULT_TASK_LEASE: Duration = Duration::from_secs(60);
 /// kept, how often clients should poll, how many may run at once.
 ///
 /// Every instance serving one server must share the store; the default,
-/// [`MemoryTaskStore`], is in-process.
+/// [`MemoryTaskStore`](crate::store::MemoryTaskStore), is in-process.
 ///
 /// ```
 /// use mcp_runtime::Server;
@@ -305,7 +305,11 @@ pub struct Tasks {
     pub(crate) poll_interval: Option<Duration>,
     pub(crate) max_running: usize,
     pub(crate) lease: Duration,
-    pub(crate) store: Arc<dyn TaskStore>,
+    /// The store given, or (once a task tool needs it) the default: a cell shared by the
+    /// clones of this value, so that servers given one `Tasks` share one store. Filled by
+    /// the task engine only, so that a server without task tools does not link the
+    /// default store.
+    pub(crate) store: Arc<OnceLock<Arc<dyn TaskStore>>>,
 }
 
 impl Default for Tasks {
@@ -315,7 +319,7 @@ impl Default for Tasks {
             poll_interval: Some(DEFAULT_TASK_POLL_INTERVAL),
             max_running: DEFAULT_MAX_RUNNING_TASKS,
             lease: DEFAULT_TASK_LEASE,
-            store: Arc::new(MemoryTaskStore::new()),
+            store: Arc::new(OnceLock::new()),
         }
     }
 }
@@ -332,9 +336,11 @@ impl std::fmt::Debug for Tasks {
 }
 
 impl Tasks {
-    /// Where tasks are stored (default: a [`MemoryTaskStore`] of this server).
+    /// Where tasks are stored (default: a [`MemoryTaskStore`](crate::store::MemoryTaskStore),
+    /// made when a task first needs it and shared by the servers given clones of this value).
     pub fn store(mut self, store: impl TaskStore) -> Self {
-        self.store = Arc::new(store);
+        let store: Arc<dyn TaskStore> = Arc::new(store);
+        self.store = Arc::new(OnceLock::from(store));
         self
     }
     /// How long a task is kept after it is created (`ttlMs`, default [`DEFAULT_TASK_TTL`]).

@@ -7,6 +7,7 @@
 
 use super::Server;
 use super::ServerInner;
+use super::config::Tasks;
 use super::context::{Request, TaskLink};
 use super::def::kind::Tool;
 use super::def::{Call, Handler};
@@ -52,6 +53,8 @@ pub(crate) struct Engine {
     pub(crate) run: RunTask,
     /// `tasks/get`, `tasks/update` and `tasks/cancel`.
     pub(crate) method: fn(&Server, Parts, Map<String, Value>, &dyn TransportGuard) -> Prepared,
+    /// Where tasks are stored ([`store`]).
+    pub(crate) store: fn(&Tasks) -> &Arc<dyn TaskStore>,
 }
 
 /// [`Server::run_task`]'s shape.
@@ -62,7 +65,15 @@ type RunTask =
 pub(crate) static ENGINE: Engine = Engine {
     run: Server::run_task,
     method: task_method,
+    store,
 };
+
+/// Where tasks are stored: the store given, else a [`MemoryTaskStore`] made on first use.
+pub(crate) fn store(tasks: &Tasks) -> &Arc<dyn TaskStore> {
+    tasks
+        .store
+        .get_or_init(|| Arc::new(crate::store::MemoryTaskStore::new()))
+}
 
 /// `tasks/get`, `tasks/update` or `tasks/cancel`, by `parts.method`.
 fn task_method(
@@ -210,7 +221,7 @@ async fn start(
         .map(crate::auth::Principal::key);
     let record = TaskRecord::new(task_id.clone(), tasks.ttl, tasks.poll_interval, owner)
         .leased_until(lease_from_now(tasks.lease));
-    if let Err(e) = tasks.store.create(record.clone()).await {
+    if let Err(e) = store(tasks).create(record.clone()).await {
         return reject(store_rejection(&e));
     }
     let (status_tx, status_rx) = mpsc::channel(16);
@@ -234,11 +245,11 @@ async fn start(
     // takes it): a handler that blocks its thread (CPU work, a blocking call) must not
     // let the lease lapse. It runs until the worker has recorded the end.
     let renewer = tokio::spawn(
-        renew(Arc::clone(&tasks.store), task_id.clone(), tasks.lease).instrument(span.clone()),
+        renew(Arc::clone(store(tasks)), task_id.clone(), tasks.lease).instrument(span.clone()),
     );
     let worker = Worker {
         server: Arc::clone(server),
-        store: Arc::clone(&tasks.store),
+        store: Arc::clone(store(tasks)),
         id: task_id.clone(),
         target: request.target.clone().unwrap_or_default(),
         input,
@@ -253,7 +264,7 @@ async fn start(
     let ttl = Duration::from_millis(record.expires_ms().saturating_sub(now_ms()));
     // Watched from before the handle is sent: a cancel (or answer) that comes before the
     // worker first runs still wakes it.
-    let watch = tasks.store.watch(&task_id);
+    let watch = store(tasks).watch(&task_id);
     let run = worker.run(handler, call, ttl, watch).instrument(span);
     // Its blocking sections count for the stdio connection that made the task, as the
     // request's own would (`serve_stdio` exits rather than wait for them).

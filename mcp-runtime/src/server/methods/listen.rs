@@ -361,7 +361,10 @@ pub(crate) fn open(
     // A server serving tasks (also once its tools running as tasks are gone: their tasks
     // remain) requires the extension for `taskIds`; one that does not ignores the field,
     // as any filter it cannot honour.
-    let serves_tasks = catalog.task_engine.is_some() || server.inner.task_engine.get().is_some();
+    let engine = catalog
+        .task_engine
+        .or_else(|| server.inner.task_engine.get().copied());
+    let serves_tasks = engine.is_some();
     if serves_tasks
         && !asked.task_ids.is_empty()
         && !parts.meta.capabilities.has_extension(EXTENSION)
@@ -371,9 +374,9 @@ pub(crate) fn open(
             Rejection::failed(extension_required("`subscriptions/listen` with `taskIds`")),
         ));
     }
-    let tasks = (serves_tasks && !asked.task_ids.is_empty()).then(|| {
+    let tasks = engine.filter(|_| !asked.task_ids.is_empty()).map(|e| {
         Box::new(TaskWatch {
-            store: Arc::clone(&server.inner.tasks.store),
+            store: Arc::clone((e.store)(&server.inner.tasks)),
             asked: asked.task_ids.clone(),
             changes: SelectAll::new(),
             sent: HashMap::new(),

@@ -85,7 +85,7 @@ async fn callers_task(
     task_id: &str,
     caller: Option<&str>,
 ) -> Result<TaskRecord, Rejection> {
-    match current(&*server.tasks.store, task_id)
+    match current(&**crate::server::tasks::store(&server.tasks), task_id)
         .await
         .map_err(|e| store_rejection(&e))?
     {
@@ -202,9 +202,7 @@ pub(crate) fn update(
     let caller = parts.caller_key();
     job(server, parts, |server, id| async move {
         callers_task(&server, &task_id, caller.as_deref()).await?;
-        server
-            .tasks
-            .store
+        crate::server::tasks::store(&server.tasks)
             .update(&task_id, TaskChange::Answer(responses))
             .await
             .map_err(|e| store_rejection(&e))?
@@ -227,9 +225,7 @@ pub(crate) fn cancel(
     let caller = parts.caller_key();
     job(server, parts, |server, id| async move {
         callers_task(&server, &task_id, caller.as_deref()).await?;
-        server
-            .tasks
-            .store
+        crate::server::tasks::store(&server.tasks)
             .update(&task_id, TaskChange::Cancel)
             .await
             .map_err(|e| store_rejection(&e))?
