@@ -160,7 +160,7 @@ pub fn request_state(bytes: &[u8]) -> u64 {
     if let Ok(r) = serde_json::from_str::<Value>(responses) {
         params.insert("inputResponses".into(), r);
     }
-    let binding = Binding::new("tools/call", "t", None);
+    let binding = Binding::new(&crate::mrtr::round::ENGINE, "tools/call", "t", None);
     let caps = ClientCapabilities::from_map(Map::new());
     match Round::open(sealer, binding, &mut params, caps) {
         Ok(_) => signal(3, "") ^ opened,

@@ -36,10 +36,52 @@ fn ms(d: Duration) -> u64 {
     u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }
 
+/// What runs rounds: the arguments' digest, opening a round and sealing its state. A
+/// handler that may ask carries a reference to [`ENGINE`] (set by
+/// [`Requirements::uses_input`](crate::handler::Requirements::uses_input)), and rounds
+/// are reached only through it: nothing else names this code (the state's encoding and
+/// encryption among it), so a server none of whose handlers asks does not link it.
+pub(crate) struct Engine {
+    digest: fn(&Value) -> String,
+    open: OpenRound,
+    seal: fn(&Round) -> Result<InputRequired, RpcError>,
+}
+
+/// [`Round::open`]'s shape.
+type OpenRound = fn(
+    Arc<Sealer>,
+    Binding,
+    &mut Map<String, Value>,
+    ClientCapabilities,
+) -> Result<Round, RpcError>;
+
+/// The one [`Engine`].
+pub(crate) static ENGINE: Engine = Engine {
+    digest,
+    open: Round::open_with,
+    seal: Round::seal_with,
+};
+
+impl PartialEq for Engine {
+    fn eq(&self, other: &Engine) -> bool {
+        std::ptr::eq(self, other)
+    }
+}
+
+impl Eq for Engine {}
+
+impl std::fmt::Debug for Engine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("mrtr::Engine")
+    }
+}
+
 /// What a `requestState` is bound to: it opens only for the same method, target,
 /// arguments and principal.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Binding {
+    /// What opens and seals rounds of this request.
+    pub(crate) engine: &'static Engine,
     pub(crate) method: &'static str,
     /// The tool or prompt name, or the resource URI.
     pub(crate) target: String,
@@ -51,11 +93,17 @@ pub(crate) struct Binding {
 impl Binding {
     /// A binding whose arguments are `arguments` (canonical: key order and spacing do not
     /// matter).
-    pub(crate) fn new(method: &'static str, target: &str, arguments: Option<&Value>) -> Binding {
+    pub(crate) fn new(
+        engine: &'static Engine,
+        method: &'static str,
+        target: &str,
+        arguments: Option<&Value>,
+    ) -> Binding {
         Binding {
+            engine,
             method,
             target: target.to_owned(),
-            digest: arguments.map(digest).unwrap_or_default(),
+            digest: arguments.map(engine.digest).unwrap_or_default(),
             // Without authorization, one principal for every caller.
             principal: "local".to_owned(),
         }
@@ -103,6 +151,16 @@ impl Round {
     /// with answers but no state starts again at round one; a state that fails any check
     /// (key, integrity, expiry, binding) is one generic `-32602`.
     pub(crate) fn open(
+        sealer: Arc<Sealer>,
+        binding: Binding,
+        params: &mut Map<String, Value>,
+        capabilities: ClientCapabilities,
+    ) -> Result<Round, RpcError> {
+        (binding.engine.open)(sealer, binding, params, capabilities)
+    }
+
+    /// [`Round::open`], the engine's.
+    fn open_with(
         sealer: Arc<Sealer>,
         binding: Binding,
         params: &mut Map<String, Value>,
@@ -204,6 +262,11 @@ impl Round {
     /// The `input_required` result of a round that asked: the questions and the sealed
     /// state of everything answered and recorded so far.
     pub(crate) fn seal(&self) -> Result<InputRequired, RpcError> {
+        (self.binding.engine.seal)(self)
+    }
+
+    /// [`Round::seal`], the engine's.
+    fn seal_with(&self) -> Result<InputRequired, RpcError> {
         let st = self.input.lock();
         if st.pending.is_empty() {
             return Err(RpcError::internal(
@@ -381,7 +444,7 @@ mod tests {
     #[test]
     fn a_question_ends_the_round_and_the_answer_completes_the_next() {
         let s = sealer(10);
-        let binding = Binding::new("tools/call", "greet", Some(&json!({})));
+        let binding = Binding::new(&ENGINE, "tools/call", "greet", Some(&json!({})));
         let first = Round::open(s.clone(), binding.clone(), &mut Map::new(), caps()).unwrap();
         assert!(matches!(run(&first), Finished::Asked));
         let asked = serde_json::to_value(first.seal().unwrap()).unwrap();
@@ -405,7 +468,7 @@ mod tests {
     #[test]
     fn a_state_opens_only_on_the_server_that_sealed_it() {
         let ours = sealer(10);
-        let binding = Binding::new("tools/call", "greet", Some(&json!({})));
+        let binding = Binding::new(&ENGINE, "tools/call", "greet", Some(&json!({})));
         let first = Round::open(ours.clone(), binding.clone(), &mut Map::new(), caps()).unwrap();
         assert!(matches!(run(&first), Finished::Asked));
         let state = serde_json::to_value(first.seal().unwrap()).unwrap()["requestState"].clone();
@@ -437,7 +500,7 @@ mod tests {
     #[test]
     fn a_round_before_a_task_ends_at_the_body() {
         let s = sealer(10);
-        let binding = Binding::new("tools/call", "t", None);
+        let binding = Binding::new(&ENGINE, "tools/call", "t", None);
         let probe = Round::open(s, binding, &mut Map::new(), caps())
             .unwrap()
             .probe();
@@ -512,7 +575,7 @@ mod tests {
         let s = sealer(10);
         let round = Round::open(
             s,
-            Binding::new("tools/call", "t", None),
+            Binding::new(&ENGINE, "tools/call", "t", None),
             &mut Map::new(),
             caps(),
         )
@@ -531,7 +594,7 @@ mod tests {
     #[test]
     fn states_are_bound_and_rounds_capped() {
         let s = sealer(1);
-        let binding = Binding::new("tools/call", "greet", Some(&json!({"a": 1})));
+        let binding = Binding::new(&ENGINE, "tools/call", "greet", Some(&json!({"a": 1})));
         let round = Round::open(s.clone(), binding, &mut Map::new(), caps()).unwrap();
         assert!(matches!(run(&round), Finished::Asked));
         assert!(
@@ -543,14 +606,14 @@ mod tests {
         );
 
         let s = sealer(10);
-        let binding = Binding::new("tools/call", "greet", Some(&json!({"a": 1})));
+        let binding = Binding::new(&ENGINE, "tools/call", "greet", Some(&json!({"a": 1})));
         let round = Round::open(s.clone(), binding, &mut Map::new(), caps()).unwrap();
         let _ = run(&round);
         let state = serde_json::to_value(round.seal().unwrap()).unwrap()["requestState"].clone();
         for other in [
-            Binding::new("tools/call", "greet", Some(&json!({"a": 2}))),
-            Binding::new("tools/call", "other", Some(&json!({"a": 1}))),
-            Binding::new("prompts/get", "greet", Some(&json!({"a": 1}))),
+            Binding::new(&ENGINE, "tools/call", "greet", Some(&json!({"a": 2}))),
+            Binding::new(&ENGINE, "tools/call", "other", Some(&json!({"a": 1}))),
+            Binding::new(&ENGINE, "prompts/get", "greet", Some(&json!({"a": 1}))),
         ] {
             let mut params = json!({"requestState": state});
             let e = Round::open(s.clone(), other, params.as_object_mut().unwrap(), caps());
@@ -559,7 +622,7 @@ mod tests {
                 "Invalid or expired requestState"
             );
         }
-        let same = Binding::new("tools/call", "greet", Some(&json!({"a": 1})));
+        let same = Binding::new(&ENGINE, "tools/call", "greet", Some(&json!({"a": 1})));
         let mut params = json!({"requestState": state});
         assert!(Round::open(s, same, params.as_object_mut().unwrap(), caps()).is_ok());
     }

@@ -207,7 +207,7 @@ impl Catalog {
                 || resources().any(|r| f(&r.def.requirements))
         };
         let uses_logging = any(|r| r.uses_logging);
-        let uses_input = any(|r| r.uses_input);
+        let uses_input = any(|r| r.input.is_some());
         let task_engine = tools.values().find_map(|t| t.def.spec.engine);
         let uses_apps = tools.values().any(|t| t.def.item.view.is_some())
             || statics.values().any(|r| r.def.item.app);

@@ -86,7 +86,8 @@ impl<T: serde::Serialize + ?Sized> DefaultValue for T {
 #[derive(Debug, Default, Clone)]
 pub struct Requirements {
     pub(crate) uses_logging: bool,
-    pub(crate) uses_input: bool,
+    /// What runs its rounds, when the handler may ask for input.
+    pub(crate) input: Option<&'static crate::mrtr::round::Engine>,
     pub(crate) asks_upfront: bool,
     pub(crate) required_state: Vec<(TypeId, &'static str)>,
     /// The types of the `Layered<T>` parameters: only a middleware inserts those, so a
@@ -101,13 +102,13 @@ impl Requirements {
     }
     /// The handler may ask the client for input (multi round-trip requests).
     pub fn uses_input(&mut self) {
-        self.uses_input = true;
+        self.input = Some(&crate::mrtr::round::ENGINE);
     }
     /// The handler asks for its declared inputs (`#[input]` parameters) before its body
     /// runs, and marks where the body begins with `Input::begin_body` (generated code
     /// does). A tool that runs as a task collects them in rounds before the task exists.
     pub fn asks_upfront(&mut self) {
-        self.uses_input = true;
+        self.uses_input();
         self.asks_upfront = true;
     }
     /// The handler takes a value of type `T` a middleware inserts

@@ -87,8 +87,9 @@ pub(crate) fn get(
         .into_iter()
         .map(|(k, v)| (k, Value::String(v)))
         .collect();
-    let binding = prompt.def.requirements.uses_input.then(|| {
+    let binding = prompt.def.requirements.input.map(|engine| {
         Binding::new(
+            engine,
             methods::PROMPTS_GET,
             &name,
             Some(&Value::Object(arguments.clone())),

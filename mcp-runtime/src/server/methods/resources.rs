@@ -81,10 +81,9 @@ pub(crate) fn read(
     if let Err(r) = crate::server::authz::permit(&server.inner.settings, &parts, &entry.def.item) {
         return super::reject(&parts, r);
     }
-    let binding =
-        entry.def.requirements.uses_input.then(|| {
-            Binding::new(methods::RESOURCES_READ, &uri, None).for_caller(parts.caller_key())
-        });
+    let binding = entry.def.requirements.input.map(|engine| {
+        Binding::new(engine, methods::RESOURCES_READ, &uri, None).for_caller(parts.caller_key())
+    });
     let mut lists = BTreeMap::new();
     let mut arguments = Map::new();
     for (name, capture) in variables {

@@ -133,8 +133,9 @@ pub(crate) fn call(
             return super::reject(&parts, Rejection::failed(tasks::extension_required(&what)));
         }
     };
-    let binding = tool.def.requirements.uses_input.then(|| {
-        Binding::new(methods::TOOLS_CALL, &name, Some(&arguments)).for_caller(parts.caller_key())
+    let binding = tool.def.requirements.input.map(|engine| {
+        Binding::new(engine, methods::TOOLS_CALL, &name, Some(&arguments))
+            .for_caller(parts.caller_key())
     });
     let check_tool = Arc::clone(tool);
     let check: ArgumentCheck<Tool> = Box::new(move |arguments| {

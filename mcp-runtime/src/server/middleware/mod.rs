@@ -289,7 +289,7 @@ pub(crate) fn layered<K: Kind>(
         def.requirements.required_layered.clear();
     }
     let item: Arc<str> = K::identity(&def.item.name, &def.spec).into();
-    let may_ask = def.requirements.uses_input;
+    let may_ask = def.requirements.input.is_some();
     def.handler = wrap(Arc::clone(&def.handler), all, read_only, may_ask, item);
     def
 }
