@@ -49,6 +49,15 @@ pub trait Kind: sealed::Sealed + Send + Sync + Sized + 'static {
             "Internal error: no middleware for this kind",
         ))
     }
+    /// What puts middleware around a handler of this kind, of `w`; none for the kinds
+    /// that middleware does not wrap.
+    #[doc(hidden)]
+    fn wrapper(
+        w: &crate::server::middleware::Wrappers,
+    ) -> Option<crate::server::middleware::WrapFn<Self>> {
+        let _ = w;
+        None
+    }
     /// What tells this item apart from the others of its kind: its name (a resource's
     /// URI or URI template, which is unique where names are not).
     #[doc(hidden)]
@@ -116,6 +125,11 @@ impl Kind for Tool {
     fn from_json(v: serde_json::Value) -> Result<Self::Output, RpcError> {
         from_json(v)
     }
+    fn wrapper(
+        w: &crate::server::middleware::Wrappers,
+    ) -> Option<crate::server::middleware::WrapFn<Self>> {
+        Some(w.tool)
+    }
     fn execution_error(content: Vec<Content>) -> Result<CallToolResult, RpcError> {
         Ok(CallToolResult {
             content,
@@ -136,6 +150,11 @@ impl Kind for Prompt {
     fn from_json(v: serde_json::Value) -> Result<Self::Output, RpcError> {
         from_json(v)
     }
+    fn wrapper(
+        w: &crate::server::middleware::Wrappers,
+    ) -> Option<crate::server::middleware::WrapFn<Self>> {
+        Some(w.prompt)
+    }
 }
 
 impl Kind for Resource {
@@ -151,6 +170,11 @@ impl Kind for Resource {
     }
     fn from_json(v: serde_json::Value) -> Result<Self::Output, RpcError> {
         from_json(v)
+    }
+    fn wrapper(
+        w: &crate::server::middleware::Wrappers,
+    ) -> Option<crate::server::middleware::WrapFn<Self>> {
+        Some(w.resource)
     }
     fn not_found(uri: &str, _: String) -> Result<Self::Output, RpcError> {
         Err(RpcError::resource_not_found(uri))

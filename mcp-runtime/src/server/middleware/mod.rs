@@ -205,6 +205,13 @@ pub trait Middleware: Send + Sync + 'static {
     fn resource_updated(&self, uri: &str) {
         let _ = uri;
     }
+
+    /// What puts middleware around handlers: named here (in every middleware's vtable),
+    /// so that a server without middleware does not link it. Not to be overridden.
+    #[doc(hidden)]
+    fn __wrappers(&self) -> &'static Wrappers {
+        &WRAPPERS
+    }
 }
 
 impl<M: Middleware + ?Sized> Middleware for Arc<M> {
@@ -214,7 +221,31 @@ impl<M: Middleware + ?Sized> Middleware for Arc<M> {
     fn resource_updated(&self, uri: &str) {
         (**self).resource_updated(uri);
     }
+    fn __wrappers(&self) -> &'static Wrappers {
+        (**self).__wrappers()
+    }
 }
+
+/// What puts a list of middleware around a handler, one function per kind of item
+/// ([`Middleware::__wrappers`]): the code that runs middleware, with the conversion of
+/// results to JSON and back, is reached only through a middleware.
+#[doc(hidden)]
+pub struct Wrappers {
+    pub(crate) tool: WrapFn<super::def::kind::Tool>,
+    pub(crate) prompt: WrapFn<super::def::kind::Prompt>,
+    pub(crate) resource: WrapFn<super::def::kind::Resource>,
+}
+
+/// [`wrap`]'s shape.
+#[doc(hidden)]
+pub type WrapFn<K> = fn(Handler<K>, Layers, bool, bool, Arc<str>) -> Handler<K>;
+
+/// The one [`Wrappers`].
+static WRAPPERS: Wrappers = Wrappers {
+    tool: wrap,
+    prompt: wrap,
+    resource: wrap,
+};
 
 /// A middleware from an `async` function of the request and the rest of the chain.
 pub fn from_fn<F, Fut>(f: F) -> FromFn<F>
@@ -273,7 +304,8 @@ impl<K: Kind, T: Send + Sync + 'static> FromRequest<K> for Layered<T> {
 }
 
 /// A list of middleware, outermost first.
-pub(crate) type Layers = Vec<Arc<dyn Middleware>>;
+#[doc(hidden)]
+pub type Layers = Vec<Arc<dyn Middleware>>;
 
 /// `def` with the server's `layers` and its own around its handler.
 pub(crate) fn layered<K: Kind>(
@@ -288,6 +320,11 @@ pub(crate) fn layered<K: Kind>(
     if !all.is_empty() {
         def.requirements.required_layered.clear();
     }
+    // Asked of the middleware itself (`**m`), through its vtable: `Arc`'s own impl would
+    // name the wrappers here, for every server.
+    let Some(wrap) = all.first().and_then(|m| K::wrapper((**m).__wrappers())) else {
+        return def;
+    };
     let item: Arc<str> = K::identity(&def.item.name, &def.spec).into();
     let may_ask = def.requirements.input.is_some();
     def.handler = wrap(Arc::clone(&def.handler), all, read_only, may_ask, item);
@@ -301,7 +338,7 @@ pub(crate) fn layered_tool(def: super::def::ToolDef, server: &Layers) -> super::
 }
 
 /// `handler` with `layers` around it (itself when there are none).
-pub(crate) fn wrap<K: Kind>(
+fn wrap<K: Kind>(
     handler: Handler<K>,
     layers: Layers,
     read_only: bool,
