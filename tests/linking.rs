@@ -1,0 +1,71 @@
+//! A server links only the machinery its items use (docs/architecture.md, "Rules"): the
+//! engines serving prompts, resources, task tools, input rounds and middleware are reached
+//! only through what needs them. Checked on two built examples' symbol tables with `nm`:
+//! `notes` (tools only; none of the five) and `conformance` (prompts, resources, task
+//! tools and tools that ask; no middleware).
+
+mod common;
+
+use std::process::Command;
+
+/// A function that only each engine names, by the engine's name.
+const ENGINES: [(&str, &str); 5] = [
+    ("prompts", "mcp_runtime::server::methods::prompts::get"),
+    (
+        "resources",
+        "mcp_runtime::server::methods::resources::serve",
+    ),
+    ("tasks", "mcp_runtime::server::tasks::task_method"),
+    ("input rounds", "mcp_runtime::mrtr::round::Round::open_with"),
+    ("middleware", "mcp_runtime::server::middleware::wrap"),
+];
+
+/// The engines example `name`'s binary links, or `None` (said why) without `nm`.
+fn linked(name: &str) -> Option<Vec<&'static str>> {
+    let path = common::example(name);
+    let out = match Command::new("nm").arg("-C").arg(&path).output() {
+        Ok(out) if out.status.success() => out,
+        Ok(out) => panic!(
+            "nm {} failed: {}",
+            path.display(),
+            String::from_utf8_lossy(&out.stderr)
+        ),
+        Err(e) if std::env::var_os("CI").is_none() => {
+            eprintln!("skipped: nm did not run ({e}); Debian: apt-get install binutils");
+            return None;
+        }
+        Err(e) => panic!("nm did not run ({e}); on CI it must (binutils)"),
+    };
+    let symbols = String::from_utf8_lossy(&out.stdout);
+    let names: Vec<&str> = symbols
+        .lines()
+        .filter_map(|l| l.splitn(3, ' ').nth(2))
+        .collect();
+    Some(
+        ENGINES
+            .iter()
+            .filter(|(_, f)| names.contains(f))
+            .map(|(engine, _)| *engine)
+            .collect(),
+    )
+}
+
+#[test]
+fn a_server_of_tools_only_links_none_of_the_engines() {
+    let Some(engines) = linked("notes") else {
+        return;
+    };
+    assert!(engines.is_empty(), "notes links {engines:?}");
+}
+
+#[test]
+fn a_server_with_every_kind_links_what_it_uses() {
+    let Some(engines) = linked("conformance") else {
+        return;
+    };
+    assert_eq!(
+        engines,
+        ["prompts", "resources", "tasks", "input rounds"],
+        "conformance has prompts, resources, task tools and tools that ask; no middleware"
+    );
+}
