@@ -639,6 +639,58 @@ fn past_the_connection_cap_new_connections_wait() {
     assert_eq!(parse_response(&all).status, 200);
 }
 
+/// A request sent on a connection still waiting in the listen backlog when the lame duck
+/// ends (here, past the connection cap) is answered, with `Connection: close`, not reset
+/// by the listener closing: a balancer does not send a POST again once it reached an
+/// instance, so a reset there is a failed call.
+#[test]
+fn a_request_waiting_in_the_backlog_when_serving_stops_is_answered() {
+    let std_listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = std_listener.local_addr().unwrap();
+    std_listener.set_nonblocking(true).unwrap();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let http = plain()
+        .http()
+        .max_connections(1)
+        .lame_duck(Duration::from_millis(300));
+    let serving = std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async move {
+            let listener = tokio::net::TcpListener::from_std(std_listener).unwrap();
+            http.serve(listener, async {
+                let _ = stopped.await;
+            })
+            .await
+        })
+    });
+    // The one connection the cap allows, idle; the next waits in the backlog, its request
+    // sent.
+    let holder = TcpStream::connect(addr).unwrap();
+    std::thread::sleep(Duration::from_millis(100));
+    let mut waiting = TcpStream::connect(addr).unwrap();
+    waiting
+        .write_all(&bytes_of(addr, &call(1, "hi", json!({})), true))
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(100));
+    stop.send(()).unwrap();
+    waiting
+        .set_read_timeout(Some(Duration::from_secs(5)))
+        .unwrap();
+    let mut all = Vec::new();
+    let read = waiting.read_to_end(&mut all);
+    assert!(read.is_ok(), "the waiting connection was cut: {read:?}");
+    let r = parse_response(&all);
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&all));
+    assert_eq!(r.header("connection"), Some("close"));
+    // The idle one is left for its client to close; then serving ends.
+    drop(holder);
+    serving.join().unwrap().unwrap();
+}
+
 #[test]
 fn blocking_tools_do_not_hold_up_other_requests() {
     let (server, _, barrier) = server(Limits::default(), std::env::temp_dir());
