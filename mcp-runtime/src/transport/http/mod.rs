@@ -11,6 +11,7 @@ mod headers;
 mod health;
 mod legacy;
 mod origin;
+mod serve;
 mod sse;
 
 use config::HttpConfig;
@@ -18,12 +19,10 @@ use handle::{handle_get_or_delete, handle_other, handle_post, json_reply, refuse
 pub(crate) use headers::HeaderGuard;
 
 use crate::server::Server;
-use crate::server::slot::Slot;
 use axum::Router;
 use axum::routing::{get, post};
 use std::future::Future;
 use std::io;
-use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::net::{TcpListener, ToSocketAddrs};
@@ -64,10 +63,6 @@ pub const DEFAULT_MAX_HEADER_SIZE: usize = 64 * 1024;
 /// Default cap on the number of request header fields (hyper's; a request with more is
 /// answered 431).
 pub const DEFAULT_MAX_HEADERS: usize = 100;
-
-/// The most connections still waiting in the listen backlog when a lame duck ends that are
-/// accepted and answered once instead of being reset by the listener's close.
-const MAX_SWEPT: u32 = 1024;
 
 /// How long [`Server::serve_http`] keeps serving after SIGTERM while its readiness
 /// endpoint says it is going away, so balancers stop sending before it stops accepting.
@@ -370,236 +365,5 @@ impl HttpServer {
             lame
         })
         .await
-    }
-
-    /// Serves until `shutdown` resolves with the lame duck time to observe.
-    async fn serve_inner(
-        self,
-        listener: TcpListener,
-        shutdown: impl Future<Output = Duration>,
-    ) -> io::Result<()> {
-        use hyper_util::rt::{TokioExecutor, TokioIo};
-        use hyper_util::server::graceful::GracefulShutdown;
-        use hyper_util::service::TowerToHyperService;
-
-        self.config
-            .check(false)
-            .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
-        self.server
-            .check_multi_instance()
-            .map_err(io::Error::other)?;
-        let local = listener.local_addr()?;
-        let drain = self.config.drain;
-        let server = self.server.clone();
-        let sessions = Arc::clone(&self.sessions);
-        let lifecycle = Arc::clone(&self.lifecycle);
-        let cfg = self.config.clone();
-        let health = cfg.health.is_some().then(|| self.health_router());
-        let router = match health {
-            Some(h) => self.into_router().merge(h),
-            None => self.into_router(),
-        };
-        let graceful = GracefulShutdown::new();
-        let mut builder = hyper::server::conn::http1::Builder::new();
-        // The header deadline is `conn::Deadlines`' (one timer per connection, not one per
-        // request as hyper's would be).
-        builder.header_read_timeout(None).keep_alive(true);
-        // A request's header section is capped at 64 KiB: a larger one is 431.
-        builder.max_header_size(cfg.max_header_size);
-        if cfg.max_headers != DEFAULT_MAX_HEADERS {
-            builder.max_headers(cfg.max_headers);
-        }
-        let connections = Arc::new(tokio::sync::Semaphore::new(cfg.max_connections));
-        let _ = TokioExecutor::new();
-        tracing::info!("serving MCP on http://{local}/mcp");
-        // Serves one accepted connection, holding `permit` until it closes.
-        let serve_connection =
-            |stream: tokio::net::TcpStream,
-             peer: SocketAddr,
-             permit: tokio::sync::OwnedSemaphorePermit| {
-                let _ = stream.set_nodelay(true);
-                // The connection is busy while one of its requests is served (until its
-                // response is fully sent); silence is then expected, and the idle deadline
-                // sleeps.
-                let busy = Arc::new(conn::Busy::default());
-                let counted = Arc::clone(&busy);
-                let router = router.clone();
-                let going = Arc::clone(&lifecycle);
-                let service =
-                    tower::service_fn(move |req: hyper::Request<hyper::body::Incoming>| {
-                        use std::sync::atomic::Ordering;
-                        let number = counted.started.fetch_add(1, Ordering::Release) + 1;
-                        let held = Slot::enter(&counted.serving);
-                        let mut router = router.clone();
-                        let going = Arc::clone(&going);
-                        // Its head carried Content-Length and Transfer-Encoding (S-3):
-                        // refused, and the connection closed (hyper closes it after such a
-                        // request too).
-                        let conflict = counted.framing_conflict.load(Ordering::Acquire) == number;
-                        async move {
-                            if conflict {
-                                drop(req);
-                                let mut resp = handle::refuse(
-                                    hyper::StatusCode::BAD_REQUEST,
-                                    crate::protocol::RpcError::invalid_request(
-                                        "Content-Length and Transfer-Encoding together",
-                                    ),
-                                );
-                                resp.headers_mut().insert(
-                                    hyper::header::CONNECTION,
-                                    hyper::header::HeaderValue::from_static("close"),
-                                );
-                                return Ok(resp.map(|b| conn::holding(b, held)));
-                            }
-                            let mut resp = tower::Service::call(&mut router, req).await?;
-                            if going.closing() {
-                                // Draining: this connection ends after this response.
-                                resp.headers_mut().insert(
-                                    hyper::header::CONNECTION,
-                                    hyper::header::HeaderValue::from_static("close"),
-                                );
-                            }
-                            Ok::<_, std::convert::Infallible>(resp.map(|b| conn::holding(b, held)))
-                        }
-                    });
-                let io = conn::Deadlines::new(
-                    stream,
-                    cfg.idle_timeout,
-                    cfg.header_read_timeout,
-                    cfg.write_stall_timeout,
-                    busy,
-                );
-                let conn =
-                    builder.serve_connection(TokioIo::new(io), TowerToHyperService::new(service));
-                let conn = graceful.watch(conn);
-                tokio::spawn(async move {
-                    if let Err(e) = conn.await {
-                        tracing::debug!(%peer, "connection ended: {e}");
-                    }
-                    drop(permit);
-                });
-            };
-        tokio::pin!(shutdown);
-        // Set once shutdown began: when the lame duck time ends.
-        let mut stop_at: Option<tokio::time::Instant> = None;
-        let mut lame = Duration::ZERO;
-        // Set when the loop ends because the lame duck time is over.
-        let mut lame_ended = false;
-        loop {
-            let until = stop_at;
-            let lame_over = async move {
-                match until {
-                    Some(t) => tokio::time::sleep_until(t).await,
-                    None => std::future::pending().await,
-                }
-            };
-            tokio::pin!(lame_over);
-            // At the cap, stop accepting: new connections wait in the backlog.
-            let permit = tokio::select! {
-                p = Arc::clone(&connections).acquire_owned() => match p {
-                    Ok(p) => p,
-                    Err(_) => break,
-                },
-                d = &mut shutdown, if stop_at.is_none() => {
-                    lame = d;
-                    match lifecycle.lame_duck_until(d) {
-                        None => break,
-                        until => { stop_at = until; continue }
-                    }
-                }
-                () = &mut lame_over => {
-                    lame_ended = true;
-                    break;
-                }
-            };
-            let (stream, peer): (tokio::net::TcpStream, SocketAddr) = tokio::select! {
-                accepted = listener.accept() => match accepted {
-                    Ok(a) => a,
-                    Err(e) => {
-                        // Out of descriptors and the like: back off instead of spinning.
-                        tracing::warn!("accept failed: {e}");
-                        tokio::time::sleep(Duration::from_millis(50)).await;
-                        continue;
-                    }
-                },
-                d = &mut shutdown, if stop_at.is_none() => {
-                    lame = d;
-                    match lifecycle.lame_duck_until(d) {
-                        None => break,
-                        until => { stop_at = until; continue }
-                    }
-                }
-                () = &mut lame_over => {
-                    lame_ended = true;
-                    break;
-                }
-            };
-            serve_connection(stream, peer, permit);
-        }
-        lifecycle.going_away();
-        lifecycle.close_connections();
-        // After a lame duck, a balancer may have connected meanwhile and sent its request:
-        // closing the listener would reset what still waits in the backlog, and a balancer
-        // does not send a POST again once it reached an instance. So what waits there now
-        // is accepted and answered once (`Connection: close`), past the cap too (the
-        // backlog bounds it), counted by `swept` for the drain.
-        let swept = Arc::new(tokio::sync::Semaphore::new(MAX_SWEPT as usize));
-        if lame_ended {
-            let waiting = listener.into_std()?;
-            for _ in 0..MAX_SWEPT {
-                let (stream, peer) = match waiting.accept() {
-                    Ok(a) => a,
-                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
-                    Err(e) => {
-                        tracing::debug!("accepting what waits in the backlog: {e}");
-                        break;
-                    }
-                };
-                let Ok(stream) = stream
-                    .set_nonblocking(true)
-                    .and_then(|()| tokio::net::TcpStream::from_std(stream))
-                else {
-                    continue;
-                };
-                let permit = Arc::clone(&connections)
-                    .try_acquire_owned()
-                    .or_else(|_| Arc::clone(&swept).try_acquire_owned());
-                if let Ok(permit) = permit {
-                    serve_connection(stream, peer, permit);
-                }
-            }
-        } else {
-            drop(listener);
-        }
-        tracing::info!("shutting down; draining open connections");
-        // Listen streams end with their result, so their connections can close.
-        server.close_subscriptions();
-        sessions.close_all();
-        let all = u32::try_from(cfg.max_connections).unwrap_or(u32::MAX);
-        let started = tokio::time::Instant::now();
-        if !lame.is_zero() {
-            // Open connections end after their next response; idle ones are left for the
-            // client (a balancer's pool) to close, so none is cut while a request is on
-            // its way. Whatever is left at the end of the drain is closed below.
-            let all_closed = async {
-                let _ = connections.acquire_many(all).await;
-                let _ = swept.acquire_many(MAX_SWEPT).await;
-            };
-            let _ = tokio::time::timeout(drain, all_closed).await;
-        }
-        let left = drain.saturating_sub(started.elapsed());
-        if tokio::time::timeout(left, graceful.shutdown())
-            .await
-            .is_err()
-        {
-            tracing::warn!("connections still open after {drain:?}; closing");
-        }
-        // Tasks running here get what is left of the drain to end; those that do not are
-        // recorded as failed.
-        server
-            .drain_tasks(drain.saturating_sub(started.elapsed()))
-            .await;
-        tracing::info!(drained_in = ?started.elapsed(), "stopped");
-        Ok(())
     }
 }
