@@ -1,8 +1,10 @@
 //! A server links only the machinery its items use (docs/architecture.md, "Rules"): the
 //! engines serving prompts, resources, task tools, input rounds and middleware are reached
-//! only through what needs them. Checked on two built examples' symbol tables with `nm`:
-//! `notes` (tools only; none of the five) and `conformance` (prompts, resources, task
-//! tools and tools that ask; no middleware).
+//! only through what needs them. Checked on built examples' symbol tables with `nm`:
+//! `notes` (tools only; none of the five), `conformance` (prompts, resources, task tools
+//! and tools that ask; no middleware) and `gateway` (middleware). Each check first finds
+//! `tools::call`, which every server links, so that a change in how symbols are named
+//! fails the test instead of making "none" pass.
 
 mod common;
 
@@ -19,6 +21,9 @@ const ENGINES: [(&str, &str); 5] = [
     ("input rounds", "mcp_runtime::mrtr::round::Round::open_with"),
     ("middleware", "mcp_runtime::server::middleware::wrap"),
 ];
+
+/// A function every server links: the control that the names are read right.
+const ALWAYS: &str = "mcp_runtime::server::methods::tools::call";
 
 /// The engines example `name`'s binary links, or `None` (said why) without `nm`.
 fn linked(name: &str) -> Option<Vec<&'static str>> {
@@ -41,6 +46,11 @@ fn linked(name: &str) -> Option<Vec<&'static str>> {
         .lines()
         .filter_map(|l| l.splitn(3, ' ').nth(2))
         .collect();
+    assert!(
+        names.contains(&ALWAYS),
+        "{ALWAYS} not found in {}: are symbols still named as this test reads them?",
+        path.display()
+    );
     Some(
         ENGINES
             .iter()
@@ -67,5 +77,16 @@ fn a_server_with_every_kind_links_what_it_uses() {
         engines,
         ["prompts", "resources", "tasks", "input rounds"],
         "conformance has prompts, resources, task tools and tools that ask; no middleware"
+    );
+}
+
+#[test]
+fn a_server_with_middleware_links_its_engine() {
+    let Some(engines) = linked("gateway") else {
+        return;
+    };
+    assert!(
+        engines.contains(&"middleware"),
+        "gateway has middleware, yet links {engines:?}"
     );
 }

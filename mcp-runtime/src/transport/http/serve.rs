@@ -184,32 +184,15 @@ impl HttpServer {
         // After a lame duck, a balancer may have connected meanwhile and sent its request:
         // closing the listener would reset what still waits in the backlog, and a balancer
         // does not send a POST again once it reached an instance. So what waits there now
-        // is accepted and answered once (`Connection: close`), past the cap too (the
-        // backlog bounds it), counted by `swept` for the drain.
+        // is accepted and answered once (`Connection: close`), past the cap too (up to
+        // `MAX_SWEPT`), counted by `swept` for the drain. Best effort: a connection that
+        // arrives while the listener closes is still reset. Without a lame duck (SIGINT,
+        // or none set), the process is wanted gone at once, and nothing is swept.
         let swept = Arc::new(tokio::sync::Semaphore::new(MAX_SWEPT as usize));
         if lame_ended {
-            let waiting = listener.into_std()?;
-            for _ in 0..MAX_SWEPT {
-                let (stream, peer) = match waiting.accept() {
-                    Ok(a) => a,
-                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
-                    Err(e) => {
-                        tracing::debug!("accepting what waits in the backlog: {e}");
-                        break;
-                    }
-                };
-                let Ok(stream) = stream
-                    .set_nonblocking(true)
-                    .and_then(|()| tokio::net::TcpStream::from_std(stream))
-                else {
-                    continue;
-                };
-                let permit = Arc::clone(&connections)
-                    .try_acquire_owned()
-                    .or_else(|_| Arc::clone(&swept).try_acquire_owned());
-                if let Ok(permit) = permit {
-                    serve_connection(stream, peer, permit);
-                }
+            match listener.into_std() {
+                Ok(waiting) => sweep(&waiting, &connections, &swept, serve_connection),
+                Err(e) => tracing::warn!("could not sweep the listen backlog: {e}"),
             }
         } else {
             drop(listener);
@@ -244,5 +227,43 @@ impl HttpServer {
             .await;
         tracing::info!(drained_in = ?started.elapsed(), "stopped");
         Ok(())
+    }
+}
+
+/// Accepts what waits in `waiting`'s backlog (up to [`MAX_SWEPT`]) and serves each with a
+/// permit of `connections`, or past the cap one of `swept`. Ends when the backlog is empty,
+/// or on an error that is not about one connection (out of descriptors), said as a warning.
+fn sweep(
+    waiting: &std::net::TcpListener,
+    connections: &Arc<tokio::sync::Semaphore>,
+    swept: &Arc<tokio::sync::Semaphore>,
+    serve: impl Fn(tokio::net::TcpStream, SocketAddr, tokio::sync::OwnedSemaphorePermit),
+) {
+    use io::ErrorKind::{ConnectionAborted, ConnectionReset, Interrupted, WouldBlock};
+    for _ in 0..MAX_SWEPT {
+        let (stream, peer) = match waiting.accept() {
+            Ok(a) => a,
+            Err(e) if e.kind() == WouldBlock => break,
+            // That connection's own end (its client gave up): on to the next.
+            Err(e) if matches!(e.kind(), ConnectionAborted | ConnectionReset | Interrupted) => {
+                continue;
+            }
+            Err(e) => {
+                tracing::warn!("sweeping the listen backlog stopped: {e}");
+                break;
+            }
+        };
+        let Ok(stream) = stream
+            .set_nonblocking(true)
+            .and_then(|()| tokio::net::TcpStream::from_std(stream))
+        else {
+            continue;
+        };
+        let permit = Arc::clone(connections)
+            .try_acquire_owned()
+            .or_else(|_| Arc::clone(swept).try_acquire_owned());
+        if let Ok(permit) = permit {
+            serve(stream, peer, permit);
+        }
     }
 }
