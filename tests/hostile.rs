@@ -647,24 +647,14 @@ fn past_the_connection_cap_new_connections_wait() {
 fn a_request_waiting_in_the_backlog_when_serving_stops_is_answered() {
     let std_listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = std_listener.local_addr().unwrap();
-    std_listener.set_nonblocking(true).unwrap();
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let http = plain()
         .http()
         .max_connections(1)
         .lame_duck(Duration::from_millis(300));
     let serving = std::thread::spawn(move || {
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-            .unwrap();
-        rt.block_on(async move {
-            let listener = tokio::net::TcpListener::from_std(std_listener).unwrap();
-            http.serve(listener, async {
-                let _ = stopped.await;
-            })
-            .await
+        serve_until(std_listener, http, async {
+            let _ = stopped.await;
         })
     });
     // The one connection the cap allows, idle; the next waits in the backlog, its request

@@ -327,19 +327,27 @@ pub fn serve_on(
     http: mcp_runtime::http::HttpServer,
 ) -> SocketAddr {
     let addr = std_listener.local_addr().unwrap();
-    std_listener.set_nonblocking(true).unwrap();
-    std::thread::spawn(move || {
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-            .unwrap();
-        rt.block_on(async move {
-            let listener = tokio::net::TcpListener::from_std(std_listener).unwrap();
-            http.serve(listener, std::future::pending()).await.unwrap();
-        });
-    });
+    std::thread::spawn(move || serve_until(std_listener, http, std::future::pending()).unwrap());
     addr
+}
+
+/// Serves `http` on `std_listener` until `shutdown` completes, on a runtime of its own with
+/// two workers, blocking the calling thread; what `serve` returned.
+pub fn serve_until(
+    std_listener: std::net::TcpListener,
+    http: mcp_runtime::http::HttpServer,
+    shutdown: impl std::future::Future<Output = ()>,
+) -> std::io::Result<()> {
+    std_listener.set_nonblocking(true).unwrap();
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async move {
+        let listener = tokio::net::TcpListener::from_std(std_listener).unwrap();
+        http.serve(listener, shutdown).await
+    })
 }
 
 /// An HTTP response (SSE) read incrementally, as it streams.
