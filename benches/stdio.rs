@@ -12,6 +12,10 @@
 //! at its default filter (`info`, no `RUST_LOG`), as the README's server does, so each
 //! request's span is live; its row gives the span's cost beside ours without a subscriber.
 //!
+//! A sixth, "ours-spawned", is "ours" called with `add_later`, a tool that yields once
+//! before it answers: its first poll is pending, so each call runs as a spawned task and
+//! its answer comes back from a worker (the path of every handler that awaits I/O).
+//!
 //! A third child, "ours-tokio-io", is the same server over `tokio::io::stdin()` and
 //! `stdout()` (what `serve_stdio` used before it read stdin itself), so one run
 //! shows that change.
@@ -80,6 +84,7 @@ fn command(kind: &str) -> Result<Command, String> {
         "rmcp-pipes" => drop(cmd.args(["--serve", "stdio-pipes"])),
         // Logging as it ships: no `RUST_LOG`, so `info`.
         "ours-logged" => drop(cmd.arg(kind).env("RUST_LOG", "")),
+        "ours-spawned" => drop(cmd.arg("ours")),
         _ => drop(cmd.arg(kind)),
     }
     Ok(cmd)
@@ -94,6 +99,21 @@ fn call(id: u64) -> String {
     format!(
         r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"add","arguments":{{"a":2,"b":3}},{META}}}}}"#
     ) + "\n"
+}
+
+/// `add(2, 3)` through `add_later`, which yields once (so it runs as a task).
+fn later_call(id: u64) -> String {
+    format!(
+        r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"add_later","arguments":{{"a":2,"b":3}},{META}}}}}"#
+    ) + "\n"
+}
+
+/// The call `kind` is timed with.
+fn request(kind: &str) -> fn(u64) -> String {
+    match kind {
+        "ours-spawned" => later_call,
+        _ => call,
+    }
 }
 
 fn echo_call(id: u64) -> String {
@@ -116,7 +136,7 @@ struct Sample {
 /// Fails unless `kind` answers `add(2, 3)` with the tool result "5" (and, but for raw,
 /// which answers every call with the sum, `echo("hi")` with "hi").
 fn verify(kind: &str, c: &mut StdioChild, next_id: &mut u64) -> Result<(), String> {
-    let mut calls = vec![(call as fn(u64) -> String, "5")];
+    let mut calls = vec![(request(kind), "5")];
     if kind != "raw" {
         calls.push((echo_call, "hi"));
     }
@@ -128,7 +148,12 @@ fn verify(kind: &str, c: &mut StdioChild, next_id: &mut u64) -> Result<(), Strin
     Ok(())
 }
 
-fn measure(c: &mut StdioChild, secs: f64, next_id: &mut u64) -> Result<Sample, String> {
+fn measure(
+    c: &mut StdioChild,
+    call: fn(u64) -> String,
+    secs: f64,
+    next_id: &mut u64,
+) -> Result<Sample, String> {
     // Warm-up.
     for _ in 0..200 {
         *next_id += 1;
@@ -232,6 +257,7 @@ fn bench() -> Result<(), String> {
     let mut kinds = vec![
         "ours",
         "raw",
+        "ours-spawned",
         "ours-tokio-io",
         "ours-current-thread",
         "ours-logged",
@@ -251,8 +277,8 @@ fn bench() -> Result<(), String> {
     let n = servers.len();
     for round in 0..rounds as usize {
         for i in 0..n {
-            let (_, c, s) = &mut servers[(round + i) % n];
-            let m = measure(c, secs / f64::from(rounds), &mut id)?;
+            let (kind, c, s) = &mut servers[(round + i) % n];
+            let m = measure(c, request(kind), secs / f64::from(rounds), &mut id)?;
             s.trips += m.trips;
             s.secs += m.secs;
             s.ticks += m.ticks;
@@ -262,12 +288,13 @@ fn bench() -> Result<(), String> {
     let sample = |kind: &str| samples.iter().find(|(k, _)| *k == kind).map(|(_, s)| s);
     let rate = |s: &Sample| s.trips as f64 / s.secs;
     let cpu = |s: &Sample| s.ticks as f64 * tick / s.trips.max(1) as f64;
-    let [so, sr, st, s1, sl] = [
+    let [so, sr, st, s1, sl, ss] = [
         "ours",
         "raw",
         "ours-tokio-io",
         "ours-current-thread",
         "ours-logged",
+        "ours-spawned",
     ]
     .map(|k| sample(k).expect("measured"));
     let (sm, sp) = (sample("rmcp"), sample("rmcp-pipes"));
@@ -280,6 +307,9 @@ fn bench() -> Result<(), String> {
     let cpus = |ours: &Sample, rmcp: Option<&Sample>| (cpu(sr), cpu(ours), rmcp.map(cpu));
     row("round trips/s", "", trips(so, sm), "");
     row("server CPU per round trip", "us", cpus(so, sm), "");
+    let note = "   (ours, add_later: yields once, so runs as a task)";
+    row("  spawned tool: round trips/s", "", trips(ss, sm), note);
+    row("  spawned tool: CPU/round trip", "us", cpus(ss, sm), "");
     let note = "   (ours over tokio::io stdin/stdout)";
     row(
         "  tokio::io variant: round trips/s",

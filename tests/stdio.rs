@@ -284,6 +284,61 @@ fn an_answer_given_at_once_still_comes_after_its_notifications() {
     }
 }
 
+/// Three writers share stdout: the reading thread (answers given at once), the workers
+/// (a spawned request's answer, written by its task when stdout is free) and the
+/// forwarder (what was queued). Requests of both kinds sent at once, without waiting:
+/// every one is answered exactly once, each spawned one after its own progress.
+#[test]
+fn spawned_and_immediate_answers_interleave_without_loss_or_reordering() {
+    let mut s = Stdio_::conformance();
+    let mut batch = String::new();
+    for id in 0..60 {
+        let body = if id % 2 == 0 {
+            let mut body = call_with_progress(json!(id));
+            body["params"]["_meta"]["progressToken"] = json!(format!("p{id}"));
+            body
+        } else {
+            call(json!(id), "test_simple_text")
+        };
+        batch += &format!("{body}\n");
+    }
+    s.send_raw(batch.as_bytes());
+    let mut progress: std::collections::HashMap<String, Vec<f64>> = Default::default();
+    let mut answered = std::collections::BTreeSet::new();
+    while answered.len() < 60 {
+        let v = s.recv();
+        if let Some(id) = v.get("id") {
+            let id = id.as_u64().expect("a numeric id");
+            assert!(answered.insert(id), "{id} answered twice");
+            assert!(v.get("result").is_some(), "{v}");
+            if id % 2 == 0 {
+                let seen = progress.get(&format!("p{id}")).cloned().unwrap_or_default();
+                assert_eq!(
+                    seen,
+                    [0.0, 50.0, 100.0],
+                    "progress of {id} before its answer"
+                );
+            }
+            continue;
+        }
+        assert_eq!(v["method"], "notifications/progress", "{v}");
+        let token = v["params"]["progressToken"].as_str().unwrap().to_owned();
+        let n: u64 = token[1..].parse().unwrap();
+        assert!(
+            !answered.contains(&n),
+            "progress of {n} after its answer: {v}"
+        );
+        progress
+            .entry(token)
+            .or_default()
+            .push(v["params"]["progress"].as_f64().unwrap());
+    }
+    assert!(
+        s.nothing_within(Duration::from_millis(300)),
+        "a line after all answers"
+    );
+}
+
 /// SIGTERM while stdin is still open (the reading thread is blocked in a read): the
 /// request in flight finishes and is answered, and the process exits 0.
 #[test]

@@ -10,6 +10,14 @@ pub async fn add(a: i64, b: i64) -> String {
     (a + b).to_string()
 }
 
+/// Adds two integers, after yielding once to the runtime: its first poll is pending, so
+/// the server runs it as a task of its own (the path of any handler that awaits I/O).
+#[tool]
+pub async fn add_later(a: i64, b: i64) -> String {
+    tokio::task::yield_now().await;
+    (a + b).to_string()
+}
+
 /// Echoes the text back.
 #[tool]
 pub async fn echo(text: String) -> String {

@@ -2,7 +2,8 @@
 //! - `raw`: the floor, a bare line loop (read a line, parse it into a `serde_json::Value`,
 //!   answer the sum, write a line, flush);
 //! - `ours`: the README's server (`#[tool]` `add` and `echo`, `serve_stdio`) on a
-//!   multi-thread runtime, no subscriber;
+//!   multi-thread runtime, no subscriber; it also has `add_later`, which yields once
+//!   before it answers, so it runs as a spawned task;
 //! - `ours-current-thread`: the same on a current-thread runtime
 //!   (`#[tokio::main(flavor = "current_thread")]`, what `cargo mcp new` generates for stdio);
 //! - `ours-logged`: "ours" with logging as it ships (`telemetry::init()`);
@@ -12,7 +13,7 @@
 //! A binary of its own with mcp-runtime's default features, as a user's server is built:
 //! no HTTP code is linked in, and none of the optional features the test suite turns on.
 
-use mcp_bench_servers::{add, echo};
+use mcp_bench_servers::{add, add_later, echo};
 use mcp_runtime::{Server, tools};
 use serde_json::{Value, json};
 use std::io::{BufRead, Write};
@@ -33,7 +34,7 @@ fn serve(kind: &str) -> std::io::Result<()> {
             .build()?;
             rt.block_on(async {
                 let server = Server::builder("bench", "1.0")
-                    .tools(tools![add, echo])
+                    .tools(tools![add, add_later, echo])
                     .build()
                     .map_err(std::io::Error::other)?;
                 if kind != "ours-tokio-io" {

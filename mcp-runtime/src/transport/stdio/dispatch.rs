@@ -1,8 +1,8 @@
 //! One stdio connection's messages: what each line does, whoever reads it.
 
-use super::MAX_LINE;
 use super::lines::Line;
 use super::sections::Sections;
+use super::{MAX_LINE, StdOut, try_put};
 use crate::protocol::{RequestId, RpcError, json::parse_strict, methods};
 use crate::server::parts::{NoGuard, Streams};
 use crate::server::reply::{ErrorClass, Rejection, Reply};
@@ -26,6 +26,9 @@ pub(super) struct Dispatch {
     server: Server,
     /// Where spawned requests and subscriptions queue what they write.
     tx: mpsc::Sender<String>,
+    /// stdout, when the connection is the process's stdio: a spawned request's task
+    /// writes its answer there itself when no one else is writing (see [`Answers`]).
+    direct: Option<Arc<Mutex<StdOut>>>,
     in_flight: InFlight,
     tasks: Mutex<Tasks>,
     end_of_input: CancellationToken,
@@ -36,10 +39,17 @@ pub(super) struct Dispatch {
 }
 
 impl Dispatch {
-    pub(super) fn new(server: Server, tx: mpsc::Sender<String>) -> Self {
+    /// `direct`: stdout, shared with the reading thread and the forwarder (`None` for an
+    /// async writer, which only the serving loop writes).
+    pub(super) fn new(
+        server: Server,
+        tx: mpsc::Sender<String>,
+        direct: Option<Arc<Mutex<StdOut>>>,
+    ) -> Self {
         Dispatch {
             server,
             tx,
+            direct,
             in_flight: Arc::default(),
             tasks: Mutex::new(Tasks {
                 set: JoinSet::new(),
@@ -48,6 +58,14 @@ impl Dispatch {
             end_of_input: CancellationToken::new(),
             session: OnceLock::new(),
             sections: Sections::default(),
+        }
+    }
+
+    /// Where a task sends the line it ends with.
+    fn answers(&self) -> Answers {
+        Answers {
+            tx: self.tx.clone(),
+            direct: self.direct.clone(),
         }
     }
 
@@ -88,7 +106,7 @@ impl Dispatch {
         hold: impl Send + 'static,
         work: impl std::future::Future<Output = Option<String>> + Send + 'static,
     ) -> bool {
-        let tx = self.tx.clone();
+        let answers = self.answers();
         let map = Arc::clone(&self.in_flight);
         // Held until the handle is in, so the task cannot remove its entry first.
         let mut guard = self.in_flight.lock().unwrap_or_else(|e| e.into_inner());
@@ -101,7 +119,7 @@ impl Dispatch {
                 .unwrap_or_else(|e| e.into_inner())
                 .remove(&task_id);
             if let Some(line) = last {
-                let _ = tx.send(line).await;
+                answers.send(line).await;
             }
         });
         let Some(handle) = handle else {
@@ -244,15 +262,15 @@ impl Dispatch {
         let batch = batch.to_vec();
         let s = Arc::clone(s);
         let server = self.server.clone();
-        let tx = self.tx.clone();
+        let answers = self.answers();
         let spawned = self.spawn(async move {
             // No caller on stdio, so no scope refuses a batch; were one to, its answer.
             let answer = server
-                .run_batch(batch, &s, Streams::Shared(tx.clone()), None)
+                .run_batch(batch, &s, Streams::Shared(answers.tx.clone()), None)
                 .await;
             drop(bytes);
             if let Some(line) = answer.unwrap_or_else(|r| Some(r.body)) {
-                let _ = tx.send(line).await;
+                answers.send(line).await;
             }
         });
         if spawned.is_none() {
@@ -302,6 +320,29 @@ impl Dispatch {
     /// Cancels what is still running.
     pub(super) fn abort_all(&self) {
         self.tasks().set.abort_all();
+    }
+}
+
+/// Where a spawned task's last line (a request's answer) goes: written by the task itself
+/// when stdout is the process's and free, so a worker that finishes a request answers it
+/// without waking another thread; queued otherwise (stdout busy, an async writer), after
+/// whatever the request queued before (its notifications), which a direct write drains
+/// first.
+struct Answers {
+    tx: mpsc::Sender<String>,
+    direct: Option<Arc<Mutex<StdOut>>>,
+}
+
+impl Answers {
+    async fn send(&self, line: String) {
+        let line = match &self.direct {
+            Some(out) => match try_put(out, line) {
+                None => return,
+                Some(line) => line,
+            },
+            None => line,
+        };
+        let _ = self.tx.send(line).await;
     }
 }
 

@@ -70,7 +70,7 @@ impl Server {
             w: io::BufWriter::with_capacity(64 * 1024, stdout()?),
             queue: rx,
         }));
-        let dispatch = Arc::new(Dispatch::new(self, tx));
+        let dispatch = Arc::new(Dispatch::new(self, tx, Some(Arc::clone(&out))));
         let stop = Arc::new(AtomicBool::new(false));
         // The reading thread's end: `Some` carries its panic.
         let (done_tx, mut done) = tokio::sync::oneshot::channel::<Option<Panic>>();
@@ -119,14 +119,14 @@ impl Server {
             }
             panic
         };
-        // On a worker, not on the thread that called `block_on`: the worker that finishes
-        // a spawned request then forwards its answer itself, instead of waking that
-        // thread.
-        match tokio::spawn(forwarding).await {
-            Ok(None) => Ok(()),
-            Ok(Some(panic)) => std::panic::resume_unwind(panic),
-            Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
-            Err(e) => Err(io::Error::other(e)),
+        // On the calling thread (`block_on`'s, as a rule), not spawned: a server whose
+        // requests all answer in their first poll then runs nothing on the runtime's
+        // workers (a worker's first task costs pages of code and data of its own). A
+        // spawned request's worker writes its answer itself (`try_put`); only what is
+        // queued (notifications, answers that met a busy stdout) wakes this thread.
+        match forwarding.await {
+            None => Ok(()),
+            Some(panic) => std::panic::resume_unwind(panic),
         }
     }
 
@@ -173,7 +173,7 @@ impl Server {
             queue: rx,
         };
         let mut lines = Lines::new(BufReader::with_capacity(64 * 1024, reader), MAX_LINE);
-        let dispatch = Dispatch::new(self, tx);
+        let dispatch = Dispatch::new(self, tx, None);
         tokio::pin!(shutdown);
         loop {
             let line = tokio::select! {
@@ -411,6 +411,25 @@ async fn forward_shared(out: &Mutex<StdOut>) -> io::Result<()> {
         }
     })
     .await
+}
+
+/// Writes `line` (after what is queued) at once if no one else is writing to stdout.
+/// `Some(line)` back, for the queue, when someone is (the reading thread, the forwarder
+/// or another task: the line would wait for them anyway) or when the write failed (the
+/// forwarder then meets the error too, and ends the connection).
+fn try_put(out: &Mutex<StdOut>, line: String) -> Option<String> {
+    let mut out = match out.try_lock() {
+        Ok(out) => out,
+        Err(std::sync::TryLockError::Poisoned(e)) => e.into_inner(),
+        Err(std::sync::TryLockError::WouldBlock) => return Some(line),
+    };
+    match out.put(&line) {
+        Ok(()) => None,
+        Err(e) => {
+            tracing::debug!("stdout closed: {e}");
+            Some(line)
+        }
+    }
 }
 
 fn lock(out: &Mutex<StdOut>) -> std::sync::MutexGuard<'_, StdOut> {
