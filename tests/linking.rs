@@ -1,8 +1,8 @@
 //! A server links only the machinery its items use (docs/architecture.md, "Rules"): the
 //! engines serving prompts, resources, task tools, input rounds and middleware are reached
 //! only through what needs them. Checked on built examples' symbol tables with `nm`:
-//! `notes` (tools only; none of the five), `conformance` (prompts, resources, task tools
-//! and tools that ask; no middleware) and `gateway` (middleware). Each check first finds
+//! `notes` (tools only; none of the five, nor the URI template matcher that only resources
+//! reach), `conformance` (prompts, resources, task tools and tools that ask; no middleware) and `gateway` (middleware). Each check first finds
 //! `tools::call`, which every server links, so that a change in how symbols are named
 //! fails the test instead of making "none" pass.
 
@@ -11,11 +11,15 @@ mod common;
 use std::process::Command;
 
 /// A function that only each engine names, by the engine's name.
-const ENGINES: [(&str, &str); 5] = [
+const ENGINES: [(&str, &str); 6] = [
     ("prompts", "mcp_runtime::server::methods::prompts::get"),
     (
         "resources",
         "mcp_runtime::server::methods::resources::serve",
+    ),
+    (
+        "template matching",
+        "mcp_uri_template::matching::<impl mcp_uri_template::UriTemplate>::captures",
     ),
     ("tasks", "mcp_runtime::server::tasks::task_method"),
     ("input rounds", "mcp_runtime::mrtr::round::Round::open_with"),
@@ -75,7 +79,13 @@ fn a_server_with_every_kind_links_what_it_uses() {
     };
     assert_eq!(
         engines,
-        ["prompts", "resources", "tasks", "input rounds"],
+        [
+            "prompts",
+            "resources",
+            "template matching",
+            "tasks",
+            "input rounds"
+        ],
         "conformance has prompts, resources, task tools and tools that ask; no middleware"
     );
 }

@@ -12,8 +12,7 @@ use crate::config::Caching;
 use crate::protocol::CacheHints;
 use crate::protocol::envelope::{Envelope, ResultMeta, ResultType};
 use crate::server::def::resource::Lister;
-use crate::server::methods::{Complete, PromptEngine, ResourceEngine};
-use mcp_uri_template::Capture;
+use crate::server::methods::{Complete, Found, PromptEngine, ResourceEngine};
 use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
@@ -150,7 +149,7 @@ impl Catalog {
                 }
             } else if let Some(other) = templates
                 .iter()
-                .find(|t| t.def.spec.uri == *uri || t.template.overlaps(&r.template))
+                .find(|t| (r.def.spec.engine.more.clash)(t, &r))
             {
                 errors.push(format!(
                     "resource templates `{}` and `{uri}`{} can match the same URI; make their fixed parts differ",
@@ -375,16 +374,13 @@ impl Catalog {
 
     /// The resource serving `uri`: a fixed resource with that URI, else the first template
     /// (in template order) that matches, with the variables it bound.
-    pub(crate) fn find_resource(
-        &self,
-        uri: &str,
-    ) -> Option<(Arc<ResourceEntry>, BTreeMap<String, Capture>)> {
+    pub(crate) fn find_resource(&self, uri: &str) -> Option<Found> {
         if let Some(r) = self.statics.get(uri) {
             return Some((Arc::clone(r), BTreeMap::new()));
         }
-        self.templates
-            .iter()
-            .find_map(|t| t.template.captures(uri).map(|vars| (Arc::clone(t), vars)))
+        // Through the resource engine, so only servers with resources link the matcher.
+        let first = self.templates.first()?;
+        (first.def.spec.engine.more.find)(&self.templates, uri)
     }
 
     /// The resource or template whose URI (template text) is exactly `uri`.

@@ -19,13 +19,14 @@ use super::reply::{Rejection, Reply};
 use super::route::Prepared;
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 /// What serves one kind of item beside tools: prompts, or resources and templates. Every
 /// definition of the kind carries a reference to its kind's one engine (its constructor
 /// sets it), and the builder and the router reach the kind's code only through it. Nothing
 /// else names that code, so a server without prompts (or without resources) does not link
 /// what serves them, as one without task tools does not link the task engine.
-pub(crate) struct Engine<D, E> {
+pub(crate) struct Engine<D, E, M = ()> {
     /// Checks a definition and makes its catalog entry.
     pub(crate) compile: fn(D, &Extensions) -> Result<E, Vec<String>>,
     /// The kind's methods, by `parts.method`: `prompts/get`; `resources/list` and
@@ -33,6 +34,8 @@ pub(crate) struct Engine<D, E> {
     pub(crate) serve: Serve,
     /// `completion/complete` (prompts and templates both have completers).
     pub(crate) complete: Complete,
+    /// What else only the kind's entries need.
+    pub(crate) more: M,
 }
 
 /// The shape of an item method.
@@ -46,7 +49,22 @@ pub(crate) type Complete = fn(&Server, Parts, Map<String, Value>, &Catalog) -> P
 pub(crate) type PromptEngine = Engine<PromptDef, PromptEntry>;
 
 /// What serves resources and templates ([`resources::ENGINE`]).
-pub(crate) type ResourceEngine = Engine<ResourceDef, ResourceEntry>;
+pub(crate) type ResourceEngine = Engine<ResourceDef, ResourceEntry, Templates>;
+
+/// What only URI templates need, so the template matcher is linked with resources only.
+pub(crate) struct Templates {
+    /// The first template (in the order given) that matches a URI, with the variables
+    /// it bound.
+    pub(crate) find: fn(&[Arc<ResourceEntry>], &str) -> Option<Found>,
+    /// Whether two templates can match the same URI (or have the same text).
+    pub(crate) clash: fn(&ResourceEntry, &ResourceEntry) -> bool,
+}
+
+/// A template's variables, as a URI bound them.
+pub(crate) type Captures = BTreeMap<String, mcp_uri_template::Capture>;
+
+/// The resource serving a URI, and the variables its template bound.
+pub(crate) type Found = (Arc<ResourceEntry>, Captures);
 
 /// The request answered with an error before anything ran.
 pub(crate) fn reject(parts: &Parts, rejection: Rejection) -> Prepared {

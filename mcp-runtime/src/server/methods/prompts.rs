@@ -18,6 +18,7 @@ pub(crate) static ENGINE: super::PromptEngine = super::Engine {
     compile: crate::server::catalog::compile::prompt,
     serve: get,
     complete: super::completion::complete,
+    more: (),
 };
 
 /// `prompts/get`: `Mcp-Name` → string arguments → the prompt → its required arguments

@@ -30,6 +30,13 @@ pub(crate) static ENGINE: super::ResourceEngine = super::Engine {
     compile: crate::server::catalog::compile::resource,
     serve,
     complete: super::completion::complete,
+    more: super::Templates {
+        find: |templates, uri| {
+            let mut found = templates.iter().map(|t| (t, t.template.captures(uri)));
+            found.find_map(|(t, vars)| Some((Arc::clone(t), vars?)))
+        },
+        clash: |a, b| a.def.spec.uri == b.def.spec.uri || a.template.overlaps(&b.template),
+    },
 };
 
 /// `resources/list` or `resources/read`, by `parts.method`.
