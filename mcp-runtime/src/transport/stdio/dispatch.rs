@@ -83,6 +83,9 @@ impl Dispatch {
         if tasks.closed {
             return None;
         }
+        // Boxed: one task type (one copy of the runtime's task code) for every kind.
+        let task: std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>> =
+            Box::pin(task);
         Some(tasks.set.spawn(self.sections.scope(task)))
     }
 
