@@ -177,7 +177,20 @@ read -r deps lines < <(cd "$crate" && count_crates)
 echo "crates in the dependency tree:      $deps ($lines lines with \`(*)\` repeats; cargo tree -e normal)"
 # "VmRSS RssAnon" (KiB) of binary $1 serving stdio, after a tools/list and 50 calls of
 # tool $2 with arguments $3 (2026-07-28, `_meta` on each); each answer must be a result.
+# Each the median of 5 starts: the resident set moves between starts by whole 64 KiB
+# windows of code (the pages the kernel maps around each fault, which address space
+# randomization places differently each time).
 idle_rss() {
+    local runs=() i
+    for ((i = 0; i < 5; i++)); do
+        runs+=("$(idle_rss_once "$@")") || return 1
+    done
+    local rss anon
+    rss=$(printf '%s\n' "${runs[@]}" | awk '{ print $1 }' | sort -n | sed -n 3p)
+    anon=$(printf '%s\n' "${runs[@]}" | awk '{ print $2 }' | sort -n | sed -n 3p)
+    echo "$rss $anon"
+}
+idle_rss_once() {
     local meta='"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}'
     local line i rss anon
     coproc SRV { exec env RUST_LOG=warn "$1" 2>/dev/null; }

@@ -35,7 +35,8 @@
 //!   misses and mispredicted branches (callgrind's cache and branch simulation);
 //! - cold start: spawn → the answer to the first `tools/list`, median of `BENCH_STARTS`
 //!   (default 15) spawns;
-//! - idle RSS after the first calls (`VmRSS` of `/proc/<pid>/status`), and its anonymous
+//! - idle RSS after the first calls (`VmRSS` of `/proc/<pid>/status`, median of the same
+//!   spawns), and its anonymous
 //!   part (`RssAnon`: heap, stacks, written pages; the rest is pages of the binary and its
 //!   libraries, shared through the page cache).
 //!
@@ -423,20 +424,26 @@ fn bench() -> Result<(), String> {
             );
         }
     }
-    // Median start time; resident set and its anonymous part, in MiB, of the last start.
+    // Medians over the starts: start time, resident set and its anonymous part (MiB).
+    // The resident set moves between starts by whole 64 KiB windows of code (the kernel
+    // maps the pages around each one a process touches, and address space randomization
+    // shifts where those windows fall in each library), so one start's figure is noisy.
     let start_of = |kind: &str| -> Result<(f64, f64, f64), String> {
-        let mut times = Vec::new();
-        let (mut rss, mut anon) = (0, 0);
+        let (mut times, mut rss, mut anon) = (Vec::new(), Vec::new(), Vec::new());
         for _ in 0..starts {
             let (t, r, a) = cold_start(kind)?;
             times.push(t);
-            (rss, anon) = (r, a);
+            rss.push(r);
+            anon.push(a);
         }
         times.sort();
+        rss.sort();
+        anon.sort();
+        let mid = starts / 2;
         Ok((
-            times[times.len() / 2].as_secs_f64() * 1e3,
-            rss as f64 / 1024.0,
-            anon as f64 / 1024.0,
+            times[mid].as_secs_f64() * 1e3,
+            rss[mid] as f64 / 1024.0,
+            anon[mid] as f64 / 1024.0,
         ))
     };
     let (tr, rr, ar) = start_of("raw")?;
