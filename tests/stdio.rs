@@ -343,13 +343,23 @@ fn spawned_and_immediate_answers_interleave_without_loss_or_reordering() {
 /// request in flight finishes and is answered, and the process exits 0.
 #[test]
 fn sigterm_with_stdin_open_drains_and_exits() {
+    signal_with_stdin_open_drains_and_exits("-TERM");
+}
+
+/// SIGINT (Ctrl-C at a terminal) does the same.
+#[test]
+fn sigint_with_stdin_open_drains_and_exits() {
+    signal_with_stdin_open_drains_and_exits("-INT");
+}
+
+fn signal_with_stdin_open_drains_and_exits(signal: &str) {
     let mut s = Stdio_::conformance();
     s.send(&call_with_progress(json!(1)));
     // Its first progress report: the request is in flight, 100 ms from its answer.
     let first = s.recv();
     assert_eq!(first["method"], "notifications/progress", "{first}");
     let pid = s.child.0.id().to_string();
-    let killed = Command::new("kill").args(["-TERM", &pid]).status().unwrap();
+    let killed = Command::new("kill").args([signal, &pid]).status().unwrap();
     assert!(killed.success());
     let answer = loop {
         let v = s.recv();
@@ -362,7 +372,7 @@ fn sigterm_with_stdin_open_drains_and_exits() {
         answer["result"]["content"][0]["text"],
         "Progress test completed."
     );
-    let status = exit_within_5s(&mut s.child, "SIGTERM with stdin open");
+    let status = exit_within_5s(&mut s.child, &format!("kill {signal} with stdin open"));
     assert!(status.success(), "{status}");
     assert!(s.stdin.is_some(), "stdin was open all along");
 }

@@ -22,24 +22,88 @@ pub(crate) enum Signal {
 
 /// Resolves on SIGINT or SIGTERM, saying which.
 pub(crate) async fn termination() -> Signal {
-    let ctrl_c = async {
-        let _ = tokio::signal::ctrl_c().await;
-    };
-    #[cfg(unix)]
-    let term = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut s) => {
-                s.recv().await;
-            }
-            Err(_) => std::future::pending::<()>().await,
-        }
-    };
-    #[cfg(not(unix))]
-    let term = std::future::pending::<()>();
-    let signal = tokio::select! {
-        () = ctrl_c => Signal::Interrupt,
-        () = term => Signal::Terminate,
-    };
+    let signal = received().await;
     tracing::info!(?signal, "shutdown signal received");
     signal
+}
+
+/// The first of SIGINT and SIGTERM to arrive while this waits. Each is written to a
+/// socket of this call's (`signal_hook`'s handler writes a byte to it) that the runtime
+/// polls, and the handlers are removed when it ends. When they cannot be set up (out of
+/// descriptors), a warning, and it never resolves.
+#[cfg(unix)]
+async fn received() -> Signal {
+    use signal_hook::consts::{SIGINT, SIGTERM};
+    let watch = (Watch::new(SIGINT), Watch::new(SIGTERM));
+    let (Ok(int), Ok(term)) = watch else {
+        let e = watch.0.err().or(watch.1.err());
+        tracing::warn!("cannot watch for SIGINT and SIGTERM: {e:?}");
+        return std::future::pending().await;
+    };
+    tokio::select! {
+        _ = int.socket.readable() => Signal::Interrupt,
+        _ = term.socket.readable() => Signal::Terminate,
+    }
+}
+
+#[cfg(not(unix))]
+async fn received() -> Signal {
+    let _ = tokio::signal::ctrl_c().await;
+    Signal::Interrupt
+}
+
+/// One signal, written to a socket while this lives.
+#[cfg(unix)]
+struct Watch {
+    socket: tokio::net::UnixStream,
+    id: signal_hook::SigId,
+}
+
+#[cfg(unix)]
+impl Watch {
+    fn new(signal: std::ffi::c_int) -> std::io::Result<Watch> {
+        let (read, write) = std::os::unix::net::UnixStream::pair()?;
+        read.set_nonblocking(true)?;
+        // The handler owns `write` from here, and closes it when unregistered.
+        let id = signal_hook::low_level::pipe::register(signal, write)?;
+        match tokio::net::UnixStream::from_std(read) {
+            Ok(socket) => Ok(Watch { socket, id }),
+            Err(e) => {
+                signal_hook::low_level::unregister(id);
+                Err(e)
+            }
+        }
+    }
+}
+
+#[cfg(unix)]
+impl Drop for Watch {
+    fn drop(&mut self) {
+        signal_hook::low_level::unregister(self.id);
+    }
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+    use signal_hook::consts::{SIGINT, SIGTERM};
+    use std::time::Duration;
+
+    /// Each signal, raised in this process while `received` waits, ends the wait with
+    /// its name; a later wait sets its handlers again and sees the signal raised for it.
+    #[tokio::test]
+    async fn received_says_which_signal_came() {
+        for (raised, expected) in [
+            (SIGTERM, Signal::Terminate),
+            (SIGINT, Signal::Interrupt),
+            (SIGTERM, Signal::Terminate),
+        ] {
+            let mut wait = Box::pin(received());
+            // Polled once: the handlers are set.
+            assert!(futures_util::poll!(&mut wait).is_pending());
+            signal_hook::low_level::raise(raised).unwrap();
+            let got = tokio::time::timeout(Duration::from_secs(5), wait).await;
+            assert_eq!(got.ok(), Some(expected), "after signal {raised}");
+        }
+    }
 }

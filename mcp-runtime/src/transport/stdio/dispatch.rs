@@ -84,8 +84,7 @@ impl Dispatch {
             return None;
         }
         // Boxed: one task type (one copy of the runtime's task code) for every kind.
-        let task: std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>> =
-            Box::pin(task);
+        let task: std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>> = Box::pin(task);
         Some(tasks.set.spawn(self.sections.scope(task)))
     }
 
