@@ -2,7 +2,9 @@
 //! engines serving prompts, resources, task tools, input rounds and middleware are reached
 //! only through what needs them. Checked on built examples' symbol tables with `nm`:
 //! `notes` (tools only; none of the five, nor the URI template matcher that only resources
-//! reach), `conformance` (prompts, resources, task tools and tools that ask; no middleware) and `gateway` (middleware). Each check first finds
+//! reach; its tools take `Handles`, so the default handle store, made on first use, is
+//! linked), `conformance` (prompts, resources, task tools and tools that ask; no
+//! middleware, no `Handles`) and `gateway` (middleware). Each check first finds
 //! `tools::call`, which every server links, so that a change in how symbols are named
 //! fails the test instead of making "none" pass.
 
@@ -11,7 +13,7 @@ mod common;
 use std::process::Command;
 
 /// A function that only each engine names, by the engine's name.
-const ENGINES: [(&str, &str); 6] = [
+const ENGINES: [(&str, &str); 7] = [
     ("prompts", "mcp_runtime::server::methods::prompts::get"),
     (
         "resources",
@@ -24,6 +26,10 @@ const ENGINES: [(&str, &str); 6] = [
     ("tasks", "mcp_runtime::server::tasks::task_method"),
     ("input rounds", "mcp_runtime::mrtr::round::Round::open_with"),
     ("middleware", "mcp_runtime::server::middleware::wrap"),
+    (
+        "handle store",
+        "<mcp_runtime::store::handles::MemoryHandleStore as mcp_runtime::store::handles::HandleStore>::insert",
+    ),
 ];
 
 /// A function every server links: the control that the names are read right.
@@ -69,7 +75,7 @@ fn a_server_of_tools_only_links_none_of_the_engines() {
     let Some(engines) = linked("notes") else {
         return;
     };
-    assert!(engines.is_empty(), "notes links {engines:?}");
+    assert_eq!(engines, ["handle store"], "notes: tools that take Handles");
 }
 
 #[test]
@@ -86,7 +92,7 @@ fn a_server_with_every_kind_links_what_it_uses() {
             "tasks",
             "input rounds"
         ],
-        "conformance has prompts, resources, task tools and tools that ask; no middleware"
+        "conformance has prompts, resources, task tools and tools that ask; no middleware, no Handles"
     );
 }
 

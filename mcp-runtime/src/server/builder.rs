@@ -292,7 +292,9 @@ impl ServerBuilder {
     /// process, [`MemoryHandleStore`](crate::store::MemoryHandleStore)). A fleet shares
     /// one, such as [`RedisStore`](crate::store::redis::RedisStore).
     pub fn handle_store(mut self, store: impl HandleStore) -> Self {
-        self.handles.store = Arc::new(store);
+        self.handles.given = Arc::new(std::sync::OnceLock::from(
+            Arc::new(store) as Arc<dyn HandleStore>
+        ));
         self
     }
 

@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::fmt;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 /// How long a handle lives unless the tool says otherwise.
@@ -549,14 +549,28 @@ impl Handles {
 /// The server's handle settings: where handles live and how long they last.
 #[derive(Clone)]
 pub(crate) struct HandleConfig {
-    pub(crate) store: Arc<dyn HandleStore>,
+    /// The store given, or the default one, made when a handler first asks for
+    /// [`Handles`] (see [`HandleConfig::store`]). Shared by clones.
+    pub(crate) given: Arc<OnceLock<Arc<dyn HandleStore>>>,
     pub(crate) ttl: Duration,
+}
+
+impl HandleConfig {
+    /// The store: the one given, else the default ([`MemoryHandleStore`]), made now if
+    /// it was not yet. Only the [`Handles`] extractor calls this, so a server none of
+    /// whose handlers takes `Handles` does not link the memory store.
+    pub(crate) fn store(&self) -> Arc<dyn HandleStore> {
+        Arc::clone(
+            self.given
+                .get_or_init(|| Arc::new(MemoryHandleStore::new())),
+        )
+    }
 }
 
 impl Default for HandleConfig {
     fn default() -> Self {
         HandleConfig {
-            store: Arc::new(MemoryHandleStore::new()),
+            given: Arc::default(),
             ttl: DEFAULT_HANDLE_TTL,
         }
     }
@@ -565,6 +579,25 @@ impl Default for HandleConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The default store is made on first use, once: every later ask, and every clone
+    /// of the settings (a server's), gets that one store; a given store is returned as
+    /// it is.
+    #[test]
+    fn the_default_store_is_made_once_and_shared() {
+        let config = HandleConfig::default();
+        let copy = config.clone();
+        assert!(config.given.get().is_none(), "made before it was asked for");
+        let first = config.store();
+        assert!(Arc::ptr_eq(&first, &config.store()));
+        assert!(Arc::ptr_eq(&first, &copy.store()));
+        let given: Arc<dyn HandleStore> = Arc::new(MemoryHandleStore::new());
+        let config = HandleConfig {
+            given: Arc::new(OnceLock::from(Arc::clone(&given))),
+            ttl: DEFAULT_HANDLE_TTL,
+        };
+        assert!(Arc::ptr_eq(&given, &config.store()));
+    }
 
     fn handles(owner: Option<&str>, store: &Arc<MemoryHandleStore>) -> Handles {
         let store: Arc<dyn HandleStore> = store.clone();

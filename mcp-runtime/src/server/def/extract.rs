@@ -254,7 +254,7 @@ impl<K: Kind> FromRequest<K> for crate::store::Handles {
             ))
         })?;
         Ok(crate::store::Handles::new(
-            Arc::clone(&server.handles.store),
+            server.handles.store(),
             server.handles.ttl,
             owner,
         ))
