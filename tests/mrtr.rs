@@ -392,6 +392,35 @@ async fn http_refuses_an_ephemeral_key_unless_single_instance() {
     assert!(err.to_string().contains("MCP_REQUEST_STATE_KEYS"), "{err}");
 }
 
+/// A malformed key variable is refused when the server is built (the keys themselves are
+/// derived on the first round), whatever is wrong with it.
+#[test]
+fn a_malformed_key_variable_fails_the_build() {
+    for (value, says) in [
+        ("k1=c2hvcnQ", "key `k1` has 5 bytes; use at least 32"),
+        ("k1=!!!", "key `k1` is not base64url"),
+        ("k1", "expected kid=base64url, got `k1`"),
+        (" , ", "a key ring needs at least one key"),
+        (
+            "k 1=AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8gISIj",
+            "key id `k 1` must be made of letters, digits, `_` and `-`",
+        ),
+    ] {
+        let out = std::process::Command::new(example("conformance"))
+            .arg("--stdio")
+            .env("MCP_REQUEST_STATE_KEYS", value)
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{value:?}: {stderr}");
+        assert!(
+            stderr.contains(&format!("MCP_REQUEST_STATE_KEYS: {says}")),
+            "{value:?}: {stderr}"
+        );
+    }
+}
+
 #[test]
 fn two_instances_sharing_a_key_complete_a_flow_together() {
     let key = "shared=AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8gISIj";

@@ -147,13 +147,13 @@ pub fn request_state(bytes: &[u8]) -> u64 {
     };
     let sealer = Arc::new(Sealer {
         audience: "fuzz".into(),
-        keys,
+        keys: keys.into(),
         ttl: Duration::from_secs(60),
         leeway: Duration::ZERO,
         max_rounds: 10,
         replay: None,
     });
-    let opened = u64::from(sealer.keys.open(text).is_ok());
+    let opened = u64::from(sealer.keys.ring().open(text).is_ok());
     let (state, responses) = text.split_once('\n').unwrap_or((text, "{}"));
     let mut params = Map::new();
     params.insert("requestState".into(), Value::String(state.to_owned()));

@@ -23,13 +23,37 @@ pub(crate) const MAX_INPUT_RESPONSES: usize = 64;
 pub(crate) struct Sealer {
     /// The server's name, sealed into each state and checked when one is opened.
     pub(crate) audience: String,
-    pub(crate) keys: KeyRing,
+    pub(crate) keys: SealKeys,
     pub(crate) ttl: Duration,
     /// How long past its expiry a state is still accepted (clock skew between instances).
     pub(crate) leeway: Duration,
     pub(crate) max_rounds: u32,
     /// Where redeemed states are remembered, when states are single use.
     pub(crate) replay: Option<Arc<dyn ReplayStore>>,
+}
+
+/// A sealer's key ring: given (or random), or key material read from the environment
+/// when the server was built (and checked then), derived into keys when a state is first
+/// sealed or opened. Only rounds ([`ENGINE`]) call [`SealKeys::ring`], so a server none
+/// of whose handlers asks does not link the derivation.
+pub(crate) enum SealKeys {
+    Ring(KeyRing),
+    Material(super::state::KeyMaterial, std::sync::OnceLock<KeyRing>),
+}
+
+impl SealKeys {
+    pub(crate) fn ring(&self) -> &KeyRing {
+        match self {
+            SealKeys::Ring(ring) => ring,
+            SealKeys::Material(keys, ring) => ring.get_or_init(|| KeyRing::derive(keys)),
+        }
+    }
+}
+
+impl From<KeyRing> for SealKeys {
+    fn from(ring: KeyRing) -> Self {
+        SealKeys::Ring(ring)
+    }
 }
 
 fn ms(d: Duration) -> u64 {
@@ -294,6 +318,7 @@ impl Round {
         let request_state = self
             .sealer
             .keys
+            .ring()
             .seal(&sealed)
             .map_err(|e| RpcError::internal(format!("Internal error: {e}")))?;
         tracing::debug!(round = st.round, "input required");
@@ -310,7 +335,7 @@ impl Round {
 /// [`KEY_WARN_EVERY_MS`] with a count of the ones suppressed.
 fn opened(sealer: &Sealer, binding: &Binding, state: &str) -> Result<Sealed, RpcError> {
     let invalid = || RpcError::invalid_params("Invalid or expired requestState");
-    match sealer.keys.open(state) {
+    match sealer.keys.ring().open(state) {
         Ok(p) if p.exp.saturating_add(ms(sealer.leeway)) < now() => {
             tracing::debug!("requestState refused: expired");
             Err(invalid())
@@ -358,7 +383,7 @@ fn warn_key(kid: &str, sealer: &Sealer, why: &str) {
         tracing::debug!(kid, "requestState refused: {why}");
         return;
     };
-    let held: Vec<&str> = sealer.keys.kids().collect();
+    let held: Vec<&str> = sealer.keys.ring().kids().collect();
     tracing::warn!(
         kid,
         held = ?held,

@@ -52,6 +52,52 @@ impl std::fmt::Debug for KeyRing {
     }
 }
 
+/// Checks a key: its id a short token, its material at least 32 bytes.
+fn check_key(kid: &str, material: &[u8]) -> Result<(), String> {
+    if kid.is_empty()
+        || !kid
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+    {
+        return Err(format!(
+            "key id `{kid}` must be made of letters, digits, `_` and `-`"
+        ));
+    }
+    if material.len() < 32 {
+        return Err(format!(
+            "key `{kid}` has {} bytes; use at least 32",
+            material.len()
+        ));
+    }
+    Ok(())
+}
+
+/// Keys as given: each id with its secret material.
+pub(crate) type KeyMaterial = Vec<(String, Vec<u8>)>;
+
+/// The keys [`KEYS_ENV`] gives, read and checked (each key's id and length, at least one
+/// key) but not yet derived ([`KeyRing::derive`]); `Ok(None)` when it is not set.
+pub(crate) fn env_material() -> Result<Option<KeyMaterial>, String> {
+    let Ok(spec) = std::env::var(KEYS_ENV) else {
+        return Ok(None);
+    };
+    let mut keys = Vec::new();
+    for item in spec.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        let (kid, b64) = item
+            .split_once('=')
+            .ok_or_else(|| format!("{KEYS_ENV}: expected kid=base64url, got `{item}`"))?;
+        let material = base64::engine::general_purpose::URL_SAFE_NO_PAD
+            .decode(b64.trim_end_matches('='))
+            .map_err(|_| format!("{KEYS_ENV}: key `{kid}` is not base64url"))?;
+        check_key(kid, &material).map_err(|e| format!("{KEYS_ENV}: {e}"))?;
+        keys.push((kid.to_owned(), material));
+    }
+    if keys.is_empty() {
+        return Err(format!("{KEYS_ENV}: a key ring needs at least one key"));
+    }
+    Ok(Some(keys))
+}
+
 impl KeyRing {
     /// A ring whose first key is active. Each key is at least 32 bytes of secret material;
     /// key ids are short tokens (`[A-Za-z0-9_-]`).
@@ -61,37 +107,34 @@ impl KeyRing {
         K: Into<String>,
         M: AsRef<[u8]>,
     {
-        let mut ring = Vec::new();
+        let mut checked = Vec::new();
         for (kid, material) in keys {
             let kid = kid.into();
-            if kid.is_empty()
-                || !kid
-                    .bytes()
-                    .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
-            {
-                return Err(format!(
-                    "key id `{kid}` must be made of letters, digits, `_` and `-`"
-                ));
-            }
-            let material = material.as_ref();
-            if material.len() < 32 {
-                return Err(format!(
-                    "key `{kid}` has {} bytes; use at least 32",
-                    material.len()
-                ));
-            }
+            check_key(&kid, material.as_ref())?;
+            checked.push((kid, material));
+        }
+        if checked.is_empty() {
+            return Err("a key ring needs at least one key".into());
+        }
+        Ok(KeyRing::derive(&checked))
+    }
+
+    /// The ring of keys already checked ([`check_key`], at least one): each key is
+    /// derived from its material.
+    pub(crate) fn derive<M: AsRef<[u8]>>(keys: &[(String, M)]) -> KeyRing {
+        let derive = |material: &[u8]| {
             let mut h = Sha256::new();
             h.update(b"mcp-runtime requestState v1\0");
             h.update(material);
-            ring.push((kid, h.finalize().into()));
-        }
-        if ring.is_empty() {
-            return Err("a key ring needs at least one key".into());
-        }
-        Ok(KeyRing {
-            keys: ring,
+            h.finalize().into()
+        };
+        KeyRing {
+            keys: keys
+                .iter()
+                .map(|(kid, material)| (kid.clone(), derive(material.as_ref())))
+                .collect(),
             ephemeral: false,
-        })
+        }
     }
 
     /// A random key for this process only: states do not survive a restart or reach
@@ -108,22 +151,7 @@ impl KeyRing {
 
     /// Reads [`KEYS_ENV`]; `Ok(None)` when it is not set.
     pub fn from_env() -> Result<Option<KeyRing>, String> {
-        let Ok(spec) = std::env::var(KEYS_ENV) else {
-            return Ok(None);
-        };
-        let mut keys = Vec::new();
-        for item in spec.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-            let (kid, b64) = item
-                .split_once('=')
-                .ok_or_else(|| format!("{KEYS_ENV}: expected kid=base64url, got `{item}`"))?;
-            let material = base64::engine::general_purpose::URL_SAFE_NO_PAD
-                .decode(b64.trim_end_matches('='))
-                .map_err(|_| format!("{KEYS_ENV}: key `{kid}` is not base64url"))?;
-            keys.push((kid.to_owned(), material));
-        }
-        KeyRing::new(keys)
-            .map(Some)
-            .map_err(|e| format!("{KEYS_ENV}: {e}"))
+        Ok(env_material()?.map(|keys| KeyRing::derive(&keys)))
     }
 
     /// Whether this is a per-process random key.

@@ -6,7 +6,7 @@ use super::context::Extensions;
 use super::def::{Icon, PromptDef, Provider, ResourceDef, ToolDef};
 use super::{Server, ServerInfo, ServerInner};
 use crate::mrtr::KeyRing;
-use crate::mrtr::round::Sealer;
+use crate::mrtr::round::{SealKeys, Sealer};
 use crate::store::{HandleConfig, HandleStore, LocalBus, NotificationBus};
 use std::fmt;
 use std::sync::Arc;
@@ -402,11 +402,13 @@ impl ServerBuilder {
                 return Err(BuildError(errors));
             }
         };
+        // Key material from the environment is checked now and derived into keys on
+        // the first round (by the input engine).
         let (keys, local_key) = match self.request_state.keys {
-            Keys::Given(k) => (k, false),
-            Keys::FromEnv { single_instance } => match KeyRing::from_env() {
-                Ok(Some(k)) => (k, false),
-                Ok(None) => (KeyRing::ephemeral(), !single_instance),
+            Keys::Given(k) => (SealKeys::Ring(k), false),
+            Keys::FromEnv { single_instance } => match crate::mrtr::state::env_material() {
+                Ok(Some(m)) => (SealKeys::Material(m, Default::default()), false),
+                Ok(None) => (SealKeys::Ring(KeyRing::ephemeral()), !single_instance),
                 Err(e) => return Err(BuildError(vec![e])),
             },
         };

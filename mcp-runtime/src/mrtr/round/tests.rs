@@ -6,7 +6,7 @@ use serde_json::json;
 fn sealer(max_rounds: u32) -> Arc<Sealer> {
     Arc::new(Sealer {
         audience: "test".into(),
-        keys: KeyRing::new([("k1", [3u8; 32])]).unwrap(),
+        keys: KeyRing::new([("k1", [3u8; 32])]).unwrap().into(),
         ttl: Duration::from_secs(60),
         leeway: Duration::ZERO,
         max_rounds,
@@ -70,7 +70,7 @@ fn a_state_opens_only_on_the_server_that_sealed_it() {
     // Another server with the same key ring, the same tool name and arguments.
     let other = Arc::new(Sealer {
         audience: "another".into(),
-        keys: KeyRing::new([("k1", [3u8; 32])]).unwrap(),
+        keys: KeyRing::new([("k1", [3u8; 32])]).unwrap().into(),
         ttl: Duration::from_secs(60),
         leeway: Duration::ZERO,
         max_rounds: 10,
