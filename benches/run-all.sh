@@ -210,6 +210,13 @@ idle_rss_once() {
     sleep 0.3
     rss=$(awk '/^VmRSS:/ { print $2 }' "/proc/$pid/status")
     anon=$(awk '/^RssAnon:/ { print $2 }' "/proc/$pid/status")
+    # Run inside `$(...)`, where `set -e` does not hold: a server gone after its answers
+    # must fail the run, not give an empty figure to the median.
+    if [[ -z $rss || -z $anon ]]; then
+        echo "no RSS figure for $1 (did it exit?)" >&2
+        kill "$pid" 2>/dev/null
+        return 1
+    fi
     kill "$pid" 2>/dev/null
     wait "$pid" 2>/dev/null || true
     echo "$rss $anon"

@@ -401,6 +401,8 @@ fn a_malformed_key_variable_fails_the_build() {
         ("k1=!!!", "key `k1` is not base64url"),
         ("k1", "expected kid=base64url, got `k1`"),
         (" , ", "a key ring needs at least one key"),
+        // Every key is read before any is checked.
+        ("k1=c2hvcnQ,k2", "expected kid=base64url, got `k2`"),
         (
             "k 1=AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8gISIj",
             "key id `k 1` must be made of letters, digits, `_` and `-`",

@@ -792,3 +792,72 @@ fn blocking_handler_at_eof(tool: &str) {
         );
     }
 }
+
+/// Reports progress 0, then answers 5 s later.
+#[mcp_runtime::tool]
+async fn progress_then_wait(progress: mcp_runtime::Progress) -> &'static str {
+    progress.report(0.0, None, None);
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    "done"
+}
+
+/// The child of the next test: an application that stops awaiting `serve_stdio` (a
+/// `select!` with a timer) before anything was queued, and goes on running.
+#[test]
+fn dropped_serve_child() {
+    if std::env::var_os("MCP_DROPPED_SERVE_CHILD").is_none() {
+        return;
+    }
+    let server = mcp_runtime::Server::builder("dropped", "1.0")
+        .tools(mcp_runtime::tools![progress_then_wait])
+        .build()
+        .unwrap();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        tokio::select! {
+            _ = server.serve_stdio() => {}
+            () = tokio::time::sleep(Duration::from_millis(300)) => {}
+        }
+        tokio::time::sleep(Duration::from_secs(60)).await;
+    });
+}
+
+/// Dropping the `serve_stdio` future before its forwarder started starts the forwarder:
+/// a queued notification still reaches stdout at once, not only with the next answer
+/// (5 s later here), as it did when the forwarder was always a task.
+#[test]
+fn dropping_serve_stdio_early_still_forwards_what_is_queued() {
+    let mut child = ChildGuard(child_test(
+        "dropped_serve_child",
+        "MCP_DROPPED_SERVE_CHILD",
+        Stdio::piped(),
+    ));
+    let mut stdin = child.0.stdin.take().unwrap();
+    let stdout = child.0.stdout.take().unwrap();
+    let (tx, rx) = mpsc::channel::<Value>();
+    std::thread::spawn(move || {
+        // libtest's own lines are not JSON.
+        for line in BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            if let Ok(v) = serde_json::from_str(&line)
+                && tx.send(v).is_err()
+            {
+                break;
+            }
+        }
+    });
+    // By now the child has dropped its `serve_stdio` future.
+    std::thread::sleep(Duration::from_millis(1000));
+    let mut req = call(json!(1), "progress_then_wait");
+    req["params"]["_meta"]["progressToken"] = json!("p");
+    writeln!(stdin, "{req}").unwrap();
+    let first = rx
+        .recv_timeout(Duration::from_secs(3))
+        .expect("the progress notification, before the answer");
+    assert_eq!(first["method"], "notifications/progress", "{first}");
+    let answer = rx
+        .recv_timeout(Duration::from_secs(10))
+        .expect("the answer");
+    assert_eq!(answer["id"], 1, "{answer}");
+    assert_eq!(answer["result"]["content"][0]["text"], "done", "{answer}");
+}

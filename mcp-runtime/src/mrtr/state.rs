@@ -89,8 +89,12 @@ pub(crate) fn env_material() -> Result<Option<KeyMaterial>, String> {
         let material = base64::engine::general_purpose::URL_SAFE_NO_PAD
             .decode(b64.trim_end_matches('='))
             .map_err(|_| format!("{KEYS_ENV}: key `{kid}` is not base64url"))?;
-        check_key(kid, &material).map_err(|e| format!("{KEYS_ENV}: {e}"))?;
         keys.push((kid.to_owned(), material));
+    }
+    // Checked once all are read: a variable with several faults names its first
+    // unreadable key before any key that reads but is refused.
+    for (kid, material) in &keys {
+        check_key(kid, material).map_err(|e| format!("{KEYS_ENV}: {e}"))?;
     }
     if keys.is_empty() {
         return Err(format!("{KEYS_ENV}: a key ring needs at least one key"));

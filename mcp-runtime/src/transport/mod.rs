@@ -17,6 +17,7 @@ pub(crate) enum Signal {
     /// SIGINT (Ctrl-C): someone at a terminal; stop now.
     Interrupt,
     /// SIGTERM: an orchestrator; stop gracefully (lame duck first).
+    #[cfg_attr(not(unix), allow(dead_code))]
     Terminate,
 }
 
@@ -29,20 +30,22 @@ pub(crate) async fn termination() -> Signal {
 
 /// The first of SIGINT and SIGTERM to arrive while this waits. Each is written to a
 /// socket of this call's (`signal_hook`'s handler writes a byte to it) that the runtime
-/// polls, and the handlers are removed when it ends. When they cannot be set up (out of
-/// descriptors), a warning, and it never resolves.
+/// polls; this call's actions are removed when it ends. The process's handler stays
+/// installed, as tokio's does: a signal that comes when nothing waits is ignored, not
+/// fatal. A signal that cannot be watched (out of descriptors) is warned about and never
+/// arrives; the other still does.
 #[cfg(unix)]
 async fn received() -> Signal {
     use signal_hook::consts::{SIGINT, SIGTERM};
-    let watch = (Watch::new(SIGINT), Watch::new(SIGTERM));
-    let (Ok(int), Ok(term)) = watch else {
-        let e = watch.0.err().or(watch.1.err());
-        tracing::warn!("cannot watch for SIGINT and SIGTERM: {e:?}");
-        return std::future::pending().await;
+    let watch = |signal, name| {
+        Watch::new(signal)
+            .inspect_err(|e| tracing::warn!("cannot watch for {name}: {e}"))
+            .ok()
     };
+    let (int, term) = (watch(SIGINT, "SIGINT"), watch(SIGTERM, "SIGTERM"));
     tokio::select! {
-        _ = int.socket.readable() => Signal::Interrupt,
-        _ = term.socket.readable() => Signal::Terminate,
+        () = Watch::arrival(int.as_ref()) => Signal::Interrupt,
+        () = Watch::arrival(term.as_ref()) => Signal::Terminate,
     }
 }
 
@@ -72,6 +75,15 @@ impl Watch {
                 signal_hook::low_level::unregister(id);
                 Err(e)
             }
+        }
+    }
+
+    /// Resolves when the signal arrives; never, for no watch (or a socket the runtime
+    /// can no longer poll).
+    async fn arrival(watch: Option<&Watch>) {
+        match watch {
+            Some(w) if w.socket.readable().await.is_ok() => {}
+            _ => std::future::pending().await,
         }
     }
 }
@@ -105,5 +117,17 @@ mod tests {
             let got = tokio::time::timeout(Duration::from_secs(5), wait).await;
             assert_eq!(got.ok(), Some(expected), "after signal {raised}");
         }
+    }
+
+    /// A watch's action is removed when the watch is dropped.
+    #[tokio::test]
+    async fn a_dropped_watch_leaves_no_action_behind() {
+        let watch = Watch::new(SIGTERM).unwrap();
+        let id = watch.id;
+        drop(watch);
+        assert!(
+            !signal_hook::low_level::unregister(id),
+            "the action was still registered"
+        );
     }
 }

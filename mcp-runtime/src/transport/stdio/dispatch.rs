@@ -2,7 +2,7 @@
 
 use super::lines::Line;
 use super::sections::Sections;
-use super::{MAX_LINE, StdOut, try_put};
+use super::{MAX_LINE, Put, StdOut, try_put};
 use crate::protocol::{RequestId, RpcError, json::parse_strict, methods};
 use crate::server::parts::{NoGuard, Streams};
 use crate::server::reply::{ErrorClass, Rejection, Reply};
@@ -93,10 +93,6 @@ impl Dispatch {
         self.sections.running()
     }
 
-    /// Handles one line: the line to write at once (after what is queued), if any. A
-    /// request that completes in its first poll is answered here, with no task to spawn;
-    /// the others continue as tasks, cancellable, and queue their answers. Must run in
-    /// the runtime's context (tasks are spawned on it).
     /// Spawns `work` as the task of request `id`, which `notifications/cancelled` naming
     /// `id` aborts; the line `work` ends with is sent once `id` has left the in-flight map
     /// (so the client may reuse the id as soon as it reads it), and `hold` (an admission
@@ -139,6 +135,10 @@ impl Dispatch {
         map.contains_key(id)
     }
 
+    /// Handles one line: the line to write at once (after what is queued), if any. A
+    /// request that completes in its first poll is answered here, with no task to spawn;
+    /// the others continue as tasks, cancellable, whose answers go through [`Answers`].
+    /// Must run in the runtime's context (tasks are spawned on it).
     pub(super) fn line(&self, line: Line) -> Option<String> {
         // Reap finished tasks so the set does not grow.
         {
@@ -339,8 +339,10 @@ impl Answers {
     async fn send(&self, line: String) {
         let line = match &self.direct {
             Some(out) => match try_put(out, line) {
-                None => return,
-                Some(line) => line,
+                Put::Written => return,
+                Put::Busy(line) => line,
+                // Queued empty, for the forwarder to wake and find stdout failed.
+                Put::Failed => String::new(),
             },
             None => line,
         };

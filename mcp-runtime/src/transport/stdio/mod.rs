@@ -4,8 +4,9 @@
 //! and answers there what completes in its first poll, writing it to stdout itself: a
 //! round trip costs what a bare line loop's does (a read and a write), with no poller, no
 //! task and no worker to wake. What does not complete at once runs as a task of the
-//! runtime and queues its answer, which a task forwards. [`Server::serve_io`] serves any
-//! async byte stream the same way from one task.
+//! runtime, which writes its answer itself when no one else is writing, and queues it
+//! otherwise (as it queues its notifications); a forwarder writes what is queued.
+//! [`Server::serve_io`] serves any async byte stream the same way from one task.
 
 mod dispatch;
 pub(crate) mod lines;
@@ -69,11 +70,12 @@ impl Server {
         let out = Arc::new(Mutex::new(StdOut {
             w: io::BufWriter::with_capacity(64 * 1024, stdout()?),
             queue: rx,
+            failed: None,
         }));
         let dispatch = Arc::new(Dispatch::new(self, tx, Some(Arc::clone(&out))));
         let stop = Arc::new(AtomicBool::new(false));
         // The reading thread's end: `Some` carries its panic.
-        let (done_tx, mut done) = tokio::sync::oneshot::channel::<Option<Panic>>();
+        let (done_tx, done) = tokio::sync::oneshot::channel::<Option<Panic>>();
         let input = stdin()?;
         {
             let runtime = tokio::runtime::Handle::current();
@@ -86,47 +88,32 @@ impl Server {
                     let _ = done_tx.send(ended);
                 })?;
         }
-        let forwarding = async move {
-            let shutdown = crate::transport::shutdown_signal();
-            tokio::pin!(shutdown);
-            let mut panic = None;
-            loop {
-                tokio::select! {
-                    biased;
-                    () = &mut shutdown => break,
-                    ended = &mut done => {
-                        panic = ended.ok().flatten();
-                        break;
-                    }
-                    written = forward_shared(&out) => if let Err(e) = written {
-                        tracing::debug!("stdout closed: {e}");
-                        break;
-                    },
-                }
-            }
-            stop.store(true, Ordering::Release);
-            wind_down(&dispatch, &mut Sink::Shared(&out)).await;
-            // A handler's blocking section cannot be stopped, and the runtime waits for
-            // it when dropped: the process would outlive its client by as long as the
-            // section runs (forever, for one that never returns). The requests are over
-            // and stdout is flushed, so it exits now.
-            let running = dispatch.sections_running();
-            if running > 0 && panic.is_none() {
-                tracing::warn!(
-                    "{running} blocking handler section(s) still running after the drain; exiting without waiting for them"
-                );
-                std::process::exit(0);
-            }
-            panic
+        let mut waiting = Unstarted(Some(Forwarder {
+            out,
+            dispatch,
+            stop,
+            done,
+            shutdown: Box::pin(crate::transport::shutdown_signal()),
+        }));
+        // Until the first line is queued (or the end comes), this thread waits, and a
+        // server whose requests all answer in their first poll or write their answers
+        // themselves (`try_put`) runs nothing on the runtime's workers: a worker's first
+        // task costs pages of code and data of its own. This thread writes that first
+        // line; the forwarder then runs as a task, so a stdout that blocks (a client that
+        // stops reading) blocks a worker, not this thread (and whatever the application
+        // joined with it).
+        let start = match waiting.0.as_mut() {
+            Some(f) => f.first().await,
+            None => Start::Running,
         };
-        // On the calling thread (`block_on`'s, as a rule), not spawned: a server whose
-        // requests all answer in their first poll then runs nothing on the runtime's
-        // workers (a worker's first task costs pages of code and data of its own). A
-        // spawned request's worker writes its answer itself (`try_put`); only what is
-        // queued (notifications, answers that met a busy stdout) wakes this thread.
-        match forwarding.await {
-            None => Ok(()),
-            Some(panic) => std::panic::resume_unwind(panic),
+        let Some(forwarder) = waiting.0.take() else {
+            return Ok(());
+        };
+        match tokio::spawn(forwarder.run(start)).await {
+            Ok(None) => Ok(()),
+            Ok(Some(panic)) => std::panic::resume_unwind(panic),
+            Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+            Err(e) => Err(io::Error::other(e)),
         }
     }
 
@@ -208,6 +195,106 @@ impl Server {
 }
 
 type Panic = Box<dyn std::any::Any + Send>;
+
+/// What forwards queued lines to stdout and ends the connection.
+struct Forwarder {
+    out: Arc<Mutex<StdOut>>,
+    dispatch: Arc<Dispatch>,
+    /// Tells the reading thread to stop.
+    stop: Arc<AtomicBool>,
+    /// The reading thread's end: `Some` carries its panic.
+    done: tokio::sync::oneshot::Receiver<Option<Panic>>,
+    shutdown: Pin<Box<dyn Future<Output = ()> + Send>>,
+}
+
+/// How the forwarder's task starts.
+enum Start {
+    /// Forwarding: the first queued lines were written (or stdout failed).
+    Forwarded(io::Result<()>),
+    /// SIGINT or SIGTERM came first.
+    Shutdown,
+    /// The reading thread ended first (with its panic, if it panicked).
+    Ended(Option<Panic>),
+    /// Forwarding, nothing written yet.
+    Running,
+}
+
+impl Forwarder {
+    /// Waits, on the caller's thread, for the first thing to do: a queued line (written
+    /// here, under the lock that keeps it behind what came before it), the end of input
+    /// or a signal.
+    async fn first(&mut self) -> Start {
+        tokio::select! {
+            biased;
+            () = &mut self.shutdown => Start::Shutdown,
+            ended = &mut self.done => Start::Ended(ended.ok().flatten()),
+            written = forward_shared(&self.out) => Start::Forwarded(written),
+        }
+    }
+
+    /// Forwards queued lines until the end of input, a signal or a closed stdout, then
+    /// winds the connection down. The panic to pass on, if the reading thread panicked.
+    async fn run(mut self, start: Start) -> Option<Panic> {
+        let mut panic = None;
+        let mut forwarding = match start {
+            Start::Forwarded(Ok(())) | Start::Running => true,
+            Start::Forwarded(Err(e)) => {
+                tracing::debug!("stdout closed: {e}");
+                false
+            }
+            Start::Shutdown => false,
+            Start::Ended(ended) => {
+                panic = ended;
+                false
+            }
+        };
+        while forwarding {
+            tokio::select! {
+                biased;
+                () = &mut self.shutdown => forwarding = false,
+                ended = &mut self.done => {
+                    panic = ended.ok().flatten();
+                    forwarding = false;
+                }
+                written = forward_shared(&self.out) => if let Err(e) = written {
+                    tracing::debug!("stdout closed: {e}");
+                    forwarding = false;
+                },
+            }
+        }
+        self.stop.store(true, Ordering::Release);
+        wind_down(&self.dispatch, &mut Sink::Shared(&self.out)).await;
+        // A handler's blocking section cannot be stopped, and the runtime waits for it
+        // when dropped: the process would outlive its client by as long as the section
+        // runs (forever, for one that never returns). The requests are over and stdout
+        // is flushed, so it exits now.
+        let running = self.dispatch.sections_running();
+        if running > 0 && panic.is_none() {
+            tracing::warn!(
+                "{running} blocking handler section(s) still running after the drain; exiting without waiting for them"
+            );
+            std::process::exit(0);
+        }
+        panic
+    }
+}
+
+/// The forwarder while `serve_stdio` waits for its first work. Dropped with that future
+/// (an application that stops awaiting it) before it started, it starts now, as a task:
+/// the reading thread still serves, and what is queued still reaches stdout.
+struct Unstarted(Option<Forwarder>);
+
+impl Drop for Unstarted {
+    fn drop(&mut self) {
+        let Some(forwarder) = self.0.take() else {
+            return;
+        };
+        match tokio::runtime::Handle::try_current() {
+            Ok(runtime) => drop(runtime.spawn(forwarder.run(Start::Running))),
+            Err(_) => forwarder.stop.store(true, Ordering::Release),
+        }
+    }
+}
 
 /// stdin for the reading thread: a duplicate of the descriptor where there are
 /// descriptors (so `std::io::stdin` stays usable by the application), buffered. The
@@ -360,7 +447,7 @@ async fn wind_down(dispatch: &Dispatch, out: &mut Sink<'_>) {
 }
 
 /// Where a connection's lines go: an async writer polled by the serving task, or stdout
-/// shared by the reading thread and the forwarding task.
+/// shared by the reading thread, the forwarder and the tasks writing their answers.
 enum Sink<'a> {
     Async(&'a mut Out),
     Shared(&'a Mutex<StdOut>),
@@ -389,10 +476,11 @@ impl Sink<'_> {
             }
             Sink::Shared(out) => {
                 let mut out = lock(out);
+                out.usable()?;
                 while let Ok(queued) = out.queue.try_recv() {
                     out.line(&queued)?;
                 }
-                out.w.flush()
+                out.flush()
             }
         }
     }
@@ -413,21 +501,29 @@ async fn forward_shared(out: &Mutex<StdOut>) -> io::Result<()> {
     .await
 }
 
+/// What became of a line [`try_put`] was given.
+pub(super) enum Put {
+    Written,
+    /// Someone else is writing (the reading thread, the forwarder or another task: the
+    /// line would wait for them anyway): the line, for the queue.
+    Busy(String),
+    /// stdout failed: the line is dropped, and every later write fails too. The
+    /// forwarder learns it from the next thing queued.
+    Failed,
+}
+
 /// Writes `line` (after what is queued) at once if no one else is writing to stdout.
-/// `Some(line)` back, for the queue, when someone is (the reading thread, the forwarder
-/// or another task: the line would wait for them anyway) or when the write failed (the
-/// forwarder then meets the error too, and ends the connection).
-fn try_put(out: &Mutex<StdOut>, line: String) -> Option<String> {
+fn try_put(out: &Mutex<StdOut>, line: String) -> Put {
     let mut out = match out.try_lock() {
         Ok(out) => out,
         Err(std::sync::TryLockError::Poisoned(e)) => e.into_inner(),
-        Err(std::sync::TryLockError::WouldBlock) => return Some(line),
+        Err(std::sync::TryLockError::WouldBlock) => return Put::Busy(line),
     };
     match out.put(&line) {
-        Ok(()) => None,
+        Ok(()) => Put::Written,
         Err(e) => {
             tracing::debug!("stdout closed: {e}");
-            Some(line)
+            Put::Failed
         }
     }
 }
@@ -442,30 +538,54 @@ fn lock(out: &Mutex<StdOut>) -> std::sync::MutexGuard<'_, StdOut> {
 struct StdOut {
     w: io::BufWriter<Stdout>,
     queue: mpsc::Receiver<String>,
+    /// The error stdout failed with: every later write fails with it, so nothing left in
+    /// the buffer is written after it (a line would come out twice).
+    failed: Option<io::ErrorKind>,
 }
 
 impl StdOut {
     /// Writes what is queued, then `line`, and flushes. `Err`: stdout is closed.
     fn put(&mut self, line: &str) -> io::Result<()> {
+        self.usable()?;
         while let Ok(queued) = self.queue.try_recv() {
             self.line(&queued)?;
         }
         self.line(line)?;
-        self.w.flush()
+        self.flush()
     }
 
     /// Writes `first` (taken from the queue) and whatever else is queued, and flushes.
     fn forward(&mut self, first: &str) -> io::Result<()> {
+        self.usable()?;
         self.line(first)?;
         while let Ok(queued) = self.queue.try_recv() {
             self.line(&queued)?;
         }
-        self.w.flush()
+        self.flush()
+    }
+
+    /// `Err` once stdout failed.
+    fn usable(&self) -> io::Result<()> {
+        match self.failed {
+            Some(kind) => Err(kind.into()),
+            None => Ok(()),
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        let flushed = self.w.flush();
+        if let Err(e) = &flushed {
+            self.failed = Some(e.kind());
+        }
+        flushed
     }
 
     fn line(&mut self, line: &str) -> io::Result<()> {
-        self.w.write_all(line.as_bytes())?;
-        self.w.write_all(b"\n")
+        let written = (self.w.write_all(line.as_bytes())).and_then(|()| self.w.write_all(b"\n"));
+        if let Err(e) = &written {
+            self.failed = Some(e.kind());
+        }
+        written
     }
 }
 
