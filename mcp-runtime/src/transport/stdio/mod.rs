@@ -9,6 +9,7 @@
 //! [`Server::serve_io`] serves any async byte stream the same way from one task.
 
 mod dispatch;
+mod forward;
 pub(crate) mod lines;
 mod sections;
 
@@ -17,6 +18,7 @@ pub(crate) use lines::fuzz_lines;
 
 use crate::server::Server;
 use dispatch::Dispatch;
+use forward::{Forwarder, Start, Unstarted};
 use lines::{BlockingLines, Line, Lines};
 pub(crate) use sections::Section;
 use std::future::Future;
@@ -195,106 +197,6 @@ impl Server {
 }
 
 type Panic = Box<dyn std::any::Any + Send>;
-
-/// What forwards queued lines to stdout and ends the connection.
-struct Forwarder {
-    out: Arc<Mutex<StdOut>>,
-    dispatch: Arc<Dispatch>,
-    /// Tells the reading thread to stop.
-    stop: Arc<AtomicBool>,
-    /// The reading thread's end: `Some` carries its panic.
-    done: tokio::sync::oneshot::Receiver<Option<Panic>>,
-    shutdown: Pin<Box<dyn Future<Output = ()> + Send>>,
-}
-
-/// How the forwarder's task starts.
-enum Start {
-    /// Forwarding: the first queued lines were written (or stdout failed).
-    Forwarded(io::Result<()>),
-    /// SIGINT or SIGTERM came first.
-    Shutdown,
-    /// The reading thread ended first (with its panic, if it panicked).
-    Ended(Option<Panic>),
-    /// Forwarding, nothing written yet.
-    Running,
-}
-
-impl Forwarder {
-    /// Waits, on the caller's thread, for the first thing to do: a queued line (written
-    /// here, under the lock that keeps it behind what came before it), the end of input
-    /// or a signal.
-    async fn first(&mut self) -> Start {
-        tokio::select! {
-            biased;
-            () = &mut self.shutdown => Start::Shutdown,
-            ended = &mut self.done => Start::Ended(ended.ok().flatten()),
-            written = forward_shared(&self.out) => Start::Forwarded(written),
-        }
-    }
-
-    /// Forwards queued lines until the end of input, a signal or a closed stdout, then
-    /// winds the connection down. The panic to pass on, if the reading thread panicked.
-    async fn run(mut self, start: Start) -> Option<Panic> {
-        let mut panic = None;
-        let mut forwarding = match start {
-            Start::Forwarded(Ok(())) | Start::Running => true,
-            Start::Forwarded(Err(e)) => {
-                tracing::debug!("stdout closed: {e}");
-                false
-            }
-            Start::Shutdown => false,
-            Start::Ended(ended) => {
-                panic = ended;
-                false
-            }
-        };
-        while forwarding {
-            tokio::select! {
-                biased;
-                () = &mut self.shutdown => forwarding = false,
-                ended = &mut self.done => {
-                    panic = ended.ok().flatten();
-                    forwarding = false;
-                }
-                written = forward_shared(&self.out) => if let Err(e) = written {
-                    tracing::debug!("stdout closed: {e}");
-                    forwarding = false;
-                },
-            }
-        }
-        self.stop.store(true, Ordering::Release);
-        wind_down(&self.dispatch, &mut Sink::Shared(&self.out)).await;
-        // A handler's blocking section cannot be stopped, and the runtime waits for it
-        // when dropped: the process would outlive its client by as long as the section
-        // runs (forever, for one that never returns). The requests are over and stdout
-        // is flushed, so it exits now.
-        let running = self.dispatch.sections_running();
-        if running > 0 && panic.is_none() {
-            tracing::warn!(
-                "{running} blocking handler section(s) still running after the drain; exiting without waiting for them"
-            );
-            std::process::exit(0);
-        }
-        panic
-    }
-}
-
-/// The forwarder while `serve_stdio` waits for its first work. Dropped with that future
-/// (an application that stops awaiting it) before it started, it starts now, as a task:
-/// the reading thread still serves, and what is queued still reaches stdout.
-struct Unstarted(Option<Forwarder>);
-
-impl Drop for Unstarted {
-    fn drop(&mut self) {
-        let Some(forwarder) = self.0.take() else {
-            return;
-        };
-        match tokio::runtime::Handle::try_current() {
-            Ok(runtime) => drop(runtime.spawn(forwarder.run(Start::Running))),
-            Err(_) => forwarder.stop.store(true, Ordering::Release),
-        }
-    }
-}
 
 /// stdin for the reading thread: a duplicate of the descriptor where there are
 /// descriptors (so `std::io::stdin` stays usable by the application), buffered. The
