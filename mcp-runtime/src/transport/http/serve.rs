@@ -138,10 +138,14 @@ impl HttpServer {
             };
             tokio::pin!(lame_over);
             // At the cap, stop accepting: new connections wait in the backlog.
-            let permit = tokio::select! {
-                p = Arc::clone(&connections).acquire_owned() => match p {
-                    Ok(p) => p,
-                    Err(_) => break,
+            let next = async {
+                let permit = Arc::clone(&connections).acquire_owned().await.ok()?;
+                Some((permit, listener.accept().await))
+            };
+            let (permit, accepted) = tokio::select! {
+                next = next => match next {
+                    Some(next) => next,
+                    None => break,
                 },
                 d = &mut shutdown, if stop_at.is_none() => {
                     lame = d;
@@ -155,26 +159,14 @@ impl HttpServer {
                     break;
                 }
             };
-            let (stream, peer): (tokio::net::TcpStream, SocketAddr) = tokio::select! {
-                accepted = listener.accept() => match accepted {
-                    Ok(a) => a,
-                    Err(e) => {
-                        // Out of descriptors and the like: back off instead of spinning.
-                        tracing::warn!("accept failed: {e}");
-                        tokio::time::sleep(Duration::from_millis(50)).await;
-                        continue;
-                    }
-                },
-                d = &mut shutdown, if stop_at.is_none() => {
-                    lame = d;
-                    match lifecycle.lame_duck_until(d) {
-                        None => break,
-                        until => { stop_at = until; continue }
-                    }
-                }
-                () = &mut lame_over => {
-                    lame_ended = true;
-                    break;
+            let (stream, peer): (tokio::net::TcpStream, SocketAddr) = match accepted {
+                Ok(a) => a,
+                Err(e) => {
+                    // Out of descriptors and the like: back off instead of spinning.
+                    tracing::warn!("accept failed: {e}");
+                    drop(permit);
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
                 }
             };
             serve_connection(stream, peer, permit);

@@ -20,7 +20,7 @@ pub(super) struct Forwarder {
     pub(super) shutdown: Pin<Box<dyn Future<Output = ()> + Send>>,
 }
 
-/// How the forwarder's task starts.
+/// What the forwarder met: how its task starts, and each step of its loop.
 pub(super) enum Start {
     /// Forwarding: the first queued lines were written (or stdout failed).
     Forwarded(io::Result<()>),
@@ -33,10 +33,10 @@ pub(super) enum Start {
 }
 
 impl Forwarder {
-    /// Waits, on the caller's thread, for the first thing to do: a queued line (written
-    /// here, under the lock that keeps it behind what came before it), the end of input
-    /// or a signal.
-    pub(super) async fn first(&mut self) -> Start {
+    /// Waits for the next thing to do: a queued line (written here, under the lock that
+    /// keeps it behind what came before it), the end of input or a signal. `serve_stdio`
+    /// waits for the first on its own thread, the forwarder's task for the others.
+    pub(super) async fn next(&mut self) -> Start {
         tokio::select! {
             biased;
             () = &mut self.shutdown => Start::Shutdown,
@@ -47,34 +47,18 @@ impl Forwarder {
 
     /// Forwards queued lines until the end of input, a signal or a closed stdout, then
     /// winds the connection down. The panic to pass on, if the reading thread panicked.
-    pub(super) async fn run(mut self, start: Start) -> Option<Panic> {
-        let mut panic = None;
-        let mut forwarding = match start {
-            Start::Forwarded(Ok(())) | Start::Running => true,
-            Start::Forwarded(Err(e)) => {
-                tracing::debug!("stdout closed: {e}");
-                false
-            }
-            Start::Shutdown => false,
-            Start::Ended(ended) => {
-                panic = ended;
-                false
+    pub(super) async fn run(mut self, mut step: Start) -> Option<Panic> {
+        let panic = loop {
+            match step {
+                Start::Forwarded(Ok(())) | Start::Running => step = self.next().await,
+                Start::Forwarded(Err(e)) => {
+                    tracing::debug!("stdout closed: {e}");
+                    break None;
+                }
+                Start::Shutdown => break None,
+                Start::Ended(ended) => break ended,
             }
         };
-        while forwarding {
-            tokio::select! {
-                biased;
-                () = &mut self.shutdown => forwarding = false,
-                ended = &mut self.done => {
-                    panic = ended.ok().flatten();
-                    forwarding = false;
-                }
-                written = forward_shared(&self.out) => if let Err(e) = written {
-                    tracing::debug!("stdout closed: {e}");
-                    forwarding = false;
-                },
-            }
-        }
         self.stop.store(true, Ordering::Release);
         wind_down(&self.dispatch, &mut Sink::Shared(&self.out)).await;
         // A handler's blocking section cannot be stopped, and the runtime waits for it

@@ -105,7 +105,7 @@ impl Server {
         // stops reading) blocks a worker, not this thread (and whatever the application
         // joined with it).
         let start = match waiting.0.as_mut() {
-            Some(f) => f.first().await,
+            Some(f) => f.next().await,
             None => Start::Running,
         };
         let Some(forwarder) = waiting.0.take() else {
