@@ -69,6 +69,39 @@ fn the_router_nests_into_an_existing_app_with_its_layers() {
     assert_eq!(health.text(), "ok");
 }
 
+/// `serve`'s shutdown future need not be `Send` (the accept loop, boxed and `Send`, is told
+/// of its end): one holding an `Rc` stops it, the server awaited on this thread.
+#[tokio::test]
+async fn serve_stops_on_a_shutdown_future_that_is_not_send() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let stop = std::rc::Rc::new(tokio::sync::Notify::new());
+    let stopping = std::rc::Rc::clone(&stop);
+    let serving = server()
+        .http()
+        .drain_timeout(Duration::from_secs(2))
+        .serve(listener, async move { stopping.notified().await });
+    let client = async {
+        let r = tokio::task::spawn_blocking(move || {
+            post(addr, &request(json!(1), "server/discover", json!({})))
+        })
+        .await
+        .unwrap();
+        assert_eq!(r.status, 200);
+        stop.notify_one();
+    };
+    let (served, ()) = tokio::time::timeout(Duration::from_secs(5), async {
+        tokio::join!(serving, client)
+    })
+    .await
+    .expect("serve returned");
+    served.unwrap();
+    assert!(
+        std::net::TcpStream::connect(addr).is_err(),
+        "no longer accepting"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn serve_stops_on_a_cancellation_token() {
     let token = CancellationToken::new();

@@ -179,15 +179,26 @@ impl Signature {
     /// Adds `param` as a tool argument of type `T`: a property of `inputSchema`, required
     /// unless `T` can be made from a missing value (`Option<_>`).
     pub fn add_argument<T: DeserializeOwned + JsonSchema>(&mut self, param: &Param) {
+        // Only what needs `T` is generic (compiled in the caller's crate, once per type);
+        // the rest is compiled once, here.
+        let schema = self.generator().subschema_for::<T>();
+        self.add_argument_schema(param, schema, !accepts_missing::<T>());
+    }
+
+    /// The schema generator the arguments' subschemas share.
+    fn generator(&mut self) -> &mut SchemaGenerator {
         let inline = self.inline_refs;
-        let generator = self.generator.get_or_insert_with(|| {
+        self.generator.get_or_insert_with(|| {
             if inline {
                 crate::schema::inline_generator()
             } else {
                 crate::schema::generator()
             }
-        });
-        let mut schema = generator.subschema_for::<T>();
+        })
+    }
+
+    /// [`Signature::add_argument`]'s work once the subschema is made.
+    fn add_argument_schema(&mut self, param: &Param, mut schema: schemars::Schema, required: bool) {
         crate::schema::finish_subschema(&mut schema);
         let mut schema = schema.to_value();
         if let Some(obj) = schema.as_object_mut() {
@@ -208,7 +219,7 @@ impl Signature {
             }
         }
         self.properties.insert(param.name.to_owned(), schema);
-        if !accepts_missing::<T>() {
+        if required {
             self.required.push(param.name.to_owned());
         }
     }

@@ -272,12 +272,15 @@ impl HttpServer {
     /// (see [`HttpServer::lame_duck`]).
     pub async fn serve_until_signal(self, listener: TcpListener) -> io::Result<()> {
         let lame = self.config.lame_duck.unwrap_or(DEFAULT_LAME_DUCK);
-        self.serve_inner(listener, async move {
-            match crate::transport::termination().await {
-                crate::transport::Signal::Terminate => lame,
-                crate::transport::Signal::Interrupt => Duration::ZERO,
-            }
-        })
+        self.serve_inner(
+            listener,
+            Box::pin(async move {
+                match crate::transport::termination().await {
+                    crate::transport::Signal::Terminate => lame,
+                    crate::transport::Signal::Interrupt => Duration::ZERO,
+                }
+            }),
+        )
         .await
     }
 
@@ -360,9 +363,26 @@ impl HttpServer {
         shutdown: impl Future<Output = ()>,
     ) -> io::Result<()> {
         let lame = self.config.lame_duck.unwrap_or(Duration::ZERO);
-        self.serve_inner(listener, async move {
-            shutdown.await;
-            lame
+        // The accept loop is boxed and `Send` (compiled once, in this crate); `shutdown`
+        // need be neither, so it is polled here and its end passed on.
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let mut serving = self.serve_inner(
+            listener,
+            Box::pin(async move {
+                let _ = stopped.await;
+                lame
+            }),
+        );
+        let mut stop = Some(stop);
+        let mut shutdown = std::pin::pin!(shutdown);
+        std::future::poll_fn(|cx| {
+            if stop.is_some()
+                && shutdown.as_mut().poll(cx).is_ready()
+                && let Some(stop) = stop.take()
+            {
+                let _ = stop.send(());
+            }
+            serving.as_mut().poll(cx)
         })
         .await
     }

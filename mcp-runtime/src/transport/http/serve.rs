@@ -6,6 +6,7 @@ use crate::server::slot::Slot;
 use std::future::Future;
 use std::io;
 use std::net::SocketAddr;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::net::TcpListener;
@@ -14,12 +15,27 @@ use tokio::net::TcpListener;
 /// accepted and answered once instead of being reset by the listener's close.
 const MAX_SWEPT: u32 = 1024;
 
+/// What tells the accept loop to stop: it resolves with the lame duck time to observe.
+pub(super) type Shutdown<'a> = Pin<Box<dyn Future<Output = Duration> + Send + 'a>>;
+
 impl HttpServer {
     /// Serves until `shutdown` resolves with the lame duck time to observe.
-    pub(super) async fn serve_inner(
+    ///
+    /// Boxed, and not generic over the shutdown future: an `async fn`'s body is compiled
+    /// in every crate that polls it, so the accept loop would otherwise be compiled again
+    /// in the application's crate (once per shutdown future type), beside this one.
+    pub(super) fn serve_inner<'a>(
         self,
         listener: TcpListener,
-        shutdown: impl Future<Output = Duration>,
+        shutdown: Shutdown<'a>,
+    ) -> Pin<Box<dyn Future<Output = io::Result<()>> + Send + 'a>> {
+        Box::pin(self.accept_loop(listener, shutdown))
+    }
+
+    async fn accept_loop(
+        self,
+        listener: TcpListener,
+        mut shutdown: Shutdown<'_>,
     ) -> io::Result<()> {
         use hyper_util::rt::{TokioExecutor, TokioIo};
         use hyper_util::server::graceful::GracefulShutdown;
@@ -122,7 +138,6 @@ impl HttpServer {
                     drop(permit);
                 });
             };
-        tokio::pin!(shutdown);
         // Set once shutdown began: when the lame duck time ends.
         let mut stop_at: Option<tokio::time::Instant> = None;
         let mut lame = Duration::ZERO;

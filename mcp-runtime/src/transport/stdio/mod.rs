@@ -66,6 +66,18 @@ impl Server {
     /// Logs go wherever the application's `tracing` subscriber sends them; never to stdout
     /// if you use [`telemetry::init`](crate::telemetry::init), which writes to stderr.
     pub async fn serve_stdio(self) -> io::Result<()> {
+        self.stdio().await
+    }
+
+    /// `serve_stdio`'s body, boxed: an `async fn`'s body is compiled in every crate (and
+    /// codegen unit) that polls it, so unboxed, the application's crate would get its own
+    /// copy of all of it (the forwarder's task, the signal waits, the wind-down), beside
+    /// this crate's. Boxed here, it exists once, and the caller polls it through a vtable.
+    fn stdio(self) -> Pin<Box<dyn Future<Output = io::Result<()>> + Send>> {
+        Box::pin(self.stdio_unboxed())
+    }
+
+    async fn stdio_unboxed(self) -> io::Result<()> {
         tracing::info!(server = %self.info().name, "serving MCP on stdio");
         self.inner.start_background();
         let (tx, rx) = mpsc::channel::<String>(QUEUE);
