@@ -69,6 +69,16 @@ fn the_router_nests_into_an_existing_app_with_its_layers() {
     assert_eq!(health.text(), "ok");
 }
 
+/// A `server/discover` POSTed to `addr` (from the blocking pool) is answered 200.
+async fn discover_is_answered(addr: std::net::SocketAddr) {
+    let r = tokio::task::spawn_blocking(move || {
+        post(addr, &request(json!(1), "server/discover", json!({})))
+    })
+    .await
+    .unwrap();
+    assert_eq!(r.status, 200);
+}
+
 /// `serve`'s shutdown future need not be `Send` (the accept loop, boxed and `Send`, is told
 /// of its end): one holding an `Rc` stops it, the server awaited on this thread.
 #[tokio::test]
@@ -82,12 +92,7 @@ async fn serve_stops_on_a_shutdown_future_that_is_not_send() {
         .drain_timeout(Duration::from_secs(2))
         .serve(listener, async move { stopping.notified().await });
     let client = async {
-        let r = tokio::task::spawn_blocking(move || {
-            post(addr, &request(json!(1), "server/discover", json!({})))
-        })
-        .await
-        .unwrap();
-        assert_eq!(r.status, 200);
+        discover_is_answered(addr).await;
         stop.notify_one();
     };
     let (served, ()) = tokio::time::timeout(Duration::from_secs(5), async {
@@ -113,12 +118,7 @@ async fn serve_stops_on_a_cancellation_token() {
             .drain_timeout(Duration::from_secs(2))
             .serve(listener, token.clone().cancelled_owned()),
     );
-    let r = tokio::task::spawn_blocking(move || {
-        post(addr, &request(json!(1), "server/discover", json!({})))
-    })
-    .await
-    .unwrap();
-    assert_eq!(r.status, 200);
+    discover_is_answered(addr).await;
     token.cancel();
     tokio::time::timeout(Duration::from_secs(5), task)
         .await
