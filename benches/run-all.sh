@@ -152,19 +152,23 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2fx", a / b }'; }
 size=$(stripped_size "$build_dir/release/readme-example")
 echo "stripped release binary:            $(mib "$size")"
 # What a server links only when its items need it (the README example has one tool, which
-# neither asks for input nor runs as a task, and no middleware): the engines serving
-# prompts, resources, task tools, input rounds and middleware, each found by a function
-# only it names.
+# neither asks for input nor runs as a task, and no middleware, and whose arguments are
+# plain types): the engines serving prompts, resources, task tools, input rounds and
+# middleware, and the pattern engine, each found by a function only it names. The pattern
+# engine is left out by the optimizer (`Signature::add_argument` names it only for types
+# that are not plain), so only a release build shows it.
 if command -v nm >/dev/null 2>&1; then
     syms=$(nm -C "$build_dir/release/readme-example" 2>/dev/null || true)
     linked=""
     for f in server::methods::prompts::get server::methods::resources::serve \
-        server::tasks::task_method mrtr::round::Round::open_with server::middleware::wrap; do
+        server::tasks::task_method mrtr::round::Round::open_with server::middleware::wrap \
+        schema::compile::regex; do
         if grep -q " mcp_runtime::$f\$" <<<"$syms"; then
             linked="$linked $f"
         fi
     done
-    echo "engines linked (prompts, resources, tasks, input rounds, middleware):${linked:- none}"
+    echo "engines linked (prompts, resources, tasks, input rounds, middleware, patterns):${linked:- none}"
+    echo "regex_lite functions linked:        $(grep -c " regex_lite::" <<<"$syms" || true)"
 fi
 # `(*)` marks a crate printed before: counted once in the first figure; the second is
 # the plain `cargo tree -e normal --prefix none | sort -u | wc -l`.

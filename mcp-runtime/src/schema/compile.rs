@@ -90,7 +90,34 @@ pub(super) struct Node {
 /// A `pattern` (or `patternProperties` key): its text, for messages, and its regex.
 pub(super) struct Pattern {
     pub text: String,
-    pub regex: regex_lite::Regex,
+    pub regex: Box<dyn Matcher>,
+}
+
+/// A compiled `pattern`: whether a string matches it.
+pub(crate) trait Matcher: Send + Sync {
+    fn is_match(&self, text: &str) -> bool;
+}
+
+impl Matcher for regex_lite::Regex {
+    fn is_match(&self, text: &str) -> bool {
+        regex_lite::Regex::is_match(self, text)
+    }
+}
+
+/// What compiles a schema's `pattern`s. The schema's maker passes it in: a tool whose
+/// arguments are all plain types (see `Signature::add_argument`) passes `None`, as no
+/// `pattern` can occur in its schema, so a server of such tools never names
+/// [`regex`] and does not link the regular expression engine. `Err`: why the text is no
+/// pattern.
+pub(crate) type PatternEngine = fn(&str) -> Result<Box<dyn Matcher>, String>;
+
+/// The pattern engine: `regex-lite` (no backtracking, so a hostile argument cannot make a
+/// pattern slow), nesting limited.
+pub(crate) fn regex(text: &str) -> Result<Box<dyn Matcher>, String> {
+    match regex_lite::RegexBuilder::new(text).nest_limit(64).build() {
+        Ok(regex) => Ok(Box::new(regex)),
+        Err(e) => Err(e.to_string()),
+    }
 }
 
 /// A fixed-width integer `format`, as schemars writes it for Rust's integer types (`u64`
@@ -202,10 +229,15 @@ impl IntegerFormat {
 }
 
 /// Compiles `schema`, read as `dialect`.
-pub(super) fn compile(schema: &Value, dialect: Dialect) -> Result<Program, Refusal> {
+pub(super) fn compile(
+    schema: &Value,
+    dialect: Dialect,
+    patterns: Option<PatternEngine>,
+) -> Result<Program, Refusal> {
     let mut c = Compiler {
         root: schema,
         dialect,
+        patterns,
         nodes: Vec::new(),
         by_pointer: HashMap::new(),
         pending: Vec::new(),
@@ -288,6 +320,8 @@ impl Program {
 struct Compiler<'a> {
     root: &'a Value,
     dialect: Dialect,
+    /// `None`: the schema was made with no `pattern` in it.
+    patterns: Option<PatternEngine>,
     nodes: Vec<Node>,
     /// The node made for each JSON pointer a `$ref` named (and the root, ``).
     by_pointer: HashMap<String, Id>,
@@ -373,7 +407,7 @@ impl Compiler<'_> {
                 "format" => n.integer_format = v.as_str().and_then(IntegerFormat::named),
                 "minLength" => n.min_length = Some(count(v, here)?),
                 "maxLength" => n.max_length = Some(count(v, here)?),
-                "pattern" => n.pattern = Some(pattern(v, here)?),
+                "pattern" => n.pattern = Some(pattern(v, here, self.patterns)?),
                 "prefixItems" if self.dialect == Dialect::Draft2020 => {
                     n.prefix_items = self.list(v, here)?;
                 }
@@ -408,7 +442,7 @@ impl Compiler<'_> {
                 "patternProperties" => {
                     for (p, s) in object(v, here)? {
                         let at = format!("{here}/{}", escape(p));
-                        let compiled = pattern(&Value::String(p.clone()), &at)?;
+                        let compiled = pattern(&Value::String(p.clone()), &at, self.patterns)?;
                         let id = self.node(s, at)?;
                         n.pattern_properties.push((compiled, id));
                     }
@@ -660,7 +694,7 @@ fn strings(v: &Value, at: &str, may_be_empty: bool) -> Result<Vec<String>, Refus
 /// The largest compiled pattern accepted, in bytes of pattern text.
 const MAX_PATTERN_LEN: usize = 4096;
 
-fn pattern(v: &Value, at: &str) -> Result<Pattern, Refusal> {
+fn pattern(v: &Value, at: &str, engine: Option<PatternEngine>) -> Result<Pattern, Refusal> {
     let text = v.as_str().ok_or_else(|| invalid(at, "must be a string"))?;
     if text.len() > MAX_PATTERN_LEN {
         return Err(invalid(
@@ -668,19 +702,22 @@ fn pattern(v: &Value, at: &str) -> Result<Pattern, Refusal> {
             &format!("the pattern is longer than {MAX_PATTERN_LEN} bytes"),
         ));
     }
-    let regex = regex_lite::RegexBuilder::new(text)
-        .nest_limit(64)
-        .build()
-        .map_err(|e| {
-            let e = e.to_string();
-            if e.contains("not supported") {
-                // Valid elsewhere (Unicode classes such as `\p{L}`): the full validator
-                // may take it.
-                Refusal::Unsupported(format!("the pattern {text:?} ({e})"))
-            } else {
-                invalid(at, &format!("not a regular expression: {e}"))
-            }
-        })?;
+    let Some(engine) = engine else {
+        // The schema's maker said no pattern could occur (plain argument types only); one
+        // did, so that was wrong: the full validator may take it, or the schema is refused.
+        return Err(Refusal::Unsupported(format!(
+            "the pattern {text:?} (the schema was made without a pattern engine)"
+        )));
+    };
+    let regex = engine(text).map_err(|e| {
+        if e.contains("not supported") {
+            // Valid elsewhere (Unicode classes such as `\p{L}`): the full validator
+            // may take it.
+            Refusal::Unsupported(format!("the pattern {text:?} ({e})"))
+        } else {
+            invalid(at, &format!("not a regular expression: {e}"))
+        }
+    })?;
     Ok(Pattern {
         text: text.to_owned(),
         regex,
@@ -692,8 +729,26 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    /// A schema made without a pattern engine that has a pattern after all is not
+    /// compiled with the pattern skipped: it is refused as unsupported (the full validator
+    /// may take it), naming the pattern.
+    #[test]
+    fn a_pattern_without_an_engine_is_refused_not_skipped() {
+        for schema in [
+            json!({"type": "string", "pattern": "^a$"}),
+            json!({"patternProperties": {"^a$": {}}}),
+        ] {
+            match compile(&schema, Dialect::Draft2020, None) {
+                Err(Refusal::Unsupported(e)) => assert!(e.contains("^a$"), "{e}"),
+                Err(Refusal::Invalid(e)) => panic!("invalid, not unsupported: {e}"),
+                Ok(_) => panic!("compiled without its pattern: {schema}"),
+            }
+            assert!(compile(&schema, Dialect::Draft2020, Some(regex)).is_ok());
+        }
+    }
+
     fn refused(schema: Value) -> String {
-        match compile(&schema, Dialect::Draft2020) {
+        match compile(&schema, Dialect::Draft2020, Some(regex)) {
             Err(Refusal::Invalid(e)) => e,
             Err(Refusal::Unsupported(e)) => panic!("unsupported, not invalid: {e}"),
             Ok(_) => panic!("compiled: {schema}"),
@@ -716,7 +771,14 @@ mod tests {
         assert!(refused(json!({"$defs": {"a": 3}})).contains("/$defs/a"));
         assert!(refused(json!({"type": ["string", "string"]})).contains("type"));
         // Unknown keywords are annotations.
-        assert!(compile(&json!({"x-anything": {"type": 5}}), Dialect::Draft2020).is_ok());
+        assert!(
+            compile(
+                &json!({"x-anything": {"type": 5}}),
+                Dialect::Draft2020,
+                Some(regex)
+            )
+            .is_ok()
+        );
     }
 
     #[test]
@@ -736,7 +798,7 @@ mod tests {
                 "$id",
             ),
         ] {
-            match compile(&schema, Dialect::Draft2020) {
+            match compile(&schema, Dialect::Draft2020, Some(regex)) {
                 Err(Refusal::Unsupported(e)) => assert!(e.contains(named), "{e}"),
                 _ => panic!("not refused as unsupported: {schema}"),
             }
@@ -752,6 +814,7 @@ mod tests {
                 "properties": {"a": {"$ref": "#/$defs/tree"}, "b": {"$ref": "#/$defs/tree"}},
             }),
             Dialect::Draft2020,
+            Some(regex),
         )
         .ok()
         .unwrap();
@@ -777,7 +840,10 @@ mod tests {
             json!({"items": {"$ref": "#"}, "anyOf": [{"$ref": "#/$defs/t"}],
                    "$defs": {"t": {"type": "array"}}}),
         ] {
-            assert!(compile(&fine, Dialect::Draft2020).is_ok(), "{fine}");
+            assert!(
+                compile(&fine, Dialect::Draft2020, Some(regex)).is_ok(),
+                "{fine}"
+            );
         }
     }
 

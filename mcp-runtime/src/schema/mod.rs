@@ -15,6 +15,7 @@
 //! refused with their name when it is off.
 
 mod compile;
+pub(crate) use compile::{PatternEngine, regex};
 #[cfg(all(test, feature = "jsonschema"))]
 mod differential;
 mod unevaluated;
@@ -160,10 +161,11 @@ impl LazyValidator {
     /// first calls wait for one compilation). `Err`: why the schema does not compile.
     pub(crate) fn get(
         &self,
+        patterns: Option<compile::PatternEngine>,
         schema: impl FnOnce() -> Result<Value, String>,
     ) -> Result<&ArgumentValidator, &str> {
         self.0
-            .get_or_init(|| schema().and_then(|s| ArgumentValidator::compile(&s)))
+            .get_or_init(|| schema().and_then(|s| ArgumentValidator::compile_with(&s, patterns)))
             .as_ref()
             .map_err(String::as_str)
     }
@@ -240,13 +242,23 @@ impl ArgumentValidator {
     /// Patterns run on `regex-lite` (no backtracking, so a hostile argument cannot make
     /// one slow); schemas nested deeper than [`MAX_SCHEMA_DEPTH`] are refused.
     pub(crate) fn compile(schema: &Value) -> Result<Self, String> {
+        Self::compile_with(schema, Some(compile::regex))
+    }
+
+    /// [`ArgumentValidator::compile`], with the engine for the schema's patterns: `None`
+    /// for a schema made from plain argument types, which has none (see
+    /// [`compile::PatternEngine`]).
+    pub(crate) fn compile_with(
+        schema: &Value,
+        patterns: Option<compile::PatternEngine>,
+    ) -> Result<Self, String> {
         if depth(schema) > MAX_SCHEMA_DEPTH {
             return Err(format!(
                 "the schema nests deeper than {MAX_SCHEMA_DEPTH} levels"
             ));
         }
         let dialect = dialect(schema)?;
-        match compile::compile(schema, dialect) {
+        match compile::compile(schema, dialect, patterns) {
             Ok(program) => Ok(ArgumentValidator(Engine::BuiltIn(program))),
             Err(compile::Refusal::Invalid(e)) => Err(e),
             Err(compile::Refusal::Unsupported(what)) => Self::full(schema, dialect, &what),
@@ -280,6 +292,16 @@ impl ArgumentValidator {
     #[cfg(not(feature = "jsonschema"))]
     fn full(_: &Value, _: Dialect, what: &str) -> Result<Self, String> {
         Err(unsupported(what))
+    }
+
+    /// Whether the built-in validator runs it (not the full one, feature `jsonschema`).
+    #[cfg(test)]
+    pub(crate) fn is_built_in(&self) -> bool {
+        #[cfg(feature = "jsonschema")]
+        if let Engine::Full(_) = self.0 {
+            return false;
+        }
+        true
     }
 
     /// Whether the built-in validator's short walk and its explaining walk agree on
@@ -440,14 +462,14 @@ mod tests {
         let mut runs = 0;
         let schema = || Ok(json!({"type": "object", "required": ["a"]}));
         assert!(
-            lazy.get(|| {
+            lazy.get(None, || {
                 runs += 1;
                 schema()
             })
             .is_ok()
         );
         assert!(
-            lazy.get(|| {
+            lazy.get(None, || {
                 runs += 1;
                 schema()
             })
@@ -455,12 +477,15 @@ mod tests {
         );
         assert_eq!(runs, 1);
         assert!(
-            lazy.get(schema)
+            lazy.get(None, schema)
                 .is_ok_and(|v| v.validate(&json!({})).is_err())
         );
         let broken = LazyValidator::deferred();
-        assert!(broken.get(|| Ok(json!({"type": "strnig"}))).is_err());
-        assert!(broken.get(schema).is_err(), "the first outcome is kept");
+        assert!(broken.get(None, || Ok(json!({"type": "strnig"}))).is_err());
+        assert!(
+            broken.get(None, schema).is_err(),
+            "the first outcome is kept"
+        );
     }
 
     #[test]

@@ -146,10 +146,11 @@ fn a_genuine_union_keeps_the_whole_value_s_message() {
 #[test]
 fn both_walks_agree_where_a_branch_is_explained() {
     let schema = root_schema_for::<Args>();
-    let program = match super::super::compile::compile(&schema, super::super::Dialect::Draft2020) {
-        Ok(p) => p,
-        Err(e) => panic!("{e:?}"),
-    };
+    let program =
+        match super::super::compile::compile(&schema, super::super::Dialect::Draft2020, None) {
+            Ok(p) => p,
+            Err(e) => panic!("{e:?}"),
+        };
     for instance in [
         json!({"n": 1, "outer": {"inner": {"a": "x", "tags": []}, "list": []}}),
         json!({"n": 1, "outer": {"inner": {"a": 1, "tags": []}, "list": []}}),

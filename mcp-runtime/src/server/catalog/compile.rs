@@ -35,7 +35,7 @@ impl ToolEntry {
     /// first call. `Err`: the schema does not compile (only a generated schema can get
     /// that far, from a hand-written `JsonSchema` impl).
     pub(crate) fn validator(&self) -> Result<&ArgumentValidator, &str> {
-        self.validator.get(|| {
+        self.validator.get(self.def.spec.patterns, || {
             #[derive(serde::Deserialize)]
             struct Listed {
                 #[serde(rename = "inputSchema")]
@@ -191,7 +191,7 @@ pub(crate) fn tool(mut def: ToolDef, ext: &Extensions) -> Result<ToolEntry, Vec<
         if generated && crate::schema::can_defer(&spec.input_schema) {
             validator = Some(LazyValidator::deferred());
         } else {
-            match ArgumentValidator::compile(&spec.input_schema) {
+            match ArgumentValidator::compile_with(&spec.input_schema, spec.patterns) {
                 Ok(v) => validator = Some(LazyValidator::compiled(v)),
                 Err(e) => p.push(format!("inputSchema does not compile: {e}")),
             }
@@ -425,7 +425,9 @@ mod tests {
         }
     }
 
-    fn with_arg<T: serde::de::DeserializeOwned + schemars::JsonSchema>(name: &str) -> ToolDef {
+    fn with_arg<T: serde::de::DeserializeOwned + schemars::JsonSchema + 'static>(
+        name: &str,
+    ) -> ToolDef {
         let mut sig = Signature::new();
         sig.add_argument::<T>(&crate::handler::Param::new("n"));
         ToolDef::new(name, sig, |_| async { Ok::<_, Error>("ok") }).description("T.")
@@ -475,6 +477,35 @@ mod tests {
         );
         let r = call(server, "small", serde_json::json!({"n": 3})).await;
         assert_ne!(r["isError"], true, "{r}");
+    }
+
+    /// A generated schema from a type that is not plain carries the pattern engine, and
+    /// its pattern is checked (by the built-in validator, not a fallback); one from plain
+    /// types carries none.
+    #[tokio::test]
+    async fn a_generated_pattern_is_checked_and_plain_arguments_need_no_engine() {
+        let code = custom(
+            "code",
+            serde_json::json!({"type": "string", "pattern": "^[A-Z]+$"}),
+        );
+        assert!(code.spec.patterns.is_some());
+        assert!(with_arg::<Option<Vec<u8>>>("plain").spec.patterns.is_none());
+        let server = Server::builder("x", "1")
+            .tool(code)
+            .tool(with_arg::<String>("text"))
+            .build()
+            .unwrap();
+        let entry = std::sync::Arc::clone(&server.inner.catalog().tools["code"]);
+        let validator = entry.validator().unwrap();
+        assert!(validator.is_built_in());
+        let refused = call(server.clone(), "code", serde_json::json!({"n": "abc"})).await;
+        assert_eq!(refused["isError"], true, "{refused}");
+        let text = refused["content"][0]["text"].as_str().unwrap_or_default();
+        assert!(text.contains("^[A-Z]+$"), "{text}");
+        let fine = call(server.clone(), "code", serde_json::json!({"n": "ABC"})).await;
+        assert_eq!(fine["content"][0]["text"], "ok", "{fine}");
+        let plain = call(server, "text", serde_json::json!({"n": "abc"})).await;
+        assert_eq!(plain["content"][0]["text"], "ok", "{plain}");
     }
 
     #[test]

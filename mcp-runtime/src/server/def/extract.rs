@@ -69,7 +69,7 @@ pub trait FromRequest<K: Kind>: Sized + Send {
 }
 
 #[diagnostic::do_not_recommend]
-impl<T: DeserializeOwned + JsonSchema + Send> FromRequest<kind::Tool> for T {
+impl<T: DeserializeOwned + JsonSchema + Send + 'static> FromRequest<kind::Tool> for T {
     fn describe(param: &Param, signature: &mut Signature) {
         signature.add_argument::<T>(param);
     }

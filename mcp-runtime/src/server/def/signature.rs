@@ -1,6 +1,7 @@
 //! What a handler's parameters say about its definition: [`Param`], [`Signature`],
 //! [`Requirements`].
 
+use crate::schema::PatternEngine;
 use schemars::{JsonSchema, SchemaGenerator};
 use serde::de::{self, DeserializeOwned, Deserializer, Visitor};
 use serde_json::{Map, Value, json};
@@ -155,6 +156,10 @@ pub struct Signature {
     required: Vec<String>,
     pub(crate) arguments: Vec<PromptArgument>,
     pub(crate) requirements: Requirements,
+    /// What compiles the schema's patterns: set by the first argument whose type is not
+    /// plain (see [`plain`]), so that a server whose tools take only plain arguments
+    /// does not link the pattern engine.
+    pub(crate) patterns: Option<PatternEngine>,
 }
 
 impl Default for Signature {
@@ -173,14 +178,18 @@ impl Signature {
             required: Vec::new(),
             arguments: Vec::new(),
             requirements: Requirements::default(),
+            patterns: None,
         }
     }
 
     /// Adds `param` as a tool argument of type `T`: a property of `inputSchema`, required
     /// unless `T` can be made from a missing value (`Option<_>`).
-    pub fn add_argument<T: DeserializeOwned + JsonSchema>(&mut self, param: &Param) {
+    pub fn add_argument<T: DeserializeOwned + JsonSchema + 'static>(&mut self, param: &Param) {
         // Only what needs `T` is generic (compiled in the caller's crate, once per type);
         // the rest is compiled once, here.
+        if !plain::<T>() {
+            self.patterns = Some(crate::schema::regex);
+        }
         let schema = self.generator().subschema_for::<T>();
         self.add_argument_schema(param, schema, !accepts_missing::<T>());
     }
@@ -322,6 +331,29 @@ impl Signature {
 }
 
 /// Whether `T` can be made from an argument the client left out (`Option`-like types).
+/// Whether no `pattern` can occur in `T`'s schema: a number, a `bool`, a `char`, a
+/// `String`, a `Vec` of one, or an `Option` of either (schemars gives them a type, a
+/// format, bounds and items, never a pattern). Decided from type identity, a constant in each instantiation of
+/// [`Signature::add_argument`], so an optimized build keeps only the branch that applies
+/// and a tool of plain arguments never names the pattern engine.
+fn plain<T: 'static>() -> bool {
+    let t = TypeId::of::<T>();
+    macro_rules! one_of {
+        ($($ty:ty),*) => {
+            $(
+                t == TypeId::of::<$ty>()
+                    || t == TypeId::of::<Option<$ty>>()
+                    || t == TypeId::of::<Vec<$ty>>()
+                    || t == TypeId::of::<Option<Vec<$ty>>>()
+            )||*
+        };
+    }
+    one_of!(
+        i8, i16, i32, i64, i128, isize, u8, u16, u32, u64, u128, usize, f32, f64, bool, char,
+        String
+    )
+}
+
 pub(crate) fn accepts_missing<T: DeserializeOwned>() -> bool {
     T::deserialize(Missing).is_ok()
 }
@@ -348,6 +380,19 @@ impl<'de> Deserializer<'de> for Missing {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn plain_arguments_leave_out_the_pattern_engine() {
+        assert!(plain::<i64>() && plain::<Option<u8>>() && plain::<String>());
+        assert!(plain::<Vec<String>>() && plain::<Option<Vec<f64>>>() && plain::<char>());
+        assert!(!plain::<Value>() && !plain::<Vec<Vec<String>>>() && !plain::<Option<Value>>());
+        let mut sig = Signature::new();
+        sig.add_argument::<String>(&Param::new("a"));
+        sig.add_argument::<Option<Vec<i64>>>(&Param::new("b"));
+        assert!(sig.patterns.is_none());
+        sig.add_argument::<Value>(&Param::new("c"));
+        assert!(sig.patterns.is_some());
+    }
 
     #[test]
     fn option_arguments_are_not_required() {

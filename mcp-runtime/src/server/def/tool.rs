@@ -6,6 +6,7 @@ use super::output::IntoResult;
 use super::signature::Signature;
 use super::{Def, Icon};
 use crate::Error;
+use crate::schema::PatternEngine;
 use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
@@ -127,6 +128,9 @@ pub struct ToolSpec {
     /// With a hand-written `inputSchema`: the typed parameters' argument names (the
     /// generated schema's properties), which it must list too.
     pub(crate) typed: Vec<String>,
+    /// What compiles the `inputSchema`'s patterns: `None` when it was generated from plain
+    /// argument types only (see `Signature::add_argument`).
+    pub(crate) patterns: Option<PatternEngine>,
 }
 
 impl Def<Tool> {
@@ -148,6 +152,7 @@ impl Def<Tool> {
             input_schema_error: None,
             output_schema: R::output_schema(),
             typed: Vec::new(),
+            patterns: signature.patterns,
         };
         Def::from_parts(
             name.into(),
@@ -189,6 +194,7 @@ impl Def<Tool> {
         self.spec.input_schema_text = Some(schema.to_string());
         self.spec.input_schema = schema;
         self.spec.input_schema_error = None;
+        self.spec.patterns = Some(crate::schema::regex);
         self
     }
 
@@ -217,6 +223,7 @@ impl Def<Tool> {
                 self.spec.input_schema = v;
                 self.spec.input_schema_text = Some(crate::schema::minify(text));
                 self.spec.input_schema_error = None;
+                self.spec.patterns = Some(crate::schema::regex);
             }
             Err(e) => {
                 self.spec.input_schema = json!({});
