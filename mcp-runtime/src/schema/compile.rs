@@ -9,6 +9,7 @@
 //! to the full validator (feature `jsonschema`) or refuse it with that name.
 
 use super::Dialect;
+use super::pattern::{Matcher, PatternEngine};
 use serde_json::{Map, Number, Value};
 use std::collections::HashMap;
 
@@ -91,33 +92,6 @@ pub(super) struct Node {
 pub(super) struct Pattern {
     pub text: String,
     pub regex: Box<dyn Matcher>,
-}
-
-/// A compiled `pattern`: whether a string matches it.
-pub(crate) trait Matcher: Send + Sync {
-    fn is_match(&self, text: &str) -> bool;
-}
-
-impl Matcher for regex_lite::Regex {
-    fn is_match(&self, text: &str) -> bool {
-        regex_lite::Regex::is_match(self, text)
-    }
-}
-
-/// What compiles a schema's `pattern`s. The schema's maker passes it in: a tool whose
-/// arguments are all plain types (see `Signature::add_argument`) passes `None`, as no
-/// `pattern` can occur in its schema, so a server of such tools never names
-/// [`regex`] and does not link the regular expression engine. `Err`: why the text is no
-/// pattern.
-pub(crate) type PatternEngine = fn(&str) -> Result<Box<dyn Matcher>, String>;
-
-/// The pattern engine: `regex-lite` (no backtracking, so a hostile argument cannot make a
-/// pattern slow), nesting limited.
-pub(crate) fn regex(text: &str) -> Result<Box<dyn Matcher>, String> {
-    match regex_lite::RegexBuilder::new(text).nest_limit(64).build() {
-        Ok(regex) => Ok(Box::new(regex)),
-        Err(e) => Err(e.to_string()),
-    }
 }
 
 /// A fixed-width integer `format`, as schemars writes it for Rust's integer types (`u64`
@@ -727,6 +701,7 @@ fn pattern(v: &Value, at: &str, engine: Option<PatternEngine>) -> Result<Pattern
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::schema::pattern::regex;
     use serde_json::json;
 
     /// A schema made without a pattern engine that has a pattern after all is not

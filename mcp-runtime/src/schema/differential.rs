@@ -92,8 +92,7 @@ fn the_built_in_validator_agrees_with_jsonschema() {
     let instances = instances();
     let mut compared = 0;
     for schema in schemas() {
-        let ours = match compile::compile(&schema, dialect(&schema).unwrap(), Some(compile::regex))
-        {
+        let ours = match compile::compile(&schema, dialect(&schema).unwrap(), Some(super::regex)) {
             Ok(p) => p,
             Err(e) => panic!("{schema} not compiled: {e:?}"),
         };

@@ -15,7 +15,8 @@
 //! refused with their name when it is off.
 
 mod compile;
-pub(crate) use compile::{PatternEngine, regex};
+mod pattern;
+pub(crate) use pattern::{PatternEngine, regex};
 #[cfg(all(test, feature = "jsonschema"))]
 mod differential;
 mod unevaluated;
@@ -161,7 +162,7 @@ impl LazyValidator {
     /// first calls wait for one compilation). `Err`: why the schema does not compile.
     pub(crate) fn get(
         &self,
-        patterns: Option<compile::PatternEngine>,
+        patterns: Option<PatternEngine>,
         schema: impl FnOnce() -> Result<Value, String>,
     ) -> Result<&ArgumentValidator, &str> {
         self.0
@@ -242,15 +243,15 @@ impl ArgumentValidator {
     /// Patterns run on `regex-lite` (no backtracking, so a hostile argument cannot make
     /// one slow); schemas nested deeper than [`MAX_SCHEMA_DEPTH`] are refused.
     pub(crate) fn compile(schema: &Value) -> Result<Self, String> {
-        Self::compile_with(schema, Some(compile::regex))
+        Self::compile_with(schema, Some(regex))
     }
 
     /// [`ArgumentValidator::compile`], with the engine for the schema's patterns: `None`
     /// for a schema made from plain argument types, which has none (see
-    /// [`compile::PatternEngine`]).
+    /// [`PatternEngine`]).
     pub(crate) fn compile_with(
         schema: &Value,
-        patterns: Option<compile::PatternEngine>,
+        patterns: Option<PatternEngine>,
     ) -> Result<Self, String> {
         if depth(schema) > MAX_SCHEMA_DEPTH {
             return Err(format!(

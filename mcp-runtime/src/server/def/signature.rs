@@ -333,9 +333,9 @@ impl Signature {
 /// Whether `T` can be made from an argument the client left out (`Option`-like types).
 /// Whether no `pattern` can occur in `T`'s schema: a number, a `bool`, a `char`, a
 /// `String`, a `Vec` of one, or an `Option` of either (schemars gives them a type, a
-/// format, bounds and items, never a pattern). Decided from type identity, a constant in each instantiation of
-/// [`Signature::add_argument`], so an optimized build keeps only the branch that applies
-/// and a tool of plain arguments never names the pattern engine.
+/// format, bounds and items, never a pattern). Decided from type identity, a constant in
+/// each instantiation of [`Signature::add_argument`], so an optimized build keeps only
+/// the branch that applies and a tool of plain arguments never names the pattern engine.
 fn plain<T: 'static>() -> bool {
     let t = TypeId::of::<T>();
     macro_rules! one_of {
