@@ -59,6 +59,11 @@ bench=$("$cargo" bench --quiet --bench stdio --no-run --message-format=json |
     sed -n 's/.*"executable":"\([^"]*\)".*/\1/p' | tail -1)
 mkdir -p "$dir/as-linked" "$dir/first-use"
 cp "$bin" "$dir/as-linked/mcp-bench-stdio"
+# The bench also runs "ours-tokio-io", a binary of its own, as built (not relinked).
+io=$("$cargo" build --quiet --release -p mcp-bench-servers --bin mcp-bench-stdio-io \
+    --message-format=json | sed -n 's/.*"executable":"\([^"]*\)".*/\1/p' | tail -1)
+cp "$io" "$dir/as-linked/mcp-bench-stdio-io"
+cp "$io" "$dir/first-use/mcp-bench-stdio-io"
 
 # The requests of the idle RSS rows: a tools/list, then 50 calls.
 meta='"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}'

@@ -18,7 +18,8 @@
 //!
 //! A third child, "ours-tokio-io", is the same server over `tokio::io::stdin()` and
 //! `stdout()` (what `serve_stdio` used before it read stdin itself), so one run
-//! shows that change.
+//! shows that change. It is a binary of its own (`mcp-bench-stdio-io`), so its code is
+//! not in the binary of the start-up and idle RSS rows, as it is in no user's server.
 //!
 //! Rows:
 //! - round trips: one client, closed loop (`tools/call add`, wait for the answer, repeat)
@@ -73,11 +74,13 @@ use std::time::{Duration, Instant};
 
 const META: &str = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#;
 
-/// The command of a server: one of benches/servers (`mcp-bench-stdio kind`), or "rmcp" /
-/// "rmcp-pipes", the binary of `BENCH_RMCP_BIN`.
+/// The command of a server: one of benches/servers (`mcp-bench-stdio kind`;
+/// `mcp-bench-stdio-io` for "ours-tokio-io"), or "rmcp" / "rmcp-pipes", the binary of
+/// `BENCH_RMCP_BIN`.
 fn command(kind: &str) -> Result<Command, String> {
     let mut cmd = match kind {
         "rmcp" | "rmcp-pipes" => Command::new(rmcp::binary()?),
+        "ours-tokio-io" => Command::new(servers::binary("mcp-bench-stdio-io")?),
         _ => Command::new(servers::binary("mcp-bench-stdio")?),
     };
     match kind {

@@ -10,8 +10,8 @@
 use std::path::PathBuf;
 use std::process::Command;
 
-/// The path of binary `name` (`mcp-bench-stdio`, `mcp-bench-http`), built first when
-/// `BENCH_SERVERS_DIR` is not set.
+/// The path of binary `name` (`mcp-bench-stdio`, `mcp-bench-stdio-io`, `mcp-bench-http`),
+/// built first when `BENCH_SERVERS_DIR` is not set.
 pub fn binary(name: &str) -> Result<PathBuf, String> {
     if let Some(dir) = std::env::var_os("BENCH_SERVERS_DIR").filter(|d| !d.is_empty()) {
         let path = PathBuf::from(dir).join(name);

@@ -6,12 +6,12 @@
 //!   before it answers, so it runs as a spawned task;
 //! - `ours-current-thread`: the same on a current-thread runtime
 //!   (`#[tokio::main(flavor = "current_thread")]`, what `cargo mcp new` generates for stdio);
-//! - `ours-logged`: "ours" with logging as it ships (`telemetry::init()`);
-//! - `ours-tokio-io`: "ours" over `tokio::io::stdin()` and `stdout()` (what `serve_stdio`
-//!   used before it read stdin itself).
+//! - `ours-logged`: "ours" with logging as it ships (`telemetry::init()`).
 //!
 //! A binary of its own with mcp-runtime's default features, as a user's server is built:
 //! no HTTP code is linked in, and none of the optional features the test suite turns on.
+//! "ours" over `tokio::io` (`ours-tokio-io`) is in `mcp-bench-stdio-io`, so that this
+//! binary holds only what a user's stdio server does (and the bare loop).
 
 use mcp_bench_servers::{add, add_later, echo};
 use mcp_runtime::{Server, tools};
@@ -21,7 +21,7 @@ use std::process::ExitCode;
 
 fn serve(kind: &str) -> std::io::Result<()> {
     match kind {
-        "ours" | "ours-tokio-io" | "ours-current-thread" | "ours-logged" => {
+        "ours" | "ours-current-thread" | "ours-logged" => {
             if kind == "ours-logged" {
                 mcp_runtime::telemetry::init();
             }
@@ -37,16 +37,7 @@ fn serve(kind: &str) -> std::io::Result<()> {
                     .tools(tools![add, add_later, echo])
                     .build()
                     .map_err(std::io::Error::other)?;
-                if kind != "ours-tokio-io" {
-                    server.serve_stdio().await
-                } else {
-                    // The same server over tokio's stdin/stdout (the blocking pool), as
-                    // `serve_stdio` did before: the before/after of one change, same run.
-                    let stop = std::future::pending::<()>();
-                    server
-                        .serve_io(tokio::io::stdin(), tokio::io::stdout(), stop)
-                        .await
-                }
+                server.serve_stdio().await
             })
         }
         "raw" => {
