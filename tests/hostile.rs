@@ -1091,3 +1091,64 @@ async fn on_stdio_an_abrupt_end_of_a_listen_stream_is_a_cancellation() {
     assert_eq!(end["method"], "notifications/cancelled");
     assert_eq!(end["params"]["requestId"], "sub");
 }
+
+/// Answers a long while coming, each bigger than the pipe holds.
+#[tool]
+async fn big_after(ms: u64) -> String {
+    tokio::time::sleep(Duration::from_millis(ms)).await;
+    "x".repeat(100_000)
+}
+
+/// A slow reader at the end of input: one answer is still being written when the next
+/// request finishes (the wind-down once gave up that write half way, and the next answer
+/// followed the broken one on the same line). Each answer comes whole, on a line of its
+/// own.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stdio_writes_each_answer_whole_to_a_slow_reader_at_the_end_of_input() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let server = Server::builder("x", "1")
+        .tools(tools![big_after])
+        .build()
+        .unwrap();
+    let (mut client, theirs) = tokio::io::duplex(4096);
+    let (r, w) = tokio::io::split(theirs);
+    let serving = tokio::spawn(server.serve_io(r, w, std::future::pending()));
+    for (id, ms) in [(1, 100), (2, 200)] {
+        let body = request(
+            json!(id),
+            "tools/call",
+            json!({"name": "big_after", "arguments": {"ms": ms}}),
+        );
+        client
+            .write_all(format!("{body}\n").as_bytes())
+            .await
+            .unwrap();
+    }
+    // The end of input, then 4 KiB every 5 ms: about 125 ms per answer.
+    client.shutdown().await.unwrap();
+    let mut out = Vec::new();
+    let mut buf = [0u8; 4096];
+    loop {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+        let n = tokio::time::timeout(Duration::from_secs(10), client.read(&mut buf))
+            .await
+            .expect("the server ends its output")
+            .unwrap();
+        if n == 0 {
+            break;
+        }
+        out.extend_from_slice(&buf[..n]);
+    }
+    serving.await.unwrap().unwrap();
+    let text = String::from_utf8(out).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 2, "{} bytes: {:.200}", text.len(), text);
+    for (line, id) in lines.iter().zip([1, 2]) {
+        let v: Value = serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line:.200}"));
+        assert_eq!(v["id"], id);
+        assert_eq!(
+            v["result"]["content"][0]["text"].as_str().map(str::len),
+            Some(100_000)
+        );
+    }
+}

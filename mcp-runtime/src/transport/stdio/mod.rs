@@ -340,21 +340,32 @@ fn wait_for(which: Stdio) {
 /// The end of a connection: subscriptions end with their result; in-flight requests get
 /// [`EOF_DRAIN`] to finish, their queued lines written as they come; then the rest of the
 /// queue, and a flush.
+///
+/// A line being written is never given up half way (neither for a request that finishes
+/// nor for the deadline, which is looked at between lines): the rest of it would be lost
+/// and the next line would follow the broken one on the same line.
 async fn wind_down(dispatch: &Dispatch, out: &mut Sink<'_>) {
     dispatch.end_input();
-    let drain = async {
-        loop {
-            tokio::select! {
-                biased;
-                written = out.forward_next() => if written.is_err() { return },
-                more = dispatch.join_next() => if !more { return },
+    let deadline = tokio::time::sleep(EOF_DRAIN);
+    tokio::pin!(deadline);
+    loop {
+        let next = tokio::select! {
+            biased;
+            () = &mut deadline => {
+                tracing::warn!("in-flight requests did not finish in {EOF_DRAIN:?}; cancelling them");
+                dispatch.abort_all();
+                while dispatch.join_next().await {}
+                break;
             }
+            next = out.next() => next,
+            more = dispatch.join_next() => match more {
+                true => continue,
+                false => break,
+            },
+        };
+        if out.write(next).await.is_err() {
+            return;
         }
-    };
-    if tokio::time::timeout(EOF_DRAIN, drain).await.is_err() {
-        tracing::warn!("in-flight requests did not finish in {EOF_DRAIN:?}; cancelling them");
-        dispatch.abort_all();
-        while dispatch.join_next().await {}
     }
     // The reader of stdout may be gone (EPIPE): that ends the session quietly.
     let _ = out.finish().await;
@@ -367,15 +378,32 @@ enum Sink<'a> {
     Shared(&'a Mutex<StdOut>),
 }
 
+/// What [`Sink::next`] got: a line to write, or (stdout) the outcome of writing it.
+enum Next {
+    Line(String),
+    Written(io::Result<()>),
+}
+
 impl Sink<'_> {
-    /// Waits for a queued line, then writes it and whatever else is queued.
-    async fn forward_next(&mut self) -> io::Result<()> {
+    /// Waits for a queued line. Cancel-safe: an async writer's line is taken from the
+    /// queue and handed to [`Sink::write`]; stdout's is written in the same poll that takes
+    /// it, under the lock the reading thread writes under (see [`forward_shared`]).
+    async fn next(&mut self) -> Next {
         match self {
             Sink::Async(out) => match out.queue.recv().await {
-                Some(first) => out.forward(first).await,
+                Some(first) => Next::Line(first),
                 None => std::future::pending().await,
             },
-            Sink::Shared(out) => forward_shared(out).await,
+            Sink::Shared(out) => Next::Written(forward_shared(out).await),
+        }
+    }
+
+    /// Writes what [`Sink::next`] got and whatever else is queued, to the end.
+    async fn write(&mut self, next: Next) -> io::Result<()> {
+        match (self, next) {
+            (Sink::Async(out), Next::Line(first)) => out.forward(first).await,
+            (_, Next::Written(written)) => written,
+            (Sink::Shared(out), Next::Line(first)) => lock(out).forward(&first),
         }
     }
 
