@@ -314,6 +314,12 @@ fn jwt_access_tokens_are_checked_and_scopes_enforced() {
         );
     }
 
+    // GET without a legacy session can never be served: 405, before authentication.
+    let r = get(addr, "/mcp");
+    assert_eq!(r.status, 405, "{}", r.text());
+    assert_eq!(r.header("allow"), Some("POST"));
+    assert!(r.header("www-authenticate").is_none());
+
     // No token: 401 with the challenge, no `error`.
     let r = bearer(addr, &call("whoami", json!({})), None);
     assert_eq!(r.status, 401);

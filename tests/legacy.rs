@@ -1278,7 +1278,8 @@ async fn outputs_that_are_no_object_are_wrapped_for_legacy_sessions() {
 
 /// A legacy `initialize` sent with `MCP-Protocol-Version: 2026-07-28` goes the modern
 /// way, where there is no `initialize`: `-32601` saying how a session opens, not a
-/// `-32022` that names the requested revision among the supported ones.
+/// `-32022` that names the requested revision among the supported ones; and with the
+/// status the spec fixes for `-32601`, 404 (a 400 with it would not read as modern).
 #[test]
 fn an_initialize_sent_as_2026_07_28_says_how_a_session_opens() {
     let addr = start();
@@ -1292,7 +1293,7 @@ fn an_initialize_sent_as_2026_07_28_says_how_a_session_opens() {
         ],
     );
     let v = r.json();
-    assert_eq!(r.status, 400, "{v}");
+    assert_eq!(r.status, 404, "{v}");
     assert_eq!(v["error"]["code"], -32601, "{v}");
     let message = v["error"]["message"].as_str().unwrap();
     assert!(message.contains("without that header"), "{message}");

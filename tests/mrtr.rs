@@ -343,6 +343,26 @@ fn undeclared_capabilities_are_minus_32021() {
         r.json()["error"]["data"]["requiredCapabilities"],
         json!({"elicitation": {"url": {}}})
     );
+    // A client that takes only an event stream, with a progress token (so the answer is a
+    // stream): the check comes before the stream opens, so the status is still 400.
+    let mut body = request(
+        json!(2),
+        "tools/call",
+        json!({"name": "pick_repo", "arguments": {"team": "core"}}),
+    );
+    body["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"] = json!({});
+    body["params"]["_meta"]["progressToken"] = json!("p");
+    let r = post_with(
+        addr(),
+        &body,
+        &["Accept"],
+        &[("Accept", "text/event-stream")],
+    );
+    assert_eq!(r.status, 400, "{}", r.text());
+    let events = r.sse_events();
+    assert_eq!(events.len(), 1, "{}", r.text());
+    assert_eq!(events[0]["id"], 2, "{}", r.text());
+    assert_eq!(events[0]["error"]["code"], -32021, "{}", r.text());
 }
 
 #[test]

@@ -301,7 +301,8 @@ fn read_optional(
 /// is not served: `-32022` naming the versions that are (legacy clients cannot fall
 /// forward; this may be all they can show). Where it is, the request came this way only
 /// because a transport marked it 2026-07-28 (HTTP's `MCP-Protocol-Version` header), which
-/// has no `initialize`: `-32601` saying how a session is opened instead.
+/// has no `initialize`: `-32601` (so HTTP 404, the status that code has) saying how a
+/// session is opened instead.
 fn initialize_refused(params: Option<&Value>, versions: &'static [&'static str]) -> Rejection {
     let requested = params
         .and_then(|p| p.get("protocolVersion"))
@@ -319,7 +320,7 @@ fn initialize_refused(params: Option<&Value>, versions: &'static [&'static str])
                 .join(", "),
         );
         return Rejection::new(
-            ErrorClass::Version,
+            ErrorClass::UnknownMethod,
             RpcError::new(crate::protocol::ErrorCode::METHOD_NOT_FOUND, message)
                 .with_data(serde_json::json!({ "supported": versions, "requested": requested })),
         );

@@ -16,6 +16,7 @@ use axum::response::{IntoResponse, Response};
 use http_body_util::BodyExt;
 use std::future::Future;
 use std::sync::Arc;
+use std::task::Poll;
 use tokio::sync::mpsc;
 
 /// The HTTP status of a reply: fixed by the spec for the classes that have one, 200 for
@@ -90,6 +91,11 @@ pub(super) async fn handle_get_or_delete(
     if let Err(why) = origin::check_host_origin(&s.config, &req) {
         return forbidden(why);
     }
+    // GET and DELETE mean something only for a legacy session. Without a session header
+    // they cannot be served, whoever asks: 405 comes before authentication.
+    if !(s.server.inner.legacy.enabled && req.headers().contains_key(&headers::SESSION_HEADER)) {
+        return method_not_allowed(false);
+    }
     let caller = match &s.server.inner.settings.auth {
         Some(a) => match auth::authenticate(a, req.headers(), s.config.retry_after).await {
             Ok(p) => Some(p),
@@ -106,7 +112,7 @@ pub(super) async fn handle_get_or_delete(
     if let Some(resp) = legacy {
         return resp;
     }
-    // Without a session GET and DELETE are not served.
+    // A session header that is not one value (repeated), or HEAD.
     method_not_allowed(false)
 }
 
@@ -425,7 +431,23 @@ where
     let accepts_json = accepts.0;
     let mut fut = Box::pin(fut);
     if !accepts_json {
-        return sse::sse_response(None, Some(fut), rx, None);
+        // Only an event stream is accepted, so the answer is one, opened before the
+        // handler is done. But first the handler's first poll: what it checks before it
+        // first waits (a capability it needs, `-32021`) still gets the status the spec
+        // fixes for it, rather than an error event after a 200.
+        let first = std::future::poll_fn(|cx| Poll::Ready(fut.as_mut().poll(cx))).await;
+        return match first {
+            Poll::Pending => sse::sse_response(None, Some(fut), rx, None),
+            Poll::Ready(reply) => match rx.try_recv() {
+                Ok(note) => sse::sse_response(
+                    Some(note),
+                    None::<std::pin::Pin<Box<std::future::Ready<Reply>>>>,
+                    rx,
+                    reply.into_answer(),
+                ),
+                Err(_) => answer(reply, accepts),
+            },
+        };
     }
     tokio::select! {
         biased;

@@ -31,7 +31,17 @@ pub(super) fn accepted(headers: &HeaderMap) -> (bool, bool) {
         return (true, true);
     }
     let mut any = false;
-    let (mut json, mut sse) = (false, false);
+    // For each of the two types, the most specific range naming it decides (RFC 9110
+    // 12.5.1: `text/event-stream;q=0, */*` refuses the stream): how specific that range
+    // is (0: none yet, 1: `*/*`, 2: `type/*`, 3: the type itself), and whether it accepts.
+    let (mut json, mut sse) = ((0u8, false), (0u8, false));
+    let take = |(at, ok): &mut (u8, bool), specific: u8, accepts: bool| {
+        if specific > *at {
+            (*at, *ok) = (specific, accepts);
+        } else if specific == *at && specific > 0 {
+            *ok |= accepts;
+        }
+    };
     for v in headers.get_all(header::ACCEPT) {
         let Ok(v) = v.to_str() else { continue };
         for item in v.split(',') {
@@ -45,21 +55,25 @@ pub(super) fn accepted(headers: &HeaderMap) -> (bool, bool) {
                     .and_then(|q| q.trim().parse::<f32>().ok())
                     .is_some_and(|q| q == 0.0)
             });
-            if refused {
-                continue;
-            }
             let is = |t: &str| ty.eq_ignore_ascii_case(t);
-            if is("*/*") {
-                json = true;
-                sse = true;
-            } else if is("application/*") || is("application/json") {
-                json = true;
-            } else if is("text/*") || is("text/event-stream") {
-                sse = true;
-            }
+            let (for_json, for_sse) = if is("*/*") {
+                (1, 1)
+            } else if is("application/*") {
+                (2, 0)
+            } else if is("application/json") {
+                (3, 0)
+            } else if is("text/*") {
+                (0, 2)
+            } else if is("text/event-stream") {
+                (0, 3)
+            } else {
+                (0, 0)
+            };
+            take(&mut json, for_json, !refused);
+            take(&mut sse, for_sse, !refused);
         }
     }
-    if !any { (true, false) } else { (json, sse) }
+    if !any { (true, false) } else { (json.1, sse.1) }
 }
 
 /// The request headers the 2026-07-28 HTTP binding mirrors from the body.
@@ -278,6 +292,15 @@ mod tests {
         assert_eq!(h("text/html"), (false, false));
         assert_eq!(h("application/json;q=0, text/event-stream"), (false, true));
         assert_eq!(accepted(&HeaderMap::new()), (true, false));
+        // The most specific range decides, whatever the order.
+        assert_eq!(h("text/event-stream;q=0, */*"), (true, false));
+        assert_eq!(h("*/*, text/event-stream;q=0"), (true, false));
+        assert_eq!(h("text/*;q=0, text/event-stream"), (false, true));
+        assert_eq!(h("application/*;q=0, */*"), (false, true));
+        assert_eq!(h("*/*;q=0, application/json"), (true, false));
+        assert_eq!(h("*/*;q=0"), (false, false));
+        // Two ranges as specific as each other: either one accepting is enough.
+        assert_eq!(h("application/json;q=0, application/json"), (true, false));
     }
 
     #[test]
