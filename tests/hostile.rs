@@ -204,7 +204,7 @@ fn slow_bodies_idle_connections_and_slow_headers_are_cut_off() {
     assert!(closed_within(&mut idle, Duration::from_secs(5)));
     assert!(start.elapsed() >= Duration::from_millis(250));
 
-    // Header bytes one every 250 ms: the header deadline (idle + header read) ends it.
+    // Header bytes one every 250 ms: the header deadline (from the first byte) ends it.
     let mut slow = TcpStream::connect(addr).unwrap();
     let start = Instant::now();
     let mut open = true;
@@ -223,6 +223,52 @@ fn slow_bodies_idle_connections_and_slow_headers_are_cut_off() {
         start.elapsed() < Duration::from_secs(4),
         "a slow header held the connection"
     );
+}
+
+#[test]
+fn a_requests_header_time_counts_from_its_first_byte() {
+    // Idle 1 s, headers 300 ms. A client that sends its first byte at once and then one
+    // every 200 ms is never silent for the idle deadline; the header deadline cuts it off
+    // 300 ms after its first byte (it once counted from the start of the wait, idle +
+    // header: 1.3 s).
+    let (server, _, _) = server(Limits::default(), std::env::temp_dir());
+    let addr = serve_in_background(
+        server
+            .http()
+            .idle_timeout(Duration::from_secs(1))
+            .header_read_timeout(Duration::from_millis(300)),
+    );
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_millis(200)))
+        .unwrap();
+    let start = Instant::now();
+    let mut closed_at = None;
+    for b in b"POST /mcp HTTP/1.1\r\nHost: x\r\nX-Slow: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa" {
+        if s.write_all(&[*b]).is_err() {
+            closed_at = Some(start.elapsed());
+            break;
+        }
+        // Up to 200 ms for the end of the connection to show.
+        let mut buf = [0u8; 64];
+        match s.read(&mut buf) {
+            Ok(0) => {
+                closed_at = Some(start.elapsed());
+                break;
+            }
+            Ok(_) => {}
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) => {}
+            Err(_) => {
+                closed_at = Some(start.elapsed());
+                break;
+            }
+        }
+    }
+    let closed_at = closed_at.expect("the connection was cut off");
+    assert!(closed_at < Duration::from_millis(1200), "{closed_at:?}");
 }
 
 /// Reads one response with a `Content-Length` from a keep-alive connection.
@@ -254,7 +300,7 @@ fn read_one_response(s: &mut TcpStream) -> Response {
 
 #[test]
 fn a_long_request_does_not_use_up_the_next_requests_header_deadline() {
-    // The wait for a request may last idle + header (400 ms here); a request served for
+    // The wait for a request may last up to idle + header (400 ms here); a request served for
     // longer than that on a keep-alive connection leaves the next one a deadline of its
     // own.
     let (server, gate, _) = server(Limits::default(), std::env::temp_dir());

@@ -17,9 +17,9 @@ use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::time::{Instant, Sleep};
 
 /// A connection's byte stream with three deadlines: `idle` for silence while none of its
-/// requests is being served, `head` for the whole wait for the next request (idle time
-/// plus its header bytes, so a client trickling header bytes is cut off too), and `stall`
-/// for a write that makes no progress. Each ends the connection (an I/O error hyper turns
+/// requests is being served, `head` for a request's header bytes from the first of them
+/// to the start of the request (so a client trickling header bytes is cut off too), and
+/// `stall` for a write that makes no progress. Each ends the connection (an I/O error hyper turns
 /// into a close). hyper's own header timer is off: it allocates and registers a timer per
 /// request, where these two (one for reads, one for writes) are allocated once per
 /// connection and moved on.
@@ -31,8 +31,8 @@ pub(super) struct Deadlines<S> {
     /// Requests of this connection being served (their responses not fully sent), and
     /// how many were ever started.
     busy: Arc<Busy>,
-    /// While waiting for a request: when its headers must be in, and for which request
-    /// (the count of started ones when the wait began).
+    /// While waiting for a request whose first bytes came: when its headers must be in,
+    /// and for which request (the count of started ones when those bytes came).
     head_by: Option<(Instant, usize)>,
     /// The look at the head of the request waited for.
     scan: HeadScan,
@@ -175,7 +175,8 @@ impl HeadScan {
 }
 
 impl<S> Deadlines<S> {
-    /// `head` is the header deadline alone: the wait for a request may last `idle + head`.
+    /// `head` counts from a request's first byte: the wait for a request may last up to
+    /// `idle + head` (its first byte just before the idle deadline).
     pub(super) fn new(
         inner: S,
         idle: Duration,
@@ -186,7 +187,7 @@ impl<S> Deadlines<S> {
         Deadlines {
             inner,
             idle,
-            head: idle.saturating_add(head),
+            head,
             stall,
             busy,
             head_by: None,
@@ -209,11 +210,16 @@ impl<S: AsyncRead + Unpin> AsyncRead for Deadlines<S> {
         let before = buf.filled().len();
         match Pin::new(&mut this.inner).poll_read(cx, buf) {
             Poll::Ready(r) => {
-                // Bytes (or the end): the silence is over; the header deadline holds
-                // until a request is started (`head_by` names the request it is for).
+                // Bytes (or the end): the silence is over. The first bytes of a request
+                // set its header deadline, which holds until the request is started
+                // (`head_by` names the request it is for).
                 this.read_timer.disarm();
                 if waiting && r.is_ok() {
                     let started = this.busy.started.load(Ordering::Acquire);
+                    let new_bytes = buf.filled().len() > before;
+                    if new_bytes && !matches!(this.head_by, Some((_, n)) if n == started) {
+                        this.head_by = Some((Instant::now() + this.head, started));
+                    }
                     if this.scan.after != started {
                         this.scan = HeadScan {
                             after: started,
@@ -230,24 +236,16 @@ impl<S: AsyncRead + Unpin> AsyncRead for Deadlines<S> {
             }
             Poll::Pending if waiting => {
                 if this.read_timer.armed.is_none() {
-                    let now = Instant::now();
-                    // A deadline set while waiting for an earlier request is not this
-                    // one's.
+                    let idle_by = Instant::now() + this.idle;
+                    // A deadline set for an earlier request is not this one's; before
+                    // this one's first byte there is only the idle deadline.
                     let started = this.busy.started.load(Ordering::Acquire);
-                    let head_by = match this.head_by {
-                        Some((at, n)) if n == started => at,
-                        _ => {
-                            let at = now + this.head;
-                            this.head_by = Some((at, started));
-                            at
+                    match this.head_by {
+                        Some((head_by, n)) if n == started && head_by <= idle_by => {
+                            this.read_timer
+                                .arm(head_by, "the request headers took too long");
                         }
-                    };
-                    let idle_by = now + this.idle;
-                    if idle_by < head_by {
-                        this.read_timer.arm(idle_by, "idle too long");
-                    } else {
-                        this.read_timer
-                            .arm(head_by, "the request headers took too long");
+                        _ => this.read_timer.arm(idle_by, "idle too long"),
                     }
                 }
                 this.read_timer.expired(cx)?;

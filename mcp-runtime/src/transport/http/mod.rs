@@ -212,7 +212,8 @@ impl HttpServer {
         self.config.idle_timeout = d;
         self
     }
-    /// How long a request's headers may take (default [`DEFAULT_HEADER_READ_TIMEOUT`]).
+    /// How long a request's headers may take, from its first byte (default
+    /// [`DEFAULT_HEADER_READ_TIMEOUT`]).
     /// Applies to [`HttpServer::serve`].
     pub fn header_read_timeout(mut self, d: Duration) -> Self {
         self.config.header_read_timeout = d;
