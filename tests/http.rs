@@ -863,3 +863,33 @@ fn cache_hints_aggregate() {
     assert_eq!(h, CacheHints::new(100, CacheScope::Private));
     let _ = Arc::new(());
 }
+
+/// A server bound beyond loopback while only loopback `Host` names are allowed refuses
+/// every client that names the machine otherwise: that is warned about when it starts
+/// (S-1), and not once the names clients use are allowed.
+#[test]
+fn a_bind_beyond_loopback_with_only_loopback_hosts_is_warned_about() {
+    capture_logs();
+    let server = Server::builder("x", "1")
+        .tools(tools![add])
+        .build()
+        .unwrap();
+    let warned =
+        |port: u16| common::logs().contains(&format!("0.0.0.0:{port} is not a loopback address"));
+    let bind = || std::net::TcpListener::bind("0.0.0.0:0").unwrap();
+    let (open, allowed) = (bind(), bind());
+    let (p1, p2) = (
+        open.local_addr().unwrap().port(),
+        allowed.local_addr().unwrap().port(),
+    );
+    serve_on(open, server.clone().http());
+    serve_on(allowed, server.http().allow_host("mcp.example"));
+    // Both serve (a request through loopback is answered), so both have started.
+    for port in [p1, p2] {
+        let addr = SocketAddr::from(([127, 0, 0, 1], port));
+        let r = post(addr, &request(json!(1), "tools/list", json!({})));
+        assert_eq!(r.status, 200, "{}", r.text());
+    }
+    assert!(warned(p1), "{}", common::logs());
+    assert!(!warned(p2), "{}", common::logs());
+}

@@ -71,6 +71,15 @@ impl HttpServer {
         let connections = Arc::new(tokio::sync::Semaphore::new(cfg.max_connections));
         let _ = TokioExecutor::new();
         tracing::info!("serving MCP on http://{local}/mcp");
+        if !local.ip().is_loopback() && cfg.allowed_hosts.as_ref().is_some_and(Vec::is_empty) {
+            // S-1: a bind beyond loopback with no Host allowed beyond it serves only clients
+            // that name the server by a loopback name; anyone else gets 403.
+            tracing::warn!(
+                "{local} is not a loopback address, but only loopback Host names are allowed: \
+                 requests naming this machine otherwise are refused (403); allow the names \
+                 clients use with `allow_host` (and browser origins with `allow_origin`)"
+            );
+        }
         // Serves one accepted connection, holding `permit` until it closes.
         let serve_connection =
             |stream: tokio::net::TcpStream,
