@@ -111,11 +111,16 @@ impl Dispatch {
         let task_id = id.clone();
         let handle = self.spawn(async move {
             let _hold = hold;
+            // The id leaves the map however the task ends: its line about to be sent (once
+            // out, a late cancel is ignored and the line committed), a panic past the
+            // handler's guard, or an abort.
+            let leave = Leave {
+                map,
+                id: task_id,
+                task: tokio::task::id(),
+            };
             let last = work.await;
-            // Once removed from the map, a late cancel is ignored and the line committed.
-            map.lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .remove(&task_id);
+            drop(leave);
             if let Some(line) = last {
                 answers.send(line).await;
             }
@@ -379,6 +384,24 @@ fn parse_error(e: RpcError) -> String {
 
 /// `notifications/cancelled {requestId}`: drop the request's future. Unknown, finished or
 /// malformed cancels are ignored.
+/// A spawned request's entry in the in-flight map, taken out when the task ends (or its
+/// future is dropped), but only while it is still this task's: a cancel takes the entry
+/// out itself, and the client may then reuse the id for another request at once.
+struct Leave {
+    map: InFlight,
+    id: RequestId,
+    task: tokio::task::Id,
+}
+
+impl Drop for Leave {
+    fn drop(&mut self) {
+        let mut map = self.map.lock().unwrap_or_else(|e| e.into_inner());
+        if map.get(&self.id).is_some_and(|h| h.id() == self.task) {
+            map.remove(&self.id);
+        }
+    }
+}
+
 fn cancel(in_flight: &Mutex<HashMap<RequestId, AbortHandle>>, params: Option<&Value>) {
     let Some(id) = params
         .and_then(|p| p.get("requestId"))
@@ -393,5 +416,59 @@ fn cancel(in_flight: &Mutex<HashMap<RequestId, AbortHandle>>, params: Option<&Va
     {
         tracing::debug!(%id, "request cancelled by the client");
         h.abort();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_task_takes_only_its_own_entry_out_of_the_in_flight_map() {
+        let map: InFlight = Arc::default();
+        let id = RequestId::from_value(&serde_json::json!(7)).unwrap();
+        // Two tasks' handles; each task reports its own id.
+        let (first, second) = (
+            tokio::spawn(async { tokio::task::id() }),
+            tokio::spawn(async { tokio::task::id() }),
+        );
+        let (a, b) = (first.abort_handle(), second.abort_handle());
+        let (ta, tb) = (first.await.unwrap(), second.await.unwrap());
+        // The entry is the second task's (the first was cancelled, the id reused): the
+        // first one's end leaves it alone, the second one's takes it out.
+        drop(a);
+        map.lock().unwrap().insert(id.clone(), b);
+        let leave = |task| Leave {
+            map: Arc::clone(&map),
+            id: id.clone(),
+            task,
+        };
+        drop(leave(ta));
+        assert!(map.lock().unwrap().contains_key(&id));
+        drop(leave(tb));
+        assert!(!map.lock().unwrap().contains_key(&id));
+    }
+
+    #[tokio::test]
+    async fn a_request_task_that_panics_leaves_the_in_flight_map() {
+        let map: InFlight = Arc::default();
+        let id = RequestId::from_value(&serde_json::json!("p")).unwrap();
+        let mut set = tokio::task::JoinSet::new();
+        {
+            // Held until the handle is in, as `spawn_request` does.
+            let mut guard = map.lock().unwrap();
+            let (m, task_id) = (Arc::clone(&map), id.clone());
+            let handle = set.spawn(async move {
+                let _leave = Leave {
+                    map: m,
+                    id: task_id,
+                    task: tokio::task::id(),
+                };
+                panic!("past the handler's guard");
+            });
+            guard.insert(id.clone(), handle);
+        }
+        assert!(set.join_next().await.unwrap().unwrap_err().is_panic());
+        assert!(!map.lock().unwrap().contains_key(&id));
     }
 }

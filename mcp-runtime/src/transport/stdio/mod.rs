@@ -364,6 +364,9 @@ async fn wind_down(dispatch: &Dispatch, out: &mut Sink<'_>) {
             },
         };
         if out.write(next).await.is_err() {
+            // The reader of stdout is gone: nothing still in flight can be answered.
+            dispatch.abort_all();
+            while dispatch.join_next().await {}
             return;
         }
     }
