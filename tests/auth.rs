@@ -340,6 +340,14 @@ fn jwt_access_tokens_are_checked_and_scopes_enforced() {
     let r = bearer(addr, &call("whoami", json!({})), Some("a b\"c"));
     assert_eq!(r.status, 401);
     assert!(challenge(&r).contains(r#"error="invalid_token""#));
+    // Bytes beyond ASCII in a bearer credential: a malformed token too, not none.
+    let r = bearer(addr, &call("whoami", json!({})), Some("t\u{f6}ken"));
+    assert_eq!(r.status, 401);
+    assert!(
+        challenge(&r).contains(r#"error="invalid_token""#),
+        "{}",
+        challenge(&r)
+    );
 
     // A valid token: the caller reaches the handler.
     let read = token(&as_, "svc", "mcp:read", &resource);

@@ -37,17 +37,21 @@ pub(super) async fn authenticate(
         }
         (Some(v), None) => v,
     };
-    // `Bearer <token68>`; any other scheme counts as no credentials.
-    let token = value.to_str().ok().and_then(|v| {
-        let (scheme, rest) = v.split_once(' ')?;
-        scheme.eq_ignore_ascii_case("bearer").then(|| rest.trim())
-    });
+    // `Bearer <token68>`; any other scheme counts as no credentials. Read as bytes: a
+    // bearer credential with bytes beyond visible ASCII is a malformed token, not none.
+    let bytes = value.as_bytes();
+    let token = bytes
+        .iter()
+        .position(|&b| b == b' ')
+        .filter(|&at| bytes[..at].eq_ignore_ascii_case(b"bearer"))
+        .map(|at| bytes[at + 1..].trim_ascii());
     let Some(token) = token else {
         return Err(unauthorized(auth, None));
     };
-    if token.is_empty() || !token.bytes().all(is_token68) {
-        return Err(unauthorized(auth, Some("the bearer token is malformed")));
-    }
+    let token = match std::str::from_utf8(token) {
+        Ok(t) if !t.is_empty() && t.bytes().all(is_token68) => t,
+        _ => return Err(unauthorized(auth, Some("the bearer token is malformed"))),
+    };
     match auth.validator.validate(token).await {
         Ok(p) => Ok(Arc::new(p)),
         Err(AuthError::Invalid(why)) => {
