@@ -300,9 +300,9 @@ fn read_one_response(s: &mut TcpStream) -> Response {
 
 #[test]
 fn a_long_request_does_not_use_up_the_next_requests_header_deadline() {
-    // The wait for a request may last up to idle + header (400 ms here); a request served for
-    // longer than that on a keep-alive connection leaves the next one a deadline of its
-    // own.
+    // The wait for a request may last up to idle + header (400 ms here); a request
+    // served for longer than that on a keep-alive connection leaves the next one a
+    // deadline of its own.
     let (server, gate, _) = server(Limits::default(), std::env::temp_dir());
     let addr = serve_in_background(
         server
