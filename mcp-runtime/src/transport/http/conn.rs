@@ -19,10 +19,10 @@ use tokio::time::{Instant, Sleep};
 /// A connection's byte stream with three deadlines: `idle` for silence while none of its
 /// requests is being served, `head` for a request's header bytes from the first of them
 /// to the start of the request (so a client trickling header bytes is cut off too), and
-/// `stall` for a write that makes no progress. Each ends the connection (an I/O error hyper turns
-/// into a close). hyper's own header timer is off: it allocates and registers a timer per
-/// request, where these two (one for reads, one for writes) are allocated once per
-/// connection and moved on.
+/// `stall` for a write that makes no progress. Each ends the connection (an I/O error
+/// hyper turns into a close). hyper's own header timer is off: it allocates and registers
+/// a timer per request, where these two (one for reads, one for writes) are allocated
+/// once per connection and moved on.
 pub(super) struct Deadlines<S> {
     inner: S,
     idle: Duration,

@@ -438,24 +438,27 @@ where
         let first = std::future::poll_fn(|cx| Poll::Ready(fut.as_mut().poll(cx))).await;
         return match first {
             Poll::Pending => sse::sse_response(None, Some(fut), rx, None),
-            Poll::Ready(reply) => match rx.try_recv() {
-                Ok(note) => sse::sse_response(
-                    Some(note),
-                    None::<std::pin::Pin<Box<std::future::Ready<Reply>>>>,
-                    rx,
-                    reply.into_answer(),
-                ),
-                Err(_) => answer(reply, accepts),
-            },
+            Poll::Ready(reply) => finished(reply, rx, accepts),
         };
     }
     tokio::select! {
         biased;
         Some(note) = rx.recv() => sse::sse_response(Some(note), Some(fut), rx, None),
-        reply = &mut fut => match rx.try_recv() {
-            // It finished, but queued notifications first: they go before the response.
-            Ok(first) => sse::sse_response(Some(first), None::<std::pin::Pin<Box<std::future::Ready<Reply>>>>, rx, reply.into_answer()),
-            Err(_) => answer(reply, accepts),
-        },
+        reply = &mut fut => finished(reply, rx, accepts),
+    }
+}
+
+/// The answer to a request whose handler finished before the response began: an event
+/// stream when it queued notifications first (they go before the response), else
+/// [`answer`].
+fn finished(reply: Reply, mut rx: mpsc::Receiver<String>, accepts: (bool, bool)) -> Response {
+    match rx.try_recv() {
+        Ok(first) => sse::sse_response(
+            Some(first),
+            None::<std::pin::Pin<Box<std::future::Ready<Reply>>>>,
+            rx,
+            reply.into_answer(),
+        ),
+        Err(_) => answer(reply, accepts),
     }
 }

@@ -324,9 +324,10 @@ impl Dispatch {
         std::future::poll_fn(|cx| self.tasks().set.poll_join_next(cx).map(|r| r.is_some())).await
     }
 
-    /// Cancels what is still running.
-    pub(super) fn abort_all(&self) {
+    /// Cancels what is still running, and waits until it has ended.
+    pub(super) async fn cancel_all(&self) {
         self.tasks().set.abort_all();
+        while self.join_next().await {}
     }
 }
 
@@ -382,8 +383,6 @@ fn parse_error(e: RpcError) -> String {
     Reply::rejection(None, Rejection::new(ErrorClass::Malformed, e)).body
 }
 
-/// `notifications/cancelled {requestId}`: drop the request's future. Unknown, finished or
-/// malformed cancels are ignored.
 /// A spawned request's entry in the in-flight map, taken out when the task ends (or its
 /// future is dropped), but only while it is still this task's: a cancel takes the entry
 /// out itself, and the client may then reuse the id for another request at once.
@@ -402,6 +401,8 @@ impl Drop for Leave {
     }
 }
 
+/// `notifications/cancelled {requestId}`: drop the request's future. Unknown, finished or
+/// malformed cancels are ignored.
 fn cancel(in_flight: &Mutex<HashMap<RequestId, AbortHandle>>, params: Option<&Value>) {
     let Some(id) = params
         .and_then(|p| p.get("requestId"))

@@ -353,8 +353,7 @@ async fn wind_down(dispatch: &Dispatch, out: &mut Sink<'_>) {
             biased;
             () = &mut deadline => {
                 tracing::warn!("in-flight requests did not finish in {EOF_DRAIN:?}; cancelling them");
-                dispatch.abort_all();
-                while dispatch.join_next().await {}
+                dispatch.cancel_all().await;
                 break;
             }
             next = out.next() => next,
@@ -365,8 +364,7 @@ async fn wind_down(dispatch: &Dispatch, out: &mut Sink<'_>) {
         };
         if out.write(next).await.is_err() {
             // The reader of stdout is gone: nothing still in flight can be answered.
-            dispatch.abort_all();
-            while dispatch.join_next().await {}
+            dispatch.cancel_all().await;
             return;
         }
     }
