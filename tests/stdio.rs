@@ -861,3 +861,102 @@ fn dropping_serve_stdio_early_still_forwards_what_is_queued() {
     assert_eq!(answer["id"], 1, "{answer}");
     assert_eq!(answer["result"]["content"][0]["text"], "done", "{answer}");
 }
+
+/// Echoes `text` at once (answered by the reading thread).
+#[mcp_runtime::tool]
+async fn shout(text: String) -> String {
+    text
+}
+
+/// Echoes `text` after yielding once (answered by the request's task, on the runtime).
+#[mcp_runtime::tool]
+async fn shout_later(text: String) -> String {
+    tokio::task::yield_now().await;
+    text
+}
+
+/// The child of the next test: `shout` and `shout_later` on stdio, on a current-thread
+/// runtime when `MCP_STUCK_CHILD` is `current_thread`, a multi-thread one otherwise.
+#[test]
+fn stuck_stdout_child() {
+    let Some(flavor) = std::env::var_os("MCP_STUCK_CHILD") else {
+        return;
+    };
+    let server = mcp_runtime::Server::builder("stuck", "1.0")
+        .tools(mcp_runtime::tools![shout, shout_later])
+        .build()
+        .unwrap();
+    let rt = match flavor.to_str() {
+        Some("current_thread") => tokio::runtime::Builder::new_current_thread(),
+        _ => tokio::runtime::Builder::new_multi_thread(),
+    }
+    .enable_all()
+    .build()
+    .unwrap();
+    rt.block_on(server.serve_stdio()).unwrap();
+    std::process::exit(0);
+}
+
+/// A client that stops reading stdout (the pipe fills, and a write of the server's waits
+/// for good) cannot keep the server from stopping: SIGTERM still ends it, after the drain
+/// at most, whichever thread is blocked in the write and on either runtime.
+#[test]
+fn a_client_that_stops_reading_cannot_keep_the_server_from_a_signal() {
+    for flavor in ["current_thread", "multi_thread"] {
+        for tool in ["shout", "shout_later"] {
+            signal_with_stdout_full(flavor, tool);
+        }
+    }
+}
+
+fn signal_with_stdout_full(flavor: &str, tool: &str) {
+    let mut child = Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "stuck_stdout_child", "--nocapture"])
+        .env("MCP_STUCK_CHILD", flavor)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    // Read nothing, but keep the pipe open: the server's writes fill it and then wait.
+    let _stdout = child.stdout.take().unwrap();
+    let mut child = ChildGuard(child);
+    let pid = child.0.id().to_string();
+    // Requests until the server stops reading them (its stdin fills too), with 20 KB
+    // answers. A thread writes them, since that write ends blocked.
+    let text = "x".repeat(20_000);
+    let name = tool.to_owned();
+    let (sent_tx, sent) = mpsc::channel::<u64>();
+    std::thread::spawn(move || {
+        for id in 1u64.. {
+            let body = request(
+                json!(id),
+                "tools/call",
+                json!({"name": name, "arguments": {"text": text}}),
+            );
+            if writeln!(stdin, "{body}").is_err() {
+                break;
+            }
+            let _ = sent_tx.send(id);
+        }
+    });
+    // Sending stalls when both pipes are full.
+    let mut last = 0;
+    while let Ok(id) = sent.recv_timeout(Duration::from_millis(500)) {
+        last = id;
+    }
+    // More than stdin's pipe holds: the server read some, so its answers filled stdout's.
+    assert!(
+        last * 20_000 > 2 * 65_536,
+        "{flavor} {tool}: only {last} requests went out"
+    );
+    let killed = Command::new("kill").args(["-TERM", &pid]).status().unwrap();
+    assert!(killed.success());
+    let status = exit_within(
+        &mut child,
+        Duration::from_secs(9),
+        &format!("SIGTERM with stdout full ({flavor}, {tool})"),
+    );
+    assert!(status.success(), "{flavor} {tool}: {status}");
+}

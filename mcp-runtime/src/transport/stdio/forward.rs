@@ -2,7 +2,8 @@
 //! how `serve_stdio` starts it (on the first queued line, or when its future is dropped).
 
 use super::dispatch::Dispatch;
-use super::{Panic, Sink, StdOut, forward_shared, wind_down};
+use super::stdout::{self, StdOut};
+use super::{Panic, Sink, wind_down};
 use std::future::Future;
 use std::io;
 use std::pin::Pin;
@@ -41,7 +42,7 @@ impl Forwarder {
             biased;
             () = &mut self.shutdown => Start::Shutdown,
             ended = &mut self.done => Start::Ended(ended.ok().flatten()),
-            written = forward_shared(&self.out) => Start::Forwarded(written),
+            written = stdout::forward(&self.out) => Start::Forwarded(written),
         }
     }
 

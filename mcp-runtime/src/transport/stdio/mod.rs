@@ -12,6 +12,7 @@ mod dispatch;
 mod forward;
 pub(crate) mod lines;
 mod sections;
+mod stdout;
 
 #[cfg(feature = "fuzzing")]
 pub(crate) use lines::fuzz_lines;
@@ -22,12 +23,13 @@ use forward::{Forwarder, Start, Unstarted};
 use lines::{BlockingLines, Line, Lines};
 pub(crate) use sections::Section;
 use std::future::Future;
-use std::io::{self, Write as _};
+use std::io;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use std::task::Poll;
 use std::time::Duration;
+use stdout::StdOut;
+use stdout::{Put, try_put};
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
 
@@ -81,11 +83,7 @@ impl Server {
         tracing::info!(server = %self.info().name, "serving MCP on stdio");
         self.inner.start_background();
         let (tx, rx) = mpsc::channel::<String>(QUEUE);
-        let out = Arc::new(Mutex::new(StdOut {
-            w: io::BufWriter::with_capacity(64 * 1024, stdout()?),
-            queue: rx,
-            failed: None,
-        }));
+        let out = Arc::new(Mutex::new(StdOut::new(rx)?));
         let dispatch = Arc::new(Dispatch::new(self, tx, Some(Arc::clone(&out))));
         let stop = Arc::new(AtomicBool::new(false));
         // The reading thread's end: `Some` carries its panic.
@@ -268,45 +266,11 @@ fn read_lines(
             Err(panic) => return Some(panic),
         };
         if let Some(answer) = answer
-            && let Err(e) = lock(out).put(&answer)
+            && let Err(e) = stdout::lock(out).put(&answer)
         {
             tracing::debug!("stdout closed: {e}");
             return None;
         }
-    }
-}
-
-/// stdout, written in place: a duplicate of the descriptor where there are descriptors
-/// (taken as it is, as stdin's). A write that would block (a non-blocking description,
-/// shared with whoever else holds that pipe) waits until the pipe has room, so the layers
-/// above see a blocking stdout.
-fn stdout() -> io::Result<Stdout> {
-    #[cfg(unix)]
-    {
-        let fd = rustix::stdio::stdout().try_clone_to_owned()?;
-        Ok(Stdout(std::fs::File::from(fd)))
-    }
-    #[cfg(not(unix))]
-    {
-        Ok(Stdout(io::stdout()))
-    }
-}
-
-struct Stdout(#[cfg(unix)] std::fs::File, #[cfg(not(unix))] io::Stdout);
-
-impl io::Write for Stdout {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        loop {
-            match self.0.write(buf) {
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => wait_for(Stdio::Out),
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                written => return written,
-            }
-        }
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        self.0.flush()
     }
 }
 
@@ -339,11 +303,13 @@ fn wait_for(which: Stdio) {
 
 /// The end of a connection: subscriptions end with their result; in-flight requests get
 /// [`EOF_DRAIN`] to finish, their queued lines written as they come; then the rest of the
-/// queue, and a flush.
+/// queue, and a flush, for at most [`FLUSH_GRACE`].
 ///
-/// A line being written is never given up half way (neither for a request that finishes
-/// nor for the deadline, which is looked at between lines): the rest of it would be lost
-/// and the next line would follow the broken one on the same line.
+/// A line being written is never given up half way for a request that finishes: the rest
+/// of it would be lost and the next line would follow the broken one on the same line. At
+/// the deadline, though, a write still waiting for the client to read is given up, and
+/// nothing more is written: a client that stopped reading must not keep the server alive
+/// (a signal to stop would wait for it forever).
 async fn wind_down(dispatch: &Dispatch, out: &mut Sink<'_>) {
     dispatch.end_input();
     let deadline = tokio::time::sleep(EOF_DRAIN);
@@ -362,15 +328,33 @@ async fn wind_down(dispatch: &Dispatch, out: &mut Sink<'_>) {
                 false => break,
             },
         };
-        if out.write(next).await.is_err() {
+        let written = tokio::select! {
+            biased;
+            written = out.write(next) => written,
+            () = &mut deadline => {
+                tracing::warn!("stdout is not being read; ending without writing the rest");
+                dispatch.cancel_all().await;
+                return;
+            }
+        };
+        if written.is_err() {
             // The reader of stdout is gone: nothing still in flight can be answered.
             dispatch.cancel_all().await;
             return;
         }
     }
     // The reader of stdout may be gone (EPIPE): that ends the session quietly.
-    let _ = out.finish().await;
+    if tokio::time::timeout(FLUSH_GRACE, out.finish())
+        .await
+        .is_err()
+    {
+        tracing::warn!("stdout is not being read; ending without writing the rest");
+    }
 }
+
+/// How long the last queued lines may take to reach the client once in-flight requests
+/// are over (or cancelled).
+const FLUSH_GRACE: Duration = Duration::from_secs(1);
 
 /// Where a connection's lines go: an async writer polled by the serving task, or stdout
 /// shared by the reading thread, the forwarder and the tasks writing their answers.
@@ -395,7 +379,7 @@ impl Sink<'_> {
                 Some(first) => Next::Line(first),
                 None => std::future::pending().await,
             },
-            Sink::Shared(out) => Next::Written(forward_shared(out).await),
+            Sink::Shared(out) => Next::Written(stdout::forward(out).await),
         }
     }
 
@@ -404,7 +388,8 @@ impl Sink<'_> {
         match (self, next) {
             (Sink::Async(out), Next::Line(first)) => out.forward(first).await,
             (_, Next::Written(written)) => written,
-            (Sink::Shared(out), Next::Line(first)) => lock(out).forward(&first),
+            // stdout's lines are written as `next` takes them.
+            (Sink::Shared(_), Next::Line(_)) => Ok(()),
         }
     }
 
@@ -417,118 +402,8 @@ impl Sink<'_> {
                 }
                 out.w.flush().await
             }
-            Sink::Shared(out) => {
-                let mut out = lock(out);
-                out.usable()?;
-                while let Ok(queued) = out.queue.try_recv() {
-                    out.line(&queued)?;
-                }
-                out.flush()
-            }
+            Sink::Shared(out) => stdout::finish(out).await,
         }
-    }
-}
-
-/// Waits for a queued line and writes it with whatever else is queued. The line is taken
-/// from the queue under the same lock the reading thread writes under, so a request's
-/// queued notifications always reach stdout before the answer that thread writes.
-async fn forward_shared(out: &Mutex<StdOut>) -> io::Result<()> {
-    std::future::poll_fn(|cx| {
-        let mut out = lock(out);
-        match out.queue.poll_recv(cx) {
-            Poll::Ready(Some(first)) => Poll::Ready(out.forward(&first)),
-            // The senders live as long as the connection's state.
-            Poll::Ready(None) | Poll::Pending => Poll::Pending,
-        }
-    })
-    .await
-}
-
-/// What became of a line [`try_put`] was given.
-pub(super) enum Put {
-    Written,
-    /// Someone else is writing (the reading thread, the forwarder or another task: the
-    /// line would wait for them anyway): the line, for the queue.
-    Busy(String),
-    /// stdout failed: the line is dropped, and every later write fails too. The
-    /// forwarder learns it from the next thing queued.
-    Failed,
-}
-
-/// Writes `line` (after what is queued) at once if no one else is writing to stdout.
-fn try_put(out: &Mutex<StdOut>, line: String) -> Put {
-    let mut out = match out.try_lock() {
-        Ok(out) => out,
-        Err(std::sync::TryLockError::Poisoned(e)) => e.into_inner(),
-        Err(std::sync::TryLockError::WouldBlock) => return Put::Busy(line),
-    };
-    match out.put(&line) {
-        Ok(()) => Put::Written,
-        Err(e) => {
-            tracing::debug!("stdout closed: {e}");
-            Put::Failed
-        }
-    }
-}
-
-fn lock(out: &Mutex<StdOut>) -> std::sync::MutexGuard<'_, StdOut> {
-    out.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-/// stdout, written in place (a write to a pipe returns at once unless the client stops
-/// reading, and then the one peer a stdio server has is not listening anyway), and the
-/// queue of what spawned requests write.
-struct StdOut {
-    w: io::BufWriter<Stdout>,
-    queue: mpsc::Receiver<String>,
-    /// The error stdout failed with: every later write fails with it, so nothing left in
-    /// the buffer is written after it (a line would come out twice).
-    failed: Option<io::ErrorKind>,
-}
-
-impl StdOut {
-    /// Writes what is queued, then `line`, and flushes. `Err`: stdout is closed.
-    fn put(&mut self, line: &str) -> io::Result<()> {
-        self.usable()?;
-        while let Ok(queued) = self.queue.try_recv() {
-            self.line(&queued)?;
-        }
-        self.line(line)?;
-        self.flush()
-    }
-
-    /// Writes `first` (taken from the queue) and whatever else is queued, and flushes.
-    fn forward(&mut self, first: &str) -> io::Result<()> {
-        self.usable()?;
-        self.line(first)?;
-        while let Ok(queued) = self.queue.try_recv() {
-            self.line(&queued)?;
-        }
-        self.flush()
-    }
-
-    /// `Err` once stdout failed.
-    fn usable(&self) -> io::Result<()> {
-        match self.failed {
-            Some(kind) => Err(kind.into()),
-            None => Ok(()),
-        }
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        let flushed = self.w.flush();
-        if let Err(e) = &flushed {
-            self.failed = Some(e.kind());
-        }
-        flushed
-    }
-
-    fn line(&mut self, line: &str) -> io::Result<()> {
-        let written = (self.w.write_all(line.as_bytes())).and_then(|()| self.w.write_all(b"\n"));
-        if let Err(e) = &written {
-            self.failed = Some(e.kind());
-        }
-        written
     }
 }
 
