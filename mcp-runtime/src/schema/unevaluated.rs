@@ -38,8 +38,11 @@ impl<'i> Walk<'_, '_> {
                 if seen.all {
                     return true;
                 }
+                // Sorted, so that each member is looked up in log time (a key matched by
+                // several subschemas is in it once for each).
+                seen.keys.sort_unstable();
                 for (key, value) in map {
-                    if seen.keys.contains(&key.as_str()) {
+                    if seen.keys.binary_search(&key.as_str()).is_ok() {
                         continue;
                     }
                     path.push(Seg::Key(key));
@@ -101,6 +104,11 @@ impl<'i> Walk<'_, '_> {
     fn evaluated(&self, id: Id, v: &'i Value, seen: &mut Evaluated<'i>, depth: usize, top: bool) {
         if seen.all || depth > MAX_DEPTH {
             return;
+        }
+        // A step of the walk's budget, as a check is.
+        match self.steps.get() {
+            0 | 1 => return self.steps.set(0),
+            left => self.steps.set(left - 1),
         }
         let n = &self.program.nodes[id as usize];
         match v {

@@ -13,6 +13,7 @@ use super::values::{
     compare, equal, first_repeat, multiple_of, show, show_list, show_str, type_matches, type_names,
 };
 use serde_json::{Map, Value};
+use std::cell::Cell;
 
 /// One assertion of a walk: when `$cond` is false, `$ok` becomes false and `$msg` is
 /// recorded, and the enclosing function returns `false` unless more failures are wanted.
@@ -34,25 +35,63 @@ pub(super) const MAX_FAILURES: usize = 8;
 /// instance would otherwise never end).
 pub(super) const MAX_DEPTH: usize = 256;
 
+/// Subschema checks a walk may make: a fixed allowance, and this many per value of the
+/// instance. Branches (`anyOf`, `oneOf`, `if`) are checked in full, each, so a recursive
+/// union over nested input would take time exponential in the nesting; with this budget a
+/// walk takes time linear in the instance's size at most, and one that runs out fails.
+const STEPS_PER_VALUE: u64 = 32;
+const STEPS_BASE: u64 = 100_000;
+
+/// Why an instance that ran out of steps is refused.
+pub(super) fn out_of_steps() -> String {
+    "the value takes too long to check against the schema (its nesting makes the \
+     schema's alternatives multiply)"
+        .to_owned()
+}
+
+/// The steps a walk over `instance` may take.
+fn budget(instance: &Value) -> u64 {
+    fn values(v: &Value) -> u64 {
+        1 + match v {
+            Value::Array(items) => items.iter().map(values).sum(),
+            Value::Object(map) => map.values().map(values).sum(),
+            _ => 0,
+        }
+    }
+    // One more than the checks allowed: a walk that ran out leaves 0.
+    STEPS_BASE
+        .saturating_add(values(instance).saturating_mul(STEPS_PER_VALUE))
+        .saturating_add(1)
+}
+
 impl Program {
     /// Whether `instance` is valid.
     pub(crate) fn is_valid(&self, instance: &Value) -> bool {
-        Walk {
+        let steps = Cell::new(budget(instance));
+        let ok = Walk {
             program: self,
             failures: None,
+            steps: &steps,
         }
-        .check(0, instance, &mut Vec::new(), 0)
+        .check(0, instance, &mut Vec::new(), 0);
+        // Out of steps, a branch may have passed for failing (`not`, `oneOf`).
+        ok && steps.get() > 0
     }
 
     /// Why `instance` is not valid: up to [`MAX_FAILURES`] messages, each after the path
     /// of the value it is about (`a.b.0`; empty for the instance itself).
     pub(crate) fn failures(&self, instance: &Value) -> Vec<(String, String)> {
         let mut failures = Vec::new();
+        let steps = Cell::new(budget(instance));
         Walk {
             program: self,
             failures: Some(&mut failures),
+            steps: &steps,
         }
         .check(0, instance, &mut Vec::new(), 0);
+        if steps.get() == 0 {
+            return vec![(String::new(), out_of_steps())];
+        }
         failures
     }
 }
@@ -66,6 +105,9 @@ pub(super) struct Walk<'p, 'f> {
     pub(super) program: &'p Program,
     /// `None`: stop at the first failure.
     pub(super) failures: Option<&'f mut Vec<(String, String)>>,
+    /// One more than the checks left (see [`STEPS_PER_VALUE`]); 0 once a check found none.
+    /// Shared with the walks it asks.
+    pub(super) steps: &'p Cell<u64>,
 }
 
 impl<'i> Walk<'_, '_> {
@@ -99,6 +141,7 @@ impl<'i> Walk<'_, '_> {
         Walk {
             program: self.program,
             failures: None,
+            steps: self.steps,
         }
         .check(id, v, path, depth)
     }
@@ -114,6 +157,15 @@ impl<'i> Walk<'_, '_> {
         let program = self.program;
         let n = &program.nodes[id as usize];
         let mut ok = true;
+        // The count is one more than the checks left, and 0 once a check found none.
+        match self.steps.get() {
+            0 | 1 => {
+                // Out of steps: every check fails, and the walk unwinds at once.
+                self.steps.set(0);
+                return false;
+            }
+            left => self.steps.set(left - 1),
+        }
         if n.never {
             assert_or!(self, ok, path, false, "no value is allowed here".to_owned());
             return ok;

@@ -60,8 +60,11 @@ pub(super) fn multiple_of(x: &Number, m: &Number) -> bool {
         return m != 0 && x % m == 0;
     }
     let (x, m) = (x.as_f64().unwrap_or(0.0), m.as_f64().unwrap_or(1.0));
+    // A few units in the last place of the quotient, for the rounding of decimal
+    // fractions (0.3 / 0.1 = 2.9999999999999996), and no more: a tolerance that grew
+    // faster would pass 12345678.123 as a multiple of 0.01.
     let q = x / m;
-    q.is_finite() && (q - q.round()).abs() <= 1e-9 * q.abs().max(1.0)
+    q.is_finite() && (q - q.round()).abs() <= 4.0 * f64::EPSILON * q.abs().max(1.0)
 }
 
 /// JSON equality: numbers by value (`1` equals `1.0`), objects regardless of order.

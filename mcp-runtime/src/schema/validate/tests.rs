@@ -317,3 +317,118 @@ fn a_hand_written_integer_format_is_a_range_and_other_formats_annotations() {
         assert!(v.validate(&json!("x")).is_ok(), "{annotation}");
     }
 }
+
+/// A recursive, internally tagged enum (schemars: `oneOf` of objects whose `op` is a
+/// constant): every branch is checked in full, so a naive walk over nested input takes
+/// time exponential in the nesting. The step budget cuts it off: the deep value is
+/// refused at once, with a message saying why, and a shallow one is still checked.
+#[allow(dead_code)]
+#[derive(JsonSchema)]
+#[serde(tag = "op")]
+enum Filter {
+    And { filters: Vec<Filter> },
+    Or { filters: Vec<Filter> },
+    Eq { field: String, value: String },
+}
+
+fn nested_filter(depth: usize) -> Value {
+    let mut f = json!({"op": "Eq", "field": "a", "value": "b"});
+    for _ in 0..depth {
+        f = json!({"op": "And", "filters": [f]});
+    }
+    f
+}
+
+#[test]
+fn nested_alternatives_take_time_linear_in_the_value_not_exponential() {
+    let schema = root_schema_for::<Filter>();
+    let v = ArgumentValidator::compile(&schema).unwrap();
+    assert!(v.validate(&nested_filter(3)).is_ok());
+    let mut bad = nested_filter(3);
+    bad["filters"][0]["op"] = json!("Xor");
+    assert!(v.validate(&bad).is_err());
+    let started = std::time::Instant::now();
+    let e = v.validate(&nested_filter(40)).unwrap_err();
+    assert!(e.contains("too long to check"), "{e}");
+    // 2^40 branch checks without the budget; a few hundred thousand with it.
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(20),
+        "{:?}",
+        started.elapsed()
+    );
+}
+
+/// The same through `unevaluatedProperties`, whose annotations walk every branch again.
+#[test]
+fn a_closed_recursive_union_is_bounded_too() {
+    let schema = json!({
+        "$defs": {"n": {
+            "type": "object",
+            "anyOf": [
+                {"properties": {"kind": {"const": "leaf"}}},
+                {"properties": {"kind": {"const": "branch"}, "child": {"$ref": "#/$defs/n"}}}
+            ],
+            "unevaluatedProperties": false
+        }},
+        "$ref": "#/$defs/n"
+    });
+    let v = ArgumentValidator::compile(&schema).unwrap();
+    let chain = |depth: usize| {
+        let mut n = json!({"kind": "leaf"});
+        for _ in 0..depth {
+            n = json!({"kind": "branch", "child": n});
+        }
+        n
+    };
+    assert!(v.validate(&chain(3)).is_ok());
+    let mut extra = chain(3);
+    extra["child"]["child"]["other"] = json!(1);
+    assert!(v.validate(&extra).is_err());
+    let e = v.validate(&chain(40)).unwrap_err();
+    assert!(e.contains("too long to check"), "{e}");
+}
+
+/// `multipleOf` with a fraction: rounding of decimal fractions passes, a value that is
+/// no multiple fails however large its quotient.
+#[test]
+fn multiple_of_a_fraction_is_exact_to_the_last_places() {
+    let cents = ArgumentValidator::compile(&json!({"multipleOf": 0.01})).unwrap();
+    for ok in [json!(19.99), json!(4.35), json!(0.3), json!(12345678.12)] {
+        assert!(cents.validate(&ok).is_ok(), "{ok}");
+    }
+    for bad in [json!(0.001), json!(12345678.123), json!(1234567890.125)] {
+        assert!(cents.validate(&bad).is_err(), "{bad}");
+    }
+    let tenth = ArgumentValidator::compile(&json!({"multipleOf": 0.1})).unwrap();
+    assert!(tenth.validate(&json!(0.3)).is_ok());
+    assert!(tenth.validate(&json!(1.1)).is_ok());
+    let one = ArgumentValidator::compile(&json!({"multipleOf": 1})).unwrap();
+    assert!(one.validate(&json!(2000000000.5)).is_err());
+    assert!(one.validate(&json!(2000000000.0)).is_ok());
+}
+
+/// `unevaluatedProperties` over many keys matched by a pattern: each key is looked up in
+/// the evaluated ones in log time (it was a linear scan: quadratic in the keys).
+#[test]
+fn unevaluated_properties_over_many_keys_is_not_quadratic() {
+    let schema = json!({
+        "type": "object",
+        "patternProperties": {"^x-": {"type": "string"}},
+        "unevaluatedProperties": false
+    });
+    let v = ArgumentValidator::compile(&schema).unwrap();
+    let mut map = serde_json::Map::new();
+    for i in 0..100_000 {
+        map.insert(format!("x-{i}"), json!(""));
+    }
+    let started = std::time::Instant::now();
+    assert!(v.validate(&Value::Object(map.clone())).is_ok());
+    map.insert("y".into(), json!(""));
+    let e = v.validate(&Value::Object(map)).unwrap_err();
+    assert!(e.contains("\"y\""), "{e}");
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(20),
+        "{:?}",
+        started.elapsed()
+    );
+}
