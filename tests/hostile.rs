@@ -72,6 +72,20 @@ async fn samples_with_tools(input: Input) -> Result<String, Error> {
     Ok(r.to_string())
 }
 
+/// The same question through `Input::ask`, as a request of its own (what a proxy passes
+/// on from another server).
+#[tool]
+async fn asks_sampling_with_tools(input: Input) -> Result<String, Error> {
+    let params = json!({"messages": [], "maxTokens": 10, "tools": [{"name": "t", "inputSchema": {"type": "object"}}]});
+    let r = input
+        .ask(
+            "s",
+            json!({"method": "sampling/createMessage", "params": params}),
+        )
+        .await?;
+    Ok(r.to_string())
+}
+
 /// Routes by region; `region` is mirrored in `Mcp-Param-Region`.
 #[tool]
 async fn routed(#[arg(header = "Region")] region: String) -> String {
@@ -98,6 +112,7 @@ fn server(limits: Limits, root: std::path::PathBuf) -> (Server, Arc<Notify>, Arc
             leaves_a_task,
             asks_form,
             samples_with_tools,
+            asks_sampling_with_tools,
             routed
         ])
         .resources(resources![file])
@@ -959,14 +974,18 @@ fn capabilities_are_checked_to_the_sub_capability() {
         e["error"]["data"]["requiredCapabilities"],
         json!({"elicitation": {"form": {}}})
     );
-    // Sampling with tools needs `sampling.tools`.
-    let mut b = call(2, "samples_with_tools", json!({}));
-    b["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"] = json!({"sampling": {}});
-    let e = post(addr, &b).json();
-    assert_eq!(
-        e["error"]["data"]["requiredCapabilities"],
-        json!({"sampling": {"tools": {}}})
-    );
+    // Sampling with tools needs `sampling.tools`, asked either way.
+    for tool in ["samples_with_tools", "asks_sampling_with_tools"] {
+        let mut b = call(2, tool, json!({}));
+        b["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"] =
+            json!({"sampling": {}});
+        let e = post(addr, &b).json();
+        assert_eq!(
+            e["error"]["data"]["requiredCapabilities"],
+            json!({"sampling": {"tools": {}}}),
+            "{tool}: {e}"
+        );
+    }
     // A mirrored argument of the wrong JSON type is a schema failure (isError), not -32020.
     let b = call(3, "routed", json!({"region": 7}));
     let r = post_with(addr, &b, &[], &[("Mcp-Param-Region", "7")]);

@@ -512,8 +512,16 @@ impl Input {
     /// 2026-07-28). `params` are the request's params (`messages`, `maxTokens`, ...);
     /// returns the client's `CreateMessageResult`.
     pub async fn sample(&self, key: &str, params: Value) -> Result<Value, Error> {
+        self.require_sampling(&params)?;
+        let request = json!({ "method": "sampling/createMessage", "params": params });
+        self.answer_or_end_round(key, request, check_sampled, |r, _| r.clone())
+            .await
+    }
+
+    /// The capabilities a `sampling/createMessage` with `params` needs: `sampling`, and for
+    /// tool use and context inclusion, their own.
+    fn require_sampling(&self, params: &Value) -> Result<(), Error> {
         self.require("sampling")?;
-        // Tool use and context inclusion need their own sub-capabilities.
         if params.get("tools").is_some() || params.get("toolChoice").is_some() {
             self.require("sampling.tools")?;
         }
@@ -524,9 +532,7 @@ impl Input {
         {
             self.require("sampling.context")?;
         }
-        let request = json!({ "method": "sampling/createMessage", "params": params });
-        self.answer_or_end_round(key, request, check_sampled, |r, _| r.clone())
-            .await
+        Ok(())
     }
 
     /// Asks the client for its roots (`roots/list`, deprecated in 2026-07-28).
@@ -569,7 +575,7 @@ impl Input {
                 }
                 self.require(&format!("elicitation.{mode}"))?;
             }
-            Some("sampling/createMessage") => self.require("sampling")?,
+            Some("sampling/createMessage") => self.require_sampling(&request["params"])?,
             Some("roots/list") => self.require("roots")?,
             other => {
                 return Err(Error::new(format!(
