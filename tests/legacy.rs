@@ -1031,6 +1031,29 @@ fn sessions_are_capped_and_expire() {
     assert_eq!(r.status, 200);
 }
 
+/// A session in use does not go idle: its idle time counts from when its GET stream
+/// ended, and a request being served keeps it (a stream held past the timeout, or a call
+/// longer than it, left the session forgotten, and the call cancelled).
+#[test]
+fn a_session_goes_idle_from_the_end_of_its_use() {
+    let legacy = Legacy::default().idle_timeout(Duration::from_secs(1));
+    let addr = serve_in_background(server(legacy, Arc::default()).http());
+    let (a, _) = Client::open(addr, "2025-11-25");
+    let ping = json!({"jsonrpc": "2.0", "id": 1, "method": "ping"});
+    let stream = open_stream(addr, &a);
+    std::thread::sleep(Duration::from_millis(1500));
+    drop(stream);
+    std::thread::sleep(Duration::from_millis(100));
+    assert_eq!(a.post(&ping).status, 200, "after a GET stream held 1.5 s");
+    // A call of a minute, in flight 1.5 s: the session is in use.
+    let doze = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "doze", "arguments": {}}});
+    let mut dozing = a.stream(&doze);
+    let waiting = std::thread::spawn(move || while dozing.pump() {});
+    std::thread::sleep(Duration::from_millis(1500));
+    assert_eq!(a.post(&ping).status, 200, "with a call in flight 1.5 s");
+    assert!(!waiting.is_finished(), "the call was cut off");
+}
+
 #[test]
 fn a_modern_only_server_names_its_versions_to_initialize() {
     let s = server(Legacy::off(), Arc::default());

@@ -383,6 +383,9 @@ impl Tracked {
         match in_flight.get(&self.id) {
             Some((serial, _)) if *serial == self.serial => {
                 in_flight.remove(&self.id);
+                drop(in_flight);
+                // The session was in use until now: it goes idle from here.
+                self.session.touch();
                 true
             }
             _ => false,

@@ -43,9 +43,10 @@ impl Sessions {
         self.map.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Whether a session has gone idle (one with an open GET stream never does).
+    /// Whether a session has gone idle: one with a GET stream open or a request being
+    /// served never does, and its idle time counts from when the last of those ended.
     fn expired(&self, s: &Session) -> bool {
-        !s.has_outbound() && s.idle() > self.idle
+        !s.has_outbound() && !s.is_serving() && s.idle() > self.idle
     }
 
     /// The live session `id`; an expired one is closed and forgotten.
@@ -106,6 +107,16 @@ impl Sessions {
         for (_, s) in self.lock().drain() {
             s.close();
         }
+    }
+}
+
+/// Notes the session's activity when dropped: a GET stream keeps its session in use, so
+/// it goes idle from when the stream ends.
+pub(super) struct Touch(Arc<Session>);
+
+impl Drop for Touch {
+    fn drop(&mut self) {
+        self.0.touch();
     }
 }
 
@@ -387,6 +398,7 @@ impl HttpServer {
                 rx,
                 self.config.keep_alive,
                 caller.and_then(crate::auth::Principal::stream_deadline),
+                Touch(session),
             ),
             id,
         ))

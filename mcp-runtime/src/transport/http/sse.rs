@@ -52,13 +52,14 @@ pub(super) fn listen_response(listen: Listen, keep_alive: Duration) -> Response 
 
 /// A legacy session's GET stream: the messages not tied to a request, with comment lines
 /// as keep-alive; it ends when the session does, or when the token it was opened with
-/// expires (`expires`).
+/// expires (`expires`). `on_end` goes with it (the session's idle time starts then).
 pub(super) fn session_stream(
     rx: mpsc::Receiver<String>,
     keep_alive: Duration,
     expires: Option<tokio::time::Instant>,
+    on_end: super::legacy::Touch,
 ) -> Response {
-    let stream = futures_util::stream::unfold(rx, move |mut rx| async move {
+    let stream = futures_util::stream::unfold((rx, on_end), move |(mut rx, on_end)| async move {
         let expired = async {
             match expires {
                 Some(at) => tokio::time::sleep_until(at).await,
@@ -70,9 +71,9 @@ pub(super) fn session_stream(
             // with a token that is still valid).
             () = expired => None,
             next = tokio::time::timeout(keep_alive, rx.recv()) => match next {
-                Ok(Some(msg)) => Some((sse_frame(&msg), rx)),
+                Ok(Some(msg)) => Some((sse_frame(&msg), (rx, on_end))),
                 Ok(None) => None,
-                Err(_) => Some((Ok(Bytes::from_static(b":\n\n")), rx)),
+                Err(_) => Some((Ok(Bytes::from_static(b":\n\n")), (rx, on_end))),
             },
         }
     });
