@@ -180,6 +180,16 @@ pub fn downgrade(shape: Shape, version: LegacyVersion, v: &mut Value) {
         Shape::Elicit => {
             if version < V2025_11_25 {
                 o.remove("mode");
+                if let Some(fields) = o
+                    .get_mut("requestedSchema")
+                    .and_then(|s| s.get_mut("properties"))
+                    .and_then(Value::as_object_mut)
+                {
+                    fields
+                        .values_mut()
+                        .filter_map(Value::as_object_mut)
+                        .for_each(field_before_2025_11_25);
+                }
             } else if o.get("mode").and_then(Value::as_str) == Some("url")
                 && !o.contains_key("elicitationId")
             {
@@ -188,6 +198,30 @@ pub fn downgrade(shape: Shape, version: LegacyVersion, v: &mut Value) {
             }
         }
     }
+}
+
+/// A field of an elicitation form as 2025-06-18 has them: titled choices (a `oneOf` of
+/// `const`s with `title`s, from 2025-11-25) become `enum` with `enumNames`, and only a
+/// boolean keeps its `default` (the others got one in 2025-11-25).
+fn field_before_2025_11_25(field: &mut Map<String, Value>) {
+    if field.get("type").and_then(Value::as_str) != Some("boolean") {
+        field.remove("default");
+    }
+    let Some(Value::Array(choices)) = field.get("oneOf") else {
+        return;
+    };
+    let mut values = Vec::with_capacity(choices.len());
+    let mut names = Vec::with_capacity(choices.len());
+    for choice in choices {
+        let Some(value) = choice.get("const").filter(|c| c.is_string()) else {
+            return;
+        };
+        values.push(value.clone());
+        names.push(choice.get("title").unwrap_or(value).clone());
+    }
+    field.remove("oneOf");
+    field.insert("enum".into(), Value::Array(values));
+    field.insert("enumNames".into(), Value::Array(names));
 }
 
 /// A fresh `elicitationId`: 128 random bits in hex, unique to the request that carries it.
@@ -550,6 +584,38 @@ mod tests {
         let mut old = form.clone();
         downgrade(Shape::Elicit, LegacyVersion::V2025_06_18, &mut old);
         assert!(old.get("mode").is_none());
+    }
+
+    #[test]
+    fn titled_choices_are_enum_names_before_2025_11_25() {
+        let form = json!({"mode": "form", "message": "m", "requestedSchema": {
+            "type": "object",
+            "properties": {
+                "plan": {"type": "string", "title": "Plan", "default": "free", "oneOf": [
+                    {"const": "free", "title": "Free tier"},
+                    {"const": "pro"}
+                ]},
+                "seats": {"type": "integer", "default": 3},
+                "tos": {"type": "boolean", "default": false},
+                "size": {"type": "string", "enum": ["s", "m"]}
+            },
+            "required": ["plan"]
+        }});
+        let mut old = form.clone();
+        downgrade(Shape::Elicit, LegacyVersion::V2025_06_18, &mut old);
+        let p = &old["requestedSchema"]["properties"];
+        assert_eq!(
+            p["plan"],
+            json!({"type": "string", "title": "Plan", "enum": ["free", "pro"], "enumNames": ["Free tier", "pro"]})
+        );
+        assert_eq!(p["seats"], json!({"type": "integer"}));
+        assert_eq!(p["tos"], json!({"type": "boolean", "default": false}));
+        assert_eq!(p["size"], form["requestedSchema"]["properties"]["size"]);
+        assert_eq!(old["requestedSchema"]["required"], json!(["plan"]));
+        // 2025-11-25 has them as they are.
+        let mut new = form.clone();
+        downgrade(Shape::Elicit, LegacyVersion::V2025_11_25, &mut new);
+        assert_eq!(new["requestedSchema"], form["requestedSchema"]);
     }
 
     #[test]
