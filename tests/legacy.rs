@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 #[derive(serde::Deserialize, schemars::JsonSchema, Form)]
 struct Name {
@@ -433,6 +433,57 @@ fn an_elicitation_is_a_request_to_the_client_answered_by_a_post() {
     assert_eq!(done["id"], 7);
     assert_eq!(done["result"]["content"][0]["text"], "Hello, Ada!");
     assert!(done["result"].get("resultType").is_none());
+}
+
+/// At the cap on requests in flight, the client's answer to a question a handler waits on
+/// is still let in (it frees the cap; refused, the handler held its slot until its
+/// timeout), and so is a cancellation; a new request is not.
+#[test]
+fn an_answer_is_let_in_at_the_cap_on_requests_in_flight() {
+    let server = Server::builder("capped", "1.0")
+        .tools(tools![greet, doze])
+        .limits(mcp_runtime::config::Limits::default().max_in_flight(1))
+        .request_state(mcp_runtime::config::RequestState::single_instance())
+        .build()
+        .unwrap();
+    let addr = serve_in_background(server.http());
+    let (c, _) = Client::open(addr, "2025-11-25");
+    let call = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "greet", "arguments": {}}});
+    let mut sse = c.stream(&call);
+    let ask = sse
+        .next(Duration::from_secs(5))
+        .expect("a request to the client");
+    assert_eq!(ask["method"], "elicitation/create");
+    // The cap is taken by the call: a second request is refused.
+    let ping = json!({"jsonrpc": "2.0", "id": 8, "method": "ping"});
+    assert_eq!(c.post(&ping).status, 503);
+    let answer = json!({"jsonrpc": "2.0", "id": ask["id"], "result": {"action": "accept", "content": {"name": "Ada"}}});
+    assert_eq!(c.post(&answer).status, 202);
+    let done = sse.next(Duration::from_secs(5)).expect("the result");
+    assert_eq!(done["result"]["content"][0]["text"], "Hello, Ada!");
+    // A call that holds the cap, cancelled at the cap.
+    let doze = json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": {"name": "doze", "arguments": {}}});
+    let mut dozing = c.stream(&doze);
+    let start = Instant::now();
+    while c.post(&ping).status != 503 {
+        assert!(
+            start.elapsed() < Duration::from_secs(5),
+            "doze never held the cap"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let cancel =
+        json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 9}});
+    assert_eq!(c.post(&cancel).status, 202);
+    while dozing.pump() {}
+    let start = Instant::now();
+    while c.post(&ping).status != 200 {
+        assert!(
+            start.elapsed() < Duration::from_secs(5),
+            "the cancelled call kept the cap"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
 }
 
 /// An answer that is not valid is asked again with the reason, but not forever: a client

@@ -446,6 +446,7 @@ impl ServerBuilder {
                 live: Arc::new(std::sync::atomic::AtomicUsize::new(0)),
                 in_flight: Arc::new(std::sync::atomic::AtomicUsize::new(0)),
                 request_bytes: Arc::new(std::sync::atomic::AtomicUsize::new(0)),
+                reserve: Arc::new(std::sync::atomic::AtomicUsize::new(0)),
                 shutdown: tokio_util::sync::CancellationToken::new(),
                 stop_tasks: tokio_util::sync::CancellationToken::new(),
                 changes: std::sync::Mutex::default(),

@@ -91,8 +91,10 @@ impl Limits {
     }
     /// The most requests in flight at once (default [`DEFAULT_MAX_IN_FLIGHT`]); past it,
     /// a request is refused as busy before its body is read (HTTP 503 with `Retry-After`;
-    /// on stdio a `-32603` naming the limit). Listen streams are counted apart. Zero is
-    /// refused by `build`.
+    /// on stdio a `-32603` naming the limit). Listen streams are counted apart. A POST of a
+    /// legacy session is let in past it (64 at a time) when it turns out to be an answer
+    /// to a question of the server's or a notification (a cancellation): what a handler
+    /// holding its slot waits for. Zero is refused by `build`.
     pub fn max_in_flight(mut self, n: usize) -> Self {
         self.max_in_flight = n;
         self

@@ -107,6 +107,9 @@ pub(crate) struct ServerInner {
     pub(crate) in_flight: Arc<AtomicUsize>,
     /// The bytes of the requests in flight (`Limits::max_request_bytes_in_flight`).
     pub(crate) request_bytes: Arc<AtomicUsize>,
+    /// Messages of legacy sessions let in past the cap on requests in flight
+    /// ([`ServerInner::admit_or_reserve`]).
+    pub(crate) reserve: Arc<AtomicUsize>,
     /// Cancelled when the server shuts down: listen streams end gracefully.
     pub(crate) shutdown: CancellationToken,
     /// Cancelled when the tasks still running on this instance are to stop (at the end of
@@ -131,6 +134,10 @@ pub(crate) struct ServerInner {
     pub(crate) task_engine: std::sync::OnceLock<&'static tasks::Engine>,
     pub(crate) this: Weak<ServerInner>,
 }
+
+/// Messages of legacy sessions let in past the cap on requests in flight at once.
+#[cfg(feature = "http")]
+const SESSION_MESSAGE_RESERVE: usize = 64;
 
 impl Drop for ServerInner {
     fn drop(&mut self) {
@@ -171,6 +178,26 @@ impl ServerInner {
             metrics::refused_busy();
         }
         slot
+    }
+
+    /// [`ServerInner::admit`], or for a POST in a legacy session (`in_session`), at the cap,
+    /// a slot of a small reserve (`true` with it). Such a POST may carry the client's answer
+    /// to a question a handler in flight waits on, or a cancellation: what frees the cap.
+    /// Refused with the others, the handler would hold its slot until its timeout, and
+    /// every slot could be held so. The caller refuses a request let in from the reserve.
+    #[cfg(feature = "http")]
+    pub(crate) fn admit_or_reserve(&self, in_session: bool) -> Option<(slot::Slot, bool)> {
+        if let Some(slot) = slot::Slot::acquire(&self.in_flight, self.limits.max_in_flight) {
+            return Some((slot, false));
+        }
+        if in_session
+            && let Some(slot) = slot::Slot::acquire(&self.reserve, SESSION_MESSAGE_RESERVE)
+        {
+            return Some((slot, true));
+        }
+        #[cfg(feature = "metrics")]
+        metrics::refused_busy();
+        None
     }
 
     /// Makes `slot` (a request's, from [`ServerInner::admit`]) hold `n` more bytes of

@@ -2,7 +2,7 @@
 //! the body (size and read deadline), then the core; and the reply as HTTP (the status of
 //! its error class, JSON or SSE, the challenges).
 
-use super::headers::{Single, VERSION_HEADER};
+use super::headers::{SESSION_HEADER, Single, VERSION_HEADER};
 use super::legacy::LegacyPost;
 use super::{HeaderGuard, HttpServer, auth, conn, headers, origin, sse};
 use crate::protocol::{RpcError, json::parse_strict};
@@ -300,7 +300,8 @@ async fn serve_post(
         );
         resp
     };
-    let Some(mut slot) = s.server.inner.admit() else {
+    let in_session = s.server.inner.legacy.enabled && parts.headers.contains_key(&SESSION_HEADER);
+    let Some((mut slot, reserved)) = s.server.inner.admit_or_reserve(in_session) else {
         tracing::warn!("too many requests in flight");
         return busy(Rejection::busy().error);
     };
@@ -367,6 +368,11 @@ async fn serve_post(
             return answer(Reply::unparsable(&bytes, e), (accepts_json, accepts_sse));
         }
     };
+    // Let in past the cap for an answer or a notification only.
+    if reserved && !(msg.get("method").is_none() || msg.get("id").is_none()) {
+        tracing::warn!("too many requests in flight");
+        return refuse(StatusCode::SERVICE_UNAVAILABLE, Rejection::busy().error);
+    }
     // Read once: the legacy classifier and the modern header checks both need it.
     let version = Single::read(&parts.headers, &VERSION_HEADER);
     let msg = match s.legacy_post(msg, &parts.headers, version, caller.as_ref()) {
