@@ -365,7 +365,7 @@ impl HttpServer {
     }
 
     /// GET: the session's stream for messages not tied to a request (list changes,
-    /// resource updates). One per session at a time.
+    /// resource updates). One per session at a time: a new one replaces the one open.
     pub(super) fn legacy_get(
         &self,
         headers: &HeaderMap,
@@ -384,11 +384,11 @@ impl HttpServer {
                 RpcError::invalid_request("Accept must allow text/event-stream"),
             ));
         }
+        // A GET while one is open takes its place (the old one ends): the client may have
+        // lost the first without the server knowing (a half-open connection), and a GET
+        // MUST get a stream or 405.
         if session.has_outbound() {
-            return Some(super::handle::refuse(
-                StatusCode::CONFLICT,
-                RpcError::invalid_request("this session has a GET stream open already"),
-            ));
+            tracing::debug!(session = %id, "a new GET stream replaces the open one");
         }
         session.touch();
         let (tx, rx) = mpsc::channel(256);
