@@ -790,9 +790,27 @@ fn batches_are_2025_03_26_only() {
     assert_eq!(answers.len(), 2);
     assert_eq!(answers[0], json!({"jsonrpc": "2.0", "id": 1, "result": {}}));
     assert_eq!(answers[1]["result"]["content"][0]["text"], r#"{"sum":2}"#);
+    // Refused with 400, as the modern path refuses the same input; an empty batch too.
     let (new, _) = Client::open(addr, "2025-11-25");
-    let refused = new.post(&batch).json();
-    assert_eq!(refused["error"]["code"], -32600, "{refused}");
+    let refused = new.post(&batch);
+    assert_eq!(refused.status, 400, "{}", refused.text());
+    assert_eq!(
+        refused.json()["error"]["code"],
+        -32600,
+        "{}",
+        refused.text()
+    );
+    let empty = old.post(&json!([]));
+    assert_eq!(empty.status, 400, "{}", empty.text());
+    // A batch whose one request is cancelled in the same batch: no answer, but a POST
+    // that carried a request is answered with a stream (that ends), not a bare 202.
+    let doze = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "doze", "arguments": {}}});
+    let cancel =
+        json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 3}});
+    let r = old.post(&json!([doze, cancel]));
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(r.header("content-type"), Some("text/event-stream"));
+    assert!(r.sse_events().is_empty(), "{}", r.text());
 }
 
 /// A legacy handler outlives its closed connection (that is no cancellation in these

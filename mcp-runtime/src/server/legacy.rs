@@ -163,7 +163,8 @@ impl Server {
     /// answers as one array line (`Ok(None)` when the batch held only notifications and
     /// responses). A batch in a later revision is refused. A call the caller's scopes do
     /// not cover refuses the whole batch, before any of its calls runs: `Err` with that
-    /// refusal, which HTTP answers `403` with the challenge to widen the token, as for a
+    /// refusal (as for a batch that is not allowed: empty, or not 2025-03-26, which HTTP
+    /// answers 400), which HTTP answers `403` with the challenge to widen the token, as for a
     /// call alone. Session messages before it (a subscription the caller may make, the log
     /// level, cancellations, answers) have taken effect, as each would alone.
     pub(crate) async fn run_batch(
@@ -179,7 +180,7 @@ impl Server {
             } else {
                 "batches are not part of this protocol revision"
             };
-            return Ok(Some(Reply::rejection(None, Rejection::malformed(why)).body));
+            return Err(Reply::rejection(None, Rejection::malformed(why)));
         }
         let mut jobs = Vec::new();
         let mut replies = Vec::new();

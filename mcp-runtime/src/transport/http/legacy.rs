@@ -295,6 +295,9 @@ impl HttpServer {
             // Each call of the batch takes a unit of its own; the batch's bytes stay held
             // while it runs (its JSON is in memory until then).
             let bytes = slot.bytes_only();
+            let requests = batch
+                .iter()
+                .any(|m| m.get("method").is_some() && m.get("id").is_some());
             let answer = self
                 .server
                 .run_batch(batch, session, Streams::None, caller)
@@ -302,6 +305,12 @@ impl HttpServer {
             drop(bytes);
             return match answer {
                 Ok(Some(body)) => super::handle::json_body(StatusCode::OK, body),
+                // Its requests were all cancelled: answered as a single one is then, with
+                // a stream that ends unanswered (a POST carrying a request never gets a
+                // bare 202 when the client takes a stream).
+                Ok(None) if requests => {
+                    super::handle::answer(Reply::withheld(), (accepts_json, accepts_sse))
+                }
                 Ok(None) => StatusCode::ACCEPTED.into_response(),
                 Err(refused) => json_reply(refused),
             };
