@@ -3,7 +3,7 @@
 //! input it does not have, and seal what the next round needs.
 
 use super::input::{Input, InputState, Mode};
-use super::state::{KeyRing, OpenError, Sealed, digest, now};
+use super::state::{KeyRing, MAX_STATE_LEN, OpenError, SealError, Sealed, digest, now};
 use crate::protocol::{ClientCapabilities, RpcError};
 use crate::store::ReplayStore;
 use serde::Serialize;
@@ -315,12 +315,15 @@ impl Round {
             st: st.steps.clone(),
             p: st.pending.keys().cloned().collect(),
         };
-        let request_state = self
-            .sealer
-            .keys
-            .ring()
-            .seal(&sealed)
-            .map_err(|e| RpcError::internal(format!("Internal error: {e}")))?;
+        let request_state = self.sealer.keys.ring().seal(&sealed).map_err(|e| match e {
+            // Most of a state is the client's answers: a request that carries more
+            // than fits is the client's to make smaller, not an internal error.
+            SealError::TooLarge(n) => RpcError::invalid_params(format!(
+                "the answers and steps of this request do not fit in a requestState \
+                     ({n} bytes sealed; the cap is {MAX_STATE_LEN})"
+            )),
+            SealError::Failed(e) => RpcError::internal(format!("Internal error: {e}")),
+        })?;
         tracing::debug!(round = st.round, "input required");
         Ok(InputRequired {
             input_requests: st.pending.clone().into_iter().collect(),

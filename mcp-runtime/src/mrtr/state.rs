@@ -102,6 +102,16 @@ pub(crate) fn env_material() -> Result<Option<KeyMaterial>, String> {
     Ok(Some(keys))
 }
 
+/// Why a state could not be sealed.
+#[derive(Debug)]
+pub(crate) enum SealError {
+    /// The sealed state would be this many bytes, past [`MAX_STATE_LEN`]: what the
+    /// request carries (the client's answers, the handler's steps) is too much.
+    TooLarge(usize),
+    /// The sealing itself failed (the OS's random source, serialization).
+    Failed(String),
+}
+
 impl KeyRing {
     /// A ring whose first key is active. Each key is at least 32 bytes of secret material;
     /// key ids are short tokens (`[A-Za-z0-9_-]`).
@@ -163,12 +173,12 @@ impl KeyRing {
         self.ephemeral
     }
 
-    pub(crate) fn seal(&self, payload: &Sealed) -> Result<String, String> {
+    pub(crate) fn seal(&self, payload: &Sealed) -> Result<String, SealError> {
         let (kid, key) = &self.keys[0];
         let aad = format!("v1.{kid}");
         let mut nonce = [0u8; 24];
-        getrandom::fill(&mut nonce).map_err(|e| e.to_string())?;
-        let plain = serde_json::to_vec(payload).map_err(|e| e.to_string())?;
+        getrandom::fill(&mut nonce).map_err(|e| SealError::Failed(e.to_string()))?;
+        let plain = serde_json::to_vec(payload).map_err(|e| SealError::Failed(e.to_string()))?;
         let cipher = XChaCha20Poly1305::new(key.into());
         let ct = cipher
             .encrypt(
@@ -178,7 +188,7 @@ impl KeyRing {
                     aad: aad.as_bytes(),
                 },
             )
-            .map_err(|_| "sealing failed".to_owned())?;
+            .map_err(|_| SealError::Failed("sealing failed".to_owned()))?;
         let mut blob = nonce.to_vec();
         blob.extend_from_slice(&ct);
         let state = format!(
@@ -186,10 +196,7 @@ impl KeyRing {
             base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(blob)
         );
         if state.len() > MAX_STATE_LEN {
-            return Err(format!(
-                "the request state would be {} bytes (the cap is {MAX_STATE_LEN})",
-                state.len()
-            ));
+            return Err(SealError::TooLarge(state.len()));
         }
         Ok(state)
     }

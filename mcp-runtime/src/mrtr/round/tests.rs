@@ -220,3 +220,41 @@ fn states_are_bound_and_rounds_capped() {
     let mut params = json!({"requestState": state});
     assert!(Round::open(s, same, params.as_object_mut().unwrap(), caps()).is_ok());
 }
+
+/// Asks twice in sequence: the second question's state carries the first answer.
+async fn two_questions(input: Input) -> Result<String, Error> {
+    let who: Login = input.elicit("login", "Who?").await?.accepted()?;
+    let again: Login = input.elicit("again", "Sure?").await?.accepted()?;
+    Ok(format!("hi {} {}", who.login, again.login))
+}
+
+/// An answer too large to carry in the next round's state is the client's to make
+/// smaller: `-32602` saying so, not an internal error.
+#[test]
+fn answers_too_large_for_the_state_are_invalid_params() {
+    let s = sealer(10);
+    let binding = Binding::new(&ENGINE, "tools/call", "greet", Some(&json!({})));
+    let drive = |round: &Round| {
+        round
+            .drive(two_questions(round.input()).boxed())
+            .now_or_never()
+            .expect("the round ends without waiting")
+    };
+    let first = Round::open(s.clone(), binding.clone(), &mut Map::new(), caps()).unwrap();
+    assert!(matches!(drive(&first), Finished::Asked));
+    let asked = serde_json::to_value(first.seal().unwrap()).unwrap();
+    let big = "x".repeat(MAX_STATE_LEN);
+    let mut params = json!({
+        "requestState": asked["requestState"],
+        "inputResponses": {"login": {"action": "accept", "content": {"login": big}}},
+    });
+    let second = Round::open(s, binding, params.as_object_mut().unwrap(), caps()).unwrap();
+    assert!(matches!(drive(&second), Finished::Asked));
+    let e = second.seal().err().expect("too large to seal");
+    assert_eq!(
+        e.code(),
+        crate::protocol::ErrorCode::INVALID_PARAMS,
+        "{e:?}"
+    );
+    assert!(e.message().contains("do not fit"), "{}", e.message());
+}
