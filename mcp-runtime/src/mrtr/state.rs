@@ -322,13 +322,14 @@ pub(crate) fn digest(v: &Value) -> String {
                 }
                 out.push(']');
             }
-            // Whole and exact in an f64 (below 2^53): as an integer, as JCS writes it.
+            // A whole f64 below 10^21: in integer digits, as JCS writes it (so `1e16` and
+            // `10000000000000000` are one value, whichever a client's JSON layer wrote).
+            // Exact: such an f64 is an integer, and fits an i128.
             Value::Number(n)
-                if n.as_f64().is_some_and(|f| {
-                    n.is_f64() && f.fract() == 0.0 && f.abs() < 9_007_199_254_740_992.0
-                }) =>
+                if n.as_f64()
+                    .is_some_and(|f| n.is_f64() && f.fract() == 0.0 && f.abs() < 1e21) =>
             {
-                let whole = n.as_f64().unwrap_or_default() as i64;
+                let whole = n.as_f64().unwrap_or_default() as i128;
                 out.push_str(&whole.to_string());
             }
             other => out.push_str(&other.to_string()),
@@ -414,5 +415,17 @@ mod tests {
         assert_eq!(digest(&parse("-0.0")), digest(&json!(0)));
         assert_ne!(digest(&parse("1.5")), digest(&json!(1)));
         assert_ne!(digest(&parse("1e300")), digest(&json!(1)));
+        // Whole numbers past 2^53 too: a float layer writes 10^16 as `1e+16`.
+        for same in ["1e16", "1e+16", "10000000000000000.0"] {
+            assert_eq!(
+                digest(&parse(same)),
+                digest(&json!(10_000_000_000_000_000u64)),
+                "{same}"
+            );
+        }
+        assert_eq!(
+            digest(&parse("-1e20")),
+            digest(&parse("-100000000000000000000"))
+        );
     }
 }
