@@ -312,11 +312,26 @@ async fn a_task_made_on_one_instance_is_answered_and_cancelled_through_another()
 }
 
 /// A task store whose first updates ending a task fail, as a backend briefly away does.
+#[derive(Default)]
 struct Flaky {
     inner: MemoryTaskStore,
     failing_ends: std::sync::atomic::AtomicUsize,
     /// Fails every status message while set.
     failing_messages: AtomicBool,
+    /// Fails this many recordings of questions, and of answers taken.
+    failing_asks: std::sync::atomic::AtomicUsize,
+    /// Fails this many reads of a task, once a question is recorded.
+    failing_gets: std::sync::atomic::AtomicUsize,
+    asked: AtomicBool,
+}
+
+impl Flaky {
+    /// Whether the next of `count`'s operations fails (taking one off it).
+    fn fails(count: &std::sync::atomic::AtomicUsize) -> bool {
+        count
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
+            .is_ok()
+    }
 }
 
 impl mcp_runtime::store::TaskStore for Flaky {
@@ -333,6 +348,10 @@ impl mcp_runtime::store::TaskStore for Flaky {
         'a,
         Result<Option<mcp_runtime::store::TaskRecord>, mcp_runtime::store::StoreError>,
     > {
+        if self.asked.load(Ordering::SeqCst) && Flaky::fails(&self.failing_gets) {
+            let away = mcp_runtime::store::StoreError::Backend("reads away".into());
+            return Box::pin(async move { Err(away) });
+        }
         self.inner.get(id)
     }
     fn update<'a>(
@@ -343,7 +362,14 @@ impl mcp_runtime::store::TaskStore for Flaky {
         'a,
         Result<Option<mcp_runtime::store::TaskRecord>, mcp_runtime::store::StoreError>,
     > {
-        use mcp_runtime::store::TaskChange::{Complete, Fail, Message};
+        use mcp_runtime::store::TaskChange::{Ask, Complete, Fail, Message, Take};
+        if matches!(change, Ask(_) | Take(_)) && Flaky::fails(&self.failing_asks) {
+            let away = mcp_runtime::store::StoreError::Backend("questions away".into());
+            return Box::pin(async move { Err(away) });
+        }
+        if matches!(change, Ask(_)) {
+            self.asked.store(true, Ordering::SeqCst);
+        }
         if matches!(change, Message(_)) && self.failing_messages.load(Ordering::SeqCst) {
             let away = mcp_runtime::store::StoreError::Backend("messages away".into());
             return Box::pin(async move { Err(away) });
@@ -378,9 +404,8 @@ async fn quick() -> &'static str {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_tasks_end_is_recorded_once_the_store_takes_it() {
     let store = Arc::new(Flaky {
-        inner: MemoryTaskStore::new(),
         failing_ends: 3.into(),
-        failing_messages: false.into(),
+        ..Flaky::default()
     });
     let server = Server::builder("flaky", "1.0")
         .tools(tools![quick])
@@ -391,6 +416,73 @@ async fn a_tasks_end_is_recorded_once_the_store_takes_it() {
     assert_eq!(done["status"], "completed", "{done}");
     assert_eq!(done["result"]["content"][0]["text"], "done", "{done}");
     assert_eq!(store.failing_ends.load(Ordering::SeqCst), 0);
+}
+
+/// A store that fails while a task asks for input (its questions recorded, the task read
+/// for the answers, the answers taken) is tried again: the question still shows, the
+/// answer still reaches the handler, and the task completes. Before, the task showed
+/// `working` with no question until it expired.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_asking_for_input_rides_out_store_failures() {
+    let store = Arc::new(Flaky {
+        failing_asks: 2.into(),
+        failing_gets: 2.into(),
+        ..Flaky::default()
+    });
+    let server = Server::builder("flaky", "1.0")
+        .tools(tools![ship])
+        .tasks(Tasks::default().store(Arc::clone(&store)))
+        .request_state(mcp_runtime::config::RequestState::single_instance())
+        .build()
+        .unwrap();
+    let mut pipe = Pipe::serve(server);
+    let created = pipe
+        .call(req(
+            1,
+            "tools/call",
+            json!({"name": "ship", "arguments": {"order": "#7"}}),
+            true,
+        ))
+        .await;
+    let id = created["result"]["taskId"].as_str().unwrap().to_owned();
+    let mut status = Value::Null;
+    for i in 0..300 {
+        status = pipe
+            .call(req(2 + i, "tasks/get", json!({ "taskId": id }), true))
+            .await;
+        if status["result"]["status"] == "input_required" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(status["result"]["status"], "input_required", "{status}");
+    let ack = pipe
+        .call(req(
+            400,
+            "tasks/update",
+            json!({"taskId": id, "inputResponses": {
+                "approval": {"action": "accept", "content": {"ok": true}},
+            }}),
+            true,
+        ))
+        .await;
+    assert_ack(&ack);
+    for i in 0..300 {
+        status = pipe
+            .call(req(401 + i, "tasks/get", json!({ "taskId": id }), true))
+            .await;
+        if status["result"]["status"] == "completed" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(status["result"]["status"], "completed", "{status}");
+    assert_eq!(
+        status["result"]["result"]["content"][0]["text"],
+        "shipped #7"
+    );
+    assert_eq!(store.failing_asks.load(Ordering::SeqCst), 0);
+    assert_eq!(store.failing_gets.load(Ordering::SeqCst), 0);
 }
 
 /// Reports its progress many times, fast.
@@ -409,9 +501,8 @@ async fn chatty(progress: Progress) -> &'static str {
 async fn a_running_tasks_store_failures_are_logged_without_flooding() {
     capture_logs();
     let store = Arc::new(Flaky {
-        inner: MemoryTaskStore::new(),
-        failing_ends: 0.into(),
         failing_messages: true.into(),
+        ..Flaky::default()
     });
     let server = Server::builder("chatty", "1.0")
         .tools(tools![chatty])

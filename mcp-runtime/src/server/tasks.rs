@@ -387,6 +387,9 @@ enum Stop {
     Gone,
     /// The server is shutting down.
     Shutdown,
+    /// The store did not take the task's questions, or give its answers, within
+    /// [`END_RETRY_FOR`]: the handler would wait for answers that cannot come.
+    StoreFailed,
 }
 
 impl Worker {
@@ -423,7 +426,9 @@ impl Worker {
                     if let Some(message) = last {
                         self.update(TaskChange::Message(message)).await;
                     }
-                    self.publish().await
+                    if let Err(stop) = self.publish().await {
+                        break Err(stop);
+                    }
                 }
                 Some(message) = self.status.recv() => {
                     self.update(TaskChange::Message(message)).await;
@@ -462,6 +467,12 @@ impl Worker {
                         );
                         self.record_end(TaskChange::Fail(error_json(&e))).await;
                     }
+                    Stop::StoreFailed => {
+                        let e = RpcError::internal(
+                            "Internal error: the task store failed while the task asked for input",
+                        );
+                        self.record_end(TaskChange::Fail(error_json(&e))).await;
+                    }
                 }
             }
         }
@@ -483,29 +494,45 @@ impl Worker {
         }
     }
 
-    /// Hands the questions the handler asked to the store, under fresh keys.
-    async fn publish(&mut self) {
-        let Some(input) = &self.input else { return };
+    /// Hands the questions the handler asked to the store, under fresh keys. The
+    /// questions are taken from the handler once: a store that fails is tried again (see
+    /// [`Worker::retrying`]), and one that keeps failing stops the task.
+    async fn publish(&mut self) -> Result<(), Stop> {
+        let Some(input) = &self.input else {
+            return Ok(());
+        };
         let asked: BTreeMap<String, Value> = input
             .take_questions()
             .into_iter()
             .map(|(key, request)| (self.keys.assign(&key), request))
             .collect();
-        if !asked.is_empty() {
-            self.update(TaskChange::Ask(asked)).await;
+        if asked.is_empty() {
+            return Ok(());
+        }
+        let change = TaskChange::Ask(asked);
+        match self
+            .retrying("its questions", || {
+                self.store.update(&self.id, change.clone())
+            })
+            .await
+        {
+            Ok(Some(_)) => Ok(()),
+            Ok(None) => Err(Stop::Gone),
+            Err(()) => Err(Stop::StoreFailed),
         }
     }
 
     /// After a change in the store: hands delivered answers to the questions waiting for
-    /// them; stops when the task was cancelled or is gone.
+    /// them; stops when the task was cancelled or is gone. A store that fails is tried
+    /// again (the change that woke this is not told again).
     async fn deliver(&mut self) -> Result<(), Stop> {
-        let record = match self.store.get(&self.id).await {
+        let record = match self
+            .retrying("its answers", || self.store.get(&self.id))
+            .await
+        {
             Ok(Some(r)) => r,
             Ok(None) => return Err(Stop::Gone),
-            Err(e) => {
-                self.store_failed(&e);
-                return Ok(());
-            }
+            Err(()) => return Err(Stop::StoreFailed),
         };
         if record.status().is_terminal() {
             return Err(Stop::Cancelled);
@@ -521,8 +548,45 @@ impl Worker {
                 }
             }
         }
-        self.update(TaskChange::Take(taken)).await;
-        Ok(())
+        // Taken out of the store, or a re-asked question would get the old answer again.
+        let change = TaskChange::Take(taken);
+        match self
+            .retrying("its answers taken", || {
+                self.store.update(&self.id, change.clone())
+            })
+            .await
+        {
+            Ok(Some(_)) => Ok(()),
+            Ok(None) => Err(Stop::Gone),
+            Err(()) => Err(Stop::StoreFailed),
+        }
+    }
+
+    /// `op` on the store, tried again with a growing pause while it fails, for up to
+    /// [`END_RETRY_FOR`] (a backend briefly away); `Err` once that is over (logged).
+    /// `what` names what is recorded or read, for the log.
+    async fn retrying<T, F>(&self, what: &str, op: impl Fn() -> F) -> Result<T, ()>
+    where
+        F: std::future::Future<Output = Result<T, StoreError>>,
+    {
+        let started = tokio::time::Instant::now();
+        let mut pause = Duration::from_millis(100);
+        loop {
+            let e = match op().await {
+                Ok(v) => return Ok(v),
+                Err(e) => e,
+            };
+            if started.elapsed() + pause > END_RETRY_FOR {
+                tracing::error!(
+                    "task store: could not record or read {what} within {}s: {e}",
+                    END_RETRY_FOR.as_secs()
+                );
+                return Err(());
+            }
+            self.store_failed(&e);
+            tokio::time::sleep(pause).await;
+            pause = (pause * 2).min(Duration::from_secs(2));
+        }
     }
 
     async fn update(&self, change: TaskChange) {
@@ -542,37 +606,23 @@ impl Worker {
     /// again, with a growing pause, for up to [`END_RETRY_FOR`]: given up at once, the
     /// result would be lost and the task would show `working` until it expires.
     async fn record_end(&self, change: TaskChange) {
-        let started = tokio::time::Instant::now();
-        let mut pause = Duration::from_millis(100);
-        loop {
-            let e = match self.store.update(&self.id, change.clone()).await {
-                Ok(Some(task)) => {
-                    let recorded = matches!(
-                        (&change, task.status()),
-                        (TaskChange::Complete(_), TaskStatus::Completed)
-                            | (TaskChange::Fail(_), TaskStatus::Failed)
-                    );
-                    if !recorded {
-                        tracing::warn!(
-                            status = ?task.status(),
-                            "the task had ended already (cancelled, or failed as abandoned): how its handler ended is not recorded"
-                        );
-                    }
-                    return;
-                }
-                Ok(None) => return,
-                Err(e) => e,
-            };
-            if started.elapsed() + pause > END_RETRY_FOR {
-                tracing::error!(
-                    "task store: could not record how the task ended within {}s: {e}",
-                    END_RETRY_FOR.as_secs()
+        let recorded = self
+            .retrying("how the task ended", || {
+                self.store.update(&self.id, change.clone())
+            })
+            .await;
+        if let Ok(Some(task)) = recorded {
+            let ended_so = matches!(
+                (&change, task.status()),
+                (TaskChange::Complete(_), TaskStatus::Completed)
+                    | (TaskChange::Fail(_), TaskStatus::Failed)
+            );
+            if !ended_so {
+                tracing::warn!(
+                    status = ?task.status(),
+                    "the task had ended already (cancelled, or failed as abandoned): how its handler ended is not recorded"
                 );
-                return;
             }
-            tracing::warn!("task store: {e}; recording how the task ended again");
-            tokio::time::sleep(pause).await;
-            pause = (pause * 2).min(Duration::from_secs(2));
         }
     }
 }
