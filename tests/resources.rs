@@ -551,3 +551,68 @@ fn overlapping_templates_refuse_to_start() {
 
 #[path = "resources/template_values.rs"]
 mod template_values;
+
+/// Rows of the database, listed for a caller with `db:read`.
+#[resource(
+    "db://rows/{id}",
+    list = list_rows,
+    scopes("db:read"),
+    ttl_ms = 60000,
+    cache_scope = "public"
+)]
+async fn row(id: String) -> String {
+    format!("row {id}")
+}
+
+async fn list_rows() -> Vec<Resource> {
+    vec![Resource::new("db://rows/1", "row 1")]
+}
+
+/// A public page, for everyone.
+#[resource("docs://public", ttl_ms = 60000, cache_scope = "public")]
+async fn public_page() -> &'static str {
+    "hello"
+}
+
+/// `resources/list` holds the entries of a template with scopes only for callers that
+/// have them: the list is private then, whatever the template's own hints say (a shared
+/// cache would hand the rows to callers without the scope). It was public when only
+/// the static resources had no scopes.
+#[test]
+fn a_list_with_entries_of_a_scoped_template_is_private() {
+    use mcp_runtime::auth::{Auth, AuthError, Principal};
+    let validator = |token: &str| -> Result<Principal, AuthError> {
+        match token {
+            "reader" => Ok(Principal::new("r").scopes(["db:read"])),
+            "nobody" => Ok(Principal::new("n")),
+            _ => Err(AuthError::Invalid("unknown token".into())),
+        }
+    };
+    let auth = Auth::new("https://mcp.example.com/mcp", validator)
+        .authorization_server("https://auth.example.com");
+    let server = Server::builder("rows", "1.0")
+        .resources(resources![row, public_page])
+        .auth(auth)
+        .build()
+        .unwrap();
+    let addr = serve_in_background(server.http());
+    let list = request(json!(1), "resources/list", json!({}));
+    let as_ = |token: &str| {
+        let bearer = format!("Bearer {token}");
+        let r = post_with(addr, &list, &[], &[("Authorization", bearer.as_str())]);
+        assert_eq!(r.status, 200, "{}", r.text());
+        r.json()["result"].clone()
+    };
+    let reader = as_("reader");
+    let uris: Vec<&str> = reader["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|r| r["uri"].as_str())
+        .collect();
+    assert!(uris.contains(&"db://rows/1"), "{reader}");
+    assert_eq!(reader["cacheScope"], "private", "{reader}");
+    let nobody = as_("nobody");
+    assert!(!nobody.to_string().contains("db://rows/1"), "{nobody}");
+    assert_eq!(nobody["cacheScope"], "private", "{nobody}");
+}

@@ -269,11 +269,22 @@ impl Catalog {
             .iter()
             .filter_map(|t| t.def.spec.lister.clone())
             .collect();
-        // A list with dynamic entries takes the hints of the templates that produce them.
+        // A list with dynamic entries takes the hints of the templates that produce them;
+        // entries only some callers see (a template with scopes, filtered per caller)
+        // make it private, as static resources with scopes do.
         let lister_hints = templates
             .iter()
             .filter(|t| t.def.spec.lister.is_some())
-            .map(|t| t.def.item.cache.unwrap_or(s.caching.reads));
+            .map(|t| {
+                let hints = t.def.item.cache.unwrap_or(s.caching.reads);
+                match s.scopes_of(&t.def.item).is_empty() {
+                    true => hints,
+                    false => hints.combine(CacheHints::new(
+                        u64::MAX,
+                        crate::protocol::CacheScope::Private,
+                    )),
+                }
+            });
         let resource_list = ListPages::build(
             "resources",
             statics
