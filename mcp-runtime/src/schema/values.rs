@@ -47,12 +47,34 @@ fn exact(n: &Number) -> Option<i128> {
         .or_else(|| n.as_u64().map(i128::from))
 }
 
+/// A whole number's exact value: an integer, or a whole float within i128's range.
+fn integral(n: &Number) -> Option<i128> {
+    exact(n).or_else(|| {
+        let f = n.as_f64()?;
+        (f.fract() == 0.0 && f.abs() < 1.7e38).then_some(f as i128)
+    })
+}
+
+/// Numbers in order, exactly: a whole bound written as a float (`1e19`) compares with an
+/// integer past 2^53 as the integer it is, not through a rounding `f64`.
 pub(super) fn compare(a: &Number, b: &Number) -> Ordering {
-    if let (Some(x), Some(y)) = (exact(a), exact(b)) {
-        return x.cmp(&y);
+    let float = |n: &Number| n.as_f64().unwrap_or(0.0);
+    match (integral(a), integral(b)) {
+        (Some(x), Some(y)) => x.cmp(&y),
+        (Some(x), None) => integer_to_float(x, float(b)),
+        (None, Some(y)) => integer_to_float(y, float(a)).reverse(),
+        (None, None) => float(a).partial_cmp(&float(b)).unwrap_or(Ordering::Equal),
     }
-    let (x, y) = (a.as_f64().unwrap_or(0.0), b.as_f64().unwrap_or(0.0));
-    x.partial_cmp(&y).unwrap_or(Ordering::Equal)
+}
+
+/// `x` against `y`, a float that is not integral in i128 (a fraction, below 2^53 then;
+/// or whole but past i128, where the floor saturates): never equal.
+fn integer_to_float(x: i128, y: f64) -> Ordering {
+    if x <= y.floor() as i128 {
+        Ordering::Less
+    } else {
+        Ordering::Greater
+    }
 }
 
 pub(super) fn multiple_of(x: &Number, m: &Number) -> bool {

@@ -432,3 +432,25 @@ fn unevaluated_properties_over_many_keys_is_not_quadratic() {
         started.elapsed()
     );
 }
+
+/// Bounds compare with integers exactly, whichever is written as a float: past 2^53 an
+/// `f64` rounds (u64::MAX and 2^64 compared equal, 10^19 + 1 and 10^19 too).
+#[test]
+fn bounds_compare_with_large_integers_exactly() {
+    let below =
+        ArgumentValidator::compile(&json!({"exclusiveMaximum": 1.8446744073709552e19})).unwrap();
+    assert!(below.validate(&json!(u64::MAX)).is_ok());
+    let max = ArgumentValidator::compile(&json!({"maximum": 1e19})).unwrap();
+    assert!(max.validate(&json!(10_000_000_000_000_000_001u64)).is_err());
+    assert!(max.validate(&json!(10_000_000_000_000_000_000u64)).is_ok());
+    let min = ArgumentValidator::compile(&json!({"minimum": 2.5})).unwrap();
+    assert!(min.validate(&json!(2)).is_err());
+    assert!(min.validate(&json!(3)).is_ok());
+    assert!(min.validate(&json!(2.5)).is_ok());
+    let neg = ArgumentValidator::compile(&json!({"maximum": -2.5})).unwrap();
+    assert!(neg.validate(&json!(-2)).is_err());
+    assert!(neg.validate(&json!(-3)).is_ok());
+    let huge = ArgumentValidator::compile(&json!({"maximum": 1e300})).unwrap();
+    assert!(huge.validate(&json!(u64::MAX)).is_ok());
+    assert!(huge.validate(&json!(1e301)).is_err());
+}
