@@ -250,7 +250,7 @@ fn answers_too_large_for_the_state_are_invalid_params() {
     });
     let second = Round::open(s, binding, params.as_object_mut().unwrap(), caps()).unwrap();
     assert!(matches!(drive(&second), Finished::Asked));
-    let e = second.seal().err().expect("too large to seal");
+    let e = second.seal().expect_err("too large to seal");
     assert_eq!(
         e.code(),
         crate::protocol::ErrorCode::INVALID_PARAMS,
