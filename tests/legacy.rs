@@ -1115,6 +1115,49 @@ fn sessions_are_capped_and_expire() {
     assert_eq!(r.status, 200);
 }
 
+/// A server shutting down ends legacy sessions' GET streams at once (so their connections
+/// can close), but lets their requests in flight finish within the drain, as modern ones
+/// do; the sessions end after it. They were cancelled as the drain began.
+#[test]
+fn shutting_down_lets_a_sessions_requests_finish() {
+    let std_listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = std_listener.local_addr().unwrap();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let http = server(Legacy::default(), Arc::default())
+        .http()
+        .lame_duck(Duration::from_millis(200));
+    let serving = std::thread::spawn(move || {
+        serve_until(std_listener, http, async {
+            let _ = stopped.await;
+        })
+    });
+    let (c, _) = Client::open(addr, "2025-11-25");
+    let mut get = open_stream(addr, &c);
+    let nap = json!({"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {"name": "nap", "arguments": {}}});
+    let mut napping = c.stream(&nap);
+    let started = napping.next(Duration::from_secs(5)).expect("its log line");
+    assert_eq!(started["method"], "notifications/message", "{started}");
+    stop.send(()).unwrap();
+    let ended = Instant::now();
+    while !get.buf.ends_with("\r\n0\r\n\r\n") {
+        assert!(
+            ended.elapsed() < Duration::from_secs(3),
+            "the GET stream goes on"
+        );
+        if !get.pump() {
+            break;
+        }
+    }
+    let done = napping
+        .next(Duration::from_secs(5))
+        .expect("the call's result");
+    assert_eq!(done["id"], 5, "{done}");
+    assert_eq!(done["result"]["content"][0]["text"], "rested", "{done}");
+    // Idle connections are left for their client to close; then serving ends.
+    drop((get, napping));
+    serving.join().unwrap().unwrap();
+}
+
 /// A session in use does not go idle: its idle time counts from when its GET stream
 /// ended, and a request being served keeps it (a stream held past the timeout, or a call
 /// longer than it, left the session forgotten, and the call cancelled).

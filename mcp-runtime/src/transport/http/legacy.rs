@@ -408,6 +408,7 @@ impl HttpServer {
                 self.config.keep_alive,
                 caller.and_then(crate::auth::Principal::stream_deadline),
                 Touch(session),
+                self.server.inner.shutdown.child_token(),
             ),
             id,
         ))

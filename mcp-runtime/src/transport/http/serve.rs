@@ -214,9 +214,10 @@ impl HttpServer {
             drop(listener);
         }
         tracing::info!("shutting down; draining open connections");
-        // Listen streams end with their result, so their connections can close.
+        // Listen streams end with their result, and legacy sessions' GET streams end, so
+        // their connections can close. The sessions' requests in flight finish with the
+        // drain, as modern ones do; the sessions end after it.
         server.close_subscriptions();
-        sessions.close_all();
         let all = u32::try_from(cfg.max_connections).unwrap_or(u32::MAX);
         let started = tokio::time::Instant::now();
         if !lame.is_zero() {
@@ -236,6 +237,7 @@ impl HttpServer {
         {
             tracing::warn!("connections still open after {drain:?}; closing");
         }
+        sessions.close_all();
         // Tasks running here get what is left of the drain to end; those that do not are
         // recorded as failed.
         server

@@ -52,14 +52,17 @@ pub(super) fn listen_response(listen: Listen, keep_alive: Duration) -> Response 
 
 /// A legacy session's GET stream: the messages not tied to a request, with comment lines
 /// as keep-alive; it ends when the session does, or when the token it was opened with
-/// expires (`expires`). `on_end` goes with it (the session's idle time starts then).
+/// expires (`expires`), or the server shuts down (`stop`). `on_end` goes with it (the
+/// session's idle time starts then).
 pub(super) fn session_stream(
     rx: mpsc::Receiver<String>,
     keep_alive: Duration,
     expires: Option<tokio::time::Instant>,
     on_end: super::legacy::Touch,
+    stop: tokio_util::sync::CancellationToken,
 ) -> Response {
-    let stream = futures_util::stream::unfold((rx, on_end), move |(mut rx, on_end)| async move {
+    let state = (rx, on_end, stop);
+    let stream = futures_util::stream::unfold(state, move |(mut rx, on_end, stop)| async move {
         let expired = async {
             match expires {
                 Some(at) => tokio::time::sleep_until(at).await,
@@ -67,13 +70,15 @@ pub(super) fn session_stream(
             }
         };
         tokio::select! {
+            // The server shuts down: the stream ends, so its connection can close.
+            () = stop.cancelled() => None,
             // The caller's token expired: the stream ends (the client opens another
             // with a token that is still valid).
             () = expired => None,
             next = tokio::time::timeout(keep_alive, rx.recv()) => match next {
-                Ok(Some(msg)) => Some((sse_frame(&msg), (rx, on_end))),
+                Ok(Some(msg)) => Some((sse_frame(&msg), (rx, on_end, stop))),
                 Ok(None) => None,
-                Err(_) => Some((Ok(Bytes::from_static(b":\n\n")), (rx, on_end))),
+                Err(_) => Some((Ok(Bytes::from_static(b":\n\n")), (rx, on_end, stop))),
             },
         }
     });
