@@ -485,6 +485,61 @@ async fn a_task_asking_for_input_rides_out_store_failures() {
     assert_eq!(store.failing_gets.load(Ordering::SeqCst), 0);
 }
 
+/// Asks for approval but waits for it only 300 ms, then works on for a while.
+#[tool(task = "required")]
+async fn impatient(input: Input) -> Result<String, Error> {
+    let asked = input.elicit::<Approval>("approval", "Quick, ship?");
+    if let Ok(answer) = tokio::time::timeout(Duration::from_millis(300), asked).await {
+        return Ok(format!("answered {}", answer?.accepted()?.ok));
+    }
+    tokio::time::sleep(Duration::from_millis(700)).await;
+    Ok("shipped without asking".into())
+}
+
+/// A question the handler stops waiting for is withdrawn: the task is `working` again,
+/// with no `inputRequests`, while the handler works on. It showed the stale question
+/// (and `input_required`) until the task ended.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_question_the_handler_stops_waiting_for_is_withdrawn() {
+    let server = Server::builder("impatient", "1.0")
+        .tools(tools![impatient])
+        .tasks(Tasks::default())
+        .request_state(mcp_runtime::config::RequestState::single_instance())
+        .build()
+        .unwrap();
+    let mut pipe = Pipe::serve(server);
+    let created = pipe
+        .call(req(1, "tools/call", json!({"name": "impatient"}), true))
+        .await;
+    let id = created["result"]["taskId"].as_str().unwrap().to_owned();
+    let mut seen = Vec::new();
+    for i in 0..300 {
+        let t = pipe
+            .call(req(2 + i, "tasks/get", json!({ "taskId": id }), true))
+            .await["result"]
+            .clone();
+        let status = t["status"].as_str().unwrap_or_default().to_owned();
+        if status == "working" && seen.last().map(String::as_str) == Some("input_required") {
+            assert!(t.get("inputRequests").is_none(), "{t}");
+        }
+        if seen.last() != Some(&status) {
+            seen.push(status.clone());
+        }
+        if status == "completed" {
+            assert_eq!(t["result"]["content"][0]["text"], "shipped without asking");
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(
+        seen.iter()
+            .skip_while(|s| *s == "working")
+            .collect::<Vec<_>>(),
+        ["input_required", "working", "completed"],
+        "{seen:?}"
+    );
+}
+
 /// Reports its progress many times, fast.
 #[tool(task = "required")]
 async fn chatty(progress: Progress) -> &'static str {

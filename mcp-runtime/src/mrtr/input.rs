@@ -92,6 +92,8 @@ pub(crate) struct InputState {
     pub(crate) waiters: Vec<Waker>,
     /// Pending questions already handed to the task (`Mode::Live`).
     pub(crate) published: BTreeSet<String>,
+    /// Questions handed over whose asker stopped waiting (`Mode::Live`), to withdraw.
+    pub(crate) withdrawn: Vec<String>,
     /// Notified when a question is asked (`Mode::Live`).
     pub(crate) asked: Arc<Notify>,
     /// Questions that can get no answer, and why (`Mode::Live`: the client refused).
@@ -119,6 +121,7 @@ impl InputState {
             reached_body: false,
             waiters: Vec::new(),
             published: BTreeSet::new(),
+            withdrawn: Vec::new(),
             asked: Arc::new(Notify::new()),
             failed: BTreeMap::new(),
             reasks: 0,
@@ -266,6 +269,9 @@ impl Input {
         check: impl Fn(&Value) -> Result<(), String>,
         reask: impl Fn(&Value, &str) -> Value,
     ) -> Result<Value, Error> {
+        // Live, a question whose asker stops waiting (a timeout around it, a `select!`)
+        // is withdrawn; answered, it is no longer pending, and this does nothing.
+        let _withdraw = Withdraw { input: self, key };
         std::future::poll_fn(|cx| match self.answer(key, &request, &check, &reask) {
             Some(v) => Poll::Ready(v.map_err(Error::new)),
             None => {
@@ -320,6 +326,27 @@ impl Input {
             .collect();
         st.published.extend(fresh.iter().map(|(k, _)| k.clone()));
         fresh
+    }
+
+    /// Withdraws the question `key` if it is still pending (`Mode::Live`): nobody waits
+    /// for its answer any more. One already handed over is listed for
+    /// [`Input::take_withdrawn`], and the task told.
+    fn withdraw(&self, key: &str) {
+        let mut st = self.lock();
+        if st.mode != Mode::Live || st.pending.remove(key).is_none() {
+            return;
+        }
+        st.responses.remove(key);
+        st.failed.remove(key);
+        if st.published.remove(key) {
+            st.withdrawn.push(key.to_owned());
+            st.asked.notify_one();
+        }
+    }
+
+    /// The questions handed over and withdrawn since the last call (`Mode::Live`).
+    pub(crate) fn take_withdrawn(&self) -> Vec<String> {
+        std::mem::take(&mut self.lock().withdrawn)
     }
 
     /// Tells the question waiting on `key` that no answer will come (`Mode::Live`).
@@ -655,6 +682,18 @@ fn reask_elicitation(message: &str) -> impl Fn(&Value, &str) -> Value + '_ {
             "The previous answer was not valid ({why}). {message}"
         ));
         r
+    }
+}
+
+/// Withdraws a live question when its asker stops waiting ([`Input::withdraw`]).
+struct Withdraw<'a> {
+    input: &'a Input,
+    key: &'a str,
+}
+
+impl Drop for Withdraw<'_> {
+    fn drop(&mut self) {
+        self.input.withdraw(self.key);
     }
 }
 

@@ -394,6 +394,9 @@ async fn invoke_live<K: Kind>(
                 Ok(r) => settle::<K>(r, &target, true),
             },
             () = asked.notified() => {
+                // A request already sent to the client is not taken back: its answer,
+                // if one comes, finds no question waiting and is dropped.
+                input.take_withdrawn();
                 for (key, question) in input.take_questions() {
                     let method = question["method"].as_str().unwrap_or_default().to_owned();
                     let mut params = question["params"].clone();

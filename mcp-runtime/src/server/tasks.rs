@@ -284,6 +284,8 @@ async fn start(
 struct WireKeys {
     asked: HashMap<String, u32>,
     internal: HashMap<String, String>,
+    /// Each internal key's latest wire key.
+    latest: HashMap<String, String>,
 }
 
 impl WireKeys {
@@ -298,6 +300,7 @@ impl WireKeys {
             };
             if !self.internal.contains_key(&wire) {
                 self.internal.insert(wire.clone(), key.to_owned());
+                self.latest.insert(key.to_owned(), wire.clone());
                 return wire;
             }
         }
@@ -305,6 +308,11 @@ impl WireKeys {
 
     fn internal(&self, wire: &str) -> Option<&str> {
         self.internal.get(wire).map(String::as_str)
+    }
+
+    /// The wire key `key` was last asked under.
+    fn latest(&self, key: &str) -> Option<&str> {
+        self.latest.get(key).map(String::as_str)
     }
 }
 
@@ -494,32 +502,45 @@ impl Worker {
         }
     }
 
-    /// Hands the questions the handler asked to the store, under fresh keys. The
-    /// questions are taken from the handler once: a store that fails is tried again (see
-    /// [`Worker::retrying`]), and one that keeps failing stops the task.
+    /// Hands the questions the handler asked to the store, under fresh keys, and withdraws
+    /// those it stopped waiting for. Both are taken from the handler once: a store that
+    /// fails is tried again (see [`Worker::retrying`]), and one that keeps failing stops
+    /// the task.
     async fn publish(&mut self) -> Result<(), Stop> {
         let Some(input) = &self.input else {
             return Ok(());
         };
+        // Withdrawn first: a question asked again under the same key gets a new wire key.
+        let withdrawn: Vec<String> = input
+            .take_withdrawn()
+            .iter()
+            .filter_map(|key| self.keys.latest(key).map(str::to_owned))
+            .collect();
         let asked: BTreeMap<String, Value> = input
             .take_questions()
             .into_iter()
             .map(|(key, request)| (self.keys.assign(&key), request))
             .collect();
-        if asked.is_empty() {
-            return Ok(());
+        let mut changes = Vec::new();
+        if !withdrawn.is_empty() {
+            changes.push(TaskChange::Withdraw(withdrawn));
         }
-        let change = TaskChange::Ask(asked);
-        match self
-            .retrying("its questions", || {
-                self.store.update(&self.id, change.clone())
-            })
-            .await
-        {
-            Ok(Some(_)) => Ok(()),
-            Ok(None) => Err(Stop::Gone),
-            Err(()) => Err(Stop::StoreFailed),
+        if !asked.is_empty() {
+            changes.push(TaskChange::Ask(asked));
         }
+        for change in changes {
+            let recorded = self
+                .retrying("its questions", || {
+                    self.store.update(&self.id, change.clone())
+                })
+                .await;
+            match recorded {
+                Ok(Some(_)) => {}
+                Ok(None) => return Err(Stop::Gone),
+                Err(()) => return Err(Stop::StoreFailed),
+            }
+        }
+        Ok(())
     }
 
     /// After a change in the store: hands delivered answers to the questions waiting for

@@ -65,6 +65,10 @@ pub enum TaskChange {
     Answer(Map<String, Value>),
     /// The running task took these answers.
     Take(Vec<String>),
+    /// The task no longer waits for these questions (its handler stopped asking them):
+    /// they leave the outstanding ones, with any answer not taken yet; with nothing left
+    /// outstanding the task is `working` again.
+    Withdraw(Vec<String>),
     /// A new `statusMessage` (progress, while working).
     Message(String),
     /// Finished with this result (`completed`).
@@ -230,6 +234,17 @@ impl TaskRecord {
                         self.input_responses.insert(k.clone(), v.clone());
                         any = true;
                     }
+                }
+                if any && self.input_requests.is_empty() {
+                    self.status = TaskStatus::Working;
+                }
+                any
+            }
+            TaskChange::Withdraw(keys) => {
+                let mut any = false;
+                for k in keys {
+                    any |= self.input_requests.remove(k).is_some();
+                    self.input_responses.remove(k);
                 }
                 if any && self.input_requests.is_empty() {
                     self.status = TaskStatus::Working;

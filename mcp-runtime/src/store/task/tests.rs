@@ -32,6 +32,30 @@ fn input_moves_the_status_and_partial_answers_keep_it() {
 }
 
 #[test]
+fn a_withdrawn_question_leaves_the_outstanding_ones() {
+    let mut t = task();
+    let asks: BTreeMap<String, Value> =
+        [("a".to_owned(), json!({})), ("b".to_owned(), json!({}))].into();
+    assert!(t.apply(&TaskChange::Ask(asks)));
+    assert!(t.apply(&TaskChange::Withdraw(vec!["a".into()])));
+    assert_eq!(t.status(), TaskStatus::InputRequired, "b is still asked");
+    assert_eq!(t.input_requests().keys().collect::<Vec<_>>(), ["b"]);
+    assert!(
+        !t.apply(&TaskChange::Withdraw(vec!["a".into()])),
+        "gone already"
+    );
+    // An answer not taken yet goes with its question.
+    let mut m = Map::new();
+    m.insert("b".into(), json!({"action": "accept"}));
+    assert!(t.apply(&TaskChange::Answer(m)));
+    assert!(t.apply(&TaskChange::Ask([("c".to_owned(), json!({}))].into())));
+    assert!(t.apply(&TaskChange::Withdraw(vec!["b".into(), "c".into()])));
+    assert!(t.input_responses().is_empty());
+    assert!(t.input_requests().is_empty());
+    assert_eq!(t.status(), TaskStatus::Working);
+}
+
+#[test]
 fn terminal_statuses_never_change() {
     for end in [
         TaskChange::Complete(json!({"content": []})),
