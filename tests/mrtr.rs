@@ -676,6 +676,14 @@ fn declared_inputs_check_every_capability_before_asking() {
         json!({"elicitation": {"form": {}, "url": {}}, "sampling": {}}),
         "{v}"
     );
+    // Arguments that are not valid too: the capabilities are checked first (security.md
+    // R-1), so the answer is still -32021 (400), not the arguments' isError.
+    let params = json!({"name": "approve_deploy", "arguments": {"service": 7}});
+    let mut body = request(json!(2), "tools/call", params);
+    body["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"] = json!({});
+    let r = post(a, &body);
+    assert_eq!(r.status, 400, "{}", r.text());
+    assert_eq!(r.json()["error"]["code"], -32021, "{}", r.text());
     // Everything declared: all three asked in the first round.
     let (status, v) = run(json!({"elicitation": {"form": {}, "url": {}}, "sampling": {}}));
     assert_eq!(status, 200, "{v}");

@@ -80,18 +80,7 @@ pub(super) fn input_stmts(item: &Item) -> TokenStream {
     }
     // What each input needs of the client, checked before any is asked (they are asked
     // in one round, so one that cannot be would leave the others answered for nothing).
-    let needs: Vec<&str> = inputs
-        .iter()
-        .map(|param| {
-            let spec = param.input.as_ref().expect("filtered");
-            match spec.asks.first().expect("checked: one thing") {
-                InputKind::Elicit { .. } => "elicitation.form",
-                InputKind::Url { .. } => "elicitation.url",
-                InputKind::Sample { .. } => "sampling",
-                InputKind::Roots => "roots",
-            }
-        })
-        .collect();
+    let needs = needs(item);
     quote! {
         let __input = __call.input()?;
         __input.require_all(&[#(#needs),*])?;
@@ -99,6 +88,22 @@ pub(super) fn input_stmts(item: &Item) -> TokenStream {
         #(let #idents: #tys = #idents?;)*
         __input.begin_body().await;
     }
+}
+
+/// The client capability each `#[input]` parameter needs, in order (`"elicitation.form"`,
+/// `"elicitation.url"`, `"sampling"`, `"roots"`).
+pub(super) fn needs(item: &Item) -> Vec<&'static str> {
+    item.params
+        .iter()
+        .filter_map(|p| p.input.as_ref())
+        .filter_map(|spec| spec.asks.first())
+        .map(|ask| match ask {
+            InputKind::Elicit { .. } => "elicitation.form",
+            InputKind::Url { .. } => "elicitation.url",
+            InputKind::Sample { .. } => "sampling",
+            InputKind::Roots => "roots",
+        })
+        .collect()
 }
 
 /// `format!` of an input's text, which inserts parameters by name (`{path}`). A

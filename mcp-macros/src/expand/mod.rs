@@ -249,11 +249,14 @@ pub fn definition(item: &Item) -> TokenStream {
     });
     let inline_refs = matches!(&item.spec, Spec::Tool(t) if t.inline_refs)
         .then(|| quote!(__signature.inline_refs();));
-    let uses_input = item
-        .params
-        .iter()
-        .any(|p| p.role == Role::Input)
-        .then(|| quote!(__signature.requirements().asks_upfront();));
+    // The capabilities the inputs need, checked before the arguments (R-1's order).
+    let needs = input::needs(item);
+    let uses_input = item.params.iter().any(|p| p.role == Role::Input).then(|| {
+        quote! {
+            __signature.requirements().asks_upfront();
+            #(__signature.requirements().needs_capability(#needs);)*
+        }
+    });
 
     let mut index = 0usize;
     let mut extracts: Vec<TokenStream> = Vec::new();

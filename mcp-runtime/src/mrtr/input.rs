@@ -171,40 +171,11 @@ impl Input {
     /// answered the others.
     #[doc(hidden)]
     pub fn require_all(&self, paths: &[&str]) -> Result<(), Error> {
-        let missing: Vec<&str> = {
-            let st = self.lock();
-            let mut missing: Vec<&str> = Vec::new();
-            for &p in paths {
-                if !st.capabilities.has(p) && !missing.contains(&p) {
-                    missing.push(p);
-                }
-            }
-            missing
-        };
-        if missing.is_empty() {
-            return Ok(());
+        let why = "This request needs input through";
+        match self.lock().capabilities.missing(paths, why) {
+            Some(e) => Err(Error::protocol(e)),
+            None => Ok(()),
         }
-        // `{"elicitation": {"url": {}}, "sampling": {}}`: each path as nested objects.
-        let mut required = Map::new();
-        for path in &missing {
-            let mut at = &mut required;
-            for part in path.split('.') {
-                let next = at.entry(part).or_insert_with(|| Value::Object(Map::new()));
-                if !next.is_object() {
-                    *next = Value::Object(Map::new());
-                }
-                at = next.as_object_mut().expect("made an object above");
-            }
-        }
-        let names = missing
-            .iter()
-            .map(|p| format!("`{p}`"))
-            .collect::<Vec<_>>()
-            .join(" and ");
-        Err(Error::protocol(RpcError::missing_capability(
-            format!("This request needs input through {names}, which the client did not declare"),
-            Value::Object(required),
-        )))
     }
 
     /// The answer to `key` if there is a valid one (checked by `check`); otherwise records

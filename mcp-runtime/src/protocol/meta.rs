@@ -109,6 +109,45 @@ impl ClientCapabilities {
         true
     }
 
+    /// `-32021` naming the capabilities of `paths` (`"elicitation.form"`, `"sampling"`,
+    /// ...) the client did not declare, in `requiredCapabilities` as nested objects;
+    /// `None` when it declared them all. `why` says what needs them.
+    pub(crate) fn missing(&self, paths: &[&str], why: &str) -> Option<super::RpcError> {
+        let mut missing: Vec<&str> = Vec::new();
+        for &p in paths {
+            if !self.has(p) && !missing.contains(&p) {
+                missing.push(p);
+            }
+        }
+        if missing.is_empty() {
+            return None;
+        }
+        // `{"elicitation": {"url": {}}, "sampling": {}}`: each path as nested objects.
+        let mut required = Map::new();
+        for path in &missing {
+            let mut at = &mut required;
+            for part in path.split('.') {
+                let next = at.entry(part).or_insert_with(|| Value::Object(Map::new()));
+                if !next.is_object() {
+                    *next = Value::Object(Map::new());
+                }
+                let Some(object) = next.as_object_mut() else {
+                    break;
+                };
+                at = object;
+            }
+        }
+        let names = missing
+            .iter()
+            .map(|p| format!("`{p}`"))
+            .collect::<Vec<_>>()
+            .join(" and ");
+        Some(super::RpcError::missing_capability(
+            format!("{why} {names}, which the client did not declare"),
+            Value::Object(required),
+        ))
+    }
+
     /// Whether the client declared the extension `id` (under `extensions`, such as
     /// `io.modelcontextprotocol/tasks`) on this request.
     pub fn has_extension(&self, id: &str) -> bool {

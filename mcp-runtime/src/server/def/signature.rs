@@ -90,6 +90,9 @@ pub struct Requirements {
     /// What runs its rounds, when the handler may ask for input.
     pub(crate) input: Option<&'static crate::mrtr::round::Engine>,
     pub(crate) asks_upfront: bool,
+    /// The client capabilities its declared inputs need (`"elicitation.form"`, ...),
+    /// checked before its arguments are.
+    pub(crate) input_capabilities: Vec<&'static str>,
     pub(crate) required_state: Vec<(TypeId, &'static str)>,
     /// The types of the `Layered<T>` parameters: only a middleware inserts those, so a
     /// handler no middleware wraps cannot be called.
@@ -111,6 +114,17 @@ impl Requirements {
     pub fn asks_upfront(&mut self) {
         self.uses_input();
         self.asks_upfront = true;
+    }
+    /// A declared input of the handler needs the client capability `path`
+    /// (`"elicitation.form"`, `"sampling"`, ...): a `tools/call` from a client that did
+    /// not declare it is refused with `-32021` before its arguments are checked (as
+    /// security.md's order has it), not after. Generated code calls it for `#[input]`
+    /// parameters; the handler checks them too (`Input::require_all`).
+    #[doc(hidden)]
+    pub fn needs_capability(&mut self, path: &'static str) {
+        if !self.input_capabilities.contains(&path) {
+            self.input_capabilities.push(path);
+        }
     }
     /// The handler takes a value of type `T` a middleware inserts
     /// ([`Layered`](crate::middleware::Layered)): building a server refuses it when no

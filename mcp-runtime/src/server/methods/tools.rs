@@ -109,6 +109,13 @@ pub(crate) fn call(
         }
     }
     headers::drop_null_arguments(&tool.headers, &mut arguments);
+    // What its declared inputs need of the client, before its arguments are checked
+    // (security.md R-1: capabilities, then arguments).
+    let needs = &tool.def.requirements.input_capabilities;
+    let why = "This request needs input through";
+    if let Some(e) = parts.meta.capabilities.missing(needs, why) {
+        return super::reject(&parts, Rejection::failed(e));
+    }
     // Tasks are an extension of the modern era only.
     let declared =
         parts.session.is_none() && parts.meta.capabilities.has_extension(tasks::EXTENSION);
