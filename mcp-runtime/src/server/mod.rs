@@ -180,17 +180,21 @@ impl ServerInner {
         slot
     }
 
-    /// [`ServerInner::admit`], or for a POST in a legacy session (`in_session`), at the cap,
-    /// a slot of a small reserve (`true` with it). Such a POST may carry the client's answer
-    /// to a question a handler in flight waits on, or a cancellation: what frees the cap.
-    /// Refused with the others, the handler would hold its slot until its timeout, and
-    /// every slot could be held so. The caller refuses a request let in from the reserve.
+    /// [`ServerInner::admit`]; at the cap, for a POST in a legacy session (`in_session`,
+    /// asked only then), a slot of a small reserve (`true` with it). Such a POST may carry
+    /// the client's answer to a question a handler in flight waits on, or a cancellation:
+    /// what frees the cap. Refused with the others, the handler would hold its slot until
+    /// its timeout, and every slot could be held so. The caller refuses a request let in
+    /// from the reserve.
     #[cfg(feature = "http")]
-    pub(crate) fn admit_or_reserve(&self, in_session: bool) -> Option<(slot::Slot, bool)> {
+    pub(crate) fn admit_or_reserve(
+        &self,
+        in_session: impl FnOnce() -> bool,
+    ) -> Option<(slot::Slot, bool)> {
         if let Some(slot) = slot::Slot::acquire(&self.in_flight, self.limits.max_in_flight) {
             return Some((slot, false));
         }
-        if in_session
+        if in_session()
             && let Some(slot) = slot::Slot::acquire(&self.reserve, SESSION_MESSAGE_RESERVE)
         {
             return Some((slot, true));

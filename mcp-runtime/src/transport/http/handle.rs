@@ -300,7 +300,8 @@ async fn serve_post(
         );
         resp
     };
-    let in_session = s.server.inner.legacy.enabled && parts.headers.contains_key(&SESSION_HEADER);
+    let in_session =
+        || s.server.inner.legacy.enabled && parts.headers.contains_key(&SESSION_HEADER);
     let Some((mut slot, reserved)) = s.server.inner.admit_or_reserve(in_session) else {
         tracing::warn!("too many requests in flight");
         return busy(Rejection::busy().error);
