@@ -9,9 +9,10 @@ use serde_json::Value;
 
 /// What the subschemas that applied to a value evaluated of it, for `unevaluated*`.
 #[derive(Default)]
-struct Evaluated<'i> {
+struct Evaluated {
     all: bool,
-    keys: Vec<&'i str>,
+    /// For each member of the object, in its order: whether it was evaluated.
+    keys: Vec<bool>,
     indices: Vec<bool>,
 }
 
@@ -34,15 +35,14 @@ impl<'i> Walk<'_, '_> {
                 let Some(u) = n.unevaluated_properties else {
                     return true;
                 };
+                // A flag per member (looking keys up in a list was quadratic in them).
+                seen.keys = vec![false; map.len()];
                 self.evaluated(id, v, &mut seen, depth, true);
                 if seen.all {
                     return true;
                 }
-                // Sorted, so that each member is looked up in log time (a key matched by
-                // several subschemas is in it once for each).
-                seen.keys.sort_unstable();
-                for (key, value) in map {
-                    if seen.keys.binary_search(&key.as_str()).is_ok() {
+                for (i, (key, value)) in map.iter().enumerate() {
+                    if seen.keys.get(i) == Some(&true) {
                         continue;
                     }
                     path.push(Seg::Key(key));
@@ -101,7 +101,7 @@ impl<'i> Walk<'_, '_> {
     }
 
     /// Adds to `seen` what node `id` (valid for `v`) and its applied subschemas evaluate.
-    fn evaluated(&self, id: Id, v: &'i Value, seen: &mut Evaluated<'i>, depth: usize, top: bool) {
+    fn evaluated(&self, id: Id, v: &'i Value, seen: &mut Evaluated, depth: usize, top: bool) {
         if seen.all || depth > MAX_DEPTH {
             return;
         }
@@ -118,13 +118,13 @@ impl<'i> Walk<'_, '_> {
                     seen.all = true;
                     return;
                 }
-                for (key, _) in map {
+                for (i, (key, _)) in map.iter().enumerate() {
                     let named = n.properties.iter().any(|(p, _)| p == key)
                         || n.pattern_properties
                             .iter()
                             .any(|(p, _)| p.regex.is_match(key));
-                    if named {
-                        seen.keys.push(key);
+                    if named && let Some(flag) = seen.keys.get_mut(i) {
+                        *flag = true;
                     }
                 }
             }
