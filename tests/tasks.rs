@@ -142,6 +142,26 @@ impl Pipe {
             }
         }
     }
+
+    /// Polls `tasks/get` every 10 ms (ids from `first_id`) until the task's status is
+    /// `status`, `tries` times at most; the last result, whichever it is.
+    async fn poll(&mut self, task_id: &str, status: &str, first_id: u64, tries: u64) -> Value {
+        let mut last = Value::Null;
+        for i in 0..tries {
+            let get = req(
+                first_id + i,
+                "tasks/get",
+                json!({ "taskId": task_id }),
+                true,
+            );
+            last = self.call(get).await["result"].take();
+            if last["status"] == status {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        last
+    }
 }
 
 /// Polls `tasks/get` over HTTP until `done` holds (10 s at most).
@@ -445,17 +465,8 @@ async fn a_task_asking_for_input_rides_out_store_failures() {
         ))
         .await;
     let id = created["result"]["taskId"].as_str().unwrap().to_owned();
-    let mut status = Value::Null;
-    for i in 0..300 {
-        status = pipe
-            .call(req(2 + i, "tasks/get", json!({ "taskId": id }), true))
-            .await;
-        if status["result"]["status"] == "input_required" {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    assert_eq!(status["result"]["status"], "input_required", "{status}");
+    let asked = pipe.poll(&id, "input_required", 2, 300).await;
+    assert_eq!(asked["status"], "input_required", "{asked}");
     let ack = pipe
         .call(req(
             400,
@@ -467,20 +478,9 @@ async fn a_task_asking_for_input_rides_out_store_failures() {
         ))
         .await;
     assert_ack(&ack);
-    for i in 0..300 {
-        status = pipe
-            .call(req(401 + i, "tasks/get", json!({ "taskId": id }), true))
-            .await;
-        if status["result"]["status"] == "completed" {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    assert_eq!(status["result"]["status"], "completed", "{status}");
-    assert_eq!(
-        status["result"]["result"]["content"][0]["text"],
-        "shipped #7"
-    );
+    let done = pipe.poll(&id, "completed", 401, 300).await;
+    assert_eq!(done["status"], "completed", "{done}");
+    assert_eq!(done["result"]["content"][0]["text"], "shipped #7");
     assert_eq!(store.failing_asks.load(Ordering::SeqCst), 0);
     assert_eq!(store.failing_gets.load(Ordering::SeqCst), 0);
 }
@@ -569,17 +569,8 @@ async fn a_running_tasks_store_failures_are_logged_without_flooding() {
         .call(req(1, "tools/call", json!({"name": "chatty"}), true))
         .await;
     let id = created["result"]["taskId"].as_str().unwrap().to_owned();
-    let mut status = Value::Null;
-    for i in 0..500 {
-        status = pipe
-            .call(req(2 + i, "tasks/get", json!({ "taskId": id }), true))
-            .await;
-        if status["result"]["status"] == "completed" {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    assert_eq!(status["result"]["status"], "completed", "{status}");
+    let done = pipe.poll(&id, "completed", 2, 500).await;
+    assert_eq!(done["status"], "completed", "{done}");
     let logs = logs();
     let warned = logs.matches("messages away").count();
     assert!((1..=2).contains(&warned), "{warned} warnings:\n{logs}");
