@@ -30,6 +30,26 @@ async fn greet(input: Input) -> Result<String, Error> {
     Ok(format!("Hello, {}!", who.name))
 }
 
+/// Set when `impatient` may end.
+static IMPATIENT_MAY_END: AtomicBool = AtomicBool::new(false);
+
+/// Asks who is there, but waits only 300 ms for the answer; then works on until
+/// `IMPATIENT_MAY_END` (10 s at most).
+#[tool]
+async fn impatient(input: Input) -> Result<String, Error> {
+    let asked = input.elicit::<Name>("who", "Who's there?");
+    if let Ok(answer) = tokio::time::timeout(Duration::from_millis(300), asked).await {
+        return Ok(format!("hello {}", answer?.accepted()?.name));
+    }
+    for _ in 0..1000 {
+        if IMPATIENT_MAY_END.load(Ordering::SeqCst) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    Ok("nobody answered".into())
+}
+
 #[derive(serde::Serialize, schemars::JsonSchema)]
 struct Total {
     sum: i64,
@@ -123,7 +143,8 @@ fn server(legacy: Legacy, seen: Arc<AtomicBool>) -> Server {
             wait,
             nap,
             doze,
-            approve
+            approve,
+            impatient
         ])
         .resources(resources![readme, note])
         .state(seen)
@@ -247,7 +268,7 @@ fn a_session_lives_from_initialize_to_delete() {
     for absent in ["resultType", "ttlMs", "cacheScope", "_meta"] {
         assert!(result.get(absent).is_none(), "{absent}: {result}");
     }
-    assert_eq!(result["tools"].as_array().unwrap().len(), 8);
+    assert_eq!(result["tools"].as_array().unwrap().len(), 9);
     assert_eq!(c.call("ping", json!({}))["result"], json!({}));
     assert_eq!(
         c.call("logging/setLevel", json!({"level": "info"}))["result"],
@@ -509,6 +530,35 @@ fn an_answer_is_let_in_at_the_cap_on_requests_in_flight() {
         );
         std::thread::sleep(Duration::from_millis(20));
     }
+}
+
+/// A question the handler stops waiting for (a timeout around it) is cancelled at the
+/// client then, while the handler works on: `notifications/cancelled` naming the request
+/// to the client, on the call's stream. It came only when the call ended, so the client
+/// showed a form nobody waited on for as long as the handler ran.
+#[test]
+fn a_question_the_handler_stops_waiting_for_is_cancelled_at_the_client() {
+    let addr = start();
+    let (c, _) = Client::open(addr, "2025-11-25");
+    let call = json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": {"name": "impatient", "arguments": {}}});
+    let mut sse = c.stream(&call);
+    let ask = sse
+        .next(Duration::from_secs(5))
+        .expect("a request to the client");
+    assert_eq!(ask["method"], "elicitation/create", "{ask}");
+    // The handler waits for the flag for 10 s: the cancellation comes before that.
+    let cancelled = sse
+        .next(Duration::from_secs(3))
+        .expect("its cancellation, while the handler works on");
+    assert_eq!(
+        cancelled["method"], "notifications/cancelled",
+        "{cancelled}"
+    );
+    assert_eq!(cancelled["params"]["requestId"], ask["id"], "{cancelled}");
+    IMPATIENT_MAY_END.store(true, Ordering::SeqCst);
+    let done = sse.next(Duration::from_secs(5)).expect("the result");
+    assert_eq!(done["id"], 9, "{done}");
+    assert_eq!(done["result"]["content"][0]["text"], "nobody answered");
 }
 
 /// An answer that is not valid is asked again with the reason, but not forever: a client

@@ -387,6 +387,8 @@ async fn invoke_live<K: Kind>(
     tokio::pin!(fut);
     let asked = input.asked();
     let mut waiting = FuturesUnordered::new();
+    // Each question sent, by key: cancelled when the handler stops waiting for it.
+    let mut sent: BTreeMap<String, tokio_util::sync::CancellationToken> = BTreeMap::new();
     loop {
         tokio::select! {
             out = &mut fut => return match out {
@@ -394,9 +396,13 @@ async fn invoke_live<K: Kind>(
                 Ok(r) => settle::<K>(r, &target, true),
             },
             () = asked.notified() => {
-                // A request already sent to the client is not taken back: its answer,
-                // if one comes, finds no question waiting and is dropped.
-                input.take_withdrawn();
+                // A question the handler stopped waiting for: its request is dropped,
+                // which cancels it at the client (`notifications/cancelled`).
+                for key in input.take_withdrawn() {
+                    if let Some(stop) = sent.remove(&key) {
+                        stop.cancel();
+                    }
+                }
                 for (key, question) in input.take_questions() {
                     let method = question["method"].as_str().unwrap_or_default().to_owned();
                     let mut params = question["params"].clone();
@@ -404,16 +410,32 @@ async fn invoke_live<K: Kind>(
                         legacy::downgrade(legacy::Shape::Elicit, session.version, &mut params);
                     }
                     match session.request(&request.sink, &key, &method, params) {
-                        Ok(rx) => waiting.push(async move { (key, rx.await) }),
+                        Ok(rx) => {
+                            let stop = tokio_util::sync::CancellationToken::new();
+                            sent.insert(key.clone(), stop.clone());
+                            waiting.push(async move {
+                                tokio::select! {
+                                    answer = rx => (key, Some(answer)),
+                                    () = stop.cancelled() => (key, None),
+                                }
+                            });
+                        }
                         Err(e) => input.fail(&key, e.message().to_owned()),
                     }
                 }
             }
-            Some((key, answer)) = waiting.next(), if !waiting.is_empty() => match answer {
-                Ok(Ok(v)) => input.deliver(&key, v),
-                Ok(Err(e)) => input.fail(&key, e.message().to_owned()),
-                Err(_) => input.fail(&key, "the session ended before the client answered".into()),
-            },
+            Some((key, answer)) = waiting.next(), if !waiting.is_empty() => {
+                sent.remove(&key);
+                match answer {
+                    Some(Ok(Ok(v))) => input.deliver(&key, v),
+                    Some(Ok(Err(e))) => input.fail(&key, e.message().to_owned()),
+                    Some(Err(_)) => {
+                        input.fail(&key, "the session ended before the client answered".into());
+                    }
+                    // Withdrawn: nobody waits for it.
+                    None => {}
+                }
+            }
         }
     }
 }
