@@ -229,6 +229,19 @@ impl Client {
         )
     }
 
+    /// Calls tool `name` (request `id`) in the session, taking its answer as a stream,
+    /// and reads that stream up to the handler's question: an `elicitation/create`
+    /// request to the client. The stream, and the question.
+    fn elicited(&self, id: u64, name: &str) -> (Sse, Value) {
+        let call = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": name, "arguments": {}}});
+        let mut sse = self.stream(&call);
+        let ask = sse
+            .next(Duration::from_secs(5))
+            .expect("a request to the client");
+        assert_eq!(ask["method"], "elicitation/create", "{ask}");
+        (sse, ask)
+    }
+
     fn call(&mut self, method: &str, params: Value) -> Value {
         self.next += 1;
         let body = json!({"jsonrpc": "2.0", "id": self.next, "method": method, "params": params});
@@ -446,12 +459,7 @@ fn get_and_delete_refusals_carry_json_rpc_errors() {
 fn an_elicitation_is_a_request_to_the_client_answered_by_a_post() {
     let addr = start();
     let (c, _) = Client::open(addr, "2025-11-25");
-    let call = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "greet", "arguments": {}}});
-    let mut sse = c.stream(&call);
-    let ask = sse
-        .next(Duration::from_secs(5))
-        .expect("a request to the client");
-    assert_eq!(ask["method"], "elicitation/create");
+    let (mut sse, ask) = c.elicited(7, "greet");
     assert_eq!(ask["params"]["message"], "Who are you?");
     assert!(ask["params"].get("mode").is_some(), "2025-11-25 has modes");
     let answer = json!({"jsonrpc": "2.0", "id": ask["id"], "result": {"action": "accept", "content": {"name": "Ada"}}});
@@ -475,12 +483,7 @@ fn an_answer_is_let_in_at_the_cap_on_requests_in_flight() {
         .unwrap();
     let addr = serve_in_background(server.http());
     let (c, _) = Client::open(addr, "2025-11-25");
-    let call = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "greet", "arguments": {}}});
-    let mut sse = c.stream(&call);
-    let ask = sse
-        .next(Duration::from_secs(5))
-        .expect("a request to the client");
-    assert_eq!(ask["method"], "elicitation/create");
+    let (mut sse, ask) = c.elicited(7, "greet");
     // The cap is taken by the call: a second request is refused.
     let ping = json!({"jsonrpc": "2.0", "id": 8, "method": "ping"});
     assert_eq!(c.post(&ping).status, 503);
@@ -540,12 +543,7 @@ fn an_answer_is_let_in_at_the_cap_on_requests_in_flight() {
 fn a_question_the_handler_stops_waiting_for_is_cancelled_at_the_client() {
     let addr = start();
     let (c, _) = Client::open(addr, "2025-11-25");
-    let call = json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": {"name": "impatient", "arguments": {}}});
-    let mut sse = c.stream(&call);
-    let ask = sse
-        .next(Duration::from_secs(5))
-        .expect("a request to the client");
-    assert_eq!(ask["method"], "elicitation/create", "{ask}");
+    let (mut sse, ask) = c.elicited(9, "impatient");
     // The handler waits for the flag for 10 s: the cancellation comes before that.
     let cancelled = sse
         .next(Duration::from_secs(3))

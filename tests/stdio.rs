@@ -668,9 +668,14 @@ fn blocking_handler_child() {
 /// This test binary run again for test `name` alone, with `env` set (which that test
 /// waits for before it does anything), its stdout piped.
 fn child_test(name: &str, env: &str, stdin: Stdio) -> std::process::Child {
+    child_test_with(name, (env, "1"), stdin)
+}
+
+/// [`child_test`] with the variable's value given.
+fn child_test_with(name: &str, (env, value): (&str, &str), stdin: Stdio) -> std::process::Child {
     Command::new(std::env::current_exe().unwrap())
         .args(["--exact", name, "--nocapture"])
-        .env(env, "1")
+        .env(env, value)
         .stdin(stdin)
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
@@ -910,14 +915,8 @@ fn a_client_that_stops_reading_cannot_keep_the_server_from_a_signal() {
 }
 
 fn signal_with_stdout_full(flavor: &str, tool: &str) {
-    let mut child = Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", "stuck_stdout_child", "--nocapture"])
-        .env("MCP_STUCK_CHILD", flavor)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let env = ("MCP_STUCK_CHILD", flavor);
+    let mut child = child_test_with("stuck_stdout_child", env, Stdio::piped());
     let mut stdin = child.stdin.take().unwrap();
     // Read nothing, but keep the pipe open: the server's writes fill it and then wait.
     let _stdout = child.stdout.take().unwrap();
