@@ -171,8 +171,7 @@ impl Input {
     /// answered the others.
     #[doc(hidden)]
     pub fn require_all(&self, paths: &[&str]) -> Result<(), Error> {
-        let why = "This request needs input through";
-        match self.lock().capabilities.missing(paths, why) {
+        match self.lock().capabilities.missing(paths) {
             Some(e) => Err(Error::protocol(e)),
             None => Ok(()),
         }

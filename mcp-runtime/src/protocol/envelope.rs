@@ -232,6 +232,12 @@ pub fn error_response(id: Option<&RequestId>, error: &RpcError) -> String {
     .expect("errors serialize")
 }
 
+/// Whether a received message is a request (it has a `method` and an `id`): not a
+/// notification, nor a response to a request of the server's.
+pub(crate) fn is_request(msg: &serde_json::Value) -> bool {
+    msg.get("method").is_some() && msg.get("id").is_some()
+}
+
 /// The JSON text of a request the server sends (legacy era: `elicitation/create`,
 /// `sampling/createMessage`, `roots/list`).
 pub fn request<P: Serialize>(id: u64, method: &str, params: P) -> String {

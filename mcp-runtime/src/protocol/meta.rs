@@ -111,8 +111,9 @@ impl ClientCapabilities {
 
     /// `-32021` naming the capabilities of `paths` (`"elicitation.form"`, `"sampling"`,
     /// ...) the client did not declare, in `requiredCapabilities` as nested objects;
-    /// `None` when it declared them all. `why` says what needs them.
-    pub(crate) fn missing(&self, paths: &[&str], why: &str) -> Option<super::RpcError> {
+    /// `None` when it declared them all. Said of a request that asks for input through
+    /// them (the one use).
+    pub(crate) fn missing(&self, paths: &[&str]) -> Option<super::RpcError> {
         let mut missing: Vec<&str> = Vec::new();
         for &p in paths {
             if !self.has(p) && !missing.contains(&p) {
@@ -143,7 +144,7 @@ impl ClientCapabilities {
             .collect::<Vec<_>>()
             .join(" and ");
         Some(super::RpcError::missing_capability(
-            format!("{why} {names}, which the client did not declare"),
+            format!("This request needs input through {names}, which the client did not declare"),
             Value::Object(required),
         ))
     }

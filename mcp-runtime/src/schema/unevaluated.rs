@@ -106,9 +106,8 @@ impl<'i> Walk<'_, '_> {
             return;
         }
         // A step of the walk's budget, as a check is.
-        match self.steps.get() {
-            0 | 1 => return self.steps.set(0),
-            left => self.steps.set(left - 1),
+        if !self.step() {
+            return;
         }
         let n = &self.program.nodes[id as usize];
         match v {

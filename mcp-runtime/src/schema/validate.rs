@@ -146,6 +146,21 @@ impl<'i> Walk<'_, '_> {
         .check(id, v, path, depth)
     }
 
+    /// Takes a step of the walk's budget; `false` when none is left (the count, one more
+    /// than the steps left, is then 0 for good).
+    pub(super) fn step(&self) -> bool {
+        match self.steps.get() {
+            0 | 1 => {
+                self.steps.set(0);
+                false
+            }
+            left => {
+                self.steps.set(left - 1);
+                true
+            }
+        }
+    }
+
     /// Checks `v` against node `id`; `false` once it failed (in the short way, at once).
     pub(super) fn check(
         &mut self,
@@ -157,14 +172,9 @@ impl<'i> Walk<'_, '_> {
         let program = self.program;
         let n = &program.nodes[id as usize];
         let mut ok = true;
-        // The count is one more than the checks left, and 0 once a check found none.
-        match self.steps.get() {
-            0 | 1 => {
-                // Out of steps: every check fails, and the walk unwinds at once.
-                self.steps.set(0);
-                return false;
-            }
-            left => self.steps.set(left - 1),
+        if !self.step() {
+            // Out of steps: every check fails, and the walk unwinds at once.
+            return false;
         }
         if n.never {
             assert_or!(self, ok, path, false, "no value is allowed here".to_owned());

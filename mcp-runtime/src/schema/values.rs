@@ -47,7 +47,8 @@ fn exact(n: &Number) -> Option<i128> {
         .or_else(|| n.as_u64().map(i128::from))
 }
 
-/// A whole number's exact value: an integer, or a whole float within i128's range.
+/// A whole number's exact value: an integer, or a whole float within i128's range
+/// (2^127 is itself a float, so the bound is below it).
 fn integral(n: &Number) -> Option<i128> {
     exact(n).or_else(|| {
         let f = n.as_f64()?;
@@ -133,15 +134,11 @@ enum NumberKey {
 }
 
 fn number_key(n: &Number) -> NumberKey {
-    if let Some(i) = exact(n) {
-        return NumberKey::Integer(i);
+    match integral(n) {
+        Some(i) => NumberKey::Integer(i),
+        // `+ 0.0`: -0.0 and 0.0 are one value (though both are integral anyway).
+        None => NumberKey::Float((n.as_f64().unwrap_or(0.0) + 0.0).to_bits()),
     }
-    let f = n.as_f64().unwrap_or(0.0) + 0.0;
-    // Integral and within i128's range (2^127 is itself a float): exact as an integer.
-    if f.fract() == 0.0 && f.abs() < 1.7e38 {
-        return NumberKey::Integer(f as i128);
-    }
-    NumberKey::Float(f.to_bits())
 }
 
 /// A hash of `v` that two [`equal`] values share.

@@ -521,24 +521,12 @@ impl Worker {
             .into_iter()
             .map(|(key, request)| (self.keys.assign(&key), request))
             .collect();
-        let mut changes = Vec::new();
         if !withdrawn.is_empty() {
-            changes.push(TaskChange::Withdraw(withdrawn));
+            self.record("its questions", TaskChange::Withdraw(withdrawn))
+                .await?;
         }
         if !asked.is_empty() {
-            changes.push(TaskChange::Ask(asked));
-        }
-        for change in changes {
-            let recorded = self
-                .retrying("its questions", || {
-                    self.store.update(&self.id, change.clone())
-                })
-                .await;
-            match recorded {
-                Ok(Some(_)) => {}
-                Ok(None) => return Err(Stop::Gone),
-                Err(()) => return Err(Stop::StoreFailed),
-            }
+            self.record("its questions", TaskChange::Ask(asked)).await?;
         }
         Ok(())
     }
@@ -570,13 +558,17 @@ impl Worker {
             }
         }
         // Taken out of the store, or a re-asked question would get the old answer again.
-        let change = TaskChange::Take(taken);
-        match self
-            .retrying("its answers taken", || {
-                self.store.update(&self.id, change.clone())
-            })
+        self.record("its answers taken", TaskChange::Take(taken))
             .await
-        {
+    }
+
+    /// Records `change` while the task runs ([`Worker::retrying`]); stops the task when it
+    /// is gone, or when the store keeps failing.
+    async fn record(&self, what: &str, change: TaskChange) -> Result<(), Stop> {
+        let recorded = self
+            .retrying(what, || self.store.update(&self.id, change.clone()))
+            .await;
+        match recorded {
             Ok(Some(_)) => Ok(()),
             Ok(None) => Err(Stop::Gone),
             Err(()) => Err(Stop::StoreFailed),

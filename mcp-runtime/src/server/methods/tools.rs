@@ -112,8 +112,7 @@ pub(crate) fn call(
     // What its declared inputs need of the client, before its arguments are checked
     // (security.md R-1: capabilities, then arguments).
     let needs = &tool.def.requirements.input_capabilities;
-    let why = "This request needs input through";
-    if let Some(e) = parts.meta.capabilities.missing(needs, why) {
+    if let Some(e) = parts.meta.capabilities.missing(needs) {
         return super::reject(&parts, Rejection::failed(e));
     }
     // Tasks are an extension of the modern era only.

@@ -370,7 +370,7 @@ async fn serve_post(
         }
     };
     // Let in past the cap for an answer or a notification only.
-    if reserved && !(msg.get("method").is_none() || msg.get("id").is_none()) {
+    if reserved && crate::protocol::envelope::is_request(&msg) {
         tracing::warn!("too many requests in flight");
         return refuse(StatusCode::SERVICE_UNAVAILABLE, Rejection::busy().error);
     }

@@ -295,9 +295,7 @@ impl HttpServer {
             // Each call of the batch takes a unit of its own; the batch's bytes stay held
             // while it runs (its JSON is in memory until then).
             let bytes = slot.bytes_only();
-            let requests = batch
-                .iter()
-                .any(|m| m.get("method").is_some() && m.get("id").is_some());
+            let requests = batch.iter().any(crate::protocol::envelope::is_request);
             let answer = self
                 .server
                 .run_batch(batch, session, Streams::None, caller)

@@ -140,6 +140,18 @@ impl StdOut {
         }
     }
 
+    /// What is queued and the whole buffer, written as stdout gets room.
+    fn poll_finish(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        if let Err(e) = self.bytes.usable() {
+            return Poll::Ready(Err(e));
+        }
+        self.take_queued();
+        match self.bytes.pending() {
+            true => self.poll_write(cx),
+            false => Poll::Ready(Ok(())),
+        }
+    }
+
     /// Writes the buffer to its end, as stdout gets room.
     fn poll_write(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         #[cfg(target_os = "linux")]
@@ -283,40 +295,29 @@ pub(crate) fn try_put(out: &Mutex<StdOut>, line: String) -> Put {
 /// Waits until something is written: the rest of the buffer, or the next queued line (see
 /// [`StdOut::poll_forward`]). Cancel-safe: what is taken from the queue is in the buffer.
 pub(super) async fn forward(out: &Mutex<StdOut>) -> io::Result<()> {
-    let mut busy = Backoff::default();
-    loop {
-        let step = std::future::poll_fn(|cx| match try_lock(out) {
-            Some(mut out) => out.poll_forward(cx).map(Some),
-            None => Poll::Ready(None),
-        })
-        .await;
-        match step {
-            Some(written) => return written,
-            None => busy.wait().await,
-        }
-    }
+    locked(out, StdOut::poll_forward).await
 }
 
 /// Writes what is queued and the whole buffer, as stdout gets room.
 pub(super) async fn finish(out: &Mutex<StdOut>) -> io::Result<()> {
+    locked(out, StdOut::poll_finish).await
+}
+
+/// Polls `step` under stdout's lock, taken without waiting for it ([`try_lock`]): while
+/// someone else holds it, waits a while ([`Backoff`]) and tries again.
+async fn locked<T>(
+    out: &Mutex<StdOut>,
+    mut step: impl FnMut(&mut StdOut, &mut Context<'_>) -> Poll<T>,
+) -> T {
     let mut busy = Backoff::default();
     loop {
-        let step = std::future::poll_fn(|cx| match try_lock(out) {
-            Some(mut out) => {
-                if let Err(e) = out.bytes.usable() {
-                    return Poll::Ready(Some(Err(e)));
-                }
-                out.take_queued();
-                match out.bytes.pending() {
-                    true => out.poll_write(cx).map(Some),
-                    false => Poll::Ready(Some(Ok(()))),
-                }
-            }
+        let stepped = std::future::poll_fn(|cx| match try_lock(out) {
+            Some(mut out) => step(&mut out, cx).map(Some),
             None => Poll::Ready(None),
         })
         .await;
-        match step {
-            Some(written) => return written,
+        match stepped {
+            Some(done) => return done,
             None => busy.wait().await,
         }
     }
