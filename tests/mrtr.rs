@@ -700,3 +700,69 @@ fn declared_inputs_check_every_capability_before_asking() {
         "{v}"
     );
 }
+
+/// A prompt that asks.
+#[mcp_runtime::prompt]
+#[mcp_runtime::needs_input]
+async fn release_notes(
+    version: String,
+    #[input(elicit = "Notes for {version}: which audience?")] target: Target,
+) -> String {
+    let _ = target.env;
+    format!("notes for {version}")
+}
+
+/// A resource that asks.
+#[mcp_runtime::resource("build://{id}")]
+#[mcp_runtime::needs_input]
+async fn build_log(
+    id: u32,
+    #[input(elicit = "Log of build {id}: where?")] target: Target,
+) -> String {
+    let _ = target.env;
+    format!("build {id}")
+}
+
+/// What a prompt's or a resource's inputs need of the client is checked before its
+/// arguments, as a tool's is (security.md R-1: capabilities, then arguments): a client
+/// without elicitation that also leaves out a required prompt argument, or reads a
+/// template URI whose variable is not of its type, is told it lacks the capability
+/// (`-32021`), not what is wrong with its arguments.
+#[test]
+fn prompts_and_resources_check_input_capabilities_before_arguments() {
+    let server = Server::builder("ask-more", "1.0")
+        .request_state(RequestState::single_instance())
+        .prompts(mcp_runtime::prompts![release_notes])
+        .resources(mcp_runtime::resources![build_log])
+        .build()
+        .unwrap();
+    let a = serve_in_background(server.http());
+    let send = |method: &str, params: Value, caps: Value| {
+        let mut body = request(json!(1), method, params);
+        body["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"] = caps;
+        let r = post(a, &body);
+        (r.status, r.json())
+    };
+    let prompt = json!({"name": "release_notes", "arguments": {}});
+    let (status, v) = send("prompts/get", prompt.clone(), json!({}));
+    assert_eq!((status, &v["error"]["code"]), (400, &json!(-32021)), "{v}");
+    assert_eq!(
+        v["error"]["data"]["requiredCapabilities"],
+        json!({"elicitation": {"form": {}}}),
+        "{v}"
+    );
+    // With the capability, the missing argument is what is wrong.
+    let (_, v) = send("prompts/get", prompt, elicitation_caps());
+    assert_eq!(v["error"]["code"], -32602, "{v}");
+
+    let read = json!({"uri": "build://seven"});
+    let (status, v) = send("resources/read", read.clone(), json!({}));
+    assert_eq!((status, &v["error"]["code"]), (400, &json!(-32021)), "{v}");
+    let (_, v) = send("resources/read", read, elicitation_caps());
+    assert_eq!(v["error"]["code"], -32602, "{v}");
+    // Both well formed, with the capability: asked.
+    let read = json!({"uri": "build://7"});
+    let (status, v) = send("resources/read", read, elicitation_caps());
+    assert_eq!(status, 200, "{v}");
+    assert!(v["result"]["inputRequests"]["target"].is_object(), "{v}");
+}

@@ -71,6 +71,20 @@ pub(crate) fn reject(parts: &Parts, rejection: Rejection) -> Prepared {
     Prepared::Reply(Reply::rejection(Some(&parts.id), rejection))
 }
 
+/// The client capabilities an item's declared inputs need (`#[input]` parameters), which
+/// the client must have before its arguments are looked at (security.md R-1:
+/// capabilities, then arguments): the `-32021` answer when it lacks one.
+pub(crate) fn lacks_input_capabilities(
+    parts: &Parts,
+    requirements: &super::def::Requirements,
+) -> Option<Prepared> {
+    let e = parts
+        .meta
+        .capabilities
+        .missing(&requirements.input_capabilities)?;
+    Some(reject(parts, Rejection::failed(e)))
+}
+
 /// A `params` member that must be a map of strings (prompt arguments, completion context);
 /// the error names the first entry that is not a string, and what it is.
 pub(crate) fn string_map(v: Option<Value>) -> Result<BTreeMap<String, String>, String> {

@@ -21,8 +21,9 @@ pub(crate) static ENGINE: super::PromptEngine = super::Engine {
     more: (),
 };
 
-/// `prompts/get`: `Mcp-Name` → string arguments → the prompt → its required arguments
-/// and no others (`-32602`) → the round (for prompts that ask) → the handler.
+/// `prompts/get`: `Mcp-Name` → string arguments → the prompt → what its inputs need of the
+/// client (`-32021`) → its required arguments and no others (`-32602`) → the round (for
+/// prompts that ask) → the handler.
 pub(crate) fn get(
     server: &Server,
     parts: Parts,
@@ -48,6 +49,9 @@ pub(crate) fn get(
     };
     if let Err(r) = crate::server::authz::permit(&server.inner.settings, &parts, &prompt.def.item) {
         return super::reject(&parts, r);
+    }
+    if let Some(p) = super::lacks_input_capabilities(&parts, &prompt.def.requirements) {
+        return p;
     }
     if let Some(missing) = prompt
         .def

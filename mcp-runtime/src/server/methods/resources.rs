@@ -88,6 +88,9 @@ pub(crate) fn read(
     if let Err(r) = crate::server::authz::permit(&server.inner.settings, &parts, &entry.def.item) {
         return super::reject(&parts, r);
     }
+    if let Some(p) = super::lacks_input_capabilities(&parts, &entry.def.requirements) {
+        return p;
+    }
     let binding = entry.def.requirements.input.map(|engine| {
         Binding::new(engine, methods::RESOURCES_READ, &uri, None).for_caller(parts.caller_key())
     });

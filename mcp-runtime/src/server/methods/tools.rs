@@ -109,11 +109,8 @@ pub(crate) fn call(
         }
     }
     headers::drop_null_arguments(&tool.headers, &mut arguments);
-    // What its declared inputs need of the client, before its arguments are checked
-    // (security.md R-1: capabilities, then arguments).
-    let needs = &tool.def.requirements.input_capabilities;
-    if let Some(e) = parts.meta.capabilities.missing(needs) {
-        return super::reject(&parts, Rejection::failed(e));
+    if let Some(p) = super::lacks_input_capabilities(&parts, &tool.def.requirements) {
+        return p;
     }
     // Tasks are an extension of the modern era only.
     let declared =
