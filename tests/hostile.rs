@@ -1217,3 +1217,49 @@ async fn stdio_writes_each_answer_whole_to_a_slow_reader_at_the_end_of_input() {
         );
     }
 }
+
+/// A peer that stops reading cannot keep `serve_io` from its shutdown: with an answer
+/// (given at once, or by a spawned call) stuck in a write the peer never reads, the
+/// shutdown still ends the serving within the drain's time (5 s), and the call still in
+/// flight is cancelled. Before, the loop waited in the write and never looked at the
+/// shutdown.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serve_io_stops_on_shutdown_while_the_peer_does_not_read() {
+    use tokio::io::AsyncWriteExt;
+    for ms in [0, 50] {
+        let server = Server::builder("x", "1")
+            .tools(tools![big_after])
+            .build()
+            .unwrap();
+        let (mut client, theirs) = tokio::io::duplex(4096);
+        let (r, w) = tokio::io::split(theirs);
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let serving = tokio::spawn(server.serve_io(r, w, async move {
+            let _ = stopped.await;
+        }));
+        // Two answers of 100 KB the peer never reads, the second still running.
+        for (id, ms) in [(1, ms), (2, 60_000)] {
+            let body = request(
+                json!(id),
+                "tools/call",
+                json!({"name": "big_after", "arguments": {"ms": ms}}),
+            );
+            client
+                .write_all(format!("{body}\n").as_bytes())
+                .await
+                .unwrap();
+        }
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        assert!(!serving.is_finished());
+        let asked = std::time::Instant::now();
+        stop.send(()).unwrap();
+        tokio::time::timeout(Duration::from_secs(15), serving)
+            .await
+            .unwrap_or_else(|_| panic!("serve_io did not end 15 s after its shutdown ({ms} ms)"))
+            .unwrap()
+            .unwrap();
+        let took = asked.elapsed();
+        assert!(took < Duration::from_secs(12), "{took:?}");
+        drop(client);
+    }
+}

@@ -173,17 +173,24 @@ impl Server {
         };
         let mut lines = Lines::new(BufReader::with_capacity(64 * 1024, reader), MAX_LINE);
         let dispatch = Dispatch::new(self, tx, None);
-        tokio::pin!(shutdown);
+        let mut shutdown = Shutdown {
+            signal: shutdown,
+            came: false,
+        };
         loop {
             let line = tokio::select! {
                 biased;
-                () = &mut shutdown => break,
+                () = &mut shutdown.signal => break,
                 Some(queued) = out.queue.recv() => {
-                    if let Err(e) = out.forward(queued).await {
-                        tracing::debug!("stdout closed: {e}");
-                        break;
+                    match shutdown.unless_stuck(out.forward(queued)).await {
+                        Some(Ok(())) if !shutdown.came => continue,
+                        Some(Ok(())) => break,
+                        Some(Err(e)) => {
+                            tracing::debug!("stdout closed: {e}");
+                            break;
+                        }
+                        None => return stuck(&dispatch).await,
                     }
-                    continue;
                 }
                 line = lines.next() => line,
             };
@@ -195,15 +202,54 @@ impl Server {
                     break;
                 }
             };
-            if let Some(answer) = dispatch.line(line)
-                && out.put(&answer).await.is_err()
-            {
-                break;
+            if let Some(answer) = dispatch.line(line) {
+                match shutdown.unless_stuck(out.put(&answer)).await {
+                    Some(Ok(())) if !shutdown.came => {}
+                    Some(_) => break,
+                    None => return stuck(&dispatch).await,
+                }
             }
         }
         wind_down(&dispatch, &mut Sink::Async(&mut out)).await;
         Ok(())
     }
+}
+
+/// `serve_io`'s shutdown future, and whether it has come (it is not polled again then).
+struct Shutdown<'a> {
+    signal: Pin<Box<dyn Future<Output = ()> + Send + 'a>>,
+    came: bool,
+}
+
+impl Shutdown<'_> {
+    /// Awaits a write to the peer. Should the shutdown come while the peer is not reading,
+    /// the write is given the drain's time ([`EOF_DRAIN`]) to end, as the wind-down's
+    /// writes are: `None` if it did not, and the write is dropped half done (nothing more
+    /// can go out whole after it). A write is never cut short before the shutdown, so a
+    /// slow reader gets whole lines.
+    async fn unless_stuck(
+        &mut self,
+        write: impl Future<Output = io::Result<()>>,
+    ) -> Option<io::Result<()>> {
+        tokio::pin!(write);
+        if !self.came {
+            tokio::select! {
+                biased;
+                written = &mut write => return Some(written),
+                () = &mut self.signal => self.came = true,
+            }
+        }
+        tokio::time::timeout(EOF_DRAIN, write).await.ok()
+    }
+}
+
+/// The end of a `serve_io` whose peer stopped reading while the server was asked to stop:
+/// nothing in flight can be answered, so it is cancelled, and nothing more is written.
+async fn stuck(dispatch: &Dispatch) -> io::Result<()> {
+    tracing::warn!("the peer is not reading; ending without writing the rest");
+    dispatch.end_input();
+    dispatch.cancel_all().await;
+    Ok(())
 }
 
 type Panic = Box<dyn std::any::Any + Send>;
