@@ -403,3 +403,125 @@ async fn changes_waiting_for_redis_are_bounded() {
         "the catalog change made while the queue was full was dropped"
     );
 }
+
+/// Redis restarted without persistence (here: `FLUSHALL`, then the notification channels
+/// dropped, as a restart drops them) loses the catalog record. The instances that hold
+/// its changes record them again when they reconnect, so an instance started afterwards
+/// still serves what the fleet serves. Before, the record stayed empty: the new instance
+/// served the catalog it was built with, unlike the others.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_catalog_record_redis_lost_is_recorded_again_by_the_instances_that_hold_it() {
+    if !redis_available() {
+        return;
+    }
+    let redis = fleet::Redis::start();
+    let store = RedisStore::connect(&redis.url()).await.unwrap();
+    let on = CatalogChange::new(ItemKind::Tool, "report", CatalogOp::Added, "a");
+    store.publish(Change::Catalog(on.clone()));
+    let recorded = |store: RedisStore, on: CatalogChange, what: &'static str| async move {
+        let t = Instant::now();
+        while !store.catalog().await.unwrap_or_default().contains(&on) {
+            assert!(t.elapsed() < Duration::from_secs(15), "{what}");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    };
+    recorded(store.clone(), on.clone(), "recorded").await;
+    assert_eq!(command(redis.port, &[b"FLUSHALL"]), "+OK");
+    assert_eq!(store.catalog().await, Ok(vec![]));
+    command(redis.port, &[b"CLIENT", b"KILL", b"TYPE", b"pubsub"]);
+    recorded(
+        store.clone(),
+        on.clone(),
+        "recorded again after the reconnect",
+    )
+    .await;
+
+    let late = RedisStore::connect(&redis.url()).await.unwrap();
+    let server = Server::builder("x", "1")
+        .tools(tools![hi])
+        .standby_tools(tools![report])
+        .notification_bus(late)
+        .build()
+        .unwrap();
+    let client = TestClient::new(server);
+    let t = Instant::now();
+    while !tool_names(&client).await.iter().any(|n| n == "report") {
+        assert!(
+            t.elapsed() < Duration::from_secs(10),
+            "the late instance serves `report`"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// A catalog change an instance never heard of on the bus (it fell behind, or the message
+/// was lost while its channel was away) is applied when it next reads the record (every
+/// 10 s). Here the change is written to the record without being published. Before, an
+/// instance read the record only at start and on a reconnect, so it served another
+/// catalog than the fleet until that item changed again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_catalog_change_missed_on_the_bus_is_applied_from_the_record() {
+    if !redis_available() {
+        return;
+    }
+    let redis = fleet::Redis::start();
+    let store = RedisStore::connect(&redis.url()).await.unwrap();
+    let server = Server::builder("x", "1")
+        .tools(tools![hi])
+        .standby_tools(tools![report])
+        .notification_bus(store)
+        .build()
+        .unwrap();
+    let client = TestClient::new(server);
+    assert!(!tool_names(&client).await.iter().any(|n| n == "report"));
+    // Let the instance catch up with the (empty) record first.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let on = CatalogChange::new(ItemKind::Tool, "report", CatalogOp::Added, "other");
+    let text = Change::Catalog(on.clone()).to_json();
+    let stamp = format!("{} other", on.at);
+    command(
+        redis.port,
+        &[b"HSET", b"mcp:catalog", b"Tool:report", text.as_bytes()],
+    );
+    command(
+        redis.port,
+        &[b"HSET", b"mcp:catalog:at", b"Tool:report", stamp.as_bytes()],
+    );
+    let t = Instant::now();
+    while !tool_names(&client).await.iter().any(|n| n == "report") {
+        assert!(
+            t.elapsed() < Duration::from_secs(20),
+            "`report` not served 20 s after it was recorded"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+/// A task changed while its wake-up was lost (the notification channel was away; here
+/// the change is written without being published) still wakes its watcher, at its next
+/// check (every 2 s). Before, the check only looked whether the task still existed, so the
+/// watcher (a worker waiting for an answer or a cancel) slept until the task's TTL.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_change_whose_wake_up_was_lost_still_wakes_its_watcher() {
+    use mcp_runtime::store::{TaskRecord, TaskStore};
+    if !redis_available() {
+        return;
+    }
+    let redis = fleet::Redis::start();
+    let store = RedisStore::connect(&redis.url()).await.unwrap();
+    let task = TaskRecord::new("quiet".into(), Duration::from_secs(60), None, None);
+    store.create(task).await.unwrap();
+    let mut watch = store.watch("quiet");
+    // Two checks see the version as it was: no wake-up.
+    assert!(
+        tokio::time::timeout(Duration::from_millis(4500), watch.next())
+            .await
+            .is_err(),
+        "woken with nothing changed"
+    );
+    command(redis.port, &[b"HSET", b"mcp:t:quiet", b"ver", b"7"]);
+    tokio::time::timeout(Duration::from_secs(5), watch.next())
+        .await
+        .expect("woken within 5 s of a change that was not published")
+        .expect("still watching");
+}

@@ -265,6 +265,9 @@ fn remove<T>(list: &mut Vec<T>, matches: impl Fn(&T) -> bool) -> bool {
     list.len() != before
 }
 
+/// How often the pump reads the shared catalog record again, to apply a change it missed.
+const RESYNC_EVERY: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// How a server with a bus of its own starts its pump: [`start`], reached only through
 /// [`ServerBuilder::notification_bus`](crate::ServerBuilder::notification_bus), so that a
 /// server without a bus does not carry the pump's code.
@@ -314,6 +317,11 @@ pub(crate) fn start(inner: &Arc<ServerInner>) {
         if let Some(server) = weak.upgrade() {
             server.replication.synced.store(true, Ordering::Release);
         }
+        // The record is read again now and then: a change this instance missed (it fell
+        // behind the bus, or the bus lost it while away) is applied within that time.
+        let mut resync = tokio::time::interval(RESYNC_EVERY);
+        resync.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        resync.reset();
         loop {
             let change = tokio::select! {
                 () = stop.cancelled() => return,
@@ -321,6 +329,21 @@ pub(crate) fn start(inner: &Arc<ServerInner>) {
                     Some(c) => c,
                     None => break,
                 },
+                _ = resync.tick() => {
+                    match bus.catalog().await {
+                        Ok(list) => {
+                            let Some(server) = weak.upgrade() else { return };
+                            for c in &list {
+                                if server.apply(c) {
+                                    tracing::info!(item = %c.name, "caught up with a catalog change missed on the bus");
+                                    server.fanout.publish(c.list_change());
+                                }
+                            }
+                        }
+                        Err(e) => tracing::debug!("could not read the shared catalog: {e}"),
+                    }
+                    continue;
+                }
             };
             let Some(server) = weak.upgrade() else { return };
             match change {

@@ -37,7 +37,8 @@ use tokio_util::sync::CancellationToken;
 /// gets an error instead of hanging).
 pub const DEFAULT_REDIS_TIMEOUT: Duration = Duration::from_secs(2);
 
-/// How often a task watcher checks that its task still exists.
+/// How often a task watcher checks that its task still exists, and has not changed
+/// without a wake-up reaching it (the channel was away).
 const WATCH_CHECK: Duration = Duration::from_secs(2);
 
 /// How often the notification channel and the command connection are pinged: one that
@@ -46,7 +47,10 @@ const WATCH_CHECK: Duration = Duration::from_secs(2);
 /// sends no command would keep a dead connection until it needs one).
 const CHANNEL_CHECK: Duration = Duration::from_secs(5);
 
-/// How long a change is retried while Redis is unreachable before it is dropped.
+/// How long a change is retried while Redis is unreachable before it is dropped. A
+/// catalog change is never dropped: it is retried until it is recorded (its stamp orders
+/// it against the changes others recorded meanwhile), and recorded again after a
+/// reconnect should Redis have lost it.
 pub const PUBLISH_RETRY_FOR: Duration = Duration::from_secs(30);
 
 /// Most changes waiting to be published (Redis slow or away): past it, a new change is
@@ -171,7 +175,96 @@ struct Shared {
     dropped: std::sync::atomic::AtomicU64,
     /// Watchers of tasks on this instance.
     watchers: Mutex<HashMap<String, Weak<watch::Sender<u64>>>>,
+    /// The latest catalog change to each item this instance made or was told of, by the
+    /// item's field in the record: recorded again after a reconnect, so a record Redis
+    /// lost (a restart without persistence) is rebuilt by the instances that hold it.
+    /// One entry per item changed at runtime.
+    known: Mutex<HashMap<String, CatalogChange>>,
     stop: CancellationToken,
+}
+
+impl Shared {
+    /// Keeps `c` as its item's latest catalog change, unless a later one is known.
+    fn remember(&self, c: &CatalogChange) {
+        let mut known = self.known.lock().unwrap_or_else(|e| e.into_inner());
+        match known.get(&field(c)) {
+            Some(k) if !c.supersedes(k) => {}
+            _ => {
+                known.insert(field(c), c.clone());
+            }
+        }
+    }
+
+    /// Queues a change to publish. A catalog change is never dropped: this instance
+    /// applied it already, and the others (and the record) would differ for that item
+    /// until its next change. They are few (an item's add or remove): one that finds the
+    /// queue full waits for room, on its own, and its stamp orders it against the others.
+    fn queue(&self, change: Change) {
+        use std::sync::atomic::Ordering::Relaxed;
+        let made = tokio::time::Instant::now();
+        match self.outbox.try_send((change, made)) {
+            Ok(()) => {
+                if self.dropped.load(Relaxed) > 0 {
+                    let n = self.dropped.swap(0, Relaxed);
+                    tracing::warn!(dropped = n, "changes are queued for Redis again");
+                }
+            }
+            Err(mpsc::error::TrySendError::Full(c @ (Change::Catalog(_), _))) => {
+                let outbox = self.outbox.clone();
+                if let Ok(rt) = tokio::runtime::Handle::try_current() {
+                    rt.spawn(async move {
+                        let _ = outbox.send(c).await;
+                    });
+                }
+            }
+            Err(mpsc::error::TrySendError::Full(_)) => {
+                // Logged at the 1st, 2nd, 4th, 8th, ... drop: a flood does not flood the log.
+                let n = self.dropped.fetch_add(1, Relaxed) + 1;
+                if n.is_power_of_two() {
+                    tracing::warn!(
+                        dropped = n,
+                        "{MAX_UNPUBLISHED} changes wait to be published to Redis (slow or away): a change was dropped (other instances miss it)"
+                    );
+                }
+            }
+            Err(mpsc::error::TrySendError::Closed(_)) => {}
+        }
+    }
+
+    /// After a reconnect: every known catalog change is recorded again (the record
+    /// script keeps whichever is later, and publishes only what it records anew), then
+    /// the record is read and replayed to this instance. `false`: the read failed, to be
+    /// tried again.
+    async fn catch_up(&self, conn: &Link) -> bool {
+        let known: Vec<CatalogChange> = {
+            let known = self.known.lock().unwrap_or_else(|e| e.into_inner());
+            known.values().cloned().collect()
+        };
+        for c in known {
+            self.queue(Change::Catalog(c));
+        }
+        match read_catalog(&mut conn.clone(), &self.prefix).await {
+            Ok(all) => {
+                for mut c in all {
+                    self.remember(&c);
+                    // Not the origin's own news any more: each instance applies it, and
+                    // tells only if it changed something.
+                    c.origin = format!("{REPLAYED}{}", c.origin);
+                    let _ = self.bus.send(Change::Catalog(c));
+                }
+                true
+            }
+            Err(e) => {
+                tracing::warn!("could not re-read the catalog record: {e}; retrying");
+                false
+            }
+        }
+    }
+}
+
+/// An item's field in the catalog record (and its stamps).
+fn field(c: &CatalogChange) -> String {
+    format!("{:?}:{}", c.kind, c.name)
 }
 
 impl Drop for Shared {
@@ -223,6 +316,7 @@ impl RedisStore {
             outbox,
             dropped: std::sync::atomic::AtomicU64::new(0),
             watchers: Mutex::new(HashMap::new()),
+            known: Mutex::new(HashMap::new()),
             stop: CancellationToken::new(),
         });
         let store = RedisStore { conn, shared };
@@ -236,7 +330,7 @@ impl RedisStore {
         tokio::spawn(publish(
             store.conn.clone(),
             store.shared.prefix.clone(),
-            store.shared.bus.clone(),
+            Arc::downgrade(&store.shared),
             queued,
             store.shared.stop.clone(),
         ));
@@ -301,26 +395,17 @@ async fn listen(
         };
         match ps {
             Ok(Ok(ps)) => {
-                if let Some(r) = ready.take() {
-                    let _ = r.send(());
-                } else {
-                    tracing::info!("reconnected to the Redis notification channel");
-                    // Whatever happened meanwhile: every watcher looks again, and the
-                    // catalog record is replayed (applying a change twice changes
-                    // nothing, and nobody is told of a change that did nothing).
+                // The first subscription, in place before `connect` handed the store out,
+                // missed nothing. Any other (a reconnect, or a first one that came after
+                // `connect` stopped waiting) may have: every watcher looks again, and the
+                // catalog is caught up (applying a change twice changes nothing, and
+                // nobody is told of a change that did nothing), until that succeeds.
+                let mut behind = ready.take().is_none_or(|r| r.send(()).is_err());
+                if behind {
+                    tracing::info!("(re)connected to the Redis notification channel");
                     if let Some(s) = shared.upgrade() {
                         s.wake_all();
-                        match read_catalog(&mut conn.clone(), &prefix).await {
-                            Ok(all) => {
-                                for mut c in all {
-                                    // Not the origin's own news any more: each instance
-                                    // applies it, and tells only if it changed something.
-                                    c.origin = format!("{REPLAYED}{}", c.origin);
-                                    let _ = s.bus.send(Change::Catalog(c));
-                                }
-                            }
-                            Err(e) => tracing::warn!("could not re-read the catalog record: {e}"),
-                        }
+                        behind = !s.catch_up(&conn).await;
                     }
                 }
                 delay = Duration::from_millis(50);
@@ -333,6 +418,9 @@ async fn listen(
                         () = stop.cancelled() => return,
                         m = messages.next() => m,
                         _ = check.tick() => {
+                            if behind && let Some(s) = shared.upgrade() {
+                                behind = !s.catch_up(&conn).await;
+                            }
                             // The command connection too, on its own: one gone silent is
                             // replaced when the ping times out (`Link::check`), even on
                             // an instance nothing else sends a command from.
@@ -361,6 +449,9 @@ async fn listen(
                             .and_then(|t| Change::from_json(&t))
                         {
                             Ok(change) => {
+                                if let Change::Catalog(c) = &change {
+                                    s.remember(c);
+                                }
                                 let _ = s.bus.send(change);
                             }
                             Err(e) => tracing::warn!("ignored a message on the bus: {e}"),
@@ -384,8 +475,9 @@ async fn listen(
 
 /// Records a catalog change and publishes it, unless the record holds a change to the
 /// same item that comes after it ([`CatalogChange::supersedes`]: by stamp, then by origin,
-/// compared byte by byte as Rust compares strings): 1 when it went out; otherwise the
-/// recorded change's text (nil if there is none). KEYS: the record, its stamps (`<at>
+/// compared byte by byte as Rust compares strings): 1 when it went out, or was recorded
+/// already (a retry, or a change recorded again after a reconnect: not published twice);
+/// otherwise the recorded change's text (nil if there is none). KEYS: the record, its stamps (`<at>
 /// <origin>` per item); ARGV: the item's field, the change's text, its stamp, the bus
 /// channel, its origin.
 static RECORD_CATALOG: std::sync::LazyLock<redis::Script> = std::sync::LazyLock::new(|| {
@@ -399,6 +491,7 @@ local function after(a, b)
   return #a > #b
 end
 local last = redis.call('HGET', KEYS[2], ARGV[1])
+if last == ARGV[3] .. ' ' .. ARGV[5] then return 1 end
 if last then
   local at, origin = string.match(last, '^(%d+) (.*)$')
   local theirs, mine = tonumber(at or last) or 0, tonumber(ARGV[3])
@@ -415,14 +508,14 @@ return 1",
 
 /// Publishes queued changes in order (a catalog change is recorded, then published, by
 /// one script: [`RECORD_CATALOG`]). One Redis cannot take is tried again, with a growing
-/// pause, until [`PUBLISH_RETRY_FOR`] after it was made; the ones after it wait their
-/// turn. A catalog change the record holds a later one for is not published: the later
+/// pause, until [`PUBLISH_RETRY_FOR`] after it was made (a catalog change: until it is
+/// recorded); the ones after it wait their turn. A catalog change the record holds a later one for is not published: the later
 /// one goes to this instance's subscribers instead, as a replayed record, so this
 /// instance (which applied its own change already) ends where the others are.
 async fn publish(
     mut conn: Link,
     prefix: String,
-    bus: broadcast::Sender<Change>,
+    shared: Weak<Shared>,
     mut queued: mpsc::Receiver<(Change, tokio::time::Instant)>,
     stop: CancellationToken,
 ) {
@@ -438,11 +531,16 @@ async fn publish(
             },
         };
         let text = change.to_json();
+        let catalog_change = matches!(change, Change::Catalog(_));
+        // A change other than a catalog change made longer ago than that (it waited behind
+        // others while Redis was away) is dropped, not published late over what others
+        // published meanwhile. A catalog change is recorded however late: the record
+        // orders it by its stamp.
+        let too_old = |by: Duration| !catalog_change && made.elapsed() + by >= PUBLISH_RETRY_FOR;
         let mut pause = Duration::from_millis(100);
+        let mut warned = false;
         loop {
-            // Made longer ago than that (it waited behind others while Redis was away):
-            // dropped, not published late over what others published meanwhile.
-            if made.elapsed() >= PUBLISH_RETRY_FOR {
+            if too_old(Duration::ZERO) {
                 tracing::warn!(
                     "could not publish a change to Redis for {}s (other instances miss it)",
                     PUBLISH_RETRY_FOR.as_secs()
@@ -453,7 +551,7 @@ async fn publish(
                 Change::Catalog(c) => RECORD_CATALOG
                     .key(&catalog)
                     .key(&stamps)
-                    .arg(format!("{:?}:{}", c.kind, c.name))
+                    .arg(field(c))
                     .arg(&text)
                     .arg(c.at)
                     .arg(&channel)
@@ -477,20 +575,29 @@ async fn publish(
                     let later = redis::from_redis_value::<Option<String>>(later);
                     if let Ok(Some(Ok(Change::Catalog(mut c)))) =
                         later.map(|t| t.map(|t| Change::from_json(&t)))
+                        && let Some(s) = shared.upgrade()
                     {
+                        s.remember(&c);
                         c.origin = format!("{REPLAYED}{}", c.origin);
-                        let _ = bus.send(Change::Catalog(c));
+                        let _ = s.bus.send(Change::Catalog(c));
                     }
                     break;
                 }
                 Err(e) => e,
             };
-            if made.elapsed() + pause > PUBLISH_RETRY_FOR {
+            if too_old(pause) {
                 tracing::warn!(
                     "could not publish a change to Redis for {}s (other instances miss it): {e}",
                     PUBLISH_RETRY_FOR.as_secs()
                 );
                 break;
+            }
+            if catalog_change && !warned && made.elapsed() >= PUBLISH_RETRY_FOR {
+                warned = true;
+                tracing::warn!(
+                    "a catalog change waits {}s for Redis (other instances differ until it is recorded): {e}",
+                    PUBLISH_RETRY_FOR.as_secs()
+                );
             }
             tracing::debug!("could not publish a change to Redis yet: {e}; retrying");
             tokio::select! {
@@ -551,39 +658,10 @@ fn ms(d: Duration) -> u64 {
 
 impl NotificationBus for RedisStore {
     fn publish(&self, change: Change) {
-        use std::sync::atomic::Ordering::Relaxed;
-        let made = tokio::time::Instant::now();
-        match self.shared.outbox.try_send((change, made)) {
-            Ok(()) => {
-                if self.shared.dropped.load(Relaxed) > 0 {
-                    let n = self.shared.dropped.swap(0, Relaxed);
-                    tracing::warn!(dropped = n, "changes are queued for Redis again");
-                }
-            }
-            // A catalog change is not dropped: this instance applied it already, and the
-            // others (and the record) would differ for that item until its next change.
-            // They are few (an item's add or remove); it waits for room, on its own, and
-            // its stamp orders it against the others.
-            Err(mpsc::error::TrySendError::Full(c @ (Change::Catalog(_), _))) => {
-                let outbox = self.shared.outbox.clone();
-                if let Ok(rt) = tokio::runtime::Handle::try_current() {
-                    rt.spawn(async move {
-                        let _ = outbox.send(c).await;
-                    });
-                }
-            }
-            Err(mpsc::error::TrySendError::Full(_)) => {
-                // Logged at the 1st, 2nd, 4th, 8th, ... drop: a flood does not flood the log.
-                let n = self.shared.dropped.fetch_add(1, Relaxed) + 1;
-                if n.is_power_of_two() {
-                    tracing::warn!(
-                        dropped = n,
-                        "{MAX_UNPUBLISHED} changes wait to be published to Redis (slow or away): a change was dropped (other instances miss it)"
-                    );
-                }
-            }
-            Err(mpsc::error::TrySendError::Closed(_)) => {}
+        if let Change::Catalog(c) = &change {
+            self.shared.remember(c);
         }
+        self.shared.queue(change);
     }
 
     fn subscribe(&self) -> BoxStream<'static, Change> {

@@ -166,17 +166,28 @@ impl TaskStore for RedisStore {
             store: self.clone(),
             id: id.to_owned(),
         };
-        futures_util::stream::unfold((rx, held), |(mut rx, held)| async move {
+        // The version the last check read: a change whose wake-up was missed (the channel
+        // was away) is seen at the next check.
+        let seen: Option<String> = None;
+        futures_util::stream::unfold((rx, held, seen), |(mut rx, held, mut seen)| async move {
             loop {
                 tokio::select! {
                     changed = rx.changed() => {
                         changed.ok()?;
-                        return Some(((), (rx, held)));
+                        return Some(((), (rx, held, seen)));
                     }
                     () = tokio::time::sleep(WATCH_CHECK) => {
                         // Ends with the task; a backend error keeps watching.
-                        if let Ok(None) = held.store.read_task(&held.id).await {
-                            return None;
+                        match held.store.read_task(&held.id).await {
+                            Ok(None) => return None,
+                            Ok(Some((_, ver))) => {
+                                let moved = seen.as_ref().is_some_and(|s| *s != ver);
+                                seen = Some(ver);
+                                if moved {
+                                    return Some(((), (rx, held, seen)));
+                                }
+                            }
+                            Err(_) => {}
                         }
                     }
                 }
