@@ -5,6 +5,7 @@ use futures_util::future::BoxFuture;
 use jsonwebtoken::jwk::JwkSet;
 use jsonwebtoken::{Algorithm, DecodingKey, Validation};
 use serde_json::{Map, Value};
+use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use tokio::sync::{Mutex, RwLock};
 
@@ -13,23 +14,23 @@ use tokio::sync::{Mutex, RwLock};
 /// metadata, cached, fetched again when a token names an unknown `kid`), `iss`, `aud`
 /// (this server's canonical URI, compared as a URL), `exp` and `nbf` with a leeway.
 pub struct JwtValidator {
-    issuer: String,
+    source: KeySource,
     audience: String,
-    jwks_uri: Option<String>,
     leeway: Duration,
     algorithms: Vec<Algorithm>,
     require_typ: bool,
     max_age: Duration,
     min_refresh: Duration,
-    keys: RwLock<Option<(JwkSet, Instant)>>,
-    /// The last fetch: when it began (or failed), and whether it failed.
-    fetching: Mutex<Option<(Instant, bool)>>,
+    keys: Arc<KeyCache>,
+    /// The last fetch: when it began (or failed), and whether it failed. Held while a
+    /// fetch runs.
+    fetching: Arc<Mutex<Option<(Instant, bool)>>>,
 }
 
 impl std::fmt::Debug for JwtValidator {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("JwtValidator")
-            .field("issuer", &self.issuer)
+            .field("issuer", &self.source.issuer)
             .field("audience", &self.audience)
             .finish_non_exhaustive()
     }
@@ -40,9 +41,11 @@ impl JwtValidator {
     /// (this server's canonical URI, the same as [`Auth::new`](super::Auth::new)'s).
     pub fn new(issuer: impl Into<String>, audience: impl Into<String>) -> Self {
         JwtValidator {
-            issuer: issuer.into(),
+            source: KeySource {
+                issuer: issuer.into(),
+                jwks_uri: None,
+            },
             audience: audience.into(),
-            jwks_uri: None,
             leeway: Duration::from_secs(30),
             algorithms: vec![
                 Algorithm::RS256,
@@ -58,13 +61,13 @@ impl JwtValidator {
             require_typ: true,
             max_age: Duration::from_secs(3600),
             min_refresh: Duration::from_secs(10),
-            keys: RwLock::new(None),
-            fetching: Mutex::new(None),
+            keys: Arc::new(RwLock::new(None)),
+            fetching: Arc::new(Mutex::new(None)),
         }
     }
     /// The JWKS URL, instead of discovering it from the issuer's metadata.
     pub fn jwks_uri(mut self, url: impl Into<String>) -> Self {
-        self.jwks_uri = Some(url.into());
+        self.source.jwks_uri = Some(url.into());
         self
     }
     /// Clock leeway for `exp` and `nbf` (default 30 s).
@@ -90,51 +93,36 @@ impl JwtValidator {
     }
     /// How long fetched keys are used before being fetched again (default 1 h), and the
     /// least time between two fetches caused by unknown `kid`s, or after a fetch that
-    /// failed (default 10 s).
+    /// failed (default 10 s). Keys past their age are fetched again in the background
+    /// and still used meanwhile, and for as long as fetching them fails.
     pub fn key_refresh(mut self, max_age: Duration, min_interval: Duration) -> Self {
         self.max_age = max_age;
         self.min_refresh = min_interval;
         self
     }
 
-    async fn fetch_keys(&self) -> Result<JwkSet, AuthError> {
-        let uri = match &self.jwks_uri {
-            Some(u) => u.clone(),
-            None => {
-                let meta = fetch::server_metadata(&self.issuer)
-                    .await
-                    .map_err(AuthError::Unavailable)?;
-                meta.get("jwks_uri")
-                    .and_then(Value::as_str)
-                    .ok_or_else(|| {
-                        AuthError::Unavailable(format!(
-                            "the metadata of {} has no jwks_uri",
-                            self.issuer
-                        ))
-                    })?
-                    .to_owned()
-            }
-        };
-        let v = fetch::get_json(&uri)
-            .await
-            .map_err(AuthError::Unavailable)?;
-        serde_json::from_value(v)
-            .map_err(|e| AuthError::Unavailable(format!("{uri} is not a JWK set: {e}")))
-    }
-
     /// The keys named `kid` (several may share one, RFC 7517 4.5): from the cache, else
     /// from a fresh fetch (at most one per `min_refresh`, and one at a time).
+    ///
+    /// Keys past `max_age` still answer for the `kid`s they hold: they are fetched again
+    /// in the background (no request waits on it), and kept when that fetch fails, so
+    /// that an authorization server that is down for a while does not stop every token.
     async fn key(&self, kid: &str) -> Result<Vec<jsonwebtoken::jwk::Jwk>, AuthError> {
-        if let Some((set, at)) = &*self.keys.read().await
-            && at.elapsed() < self.max_age
-            && let Some(k) = named(set, kid)
-        {
+        let cached = self
+            .keys
+            .read()
+            .await
+            .as_ref()
+            .and_then(|(set, at)| Some((named(set, kid)?, at.elapsed() < self.max_age)));
+        if let Some((k, fresh)) = cached {
+            if !fresh {
+                self.refresh_in_background();
+            }
             return Ok(k);
         }
         let mut last = self.fetching.lock().await;
         // Someone else may have fetched while we waited.
-        if let Some((set, at)) = &*self.keys.read().await
-            && at.elapsed() < self.max_age
+        if let Some((set, _)) = &*self.keys.read().await
             && let Some(k) = named(set, kid)
         {
             return Ok(k);
@@ -161,30 +149,26 @@ impl JwtValidator {
                 ));
             }
         }
-        *last = Some((Instant::now(), false));
-        // The metadata (its URLs sharing one time limit) and the keys (one more) within
-        // two in all: a hanging authorization server holds the requests waiting for its
-        // keys that long, not one time limit per URL.
-        let fetched = tokio::time::timeout(2 * fetch::TIMEOUT, self.fetch_keys())
-            .await
-            .unwrap_or_else(|_| {
-                Err(AuthError::Unavailable(format!(
-                    "the signing keys of {} did not come within {:?}",
-                    self.issuer,
-                    2 * fetch::TIMEOUT
-                )))
-            });
-        let set = match fetched {
-            Ok(set) => set,
-            Err(e) => {
-                // From when it failed: a fetch that timed out took the whole interval.
-                *last = Some((Instant::now(), true));
-                return Err(e);
-            }
+        let set = refresh(&self.source, &self.keys, &mut last).await?;
+        named(&set, kid)
+            .ok_or_else(|| AuthError::Invalid(format!("unknown signing key `{}`", safe(kid))))
+    }
+
+    /// Fetches the keys again in a task of their own, unless a fetch is under way or the
+    /// last one began (or failed) less than `min_refresh` ago.
+    fn refresh_in_background(&self) {
+        let Ok(mut last) = self.fetching.clone().try_lock_owned() else {
+            return;
         };
-        let found = named(&set, kid);
-        *self.keys.write().await = Some((set, Instant::now()));
-        found.ok_or_else(|| AuthError::Invalid(format!("unknown signing key `{}`", safe(kid))))
+        if last.is_some_and(|(at, _)| at.elapsed() < self.min_refresh) {
+            return;
+        }
+        let (source, keys) = (self.source.clone(), self.keys.clone());
+        tokio::spawn(async move {
+            if let Err(e) = refresh(&source, &keys, &mut last).await {
+                tracing::warn!("the signing keys were not refreshed (the cached ones stay): {e}");
+            }
+        });
     }
 
     async fn check(&self, token: &str) -> Result<Principal, AuthError> {
@@ -220,7 +204,7 @@ impl JwtValidator {
         v.leeway = self.leeway.as_secs();
         v.validate_nbf = true;
         v.validate_aud = false;
-        v.set_issuer(&[&self.issuer]);
+        v.set_issuer(&[&self.source.issuer]);
         v.set_required_spec_claims(&["exp", "iss", "aud"]);
         let data = jsonwebtoken::decode::<Map<String, Value>>(token, &key, &v)
             .map_err(|e| invalid(refusal(&e)))?;
@@ -241,8 +225,78 @@ impl JwtValidator {
             return Err(invalid("token for another audience".into()));
         }
         // Accepted up to the leeway past `exp`: its streams end then too.
-        principal_of(claims, token, Some(&self.issuer)).map(|p| p.accepted_past_expiry(self.leeway))
+        principal_of(claims, token, Some(&self.source.issuer))
+            .map(|p| p.accepted_past_expiry(self.leeway))
     }
+}
+
+/// Where the keys come from: the issuer, and the JWKS URL when it is not discovered.
+#[derive(Clone)]
+struct KeySource {
+    issuer: String,
+    jwks_uri: Option<String>,
+}
+
+/// The cached keys and when they were fetched.
+type KeyCache = RwLock<Option<(JwkSet, Instant)>>;
+
+/// Fetches the keys of `source` into `keys`, recording in `last` when the fetch began,
+/// and when it failed (the caller holds `last`, so one fetch runs at a time).
+async fn refresh(
+    source: &KeySource,
+    keys: &KeyCache,
+    last: &mut Option<(Instant, bool)>,
+) -> Result<JwkSet, AuthError> {
+    *last = Some((Instant::now(), false));
+    // The metadata (its URLs sharing one time limit) and the keys (one more) within
+    // two in all: a hanging authorization server holds the requests waiting for its
+    // keys that long, not one time limit per URL.
+    let fetched = tokio::time::timeout(2 * fetch::TIMEOUT, fetch_keys(source))
+        .await
+        .unwrap_or_else(|_| {
+            Err(AuthError::Unavailable(format!(
+                "the signing keys of {} did not come within {:?}",
+                source.issuer,
+                2 * fetch::TIMEOUT
+            )))
+        });
+    match fetched {
+        Ok(set) => {
+            *keys.write().await = Some((set.clone(), Instant::now()));
+            Ok(set)
+        }
+        Err(e) => {
+            // From when it failed: a fetch that timed out took the whole interval.
+            *last = Some((Instant::now(), true));
+            Err(e)
+        }
+    }
+}
+
+/// The JWK set of `source`, from its `jwks_uri` or the one in the issuer's metadata.
+async fn fetch_keys(source: &KeySource) -> Result<JwkSet, AuthError> {
+    let uri = match &source.jwks_uri {
+        Some(u) => u.clone(),
+        None => {
+            let meta = fetch::server_metadata(&source.issuer)
+                .await
+                .map_err(AuthError::Unavailable)?;
+            meta.get("jwks_uri")
+                .and_then(Value::as_str)
+                .ok_or_else(|| {
+                    AuthError::Unavailable(format!(
+                        "the metadata of {} has no jwks_uri",
+                        source.issuer
+                    ))
+                })?
+                .to_owned()
+        }
+    };
+    let v = fetch::get_json(&uri)
+        .await
+        .map_err(AuthError::Unavailable)?;
+    serde_json::from_value(v)
+        .map_err(|e| AuthError::Unavailable(format!("{uri} is not a JWK set: {e}")))
 }
 
 /// The key `k` as one that checks a signature made with `alg`, or why it is not one: a

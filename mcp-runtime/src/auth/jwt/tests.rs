@@ -259,3 +259,112 @@ fn an_exp_past_what_the_clock_holds_is_no_expiry() {
         Some(UNIX_EPOCH + Duration::from_secs(2_000_000_000))
     );
 }
+
+/// A local JWKS endpoint that answers the test key on its first request, then fails the
+/// others (`503`, or no answer at all when `hang`); how many requests it got.
+async fn keys_once_then_failing(
+    hang: bool,
+) -> (String, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/jwks", l.local_addr().unwrap());
+    let hits = std::sync::Arc::new(AtomicUsize::new(0));
+    let counted = hits.clone();
+    let keys =
+        serde_json::json!({"keys": [{"kty": "OKP", "crv": "Ed25519", "x": ED_X, "kid": "k1"}]})
+            .to_string();
+    tokio::spawn(async move {
+        while let Ok((mut c, _)) = l.accept().await {
+            let (counted, keys) = (counted.clone(), keys.clone());
+            tokio::spawn(async move {
+                let mut buf = vec![0; 4096];
+                let _ = c.read(&mut buf).await;
+                let (status, body) = match counted.fetch_add(1, Ordering::SeqCst) {
+                    0 => (200, keys),
+                    _ if hang => std::future::pending().await,
+                    _ => (503, "{}".to_owned()),
+                };
+                let r = format!(
+                    "HTTP/1.1 {status} X\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                    body.len()
+                );
+                let _ = c.write_all(r.as_bytes()).await;
+            });
+        }
+    });
+    (url, hits)
+}
+
+/// A valid token of `iss` for `aud` signed with the test key `k1`.
+fn valid_token(iss: &str, aud: &str) -> String {
+    let now = std::time::SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    signed(
+        serde_json::json!({"alg": "EdDSA", "typ": "at+jwt", "kid": "k1"}),
+        serde_json::json!({"iss": iss, "aud": aud, "sub": "u", "exp": now + 600}),
+    )
+}
+
+/// Keys past their `max_age` still check the tokens they hold when fetching them again
+/// fails (the authorization server is down for a while): before, every token got 503,
+/// each after waiting on its own fetch. The refresh runs in the background, one at a
+/// time and at most once per `min_interval`: no request waits on it.
+#[tokio::test]
+async fn stale_keys_answer_while_the_jwks_endpoint_fails() {
+    use std::sync::atomic::Ordering::SeqCst;
+    let (iss, aud) = ("https://as.example", "https://mcp.example/mcp");
+    let (url, hits) = keys_once_then_failing(false).await;
+    let v = JwtValidator::new(iss, aud)
+        .jwks_uri(&url)
+        .key_refresh(Duration::from_millis(50), Duration::from_millis(200));
+    let token = valid_token(iss, aud);
+    assert_eq!(v.check(&token).await.unwrap().subject(), "u");
+    assert_eq!(hits.load(SeqCst), 1);
+    // Past `max_age`, and past `min_interval` since the fetch.
+    tokio::time::sleep(Duration::from_millis(250)).await;
+    // Stale: answered from the cache, a refresh started (which fails).
+    assert_eq!(v.check(&token).await.unwrap().subject(), "u");
+    // Once the refresh is done (it holds `fetching` while it runs), it was one, failed.
+    let last = *v.fetching.lock().await;
+    assert!(last.is_some_and(|(_, failed)| failed), "{last:?}");
+    assert_eq!(hits.load(SeqCst), 2);
+    for _ in 0..5 {
+        assert_eq!(v.check(&token).await.unwrap().subject(), "u");
+    }
+    // Within `min_interval` of the failure, nothing more was asked.
+    assert_eq!(hits.load(SeqCst), 2);
+    // An unknown `kid` still needs the keys: it cannot be checked now.
+    let r = v.check(&unsigned("k2")).await;
+    assert!(matches!(r, Err(AuthError::Unavailable(_))), "{r:?}");
+}
+
+/// While the refresh of stale keys hangs, the tokens they hold are checked at once.
+#[tokio::test]
+async fn a_hanging_refresh_keeps_no_request_waiting() {
+    use std::sync::atomic::Ordering::SeqCst;
+    let (iss, aud) = ("https://as.example", "https://mcp.example/mcp");
+    let (url, hits) = keys_once_then_failing(true).await;
+    let v = std::sync::Arc::new(
+        JwtValidator::new(iss, aud)
+            .jwks_uri(&url)
+            .key_refresh(Duration::from_millis(50), Duration::from_millis(50)),
+    );
+    let token = valid_token(iss, aud);
+    assert!(v.check(&token).await.is_ok());
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let t = Instant::now();
+    let calls = (0..8).map(|_| {
+        let (v, token) = (v.clone(), token.clone());
+        tokio::spawn(async move { v.check(&token).await })
+    });
+    for r in futures_util::future::join_all(calls).await {
+        assert_eq!(r.unwrap().unwrap().subject(), "u");
+    }
+    assert!(t.elapsed() < Duration::from_secs(2), "{:?}", t.elapsed());
+    // One refresh under way, however many tokens came.
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert_eq!(hits.load(SeqCst), 2);
+}
