@@ -792,6 +792,39 @@ fn bad_settings_are_refused_when_the_server_is_built() {
     assert!(text.contains("offline_access"), "{text}");
 }
 
+/// A call refused for its scopes carries the step-up challenge
+/// (`WWW-Authenticate: Bearer error="insufficient_scope", scope=..`) whatever the media
+/// type of the answer: it was missing from a 403 sent as an event stream (a client that
+/// accepts only `text/event-stream`).
+#[test]
+fn the_scope_challenge_comes_with_an_event_stream_answer_too() {
+    let (listener, port) = reserve();
+    let resource = format!("http://127.0.0.1:{port}/mcp");
+    let reader = |t: &str| match t {
+        "reader" => Ok(Principal::new("u").scopes(["mcp:read"])),
+        _ => Err(mcp_runtime::auth::AuthError::Invalid("unknown".into())),
+    };
+    let auth = Auth::new(&resource, reader)
+        .authorization_server("https://auth.example.com")
+        .scopes_supported(["mcp:read"]);
+    let addr = serve(listener, auth);
+    for accept in ["text/event-stream", "application/json, text/event-stream"] {
+        let r = post_with(
+            addr,
+            &call("write_note", json!({"text": "x"})),
+            &["Accept"],
+            &[("Accept", accept), ("Authorization", "Bearer reader")],
+        );
+        assert_eq!(r.status, 403, "{accept}: {}", r.text());
+        let c = challenge(&r);
+        assert!(
+            c.starts_with(r#"Bearer error="insufficient_scope""#),
+            "{accept}: {c}"
+        );
+        assert!(c.contains(r#"scope="mcp:write""#), "{accept}: {c}");
+    }
+}
+
 // ---------------------------------------------------------------------------------------
 // Real clients: the official Python and TypeScript clients complete the whole flow against
 // `examples/protected`: the first 401, the protected-resource metadata, the

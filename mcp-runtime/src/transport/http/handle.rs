@@ -43,7 +43,12 @@ pub(super) fn json_reply(r: Reply) -> Response {
     }
     let status = status_of(r.error);
     let needs = scopes_needed(&r);
-    let mut resp = json_body(status, r.body);
+    with_needed_scopes(json_body(status, r.body), needs)
+}
+
+/// `resp` with the scopes its refused call needed left on it (for the `403` challenge
+/// that `handle_post` adds), whatever the media type of the answer.
+fn with_needed_scopes(mut resp: Response, needs: Option<auth::NeedsScopes>) -> Response {
     if let Some(n) = needs {
         resp.extensions_mut().insert(n);
     }
@@ -236,6 +241,7 @@ pub(super) fn answer(r: Reply, (accepts_json, accepts_sse): (bool, bool)) -> Res
         json_reply(r)
     } else {
         let status = status_of(r.error);
+        let needs = scopes_needed(&r);
         let mut resp = sse::sse_response(
             None,
             None::<std::pin::Pin<Box<std::future::Ready<Reply>>>>,
@@ -243,7 +249,7 @@ pub(super) fn answer(r: Reply, (accepts_json, accepts_sse): (bool, bool)) -> Res
             r.into_answer(),
         );
         *resp.status_mut() = status;
-        resp
+        with_needed_scopes(resp, needs)
     }
 }
 
