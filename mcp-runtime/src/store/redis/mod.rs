@@ -184,13 +184,16 @@ struct Shared {
 }
 
 impl Shared {
-    /// Keeps `c` as its item's latest catalog change, unless a later one is known.
+    /// Keeps `c` as its item's latest catalog change, unless a later one is known. It is
+    /// kept as its origin made it (without a replay's mark), so that recording it again
+    /// finds the same text recorded, and neither writes nor publishes it.
     fn remember(&self, c: &CatalogChange) {
         let mut known = self.known.lock().unwrap_or_else(|e| e.into_inner());
         match known.get(&field(c)) {
             Some(k) if !c.supersedes(k) => {}
             _ => {
-                known.insert(field(c), c.clone());
+                let origin = unmarked(&c.origin).to_owned();
+                known.insert(field(c), CatalogChange { origin, ..c.clone() });
             }
         }
     }
@@ -476,7 +479,8 @@ async fn listen(
 /// Records a catalog change and publishes it, unless the record holds a change to the
 /// same item that comes after it ([`CatalogChange::supersedes`]: by stamp, then by origin,
 /// compared byte by byte as Rust compares strings): 1 when it went out, or was recorded
-/// already (a retry, or a change recorded again after a reconnect: not published twice);
+/// already, text and stamp (a retry, or a change recorded again after a reconnect: not
+/// published twice);
 /// otherwise the recorded change's text (nil if there is none). KEYS: the record, its stamps (`<at>
 /// <origin>` per item); ARGV: the item's field, the change's text, its stamp, the bus
 /// channel, its origin.
@@ -491,7 +495,9 @@ local function after(a, b)
   return #a > #b
 end
 local last = redis.call('HGET', KEYS[2], ARGV[1])
-if last == ARGV[3] .. ' ' .. ARGV[5] then return 1 end
+if last == ARGV[3] .. ' ' .. ARGV[5] and redis.call('HGET', KEYS[1], ARGV[1]) == ARGV[2] then
+  return 1
+end
 if last then
   local at, origin = string.match(last, '^(%d+) (.*)$')
   local theirs, mine = tonumber(at or last) or 0, tonumber(ARGV[3])
