@@ -193,7 +193,13 @@ impl Shared {
             Some(k) if !c.supersedes(k) => {}
             _ => {
                 let origin = unmarked(&c.origin).to_owned();
-                known.insert(field(c), CatalogChange { origin, ..c.clone() });
+                known.insert(
+                    field(c),
+                    CatalogChange {
+                        origin,
+                        ..c.clone()
+                    },
+                );
             }
         }
     }
