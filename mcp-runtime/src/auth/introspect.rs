@@ -17,8 +17,10 @@ const NBF_LEEWAY: Duration = Duration::from_secs(30);
 /// client of its own (HTTP Basic). A token must be `active`, unexpired, for this server's
 /// audience (`aud`; a response without `aud` is refused unless
 /// [`Introspection::allow_missing_audience`]), and of the configured issuer when the
-/// response names one. Answers are cached (by a hash of the token, never the token) until
-/// the token expires or the cache TTL passes, whichever is first.
+/// response names one; when the response gives a `token_type`, that of an access token
+/// (`Bearer`), and never one bound to a key (`cnf`). Answers are cached (by a hash of
+/// the token, never the token) until the token expires or the cache TTL passes,
+/// whichever is first.
 pub struct Introspection {
     endpoint: Option<String>,
     issuer: String,
@@ -144,6 +146,20 @@ impl Introspection {
         if claims.get("active") != Some(&Value::Bool(true)) {
             return Err(AuthError::Invalid("token not active".into()));
         }
+        // RFC 7662 2.2: `token_type` is the type of RFC 6749 7.1, `Bearer` for a bearer
+        // access token (some servers say `access_token`, as the hint's value). Any other
+        // (a refresh token, which the same server also finds active) is refused.
+        match claims.get("token_type") {
+            None | Some(Value::Null) => {}
+            Some(Value::String(t))
+                if t.eq_ignore_ascii_case("bearer") || t.eq_ignore_ascii_case("access_token") => {}
+            Some(Value::String(_)) => {
+                return Err(AuthError::Invalid(
+                    "not a bearer access token (by its `token_type`)".into(),
+                ));
+            }
+            Some(_) => return Err(AuthError::Invalid("`token_type` is malformed".into())),
+        }
         // A time present but not a number of seconds is refused, as the JWT validator
         // refuses it (skipping its check would accept what it should stop).
         // `null` is no value (as some serializers write what they lack).
@@ -263,6 +279,26 @@ mod tests {
         assert!(why(serde_json::json!({"nbf": u64::MAX})).contains("not valid yet"));
         assert!(why(serde_json::json!({"exp": now - 10})).contains("expired"));
         assert!(why(serde_json::json!({"active": false})).contains("not active"));
+        // Only an access token: a refresh token is active and for this audience too.
+        for ok in ["Bearer", "bearer", "access_token", "ACCESS_TOKEN"] {
+            assert_eq!(
+                why(serde_json::json!({"token_type": ok})),
+                "admitted",
+                "{ok}"
+            );
+        }
+        assert_eq!(why(serde_json::json!({"token_type": null})), "admitted");
+        for other in ["refresh_token", "DPoP", "N_A", ""] {
+            let w = why(serde_json::json!({"token_type": other}));
+            assert!(w.contains("not a bearer access token"), "{other}: {w}");
+        }
+        assert!(why(serde_json::json!({"token_type": 1})).contains("malformed"));
+        // A token bound to a key (DPoP, mutual TLS) needs a proof that is not checked.
+        let bound = answer(
+            serde_json::json!({"cnf": {"jkt": "0ZcOCORZNYy-DWpqq30jZyJGHTN0d2HglBV3uiguA4I"}}),
+        );
+        let w = super::super::jwt::principal_of(bound, "t", None).unwrap_err();
+        assert!(w.to_string().contains("bound to a key"), "{w}");
         let tenant = serde_json::json!({"aud": "https://mcp.example/mcp?tenant=b"});
         assert!(why(tenant).contains("another audience"));
 

@@ -12,7 +12,8 @@ use tokio::sync::{Mutex, RwLock};
 /// Checks JWT access tokens (RFC 9068): the `typ` header (`at+jwt`), an allowed
 /// asymmetric algorithm, the signature against the issuer's JWKS (found through its
 /// metadata, cached, fetched again when a token names an unknown `kid`), `iss`, `aud`
-/// (this server's canonical URI, compared as a URL), `exp` and `nbf` with a leeway.
+/// (this server's canonical URI, compared as a URL), `exp` and `nbf` with a leeway. A
+/// token bound to a key (`cnf`: DPoP, mutual TLS) is refused: no proof is checked.
 pub struct JwtValidator {
     source: KeySource,
     audience: String,
@@ -345,12 +346,21 @@ fn named(set: &JwkSet, kid: &str) -> Option<Vec<jsonwebtoken::jwk::Jwk>> {
     (!keys.is_empty()).then_some(keys)
 }
 
-/// A principal from token claims or an introspection response.
+/// A principal from token claims or an introspection response; refused when the token
+/// is bound to a key.
 pub(super) fn principal_of(
     claims: Map<String, Value>,
     token: &str,
     issuer: Option<&str>,
 ) -> Result<Principal, AuthError> {
+    // A token with `cnf` (RFC 7800) is bound to a key: DPoP (RFC 9449) or mutual TLS
+    // (RFC 8705). It is accepted only with a proof of possession, which is not checked
+    // here; as a bearer token, a stolen one would pass.
+    if claims.get("cnf").is_some_and(|c| !c.is_null()) {
+        return Err(AuthError::Invalid(
+            "token bound to a key (`cnf`: DPoP or mutual TLS); this server checks no proof of possession and takes bearer tokens only".into(),
+        ));
+    }
     let str_claim = |k: &str| claims.get(k).and_then(Value::as_str).map(str::to_owned);
     // Each a non-empty string when present (RFC 9068 2.2, RFC 7662 2.2): a number or ""
     // would stand for someone else's subject, or for everyone's.

@@ -240,6 +240,10 @@ async fn the_key_is_one_for_signatures_with_the_tokens_algorithm() {
     assert!(why(check("enc", &claims).await).contains("is not for signatures"));
     assert!(why(check("ops", &claims).await).contains("is not for signatures"));
     assert!(why(check("rsa", &claims).await).contains("is for RS256, not EdDSA"));
+    // Bound to a key (DPoP, mutual TLS): its proof of possession is not checked.
+    let mut bound = claims.clone();
+    bound["cnf"] = serde_json::json!({"x5t#S256": "bwcK0esc3ACC3DB2Y5_lESsXE8o9ltc05O89jdN-dg2"});
+    assert!(why(check("k1", &bound).await).contains("bound to a key"));
     let mut two = claims.clone();
     two["iss"] = serde_json::json!(["https://evil.example", iss]);
     assert!(why(check("k1", &two).await).contains("`iss` is malformed"));
