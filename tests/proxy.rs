@@ -2618,3 +2618,49 @@ async fn an_upstream_called_without_a_mount_is_logged_without_one() {
     eprintln!("the log: {line}");
     assert!(!line.contains("mount="), "{line}");
 }
+
+/// The middleware of a mounted child is around what a followed upstream adds or changes
+/// under its namespace at run time, as around what it had at build: a gate on the mount
+/// (here it refuses every call, telling the name it saw) still holds for a tool the
+/// upstream added later. Before, `follow` wrapped such a tool in the
+/// server's own middleware only, so the gate (a rate limit, a tenant check) did not apply
+/// to it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_mounts_middleware_holds_for_what_a_followed_upstream_adds_later() {
+    let child = Server::builder("child", "1.0")
+        .tools(tools![steps])
+        .build()
+        .unwrap();
+    let kid = Upstream::local(child.clone()).await.unwrap();
+    let gated = kid
+        .items()
+        .await
+        .unwrap()
+        .layer(from_fn(|req: Request, _next: Next| async move {
+            mcp_runtime::middleware::Response::tool_error(format!("gated: {}", req.target))
+        }));
+    let parent = Server::builder("parent", "1.0")
+        .request_state(mcp_runtime::config::RequestState::single_instance())
+        .tools(tools![hello])
+        .mount("kid", gated)
+        .build()
+        .unwrap();
+    let _following = kid.follow(&parent, "kid");
+    let addr = common::serve_in_background(parent.clone().http());
+    let r = call_tool(addr, 1, "kid_steps", json!({}));
+    assert_eq!(r["result"]["content"][0]["text"], "gated: kid_steps", "{r}");
+
+    child.add_tool(text_tool("late", "late but here")).unwrap();
+    let has_late = |n: &[String]| n.iter().any(|n| n == "kid_late");
+    let names = tool_names_once(&parent, 40, Duration::from_millis(50), has_late).await;
+    assert!(has_late(&names), "{names:?}");
+    let r = call_tool(addr, 2, "kid_late", json!({}));
+    assert_eq!(r["result"]["isError"], true, "{r}");
+    assert_eq!(r["result"]["content"][0]["text"], "gated: kid_late", "{r}");
+    // The server's own tool is not the mount's: not gated.
+    let r = call_tool(addr, 3, "hello", json!({}));
+    assert_eq!(
+        r["result"]["content"][0]["text"], "hello from the gateway",
+        "{r}"
+    );
+}

@@ -6,7 +6,7 @@ use super::follow::Lists;
 use super::{Upstream, presented};
 use crate::server::Server;
 use crate::server::def::Item;
-use crate::server::mount;
+use crate::server::{middleware, mount};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -46,6 +46,9 @@ pub(super) fn apply(up: &Upstream, server: &Server, ns: &str, before: &Lists, no
     // another upstream's under the same namespace) is neither replaced nor removed: the
     // upstream's is left out instead, and told.
     let id = up.id();
+    // Around what comes in, the mounted child's middleware, as around what it had at build
+    // (`ServerBuilder::mount`: inside the server's own).
+    let layers = server.inner.mount_layers(ns);
     let owned = |item: &Item| {
         item.foreign
             && item.upstream == Some(id)
@@ -72,7 +75,7 @@ pub(super) fn apply(up: &Upstream, server: &Server, ns: &str, before: &Lists, no
         };
         if let Some(def) = def {
             let uri = r[key].as_str().unwrap_or_default();
-            let def = mount::resource(ns, def);
+            let def = mount::resource(ns, middleware::layered(def, layers, true));
             let served = def.spec.uri.clone();
             report(
                 "resource",
@@ -233,7 +236,8 @@ pub(super) fn apply(up: &Upstream, server: &Server, ns: &str, before: &Lists, no
     for t in tools {
         let name = t["name"].as_str().unwrap_or_default();
         if let Some(served) = tool_names.get(name) {
-            let def = mount::tool(ns, up.tool(t, served, &views));
+            let def = up.tool(t, served, &views);
+            let def = mount::tool(ns, middleware::layered_tool(def, layers));
             let served = def.item.name.clone();
             let added = server.add_tool_over(def, owned);
             if added.is_err() {
@@ -246,7 +250,7 @@ pub(super) fn apply(up: &Upstream, server: &Server, ns: &str, before: &Lists, no
     for p in prompts {
         let name = p["name"].as_str().unwrap_or_default();
         if let Some(served) = prompt_names.get(name) {
-            let def = mount::prompt(ns, up.prompt(p, served));
+            let def = mount::prompt(ns, middleware::layered(up.prompt(p, served), layers, true));
             let served = def.item.name.clone();
             report("prompt", name, &served, server.add_prompt_over(def, owned));
         }

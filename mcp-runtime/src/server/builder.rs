@@ -56,6 +56,9 @@ pub struct ServerBuilder {
     /// The middleware of children mounted or merged in (and of theirs), around their own
     /// items: told of resource updates as the server's own are.
     pub(super) child_layers: super::middleware::Layers,
+    /// The middleware of each mounted child, by namespace: around the items a followed
+    /// upstream adds under it at run time, as around those it had at build.
+    pub(super) mount_layers: Vec<(String, super::middleware::Layers)>,
     /// Problems found by `mount`, reported by `build`.
     pub(super) mount_errors: Vec<String>,
     /// Extensions declared in `capabilities.extensions`.
@@ -93,6 +96,7 @@ impl ServerBuilder {
             handles: HandleConfig::default(),
             layers: Vec::new(),
             child_layers: Vec::new(),
+            mount_layers: Vec::new(),
             mount_errors: Vec::new(),
             declared: serde_json::Map::new(),
         }
@@ -443,6 +447,7 @@ impl ServerBuilder {
                     .cloned()
                     .collect(),
                 layers: self.layers,
+                mount_layers: self.mount_layers,
                 live: Arc::new(std::sync::atomic::AtomicUsize::new(0)),
                 in_flight: Arc::new(std::sync::atomic::AtomicUsize::new(0)),
                 request_bytes: Arc::new(std::sync::atomic::AtomicUsize::new(0)),

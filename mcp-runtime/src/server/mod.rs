@@ -99,6 +99,8 @@ pub(crate) struct ServerInner {
     pub(crate) handles: crate::store::HandleConfig,
     /// Middleware around every item (also those added at run time).
     pub(crate) layers: middleware::Layers,
+    /// The middleware of each mounted child, by namespace (`ServerBuilder::mount`).
+    pub(crate) mount_layers: Vec<(String, middleware::Layers)>,
     /// The middleware told of resource updates: the server's and its mounted children's.
     pub(crate) told: middleware::Layers,
     /// Open listen streams.
@@ -146,6 +148,15 @@ impl Drop for ServerInner {
 }
 
 impl ServerInner {
+    /// The middleware of the child mounted under `ns` (none if it had none).
+    pub(crate) fn mount_layers(&self, ns: &str) -> &middleware::Layers {
+        static NONE: middleware::Layers = Vec::new();
+        self.mount_layers
+            .iter()
+            .find(|(n, _)| n == ns)
+            .map_or(&NONE, |(_, l)| l)
+    }
+
     /// A weak handle to this server, for request contexts (no cycle through handlers).
     pub(crate) fn weak_self(&self) -> Weak<ServerInner> {
         self.this.clone()

@@ -259,6 +259,11 @@ impl ServerBuilder {
     /// mounted), state, instructions and problems.
     fn fold_in(mut self, child: ServerBuilder, ns: Option<&str>) -> Self {
         let layers = child.layers;
+        if let Some(ns) = ns
+            && !layers.is_empty()
+        {
+            self.mount_layers.push((ns.to_owned(), layers.clone()));
+        }
         let tool = |d| {
             let d = middleware::layered_tool(d, &layers);
             match ns {
