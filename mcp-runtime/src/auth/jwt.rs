@@ -9,6 +9,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use tokio::sync::{Mutex, RwLock};
 
+/// The largest clock leeway [`JwtValidator::leeway`] takes: clocks a few minutes apart
+/// are tolerated, tokens expired for longer are not.
+const MAX_LEEWAY: Duration = Duration::from_secs(300);
+
 /// Checks JWT access tokens (RFC 9068): the `typ` header (`at+jwt`), an allowed
 /// asymmetric algorithm, the signature against the issuer's JWKS (found through its
 /// metadata, cached, fetched again when a token names an unknown `kid`), `iss`, `aud`
@@ -71,9 +75,10 @@ impl JwtValidator {
         self.source.jwks_uri = Some(url.into());
         self
     }
-    /// Clock leeway for `exp` and `nbf` (default 30 s).
+    /// Clock leeway for `exp` and `nbf` (default 30 s), at most 5 minutes: a larger one is
+    /// taken as 5 minutes, since it would accept tokens long expired.
     pub fn leeway(mut self, leeway: Duration) -> Self {
-        self.leeway = leeway;
+        self.leeway = leeway.min(MAX_LEEWAY);
         self
     }
     /// The accepted algorithms (default: the RSA, RSA-PSS, ECDSA P-256/P-384 and EdDSA

@@ -372,3 +372,36 @@ async fn a_hanging_refresh_keeps_no_request_waiting() {
     tokio::time::sleep(Duration::from_millis(100)).await;
     assert_eq!(hits.load(SeqCst), 2);
 }
+
+/// The leeway is at most 5 minutes: `Duration::MAX` overflowed inside the JWT library, an
+/// hour accepted tokens expired for most of one.
+#[tokio::test]
+async fn the_leeway_is_at_most_five_minutes() {
+    let (iss, aud) = ("https://as.example", "https://mcp.example/mcp");
+    let set =
+        serde_json::json!({"keys": [{"kty": "OKP", "crv": "Ed25519", "x": ED_X, "kid": "k1"}]});
+    let now = std::time::SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    let expired = |ago: u64| {
+        signed(
+            serde_json::json!({"alg": "EdDSA", "typ": "at+jwt", "kid": "k1"}),
+            serde_json::json!({"iss": iss, "aud": aud, "sub": "u", "exp": now - ago}),
+        )
+    };
+    for leeway in [Duration::from_secs(3600), Duration::MAX] {
+        let v = JwtValidator::new(iss, aud).leeway(leeway);
+        assert_eq!(v.leeway, MAX_LEEWAY);
+        *v.keys.write().await =
+            Some((serde_json::from_value(set.clone()).unwrap(), Instant::now()));
+        let r = v.check(&expired(600)).await;
+        assert!(
+            r.as_ref().is_err_and(|e| e.to_string().contains("expired")),
+            "{r:?}"
+        );
+        assert_eq!(v.check(&expired(120)).await.unwrap().subject(), "u");
+    }
+    let v = JwtValidator::new(iss, aud).leeway(Duration::from_secs(5));
+    assert_eq!(v.leeway, Duration::from_secs(5));
+}
