@@ -223,6 +223,15 @@ impl Auth {
                 "auth: the resource `{r}` must be an absolute http(s) URI without a fragment, in URI characters (RFC 3986: percent-encode the others) (the server's canonical URI, such as https://mcp.example.com/mcp)"
             ));
         }
+        // The metadata is routed at a path made of the resource's (RFC 9728 3.1): the
+        // router reads a segment starting with `:` or `*` as a capture (its old syntax)
+        // and panics.
+        let (_, path) = split_origin(r);
+        if let Some(segment) = path.split('/').find(|s| s.starts_with([':', '*'])) {
+            errors.push(format!(
+                "auth: the resource `{r}` has a path segment `{segment}`, starting with `:` or `*`, under which the metadata cannot be routed; percent-encode that character (%3A, %2A)"
+            ));
+        }
         if self.authorization_servers.is_empty() {
             errors.push("auth: name at least one authorization server (`Auth::authorization_server(issuer)`); the metadata must list one".into());
         }
@@ -328,6 +337,35 @@ mod tests {
             assert_eq!(auth(bad).check().len(), 1, "{bad}");
         }
         assert!(auth("https://x.example/mcp%C3%A9?t=a~b").check().is_empty());
+    }
+
+    /// A resource path with a segment that the router would read as a capture (`:id`,
+    /// `*rest`) is refused when the server is built; the router panicked when the
+    /// metadata route was added.
+    #[test]
+    fn a_resource_path_the_router_cannot_hold_is_refused() {
+        for bad in [
+            "https://x.example/:id/mcp",
+            "https://x.example/mcp/*rest",
+            "https://x.example/*",
+        ] {
+            let errors = auth(bad).check();
+            assert_eq!(errors.len(), 1, "{bad}: {errors:?}");
+            assert!(errors[0].contains("percent-encode"), "{bad}: {errors:?}");
+        }
+        for good in [
+            "https://x.example/a:b/m*cp",
+            "https://x.example/%3Aid/mcp",
+            "https://x.example/mcp?x=:y",
+        ] {
+            assert!(auth(good).check().is_empty(), "{good}");
+            // The router takes the metadata's path.
+            #[cfg(feature = "http")]
+            let _ = axum::Router::<()>::new().route(
+                &auth(good).metadata_path(),
+                axum::routing::get(|| async { "" }),
+            );
+        }
     }
 
     #[cfg(feature = "auth")]
