@@ -246,6 +246,16 @@ impl Auth {
                 );
             }
         }
+        // What a client asks for first (the metadata, the 401 challenge) must let it call
+        // the items that declare no scopes of their own.
+        let supported = self.scopes_supported.iter().map(String::as_str);
+        let missing = self.implies.missing(supported, &self.default_scopes);
+        if !missing.is_empty() {
+            errors.push(format!(
+                "auth: the default scopes `{}` are not covered by `Auth::scopes_supported`: clients would not ask for them, and their tokens could call none of the items that declare no scopes; add them to the supported scopes",
+                missing.join(" ")
+            ));
+        }
         errors
     }
 }
@@ -366,6 +376,31 @@ mod tests {
                 axum::routing::get(|| async { "" }),
             );
         }
+    }
+
+    /// Default scopes that the supported ones do not cover are refused, naming them: the
+    /// metadata and the 401 challenge asked for scopes that let nothing run.
+    #[test]
+    fn default_scopes_must_be_supported() {
+        let with = |supported: &[&str], default: &[&str]| {
+            auth("https://x.example/mcp")
+                .scopes_supported(supported.iter().copied())
+                .default_scopes(default.iter().copied())
+                .check()
+        };
+        assert!(with(&["mcp:read", "mcp:use"], &["mcp:use"]).is_empty());
+        // A broader supported scope covers a narrower default one.
+        assert!(with(&["mcp"], &["mcp:use"]).is_empty());
+        assert!(with(&[], &[]).is_empty());
+        let errors = with(&["mcp:read"], &["mcp:use", "mcp:read", "files"]);
+        assert_eq!(errors.len(), 1, "{errors:?}");
+        assert!(errors[0].contains("`mcp:use files`"), "{errors:?}");
+        assert_eq!(with(&[], &["mcp:use"]).len(), 1);
+        let exact = auth("https://x.example/mcp")
+            .scopes_supported(["mcp"])
+            .default_scopes(["mcp:use"])
+            .scope_implies(ScopeImplies::exact());
+        assert_eq!(exact.check().len(), 1);
     }
 
     #[cfg(feature = "auth")]
