@@ -212,14 +212,10 @@ impl Introspection {
         }
         let r = self.introspect(token).await;
         // An unreachable server is not remembered; an answer is, until the token expires.
-        if !matches!(r, Err(AuthError::Unavailable(_))) {
-            let mut until = Instant::now() + self.ttl;
-            if let Ok(p) = &r
-                && let Some(exp) = p.expiry()
-                && let Ok(left) = exp.duration_since(SystemTime::now())
-            {
-                until = until.min(Instant::now() + left);
-            }
+        let expiry = r.as_ref().ok().and_then(Principal::expiry);
+        if !matches!(r, Err(AuthError::Unavailable(_)))
+            && let Some(until) = cache_until(Instant::now(), SystemTime::now(), self.ttl, expiry)
+        {
             let mut cache = self.cache.lock().await;
             if cache.len() >= self.max_entries {
                 // Full: the expired answers go, then the refusals, so that a flood of
@@ -236,6 +232,30 @@ impl Introspection {
             cache.insert(key, (until, r.clone()));
         }
         r
+    }
+}
+
+/// Until when an answer got at `now` (`now_wall` on the wall clock) is kept: `ttl`, and
+/// no later than the token's `expiry`. `None` (not kept) when the token has expired by
+/// now (its time ran out since it was admitted), or when neither bound can be told on
+/// this clock.
+fn cache_until(
+    now: Instant,
+    now_wall: SystemTime,
+    ttl: Duration,
+    expiry: Option<SystemTime>,
+) -> Option<Instant> {
+    let by_ttl = now.checked_add(ttl);
+    let Some(expiry) = expiry else {
+        return by_ttl;
+    };
+    let left = expiry
+        .duration_since(now_wall)
+        .ok()
+        .filter(|d| !d.is_zero())?;
+    match (by_ttl, now.checked_add(left)) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
     }
 }
 
@@ -332,6 +352,33 @@ mod tests {
             super::super::jwt::principal_of(answer(serde_json::json!({"exp": past})), "t", None)
                 .unwrap();
         assert!(p.expiry().is_some_and(|at| at < SystemTime::now()));
+    }
+
+    /// An answer is kept for the TTL, never past the token's expiry, and not at all for a
+    /// token whose expiry has come since it was admitted (it was kept for the whole TTL).
+    #[test]
+    fn answers_are_not_kept_past_the_tokens_expiry() {
+        let (now, wall) = (Instant::now(), SystemTime::now());
+        let ttl = Duration::from_secs(60);
+        let s = Duration::from_secs;
+        assert_eq!(cache_until(now, wall, ttl, None), Some(now + ttl));
+        assert_eq!(
+            cache_until(now, wall, ttl, Some(wall + s(5))),
+            Some(now + s(5))
+        );
+        assert_eq!(
+            cache_until(now, wall, ttl, Some(wall + s(600))),
+            Some(now + ttl)
+        );
+        assert_eq!(cache_until(now, wall, ttl, Some(wall)), None);
+        assert_eq!(cache_until(now, wall, ttl, Some(wall - s(1))), None);
+        // A TTL past what the clock holds: until the expiry, or not kept.
+        let ever = Duration::MAX;
+        assert_eq!(
+            cache_until(now, wall, ever, Some(wall + s(5))),
+            Some(now + s(5))
+        );
+        assert_eq!(cache_until(now, wall, ever, None), None);
     }
 
     /// A hanging authorization server holds a token's introspection for one time limit in
