@@ -41,13 +41,15 @@ pub(super) fn route(
     // Sends on these channels never wait, so the lock is held while routing.
     let calls = askers.lock().unwrap_or_else(|e| e.into_inner());
     // The one call, while no other request waits on the session either (but a task's
-    // polls): a question or log message may be about any request in flight (a
-    // `resources/read` of another client), and the wire does not say which.
+    // polls), nor may still run there after it was given up: a question or log message
+    // may be about any request in flight (a `resources/read` of another client), and the
+    // wire does not say which.
     let alone = |call: u64| {
         from.upgrade().is_none_or(|s| {
             let polls = s.polls.lock().unwrap_or_else(|e| e.into_inner());
             let pending = s.pending.lock().unwrap_or_else(|e| e.into_inner());
             pending.keys().all(|id| *id == call || polls.contains(id))
+                && !s.may_still_run_given_up()
         })
     };
     let only = match calls.as_slice() {

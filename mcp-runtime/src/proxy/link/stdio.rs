@@ -49,8 +49,9 @@ pub(crate) struct Session {
     /// When it ended, and how.
     end: Mutex<End>,
     /// The last requests given up (their time ran out, or their caller went): a late
-    /// answer to one is no surprise.
-    given_up: Mutex<VecDeque<u64>>,
+    /// answer to one is no surprise. Each with when it was given up, and whether its late
+    /// answer came.
+    given_up: Mutex<VecDeque<GivenUp>>,
     /// Where what it says wrong is told (an answer to no request, say), naming its
     /// program.
     pub(crate) told: Told,
@@ -58,6 +59,32 @@ pub(crate) struct Session {
 
 /// How many given-up requests a session remembers.
 const GIVEN_UP_KEPT: usize = 1024;
+
+/// How long a request given up may still be running upstream for all we know (we
+/// cancelled it, but cancellation is advisory, and a cancelled request need not be
+/// answered): meanwhile a question or log message from the upstream may be about it, so
+/// none is taken as another call's.
+const MAY_STILL_RUN: Duration = Duration::from_secs(60);
+
+/// A request given up.
+struct GivenUp {
+    id: u64,
+    at: Instant,
+    /// Its late answer came: it runs no more.
+    answered: bool,
+}
+
+impl Session {
+    /// Whether a request given up may still be running upstream ([`MAY_STILL_RUN`]).
+    pub(crate) fn may_still_run_given_up(&self) -> bool {
+        let given_up = self.given_up.lock().unwrap_or_else(|e| e.into_inner());
+        given_up
+            .iter()
+            .rev()
+            .take_while(|g| g.at.elapsed() < MAY_STILL_RUN)
+            .any(|g| !g.answered)
+    }
+}
 
 /// How a session ended, or, once its child's exit is seen, will end: the first real
 /// reason known wins.
@@ -334,8 +361,12 @@ fn deliver(msg: Value, session: &Session) {
         |id| excerpt(id.to_string().as_bytes()),
     );
     let late = our_id(msg.get("id")).is_some_and(|n| {
-        let given_up = session.given_up.lock().unwrap_or_else(|e| e.into_inner());
-        given_up.contains(&n)
+        let mut given_up = session.given_up.lock().unwrap_or_else(|e| e.into_inner());
+        given_up
+            .iter_mut()
+            .find(|g| g.id == n)
+            .map(|g| g.answered = true)
+            .is_some()
     });
     if late {
         tracing::debug!("the upstream server answered id {id}, given up already: dropped");
@@ -475,7 +506,11 @@ impl Drop for Waiting {
             if given_up.len() == GIVEN_UP_KEPT {
                 given_up.pop_front();
             }
-            given_up.push_back(id);
+            given_up.push_back(GivenUp {
+                id,
+                at: Instant::now(),
+                answered: false,
+            });
         }
         if unanswered && self.cancel && self.session.is_open() {
             let note = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",

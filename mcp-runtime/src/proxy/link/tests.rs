@@ -36,10 +36,15 @@ pub(super) async fn given_up(
 /// A call given up (its `Ongoing` dropped, as when its client goes or its time runs
 /// out) leaves nothing in flight and is cancelled upstream, so a later call still
 /// gets the upstream's questions and log messages (passed on only while one call is
-/// in flight). Before, the call stayed in flight for good, and every later question
-/// was answered "came while 2 calls were in flight".
+/// in flight) once the given-up one is known to have ended (its late answer came).
+/// Before, the call stayed in flight for good, and every later question was answered
+/// "came while 2 calls were in flight".
 #[tokio::test]
 async fn a_call_given_up_leaves_nothing_in_flight() {
+    // Its late answer is logged at debug: with a subscriber here, that log's callsite is
+    // not cached as unwanted for the tests that capture it (tracing's interest cache is
+    // global).
+    let (_logs, _guard) = capture_logs();
     let (link, mut up) = fake::stdio().await;
     let first = link
         .start("tools/call", json!({"name": "hang"}), None)
@@ -51,6 +56,7 @@ async fn a_call_given_up_leaves_nothing_in_flight() {
     assert_eq!(cancel["method"], "notifications/cancelled", "{cancel}");
     assert_eq!(cancel["params"]["requestId"], sent["id"], "{cancel}");
     fake::settled(&link).await;
+    up.send(&json!({"jsonrpc": "2.0", "id": sent["id"], "error": {"code": -32800, "message": "cancelled"}}));
 
     let mut second = link
         .start("tools/call", json!({"name": "ask"}), None)
@@ -941,4 +947,49 @@ async fn progress_under_a_token_never_given_is_not_passed_on() {
         }
     }
     assert_eq!(passed, [json!("p3")]);
+}
+
+/// A request given up may still be running upstream (cancellation is advisory, and a
+/// cancelled request need not be answered): while it may, a question or log message the
+/// upstream sends during another client's call is not taken as that call's, since it may
+/// be about the abandoned one (a question meant for its client would go to another, and
+/// that client's answer back for the wrong call). Once its late answer comes, the next
+/// question is the call's again. Before, a request was forgotten once given up, so the
+/// next call took its questions.
+#[tokio::test]
+async fn a_question_after_a_request_given_up_is_not_taken_as_another_calls() {
+    // As in `a_call_given_up_leaves_nothing_in_flight`: a late answer is logged.
+    let (_logs, _guard) = capture_logs();
+    let (link, mut up) = fake::stdio().await;
+    let (abandoned, _) = given_up(&link, &mut up).await;
+    fake::settled(&link).await;
+    let mut call = link
+        .start("tools/call", json!({"name": "other"}), None)
+        .await
+        .unwrap();
+    let sent = up.next().await;
+    up.send(
+        &json!({"jsonrpc": "2.0", "id": "q1", "method": "elicitation/create",
+        "params": {"message": "delete the repo?", "requestedSchema": {"type": "object"}}}),
+    );
+    let refused = up.next().await;
+    assert_eq!(refused["id"], "q1", "{refused}");
+    assert_eq!(refused["error"]["code"], -32603, "{refused}");
+    let nothing = tokio::time::timeout(Duration::from_millis(200), call.next()).await;
+    assert!(nothing.is_err(), "the call was asked: {nothing:?}");
+
+    // Its late answer: it runs no more, and the next question is the call's.
+    up.send(&json!({"jsonrpc": "2.0", "id": abandoned["id"], "result": {}}));
+    up.send(
+        &json!({"jsonrpc": "2.0", "id": "q2", "method": "elicitation/create",
+        "params": {"message": "sure?", "requestedSchema": {"type": "object"}}}),
+    );
+    let asked = tokio::time::timeout(Duration::from_secs(5), call.next()).await;
+    assert!(
+        matches!(&asked, Ok(Next::Asked(a)) if a.id == "q2"),
+        "{asked:?}"
+    );
+    up.send(&json!({"jsonrpc": "2.0", "id": sent["id"], "result": {"content": []}}));
+    let answer = tokio::time::timeout(Duration::from_secs(5), call.next()).await;
+    assert!(matches!(&answer, Ok(Next::Answer(Ok(_)))), "{answer:?}");
 }
