@@ -109,7 +109,7 @@ pub(super) async fn answer_in(
                         }),
                         // Under the token it was given (its id): another's is not its.
                         ("notifications/progress", None)
-                            if is_token_of(&msg["params"]["progressToken"], id) =>
+                            if names(&msg["params"]["progressToken"], id) =>
                         {
                             Next::Progress(msg["params"].clone())
                         }
@@ -136,19 +136,19 @@ pub(super) async fn answer_in(
                         (None, _) => {}
                     }
                 }
-                None if msg.get("id") == Some(id) => return Ok(Some(msg)),
+                None if msg.get("id").is_some_and(|m| names(m, id)) => return Ok(Some(msg)),
                 None => {}
             }
         }
     }
 }
 
-/// Whether a progress token names the request `id` (ours, a number): the number, or its
-/// decimal form as a string.
-fn is_token_of(token: &Value, id: &Value) -> bool {
-    token == id
-        || token
-            .as_str()
+/// Whether `v` (a progress token, or the id of an answer) names the request `id` (ours, a
+/// number): the number, or its decimal form as a string (some servers echo ids as
+/// strings).
+fn names(v: &Value, id: &Value) -> bool {
+    v == id
+        || v.as_str()
             .and_then(id_in_string)
             .is_some_and(|n| Some(n) == id.as_u64())
 }
@@ -199,7 +199,7 @@ fn json_answer(
     };
     match parsed {
         Some(v)
-            if v.get("id") == Some(id)
+            if v.get("id").is_some_and(|m| names(m, id))
                 && (v.get("result").is_some() || v.get("error").is_some()) =>
         {
             Ok(Some(v))
