@@ -54,12 +54,25 @@ where
         Err(e) => return Err(e),
     }
     let hello = ask("2025-11-25", "initialize", initialize_params()).await?;
-    let version = hello["protocolVersion"]
-        .as_str()
-        .unwrap_or("2025-11-25")
-        .to_owned();
-    Ok((version, hello, true))
+    let version = match hello.get("protocolVersion") {
+        None => "2025-11-25",
+        Some(v) => v
+            .as_str()
+            .filter(|v| *v == OLDEST || crate::protocol::legacy::LEGACY_VERSIONS.contains(v))
+            .ok_or_else(|| {
+                tracing::warn!(
+                    "the upstream server answered `initialize` with the protocol version {}, which is no revision of that era",
+                    super::excerpt(v.to_string().as_bytes())
+                );
+                super::gone("an unknown protocol version")
+            })?,
+    };
+    Ok((version.to_owned(), hello, true))
 }
+
+/// The oldest revision an upstream may answer `initialize` with (its stdio wire is
+/// the later legacy revisions').
+const OLDEST: &str = "2024-11-05";
 
 pub(super) fn initialized() -> Value {
     json!({"jsonrpc": "2.0", "method": "notifications/initialized"})

@@ -993,3 +993,70 @@ async fn a_question_after_a_request_given_up_is_not_taken_as_another_calls() {
     let answer = tokio::time::timeout(Duration::from_secs(5), call.next()).await;
     assert!(matches!(&answer, Ok(Next::Answer(Ok(_)))), "{answer:?}");
 }
+
+/// An HTTP upstream that echoes our request id as a string (`"7"` for 7), in a JSON body
+/// or on an event stream, is understood, as on stdio. Before, the event stream's answer
+/// was passed over (the request waited until the stream ended or its time ran out) and
+/// the JSON one was taken for "the answer to another request".
+#[tokio::test]
+async fn an_http_answer_naming_our_id_as_a_string_is_taken() {
+    let (link, _) = fake::http(|req| {
+        let id = req.body["id"].as_u64()?.to_string();
+        Some(match req.body["method"].as_str()? {
+            "prompts/get" => fake::Reply::events(&[
+                json!({"jsonrpc": "2.0", "id": id, "result": {"messages": []}}),
+            ]),
+            "resources/read" => {
+                fake::Reply::json(&json!({"jsonrpc": "2.0", "id": id, "result": {"contents": []}}))
+            }
+            _ => return None,
+        })
+    })
+    .await;
+    let asked = link.request("prompts/get", json!({"name": "p"}));
+    let answer = tokio::time::timeout(Duration::from_secs(5), asked)
+        .await
+        .expect("answered at once");
+    assert_eq!(answer.unwrap(), json!({"messages": []}));
+    let read = link
+        .request("resources/read", json!({"uri": "x://a"}))
+        .await;
+    assert_eq!(read.unwrap(), json!({"contents": []}));
+}
+
+/// The revision an upstream answers `initialize` with must be one of that era (or
+/// 2024-11-05): one that says `2026-07-28` there, or anything else, is not connected to,
+/// instead of being taken as modern on a session-based exchange or sent back as the
+/// `MCP-Protocol-Version` of every request. An earlier legacy revision is fine.
+#[tokio::test]
+async fn an_upstream_answering_initialize_with_an_unknown_version_is_refused() {
+    for (version, ok) in [
+        ("2026-07-28", false),
+        ("banana", false),
+        ("2025-06-18", true),
+        ("2024-11-05", true),
+    ] {
+        let (link, _) = fake::http_with(
+            move |req| {
+                let id = req.body.get("id")?;
+                (req.body["method"] == "initialize").then(|| {
+                    fake::Reply::json(&json!({"jsonrpc": "2.0", "id": id, "result": {
+                        "protocolVersion": version, "capabilities": {"tools": {}},
+                        "serverInfo": {"name": "fake", "version": "1"}}}))
+                })
+            },
+            &super::super::HttpOptions::new(),
+        )
+        .await;
+        match link {
+            Ok(link) => {
+                assert!(ok, "connected to an upstream that said {version}");
+                assert_eq!(link.version(), version);
+            }
+            Err(e) => {
+                assert!(!ok, "{version}: {e}");
+                assert!(e.to_string().contains("unknown protocol version"), "{e}");
+            }
+        }
+    }
+}
