@@ -6,12 +6,22 @@ use futures_util::future::BoxFuture;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
+use std::sync::{Arc, PoisonError};
 use std::time::{Duration, Instant, SystemTime};
-use tokio::sync::Mutex;
+use tokio::sync::{Mutex, OnceCell, Semaphore};
 
 /// How far in the future an answer's `nbf` may be (clock skew), as the JWT validator's
 /// default leeway.
 const NBF_LEEWAY: Duration = Duration::from_secs(30);
+
+/// How long a failed introspection (the endpoint, or its discovery, unreachable or
+/// answering nonsense) is remembered: meanwhile a token not in the cache is refused at
+/// once as not checkable now (`503`), rather than waiting on the same failure.
+const FAILURE_PAUSE: Duration = Duration::from_secs(5);
+
+/// How many introspection calls may be under way at once; a token that would need
+/// one more is refused at once as not checkable now (`503`).
+const MAX_CALLS: usize = 32;
 
 /// Checks tokens at the authorization server's introspection endpoint (RFC 7662), as a
 /// client of its own (HTTP Basic). A token must be `active`, unexpired, for this server's
@@ -20,7 +30,9 @@ const NBF_LEEWAY: Duration = Duration::from_secs(30);
 /// response names one; when the response gives a `token_type`, that of an access token
 /// (`Bearer`), and never one bound to a key (`cnf`). Answers are cached (by a hash of
 /// the token, never the token) until the token expires or the cache TTL passes,
-/// whichever is first.
+/// whichever is first. Lookups of the same token are merged into one call; a failed call
+/// is remembered for a few seconds (tokens not cached meanwhile get `503` at once), and
+/// at most a few dozen calls are under way at once.
 pub struct Introspection {
     endpoint: Option<String>,
     issuer: String,
@@ -32,8 +44,18 @@ pub struct Introspection {
     cache: Mutex<HashMap<[u8; 32], Cached>>,
     max_entries: usize,
     /// The endpoint found in the issuer's metadata (once found).
-    discovered: tokio::sync::OnceCell<String>,
+    discovered: OnceCell<String>,
+    /// When the last call failed (on the runtime's clock, as its time limits).
+    failed_at: std::sync::Mutex<Option<tokio::time::Instant>>,
+    /// The lookups under way, by the SHA-256 of their token (see [`Flight`]).
+    flights: Flights,
+    /// The calls that may be under way at once.
+    calls: Semaphore,
 }
+
+/// The lookups under way, by the SHA-256 of their token: each caller of one holds its
+/// cell, and the first to poll it makes the call, whose answer all get.
+type Flights = std::sync::Mutex<HashMap<[u8; 32], Arc<OnceCell<Result<Principal, AuthError>>>>>;
 
 /// An answer kept until the instant, by the SHA-256 of its token.
 type Cached = (Instant, Result<Principal, AuthError>);
@@ -67,7 +89,10 @@ impl Introspection {
             allow_missing_audience: false,
             cache: Mutex::new(HashMap::new()),
             max_entries: 10_000,
-            discovered: tokio::sync::OnceCell::new(),
+            discovered: OnceCell::new(),
+            failed_at: std::sync::Mutex::new(None),
+            flights: std::sync::Mutex::new(HashMap::new()),
+            calls: Semaphore::new(MAX_CALLS),
         }
     }
     /// The endpoint URL, instead of the one in the issuer's metadata.
@@ -92,8 +117,10 @@ impl Introspection {
         if let Some(e) = &self.endpoint {
             return Ok(e.clone());
         }
-        // Found once; a failure is not kept, so the next token looks again.
+        // Found once; a failure is not kept, so a token looks again once the failure is
+        // no longer remembered (the tokens that queued behind it do not each look).
         let found = self.discovered.get_or_try_init(|| async {
+            self.not_failed_lately()?;
             let meta = fetch::server_metadata(&self.issuer)
                 .await
                 .map_err(AuthError::Unavailable)?;
@@ -203,14 +230,62 @@ impl Introspection {
         Ok(())
     }
 
+    /// `Err` (unavailable) while a failed call is remembered.
+    fn not_failed_lately(&self) -> Result<(), AuthError> {
+        let failed_at = *self
+            .failed_at
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        match failed_at {
+            Some(at) if at.elapsed() < FAILURE_PAUSE => Err(AuthError::Unavailable(format!(
+                "the introspection at {} failed {:?} ago; not asking again yet",
+                self.issuer,
+                at.elapsed()
+            ))),
+            _ => Ok(()),
+        }
+    }
+
+    /// The cached answer for the token hashed to `key`, while it holds.
+    async fn cached(&self, key: &[u8; 32]) -> Option<Result<Principal, AuthError>> {
+        match self.cache.lock().await.get(key) {
+            Some((until, r)) if Instant::now() < *until => Some(r.clone()),
+            _ => None,
+        }
+    }
+
     async fn check(&self, token: &str) -> Result<Principal, AuthError> {
         let key: [u8; 32] = Sha256::digest(token.as_bytes()).into();
-        if let Some((until, r)) = self.cache.lock().await.get(&key)
-            && Instant::now() < *until
-        {
-            return r.clone();
+        if let Some(r) = self.cached(&key).await {
+            return r;
         }
+        let flight = Flight::join(&self.flights, key);
+        match flight.cell() {
+            Some(cell) => cell.get_or_init(|| self.look_up(key, token)).await.clone(),
+            None => self.look_up(key, token).await,
+        }
+    }
+
+    /// The answer for `token` (hashed to `key`) from the authorization server, cached;
+    /// a failure is remembered for [`FAILURE_PAUSE`].
+    async fn look_up(&self, key: [u8; 32], token: &str) -> Result<Principal, AuthError> {
+        // A lookup that ended just before this one began has answered.
+        if let Some(r) = self.cached(&key).await {
+            return r;
+        }
+        self.not_failed_lately()?;
+        let Ok(_call) = self.calls.try_acquire() else {
+            return Err(AuthError::Unavailable(format!(
+                "{MAX_CALLS} introspections are under way already"
+            )));
+        };
         let r = self.introspect(token).await;
+        if matches!(r, Err(AuthError::Unavailable(_))) {
+            *self
+                .failed_at
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner) = Some(tokio::time::Instant::now());
+        }
         // An unreachable server is not remembered; an answer is, until the token expires.
         let expiry = r.as_ref().ok().and_then(Principal::expiry);
         if !matches!(r, Err(AuthError::Unavailable(_)))
@@ -256,6 +331,48 @@ fn cache_until(
     match (by_ttl, now.checked_add(left)) {
         (Some(a), Some(b)) => Some(a.min(b)),
         (a, b) => a.or(b),
+    }
+}
+
+/// One caller's part in the lookup of a token: the lookup leaves the map of those under
+/// way when its last caller is done (or gone), so that the map holds only lookups that
+/// someone waits on.
+struct Flight<'a> {
+    flights: &'a Flights,
+    key: [u8; 32],
+    cell: Option<Arc<OnceCell<Result<Principal, AuthError>>>>,
+}
+
+impl<'a> Flight<'a> {
+    /// Joins the lookup of the token hashed to `key`, beginning it if none is under way.
+    fn join(flights: &'a Flights, key: [u8; 32]) -> Self {
+        let mut map = flights.lock().unwrap_or_else(PoisonError::into_inner);
+        let cell = map.entry(key).or_default().clone();
+        Flight {
+            flights,
+            key,
+            cell: Some(cell),
+        }
+    }
+
+    /// Where the lookup's answer comes (always there: taken out only when dropped).
+    fn cell(&self) -> Option<&OnceCell<Result<Principal, AuthError>>> {
+        self.cell.as_deref()
+    }
+}
+
+impl Drop for Flight<'_> {
+    fn drop(&mut self) {
+        // Each caller's handle is taken and dropped under the lock, as it was cloned:
+        // the count seen is exact, and the last one out removes the lookup.
+        let mut map = self.flights.lock().unwrap_or_else(PoisonError::into_inner);
+        drop(self.cell.take());
+        if map
+            .get(&self.key)
+            .is_some_and(|c| Arc::strong_count(c) == 1)
+        {
+            map.remove(&self.key);
+        }
     }
 }
 
@@ -397,6 +514,128 @@ mod tests {
             "{:?}",
             t.elapsed()
         );
+    }
+
+    /// A failed introspection is remembered for a few seconds: tokens not cached
+    /// meanwhile are refused at once (503) instead of each waiting the whole time limit
+    /// on the same hanging server, whether the endpoint hangs or its discovery does.
+    /// Then it is asked again.
+    #[tokio::test(start_paused = true)]
+    async fn a_failure_is_remembered_a_few_seconds() {
+        // Connections are taken (the backlog) and never answered.
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let base = format!("http://{}", l.local_addr().unwrap());
+        let aud = "https://mcp.example/mcp";
+        let given = Introspection::new(&base, aud, "c", "s").endpoint(format!("{base}/i"));
+        let discovered = Introspection::new(&base, aud, "c", "s");
+        for i in [given, discovered] {
+            let timed = |token: &'static str| {
+                let i = &i;
+                async move {
+                    let t = tokio::time::Instant::now();
+                    let r = i.check(token).await;
+                    assert!(matches!(r, Err(AuthError::Unavailable(_))), "{r:?}");
+                    t.elapsed()
+                }
+            };
+            assert!(timed("a").await >= fetch::TIMEOUT);
+            for token in ["a", "b", "c"] {
+                assert!(timed(token).await < Duration::from_secs(1));
+            }
+            tokio::time::sleep(FAILURE_PAUSE).await;
+            assert!(timed("d").await >= fetch::TIMEOUT);
+        }
+    }
+
+    /// A local introspection endpoint answering every token as active after `delay`,
+    /// or never when `delay` is `None`; how many calls it got.
+    async fn introspecting(
+        delay: Option<Duration>,
+    ) -> (String, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let base = format!("http://{}", l.local_addr().unwrap());
+        let hits = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let counted = hits.clone();
+        tokio::spawn(async move {
+            while let Ok((mut c, _)) = l.accept().await {
+                let counted = counted.clone();
+                tokio::spawn(async move {
+                    let mut buf = vec![0; 8192];
+                    let _ = c.read(&mut buf).await;
+                    counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                    match delay {
+                        Some(d) => tokio::time::sleep(d).await,
+                        None => std::future::pending().await,
+                    }
+                    let body = serde_json::json!({"active": true, "sub": "u",
+                        "aud": "https://mcp.example/mcp"})
+                    .to_string();
+                    let r = format!(
+                        "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                        body.len()
+                    );
+                    let _ = c.write_all(r.as_bytes()).await;
+                });
+            }
+        });
+        (base, hits)
+    }
+
+    /// Lookups of the same token at the same time make one call, whose answer all get;
+    /// none is left behind in the map of lookups under way.
+    #[tokio::test]
+    async fn lookups_of_one_token_are_merged() {
+        use std::sync::atomic::Ordering::SeqCst;
+        let (base, hits) = introspecting(Some(Duration::from_millis(300))).await;
+        let i = std::sync::Arc::new(
+            Introspection::new(&base, "https://mcp.example/mcp", "c", "s")
+                .endpoint(format!("{base}/i")),
+        );
+        let calls = ["t", "t", "t", "t", "u"].map(|token| {
+            let i = i.clone();
+            tokio::spawn(async move { i.check(token).await })
+        });
+        for r in futures_util::future::join_all(calls).await {
+            assert_eq!(r.unwrap().unwrap().subject(), "u");
+        }
+        assert_eq!(hits.load(SeqCst), 2);
+        assert!(i.flights.lock().unwrap().is_empty());
+        // A lookup whose callers are gone leaves nothing behind either.
+        let gone = {
+            let i = i.clone();
+            tokio::spawn(async move { i.check("v").await })
+        };
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        gone.abort();
+        let _ = gone.await;
+        assert!(i.flights.lock().unwrap().is_empty());
+    }
+
+    /// When as many calls as allowed are under way, a token that needs one more is
+    /// refused at once (503) rather than queued behind a hanging server.
+    #[tokio::test]
+    async fn calls_under_way_are_bounded() {
+        let (base, hits) = introspecting(None).await;
+        let mut i = Introspection::new(&base, "https://mcp.example/mcp", "c", "s")
+            .endpoint(format!("{base}/i"));
+        i.calls = Semaphore::new(1);
+        let i = std::sync::Arc::new(i);
+        let first = {
+            let i = i.clone();
+            tokio::spawn(async move { i.check("a").await })
+        };
+        while hits.load(std::sync::atomic::Ordering::SeqCst) == 0 {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        let t = Instant::now();
+        let r = i.check("b").await;
+        assert!(
+            matches!(&r, Err(AuthError::Unavailable(why)) if why.contains("under way")),
+            "{r:?}"
+        );
+        assert!(t.elapsed() < Duration::from_secs(1));
+        first.abort();
     }
 
     /// Made-up tokens (each refused, each remembered) do not flush the answers for valid
