@@ -366,11 +366,18 @@ impl Link {
                 answer.and_then(|a| outcome(a, &session.told))
             }
             (Wire::Stdio(_), None) => Err(gone("no stdio session")),
-            (Wire::Http(peer), _) => self
-                .post_as(version, msg, name)
-                .await?
-                .ok_or_else(|| gone("no answer"))
-                .and_then(|a| outcome(a, &peer.told)),
+            (Wire::Http(peer), _) => {
+                let mut unanswered = CancelUnanswered {
+                    peer: (method != "initialize").then(|| Peer::clone(peer)),
+                    version,
+                    id,
+                };
+                let posted = self.post_as(version, msg, name).await;
+                unanswered.peer = None;
+                posted?
+                    .ok_or_else(|| gone("no answer"))
+                    .and_then(|a| outcome(a, &peer.told))
+            }
         }
     }
 
@@ -605,3 +612,28 @@ mod child_tests;
 mod restart_tests;
 #[cfg(test)]
 mod tests;
+
+/// A request POSTed to an HTTP upstream, until its answer came: given up before that (its
+/// time ran out, or its caller went), it is cancelled upstream (`notifications/cancelled`,
+/// from a task of its own), as a call is ([`Ongoing`]'s drop), since a connection closed is
+/// no cancellation to a Streamable HTTP server. `peer`: `None` once answered (and for
+/// `initialize`, which is never cancelled).
+struct CancelUnanswered<'a> {
+    peer: Option<Peer>,
+    version: &'a str,
+    id: u64,
+}
+
+impl Drop for CancelUnanswered<'_> {
+    fn drop(&mut self) {
+        let Some(peer) = self.peer.take() else {
+            return;
+        };
+        let note = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+            "params": {"requestId": self.id, "reason": "the proxied request was given up"}});
+        let version = self.version.to_owned();
+        if let Ok(rt) = tokio::runtime::Handle::try_current() {
+            rt.spawn(async move { peer.reply(&version, &note).await });
+        }
+    }
+}

@@ -1060,3 +1060,54 @@ async fn an_upstream_answering_initialize_with_an_unknown_version_is_refused() {
         }
     }
 }
+
+/// A plain request to an HTTP upstream (not a call: `resources/read`, `prompts/get`,
+/// `tasks/get`, ...) given up before its answer (its time ran out, or its caller went) is
+/// cancelled upstream, as a call is: a connection closed is no cancellation to a
+/// Streamable HTTP server, which would work on. Before, only `tools/call` was cancelled.
+#[tokio::test]
+async fn a_plain_request_given_up_is_cancelled_at_an_http_upstream() {
+    use std::sync::{Arc, Mutex};
+    let seen: Arc<Mutex<Vec<serde_json::Value>>> = Arc::default();
+    let log = Arc::clone(&seen);
+    let (link, _) = fake::http(move |req| {
+        log.lock().unwrap().push(req.body.clone());
+        (req.body["method"] == "resources/read").then(|| fake::Reply::events(&[]))
+    })
+    .await;
+    let gave_up = tokio::time::timeout(
+        Duration::from_millis(200),
+        link.request("resources/read", json!({"uri": "x://slow"})),
+    )
+    .await;
+    assert!(gave_up.is_err());
+    let t = std::time::Instant::now();
+    loop {
+        let seen = seen.lock().unwrap().clone();
+        let read = seen.iter().find(|m| m["method"] == "resources/read");
+        let cancel = seen
+            .iter()
+            .find(|m| m["method"] == "notifications/cancelled");
+        if let (Some(read), Some(cancel)) = (read, cancel) {
+            assert_eq!(cancel["params"]["requestId"], read["id"], "{cancel}");
+            break;
+        }
+        assert!(
+            t.elapsed() < Duration::from_secs(5),
+            "no cancellation: {seen:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    // One answered is not cancelled.
+    let before = seen.lock().unwrap().len();
+    let r = link.request("prompts/get", json!({"name": "p"})).await;
+    assert!(r.is_err(), "the fake has no prompts: {r:?}");
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let after = seen.lock().unwrap()[before..].to_vec();
+    assert!(
+        !after
+            .iter()
+            .any(|m| m["method"] == "notifications/cancelled"),
+        "{after:?}"
+    );
+}
