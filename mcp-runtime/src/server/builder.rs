@@ -58,6 +58,7 @@ pub struct ServerBuilder {
     pub(super) child_layers: super::middleware::Layers,
     /// The middleware of each mounted child, by namespace: around the items a followed
     /// upstream adds under it at run time, as around those it had at build.
+    #[cfg(feature = "proxy")]
     pub(super) mount_layers: Vec<(String, super::middleware::Layers)>,
     /// Problems found by `mount`, reported by `build`.
     pub(super) mount_errors: Vec<String>,
@@ -96,6 +97,7 @@ impl ServerBuilder {
             handles: HandleConfig::default(),
             layers: Vec::new(),
             child_layers: Vec::new(),
+            #[cfg(feature = "proxy")]
             mount_layers: Vec::new(),
             mount_errors: Vec::new(),
             declared: serde_json::Map::new(),
@@ -447,6 +449,7 @@ impl ServerBuilder {
                     .cloned()
                     .collect(),
                 layers: self.layers,
+                #[cfg(feature = "proxy")]
                 mount_layers: self.mount_layers,
                 live: Arc::new(std::sync::atomic::AtomicUsize::new(0)),
                 in_flight: Arc::new(std::sync::atomic::AtomicUsize::new(0)),

@@ -99,7 +99,9 @@ pub(crate) struct ServerInner {
     pub(crate) handles: crate::store::HandleConfig,
     /// Middleware around every item (also those added at run time).
     pub(crate) layers: middleware::Layers,
-    /// The middleware of each mounted child, by namespace (`ServerBuilder::mount`).
+    /// The middleware of each mounted child, by namespace (`ServerBuilder::mount`), for
+    /// what a followed upstream adds at run time.
+    #[cfg(feature = "proxy")]
     pub(crate) mount_layers: Vec<(String, middleware::Layers)>,
     /// The middleware told of resource updates: the server's and its mounted children's.
     pub(crate) told: middleware::Layers,
@@ -149,6 +151,7 @@ impl Drop for ServerInner {
 
 impl ServerInner {
     /// The middleware of the child mounted under `ns` (none if it had none).
+    #[cfg(feature = "proxy")]
     pub(crate) fn mount_layers(&self, ns: &str) -> &middleware::Layers {
         static NONE: middleware::Layers = Vec::new();
         self.mount_layers

@@ -259,6 +259,7 @@ impl ServerBuilder {
     /// mounted), state, instructions and problems.
     fn fold_in(mut self, child: ServerBuilder, ns: Option<&str>) -> Self {
         let layers = child.layers;
+        #[cfg(feature = "proxy")]
         if let Some(ns) = ns
             && !layers.is_empty()
         {
