@@ -11,7 +11,8 @@ use crate::server::mount;
 use serde_json::Value;
 use std::time::Duration;
 
-/// The shortest wait between two reads of the upstream's lists, whatever its `ttlMs`.
+/// The shortest wait between two reads of the upstream's lists, whatever its `ttlMs`, and
+/// however often it says they changed.
 const MIN_REREAD: Duration = Duration::from_secs(1);
 
 /// How long a burst of change notifications is let settle before the lists are read.
@@ -111,6 +112,8 @@ impl Upstream {
             let mut rewatch = false;
             // Set when a read failed: it is tried again after `backoff`.
             let mut retry = false;
+            // When the lists were last read.
+            let mut last_read = None;
             loop {
                 let reread = seen
                     .ttl_ms
@@ -138,6 +141,16 @@ impl Upstream {
                     }
                 }
                 tokio::time::sleep(SETTLE).await;
+                // At most one read per MIN_REREAD however often the upstream says its lists
+                // changed: a flood of `list_changed` costs a read a second, not one per
+                // notification (each up to four lists, each rebuilding the catalog and
+                // telling every client when they differ).
+                if let Some(since) = last_read.map(|at: tokio::time::Instant| at.elapsed())
+                    && since < MIN_REREAD
+                {
+                    tokio::time::sleep(MIN_REREAD - since).await;
+                }
+                last_read = Some(tokio::time::Instant::now());
                 changes.borrow_and_update();
                 if restarts.has_changed().unwrap_or(false) {
                     restarts.borrow_and_update();

@@ -1111,3 +1111,38 @@ async fn a_plain_request_given_up_is_cancelled_at_an_http_upstream() {
         "{after:?}"
     );
 }
+
+/// An upstream that says its lists changed over and over (each time with other lists) is
+/// read at most once a second, not once per notification: each read is up to four lists,
+/// and each difference rebuilds the catalog and tells every client. Before, a read
+/// followed every notification 50 ms later.
+#[tokio::test]
+async fn a_flood_of_list_changes_is_read_at_most_once_a_second() {
+    let (link, mut up) = fake::stdio().await;
+    let upstream = super::super::Upstream::new(link);
+    let answering = async {
+        let sent = up.next().await;
+        up.send(&json!({"jsonrpc": "2.0", "id": sent["id"], "result": {"tools": []}}));
+    };
+    let (items, ()) = tokio::join!(upstream.items(), answering);
+    let server = crate::Server::builder("gateway", "1.0")
+        .mount("up", items.unwrap())
+        .build()
+        .unwrap();
+    let _following = upstream.follow(&server, "up");
+    let mut reads = 0;
+    let until = tokio::time::Instant::now() + Duration::from_secs(3);
+    let mut n = 0;
+    while tokio::time::Instant::now() < until {
+        n += 1;
+        up.send(&json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}));
+        if let Ok(sent) = tokio::time::timeout(Duration::from_millis(10), up.next()).await
+            && sent["method"] == "tools/list"
+        {
+            reads += 1;
+            let tool = json!({"name": format!("t{n}"), "inputSchema": {"type": "object"}});
+            up.send(&json!({"jsonrpc": "2.0", "id": sent["id"], "result": {"tools": [tool]}}));
+        }
+    }
+    assert!((1..=4).contains(&reads), "{reads} reads in 3 s");
+}
