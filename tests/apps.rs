@@ -322,3 +322,38 @@ fn mounted_views_keep_the_ui_scheme_and_their_tools_follow() {
         "{r}"
     );
 }
+
+/// A view served as bytes (`include_bytes!`).
+#[resource("ui://weather/bytes.html", app(prefers_border = true))]
+async fn bytes_view() -> &'static [u8] {
+    b"<!doctype html><title>Bytes</title>"
+}
+
+/// A view whose handler makes its contents itself, with a plain HTML MIME type.
+#[resource("ui://weather/own.html", app(prefers_border = true))]
+async fn own_view() -> mcp_runtime::ResourceContents {
+    mcp_runtime::ResourceContents::text("ui://weather/own.html", "text/html", "<p>own")
+}
+
+/// Every content of a view carries the view's MIME type and `_meta.ui`, whether the
+/// handler gave text or bytes, and whatever MIME type it gave: a host reads the contents
+/// as an app only by those. Before, bytes carried no `_meta.ui`, and contents a handler
+/// made kept their own MIME type (`text/html`).
+#[test]
+fn every_content_of_a_view_is_the_view() {
+    let server = Server::builder("apps", "1.0")
+        .resources(resources![bytes_view, own_view])
+        .build()
+        .unwrap();
+    let addr = common::serve_in_background(server.http());
+    for uri in ["ui://weather/bytes.html", "ui://weather/own.html"] {
+        let read = post(
+            addr,
+            &request(json!(1), "resources/read", json!({ "uri": uri })),
+        )
+        .json();
+        let contents = &read["result"]["contents"][0];
+        assert_eq!(contents["mimeType"], "text/html;profile=mcp-app", "{read}");
+        assert_eq!(contents["_meta"]["ui"]["prefersBorder"], true, "{read}");
+    }
+}

@@ -249,7 +249,8 @@ impl ToolDef {
 
 impl ResourceDef {
     /// Serves this `ui://` resource as an MCP App view: MIME type
-    /// [`MIME_TYPE`], and `ui` in the `_meta` of its listing and of its contents.
+    /// [`MIME_TYPE`], and `ui` in the `_meta` of its listing and of its contents (each of
+    /// them, text or bytes, whatever MIME type the handler gave it).
     pub fn app(mut self, ui: UiResource) -> Self {
         self.spec.mime_type = Some(Arc::from(MIME_TYPE));
         let meta = ui.to_meta();
@@ -263,12 +264,16 @@ impl ResourceDef {
             let (inner, meta) = (Arc::clone(&inner), meta.clone());
             Box::pin(async move {
                 let mut contents = inner(call).await?;
+                // Whatever the handler made, text or bytes (`include_bytes!`), each is
+                // the view: its MIME type, and `ui` in its `_meta`.
                 for c in &mut contents {
-                    if let crate::ResourceContents::Text(t) = c {
-                        t.meta
-                            .get_or_insert_with(serde_json::Map::new)
-                            .insert("ui".into(), meta.clone());
-                    }
+                    let (mime_type, own) = match c {
+                        crate::ResourceContents::Text(t) => (&mut t.mime_type, &mut t.meta),
+                        crate::ResourceContents::Blob(b) => (&mut b.mime_type, &mut b.meta),
+                    };
+                    *mime_type = Some(MIME_TYPE.to_owned());
+                    own.get_or_insert_with(serde_json::Map::new)
+                        .insert("ui".into(), meta.clone());
                 }
                 Ok(contents)
             })
