@@ -270,7 +270,14 @@ pub(crate) async fn forward_with(
     }
     let (token, call, _lease, _unclaimed) = match token {
         Some(t) => match parked.find(&t) {
-            Some((c, lease)) => (t, c, lease, None),
+            Some((c, lease)) => {
+                let unclaimed = Unclaimed {
+                    parked,
+                    token: t.clone(),
+                    call: Arc::clone(&c),
+                };
+                (t, c, lease, unclaimed)
+            }
             None => {
                 return Err(Error::new(
                     "the upstream call these answers belong to is gone (it waited too long, or another instance of this server holds it): call the tool again",
@@ -295,7 +302,7 @@ pub(crate) async fn forward_with(
                 token: t.clone(),
                 call: Arc::clone(&c),
             };
-            (t, c, lease, Some(unclaimed))
+            (t, c, lease, unclaimed)
         }
     };
     // Another round of the same request (a retry) waits for this one.
@@ -307,11 +314,11 @@ pub(crate) async fn forward_with(
     tool_result(link, &result?)
 }
 
-/// A call parked by the first round of its request, while that round runs. Dropped
-/// before the round reached a question (its client went, say), no later round can find
-/// the call: only a round that ends at a question gives the client the state that names
-/// it. It is then given up at once (cancelled upstream as it drops), not left parked,
-/// and in flight, for [`PARK_LIMIT`].
+/// A parked call, while a round of its request runs. Dropped before the round reached a
+/// question (its client went, or cancelled), no later round can find the call: only a
+/// round that ends at a question gives the client the state that names the next. It is
+/// then given up at once (cancelled upstream as it drops), not left parked, and in
+/// flight, for [`PARK_LIMIT`]. So in every round: the first, and each later one.
 struct Unclaimed<'p> {
     parked: &'p Parked,
     token: String,
@@ -526,6 +533,69 @@ mod tests {
         assert!(gave_up.is_err(), "it hangs");
         let sent = up.next().await;
         assert_eq!(sent["params"]["name"], "hang", "{sent}");
+        let cancel = up.next().await;
+        assert_eq!(cancel["method"], "notifications/cancelled", "{cancel}");
+        assert_eq!(cancel["params"]["requestId"], sent["id"], "{cancel}");
+        fake::settled(&upstream.link).await;
+        assert!(lock(&upstream.parked.calls).is_empty());
+    }
+
+    /// The same for a later round: a client that goes (or cancels) after answering, while
+    /// the upstream works on, leaves nothing parked; the upstream call is cancelled at
+    /// once. Before, only the first round did so: the call stayed parked, and in flight
+    /// upstream, for `PARK_LIMIT` (10 minutes), holding the upstream's questions of
+    /// every other client back meanwhile.
+    #[cfg(feature = "testing")]
+    #[tokio::test]
+    async fn a_later_round_given_up_before_a_question_leaves_nothing_parked() {
+        use super::super::{Upstream, fake};
+        let (link, mut up) = fake::stdio().await;
+        let upstream = Upstream::new(link);
+        let answering = async {
+            let list = up.next().await;
+            up.send(
+                &json!({"jsonrpc": "2.0", "id": list["id"], "result": {"tools": [
+                {"name": "ask", "inputSchema": {"type": "object"}}]}}),
+            );
+        };
+        let (items, ()) = tokio::join!(upstream.items(), answering);
+        let gateway = crate::Server::builder("gateway", "1")
+            .request_state(crate::config::RequestState::single_instance())
+            .mount("up", items.unwrap())
+            .build()
+            .unwrap();
+        let client = crate::testing::TestClient::new(gateway)
+            .with_capabilities(json!({"elicitation": {"form": {}}}));
+        let params = json!({"name": "up_ask", "arguments": {}});
+        // Round 1: the upstream asks.
+        let first = client.request("tools/call", params.clone());
+        let asking = async {
+            let sent = up.next().await;
+            up.send(
+                &json!({"jsonrpc": "2.0", "id": "q1", "method": "elicitation/create",
+                "params": {"message": "sure?", "requestedSchema": {"type": "object"}}}),
+            );
+            sent
+        };
+        let (first, sent) = tokio::join!(first, asking);
+        let (first, _) = first.unwrap();
+        assert_eq!(first["resultType"], "input_required", "{first}");
+        let key = first["inputRequests"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .next()
+            .unwrap()
+            .clone();
+        // Round 2: the answer goes up, the upstream works on, the client gives up.
+        let mut again = params;
+        again["inputResponses"] = json!({ key: {"action": "accept", "content": {}} });
+        again["requestState"] = first["requestState"].clone();
+        let second = client.request("tools/call", again);
+        let gave_up = tokio::time::timeout(Duration::from_millis(300), second).await;
+        assert!(gave_up.is_err(), "it hangs");
+        let answer = up.next().await;
+        assert_eq!(answer["id"], "q1", "{answer}");
         let cancel = up.next().await;
         assert_eq!(cancel["method"], "notifications/cancelled", "{cancel}");
         assert_eq!(cancel["params"]["requestId"], sent["id"], "{cancel}");
