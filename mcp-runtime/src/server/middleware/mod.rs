@@ -14,6 +14,11 @@
 //! round is a call; a round that ends by asking for input does not reach the code after
 //! `next.run`), and tasks.
 //!
+//! Completions (`completion/complete` for a prompt's argument or a template's variable)
+//! do not pass through middleware: the item's scopes are checked, then its completer
+//! runs. A completer that must be gated or limited (it lists values, or calls a mounted
+//! upstream on each keystroke) does that itself.
+//!
 //! ```
 //! use mcp_runtime::middleware::{Layered, Next, Request, Response, from_fn};
 //! use mcp_runtime::{Server, tool, tools};
