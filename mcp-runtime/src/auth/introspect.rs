@@ -380,6 +380,12 @@ impl TokenValidator for Introspection {
     fn validate<'a>(&'a self, token: &'a str) -> BoxFuture<'a, Result<Principal, AuthError>> {
         Box::pin(self.check(token))
     }
+    fn audience(&self) -> Option<&str> {
+        Some(&self.audience)
+    }
+    fn issuer(&self) -> Option<&str> {
+        Some(&self.issuer)
+    }
 }
 
 #[cfg(test)]

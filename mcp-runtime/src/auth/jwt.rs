@@ -468,6 +468,12 @@ impl TokenValidator for JwtValidator {
     fn validate<'a>(&'a self, token: &'a str) -> BoxFuture<'a, Result<Principal, AuthError>> {
         Box::pin(self.check(token))
     }
+    fn audience(&self) -> Option<&str> {
+        Some(&self.audience)
+    }
+    fn issuer(&self) -> Option<&str> {
+        Some(&self.source.issuer)
+    }
 }
 
 #[cfg(test)]

@@ -63,6 +63,21 @@ impl std::error::Error for AuthError {}
 pub trait TokenValidator: Send + Sync + 'static {
     /// The caller the token stands for, or why it is refused.
     fn validate<'a>(&'a self, token: &'a str) -> BoxFuture<'a, Result<Principal, AuthError>>;
+
+    /// The audience this validator takes tokens for, when it binds them to one: building
+    /// the server checks it names the same resource as [`Auth::new`]'s (a validator for the
+    /// whole host must not pass tokens where the metadata names `/mcp`). `None` (the
+    /// default): nothing to check.
+    fn audience(&self) -> Option<&str> {
+        None
+    }
+
+    /// The issuer whose tokens this validator takes, when it has one: building the server
+    /// checks it is among [`Auth::authorization_server`]'s, which clients are told to get
+    /// their tokens from. `None` (the default): nothing to check.
+    fn issuer(&self) -> Option<&str> {
+        None
+    }
 }
 
 impl<F> TokenValidator for F
@@ -246,6 +261,22 @@ impl Auth {
                 );
             }
         }
+        // The validator takes the tokens the metadata tells clients to get: for this
+        // resource, from one of the servers named.
+        if let Some(aud) = self.validator.audience()
+            && !same_resource(aud, r)
+        {
+            errors.push(format!(
+                "auth: the token validator takes tokens for `{aud}`, not for the resource `{r}` the metadata names; give it the same URI"
+            ));
+        }
+        if let Some(issuer) = self.validator.issuer()
+            && !self.authorization_servers.iter().any(|a| a == issuer)
+        {
+            errors.push(format!(
+                "auth: the token validator takes tokens of `{issuer}`, which is not among the authorization servers the metadata names; add it with `Auth::authorization_server`"
+            ));
+        }
         // What a client asks for first (the metadata, the 401 challenge) must let it call
         // the items that declare no scopes of their own.
         let supported = self.scopes_supported.iter().map(String::as_str);
@@ -401,6 +432,38 @@ mod tests {
             .default_scopes(["mcp:use"])
             .scope_implies(ScopeImplies::exact());
         assert_eq!(exact.check().len(), 1);
+    }
+
+    /// The validator's audience must be the resource the metadata names, and its issuer one
+    /// of the authorization servers named: a validator for the whole host (`https://h`)
+    /// under a resource `https://h/mcp` took tokens meant for any resource of the host.
+    /// Before, nothing compared them.
+    #[cfg(feature = "auth")]
+    #[test]
+    fn the_validator_takes_tokens_for_this_resource_from_a_server_named() {
+        let r = "https://h.example/mcp";
+        let with = |issuer: &str, audience: &str| {
+            Auth::new(r, JwtValidator::new(issuer, audience))
+                .authorization_server("https://as.example")
+                .check()
+        };
+        assert!(with("https://as.example", r).is_empty());
+        // Compared as URLs (RFC 8707), as tokens' audiences are.
+        assert!(with("https://as.example", "HTTPS://h.example:443/mcp").is_empty());
+        let errors = with("https://as.example", "https://h.example");
+        assert_eq!(errors.len(), 1, "{errors:?}");
+        assert!(
+            errors[0].contains("takes tokens for `https://h.example`"),
+            "{errors:?}"
+        );
+        let errors = with("https://other.example", r);
+        assert_eq!(errors.len(), 1, "{errors:?}");
+        assert!(errors[0].contains("`https://other.example`"), "{errors:?}");
+        // A validator that names neither (a closure) is not checked.
+        let closure =
+            |_: &str| -> Result<Principal, AuthError> { Err(AuthError::Invalid("no".into())) };
+        let auth = Auth::new(r, closure).authorization_server("https://as.example");
+        assert!(auth.check().is_empty());
     }
 
     #[cfg(feature = "auth")]
