@@ -296,16 +296,18 @@ async fn unreadable_entries_do_not_fail_the_listing_of_the_readable_handles() {
     // record's value is not UTF-8, one whose key holds a list.
     let bytes = b"h_BBBBBBBBBBBBBBBBBBBBBB";
     let list = b"h_LLLLLLLLLLLLLLLLLLLLLL";
+    // (The index is a sorted set of the ids by expiry: these expire in 3000 years.)
+    let later = b"99999999999999";
     for args in [
-        &[&b"SADD"[..], b"mcp:ho:-", b"h_\xff\xfe"][..],
-        &[b"SADD", b"mcp:ho:-", bytes],
+        &[&b"ZADD"[..], b"mcp:hz:-", later, b"h_\xff\xfe"][..],
+        &[b"ZADD", b"mcp:hz:-", later, bytes],
         &[
             b"HSET",
             b"mcp:h:h_BBBBBBBBBBBBBBBBBBBBBB",
             b"value",
             b"\xff\xfe",
         ],
-        &[b"SADD", b"mcp:ho:-", list],
+        &[b"ZADD", b"mcp:hz:-", later, list],
         &[b"RPUSH", b"mcp:h:h_LLLLLLLLLLLLLLLLLLLLLL", b"x"],
     ] {
         assert!(command(redis.port, args).starts_with(':'));
@@ -524,4 +526,301 @@ async fn a_task_change_whose_wake_up_was_lost_still_wakes_its_watcher() {
         .await
         .expect("woken within 5 s of a change that was not published")
         .expect("still watching");
+}
+
+/// Sends one command of many arguments (see [`command`]).
+fn command_of(port: u16, args: &[Vec<u8>]) -> String {
+    let args: Vec<&[u8]> = args.iter().map(Vec::as_slice).collect();
+    command(port, &args)
+}
+
+/// `<command> <key>` then, for each of `ids`, `<value> <id>` (or `<id> <value>` when
+/// `value_first` is false): seeds a sorted set or a hash in one command.
+fn seed(port: u16, cmd: &str, key: &str, ids: &[String], value: &str, value_first: bool) {
+    let mut args = vec![cmd.as_bytes().to_vec(), key.as_bytes().to_vec()];
+    for id in ids {
+        let (a, b) = if value_first {
+            (value, id.as_str())
+        } else {
+            (id.as_str(), value)
+        };
+        args.push(a.as_bytes().to_vec());
+        args.push(b.as_bytes().to_vec());
+    }
+    let reply = command_of(port, &args);
+    assert!(reply.starts_with(':'), "{cmd} {key}: {reply}");
+}
+
+/// The reply of `<cmd> <key>` read as an integer (`ZCARD`, `GET` of a count, ...).
+fn integer(port: u16, cmd: &str, key: &str) -> i64 {
+    let reply = command(port, &[cmd.as_bytes(), key.as_bytes()]);
+    if let Some(n) = reply.strip_prefix(':') {
+        return n.parse().unwrap();
+    }
+    // A bulk string: `$<len>`, then the text on the next line; read it again whole.
+    let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    s.write_all(format!("{cmd} {key}\r\n").as_bytes()).unwrap();
+    let mut got = Vec::new();
+    let mut chunk = [0u8; 256];
+    while got.iter().filter(|b| **b == b'\n').count() < 2 {
+        let n = s.read(&mut chunk).unwrap_or(0);
+        if n == 0 {
+            break;
+        }
+        got.extend_from_slice(&chunk[..n]);
+    }
+    let text = String::from_utf8_lossy(&got);
+    text.lines()
+        .nth(1)
+        .unwrap_or("0")
+        .trim()
+        .parse()
+        .unwrap_or(0)
+}
+
+/// Redis holds tasks as a `MemoryTaskStore` does, fleet-wide: at most `DEFAULT_MAX_TASKS`
+/// live ones (then `StoreError::Full`, busy), and expired ones make room (their ids are
+/// swept out of the count as tasks are created). Before, one client calling a fast task
+/// tool in a loop filled Redis, each finished task keeping its result for its TTL.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tasks_in_redis_are_capped_like_in_memory() {
+    use mcp_runtime::store::{DEFAULT_MAX_TASKS, StoreError, TaskChange, TaskRecord, TaskStore};
+    if !redis_available() {
+        return;
+    }
+    let redis = fleet::Redis::start();
+    let store = RedisStore::connect(&redis.url()).await.unwrap();
+    // 5000 tasks that expired already, as the count holds them until a create sweeps
+    // them out.
+    let expired: Vec<String> = (0..5000).map(|i| format!("old{i}")).collect();
+    seed(redis.port, "ZADD", "mcp:tasks:ids", &expired, "1", true);
+    seed(
+        redis.port,
+        "HSET",
+        "mcp:tasks:sizes",
+        &expired,
+        "100",
+        false,
+    );
+    command(redis.port, &[b"SET", b"mcp:tasks:bytes", b"500000"]);
+    let started = Instant::now();
+    let made: Vec<_> = futures_util::stream::iter(0..DEFAULT_MAX_TASKS)
+        .map(|i| {
+            let store = store.clone();
+            async move {
+                let task = TaskRecord::new(format!("t{i}"), Duration::from_secs(60), None, None);
+                store.create(task).await
+            }
+        })
+        .buffer_unordered(64)
+        .collect()
+        .await;
+    eprintln!(
+        "{DEFAULT_MAX_TASKS} tasks created in {:?}",
+        started.elapsed()
+    );
+    assert!(made.iter().all(Result::is_ok), "the expired ones made room");
+    let one_more = TaskRecord::new("past".into(), Duration::from_secs(60), None, None);
+    assert_eq!(store.create(one_more).await, Err(StoreError::Full));
+    assert_eq!(
+        integer(redis.port, "ZCARD", "mcp:tasks:ids"),
+        DEFAULT_MAX_TASKS as i64,
+        "expired ids swept out of the count"
+    );
+    // A task held keeps its result (its size counted), the cap notwithstanding.
+    let before = integer(redis.port, "GET", "mcp:tasks:bytes");
+    let result = json!({"content": [{"type": "text", "text": "x".repeat(1000)}]});
+    let done = store.update("t0", TaskChange::Complete(result)).await;
+    assert!(matches!(done, Ok(Some(_))), "{done:?}");
+    assert!(integer(redis.port, "GET", "mcp:tasks:bytes") >= before + 1000);
+
+    // By bytes (another prefix): a task one byte bigger than the room left does not
+    // fit; one of the exact size does.
+    use mcp_runtime::store::DEFAULT_MAX_TASK_BYTES;
+    let other = RedisStore::connect_with_prefix(&redis.url(), "b")
+        .await
+        .unwrap();
+    let task = || TaskRecord::new("small".into(), Duration::from_secs(60), None, None);
+    let size = serde_json::to_string(&task()).unwrap().len();
+    let held = (DEFAULT_MAX_TASK_BYTES - size + 1).to_string();
+    seed(
+        redis.port,
+        "ZADD",
+        "b:tasks:ids",
+        &["big".into()],
+        "99999999999999",
+        true,
+    );
+    seed(
+        redis.port,
+        "HSET",
+        "b:tasks:sizes",
+        &["big".into()],
+        &held,
+        false,
+    );
+    command(redis.port, &[b"SET", b"b:tasks:bytes", held.as_bytes()]);
+    assert_eq!(other.create(task()).await, Err(StoreError::Full));
+    let held = (DEFAULT_MAX_TASK_BYTES - size).to_string();
+    command(redis.port, &[b"SET", b"b:tasks:bytes", held.as_bytes()]);
+    assert_eq!(other.create(task()).await, Ok(()));
+    assert_eq!(
+        integer(redis.port, "GET", "b:tasks:bytes"),
+        DEFAULT_MAX_TASK_BYTES as i64
+    );
+}
+
+/// Redis holds handles as a `MemoryHandleStore` does, fleet-wide: at most
+/// `DEFAULT_MAX_HANDLES` live ones and `DEFAULT_MAX_HANDLE_BYTES` of values (then
+/// `StoreError::Full`, for a new handle or a value that grows); a handle removed or
+/// expired makes room.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn handles_in_redis_are_capped_like_in_memory() {
+    use mcp_runtime::store::{DEFAULT_MAX_HANDLE_BYTES, DEFAULT_MAX_HANDLES, StoreError};
+    if !redis_available() {
+        return;
+    }
+    let redis = fleet::Redis::start();
+    let store = RedisStore::connect(&redis.url()).await.unwrap();
+    let record = |v: serde_json::Value| HandleRecord {
+        owner: None,
+        value: v,
+    };
+    let ttl = Duration::from_secs(60);
+    // One short of the cap: live handles (their records aside) as the count holds them.
+    let live: Vec<String> = (1..DEFAULT_MAX_HANDLES).map(|i| format!("g{i}")).collect();
+    seed(
+        redis.port,
+        "ZADD",
+        "mcp:handles:ids",
+        &live,
+        "99999999999999",
+        true,
+    );
+    let first = "h_FFFFFFFFFFFFFFFFFFFFFF";
+    let second = "h_SSSSSSSSSSSSSSSSSSSSSS";
+    store.insert(first, record(json!(1)), ttl).await.unwrap();
+    assert_eq!(
+        store.insert(second, record(json!(2)), ttl).await,
+        Err(StoreError::Full)
+    );
+    // A removed handle gives its place back.
+    assert_eq!(HandleStore::remove(&store, first).await, Ok(true));
+    store.insert(second, record(json!(2)), ttl).await.unwrap();
+    assert_eq!(
+        store.insert(first, record(json!(1)), ttl).await,
+        Err(StoreError::Full)
+    );
+    // So do expired ones.
+    seed(
+        redis.port,
+        "ZADD",
+        "mcp:handles:ids",
+        &live[..10],
+        "1",
+        true,
+    );
+    store.insert(first, record(json!(1)), ttl).await.unwrap();
+    assert_eq!(
+        integer(redis.port, "ZCARD", "mcp:handles:ids"),
+        DEFAULT_MAX_HANDLES as i64 - 9
+    );
+
+    // By bytes (another prefix): 100 bytes short of the cap.
+    let other = RedisStore::connect_with_prefix(&redis.url(), "b")
+        .await
+        .unwrap();
+    let big = (DEFAULT_MAX_HANDLE_BYTES - 100).to_string();
+    seed(
+        redis.port,
+        "ZADD",
+        "b:handles:ids",
+        &["big".into()],
+        "99999999999999",
+        true,
+    );
+    seed(
+        redis.port,
+        "HSET",
+        "b:handles:sizes",
+        &["big".into()],
+        &big,
+        false,
+    );
+    command(redis.port, &[b"SET", b"b:handles:bytes", big.as_bytes()]);
+    // 52 bytes of JSON each.
+    let fifty = || json!("x".repeat(50));
+    other.insert(first, record(fifty()), ttl).await.unwrap();
+    assert_eq!(
+        other.insert(second, record(fifty()), ttl).await,
+        Err(StoreError::Full)
+    );
+    // A value that grows past the cap is refused; one that shrinks is taken.
+    let hundred = json!("x".repeat(100));
+    assert_eq!(
+        other.replace(first, hundred.clone()).await,
+        Err(StoreError::Full)
+    );
+    assert_eq!(
+        other.replace_if(first, &fifty(), hundred).await,
+        Err(StoreError::Full)
+    );
+    assert_eq!(other.replace(first, json!("x")).await, Ok(true));
+    assert_eq!(
+        integer(redis.port, "GET", "b:handles:bytes"),
+        (DEFAULT_MAX_HANDLE_BYTES - 100 + 3) as i64
+    );
+    other.insert(second, record(fifty()), ttl).await.unwrap();
+    assert_eq!(HandleStore::remove(&other, second).await, Ok(true));
+    assert_eq!(
+        integer(redis.port, "GET", "b:handles:bytes"),
+        (DEFAULT_MAX_HANDLE_BYTES - 100 + 3) as i64
+    );
+}
+
+/// An owner's index of handle ids holds only the live ones: each mint drops the expired
+/// ones. Before, every mint added its id to a set that only `list` ever took expired ids
+/// out of, and stretched its expiry, so an owner minting steadily had an index that grew
+/// for ever. An index key of another type (as a plain set) does not fail a mint.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_owners_index_of_handles_keeps_only_the_live_ones() {
+    if !redis_available() {
+        return;
+    }
+    let redis = fleet::Redis::start();
+    let store = RedisStore::connect(&redis.url()).await.unwrap();
+    assert_eq!(
+        command(
+            redis.port,
+            &[b"SADD", b"mcp:hz:-", b"h_PLAINSETPLAINSETPLAINS"]
+        ),
+        ":1"
+    );
+    let record = HandleRecord {
+        owner: None,
+        value: json!("v"),
+    };
+    for id in ["h_A", "h_B", "h_C"] {
+        store
+            .insert(id, record.clone(), Duration::from_millis(300))
+            .await
+            .unwrap();
+    }
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    store
+        .insert("h_LIVE", record.clone(), Duration::from_secs(60))
+        .await
+        .unwrap();
+    // Nothing in the index of the old kind (a plain set, `mcp:ho:-`, which held all 4).
+    assert_eq!(integer(redis.port, "EXISTS", "mcp:ho:-"), 0);
+    assert_eq!(integer(redis.port, "ZCARD", "mcp:hz:-"), 1);
+    assert_ne!(
+        command(redis.port, &[b"ZSCORE", b"mcp:hz:-", b"h_LIVE"]),
+        "$-1"
+    );
+    assert_eq!(
+        HandleStore::list(&store, None).await,
+        Ok(vec![("h_LIVE".to_owned(), json!("v"))])
+    );
 }

@@ -1,36 +1,155 @@
 //! `RedisStore` as a [`TaskStore`]: a hash per task (`rec`, `ver`), updated by a Lua
 //! compare-and-set on the version (no lost updates between instances), with a wake-up
 //! channel per task for watchers.
+//!
+//! The tasks held are capped as a `MemoryTaskStore`'s are ([`DEFAULT_MAX_TASKS`] live
+//! tasks, [`DEFAULT_MAX_TASK_BYTES`] of records), fleet-wide: past either, a new task is
+//! refused ([`StoreError::Full`]: busy) until expired ones make room. Without a cap one
+//! client calling a fast task tool in a loop filled Redis (each finished task keeps its
+//! result for its TTL), and under `noeviction` every write then failed, on every instance.
+//! The count is kept in three keys (see `BOOKKEEPING`): `{p}:tasks:ids` (a sorted set of the
+//! ids by expiry, ms), `{p}:tasks:sizes` (a hash of their records' sizes) and
+//! `{p}:tasks:bytes` (the sum).
 
 use super::{MAX_CAS_ATTEMPTS, RedisStore, WATCH_CHECK, backend};
-use crate::store::{StoreError, TaskChange, TaskRecord, TaskStore};
+use crate::store::{
+    DEFAULT_MAX_TASK_BYTES, DEFAULT_MAX_TASKS, StoreError, TaskChange, TaskRecord, TaskStore,
+};
 use futures_util::future::BoxFuture;
 use futures_util::stream::BoxStream;
 use futures_util::{FutureExt, StreamExt};
 use std::sync::{Arc, Weak};
 use tokio::sync::watch;
 
-static CREATE_TASK: std::sync::LazyLock<redis::Script> = std::sync::LazyLock::new(|| {
-    redis::Script::new(
+/// Most expired ids one write takes out of the bookkeeping of a capped kind of record: a
+/// burst of records expiring together is forgotten over several writes, each bounded,
+/// instead of by one that holds Redis up.
+const SWEEP_BATCH: usize = 1000;
+
+/// Lua shared by the scripts that keep the bookkeeping of a capped kind of record (tasks,
+/// and handles in `handles.rs`): `ids`, a sorted set of the ids held, scored by expiry
+/// (ms, Redis's clock); `sizes`, a hash of their sizes (bytes); `total`, the sum of those.
+/// What is read there is not trusted: a key of another type is reset, a size or total that
+/// is not a count reads as 0, so nothing written there by others fails the store for ever.
+pub(super) static BOOKKEEPING: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+    format!(
         r"
-if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
-redis.call('HSET', KEYS[1], 'rec', ARGV[1], 'ver', 0)
-redis.call('PEXPIREAT', KEYS[1], ARGV[2])
-return 1",
+local SWEEP_BATCH = {SWEEP_BATCH}
+local function now_ms()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+local function count(v)
+  local n = tonumber(v)
+  if n and n >= 0 and n < 1e15 then return math.floor(n) end
+  return 0
+end
+local function reset_unless(key, kind)
+  local t = redis.call('TYPE', key)['ok']
+  if t ~= kind and t ~= 'none' then redis.call('DEL', key) end
+end
+local function books(ids, sizes, total)
+  reset_unless(ids, 'zset')
+  reset_unless(sizes, 'hash')
+  reset_unless(total, 'string')
+end
+local function add(total, d)
+  local v = count(redis.call('GET', total)) + d
+  if v < 0 then v = 0 end
+  redis.call('SET', total, string.format('%d', v))
+end
+local function sweep(ids, sizes, total, now)
+  books(ids, sizes, total)
+  local gone = redis.call('ZRANGEBYSCORE', ids, '-inf', now, 'LIMIT', 0, SWEEP_BATCH)
+  if #gone > 0 then
+    local freed = 0
+    for _, s in ipairs(redis.call('HMGET', sizes, unpack(gone))) do freed = freed + count(s) end
+    redis.call('ZREM', ids, unpack(gone))
+    redis.call('HDEL', sizes, unpack(gone))
+    add(total, -freed)
+  end
+  if redis.call('ZCARD', ids) == 0 then redis.call('DEL', sizes, total) end
+end
+local function fits(ids, total, now, max, max_bytes, size, old)
+  if redis.call('ZCOUNT', ids, string.format('(%d', now), '+inf') >= max then return false end
+  return count(redis.call('GET', total)) - old + size <= max_bytes
+end
+local function hold(ids, sizes, total, id, expires, size)
+  local old = count(redis.call('HGET', sizes, id))
+  redis.call('ZADD', ids, expires, id)
+  redis.call('HSET', sizes, id, size)
+  add(total, size - old)
+end
+local function resize(sizes, total, id, size, max_bytes)
+  reset_unless(sizes, 'hash')
+  reset_unless(total, 'string')
+  local old = redis.call('HGET', sizes, id)
+  if not old then return true end
+  old = count(old)
+  if size > old and count(redis.call('GET', total)) + size - old > max_bytes then return false end
+  redis.call('HSET', sizes, id, size)
+  add(total, size - old)
+  return true
+end
+local function release(ids, sizes, total, id)
+  books(ids, sizes, total)
+  local old = redis.call('HGET', sizes, id)
+  redis.call('ZREM', ids, id)
+  redis.call('HDEL', sizes, id)
+  if old then add(total, -count(old)) end
+end
+"
     )
 });
 
+/// Creates a task unless it exists (0) or the tasks held are at their cap (-1): expired
+/// ids are swept from the bookkeeping first. KEYS: the task, the bookkeeping's ids,
+/// sizes, total; ARGV: the record, its expiry (ms), its id, the cap on tasks, on bytes.
+static CREATE_TASK: std::sync::LazyLock<redis::Script> = std::sync::LazyLock::new(|| {
+    redis::Script::new(&format!(
+        r"{}
+if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+local now = now_ms()
+sweep(KEYS[2], KEYS[3], KEYS[4], now)
+local size = #ARGV[1]
+if not fits(KEYS[2], KEYS[4], now, tonumber(ARGV[4]), tonumber(ARGV[5]), size, 0) then
+  return -1
+end
+redis.call('HSET', KEYS[1], 'rec', ARGV[1], 'ver', 0)
+redis.call('PEXPIREAT', KEYS[1], ARGV[2])
+hold(KEYS[2], KEYS[3], KEYS[4], ARGV[3], ARGV[2], size)
+return 1",
+        *BOOKKEEPING
+    ))
+});
+
+/// Replaces a task's record while its version is still the one read (1; else 0), and
+/// counts its new size (a task held always keeps its result: never refused for size).
+/// KEYS: the task, the bookkeeping's sizes, total; ARGV: the version read, the record,
+/// the next version, the wake-up channel (empty: none), the task's id.
 static UPDATE_TASK: std::sync::LazyLock<redis::Script> = std::sync::LazyLock::new(|| {
-    redis::Script::new(
-        r"
+    redis::Script::new(&format!(
+        r"{}
 if redis.call('HGET', KEYS[1], 'ver') ~= ARGV[1] then return 0 end
+resize(KEYS[2], KEYS[3], ARGV[5], #ARGV[2], math.huge)
 redis.call('HSET', KEYS[1], 'rec', ARGV[2], 'ver', ARGV[3])
 if ARGV[4] ~= '' then redis.call('PUBLISH', ARGV[4], ARGV[3]) end
 return 1",
-    )
+        *BOOKKEEPING
+    ))
 });
 
 impl RedisStore {
+    /// The bookkeeping of the tasks held: ids by expiry, sizes, total bytes.
+    fn task_books(&self) -> [String; 3] {
+        let p = &self.shared.prefix;
+        [
+            format!("{p}:tasks:ids"),
+            format!("{p}:tasks:sizes"),
+            format!("{p}:tasks:bytes"),
+        ]
+    }
+
     async fn read_task(&self, id: &str) -> Result<Option<(TaskRecord, String)>, StoreError> {
         let mut c = self.conn.clone();
         let (rec, ver): (Option<String>, Option<String>) = redis::cmd("HMGET")
@@ -81,17 +200,24 @@ impl TaskStore for RedisStore {
         async move {
             let mut c = self.conn.clone();
             let text = serde_json::to_string(&task).map_err(backend)?;
+            let [ids, sizes, total] = self.task_books();
             let made: i64 = CREATE_TASK
                 .key(self.key("t", task.id()))
+                .key(ids)
+                .key(sizes)
+                .key(total)
                 .arg(text)
                 .arg(task.expires_ms())
+                .arg(task.id())
+                .arg(DEFAULT_MAX_TASKS)
+                .arg(DEFAULT_MAX_TASK_BYTES)
                 .invoke_async(&mut c)
                 .await
                 .map_err(backend)?;
-            if made == 1 {
-                Ok(())
-            } else {
-                Err(StoreError::Backend(format!("task `{}` exists", task.id())))
+            match made {
+                1 => Ok(()),
+                -1 => Err(StoreError::Full),
+                _ => Err(StoreError::Backend(format!("task `{}` exists", task.id()))),
             }
         }
         .boxed()
@@ -123,12 +249,16 @@ impl TaskStore for RedisStore {
                     String::new()
                 };
                 let mut c = self.conn.clone();
+                let [_, sizes, total] = self.task_books();
                 let done: i64 = UPDATE_TASK
                     .key(self.key("t", id))
+                    .key(sizes)
+                    .key(total)
                     .arg(&ver)
                     .arg(text)
                     .arg(&next)
                     .arg(channel)
+                    .arg(id)
                     .invoke_async(&mut c)
                     .await
                     .map_err(backend)?;
