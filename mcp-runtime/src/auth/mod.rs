@@ -309,7 +309,6 @@ fn query_of(uri: &str) -> Option<&str> {
     before_fragment.split_once('?').map(|(_, q)| q)
 }
 
-#[cfg(feature = "auth")]
 /// Whether `aud` names the resource `resource`: compared as URLs (scheme and host
 /// case-insensitively, a missing path equal to `/`), the path and the query byte for
 /// byte (RFC 8707 2: a query may tell resources apart). A URI with a fragment names no
