@@ -165,18 +165,33 @@ async fn a_notification_channel_gone_silent_is_resubscribed() {
     relay.go_silent();
     let t = Instant::now();
     let mut got = None;
+    let mut told = Vec::new();
     let mut n = 0;
     while t.elapsed() < Duration::from_secs(20) && got.is_none() {
         n += 1;
         direct.publish(Change::ResourceUpdated(format!("notes://{n}")));
-        got = tokio::time::timeout(Duration::from_secs(1), seen.next())
-            .await
-            .ok()
-            .flatten();
+        while let Ok(Some(c)) = tokio::time::timeout(Duration::from_secs(1), seen.next()).await {
+            if let Change::ResourceUpdated(_) = c {
+                got = Some(c);
+                break;
+            }
+            told.push(c);
+        }
     }
     assert!(
         matches!(got, Some(Change::ResourceUpdated(_))),
         "nothing published in the 20 s after the channel went silent arrived: {got:?}"
+    );
+    // What changed while it was away was not heard: its listeners are told the lists may
+    // have changed, so they list them again.
+    assert_eq!(
+        told,
+        [
+            Change::ToolsListChanged,
+            Change::PromptsListChanged,
+            Change::ResourcesListChanged
+        ],
+        "told on the reconnect"
     );
 }
 

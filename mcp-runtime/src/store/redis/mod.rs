@@ -9,10 +9,12 @@
 //! | key | type | what |
 //! |---|---|---|
 //! | `{p}:h:{id}` | hash `owner`, `value` | a handle, expiring with it |
-//! | `{p}:ho:{owner}` | set | the handle ids of one owner (`-` without authorization) |
+//! | `{p}:hz:{owner}` | sorted set | the handle ids of one owner (`-` without authorization), scored by expiry (ms) |
+//! | `{p}:handles:ids`, `{p}:handles:sizes`, `{p}:handles:bytes` | sorted set, hash, string | every live handle by expiry, their sizes and their sum: the cap ([`DEFAULT_MAX_HANDLES`](crate::store::DEFAULT_MAX_HANDLES), [`DEFAULT_MAX_HANDLE_BYTES`](crate::store::DEFAULT_MAX_HANDLE_BYTES)) |
 //! | `{p}:rs:{id}` | string | a redeemed single-use `requestState`, until it expires |
 //! | `{p}:t:{id}` | hash `rec`, `ver` | a task record (JSON) and its version, expiring with it |
 //! | `{p}:tw:{id}` | channel | wakes the watchers of a task after a change |
+//! | `{p}:tasks:ids`, `{p}:tasks:sizes`, `{p}:tasks:bytes` | sorted set, hash, string | every live task by expiry, their records' sizes and their sum: the cap ([`DEFAULT_MAX_TASKS`](crate::store::DEFAULT_MAX_TASKS), [`DEFAULT_MAX_TASK_BYTES`](crate::store::DEFAULT_MAX_TASK_BYTES)) |
 //! | `{p}:bus` | channel | changes, one JSON object per message ([`Change::to_json`]) |
 //! | `{p}:catalog` | hash | the latest [`CatalogChange`] per item |
 //! | `{p}:catalog:at` | hash | where each of those stands: `<at> <origin>` ([`CatalogChange::order`]) |
@@ -414,6 +416,16 @@ async fn listen(
                     tracing::info!("(re)connected to the Redis notification channel");
                     if let Some(s) = shared.upgrade() {
                         s.wake_all();
+                        // What changed meanwhile was not heard: every listener is told
+                        // the lists may have, and lists them again. (A resource's update
+                        // missed meanwhile is not told again.)
+                        for c in [
+                            Change::ToolsListChanged,
+                            Change::PromptsListChanged,
+                            Change::ResourcesListChanged,
+                        ] {
+                            let _ = s.bus.send(c);
+                        }
                         behind = !s.catch_up(&conn).await;
                     }
                 }
