@@ -217,6 +217,30 @@ async fn tool_names(client: &TestClient) -> Vec<String> {
         .collect()
 }
 
+/// An instance serving `hi`, with `report` on standby, sharing `store`.
+fn instance(store: RedisStore) -> TestClient {
+    let server = Server::builder("x", "1")
+        .tools(tools![hi])
+        .standby_tools(tools![report])
+        .notification_bus(store)
+        .build()
+        .unwrap();
+    TestClient::new(server)
+}
+
+/// Waits until `client`'s instance serves `report`, failing with `what` after `secs`.
+async fn serves_report_within(client: &TestClient, secs: u64, what: &str) {
+    let t = Instant::now();
+    loop {
+        let names = tool_names(client).await;
+        if names.iter().any(|n| n == "report") {
+            return;
+        }
+        assert!(t.elapsed() < Duration::from_secs(secs), "{what}: {names:?}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_instance_that_could_not_read_the_catalog_record_at_start_catches_up_later() {
     if !redis_available() {
@@ -239,27 +263,10 @@ async fn an_instance_that_could_not_read_the_catalog_record_at_start_catches_up_
         command(redis.port, &[b"CLIENT", b"PAUSE", b"3000", b"ALL"]),
         "+OK"
     );
-    let server = Server::builder("x", "1")
-        .tools(tools![hi])
-        .standby_tools(tools![report])
-        .notification_bus(store)
-        .build()
-        .unwrap();
-    let client = TestClient::new(server);
+    let client = instance(store);
     // Once Redis answers again, it catches up (before, it never did: it went on without
     // `report`, unlike every other instance, and said it was ready).
-    let t = Instant::now();
-    loop {
-        let names = tool_names(&client).await;
-        if names.iter().any(|n| n == "report") {
-            break;
-        }
-        assert!(
-            t.elapsed() < Duration::from_secs(15),
-            "still without `report` 15 s after it started: {names:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
+    serves_report_within(&client, 15, "still without `report` 15 s after it started").await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -453,22 +460,8 @@ async fn a_catalog_record_redis_lost_is_recorded_again_by_the_instances_that_hol
     )
     .await;
 
-    let late = RedisStore::connect(&redis.url()).await.unwrap();
-    let server = Server::builder("x", "1")
-        .tools(tools![hi])
-        .standby_tools(tools![report])
-        .notification_bus(late)
-        .build()
-        .unwrap();
-    let client = TestClient::new(server);
-    let t = Instant::now();
-    while !tool_names(&client).await.iter().any(|n| n == "report") {
-        assert!(
-            t.elapsed() < Duration::from_secs(10),
-            "the late instance serves `report`"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    let late = instance(RedisStore::connect(&redis.url()).await.unwrap());
+    serves_report_within(&late, 10, "the late instance serves `report`").await;
 }
 
 /// A catalog change an instance never heard of on the bus (it fell behind, or the message
@@ -482,14 +475,7 @@ async fn a_catalog_change_missed_on_the_bus_is_applied_from_the_record() {
         return;
     }
     let redis = fleet::Redis::start();
-    let store = RedisStore::connect(&redis.url()).await.unwrap();
-    let server = Server::builder("x", "1")
-        .tools(tools![hi])
-        .standby_tools(tools![report])
-        .notification_bus(store)
-        .build()
-        .unwrap();
-    let client = TestClient::new(server);
+    let client = instance(RedisStore::connect(&redis.url()).await.unwrap());
     assert!(!tool_names(&client).await.iter().any(|n| n == "report"));
     // Let the instance catch up with the (empty) record first.
     tokio::time::sleep(Duration::from_millis(500)).await;
@@ -504,14 +490,12 @@ async fn a_catalog_change_missed_on_the_bus_is_applied_from_the_record() {
         redis.port,
         &[b"HSET", b"mcp:catalog:at", b"Tool:report", stamp.as_bytes()],
     );
-    let t = Instant::now();
-    while !tool_names(&client).await.iter().any(|n| n == "report") {
-        assert!(
-            t.elapsed() < Duration::from_secs(20),
-            "`report` not served 20 s after it was recorded"
-        );
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
+    serves_report_within(
+        &client,
+        20,
+        "`report` not served 20 s after it was recorded",
+    )
+    .await;
 }
 
 /// A task changed while its wake-up was lost (the notification channel was away; here

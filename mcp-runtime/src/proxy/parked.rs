@@ -504,21 +504,23 @@ mod tests {
         assert!(timer.is_finished());
     }
 
-    /// A client that goes before the first round of its call reached a question (the
-    /// upstream still working) leaves nothing parked: the upstream call is cancelled at
-    /// once and no longer in flight, so the upstream's questions and log messages reach
-    /// the next call. Before, it stayed parked, in flight, for `PARK_LIMIT`.
+    /// A gateway mounting, under `up`, a fake stdio upstream with the one tool `tool`: the
+    /// upstream, its fake's end, and a client of the gateway.
     #[cfg(feature = "testing")]
-    #[tokio::test]
-    async fn a_first_round_given_up_before_a_question_leaves_nothing_parked() {
-        use super::super::{Upstream, fake};
-        let (link, mut up) = fake::stdio().await;
-        let upstream = Upstream::new(link);
+    async fn gateway_over(
+        tool: &str,
+    ) -> (
+        super::super::Upstream,
+        super::super::fake::FakeStdio,
+        crate::testing::TestClient,
+    ) {
+        let (link, mut up) = super::super::fake::stdio().await;
+        let upstream = super::super::Upstream::new(link);
         let answering = async {
             let list = up.next().await;
             up.send(
                 &json!({"jsonrpc": "2.0", "id": list["id"], "result": {"tools": [
-                {"name": "hang", "inputSchema": {"type": "object"}}]}}),
+                {"name": tool, "inputSchema": {"type": "object"}}]}}),
             );
         };
         let (items, ()) = tokio::join!(upstream.items(), answering);
@@ -527,7 +529,18 @@ mod tests {
             .mount("up", items.unwrap())
             .build()
             .unwrap();
-        let client = crate::testing::TestClient::new(gateway);
+        (upstream, up, crate::testing::TestClient::new(gateway))
+    }
+
+    /// A client that goes before the first round of its call reached a question (the
+    /// upstream still working) leaves nothing parked: the upstream call is cancelled at
+    /// once and no longer in flight, so the upstream's questions and log messages reach
+    /// the next call. Before, it stayed parked, in flight, for `PARK_LIMIT`.
+    #[cfg(feature = "testing")]
+    #[tokio::test]
+    async fn a_first_round_given_up_before_a_question_leaves_nothing_parked() {
+        use super::super::fake;
+        let (upstream, mut up, client) = gateway_over("hang").await;
         let call = client.call_tool("up_hang", json!({}));
         let gave_up = tokio::time::timeout(Duration::from_millis(300), call).await;
         assert!(gave_up.is_err(), "it hangs");
@@ -548,24 +561,9 @@ mod tests {
     #[cfg(feature = "testing")]
     #[tokio::test]
     async fn a_later_round_given_up_before_a_question_leaves_nothing_parked() {
-        use super::super::{Upstream, fake};
-        let (link, mut up) = fake::stdio().await;
-        let upstream = Upstream::new(link);
-        let answering = async {
-            let list = up.next().await;
-            up.send(
-                &json!({"jsonrpc": "2.0", "id": list["id"], "result": {"tools": [
-                {"name": "ask", "inputSchema": {"type": "object"}}]}}),
-            );
-        };
-        let (items, ()) = tokio::join!(upstream.items(), answering);
-        let gateway = crate::Server::builder("gateway", "1")
-            .request_state(crate::config::RequestState::single_instance())
-            .mount("up", items.unwrap())
-            .build()
-            .unwrap();
-        let client = crate::testing::TestClient::new(gateway)
-            .with_capabilities(json!({"elicitation": {"form": {}}}));
+        use super::super::fake;
+        let (upstream, mut up, client) = gateway_over("ask").await;
+        let client = client.with_capabilities(json!({"elicitation": {"form": {}}}));
         let params = json!({"name": "up_ask", "arguments": {}});
         // Round 1: the upstream asks.
         let first = client.request("tools/call", params.clone());

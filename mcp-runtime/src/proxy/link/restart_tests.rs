@@ -164,12 +164,11 @@ async fn following_an_upstream_not_started_again_stops_with_one_warning() {
     assert!(warned[0].contains("it is no longer followed"), "{told}");
 }
 
-/// A child started again that names no revision in its handshake: the request is refused
-/// saying so, never with what the child named (the log has it, at most 200 characters of
-/// it). Before, the client read the child's `protocolVersion` whatever it held. (One that
-/// names another known revision is refused naming the link's: the next test.)
-#[tokio::test]
-async fn a_child_started_again_in_another_revision_is_refused_without_its_words() {
+/// A link whose child exits and is started again answering `initialize` with `version`:
+/// what a request then gets, and the log meanwhile.
+async fn started_again_in(
+    version: &'static str,
+) -> (Result<serde_json::Value, UpstreamError>, String) {
     use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
     let (logs, _guard) = super::tests::capture_logs();
     let (link, up, mut starts) = fake::held_starts(Duration::from_secs(5)).await;
@@ -185,7 +184,7 @@ async fn a_child_started_again_in_another_revision_is_refused_without_its_words(
                 Some("server/discover") => json!({"jsonrpc": "2.0", "id": msg["id"],
                     "error": {"code": -32601, "message": "Method not found"}}),
                 Some("initialize") => json!({"jsonrpc": "2.0", "id": msg["id"], "result": {
-                    "protocolVersion": "1999-01-01 via db-8.internal marker-44c2",
+                    "protocolVersion": version,
                     "capabilities": {}, "serverInfo": {"name": "fake", "version": "2"}}}),
                 _ => continue,
             };
@@ -197,53 +196,34 @@ async fn a_child_started_again_in_another_revision_is_refused_without_its_words(
         }
     });
     let answer = link.request("x", json!({})).await;
-    eprintln!("the request got: {answer:?}");
+    serving.abort();
+    let told = String::from_utf8(logs.lock().unwrap().clone()).unwrap();
+    (answer, told)
+}
+
+/// A child started again that names no revision in its handshake: the request is refused
+/// saying so, never with what the child named (the log has it, at most 200 characters of
+/// it). Before, the client read the child's `protocolVersion` whatever it held.
+#[tokio::test]
+async fn a_child_started_again_in_another_revision_is_refused_without_its_words() {
+    let (answer, told) = started_again_in("1999-01-01 via db-8.internal marker-44c2").await;
     assert_eq!(
         answer,
         Err(UpstreamError::Unavailable(
             "started again, its handshake failed: an unknown protocol version".into()
         ))
     );
-    let told = String::from_utf8(logs.lock().unwrap().clone()).unwrap();
     assert!(
         told.contains("with the protocol version \"1999-01-01 via db-8.internal marker-44c2\""),
         "{told}"
     );
-    serving.abort();
 }
 
 /// A child started again in another revision than the one the link speaks (a known one:
 /// 2025-06-18 where it spoke 2025-11-25) is refused, naming the link's revision.
 #[tokio::test]
 async fn a_child_started_again_in_another_known_revision_is_refused_naming_the_links() {
-    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
-    let (logs, _guard) = super::tests::capture_logs();
-    let (link, up, mut starts) = fake::held_starts(Duration::from_secs(5)).await;
-    up.exit();
-    tokio::time::sleep(Duration::from_millis(50)).await;
-    let serving = tokio::spawn(async move {
-        let theirs = starts.recv().await.unwrap();
-        let (read, mut write) = tokio::io::split(theirs);
-        let mut lines = BufReader::new(read).lines();
-        while let Ok(Some(line)) = lines.next_line().await {
-            let msg: serde_json::Value = serde_json::from_str(&line).unwrap();
-            let reply = match msg["method"].as_str() {
-                Some("server/discover") => json!({"jsonrpc": "2.0", "id": msg["id"],
-                    "error": {"code": -32601, "message": "Method not found"}}),
-                Some("initialize") => json!({"jsonrpc": "2.0", "id": msg["id"], "result": {
-                    "protocolVersion": "2025-06-18",
-                    "capabilities": {}, "serverInfo": {"name": "fake", "version": "2"}}}),
-                _ => continue,
-            };
-            let mut bytes = reply.to_string().into_bytes();
-            bytes.push(b'\n');
-            if write.write_all(&bytes).await.is_err() {
-                return;
-            }
-        }
-    });
-    let answer = link.request("x", json!({})).await;
-    eprintln!("the request got: {answer:?}");
+    let (answer, told) = started_again_in("2025-06-18").await;
     assert_eq!(
         answer,
         Err(UpstreamError::Unavailable(
@@ -252,7 +232,5 @@ async fn a_child_started_again_in_another_known_revision_is_refused_naming_the_l
                 .into()
         ))
     );
-    let told = String::from_utf8(logs.lock().unwrap().clone()).unwrap();
     assert!(told.contains("it speaks revision 2025-06-18"), "{told}");
-    serving.abort();
 }
