@@ -248,6 +248,17 @@ impl Throttle {
     }
 }
 
+/// A limit reached (requests, request bytes, sessions, subscriptions, tasks): warned at
+/// most every ten seconds, all limits together, with how many were held back meanwhile;
+/// the others at debug. A client past a cap would otherwise write a line per request.
+pub(crate) fn cap_reached(message: &'static str) {
+    static WARNINGS: Throttle = Throttle::every(std::time::Duration::from_secs(10));
+    match WARNINGS.admit() {
+        Some(held) => tracing::warn!(suppressed = held, "{message}"),
+        None => tracing::debug!("{message}"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

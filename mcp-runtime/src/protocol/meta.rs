@@ -42,10 +42,17 @@ impl RequestId {
     }
 }
 
+/// As logs show it: a number as it is, a string quoted and escaped, cut to its first 128
+/// characters (a client's id may be megabytes long, and a request's span, with every line
+/// logged in it, carries it).
 impl fmt::Display for RequestId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        const SHOWN: usize = 128;
         match self {
-            RequestId::String(s) => write!(f, "{s:?}"),
+            RequestId::String(s) => match s.char_indices().nth(SHOWN) {
+                Some((end, _)) => write!(f, "{:?}…", &s[..end]),
+                None => write!(f, "{s:?}"),
+            },
             RequestId::Number(n) => write!(f, "{n}"),
         }
     }
@@ -312,6 +319,19 @@ impl CacheHints {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A string id is logged quoted and escaped, at most 128 characters of it: a client's
+    /// id of megabytes was copied whole into every request's span and each line logged in
+    /// it.
+    #[test]
+    fn ids_are_logged_short() {
+        assert_eq!(RequestId::Number(7.into()).to_string(), "7");
+        assert_eq!(RequestId::String("a\nb".into()).to_string(), "\"a\\nb\"");
+        let long = RequestId::String("é".repeat(1_000_000));
+        let shown = long.to_string();
+        assert_eq!(shown.chars().count(), 128 + 3, "{shown:.40}");
+        assert!(shown.ends_with("\"…"), "{shown:.40}");
+    }
     use serde_json::json;
 
     fn caps(v: Value) -> ClientCapabilities {

@@ -286,7 +286,7 @@ pub(crate) async fn forward_with(
         },
         None => {
             if parked.full() {
-                tracing::warn!("too many upstream calls wait for their next round");
+                crate::telemetry::cap_reached("too many upstream calls wait for their next round");
                 return Err(Error::new(
                     "too many calls of this upstream server wait for answers; try again later",
                 ));

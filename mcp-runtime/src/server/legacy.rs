@@ -67,14 +67,6 @@ impl Server {
         };
         let version = LegacyVersion::negotiate(requested);
         let session = Arc::new(Session::new(session_id, version, &params));
-        let client = session
-            .client_info
-            .as_ref()
-            .and_then(|c| c.get("name"))
-            .and_then(|n| n.as_str())
-            .map(reflect)
-            .unwrap_or_default();
-        tracing::info!(session = %session.id, %version, %client, "legacy session opened");
         let inner = &self.inner;
         let catalog = inner.catalog();
         let mut capabilities = Map::new();
@@ -203,7 +195,7 @@ impl Server {
                     // unit of the in-flight cap, as a request of its own would.
                     let id = job.id().clone();
                     let Some(slot) = self.inner.admit() else {
-                        tracing::warn!("too many requests in flight");
+                        crate::telemetry::cap_reached("too many requests in flight");
                         replies.push(Reply::rejection(Some(&id), Rejection::busy()).body);
                         continue;
                     };

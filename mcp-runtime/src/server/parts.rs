@@ -451,7 +451,7 @@ impl Parts {
         };
         let span = tracing::info_span!(
             "mcp.request",
-            method = %reflect(&method),
+            method = %LoggedMethod(&method),
             id = %id,
             name = target().as_deref(),
             subject = tracing::field::Empty,
@@ -559,9 +559,42 @@ impl Parts {
     }
 }
 
+/// A request's method as its span shows it: a method name as it is (`tools/call`), and
+/// anything else a client sent quoted and escaped (`reflect`), so that its spaces, `=` or
+/// `"` cannot forge fields of the line.
+struct LoggedMethod<'a>(&'a str);
+
+impl std::fmt::Display for LoggedMethod<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let plain = !self.0.is_empty()
+            && self.0.len() <= 64
+            && self
+                .0
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'/' | b'_' | b'-' | b'.'));
+        match plain {
+            true => f.write_str(self.0),
+            false => write!(f, "{:?}", reflect(self.0)),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A method name is logged as it is; anything else quoted, so that a client cannot
+    /// forge fields of the request's line with spaces and `=`.
+    #[test]
+    fn methods_are_logged_so_they_forge_no_fields() {
+        assert_eq!(LoggedMethod("tools/call").to_string(), "tools/call");
+        assert_eq!(
+            LoggedMethod("x subject=alice").to_string(),
+            "\"x subject=alice\""
+        );
+        assert_eq!(LoggedMethod("a\nb").to_string(), "\"a\\\\nb\"");
+        assert_eq!(LoggedMethod("").to_string(), "\"\"");
+    }
     use serde_json::json;
 
     fn meta() -> Value {

@@ -73,6 +73,21 @@ impl Session {
         }
     }
 
+    /// Logs that the session opened: by the transport, once it holds the session (not
+    /// when `initialize` made it: past the cap on sessions it is refused after that).
+    pub(crate) fn log_opened(&self) {
+        let client = self
+            .client_info
+            .as_ref()
+            .and_then(|c| c.get("name"))
+            .and_then(|n| n.as_str())
+            .map(crate::protocol::reflect)
+            .unwrap_or_default();
+        // The client's name as a quoted string field: its spaces and `=` cannot forge
+        // fields of the line.
+        tracing::info!(session = %self.id, version = %self.version, client = &*client, "legacy session opened");
+    }
+
     /// A session for a client that sent `initialize` with these params, at `version`.
     pub(crate) fn new(id: String, version: LegacyVersion, params: &Map<String, Value>) -> Self {
         let mut caps = match params.get("capabilities") {

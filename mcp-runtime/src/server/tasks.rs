@@ -203,7 +203,7 @@ async fn start(
     let tasks = &server.tasks;
     let reject = |r: Rejection| Reply::rejection(Some(&request.id), r);
     let Some(slot) = Slot::acquire(&server.running_tasks, tasks.max_running) else {
-        tracing::warn!("too many running tasks");
+        crate::telemetry::cap_reached("too many running tasks");
         return reject(Rejection::new(
             ErrorClass::Busy,
             RpcError::internal("Too many running tasks; try again later"),

@@ -415,7 +415,7 @@ pub(crate) fn open(
     };
     let inner = &server.inner;
     let Some(live) = Slot::acquire(&inner.live, inner.limits.max_subscriptions) else {
-        tracing::warn!("too many open subscriptions");
+        crate::telemetry::cap_reached("too many open subscriptions");
         return Prepared::Reply(Reply::rejection(
             Some(&id),
             Rejection::new(

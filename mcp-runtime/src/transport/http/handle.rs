@@ -309,11 +309,11 @@ async fn serve_post(
     let in_session =
         || s.server.inner.legacy.enabled && parts.headers.contains_key(&SESSION_HEADER);
     let Some((mut slot, reserved)) = s.server.inner.admit_or_reserve(in_session) else {
-        tracing::warn!("too many requests in flight");
+        crate::telemetry::cap_reached("too many requests in flight");
         return busy(Rejection::busy().error);
     };
     let too_many_bytes = || {
-        tracing::warn!("too many request bytes in flight");
+        crate::telemetry::cap_reached("too many request bytes in flight");
         busy(Rejection::busy_bytes().error)
     };
     let limit = s.config.body_limit;
@@ -377,7 +377,7 @@ async fn serve_post(
     };
     // Let in past the cap for an answer or a notification only.
     if reserved && crate::protocol::envelope::is_request(&msg) {
-        tracing::warn!("too many requests in flight");
+        crate::telemetry::cap_reached("too many requests in flight");
         return refuse(StatusCode::SERVICE_UNAVAILABLE, Rejection::busy().error);
     }
     // Read once: the legacy classifier and the modern header checks both need it.

@@ -264,13 +264,14 @@ impl HttpServer {
             session.bind_owner(Arc::clone(p));
         }
         if !self.sessions.insert(Arc::clone(&session)) {
-            tracing::warn!("too many legacy sessions");
+            crate::telemetry::cap_reached("too many legacy sessions");
             return error(
                 StatusCode::SERVICE_UNAVAILABLE,
                 &msg,
                 RpcError::internal("Too many open sessions; try again later"),
             );
         }
+        session.log_opened();
         session.forward_changes(&self.server.inner);
         with_session_header(json_reply(reply), &id)
     }

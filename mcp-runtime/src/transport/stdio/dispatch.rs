@@ -185,7 +185,7 @@ impl Dispatch {
         if let (Some(s), Value::Array(batch)) = (legacy, &msg) {
             // Its calls take units of their own; its bytes are held while it runs.
             let Some(bytes) = server.inner.hold_bytes(size) else {
-                tracing::warn!("too many request bytes in flight");
+                crate::telemetry::cap_reached("too many request bytes in flight");
                 return Some(Reply::rejection(None, Rejection::busy_bytes()).body);
             };
             self.batch(batch, s, bytes);
@@ -216,12 +216,12 @@ impl Dispatch {
                     return refused(Rejection::malformed("this request id is already in flight"));
                 }
                 let Some(mut slot) = server.inner.admit() else {
-                    tracing::warn!("too many requests in flight");
+                    crate::telemetry::cap_reached("too many requests in flight");
                     return refused(Rejection::busy());
                 };
                 // Its line's bytes (and the JSON read from them) are held until it ends.
                 if !server.inner.weigh(&mut slot, size) {
-                    tracing::warn!("too many request bytes in flight");
+                    crate::telemetry::cap_reached("too many request bytes in flight");
                     return refused(Rejection::busy_bytes());
                 }
                 // The first poll, with no waker: what is still pending is spawned, and
@@ -255,6 +255,7 @@ impl Dispatch {
     fn open_session(&self, msg: Value) -> String {
         let (opened, reply) = self.server.initialize(msg, "stdio".into());
         if let Some(s) = opened {
+            s.log_opened();
             s.set_outbound(Some(self.tx.clone()));
             s.forward_changes(&self.server.inner);
             let _ = self.session.set(s);
