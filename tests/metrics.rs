@@ -111,6 +111,17 @@ fn request_metrics_are_served_in_the_prometheus_format() {
                 .as_bytes(),
         )
     };
+    // Behind the MCP endpoint's Host check: a page that rebound its name to this
+    // loopback server is refused (it was served before).
+    let rebound = raw(
+        addr,
+        format!(
+            "GET /metrics HTTP/1.1\r\nHost: evil.example:{}\r\nConnection: close\r\n\r\n",
+            addr.port()
+        )
+        .as_bytes(),
+    );
+    assert_eq!(rebound.status, 403, "{}", rebound.text());
     let cancelled = ["name=\"sleeps\"", "outcome=\"cancelled\""];
     while metric(&scrape().text(), "mcp_requests_total", &cancelled) != 1.0 {
         assert!(Instant::now() < deadline, "{}", scrape().text());
@@ -167,7 +178,9 @@ fn request_metrics_are_served_in_the_prometheus_format() {
         text.contains("mcp_request_duration_seconds_bucket{"),
         "{text}"
     );
-    assert!(text.contains("mcp_requests_in_flight"), "{text}");
+    // Nothing runs now: none in flight (it showed the last request ended, still holding
+    // its slot, so an idle server never went below 1).
+    assert_eq!(metric(&text, "mcp_requests_in_flight", &[]), 0.0, "{text}");
 
     // Refused as busy (past the in-flight cap), before the body is read: counted by
     // reason.
@@ -192,6 +205,8 @@ fn request_metrics_are_served_in_the_prometheus_format() {
     let refused = post(busy, &request(json!(2), "tools/list", json!({})));
     assert_eq!(refused.status, 503, "{}", refused.text());
     let text = metrics.render();
+    // The one holding its slot is in flight while it runs.
+    assert_eq!(metric(&text, "mcp_requests_in_flight", &[]), 1.0, "{text}");
     let busy = ["reason=\"busy\""];
     assert_eq!(
         metric(&text, "mcp_requests_refused_total", &busy),

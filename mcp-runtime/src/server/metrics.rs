@@ -106,7 +106,10 @@ impl Metrics {
             metrics::Unit::Seconds,
             "How long MCP requests took, until their answer was ready"
         );
-        metrics::describe_gauge!("mcp_requests_in_flight", "MCP requests being served");
+        metrics::describe_gauge!(
+            "mcp_requests_in_flight",
+            "MCP requests being served (in this process, from their routing to their answer)"
+        );
         metrics::describe_counter!(
             "mcp_requests_refused_total",
             "MCP requests refused before they were served, by reason"
@@ -184,11 +187,20 @@ pub(crate) fn begin(
     } else {
         "unknown".to_owned()
     };
+    metrics::gauge!("mcp_requests_in_flight").increment(1.0);
     Some(Observation {
         start: Instant::now(),
         method,
         name,
     })
+}
+
+/// A request measured is in flight from [`begin`] until its observation is gone, however
+/// it ended (recorded, cancelled, or refused before its work started).
+impl Drop for Observation {
+    fn drop(&mut self) {
+        metrics::gauge!("mcp_requests_in_flight").decrement(1.0);
+    }
 }
 
 /// Counts a request refused as busy, when metrics are on.
@@ -199,7 +211,7 @@ pub(crate) fn refused_busy() {
 }
 
 /// Records how a measured request ended.
-pub(crate) fn end(obs: Observation, server: &ServerInner, reply: &Reply) {
+pub(crate) fn end(obs: Observation, reply: &Reply) {
     let outcome = if let Some(rpc) = &reply.rpc {
         metrics::counter!(
             "mcp_request_errors_total",
@@ -215,7 +227,7 @@ pub(crate) fn end(obs: Observation, server: &ServerInner, reply: &Reply) {
     } else {
         "ok"
     };
-    record(obs, outcome, server.in_flight.load(Ordering::Relaxed));
+    record(obs, outcome);
 }
 
 /// A request's observation while its work runs: [`Watch::end`] records its answer;
@@ -244,8 +256,8 @@ impl Watch {
 
     /// Records the answer.
     pub(crate) fn end(mut self, reply: &Reply) {
-        if let (Some(obs), Some(server)) = (self.obs.take(), self.server.upgrade()) {
-            end(obs, &server, reply);
+        if let (Some(obs), Some(_)) = (self.obs.take(), self.server.upgrade()) {
+            end(obs, reply);
         }
     }
 }
@@ -255,14 +267,14 @@ impl Drop for Watch {
         let Some(obs) = self.obs.take().filter(|_| self.started) else {
             return;
         };
-        if let Some(server) = self.server.upgrade() {
-            record(obs, "cancelled", server.in_flight.load(Ordering::Relaxed));
+        if self.server.upgrade().is_some() {
+            record(obs, "cancelled");
         }
     }
 }
 
 /// The counters, the histogram and the gauge for one request that ended with `outcome`.
-fn record(obs: Observation, outcome: &'static str, in_flight: usize) {
+fn record(mut obs: Observation, outcome: &'static str) {
     metrics::counter!(
         "mcp_requests_total",
         "method" => obs.method.clone(),
@@ -272,11 +284,10 @@ fn record(obs: Observation, outcome: &'static str, in_flight: usize) {
     .increment(1);
     metrics::histogram!(
         "mcp_request_duration_seconds",
-        "method" => obs.method,
-        "name" => obs.name
+        "method" => std::mem::take(&mut obs.method),
+        "name" => std::mem::take(&mut obs.name)
     )
     .record(obs.start.elapsed().as_secs_f64());
-    metrics::gauge!("mcp_requests_in_flight").set(in_flight as f64);
     if RECORDED.fetch_add(1, Ordering::Relaxed) % 4096 == 4095
         && let Some(h) = HANDLE.get()
     {

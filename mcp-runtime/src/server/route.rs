@@ -72,7 +72,7 @@ impl Server {
         };
         match prepared {
             Prepared::Reply(r) => {
-                super::metrics::end(obs, &self.inner, &r);
+                super::metrics::end(obs, &r);
                 Prepared::Reply(r)
             }
             Prepared::Call(job) => {

@@ -115,12 +115,61 @@ impl HttpConfig {
                  to wait)",
             );
         }
-        if zero.is_empty() {
-            return Ok(());
+        if !zero.is_empty() {
+            return Err(format!(
+                "HTTP settings set to zero, which is refused: {}",
+                zero.join("; ")
+            ));
         }
-        Err(format!(
-            "HTTP settings set to zero, which is refused: {}",
-            zero.join("; ")
-        ))
+        self.check_routes(for_router)
+    }
+
+    /// Every route at a path of its own (the router panics on two at one path): the MCP
+    /// endpoint, the health endpoints (when served: `for_router` is false) and `/metrics`.
+    fn check_routes(&self, for_router: bool) -> Result<(), String> {
+        let mut routes: Vec<(&str, &str)> = vec![(&self.path, "the MCP endpoint (`path`)")];
+        if let (false, Some((live, ready))) = (for_router, &self.health) {
+            routes.push((live, "liveness (`health_paths`)"));
+            routes.push((ready, "readiness (`health_paths`)"));
+        }
+        #[cfg(feature = "metrics")]
+        if self.metrics.is_some() {
+            routes.push(("/metrics", "the metrics (`metrics`)"));
+        }
+        for (i, (path, what)) in routes.iter().enumerate() {
+            if let Some((_, other)) = routes[..i].iter().find(|(p, _)| p == path) {
+                return Err(format!(
+                    "{other} and {what} are both at `{path}`; give them paths of their own"
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Two routes at one path (the MCP endpoint at `/healthz`, readiness at `/metrics`
+    /// with the metrics served) are refused with what clashes: the router panicked on
+    /// them when it was made (`serve`, `into_router`).
+    #[test]
+    fn routes_have_paths_of_their_own() {
+        assert_eq!(HttpConfig::default().check(false), Ok(()));
+        let at_health = HttpConfig {
+            path: DEFAULT_LIVENESS_PATH.into(),
+            ..HttpConfig::default()
+        };
+        let e = at_health.check(false).unwrap_err();
+        assert!(e.contains("the MCP endpoint (`path`) and liveness"), "{e}");
+        assert!(e.contains("`/healthz`"), "{e}");
+        // A mounted router serves no health endpoints: no clash there.
+        assert_eq!(at_health.check(true), Ok(()));
+        let same = HttpConfig {
+            health: Some(("/up".into(), "/up".into())),
+            ..HttpConfig::default()
+        };
+        assert!(same.check(false).is_err());
     }
 }

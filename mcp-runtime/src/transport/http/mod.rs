@@ -303,9 +303,26 @@ impl HttpServer {
         self.server.inner.start_background();
         let path = self.config.path.clone();
         let metadata = self.metadata_router();
+        // Behind the same Host and Origin check as the MCP endpoint: on a loopback bind a
+        // page rebinding its name to this server would read the metrics (tool names and
+        // traffic) otherwise.
         #[cfg(feature = "metrics")]
         let metadata = match &self.config.metrics {
-            Some(m) => metadata.merge(m.router()),
+            Some(m) => {
+                let config = Arc::new(self.config.clone());
+                let checked = axum::middleware::from_fn(
+                    move |req: axum::extract::Request, next: axum::middleware::Next| {
+                        let config = Arc::clone(&config);
+                        async move {
+                            match origin::check_host_origin(&config, &req) {
+                                Ok(()) => next.run(req).await,
+                                Err(why) => handle::forbidden(why),
+                            }
+                        }
+                    },
+                );
+                metadata.merge(m.router().route_layer(checked))
+            }
             None => metadata,
         };
         let shared = Arc::new(self);
