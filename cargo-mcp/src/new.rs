@@ -65,7 +65,14 @@ pub(crate) fn run(
             "mcp-runtime is not on crates.io yet, and the checkout this cargo-mcp was built from is gone: pass --runtime-path DIR (a checkout of mcp-runtime)",
         )?),
     };
-    write_project(path, &name, runtime.as_deref())?;
+    let inside = write_project(path, &name, runtime.as_deref())?;
+    if let Some(ws) = inside {
+        println!(
+            "note: {} is inside the workspace of {}: the project is a workspace of its own (`[workspace]` at the end of its Cargo.toml); to make it a member instead, add it to that workspace's `members` and take that line out",
+            path.display(),
+            ws.display()
+        );
+    }
     if vcs == Vcs::Git {
         init_git(path);
     }
@@ -307,21 +314,45 @@ pub(crate) fn render(text: &str, name: &str, runtime: Option<&Path>) -> String {
     out
 }
 
-/// Writes every template file under `dir`, which must not exist yet.
-pub(crate) fn write_project(dir: &Path, name: &str, runtime: Option<&Path>) -> Result<(), String> {
+/// Writes every template file under `dir`, which must not exist yet. Inside another
+/// Cargo workspace (`cargo mcp new` run in a checkout), cargo would refuse to build a
+/// package that workspace does not list: the project is then made a workspace of its own
+/// (`[workspace]` in its manifest), and the enclosing workspace's manifest is returned.
+pub(crate) fn write_project(
+    dir: &Path,
+    name: &str,
+    runtime: Option<&Path>,
+) -> Result<Option<std::path::PathBuf>, String> {
     check_name(name)?;
     if dir.exists() {
         return Err(format!("{} exists already; nothing written", dir.display()));
     }
+    let inside = enclosing_workspace(dir);
     for (rel, text) in FILES {
         let path = dir.join(rel);
         if let Some(parent) = path.parent() {
             std::fs::create_dir_all(parent).map_err(|e| format!("{}: {e}", parent.display()))?;
         }
-        std::fs::write(&path, render(text, name, runtime))
-            .map_err(|e| format!("{}: {e}", path.display()))?;
+        let mut text = render(text, name, runtime);
+        if *rel == "Cargo.toml" && inside.is_some() {
+            text.push_str("\n# A workspace of its own, though inside another one.\n[workspace]\n");
+        }
+        std::fs::write(&path, text).map_err(|e| format!("{}: {e}", path.display()))?;
     }
-    Ok(())
+    Ok(inside)
+}
+
+/// The manifest of the Cargo workspace `dir` (not made yet) would be inside: the nearest
+/// `Cargo.toml` above it with a `[workspace]` table.
+fn enclosing_workspace(dir: &Path) -> Option<std::path::PathBuf> {
+    let start = std::path::absolute(dir).ok()?;
+    start.ancestors().skip(1).find_map(|d| {
+        let manifest = d.join("Cargo.toml");
+        let text = std::fs::read_to_string(&manifest).ok()?;
+        text.lines()
+            .any(|l| l.trim_start().starts_with("[workspace"))
+            .then_some(manifest)
+    })
 }
 
 #[cfg(test)]
@@ -512,11 +543,44 @@ mod tests {
     fn writes_every_file_with_no_placeholder_left() {
         let dir = std::env::temp_dir().join(format!("cargo-mcp-new-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
-        write_project(&dir, "demo-server", None).unwrap();
+        assert_eq!(write_project(&dir, "demo-server", None), Ok(None));
         for (rel, _) in FILES {
             let text = std::fs::read_to_string(dir.join(rel)).unwrap();
             assert!(!text.contains("{{"), "{rel} keeps a placeholder");
         }
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// Inside another Cargo workspace (`cargo mcp new` run in a checkout) the project is a
+    /// workspace of its own, so cargo takes it: `cargo metadata` reads it. Before, cargo
+    /// refused it ("current package believes it's in a workspace when it's not").
+    #[test]
+    fn a_project_inside_another_workspace_is_a_workspace_of_its_own() {
+        let outer = std::env::temp_dir().join(format!("cargo-mcp-ws-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&outer);
+        std::fs::create_dir_all(&outer).unwrap();
+        std::fs::write(outer.join("Cargo.toml"), "[workspace]\nmembers = []\n").unwrap();
+        let dir = outer.join("demo");
+        let runtime = own_runtime().expect("built inside the workspace");
+        let inside = write_project(&dir, "demo", Some(&runtime));
+        assert_eq!(inside, Ok(Some(outer.join("Cargo.toml"))));
+        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+        let out = std::process::Command::new(cargo)
+            .args([
+                "metadata",
+                "--no-deps",
+                "--format-version",
+                "1",
+                "--offline",
+            ])
+            .current_dir(&dir)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        std::fs::remove_dir_all(&outer).unwrap();
     }
 }
