@@ -32,9 +32,21 @@ pub struct TraceContext {
 
 impl TraceContext {
     /// Parses a `traceparent` value (`00-<trace-id>-<parent-id>-<flags>`), rejecting
-    /// malformed or all-zero ids as the W3C Trace Context spec requires.
+    /// malformed or all-zero ids as the W3C Trace Context spec requires. A later version
+    /// is read by its first four fields, what follows them ignored (the spec's rule for
+    /// versions it does not know). A `tracestate` that is not one (over 32 members or 512
+    /// characters, or a member that is not `key=value` in its characters) is dropped, the
+    /// `traceparent` kept.
     pub fn parse(traceparent: &str, tracestate: Option<&str>) -> Option<TraceContext> {
-        let parts: Vec<&str> = traceparent.trim().split('-').collect();
+        let traceparent = traceparent.trim();
+        let known = traceparent.get(..55)?;
+        let rest = &traceparent[55..];
+        if traceparent.starts_with("00") && !rest.is_empty()
+            || !rest.is_empty() && !rest.starts_with('-')
+        {
+            return None;
+        }
+        let parts: Vec<&str> = known.split('-').collect();
         let [version, trace_id, parent_id, flags] = parts[..] else {
             return None;
         };
@@ -56,14 +68,78 @@ impl TraceContext {
             trace_id: trace_id.to_owned(),
             parent_id: parent_id.to_owned(),
             flags: u8::from_str_radix(flags, 16).ok()?,
-            state: tracestate.map(str::to_owned),
+            state: tracestate.filter(|s| valid_state(s)).map(str::to_owned),
         })
     }
+}
+
+/// Whether `s` is a `tracestate` (W3C Trace Context 3.3): at most 32 members of
+/// `key=value`, comma-separated (empty members and spaces around them allowed), in at
+/// most 512 characters; a key of lowercase letters, digits and `_-*/`, with at most one
+/// `@` (a tenant); a value of printable ASCII but `,` and `=`, not ending in a space.
+fn valid_state(s: &str) -> bool {
+    if s.len() > 512 {
+        return false;
+    }
+    let members: Vec<&str> = s
+        .split(',')
+        .map(|m| m.trim_matches([' ', '\t']))
+        .filter(|m| !m.is_empty())
+        .collect();
+    members.len() <= 32
+        && members.iter().all(|m| {
+            let Some((key, value)) = m.split_once('=') else {
+                return false;
+            };
+            let key_ok = !key.is_empty()
+                && key.len() <= 256
+                && key.bytes().filter(|b| *b == b'@').count() <= 1
+                && key
+                    .bytes()
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b"_-*/@".contains(&b));
+            let value_ok = !value.is_empty()
+                && value.len() <= 256
+                && !value.ends_with(' ')
+                && value
+                    .bytes()
+                    .all(|b| (0x20..=0x7e).contains(&b) && b != b',' && b != b'=');
+            key_ok && value_ok
+        })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A `tracestate` that is not one is dropped, and a long one (a client may send
+    /// megabytes) never kept; a later `traceparent` version is read by its first four
+    /// fields. Before, any `tracestate` was kept whole, and a later version with more
+    /// fields was refused.
+    #[test]
+    fn tracestate_is_checked_and_later_versions_are_read() {
+        let parent = "00-0af7651916cd43dd8448eb211c80319c-00f067aa0ba902b7-01";
+        let state = |s: &str| TraceContext::parse(parent, Some(s)).unwrap().state;
+        assert_eq!(
+            state("rojo=00f067aa0ba902b7,congo=t61rcWkgMzE").as_deref(),
+            Some("rojo=00f067aa0ba902b7,congo=t61rcWkgMzE")
+        );
+        assert!(state("t@vendor=x , a=b").is_some());
+        assert_eq!(state("no value"), None);
+        assert_eq!(state("Upper=x"), None);
+        assert_eq!(state("a=b\nc=d"), None);
+        assert_eq!(state(&"a=b,".repeat(33)), None);
+        assert_eq!(state(&format!("a={}", "x".repeat(600))), None);
+        let later = "cc-0af7651916cd43dd8448eb211c80319c-00f067aa0ba902b7-01-what-comes-next";
+        assert_eq!(TraceContext::parse(later, None).unwrap().flags, 1);
+        assert!(TraceContext::parse(&format!("{parent}-extra"), None).is_none());
+        assert!(
+            TraceContext::parse(
+                "cc-0af7651916cd43dd8448eb211c80319c-00f067aa0ba902b7-01x",
+                None
+            )
+            .is_none()
+        );
+    }
 
     #[test]
     fn traceparent_is_validated() {
