@@ -85,6 +85,12 @@ pub(crate) fn run(
     println!(
         "created {created}: cd {dir} && cargo test (tests), cargo run (serves stdio), cargo run -- --http 127.0.0.1:8080"
     );
+    if let Some(path) = &runtime {
+        println!(
+            "note: it depends on mcp-runtime at {} (a path on this machine): its CI workflow (.github/workflows/ci.yml) cannot build elsewhere until that dependency is a version or a git repository",
+            path.display()
+        );
+    }
     Ok(())
 }
 

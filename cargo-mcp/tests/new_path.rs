@@ -107,10 +107,14 @@ fn a_bare_name_still_works() {
     let out = cargo_mcp_new(&scratch.0, &["demo"]);
     assert!(out.status.success(), "{out:?}");
     assert_eq!(package_name(&scratch.0.join("demo")), "demo");
+    let said = String::from_utf8_lossy(&out.stdout);
     assert!(
-        String::from_utf8_lossy(&out.stdout).starts_with("created demo: cd demo && cargo test"),
+        said.starts_with("created demo: cd demo && cargo test"),
         "{out:?}"
     );
+    // With the default path dependency, it says the project's CI cannot build it
+    // elsewhere.
+    assert!(said.contains("its CI workflow"), "{out:?}");
     let out = cargo_mcp_new(&scratch.0, &["1abc"]);
     assert!(!out.status.success());
     assert_eq!(
