@@ -39,6 +39,12 @@ struct Ok_ {
     ok: bool,
 }
 
+/// Reports a flag whose name is a result's field.
+#[tool]
+async fn flags() -> mcp_runtime::Json<serde_json::Value> {
+    mcp_runtime::Json(json!({"isError": true, "resultType": "input_required"}))
+}
+
 /// Asks first.
 #[tool]
 async fn ask(input: Input) -> Result<String, Error> {
@@ -57,7 +63,7 @@ fn metric(text: &str, name: &str, labels: &[&str]) -> f64 {
 fn request_metrics_are_served_in_the_prometheus_format() {
     let metrics = Metrics::install().unwrap();
     let server = Server::builder("m", "1.0")
-        .tools(tools![echo, broken, ask, sleeps])
+        .tools(tools![echo, broken, ask, sleeps, flags])
         .request_state(mcp_runtime::config::RequestState::single_instance())
         .build()
         .unwrap();
@@ -79,6 +85,10 @@ fn request_metrics_are_served_in_the_prometheus_format() {
         );
     }
     assert_eq!(call("broken", json!({}))["result"]["isError"], true);
+    assert_eq!(
+        call("flags", json!({}))["result"]["structuredContent"]["isError"],
+        true
+    );
     assert_eq!(
         call("ask", json!({}))["result"]["resultType"],
         "input_required"
@@ -136,6 +146,10 @@ fn request_metrics_are_served_in_the_prometheus_format() {
     assert_eq!(metric(&text, "mcp_requests_total", &ok), 3.0, "{text}");
     let err = ["name=\"broken\"", "outcome=\"tool_error\""];
     assert_eq!(metric(&text, "mcp_requests_total", &err), 1.0, "{text}");
+    // Its outcome is the result's own: words in its structured content are not it (they
+    // made it a tool error before).
+    let flagged = ["name=\"flags\"", "outcome=\"ok\""];
+    assert_eq!(metric(&text, "mcp_requests_total", &flagged), 1.0, "{text}");
     let asked = ["name=\"ask\"", "outcome=\"input_required\""];
     assert_eq!(metric(&text, "mcp_requests_total", &asked), 1.0, "{text}");
     let unknown = ["name=\"unknown\"", "outcome=\"error\""];

@@ -220,14 +220,30 @@ pub(crate) fn end(obs: Observation, reply: &Reply) {
         )
         .increment(1);
         "error"
-    } else if reply.body.contains(r#""resultType":"input_required""#) {
-        "input_required"
-    } else if reply.body.contains(r#""isError":true"#) {
-        "tool_error"
     } else {
-        "ok"
+        match serde_json::from_str::<Answer>(&reply.body).ok().and_then(|a| a.result) {
+            Some(r) if r.result_type.as_deref() == Some("input_required") => "input_required",
+            Some(r) if r.is_error == Some(true) => "tool_error",
+            _ => "ok",
+        }
     };
     record(obs, outcome);
+}
+
+/// What the outcome of an answer is read from: its result's own `resultType` and
+/// `isError` (not text anywhere in it: a tool's structured content may hold those words).
+#[derive(serde::Deserialize)]
+struct Answer {
+    result: Option<ResultHead>,
+}
+
+/// See [`Answer`].
+#[derive(serde::Deserialize)]
+struct ResultHead {
+    #[serde(rename = "resultType")]
+    result_type: Option<String>,
+    #[serde(rename = "isError")]
+    is_error: Option<bool>,
 }
 
 /// A request's observation while its work runs: [`Watch::end`] records its answer;
