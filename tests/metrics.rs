@@ -99,6 +99,18 @@ fn request_metrics_are_served_in_the_prometheus_format() {
     }
     post(addr, &request(json!(2), "tools/list", json!({})));
     post(addr, &request(json!(3), "made/up", json!({})));
+    // Refused before routing (a revision unlike its header's; an envelope that is not one):
+    // counted too, under the method when it is one.
+    let mut old = request(
+        json!(5),
+        "tools/call",
+        json!({"name": "echo", "arguments": {}}),
+    );
+    old["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"] = json!("1999-01-01");
+    let r = post(addr, &old);
+    assert_eq!(r.json()["error"]["code"], -32020, "{}", r.text());
+    let r = post(addr, &json!({"jsonrpc": "2.0", "id": 6, "method": 5}));
+    assert_eq!(r.json()["error"]["code"], -32600, "{}", r.text());
 
     // A call whose client goes away before the answer: counted as cancelled.
     let mut sleeper = request(json!(4), "tools/call", json!({"name": "sleeps"}));
@@ -179,6 +191,17 @@ fn request_metrics_are_served_in_the_prometheus_format() {
         metric(&text, "mcp_requests_total", &["method=\"tools/list\""]),
         1.0
     );
+    let before_routing = [
+        (["method=\"tools/call\"", "code=\"-32020\""], 1.0),
+        (["method=\"unknown\"", "code=\"-32600\""], 1.0),
+    ];
+    for (labels, n) in before_routing {
+        assert_eq!(
+            metric(&text, "mcp_request_errors_total", &labels),
+            n,
+            "{text}"
+        );
+    }
     assert_eq!(
         metric(
             &text,

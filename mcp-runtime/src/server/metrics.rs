@@ -182,11 +182,7 @@ pub(crate) fn begin(
         }
         _ => String::new(),
     };
-    let method = if KNOWN_METHODS.contains(&method) {
-        method.to_owned()
-    } else {
-        "unknown".to_owned()
-    };
+    let method = method_label(method).to_owned();
     metrics::gauge!("mcp_requests_in_flight").increment(1.0);
     Some(Observation {
         start: Instant::now(),
@@ -201,6 +197,37 @@ impl Drop for Observation {
     fn drop(&mut self) {
         metrics::gauge!("mcp_requests_in_flight").decrement(1.0);
     }
+}
+
+/// The `method` label of `method`: itself when it is a method of MCP, else `unknown`.
+pub(crate) fn method_label(method: &str) -> &'static str {
+    KNOWN_METHODS
+        .iter()
+        .find(|m| **m == method)
+        .copied()
+        .unwrap_or("unknown")
+}
+
+/// Counts a request answered with an error before it was routed (its envelope, `_meta`
+/// or headers refused), when metrics are on: it is no observation, but a request and an
+/// error all the same.
+pub(crate) fn rejected(method: &'static str, reply: &Reply) {
+    let Some(rpc) = reply.rpc.as_ref().filter(|_| HANDLE.get().is_some()) else {
+        return;
+    };
+    metrics::counter!(
+        "mcp_request_errors_total",
+        "method" => method,
+        "code" => serde_json::to_string(&rpc.1.code()).unwrap_or_default()
+    )
+    .increment(1);
+    metrics::counter!(
+        "mcp_requests_total",
+        "method" => method,
+        "name" => "",
+        "outcome" => "error"
+    )
+    .increment(1);
 }
 
 /// Counts a request refused as busy, when metrics are on.
@@ -221,7 +248,10 @@ pub(crate) fn end(obs: Observation, reply: &Reply) {
         .increment(1);
         "error"
     } else {
-        match serde_json::from_str::<Answer>(&reply.body).ok().and_then(|a| a.result) {
+        match serde_json::from_str::<Answer>(&reply.body)
+            .ok()
+            .and_then(|a| a.result)
+        {
             Some(r) if r.result_type.as_deref() == Some("input_required") => "input_required",
             Some(r) if r.is_error == Some(true) => "tool_error",
             _ => "ok",

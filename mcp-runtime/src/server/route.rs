@@ -43,9 +43,14 @@ impl Server {
                 return Prepared::Notification { method, params };
             }
             Err((id, rejection)) => {
-                return Prepared::Reply(Reply::rejection(id.as_ref(), rejection));
+                let reply = Reply::rejection(id.as_ref(), rejection);
+                #[cfg(feature = "metrics")]
+                super::metrics::rejected("unknown", &reply);
+                return Prepared::Reply(reply);
             }
         };
+        #[cfg(feature = "metrics")]
+        let label = super::metrics::method_label(&method);
         match Parts::read(id, method, params, guard, streams, self.inner.versions()) {
             Ok((parts, params)) => {
                 let _entered = parts.span.clone().entered();
@@ -56,7 +61,12 @@ impl Server {
                 let prepared = self.observed(observed, prepared);
                 prepared
             }
-            Err((id, rejection)) => Prepared::Reply(Reply::rejection(Some(&id), rejection)),
+            Err((id, rejection)) => {
+                let reply = Reply::rejection(Some(&id), rejection);
+                #[cfg(feature = "metrics")]
+                super::metrics::rejected(label, &reply);
+                Prepared::Reply(reply)
+            }
         }
     }
 
