@@ -30,6 +30,37 @@ pub fn spanned<T: ToTokens>(node: &T, msg: impl std::fmt::Display) -> One {
     One::Node(syn::Error::new_spanned(node, msg))
 }
 
+/// Where a node was written, from its first to its last token. One `Span` is only the
+/// first token on stable Rust (`#` of an attribute); an error at a `Place` (through
+/// [`Errors::spanned`]) underlines the whole node.
+#[derive(Debug, Clone, Copy)]
+pub struct Place {
+    pub first: proc_macro2::Span,
+    pub last: proc_macro2::Span,
+}
+
+impl Place {
+    pub fn of<T: ToTokens>(node: &T) -> Place {
+        let mut tokens = node.to_token_stream().into_iter();
+        let first = tokens
+            .next()
+            .map_or_else(proc_macro2::Span::call_site, |t| t.span());
+        let last = tokens.last().map_or(first, |t| t.span());
+        Place { first, last }
+    }
+}
+
+impl ToTokens for Place {
+    /// Two tokens, at the first and the last: what `syn::Error::new_spanned` reads.
+    fn to_tokens(&self, tokens: &mut proc_macro2::TokenStream) {
+        for span in [self.first, self.last] {
+            let mut p = proc_macro2::Punct::new('#', proc_macro2::Spacing::Alone);
+            p.set_span(span);
+            tokens.extend([proc_macro2::TokenTree::Punct(p)]);
+        }
+    }
+}
+
 /// The errors of one expansion: every stage adds to it, and expansion happens only when
 /// it stays empty.
 #[derive(Default)]

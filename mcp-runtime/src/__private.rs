@@ -16,6 +16,8 @@ pub use core::default::Default;
 pub use core::option::Option::{self, None, Some};
 pub use core::result::Result::{self, Err, Ok};
 pub use futures_util::join;
+pub use schemars::JsonSchema;
+pub use serde::de::DeserializeOwned;
 pub use std::format;
 pub use std::string::String;
 pub use std::sync::Arc;

@@ -25,9 +25,6 @@ impl Parse for Function {
             TokenTree::Group(g) if g.delimiter() == Delimiter::Brace => {}
             other => return Err(syn::Error::new_spanned(other, "expected the function body")),
         }
-        if !input.is_empty() {
-            return Err(input.error("unexpected tokens after the function"));
-        }
         Ok(Function {
             attrs,
             vis,
@@ -65,6 +62,15 @@ mod tests {
         assert!(
             syn::parse2::<Function>(quote!(
                 struct S;
+            ))
+            .is_err()
+        );
+        // An attribute's item is one item; anything after the body is refused by
+        // `parse2` itself, which requires all tokens to be read.
+        assert!(
+            syn::parse2::<Function>(quote!(
+                fn f() {}
+                fn g() {}
             ))
             .is_err()
         );

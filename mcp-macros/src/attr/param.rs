@@ -2,7 +2,7 @@
 //! `#[input]`. Each is read and removed, so the function is emitted without them.
 
 use super::{ArgArgs, InputArgs};
-use crate::errors::Errors;
+use crate::errors::{Errors, Place};
 use darling::FromMeta;
 use proc_macro2::Span;
 use syn::spanned::Spanned;
@@ -15,28 +15,46 @@ pub struct RawParam {
     /// `#[arg(...)]`, when given (and parsed).
     pub arg: Option<ArgArgs>,
     /// Where `#[arg]` was written.
-    pub arg_span: Option<Span>,
+    pub arg_span: Option<Place>,
     /// `#[input(...)]`, when given (and parsed).
     pub input: Option<InputArgs>,
     /// Where `#[input]` was written (also when its options did not parse).
-    pub input_span: Option<Span>,
+    pub input_span: Option<Place>,
     /// Where a `#[cfg]` or `#[cfg_attr]` on the parameter was written.
-    pub cfg: Option<Span>,
+    pub cfg: Option<Place>,
     /// Its doc comment (`/// ...` on the parameter), and where: the argument's
     /// description unless `#[arg(description)]` gives one.
     pub doc: Option<(String, Span)>,
 }
 
-/// Removes `#[needs_input]` (or `#[mcp_runtime::needs_input]`, or through the overridden
-/// crate path) from an item's attributes; where it was.
+/// Removes every `#[needs_input]` (or `#[mcp_runtime::needs_input]`, or through the
+/// overridden crate path) from an item's attributes; where the first was. A second one, or
+/// options (it takes none), are errors.
 pub fn take_needs_input(
     attrs: &mut Vec<syn::Attribute>,
     krate: Option<&syn::Path>,
-) -> Option<Span> {
-    let pos = attrs
-        .iter()
-        .position(|a| super::is_ours(a.path(), "needs_input", krate))?;
-    Some(attrs.remove(pos).span())
+    errors: &mut Errors,
+) -> Option<Place> {
+    let mut first = None;
+    attrs.retain(|a| {
+        if !super::is_ours(a.path(), "needs_input", krate) {
+            return true;
+        }
+        if first.is_some() {
+            errors.spanned(
+                a,
+                "duplicate `#[needs_input]` attribute; one marks the function, whatever its number of inputs; remove this one",
+            );
+        } else if !matches!(a.meta, syn::Meta::Path(_)) {
+            errors.spanned(
+                a,
+                "`#[needs_input]` takes no options; write `#[needs_input]`, and put what to ask on each parameter with `#[input(...)]`",
+            );
+        }
+        first.get_or_insert(Place::of(a));
+        false
+    });
+    first
 }
 
 /// Removes every other `#[tool]`, `#[resource]` or `#[prompt]` (ours, by any path) from an
@@ -45,11 +63,11 @@ pub fn take_needs_input(
 pub fn take_other_items(
     attrs: &mut Vec<syn::Attribute>,
     krate: Option<&syn::Path>,
-) -> Vec<(Span, super::Kind)> {
+) -> Vec<(Place, super::Kind)> {
     let mut found = Vec::new();
     attrs.retain(|a| match super::kind_of(a, krate) {
         Some(kind) => {
-            found.push((a.span(), kind));
+            found.push((Place::of(a), kind));
             false
         }
         None => true,
@@ -75,7 +93,7 @@ pub fn take_params(
             .attrs
             .iter()
             .find(|a| a.path().is_ident("cfg") || a.path().is_ident("cfg_attr"))
-            .map(Spanned::span);
+            .map(Place::of);
         out.push(RawParam {
             pat: (*pt.pat).clone(),
             ty: (*pt.ty).clone(),
@@ -134,7 +152,7 @@ fn take_one<T: FromMeta>(
     name: &str,
     krate: Option<&syn::Path>,
     errors: &mut Errors,
-) -> (Option<T>, Option<Span>) {
+) -> (Option<T>, Option<Place>) {
     let mut parsed = None;
     let mut span = None;
     let mut problems = Vec::new();
@@ -149,7 +167,7 @@ fn take_one<T: FromMeta>(
             ));
             return false;
         }
-        span = Some(a.span());
+        span = Some(Place::of(a));
         if let syn::Meta::Path(_) = &a.meta {
             let example = if name == "arg" {
                 "`#[arg(name = \"...\")]`, `#[arg(description = \"...\")]`"

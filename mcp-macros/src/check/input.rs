@@ -9,7 +9,7 @@ pub(super) fn inputs(item: &Item, errors: &mut Errors) {
     for p in &item.params {
         let Some(spec) = &p.input else { continue };
         if spec.asks.len() != 1 {
-            errors.at(spec.span, "`#[input]` asks exactly one thing; write one of `elicit = \"message\"`, `url = \"https://...\", message = \"...\"`, `sample = \"prompt\"` or `roots`");
+            errors.spanned(&spec.place, "`#[input]` asks exactly one thing; write one of `elicit = \"message\"`, `url = \"https://...\", message = \"...\"`, `sample = \"prompt\"` or `roots`");
         }
         if let Some(InputKind::Url { url, message: None }) = spec.asks.first() {
             errors.at(url.span, "a URL elicitation needs a `message` too; add `message = \"...\"` after the URL, the text the client shows with the link");
@@ -38,13 +38,14 @@ pub(super) fn inputs(item: &Item, errors: &mut Errors) {
         .collect();
     for (i, spec) in keys.iter().enumerate() {
         if keys[..i].iter().any(|o| o.key.value == spec.key.value) {
-            errors.at(
-                spec.key.span,
-                format!(
-                    "duplicate input key `{}`; each input needs its own key in `inputRequests`",
-                    spec.key.value
-                ),
+            let msg = format!(
+                "duplicate input key `{}`; each input needs its own key in `inputRequests`; give one of them another with `key = \"...\"`",
+                spec.key.value
             );
+            match spec.key_given {
+                true => errors.at(spec.key.span, msg),
+                false => errors.spanned(&spec.place, msg),
+            }
         }
     }
 }

@@ -67,8 +67,8 @@ fn shape(item: &Item, errors: &mut Errors) {
     if let Some(g) = &s.generics {
         errors.spanned(g, format!("a {kind} cannot be generic; its parameter types decide its schema, so they must be concrete"));
     }
-    if let Some(v) = s.variadic {
-        errors.at(v, format!("a {kind} cannot be variadic"));
+    if let Some(v) = &s.variadic {
+        errors.spanned(v, format!("a {kind} cannot be variadic; clients send named arguments, one per parameter; take a list of values as a `Vec<T>` parameter"));
     }
     if let Some(u) = s.unsafety {
         errors.at(u, format!(
@@ -85,8 +85,8 @@ fn shape(item: &Item, errors: &mut Errors) {
             "a {kind}'s error must be `Send` and `Sync` (the answer is made on any of the runtime's threads); write `Box<dyn std::error::Error + Send + Sync>`, or return `mcp_runtime::Error`, which `?` converts any error into"
         ));
     }
-    for (span, other) in &item.also {
-        errors.at(*span, format!(
+    for (place, other) in &item.also {
+        errors.spanned(place, format!(
             "this function is already a {kind}; one function is one tool, resource or prompt; to serve the same code as a {} too, write a second function that calls this one",
             other.attr()
         ));
@@ -113,6 +113,12 @@ fn identity(item: &Item, errors: &mut Errors) {
         // A name taken from the function's identifier (Rust allows `météo`) is fixed by
         // naming the tool apart, without renaming the function.
         let from_ident = item.name.value == item.ident.to_string().trim_start_matches("r#");
+        if item.name.value.is_empty() && v.help.is_none() {
+            v.help = Some(format!(
+                "write a name, or leave `name` out to use the function's, `{}`",
+                item.ident.to_string().trim_start_matches("r#")
+            ));
+        }
         if item.kind == Kind::Tool && from_ident {
             let help = v.help.take().unwrap_or_default();
             v.help = Some(format!(

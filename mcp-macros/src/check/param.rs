@@ -22,8 +22,8 @@ pub(super) fn param(item: &Item, p: &Param, errors: &mut Errors) {
             "a {kind} parameter must be an owned type; arguments are decoded from JSON for every call; use `String` instead of `&str`, `Vec<T>` instead of `&[T]` (also inside `Option<..>`, `Vec<..>` and tuples)"
         ));
     }
-    if let Some(span) = p.cfg {
-        errors.at(span, format!(
+    if let Some(place) = &p.cfg {
+        errors.spanned(place, format!(
             "`#[cfg]` on a {kind} parameter is not supported: the schema and the call are generated from every parameter; put the `#[cfg]` on the whole function, or make the parameter an `Option<T>`"
         ));
     }
@@ -35,14 +35,14 @@ pub(super) fn param(item: &Item, p: &Param, errors: &mut Errors) {
     if p.name.value.is_empty() {
         errors.at(p.name.span, "an argument name cannot be empty");
     }
-    if let (Some(_), Some(span)) = (p.arg_span, p.input_span) {
-        errors.at(
-            span,
+    if let (Some(_), Some(place)) = (&p.arg_span, &p.input_span) {
+        errors.spanned(
+            place,
             "a parameter filled by `#[input]` is not an argument, so it takes no `#[arg]`",
         );
     }
-    if let (Some(span), None) = (p.input_span, item.needs_input) {
-        errors.at(span, "`#[input]` needs `#[needs_input]` on the function; add `#[needs_input]` below the `#[tool]`, `#[prompt]` or `#[resource]` attribute");
+    if let (Some(place), None) = (&p.input_span, &item.needs_input) {
+        errors.spanned(place, "`#[input]` needs `#[needs_input]` on the function; add `#[needs_input]` below the `#[tool]`, `#[prompt]` or `#[resource]` attribute");
     }
     if let Some(path) = &p.complete {
         match (item.kind, p.role) {
@@ -161,7 +161,13 @@ pub(super) fn headers(item: &Item, errors: &mut Errors) {
             );
             continue;
         }
-        if let Err(v) = mcp_rules::header_name(&h.value) {
+        if let Err(mut v) = mcp_rules::header_name(&h.value) {
+            if h.value.is_empty() && v.help.is_none() {
+                v.help = Some(format!(
+                    "name the header, such as `header = \"Region\"` (sent as `Mcp-Param-Region`), or leave `header` out so that `{}` is not mirrored",
+                    p.name.value
+                ));
+            }
             errors.violation(h.span, v);
         } else if let Some(Err(v)) = seen
             .iter()

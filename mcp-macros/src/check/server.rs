@@ -32,12 +32,23 @@ pub fn server(s: &ServerImpl, errors: &mut Errors) {
     distinct_resources(&s.items, errors);
 }
 
+/// Whether two items can both be compiled, as far as the macro can tell: yes unless either
+/// has a `#[cfg]` (whose conditions only the compiler evaluates; two methods behind
+/// `#[cfg(unix)]` and `#[cfg(not(unix))]` may share a name). A clash between items that
+/// are compiled together anyway is still found when the server is built.
+fn both_compiled(a: &Item, b: &Item) -> bool {
+    a.cfg.is_empty() && b.cfg.is_empty()
+}
+
 /// Names are unique within one `impl` (per kind).
 fn unique_names(kind: Kind, items: &[Item], errors: &mut Errors) {
     let items: Vec<&Item> = items.iter().filter(|i| i.kind == kind).collect();
     let kind = kind.attr();
     for (i, t) in items.iter().enumerate() {
-        if let Some(first) = items[..i].iter().find(|o| o.name.value == t.name.value) {
+        if let Some(first) = items[..i]
+            .iter()
+            .find(|o| o.name.value == t.name.value && both_compiled(o, t))
+        {
             errors.at(t.name.span, format!(
                 "duplicate {kind} name `{}`; `{}` already uses this name; give one of them `#[{kind}(name = \"...\")]`",
                 t.name.value, first.ident
@@ -65,8 +76,11 @@ fn distinct_resources(items: &[Item], errors: &mut Errors) {
             _ => false,
         }
     };
-    for (i, (_, r)) in resources.iter().enumerate() {
-        if let Some((first, f)) = resources[..i].iter().find(|(_, o)| collide(o, r)) {
+    for (i, (item, r)) in resources.iter().enumerate() {
+        if let Some((first, f)) = resources[..i]
+            .iter()
+            .find(|(o_item, o)| both_compiled(o_item, item) && collide(o, r))
+        {
             errors.spanned(&r.uri, format!(
                 "resources `{}` and `{}` can match the same URI; `{}` declares the first one; make their fixed parts differ",
                 f.uri.value(),

@@ -14,15 +14,13 @@ pub(super) fn input_stmts(item: &Item) -> TokenStream {
     if inputs.is_empty() {
         return quote!();
     }
-    // `format!` only when the text inserts arguments (`{name}`); clippy would flag the rest.
+    // `format!` only when the text inserts arguments (`{name}`); clippy would flag the rest,
+    // whose `{{` and `}}` are then unescaped here.
     // The format string keeps the span of the text as written, so that rustc's errors
     // about a placeholder (a value that is not `Display`) land on it, not on `#[tool]`.
-    let text = |s: &str, span: Span| {
-        if s.contains('{') {
-            formatted(s, span, item)
-        } else {
-            quote!(__mcp::String::from(#s))
-        }
+    let text = |s: &str, span: Span| match plain(s) {
+        Some(s) => quote!(__mcp::String::from(#s)),
+        None => formatted(s, span, item),
     };
     // Spanned at the parameter's type, `__input` keeps the expansion's hygiene.
     let input = super::binding("__input");
@@ -44,11 +42,9 @@ pub(super) fn input_stmts(item: &Item) -> TokenStream {
                         Some(m) => text(&m.value, m.span),
                         None => text("", Span::call_site()),
                     };
-                    let url = if url.value.contains('{') {
-                        formatted_url(&url.value, url.span, item)
-                    } else {
-                        let url = &url.value;
-                        quote!(__mcp::String::from(#url))
+                    let url = match plain(&url.value) {
+                        Some(url) => quote!(__mcp::String::from(#url)),
+                        None => formatted_url(&url.value, url.span, item),
                     };
                     quote_spanned! {param.ty_span=>
                         <#ty as __mcp::UrlParam>::elicit_url(&#input, #key, #message, #url)
@@ -104,6 +100,28 @@ pub(super) fn needs(item: &Item) -> Vec<&'static str> {
             InputKind::Roots => "roots",
         })
         .collect()
+}
+
+/// A text (or URL) that inserts no argument, as sent: its `{{` and `}}` are the braces
+/// they stand for in a `format!` string. `None` when it has a placeholder (`{name}`).
+fn plain(text: &str) -> Option<String> {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '{' if chars.peek() == Some(&'{') => {
+                chars.next();
+                out.push('{');
+            }
+            '{' => return None,
+            '}' if chars.peek() == Some(&'}') => {
+                chars.next();
+                out.push('}');
+            }
+            c => out.push(c),
+        }
+    }
+    Some(out)
 }
 
 /// `format!` of an input's text, which inserts parameters by name (`{path}`). A
@@ -185,4 +203,33 @@ fn rewrite(text: &str, mut each: impl FnMut(&str, &mut String)) -> String {
     }
     out.push_str(rest);
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::plain;
+    use crate::attr::Kind;
+    use quote::quote;
+
+    #[test]
+    fn a_text_without_placeholders_is_unescaped() {
+        assert_eq!(plain("Delete {{all}}?").as_deref(), Some("Delete {all}?"));
+        assert_eq!(plain("a }} b").as_deref(), Some("a } b"));
+        assert_eq!(plain("plain").as_deref(), Some("plain"));
+        assert_eq!(plain("Delete {path}?"), None);
+        assert_eq!(plain("{{ {path} }}"), None);
+        // Through the macro: a closing brace alone is sent as one brace.
+        let out = crate::expand::free(
+            Kind::Tool,
+            quote!(),
+            quote! {
+                /// Asks.
+                #[needs_input]
+                async fn t(#[input(elicit = "Ready? }}")] ok: Sure) {}
+            },
+        )
+        .to_string();
+        assert!(out.contains(r#"String :: from ("Ready? }")"#), "{out}");
+        assert!(!out.contains("compile_error"), "{out}");
+    }
 }

@@ -58,7 +58,7 @@ pub fn free(kind: Kind, args: TokenStream, item: TokenStream) -> TokenStream {
         .as_ref()
         .and_then(|o| o.common().krate.as_ref())
         .map(|k| (**k).clone());
-    let needs_input = attr::take_needs_input(&mut func.attrs, krate_path.as_ref());
+    let needs_input = attr::take_needs_input(&mut func.attrs, krate_path.as_ref(), &mut errors);
     let also = attr::take_other_items(&mut func.attrs, krate_path.as_ref());
     let params = attr::take_params(&mut func.sig, krate_path.as_ref(), &mut errors);
     let model = options.map(|o| {
@@ -76,6 +76,8 @@ pub fn free(kind: Kind, args: TokenStream, item: TokenStream) -> TokenStream {
     });
     if let Some(m) = &model {
         check::item(m, &mut errors);
+        // Reported (a variadic item is an error); rustc need not report it again.
+        func.sig.variadic = None;
     }
     let krate_path = model
         .as_ref()
@@ -164,6 +166,13 @@ fn companion(
             #(#items)*
         }
     }
+}
+
+/// `#[cfg(..)]` for each condition the item's function is compiled under: what is
+/// generated for it goes with it.
+pub(crate) fn cfgs(item: &Item) -> TokenStream {
+    let conditions = &item.cfg;
+    quote!(#(#[cfg(#conditions)])*)
 }
 
 /// The item is not a function: its tokens back, with one error.

@@ -60,12 +60,14 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
         marked = true;
         let a = method.attrs.remove(pos);
         let kind: Kind = attr::kind_of(&a, krate).expect("checked above");
+        // The helper attributes come off first: whatever else fails, none is left behind
+        // for rustc to report as unknown.
+        let needs_input = attr::take_needs_input(&mut method.attrs, krate, &mut errors);
+        let also = attr::take_other_items(&mut method.attrs, krate);
+        let params = attr::take_params(&mut method.sig, krate, &mut errors);
         let Some(tokens) = attr::attr_args(&a, &mut errors) else {
             continue;
         };
-        let needs_input = attr::take_needs_input(&mut method.attrs, krate);
-        let also = attr::take_other_items(&mut method.attrs, krate);
-        let params = attr::take_params(&mut method.sig, krate, &mut errors);
         if let Some(o) = attr::options(kind, tokens, &mut errors) {
             let mut item = Item::build(
                 kind,
@@ -90,6 +92,8 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
                 p.complete_method = method.and_then(|m| methods.get(&m).cloned());
             }
             check::item(&item, &mut errors);
+            // Reported (a variadic item is an error); rustc need not report it again.
+            method.sig.variadic = None;
             items.push(item);
         }
     }
@@ -123,9 +127,13 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
             .map(|i| quote::format_ident!("__mcp_{}_{}", method, i))
             .collect();
         let table = quote::format_ident!("__MCP_{}", method.to_uppercase());
-        for (item, name) in items.iter().zip(&names) {
+        // A method behind `#[cfg]` may be compiled out: its helper and its entry in the
+        // table are compiled under the same conditions.
+        let cfgs: Vec<TokenStream> = items.iter().map(|item| super::cfgs(item)).collect();
+        for ((item, name), cfg) in items.iter().zip(&names).zip(&cfgs) {
             let def = super::definition(item);
             helpers.push(quote! {
+                #cfg
                 #[doc(hidden)]
                 fn #name(this: &__mcp::Arc<Self>) -> __mcp::#ty {
                     let _ = this;
@@ -135,7 +143,7 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
         }
         helpers.push(quote! {
             #[doc(hidden)]
-            const #table: &'static [fn(&__mcp::Arc<Self>) -> __mcp::#ty] = &[#(Self::#names),*];
+            const #table: &'static [fn(&__mcp::Arc<Self>) -> __mcp::#ty] = &[#(#cfgs Self::#names),*];
         });
         let method = syn::Ident::new(method, proc_macro2::Span::call_site());
         Some(quote! {

@@ -60,7 +60,7 @@ pub struct Shape {
     pub is_async: bool,
     /// The generic parameters, when there are any.
     pub generics: Option<syn::punctuated::Punctuated<syn::GenericParam, syn::Token![,]>>,
-    pub variadic: Option<Span>,
+    pub variadic: Option<crate::errors::Place>,
     pub receiver: Receiver,
     /// The declared return type (or the name, without one): errors about it land here.
     pub return_span: Span,
@@ -203,13 +203,19 @@ pub struct Item {
     pub layers: Vec<syn::Expr>,
     pub shape: Shape,
     /// Where `#[needs_input]` was written.
-    pub needs_input: Option<Span>,
+    pub needs_input: Option<crate::errors::Place>,
     pub params: Vec<Param>,
     pub spec: Spec,
     /// The type of the `#[server]` impl a method belongs to, as written.
     pub owner: Option<String>,
     /// Other item attributes on the same function (`#[tool] #[prompt]`), and where.
-    pub also: Vec<(Span, Kind)>,
+    pub also: Vec<(crate::errors::Place, Kind)>,
+    /// The conditions of the function's `#[cfg(..)]` (and of `#[cfg_attr(.., cfg(..))]`),
+    /// each as `cfg(..)` would take it: what is generated for the item is compiled under
+    /// them too, and an item that may be compiled out collides with no other. (Only a
+    /// method's: rustc evaluates a free function's own `cfg` before expanding `#[tool]`,
+    /// but not those of the methods of an impl given to `#[server]`.)
+    pub cfg: Vec<proc_macro2::TokenStream>,
 }
 
 impl Item {
@@ -220,7 +226,7 @@ impl Item {
         attrs: &[syn::Attribute],
         sig: &Signature,
         params: Vec<RawParam>,
-        needs_input: Option<Span>,
+        needs_input: Option<crate::errors::Place>,
         site: Site,
     ) -> Item {
         let common = options.common();
@@ -344,6 +350,7 @@ impl Item {
             spec,
             owner: None,
             also: Vec::new(),
+            cfg: cfg_conditions(attrs),
         }
     }
 
@@ -360,6 +367,34 @@ impl Item {
             _ => Vec::new(),
         }
     }
+}
+
+/// The conditions under which an item with `attrs` is compiled: each `#[cfg(c)]` gives
+/// `c`, each `#[cfg_attr(p, .., cfg(c), ..)]` gives `any(not(p), all(c))` (nested
+/// `cfg_attr`s too). Other attributes of a `cfg_attr` do not decide whether the item
+/// exists, so they give nothing.
+fn cfg_conditions(attrs: &[syn::Attribute]) -> Vec<proc_macro2::TokenStream> {
+    attrs.iter().filter_map(|a| condition(&a.meta)).collect()
+}
+
+fn condition(meta: &syn::Meta) -> Option<proc_macro2::TokenStream> {
+    let syn::Meta::List(list) = meta else {
+        return None;
+    };
+    if list.path.is_ident("cfg") {
+        let c = &list.tokens;
+        return Some(quote::quote!(#c));
+    }
+    if !list.path.is_ident("cfg_attr") {
+        return None;
+    }
+    let parsed = list
+        .parse_args_with(syn::punctuated::Punctuated::<syn::Meta, syn::Token![,]>::parse_terminated)
+        .ok()?;
+    let mut parts = parsed.iter();
+    let predicate = parts.next()?;
+    let inner: Vec<proc_macro2::TokenStream> = parts.filter_map(condition).collect();
+    (!inner.is_empty()).then(|| quote::quote!(any(not(#predicate), all(#(#inner),*))))
 }
 
 fn shape(sig: &Signature) -> Shape {
@@ -384,7 +419,7 @@ fn shape(sig: &Signature) -> Shape {
     Shape {
         is_async: sig.asyncness.is_some(),
         generics: (!sig.generics.params.is_empty()).then(|| sig.generics.params.clone()),
-        variadic: sig.variadic.as_ref().map(syn::spanned::Spanned::span),
+        variadic: sig.variadic.as_ref().map(crate::errors::Place::of),
         receiver,
         return_span: match &sig.output {
             syn::ReturnType::Type(_, ty) => ty.span(),
@@ -413,7 +448,7 @@ pub(crate) mod tests {
     ) -> (Option<Item>, Errors) {
         let mut errors = Errors::new();
         let mut func: attr::Function = syn::parse2(f).unwrap();
-        let needs_input = attr::take_needs_input(&mut func.attrs, None);
+        let needs_input = attr::take_needs_input(&mut func.attrs, None, &mut errors);
         let params = attr::take_params(&mut func.sig, None, &mut errors);
         let item = attr::options(kind, args, &mut errors).map(|o| {
             Item::build(
@@ -447,6 +482,29 @@ pub(crate) mod tests {
         assert_eq!(item.params[1].description.as_ref().unwrap().value, "b");
         assert_eq!(item.params[0].role, Role::Parameter);
         assert!(matches!(item.shape.receiver, Receiver::None));
+    }
+
+    #[test]
+    fn cfg_conditions_are_read_from_cfg_and_cfg_attr() {
+        let attrs: Vec<syn::Attribute> = vec![
+            syn::parse_quote!(#[cfg(feature = "admin")]),
+            syn::parse_quote!(#[cfg_attr(unix, cfg(test), inline)]),
+            syn::parse_quote!(#[cfg_attr(unix, inline)]),
+            syn::parse_quote!(#[cfg_attr(a, cfg_attr(b, cfg(c)))]),
+            syn::parse_quote!(#[doc = "x"]),
+        ];
+        let c: Vec<String> = cfg_conditions(&attrs)
+            .iter()
+            .map(|t| t.to_string())
+            .collect();
+        assert_eq!(
+            c,
+            [
+                "feature = \"admin\"",
+                "any (not (unix) , all (test))",
+                "any (not (a) , all (any (not (b) , all (c))))",
+            ]
+        );
     }
 
     #[test]

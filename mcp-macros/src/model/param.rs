@@ -3,6 +3,7 @@
 
 use super::Sp;
 use crate::attr::{self, Kind, RawParam};
+use crate::errors::Place;
 use proc_macro2::Span;
 use syn::spanned::Spanned as _;
 use syn::{Ident, Type};
@@ -40,9 +41,12 @@ impl InputKind {
 #[derive(Debug, Clone)]
 pub struct InputSpec {
     pub key: Sp<String>,
+    /// Whether the key was given (`key = ".."`), rather than the parameter's name.
+    pub key_given: bool,
     /// What it asks; `check` requires exactly one.
     pub asks: Vec<InputKind>,
-    pub span: Span,
+    /// Where `#[input(..)]` was written.
+    pub place: Place,
 }
 
 /// What a parameter is.
@@ -80,12 +84,12 @@ pub struct Param {
     /// where it was written.
     pub default: Option<(syn::Expr, Span)>,
     /// Where `#[arg]` was written.
-    pub arg_span: Option<Span>,
+    pub arg_span: Option<Place>,
     pub input: Option<InputSpec>,
     /// Where `#[input]` was written (also when its options did not parse).
-    pub input_span: Option<Span>,
+    pub input_span: Option<Place>,
     /// Where a `#[cfg]` or `#[cfg_attr]` on it was written.
-    pub cfg: Option<Span>,
+    pub cfg: Option<Place>,
 }
 
 pub(super) fn param(raw: RawParam, kind: Kind, variables: &[String]) -> Param {
@@ -113,8 +117,11 @@ pub(super) fn param(raw: RawParam, kind: Kind, variables: &[String]) -> Param {
     } else {
         Role::Extractor
     };
-    let input_span = raw.input_span.unwrap_or_else(Span::call_site);
-    let input = raw.input.map(|i| input(i, &name.value, input_span));
+    let input_place = raw.input_span.unwrap_or_else(|| Place {
+        first: Span::call_site(),
+        last: Span::call_site(),
+    });
+    let input = raw.input.map(|i| input(i, &name.value, input_place));
     Param {
         ty_span: raw.ty.span(),
         ident,
@@ -157,7 +164,7 @@ fn default_value(value: Option<syn::Expr>, span: Span) -> syn::Expr {
     }
 }
 
-fn input(args: attr::InputArgs, param_name: &str, span: Span) -> InputSpec {
+fn input(args: attr::InputArgs, param_name: &str, place: Place) -> InputSpec {
     let mut asks = Vec::new();
     if let Some(m) = &args.elicit {
         asks.push(InputKind::Elicit { message: m.into() });
@@ -181,8 +188,13 @@ fn input(args: attr::InputArgs, param_name: &str, span: Span) -> InputSpec {
         Some(k) => k.into(),
         None => Sp {
             value: param_name.to_owned(),
-            span,
+            span: place.first,
         },
     };
-    InputSpec { key, asks, span }
+    InputSpec {
+        key,
+        key_given: args.key.is_some(),
+        asks,
+        place,
+    }
 }

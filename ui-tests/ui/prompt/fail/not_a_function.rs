@@ -1,0 +1,7 @@
+use mcp_runtime::prompt;
+
+/// Not a function.
+#[prompt]
+struct Greeting;
+
+fn main() {}
