@@ -368,12 +368,11 @@ impl Link {
             (Wire::Stdio(_), None) => Err(gone("no stdio session")),
             (Wire::Http(peer), _) => {
                 let mut unanswered = CancelUnanswered {
-                    peer: (method != "initialize").then(|| Peer::clone(peer)),
-                    version,
+                    upstream: self.peer(None).filter(|_| method != "initialize"),
                     id,
                 };
                 let posted = self.post_as(version, msg, name).await;
-                unanswered.peer = None;
+                unanswered.upstream = None;
                 posted?
                     .ok_or_else(|| gone("no answer"))
                     .and_then(|a| outcome(a, &peer.told))
@@ -614,26 +613,18 @@ mod restart_tests;
 mod tests;
 
 /// A request POSTed to an HTTP upstream, until its answer came: given up before that (its
-/// time ran out, or its caller went), it is cancelled upstream (`notifications/cancelled`,
-/// from a task of its own), as a call is ([`Ongoing`]'s drop), since a connection closed is
-/// no cancellation to a Streamable HTTP server. `peer`: `None` once answered (and for
+/// time ran out, or its caller went), it is cancelled upstream ([`Listen::cancel_later`]),
+/// as a call is ([`Ongoing`]'s drop). `upstream`: `None` once answered (and for
 /// `initialize`, which is never cancelled).
-struct CancelUnanswered<'a> {
-    peer: Option<Peer>,
-    version: &'a str,
+struct CancelUnanswered {
+    upstream: Option<Listen>,
     id: u64,
 }
 
-impl Drop for CancelUnanswered<'_> {
+impl Drop for CancelUnanswered {
     fn drop(&mut self) {
-        let Some(peer) = self.peer.take() else {
-            return;
-        };
-        let note = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
-            "params": {"requestId": self.id, "reason": "the proxied request was given up"}});
-        let version = self.version.to_owned();
-        if let Ok(rt) = tokio::runtime::Handle::try_current() {
-            rt.spawn(async move { peer.reply(&version, &note).await });
+        if let Some(upstream) = self.upstream.take() {
+            upstream.cancel_later(self.id, "the proxied request was given up");
         }
     }
 }

@@ -4,7 +4,7 @@
 use super::link::{UpstreamError, gone};
 use super::routing::Asked;
 use super::streams::Listen;
-use serde_json::{Value, json};
+use serde_json::Value;
 use std::time::Duration;
 use tokio::sync::{mpsc, oneshot};
 
@@ -98,11 +98,7 @@ impl Drop for Ongoing {
     fn drop(&mut self) {
         if let Some(Cancel::Http(peer, reading)) = self.cancel.take() {
             reading.abort();
-            let note = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
-                "params": {"requestId": self.id, "reason": "the proxied call was given up"}});
-            if let Ok(rt) = tokio::runtime::Handle::try_current() {
-                rt.spawn(async move { peer.reply(&note).await });
-            }
+            peer.cancel_later(self.id, "the proxied call was given up");
         }
     }
 }

@@ -333,6 +333,17 @@ impl Listen {
     pub(super) async fn reply(&self, msg: &Value) {
         self.peer.reply(&self.version, msg).await;
     }
+
+    /// Tells the upstream, from a task of its own, that our request `id` was given up
+    /// (`notifications/cancelled`): a closed connection is no cancellation to a
+    /// Streamable HTTP server, which would work on.
+    pub(super) fn cancel_later(self, id: u64, reason: &'static str) {
+        let note = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+            "params": {"requestId": id, "reason": reason}});
+        if let Ok(rt) = tokio::runtime::Handle::try_current() {
+            rt.spawn(async move { self.reply(&note).await });
+        }
+    }
 }
 
 impl Peer {

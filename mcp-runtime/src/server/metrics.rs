@@ -148,7 +148,7 @@ impl Metrics {
 /// One request being measured.
 pub(crate) struct Observation {
     start: Instant,
-    method: String,
+    method: &'static str,
     name: String,
 }
 
@@ -182,7 +182,7 @@ pub(crate) fn begin(
         }
         _ => String::new(),
     };
-    let method = method_label(method).to_owned();
+    let method = method_label(method);
     metrics::gauge!("mcp_requests_in_flight").increment(1.0);
     Some(Observation {
         start: Instant::now(),
@@ -242,7 +242,7 @@ pub(crate) fn end(obs: Observation, reply: &Reply) {
     let outcome = if let Some(rpc) = &reply.rpc {
         metrics::counter!(
             "mcp_request_errors_total",
-            "method" => obs.method.clone(),
+            "method" => obs.method,
             "code" => serde_json::to_string(&rpc.1.code()).unwrap_or_default()
         )
         .increment(1);
@@ -282,15 +282,13 @@ struct ResultHead {
 /// (refused by the transport, as a reused request id is) records nothing here.
 pub(crate) struct Watch {
     obs: Option<Observation>,
-    server: std::sync::Weak<ServerInner>,
     started: bool,
 }
 
 impl Watch {
-    pub(crate) fn new(obs: Observation, server: std::sync::Weak<ServerInner>) -> Watch {
+    pub(crate) fn new(obs: Observation) -> Watch {
         Watch {
             obs: Some(obs),
-            server,
             started: false,
         }
     }
@@ -302,7 +300,7 @@ impl Watch {
 
     /// Records the answer.
     pub(crate) fn end(mut self, reply: &Reply) {
-        if let (Some(obs), Some(_)) = (self.obs.take(), self.server.upgrade()) {
+        if let Some(obs) = self.obs.take() {
             end(obs, reply);
         }
     }
@@ -310,10 +308,7 @@ impl Watch {
 
 impl Drop for Watch {
     fn drop(&mut self) {
-        let Some(obs) = self.obs.take().filter(|_| self.started) else {
-            return;
-        };
-        if self.server.upgrade().is_some() {
+        if let Some(obs) = self.obs.take().filter(|_| self.started) {
             record(obs, "cancelled");
         }
     }
@@ -323,14 +318,14 @@ impl Drop for Watch {
 fn record(mut obs: Observation, outcome: &'static str) {
     metrics::counter!(
         "mcp_requests_total",
-        "method" => obs.method.clone(),
+        "method" => obs.method,
         "name" => obs.name.clone(),
         "outcome" => outcome
     )
     .increment(1);
     metrics::histogram!(
         "mcp_request_duration_seconds",
-        "method" => std::mem::take(&mut obs.method),
+        "method" => obs.method,
         "name" => std::mem::take(&mut obs.name)
     )
     .record(obs.start.elapsed().as_secs_f64());

@@ -265,6 +265,21 @@ fn remove<T>(list: &mut Vec<T>, matches: impl Fn(&T) -> bool) -> bool {
     list.len() != before
 }
 
+impl ServerInner {
+    /// Applies the shared catalog record (`list`): each change that changes something here
+    /// is told to this instance's listeners as its list's change. How many did.
+    fn catch_up(&self, list: &[CatalogChange]) -> usize {
+        let mut changed = 0;
+        for c in list {
+            if self.apply(c) {
+                self.fanout.publish(c.list_change());
+                changed += 1;
+            }
+        }
+        changed
+    }
+}
+
 /// How often the pump reads the shared catalog record again, to apply a change it missed.
 const RESYNC_EVERY: std::time::Duration = std::time::Duration::from_secs(10);
 
@@ -298,9 +313,7 @@ pub(crate) fn start(inner: &Arc<ServerInner>) {
             match bus.catalog().await {
                 Ok(list) => {
                     let Some(server) = weak.upgrade() else { return };
-                    for change in &list {
-                        server.apply(change);
-                    }
+                    server.catch_up(&list);
                     if !list.is_empty() {
                         tracing::info!(changes = list.len(), "caught up with the shared catalog");
                     }
@@ -333,11 +346,9 @@ pub(crate) fn start(inner: &Arc<ServerInner>) {
                     match bus.catalog().await {
                         Ok(list) => {
                             let Some(server) = weak.upgrade() else { return };
-                            for c in &list {
-                                if server.apply(c) {
-                                    tracing::info!(item = %c.name, "caught up with a catalog change missed on the bus");
-                                    server.fanout.publish(c.list_change());
-                                }
+                            let changed = server.catch_up(&list);
+                            if changed > 0 {
+                                tracing::info!(changes = changed, "caught up with catalog changes missed on the bus");
                             }
                         }
                         Err(e) => tracing::debug!("could not read the shared catalog: {e}"),

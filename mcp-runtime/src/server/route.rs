@@ -86,7 +86,7 @@ impl Server {
                 Prepared::Reply(r)
             }
             Prepared::Call(job) => {
-                let watch = super::metrics::Watch::new(obs, std::sync::Arc::downgrade(&self.inner));
+                let watch = super::metrics::Watch::new(obs);
                 Prepared::Call(job.observe(watch))
             }
             other => other,

@@ -191,19 +191,17 @@ impl Shared {
     /// finds the same text recorded, and neither writes nor publishes it.
     fn remember(&self, c: &CatalogChange) {
         let mut known = self.known.lock().unwrap_or_else(|e| e.into_inner());
-        match known.get(&field(c)) {
-            Some(k) if !c.supersedes(k) => {}
-            _ => {
-                let origin = unmarked(&c.origin).to_owned();
-                known.insert(
-                    field(c),
-                    CatalogChange {
-                        origin,
-                        ..c.clone()
-                    },
-                );
-            }
+        let slot = known.entry(field(c));
+        if let std::collections::hash_map::Entry::Occupied(k) = &slot
+            && !c.supersedes(k.get())
+        {
+            return;
         }
+        let origin = unmarked(&c.origin).to_owned();
+        slot.insert_entry(CatalogChange {
+            origin,
+            ..c.clone()
+        });
     }
 
     /// Queues a change to publish. A catalog change is never dropped: this instance
@@ -498,10 +496,9 @@ async fn listen(
 /// same item that comes after it ([`CatalogChange::supersedes`]: by stamp, then by origin,
 /// compared byte by byte as Rust compares strings): 1 when it went out, or was recorded
 /// already, text and stamp (a retry, or a change recorded again after a reconnect: not
-/// published twice);
-/// otherwise the recorded change's text (nil if there is none). KEYS: the record, its stamps (`<at>
-/// <origin>` per item); ARGV: the item's field, the change's text, its stamp, the bus
-/// channel, its origin.
+/// published twice); otherwise the recorded change's text (nil if there is none). KEYS:
+/// the record, its stamps (`<at> <origin>` per item); ARGV: the item's field, the
+/// change's text, its stamp, the bus channel, its origin.
 static RECORD_CATALOG: std::sync::LazyLock<redis::Script> = std::sync::LazyLock::new(|| {
     redis::Script::new(
         r"
@@ -533,9 +530,10 @@ return 1",
 /// Publishes queued changes in order (a catalog change is recorded, then published, by
 /// one script: [`RECORD_CATALOG`]). One Redis cannot take is tried again, with a growing
 /// pause, until [`PUBLISH_RETRY_FOR`] after it was made (a catalog change: until it is
-/// recorded); the ones after it wait their turn. A catalog change the record holds a later one for is not published: the later
-/// one goes to this instance's subscribers instead, as a replayed record, so this
-/// instance (which applied its own change already) ends where the others are.
+/// recorded); the ones after it wait their turn. A catalog change the record holds a
+/// later one for is not published: the later one goes to this instance's subscribers
+/// instead, as a replayed record, so this instance (which applied its own change
+/// already) ends where the others are.
 async fn publish(
     mut conn: Link,
     prefix: String,

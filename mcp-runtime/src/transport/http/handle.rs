@@ -121,6 +121,20 @@ pub(super) async fn handle_get_or_delete(
     method_not_allowed(false)
 }
 
+/// What the MCP endpoint's Host and Origin check lets through, as middleware around
+/// another route (`/metrics`).
+#[cfg(feature = "metrics")]
+pub(super) async fn host_checked(
+    State(s): State<Arc<HttpServer>>,
+    req: Request,
+    next: axum::middleware::Next,
+) -> Response {
+    match origin::check_host_origin(&s.config, &req) {
+        Ok(()) => next.run(req).await,
+        Err(why) => forbidden(why),
+    }
+}
+
 /// Any other method (PUT, PATCH, OPTIONS, ...): Host and Origin are checked first, as for
 /// every method, then 405 with a JSON-RPC error body.
 pub(super) async fn handle_other(State(s): State<Arc<HttpServer>>, req: Request) -> Response {

@@ -15,6 +15,8 @@ mod serve;
 mod sse;
 
 use config::HttpConfig;
+#[cfg(feature = "metrics")]
+use handle::host_checked;
 use handle::{handle_get_or_delete, handle_other, handle_post, json_reply, refuse, respond};
 pub(crate) use headers::HeaderGuard;
 
@@ -303,30 +305,8 @@ impl HttpServer {
         self.server.inner.start_background();
         let path = self.config.path.clone();
         let metadata = self.metadata_router();
-        // Behind the same Host and Origin check as the MCP endpoint: on a loopback bind a
-        // page rebinding its name to this server would read the metrics (tool names and
-        // traffic) otherwise.
-        #[cfg(feature = "metrics")]
-        let metadata = match &self.config.metrics {
-            Some(m) => {
-                let config = Arc::new(self.config.clone());
-                let checked = axum::middleware::from_fn(
-                    move |req: axum::extract::Request, next: axum::middleware::Next| {
-                        let config = Arc::clone(&config);
-                        async move {
-                            match origin::check_host_origin(&config, &req) {
-                                Ok(()) => next.run(req).await,
-                                Err(why) => handle::forbidden(why),
-                            }
-                        }
-                    },
-                );
-                metadata.merge(m.router().route_layer(checked))
-            }
-            None => metadata,
-        };
         let shared = Arc::new(self);
-        Router::new()
+        let router = Router::new()
             .route(
                 &path,
                 post(handle_post)
@@ -334,8 +314,20 @@ impl HttpServer {
                     .delete(handle_get_or_delete)
                     .fallback(handle_other),
             )
-            .with_state(shared)
-            .merge(metadata)
+            .with_state(Arc::clone(&shared))
+            .merge(metadata);
+        // Behind the same Host and Origin check as the MCP endpoint: on a loopback bind a
+        // page rebinding its name to this server would read the metrics (tool names and
+        // traffic) otherwise.
+        #[cfg(feature = "metrics")]
+        let router = match &shared.config.metrics {
+            Some(m) => router.merge(m.router().route_layer(axum::middleware::from_fn_with_state(
+                Arc::clone(&shared),
+                host_checked,
+            ))),
+            None => router,
+        };
+        router
     }
 
     /// The RFC 9728 protected-resource metadata of a server with
