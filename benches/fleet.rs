@@ -326,8 +326,9 @@ async fn store_rows(redis: &RedisStore, c: usize, secs: f64) -> Result<(), Strin
         rates[1],
         rates[1] / rates[0]
     );
+    // Capped far above what a run creates (tasks live 30 s), in both stores alike.
     let memory: Arc<dyn TaskStore> = Arc::new(MemoryTaskStore::with_capacity(50_000_000));
-    let shared: Arc<dyn TaskStore> = Arc::new(redis.clone());
+    let shared: Arc<dyn TaskStore> = Arc::new(redis.clone().max_tasks(50_000_000));
     let mut rates = Vec::new();
     for store in [memory, shared] {
         let n = Arc::new(AtomicU64::new(0));

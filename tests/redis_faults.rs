@@ -778,6 +778,73 @@ async fn handles_in_redis_are_capped_like_in_memory() {
     );
 }
 
+/// The caps are the store's to set (`max_tasks`, `max_task_bytes`, `max_handles`,
+/// `max_handle_bytes`), and a clone keeps them: a fleet holding more than the defaults
+/// (or less) says so on each instance. Before, the defaults were fixed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn redis_caps_are_configurable() {
+    use mcp_runtime::store::{StoreError, TaskRecord, TaskStore};
+    if !redis_available() {
+        return;
+    }
+    let redis = fleet::Redis::start();
+    let store = RedisStore::connect(&redis.url())
+        .await
+        .unwrap()
+        .max_tasks(3)
+        .max_handles(2)
+        .max_handle_bytes(20);
+    let task = |id: &str| TaskRecord::new(id.into(), Duration::from_secs(60), None, None);
+    for i in 0..3 {
+        store.create(task(&format!("t{i}"))).await.unwrap();
+    }
+    let clone = store.clone();
+    assert_eq!(clone.create(task("t3")).await, Err(StoreError::Full));
+    // By bytes: a record bigger than the whole cap does not fit an empty store.
+    let tiny = RedisStore::connect_with_prefix(&redis.url(), "tiny")
+        .await
+        .unwrap()
+        .max_task_bytes(10);
+    assert_eq!(tiny.create(task("big")).await, Err(StoreError::Full));
+    // A cap above the default takes more than the default would.
+    let wide = RedisStore::connect_with_prefix(&redis.url(), "wide")
+        .await
+        .unwrap()
+        .max_tasks(mcp_runtime::store::DEFAULT_MAX_TASKS + 5);
+    let ids: Vec<String> = (0..mcp_runtime::store::DEFAULT_MAX_TASKS)
+        .map(|i| format!("w{i}"))
+        .collect();
+    seed(
+        redis.port,
+        "ZADD",
+        "wide:tasks:ids",
+        &ids,
+        "99999999999999",
+        true,
+    );
+    wide.create(task("one-past-the-default")).await.unwrap();
+
+    let record = |v: serde_json::Value| HandleRecord {
+        owner: None,
+        value: v,
+    };
+    let ttl = Duration::from_secs(60);
+    store.insert("h_a", record(json!(1)), ttl).await.unwrap();
+    store.insert("h_b", record(json!(2)), ttl).await.unwrap();
+    assert_eq!(
+        store.insert("h_c", record(json!(3)), ttl).await,
+        Err(StoreError::Full)
+    );
+    assert_eq!(HandleStore::remove(&store, "h_b").await, Ok(true));
+    // 20 bytes of JSON at most, together: "1" holds 1, so 19 are left.
+    let text = |n: usize| json!("x".repeat(n - 2));
+    assert_eq!(
+        store.insert("h_c", record(text(20)), ttl).await,
+        Err(StoreError::Full)
+    );
+    store.insert("h_c", record(text(19)), ttl).await.unwrap();
+}
+
 /// An owner's index of handle ids holds only the live ones: each mint drops the expired
 /// ones. Before, every mint added its id to a set that only `list` ever took expired ids
 /// out of, and stretched its expiry, so an owner minting steadily had an index that grew

@@ -9,17 +9,19 @@
 //! so an index of the old kind neither fails nor is read by this code; it expires by
 //! itself.)
 //!
-//! The handles held are capped as a `MemoryHandleStore`'s are ([`DEFAULT_MAX_HANDLES`]
-//! live handles, [`DEFAULT_MAX_HANDLE_BYTES`] of values as JSON), fleet-wide: past either,
-//! a new handle, or a value that grows, is refused ([`StoreError::Full`]). The count is
+//! The handles held are capped as a `MemoryHandleStore`'s are (by default
+//! [`DEFAULT_MAX_HANDLES`] live handles, [`DEFAULT_MAX_HANDLE_BYTES`] of values as JSON;
+//! [`RedisStore::max_handles`], [`RedisStore::max_handle_bytes`]), fleet-wide: past
+//! either, a new handle, or a value that grows, is refused ([`StoreError::Full`]). The count is
 //! kept as the tasks' is (see `tasks.rs`), in `{p}:handles:ids`, `{p}:handles:sizes` and
 //! `{p}:handles:bytes`.
+//!
+//! [`DEFAULT_MAX_HANDLES`]: crate::store::DEFAULT_MAX_HANDLES
+//! [`DEFAULT_MAX_HANDLE_BYTES`]: crate::store::DEFAULT_MAX_HANDLE_BYTES
 
 use super::tasks::BOOKKEEPING;
 use super::{RedisStore, backend, ms};
-use crate::store::{
-    DEFAULT_MAX_HANDLE_BYTES, DEFAULT_MAX_HANDLES, HandleRecord, HandleStore, StoreError,
-};
+use crate::store::{HandleRecord, HandleStore, StoreError};
 use futures_util::FutureExt;
 use futures_util::future::BoxFuture;
 use serde_json::Value;
@@ -28,8 +30,9 @@ use std::time::Duration;
 /// How many ids `list` reads from an owner's index at a time.
 const LIST_PAGE: usize = 1000;
 
-/// The most ids one `list` reads from an owner's index, live or not.
-const MAX_SCANNED: usize = 4 * DEFAULT_MAX_HANDLES;
+/// The most ids one `list` reads from an owner's index, live or not, per handle the
+/// store may hold.
+const SCANNED_PER_HANDLE: usize = 4;
 
 /// Stores a handle unless the handles held are at their cap (0; else 1), sweeping expired
 /// ids from the bookkeeping and from the owner's index first. KEYS: the handle, the
@@ -155,8 +158,8 @@ impl HandleStore for RedisStore {
                 .arg(record.owner.as_deref().unwrap_or(""))
                 .arg(ms(ttl))
                 .arg(id)
-                .arg(DEFAULT_MAX_HANDLES)
-                .arg(DEFAULT_MAX_HANDLE_BYTES)
+                .arg(self.caps.handles)
+                .arg(self.caps.handle_bytes)
                 .invoke_async::<i64>(&mut c)
                 .await
                 .map_err(backend)?;
@@ -195,7 +198,7 @@ impl HandleStore for RedisStore {
                 .key(total)
                 .arg(value.to_string())
                 .arg(id)
-                .arg(DEFAULT_MAX_HANDLE_BYTES)
+                .arg(self.caps.handle_bytes)
                 .invoke_async::<i64>(&mut c)
                 .await
                 .map_err(backend)?;
@@ -239,7 +242,7 @@ impl HandleStore for RedisStore {
                 .arg(current)
                 .arg(value.to_string())
                 .arg(id)
-                .arg(DEFAULT_MAX_HANDLE_BYTES)
+                .arg(self.caps.handle_bytes)
                 .invoke_async::<i64>(&mut c)
                 .await
                 .map_err(backend)?;
@@ -287,6 +290,7 @@ impl HandleStore for RedisStore {
             let mut c = self.conn.clone();
             let index = self.owner_expiries(owner);
             let now = redis_now(&mut c).await?;
+            let cap = self.caps.handles;
             let mut out = Vec::new();
             // An id read twice (the index changed between pages) counts once.
             let mut seen: std::collections::HashSet<Vec<u8>> = std::collections::HashSet::new();
@@ -356,7 +360,7 @@ impl HandleStore for RedisStore {
                         let Ok((o, v)) = row else { continue };
                         match v {
                             Some(v) if o.as_deref() == owner.map(str::as_bytes) => {
-                                if out.len() < DEFAULT_MAX_HANDLES
+                                if out.len() < cap
                                     && let Ok(v) = serde_json::from_slice(&v)
                                 {
                                     out.push((id, v));
@@ -369,7 +373,10 @@ impl HandleStore for RedisStore {
                 }
                 // Ids of unreadable records count too: one call reads at most so many,
                 // however the index grew.
-                if last_page || out.len() >= DEFAULT_MAX_HANDLES || seen.len() >= MAX_SCANNED {
+                if last_page
+                    || out.len() >= cap
+                    || seen.len() >= cap.saturating_mul(SCANNED_PER_HANDLE)
+                {
                     break;
                 }
             }

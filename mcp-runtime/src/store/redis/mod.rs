@@ -85,6 +85,27 @@ const MAX_CAS_ATTEMPTS: usize = 32;
 pub struct RedisStore {
     conn: Link,
     shared: Arc<Shared>,
+    caps: Caps,
+}
+
+/// The caps on what a [`RedisStore`] holds, fleet-wide (see [`RedisStore::max_tasks`]).
+#[derive(Clone, Copy, Debug)]
+struct Caps {
+    tasks: usize,
+    task_bytes: usize,
+    handles: usize,
+    handle_bytes: usize,
+}
+
+impl Default for Caps {
+    fn default() -> Self {
+        Caps {
+            tasks: crate::store::DEFAULT_MAX_TASKS,
+            task_bytes: crate::store::DEFAULT_MAX_TASK_BYTES,
+            handles: crate::store::DEFAULT_MAX_HANDLES,
+            handle_bytes: crate::store::DEFAULT_MAX_HANDLE_BYTES,
+        }
+    }
 }
 
 /// The command connection: a [`ConnectionManager`] (which reconnects by itself when the
@@ -286,6 +307,7 @@ impl std::fmt::Debug for RedisStore {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("RedisStore")
             .field("prefix", &self.shared.prefix)
+            .field("caps", &self.caps)
             .finish_non_exhaustive()
     }
 }
@@ -299,6 +321,47 @@ impl RedisStore {
     /// with the key prefix `mcp`.
     pub async fn connect(url: &str) -> Result<RedisStore, StoreError> {
         Self::connect_with_prefix(url, "mcp").await
+    }
+
+    /// Holds at most `max` live tasks (at least 1; default
+    /// [`DEFAULT_MAX_TASKS`](crate::store::DEFAULT_MAX_TASKS)), as a
+    /// [`MemoryTaskStore::with_capacity`](crate::store::MemoryTaskStore::with_capacity)
+    /// does. Past it, or past [`max_task_bytes`](Self::max_task_bytes), a new task is
+    /// refused ([`StoreError::Full`]: the client is told the server is busy) until expired
+    /// ones make room.
+    ///
+    /// The count is fleet-wide (kept in Redis) and each write checks it against its own
+    /// instance's cap: give every instance the same caps. Applies to this value and the
+    /// clones made from it afterwards.
+    pub fn max_tasks(mut self, max: usize) -> Self {
+        self.caps.tasks = max.max(1);
+        self
+    }
+
+    /// Holds tasks of at most `max` bytes together, as JSON, results included (at least
+    /// 1; default [`DEFAULT_MAX_TASK_BYTES`](crate::store::DEFAULT_MAX_TASK_BYTES)). See
+    /// [`max_tasks`](Self::max_tasks).
+    pub fn max_task_bytes(mut self, max: usize) -> Self {
+        self.caps.task_bytes = max.max(1);
+        self
+    }
+
+    /// Holds at most `max` live handles (at least 1; default
+    /// [`DEFAULT_MAX_HANDLES`](crate::store::DEFAULT_MAX_HANDLES)), as a
+    /// [`MemoryHandleStore::with_capacity`](crate::store::MemoryHandleStore::with_capacity)
+    /// does: past it, or past [`max_handle_bytes`](Self::max_handle_bytes), a new handle
+    /// is refused ([`StoreError::Full`]). Fleet-wide, as [`max_tasks`](Self::max_tasks).
+    pub fn max_handles(mut self, max: usize) -> Self {
+        self.caps.handles = max.max(1);
+        self
+    }
+
+    /// Holds handle values of at most `max` bytes together, as JSON (at least 1; default
+    /// [`DEFAULT_MAX_HANDLE_BYTES`](crate::store::DEFAULT_MAX_HANDLE_BYTES)): past it, a
+    /// new handle, or a value that grows, is refused. See [`max_handles`](Self::max_handles).
+    pub fn max_handle_bytes(mut self, max: usize) -> Self {
+        self.caps.handle_bytes = max.max(1);
+        self
     }
 
     /// Connects with a key prefix of your own (several servers in one Redis).
@@ -328,7 +391,11 @@ impl RedisStore {
             known: Mutex::new(HashMap::new()),
             stop: CancellationToken::new(),
         });
-        let store = RedisStore { conn, shared };
+        let store = RedisStore {
+            conn,
+            shared,
+            caps: Caps::default(),
+        };
         let ready = tokio::sync::oneshot::channel();
         tokio::spawn(listen(
             client,

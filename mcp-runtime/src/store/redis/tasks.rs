@@ -2,19 +2,21 @@
 //! compare-and-set on the version (no lost updates between instances), with a wake-up
 //! channel per task for watchers.
 //!
-//! The tasks held are capped as a `MemoryTaskStore`'s are ([`DEFAULT_MAX_TASKS`] live
-//! tasks, [`DEFAULT_MAX_TASK_BYTES`] of records), fleet-wide: past either, a new task is
-//! refused ([`StoreError::Full`]: busy) until expired ones make room. Without a cap one
-//! client calling a fast task tool in a loop filled Redis (each finished task keeps its
-//! result for its TTL), and under `noeviction` every write then failed, on every instance.
-//! The count is kept in three keys (see `BOOKKEEPING`): `{p}:tasks:ids` (a sorted set of the
-//! ids by expiry, ms), `{p}:tasks:sizes` (a hash of their records' sizes) and
-//! `{p}:tasks:bytes` (the sum).
+//! The tasks held are capped as a `MemoryTaskStore`'s are (by default
+//! [`DEFAULT_MAX_TASKS`] live tasks, [`DEFAULT_MAX_TASK_BYTES`] of records;
+//! [`RedisStore::max_tasks`], [`RedisStore::max_task_bytes`]), fleet-wide: past either, a
+//! new task is refused ([`StoreError::Full`]: busy) until expired ones make room.
+//! Without a cap one client calling a fast task tool in a loop filled Redis (each
+//! finished task keeps its result for its TTL), and under `noeviction` every write then
+//! failed, on every instance. The count is kept in three keys (see `BOOKKEEPING`):
+//! `{p}:tasks:ids` (a sorted set of the ids by expiry, ms), `{p}:tasks:sizes` (a hash of
+//! their records' sizes) and `{p}:tasks:bytes` (the sum).
+//!
+//! [`DEFAULT_MAX_TASKS`]: crate::store::DEFAULT_MAX_TASKS
+//! [`DEFAULT_MAX_TASK_BYTES`]: crate::store::DEFAULT_MAX_TASK_BYTES
 
 use super::{MAX_CAS_ATTEMPTS, RedisStore, WATCH_CHECK, backend};
-use crate::store::{
-    DEFAULT_MAX_TASK_BYTES, DEFAULT_MAX_TASKS, StoreError, TaskChange, TaskRecord, TaskStore,
-};
+use crate::store::{StoreError, TaskChange, TaskRecord, TaskStore};
 use futures_util::future::BoxFuture;
 use futures_util::stream::BoxStream;
 use futures_util::{FutureExt, StreamExt};
@@ -209,8 +211,8 @@ impl TaskStore for RedisStore {
                 .arg(text)
                 .arg(task.expires_ms())
                 .arg(task.id())
-                .arg(DEFAULT_MAX_TASKS)
-                .arg(DEFAULT_MAX_TASK_BYTES)
+                .arg(self.caps.tasks)
+                .arg(self.caps.task_bytes)
                 .invoke_async(&mut c)
                 .await
                 .map_err(backend)?;
