@@ -6,8 +6,8 @@ mod common;
 
 use common::{post, post_bytes, raw, request, standard_headers};
 use mcp_runtime::metrics::Metrics;
-use mcp_runtime::{Error, Input, Server, tool, tools};
-use serde_json::json;
+use mcp_runtime::{Error, Input, Server, resource, resources, tool, tools};
+use serde_json::{Value, json};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
@@ -111,6 +111,18 @@ fn request_metrics_are_served_in_the_prometheus_format() {
     assert_eq!(r.json()["error"]["code"], -32020, "{}", r.text());
     let r = post(addr, &json!({"jsonrpc": "2.0", "id": 6, "method": 5}));
     assert_eq!(r.json()["error"]["code"], -32600, "{}", r.text());
+    // Refused by HTTP for its media types, before its body is read: counted too (they were
+    // not), under `unknown`.
+    let listed = request(json!(7), "tools/list", json!({}));
+    let r = common::post_with(
+        addr,
+        &listed,
+        &["Content-Type"],
+        &[("Content-Type", "text/plain")],
+    );
+    assert_eq!(r.status, 415, "{}", r.text());
+    let r = common::post_with(addr, &listed, &["Accept"], &[("Accept", "text/html")]);
+    assert_eq!(r.status, 406, "{}", r.text());
 
     // A call whose client goes away before the answer: counted as cancelled.
     let mut sleeper = request(json!(4), "tools/call", json!({"name": "sleeps"}));
@@ -193,7 +205,7 @@ fn request_metrics_are_served_in_the_prometheus_format() {
     );
     let before_routing = [
         (["method=\"tools/call\"", "code=\"-32020\""], 1.0),
-        (["method=\"unknown\"", "code=\"-32600\""], 1.0),
+        (["method=\"unknown\"", "code=\"-32600\""], 3.0),
     ];
     for (labels, n) in before_routing {
         assert_eq!(
@@ -215,6 +227,8 @@ fn request_metrics_are_served_in_the_prometheus_format() {
         text.contains("mcp_request_duration_seconds_bucket{"),
         "{text}"
     );
+    // Up to the default request timeout (they stopped at 30 s).
+    assert!(text.contains("le=\"300\""), "{text}");
     // Nothing runs now: none in flight (it showed the last request ended, still holding
     // its slot, so an idle server never went below 1).
     assert_eq!(metric(&text, "mcp_requests_in_flight", &[]), 0.0, "{text}");
@@ -261,4 +275,157 @@ async fn holds() -> String {
     HOLDING.store(true, Ordering::SeqCst);
     tokio::time::sleep(Duration::from_secs(60)).await;
     "let go".into()
+}
+
+/// POSTs a message as a legacy client does (no per-request `_meta`), with `headers`.
+fn post_legacy(
+    addr: std::net::SocketAddr,
+    body: &[u8],
+    headers: &[(&str, &str)],
+) -> common::Response {
+    let mut h = vec![
+        ("Content-Type", "application/json"),
+        ("Accept", "application/json, text/event-stream"),
+    ];
+    h.extend_from_slice(headers);
+    raw(addr, &post_bytes(addr, body, &h))
+}
+
+/// A note, by number.
+#[resource("notes://{n}")]
+async fn note(n: u32) -> String {
+    format!("note {n}")
+}
+
+/// The labels of a metric line for `method` and `code` (so each check of these tests
+/// reads counters no other test of this binary moves).
+fn errors(text: &str, method: &str, code: i64) -> (f64, f64) {
+    let method = format!("method=\"{method}\"");
+    let code = format!("code=\"{code}\"");
+    (
+        metric(text, "mcp_requests_total", &[&method, "outcome=\"error\""]),
+        metric(text, "mcp_request_errors_total", &[&method, &code]),
+    )
+}
+
+/// Requests of a legacy session refused before routing (their envelope, their params) are
+/// counted as the modern era's are (they were not), and so are the POSTs the legacy front
+/// refuses for their session or version header; a routed error counts with the code the
+/// session's revision answers.
+#[test]
+fn refusals_in_a_legacy_session_are_counted() {
+    let metrics = Metrics::install().unwrap();
+    let server = Server::builder("legacy-metrics", "1.0")
+        .tools(tools![echo])
+        .resources(resources![note])
+        .build()
+        .unwrap();
+    let addr = common::serve_in_background(server.http());
+    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "legacy-metrics", "version": "1.0"},
+    }});
+    let r = post_legacy(addr, init.to_string().as_bytes(), &[]);
+    assert_eq!(r.status, 200, "{}", r.text());
+    let session = r.header("mcp-session-id").expect("a session id").to_owned();
+    let in_session = [
+        ("Mcp-Session-Id", session.as_str()),
+        ("MCP-Protocol-Version", "2025-06-18"),
+    ];
+    let send = |body: Value, headers: &[(&str, &str)]| {
+        let r = post_legacy(addr, body.to_string().as_bytes(), headers);
+        (r.status, r.json())
+    };
+    // (method, code): the counters these requests move.
+    let checks = [
+        ("prompts/list", -32602),
+        ("resources/templates/list", -32600),
+        ("resources/read", -32002),
+        ("completion/complete", -32600),
+        ("ping", -32600),
+    ];
+    let before: Vec<_> = checks
+        .iter()
+        .map(|(m, c)| errors(&metrics.render(), m, *c))
+        .collect();
+
+    // `params` not an object: refused before routing.
+    let (status, v) = send(
+        json!({"jsonrpc": "2.0", "id": 1, "method": "prompts/list", "params": [1]}),
+        &in_session,
+    );
+    assert_eq!(v["error"]["code"], -32602, "{status} {v}");
+    // An envelope that is not JSON-RPC 2.0's.
+    let (status, v) = send(
+        json!({"jsonrpc": "1.0", "id": 2, "method": "resources/templates/list"}),
+        &in_session,
+    );
+    assert_eq!(v["error"]["code"], -32600, "{status} {v}");
+    // Routed, and answered in the session revision's code (`-32002`, not `-32602`).
+    let (status, v) = send(
+        json!({"jsonrpc": "2.0", "id": 3, "method": "resources/read", "params": {"uri": "docs://none"}}),
+        &in_session,
+    );
+    assert_eq!(v["error"]["code"], -32002, "{status} {v}");
+    // The legacy front's own refusals: an unknown session (404), an unknown revision (400).
+    let (status, v) = send(
+        json!({"jsonrpc": "2.0", "id": 4, "method": "completion/complete", "params": {}}),
+        &[
+            ("Mcp-Session-Id", "nope"),
+            ("MCP-Protocol-Version", "2025-06-18"),
+        ],
+    );
+    assert_eq!((status, &v["error"]["code"]), (404, &json!(-32600)), "{v}");
+    let (status, v) = send(
+        json!({"jsonrpc": "2.0", "id": 5, "method": "ping"}),
+        &[
+            ("Mcp-Session-Id", session.as_str()),
+            ("MCP-Protocol-Version", "1999-01-01"),
+        ],
+    );
+    assert_eq!((status, &v["error"]["code"]), (400, &json!(-32600)), "{v}");
+
+    let text = metrics.render();
+    let uncounted: Vec<_> = checks
+        .iter()
+        .zip(before)
+        .filter(|((method, code), (requests, errors_))| {
+            errors(&text, method, *code) != (requests + 1.0, errors_ + 1.0)
+        })
+        .map(|(check, _)| check)
+        .collect();
+    assert!(uncounted.is_empty(), "not counted: {uncounted:?}\n{text}");
+}
+
+/// A POST whose body is not JSON is answered `-32700` before anything is routed: counted
+/// under `unknown` (it was not).
+#[test]
+fn a_body_that_is_not_json_is_counted() {
+    let metrics = Metrics::install().unwrap();
+    let server = Server::builder("unparsable", "1.0")
+        .tools(tools![echo])
+        .build()
+        .unwrap();
+    let addr = common::serve_in_background(server.http().metrics(metrics.clone()));
+    let scrape = || {
+        raw(
+            addr,
+            format!("GET /metrics HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n")
+                .as_bytes(),
+        )
+        .text()
+    };
+    let before = errors(&scrape(), "unknown", -32700);
+    let headers = standard_headers(&request(json!(1), "tools/list", json!({})));
+    let headers: Vec<(&str, &str)> = headers.iter().map(|(k, v)| (&**k, &**v)).collect();
+    let r = raw(
+        addr,
+        &post_bytes(addr, b"{\"jsonrpc\": \"2.0\", \"id\": 1,", &headers),
+    );
+    assert_eq!(r.json()["error"]["code"], -32700, "{}", r.text());
+    let text = scrape();
+    let after = errors(&text, "unknown", -32700);
+    // Other tests count refusals under `unknown` too, with other codes.
+    assert!(after.0 > before.0, "{text}");
+    assert_eq!(after.1, before.1 + 1.0, "{text}");
 }

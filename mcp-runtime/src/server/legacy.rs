@@ -124,9 +124,24 @@ impl Server {
             }
             return Prepared::Answer;
         }
-        let prepared = match read_envelope(msg) {
+        // Refused before routing (its envelope, or its params or `_meta`): counted as the
+        // modern route counts such refusals, under the method when it is one of MCP.
+        #[cfg(feature = "metrics")]
+        let label = super::metrics::method_label(
+            msg.get("method")
+                .and_then(Value::as_str)
+                .unwrap_or_default(),
+        );
+        let refused = |reply: Reply| {
+            // Counted with the code the client gets.
+            let reply = reply.into_legacy();
+            #[cfg(feature = "metrics")]
+            super::metrics::rejected(label, &reply);
+            Prepared::Reply(reply)
+        };
+        match read_envelope(msg) {
             Ok(Message::Notification { method, params }) => {
-                return Prepared::Notification { method, params };
+                Prepared::Notification { method, params }
             }
             Ok(Message::Request { id, method, params }) => {
                 match Parts::legacy(id, method, params, session, streams, caller.cloned()) {
@@ -134,20 +149,23 @@ impl Server {
                         let _entered = parts.span.clone().entered();
                         #[cfg(feature = "metrics")]
                         let observed = super::metrics::begin(&parts.method, &params, &self.inner);
-                        let prepared = self.route_legacy(parts, params);
+                        // In the revision's codes before it is measured: the metrics
+                        // count the code the client gets.
+                        let prepared = match self.route_legacy(parts, params) {
+                            Prepared::Reply(r) => Prepared::Reply(r.into_legacy()),
+                            Prepared::Call(job) => {
+                                Prepared::Call(job.map_reply(Reply::into_legacy))
+                            }
+                            other => other,
+                        };
                         #[cfg(feature = "metrics")]
                         let prepared = self.observed(observed, prepared);
                         prepared
                     }
-                    Err((id, r)) => Prepared::Reply(Reply::rejection(Some(&id), r)),
+                    Err((id, r)) => refused(Reply::rejection(Some(&id), r)),
                 }
             }
-            Err((id, r)) => Prepared::Reply(Reply::rejection(id.as_ref(), r)),
-        };
-        match prepared {
-            Prepared::Reply(r) => Prepared::Reply(r.into_legacy()),
-            Prepared::Call(job) => Prepared::Call(job.map_reply(Reply::into_legacy)),
-            other => other,
+            Err((id, r)) => refused(Reply::rejection(id.as_ref(), r)),
         }
     }
 
@@ -172,7 +190,10 @@ impl Server {
             } else {
                 "batches are not part of this protocol revision"
             };
-            return Err(Reply::rejection(None, Rejection::malformed(why)));
+            let reply = Reply::rejection(None, Rejection::malformed(why));
+            #[cfg(feature = "metrics")]
+            super::metrics::rejected("unknown", &reply);
+            return Err(reply);
         }
         let mut jobs = Vec::new();
         let mut replies = Vec::new();
@@ -182,7 +203,10 @@ impl Server {
                 let id = msg
                     .get("id")
                     .and_then(crate::protocol::RequestId::from_value);
-                replies.push(Reply::rejection(id.as_ref(), r).body);
+                let reply = Reply::rejection(id.as_ref(), r);
+                #[cfg(feature = "metrics")]
+                super::metrics::rejected("initialize", &reply);
+                replies.push(reply.body);
                 continue;
             }
             match self.prepare_legacy(msg, session, streams.clone(), caller) {

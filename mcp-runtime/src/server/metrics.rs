@@ -15,6 +15,15 @@
 //! (`notifications/cancelled`, a closed stream or connection) before their handler was
 //! done. Their time until then is in the histogram too.
 //!
+//! A request refused before it is routed counts as a request (outcome `error`, empty
+//! `name`) and as an error by its code, under its method when that is one of MCP (else
+//! `unknown`): for its envelope, `params`, `_meta`, revision or headers, in either era;
+//! over HTTP also for its media types (`Content-Type`, `Content-Encoding`, `Accept`), its
+//! body's size, a body that could not be read or is not JSON (`-32700`), or a legacy
+//! session's `MCP-Protocol-Version` or `Mcp-Session-Id` (unknown or missing). What HTTP
+//! refuses before that (Host/Origin, authentication), a method other than POST, and the
+//! `initialize` that opens a session (answered or refused) are not counted.
+//!
 //! A request refused as busy (past [`Limits::max_in_flight`](crate::config::Limits)) is
 //! counted only in `mcp_requests_refused_total`: over HTTP it is refused before its body
 //! is read, so its method is not known.
@@ -26,13 +35,16 @@
 use super::ServerInner;
 use super::reply::Reply;
 use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
-use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, OnceLock};
 use std::time::Instant;
 
-/// The histogram buckets of `mcp_request_duration_seconds`.
+/// The histogram buckets of `mcp_request_duration_seconds`, up to the default request
+/// timeout ([`DEFAULT_REQUEST_TIMEOUT`](crate::config::DEFAULT_REQUEST_TIMEOUT), 300 s): a
+/// request that runs until it times out lands in a bucket of its own, not only in `+Inf`.
 pub const DURATION_BUCKETS: &[f64] = &[
     0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0,
+    60.0, 120.0, 300.0,
 ];
 
 /// The methods of both eras (any other is `unknown`: labels stay bounded).
@@ -84,6 +96,10 @@ impl Metrics {
     /// Installs the Prometheus recorder (or returns the one installed already). Fails
     /// when another `metrics` recorder is installed in the process.
     pub fn install() -> Result<Metrics, String> {
+        // One at a time: two threads installing at once both found no handle, and the
+        // second failed as if another crate's recorder were installed.
+        static INSTALLING: Mutex<()> = Mutex::new(());
+        let _one = INSTALLING.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(h) = HANDLE.get() {
             return Ok(Metrics { handle: h.clone() });
         }
@@ -209,8 +225,8 @@ pub(crate) fn method_label(method: &str) -> &'static str {
 }
 
 /// Counts a request answered with an error before it was routed (its envelope, `_meta`
-/// or headers refused), when metrics are on: it is no observation, but a request and an
-/// error all the same.
+/// or headers refused, or over HTTP its media types or body), when metrics are on: it is
+/// no observation, but a request and an error all the same.
 pub(crate) fn rejected(method: &'static str, reply: &Reply) {
     let Some(rpc) = reply.rpc.as_ref().filter(|_| HANDLE.get().is_some()) else {
         return;
@@ -333,5 +349,37 @@ fn record(mut obs: Observation, outcome: &'static str) {
         && let Some(h) = HANDLE.get()
     {
         h.run_upkeep();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The first install, from threads at once: each gets the one recorder (all but one
+    /// failed with "cannot install the metrics recorder").
+    #[test]
+    fn installs_at_once_all_succeed() {
+        let start = std::sync::Barrier::new(8);
+        std::thread::scope(|s| {
+            let all: Vec<_> = (0..8)
+                .map(|_| {
+                    s.spawn(|| {
+                        start.wait();
+                        Metrics::install().map(|_| ())
+                    })
+                })
+                .collect();
+            for t in all {
+                assert_eq!(t.join().ok(), Some(Ok(())));
+            }
+        });
+    }
+
+    #[test]
+    fn the_duration_buckets_rise_up_to_the_default_request_timeout() {
+        assert!(DURATION_BUCKETS.windows(2).all(|w| w[0] < w[1]));
+        let timeout = crate::config::DEFAULT_REQUEST_TIMEOUT.as_secs_f64();
+        assert_eq!(DURATION_BUCKETS.last(), Some(&timeout));
     }
 }

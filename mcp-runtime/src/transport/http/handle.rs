@@ -246,6 +246,18 @@ pub(super) fn refuse(status: StatusCode, error: RpcError) -> Response {
     json_body(status, body)
 }
 
+/// [`refuse`] for a POST to the MCP endpoint refused for what it is (its media types, its
+/// body's size, or a body that could not be read): a request answered with an error, so
+/// counted in the request metrics as one refused by the core is (its method unknown: the
+/// body is not read). The refusals before it (Host/Origin, authentication) and as busy
+/// (`mcp_requests_refused_total`) are not.
+fn refuse_request(status: StatusCode, error: RpcError) -> Response {
+    let reply = Reply::rejection(None, Rejection::new(ErrorClass::Malformed, error));
+    #[cfg(feature = "metrics")]
+    crate::server::metrics::rejected("unknown", &reply);
+    json_body(status, reply.body)
+}
+
 /// A reply in the media type the client accepts: JSON, or one SSE event when it accepts
 /// only `text/event-stream`. A withheld reply (a cancelled legacy request) is an SSE
 /// stream that ends unanswered when the client takes SSE: a POST that carried a request
@@ -287,7 +299,7 @@ async fn serve_post(
         None => None,
     };
     if !headers::is_json_content_type(&parts.headers) {
-        return refuse(
+        return refuse_request(
             StatusCode::UNSUPPORTED_MEDIA_TYPE,
             RpcError::invalid_request("Content-Type must be application/json"),
         );
@@ -298,14 +310,14 @@ async fn serve_post(
         .iter()
         .any(|v| !v.as_bytes().eq_ignore_ascii_case(b"identity"))
     {
-        return refuse(
+        return refuse_request(
             StatusCode::UNSUPPORTED_MEDIA_TYPE,
             RpcError::invalid_request("request Content-Encoding is not supported"),
         );
     }
     let (accepts_json, accepts_sse) = headers::accepted(&parts.headers);
     if !accepts_json && !accepts_sse {
-        return refuse(
+        return refuse_request(
             StatusCode::NOT_ACCEPTABLE,
             RpcError::invalid_request("Accept must allow application/json or text/event-stream"),
         );
@@ -332,7 +344,7 @@ async fn serve_post(
     };
     let limit = s.config.body_limit;
     let too_large = || {
-        refuse(
+        refuse_request(
             StatusCode::PAYLOAD_TOO_LARGE,
             RpcError::invalid_request(format!("the request body is larger than {limit} bytes")),
         )
@@ -363,14 +375,14 @@ async fn serve_post(
         Ok(Err(BodyError::TooLarge)) => return too_large(),
         Ok(Err(BodyError::Busy)) => return too_many_bytes(),
         Ok(Err(BodyError::Broken)) => {
-            return refuse(
+            return refuse_request(
                 StatusCode::BAD_REQUEST,
                 RpcError::invalid_request("the request body could not be read"),
             );
         }
         Err(_) => {
             tracing::debug!("request body too slow");
-            let mut resp = refuse(
+            let mut resp = refuse_request(
                 StatusCode::REQUEST_TIMEOUT,
                 RpcError::invalid_request(format!(
                     "the request body did not arrive within {deadline:?}"
@@ -386,12 +398,19 @@ async fn serve_post(
     let msg = match parse_strict(&bytes) {
         Ok(v) => v,
         Err(e) => {
-            return answer(Reply::unparsable(&bytes, e), (accepts_json, accepts_sse));
+            // Not JSON (`-32700`), or JSON this server does not take (a duplicate member,
+            // a number out of range): a request refused before routing, counted so.
+            let reply = Reply::unparsable(&bytes, e);
+            #[cfg(feature = "metrics")]
+            crate::server::metrics::rejected("unknown", &reply);
+            return answer(reply, (accepts_json, accepts_sse));
         }
     };
     // Let in past the cap for an answer or a notification only.
     if reserved && crate::protocol::envelope::is_request(&msg) {
         crate::telemetry::cap_reached("too many requests in flight");
+        #[cfg(feature = "metrics")]
+        crate::server::metrics::refused_busy();
         return refuse(StatusCode::SERVICE_UNAVAILABLE, Rejection::busy().error);
     }
     // Read once: the legacy classifier and the modern header checks both need it.

@@ -142,22 +142,43 @@ fn has_modern_meta(msg: &Value) -> bool {
 
 /// A JSON-RPC error answer made by this front, with its HTTP status.
 fn error(status: StatusCode, msg: &Value, e: RpcError) -> Response {
+    super::handle::json_body(status, error_reply(msg, e).body)
+}
+
+/// The reply [`error`] and [`refused`] send: `e`, with the id of `msg` when it has one.
+fn error_reply(msg: &Value, e: RpcError) -> Reply {
     let id = msg
         .get("id")
         .and_then(crate::protocol::RequestId::from_value);
-    let body = Reply::rejection(id.as_ref(), Rejection::new(ErrorClass::Malformed, e)).body;
-    super::handle::json_body(status, body)
+    Reply::rejection(id.as_ref(), Rejection::new(ErrorClass::Malformed, e))
 }
 
-/// 404 for a session that does not exist (any more) or is another caller's, so the client
-/// initializes again; `msg` is the POSTed message (its id is echoed), `Value::Null` for a
-/// GET or DELETE.
-fn unknown_session(msg: &Value) -> Response {
-    error(
-        StatusCode::NOT_FOUND,
-        msg,
-        RpcError::invalid_request("unknown or expired session; initialize again"),
-    )
+/// [`error`] for a POSTed message refused before it is routed (its version or session
+/// header): counted in the request metrics as a refusal of the core is, under its method
+/// when that is one of MCP (`unknown` otherwise).
+fn refused(status: StatusCode, msg: &Value, e: RpcError) -> Response {
+    let reply = error_reply(msg, e);
+    #[cfg(feature = "metrics")]
+    crate::server::metrics::rejected(
+        crate::server::metrics::method_label(
+            msg.get("method")
+                .and_then(Value::as_str)
+                .unwrap_or_default(),
+        ),
+        &reply,
+    );
+    super::handle::json_body(status, reply.body)
+}
+
+/// 404 to a GET or DELETE for a session that does not exist (any more) or is another
+/// caller's, so the client initializes again (a POST's is [`refused`], its id echoed).
+fn unknown_session() -> Response {
+    error(StatusCode::NOT_FOUND, &Value::Null, unknown_session_error())
+}
+
+/// See [`unknown_session`].
+fn unknown_session_error() -> RpcError {
+    RpcError::invalid_request("unknown or expired session; initialize again")
 }
 
 fn with_session_header(mut resp: Response, id: &str) -> Response {
@@ -211,18 +232,22 @@ impl HttpServer {
                 crate::protocol::reflect(v),
                 self.server.inner.versions().join(", ")
             ));
-            return LegacyPost::Answer(error(StatusCode::BAD_REQUEST, &msg, e));
+            return LegacyPost::Answer(refused(StatusCode::BAD_REQUEST, &msg, e));
         }
         match one(headers, &SESSION_HEADER) {
             Some(id) => match self.session_for(id, caller.map(|p| &**p)) {
                 Some(session) => LegacyPost::InSession { msg, session, id },
-                None => LegacyPost::Answer(unknown_session(&msg)),
+                None => LegacyPost::Answer(refused(
+                    StatusCode::NOT_FOUND,
+                    &msg,
+                    unknown_session_error(),
+                )),
             },
             None if self.server.opens_session(&msg) => {
                 LegacyPost::Answer(self.open_session(msg, caller))
             }
             // A legacy version header, no session, not `initialize`.
-            None if version.is_some() => LegacyPost::Answer(error(
+            None if version.is_some() => LegacyPost::Answer(refused(
                 StatusCode::BAD_REQUEST,
                 &msg,
                 RpcError::invalid_request("Mcp-Session-Id header is required"),
@@ -384,7 +409,7 @@ impl HttpServer {
         }
         let id = one(headers, &SESSION_HEADER)?;
         let Some(session) = self.session_for(id, caller) else {
-            return Some(unknown_session(&Value::Null));
+            return Some(unknown_session());
         };
         if !super::headers::accepted(headers).1 {
             return Some(super::handle::refuse(
@@ -424,7 +449,7 @@ impl HttpServer {
         }
         let id = one(headers, &SESSION_HEADER)?;
         if self.session_for(id, caller).is_none() {
-            return Some(unknown_session(&Value::Null));
+            return Some(unknown_session());
         }
         Some(match self.sessions.remove(id) {
             Some(s) => {
@@ -432,7 +457,7 @@ impl HttpServer {
                 tracing::info!(session = %id, "legacy session ended by the client");
                 StatusCode::OK.into_response()
             }
-            None => unknown_session(&Value::Null),
+            None => unknown_session(),
         })
     }
 }
