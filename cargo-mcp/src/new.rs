@@ -1,5 +1,6 @@
 //! `cargo mcp new`: the template, embedded at build time.
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// Every file of `template/` except `cargo-generate.toml` (a test checks none is missing).
@@ -66,12 +67,13 @@ pub(crate) fn run(
         )?),
     };
     let inside = write_project(path, &name, runtime.as_deref())?;
+    let mut status = Status::default();
     if let Some(ws) = inside {
-        println!(
+        status.say(format_args!(
             "note: {} is inside the workspace of {}: the project is a workspace of its own (`[workspace]` at the end of its Cargo.toml); to make it a member instead, add it to that workspace's `members` and take that line out",
             path.display(),
             ws.display()
-        );
+        ));
     }
     if vcs == Vcs::Git {
         init_git(path);
@@ -82,16 +84,48 @@ pub(crate) fn run(
     } else {
         format!("{name} in {dir}")
     };
-    println!(
+    status.say(format_args!(
         "created {created}: cd {dir} && cargo test (tests), cargo run (serves stdio), cargo run -- --http 127.0.0.1:8080"
-    );
+    ));
     if let Some(path) = &runtime {
-        println!(
+        status.say(format_args!(
             "note: it depends on mcp-runtime at {} (a path on this machine): its CI workflow (.github/workflows/ci.yml) cannot build elsewhere until that dependency is a version or a git repository",
             path.display()
-        );
+        ));
     }
     Ok(())
+}
+
+/// What `new` says once the project is written, on stdout. A stdout that cannot take it
+/// does not fail the command, nor panic (as `println!` did): the project is there, and the
+/// exit status says so. A reader gone (`| head -1`, `| grep -q`) stops the text silently;
+/// another failure (a full disk) is a warning on stderr. Either way the rest is not tried.
+#[derive(Default)]
+struct Status {
+    failed: bool,
+}
+
+impl Status {
+    fn say(&mut self, line: std::fmt::Arguments<'_>) {
+        if self.failed {
+            return;
+        }
+        let mut out = std::io::stdout().lock();
+        if let Err(e) = writeln!(out, "{line}").and_then(|()| out.flush()) {
+            self.failed = true;
+            if e.kind() != std::io::ErrorKind::BrokenPipe {
+                warn(format_args!(
+                    "cannot write to stdout ({e}); the project was created"
+                ));
+            }
+        }
+    }
+}
+
+/// `warning: ...` on stderr; a stderr that cannot take it is ignored (no panic, as with
+/// `eprintln!`).
+fn warn(what: std::fmt::Arguments<'_>) {
+    let _ = writeln!(std::io::stderr(), "warning: {what}");
 }
 
 /// Whether `dir` holds a manifest of the package `mcp-runtime`.
@@ -173,8 +207,12 @@ fn init_git(dir: &Path) {
         .status()
     {
         Ok(s) if s.success() => {}
-        Ok(s) => eprintln!("warning: `git init` failed ({s}); the project has no repository"),
-        Err(e) => eprintln!("warning: git is not available ({e}); the project has no repository"),
+        Ok(s) => warn(format_args!(
+            "`git init` failed ({s}); the project has no repository"
+        )),
+        Err(e) => warn(format_args!(
+            "git is not available ({e}); the project has no repository"
+        )),
     }
 }
 
