@@ -20,7 +20,7 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
     let krate = super::krate(options.krate.as_ref());
     let mut imp: syn::ItemImpl = match syn::parse2(item.clone()) {
         Ok(i) => i,
-        Err(e) => return unparsable(item, e, &krate),
+        Err(e) => return unparsable(item, e, &krate, options.krate.as_ref()),
     };
 
     let self_ty_tokens = imp.self_ty.clone();
@@ -210,8 +210,14 @@ fn list_guards(self_ty: &syn::Type) -> TokenStream {
 
 /// An impl block that does not parse (a syntax error in a method body): the tokens back,
 /// so rustc reports the real error, plus an empty `Provider` for the type when it can be
-/// read, so `.provider(value)` does not error too.
-fn unparsable(item: TokenStream, e: syn::Error, krate: &TokenStream) -> TokenStream {
+/// read, so `.provider(value)` does not error too. `krate_path` is the `crate = ...`
+/// override, under which our attributes may also be written.
+fn unparsable(
+    item: TokenStream,
+    e: syn::Error,
+    krate: &TokenStream,
+    krate_path: Option<&syn::Path>,
+) -> TokenStream {
     use syn::parse::Parser;
     let shell = |input: syn::parse::ParseStream<'_>| {
         input.call(syn::Attribute::parse_outer)?;
@@ -225,7 +231,7 @@ fn unparsable(item: TokenStream, e: syn::Error, krate: &TokenStream) -> TokenStr
     match shell.parse2(item.clone()) {
         Ok(Some(ty)) => {
             let stub = provider(krate, &ty, quote!(), quote!());
-            let item = strip_ours(item, true);
+            let item = strip_ours(item, true, krate_path);
             quote!(#item #stub)
         }
         _ => {
@@ -241,20 +247,23 @@ fn unparsable(item: TokenStream, e: syn::Error, krate: &TokenStream) -> TokenStr
 
 /// The tokens of an impl block that does not parse, without our attributes on its items
 /// and parameters (nothing would expand them, and rustc would report each one). Inside
-/// `{ }` groups other than the impl body (method bodies) nothing is touched.
-fn strip_ours(tokens: TokenStream, impl_level: bool) -> TokenStream {
+/// `{ }` groups other than the impl body (method bodies) nothing is touched. An attribute
+/// is ours by the rule the parse stage uses ([`attr::is_ours`]): `#[tool]`,
+/// `#[mcp_runtime::tool]`, or through the `crate = ...` path (`#[rt::tool]`).
+fn strip_ours(tokens: TokenStream, impl_level: bool, krate: Option<&syn::Path>) -> TokenStream {
     use proc_macro2::{Delimiter, Group, TokenTree};
+    use syn::parse::Parser;
     const OURS: &[&str] = &["tool", "resource", "prompt", "needs_input", "arg", "input"];
+    // The attribute's path (what follows it, its options, is not read).
+    let path_of = |input: syn::parse::ParseStream<'_>| {
+        let path = input.call(syn::Path::parse_mod_style)?;
+        input.parse::<TokenStream>()?;
+        Ok(path)
+    };
     let is_ours = |g: &Group| {
-        let mut inner = g.stream().into_iter().filter_map(|t| match t {
-            TokenTree::Ident(i) => Some(i.to_string()),
-            _ => None,
-        });
-        match inner.next().as_deref() {
-            Some("mcp_runtime") => inner.next().is_some_and(|n| OURS.contains(&n.as_str())),
-            Some(n) => OURS.contains(&n),
-            None => false,
-        }
+        path_of
+            .parse2(g.stream())
+            .is_ok_and(|path| OURS.iter().any(|name| attr::is_ours(&path, name, krate)))
     };
     let trees: Vec<TokenTree> = tokens.into_iter().collect();
     let mut out = Vec::new();
@@ -275,7 +284,7 @@ fn strip_ours(tokens: TokenStream, impl_level: bool) -> TokenStream {
                     _ => false,
                 };
                 if descend {
-                    let mut ng = Group::new(g.delimiter(), strip_ours(g.stream(), false));
+                    let mut ng = Group::new(g.delimiter(), strip_ours(g.stream(), false, krate));
                     ng.set_span(g.span());
                     out.push(TokenTree::Group(ng));
                 } else {
@@ -287,4 +296,82 @@ fn strip_ours(tokens: TokenStream, impl_level: bool) -> TokenStream {
         i += 1;
     }
     out.into_iter().collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An impl block with a syntax error in a method body, its attributes written through
+    /// `path` (`rt`, `::my_reexport::mcp`).
+    fn broken(path: TokenStream) -> TokenStream {
+        quote! {
+            impl Counter {
+                /// Counts.
+                #[#path::tool(name = "count")]
+                #[#path::needs_input]
+                async fn count(
+                    &self,
+                    #[#path::arg(description = "By how much")] by: u32,
+                    #[#path::input(roots)] roots: Vec<String>,
+                ) -> String {
+                    let n = by + ;
+                    n.to_string()
+                }
+
+                /// Not an item: its attributes are not ours.
+                #[inline]
+                fn other(&self) {}
+            }
+        }
+    }
+
+    #[test]
+    fn an_unparsable_impl_loses_attributes_written_through_the_crate_path() {
+        for (args, path) in [
+            (quote!(crate = rt), quote!(rt)),
+            (quote!(crate = "rt"), quote!(rt)),
+            (
+                quote!(crate = ::my_reexport::mcp),
+                quote!(::my_reexport::mcp),
+            ),
+            (quote!(crate = rt), quote!(::mcp_runtime)),
+            (quote!(), quote!(mcp_runtime)),
+        ] {
+            let out = expand(args.clone(), broken(path.clone())).to_string();
+            for name in ["tool", "needs_input", "arg", "input"] {
+                let attr = quote!(# [#path :: #name]).to_string();
+                let attr = attr.trim_end_matches(" ]");
+                assert!(
+                    !out.contains(attr),
+                    "{args} / {path}: `{attr}` left in {out}"
+                );
+            }
+            // The rest is as written: the body with its error, the other attributes.
+            assert!(out.contains("let n = by + ;"), "{out}");
+            assert!(out.contains("# [inline]"), "{out}");
+            assert!(out.contains("impl __mcp :: Provider for Counter"), "{out}");
+        }
+    }
+
+    #[test]
+    fn an_unparsable_impl_keeps_attributes_of_other_paths() {
+        // Without `crate = rt`, `rt::tool` is not ours: left for rustc to resolve.
+        let out = expand(quote!(), broken(quote!(rt))).to_string();
+        assert!(out.contains("# [rt :: tool (name = \"count\")]"), "{out}");
+        // Nor is an attribute that only starts like ours.
+        let out = expand(
+            quote!(),
+            quote! {
+                impl Counter {
+                    #[tool::other]
+                    #[mcp_runtime::tool::other]
+                    fn f(&self) { let = ; }
+                }
+            },
+        )
+        .to_string();
+        assert!(out.contains("# [tool :: other]"), "{out}");
+        assert!(out.contains("# [mcp_runtime :: tool :: other]"), "{out}");
+    }
 }
