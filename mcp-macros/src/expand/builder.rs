@@ -122,9 +122,12 @@ pub(super) fn builder(item: &Item) -> Vec<TokenStream> {
                     let lm = &lm.value;
                     fields.push(quote!(last_modified: __mcp::Some(__mcp::String::from(#lm))));
                 }
+                // `Annotations` has these three fields: with all three given, a struct
+                // update would trip clippy's `needless_update` in the user's crate.
+                let rest = (fields.len() < 3).then(|| quote!(..__mcp::Default::default()));
                 b.push(quote!(.annotations(__mcp::Annotations {
                     #(#fields,)*
-                    ..__mcp::Default::default()
+                    #rest
                 })));
             }
             if let Some(list) = &r.list {

@@ -371,18 +371,22 @@ pub fn definition(item: &Item) -> TokenStream {
             }
         }
     } else {
-        // A plain `fn` runs on the blocking pool, so it never holds up the runtime.
-        let call = if item.shape.is_async {
-            quote!(#invoke.await)
+        // The future's output, a `Result<_, Error>`. A plain `fn` runs on the blocking pool,
+        // so it never holds up the runtime; its result is the output as it is (not
+        // `Ok(..?)`, which clippy's `needless_question_mark` flags). `Ok` by its full path,
+        // as the expansion's own tokens: spanned at the user's name, a path resolving to
+        // the prelude's `Ok` trips `unused_qualifications` there.
+        let output = if item.shape.is_async {
+            quote!(__mcp::Result::<_, __mcp::Error>::Ok(#invoke.await))
         } else {
-            quote!(__mcp::blocking(move || #invoke).await?)
+            quote!(__mcp::blocking(move || #invoke).await)
         };
         // Spanned at the function's name, so a non-`Send` future is reported there.
         let body = quote_spanned! {span=>
             __mcp::boxed(async move {
                 #bind_fn
                 #(#extracts)*
-                __mcp::Result::<_, __mcp::Error>::Ok(#call)
+                #output
             })
         };
         if method {
