@@ -111,6 +111,13 @@ fn request_metrics_are_served_in_the_prometheus_format() {
     assert_eq!(r.json()["error"]["code"], -32020, "{}", r.text());
     let r = post(addr, &json!({"jsonrpc": "2.0", "id": 6, "method": 5}));
     assert_eq!(r.json()["error"]["code"], -32600, "{}", r.text());
+    // An envelope refused whose method is one of MCP: under that method (it was counted
+    // under `unknown`).
+    let r = post(
+        addr,
+        &json!({"jsonrpc": "1.0", "id": 8, "method": "prompts/list"}),
+    );
+    assert_eq!(r.json()["error"]["code"], -32600, "{}", r.text());
     // Refused by HTTP for its media types, before its body is read: counted too (they were
     // not), under `unknown`.
     let listed = request(json!(7), "tools/list", json!({}));
@@ -206,6 +213,7 @@ fn request_metrics_are_served_in_the_prometheus_format() {
     let before_routing = [
         (["method=\"tools/call\"", "code=\"-32020\""], 1.0),
         (["method=\"unknown\"", "code=\"-32600\""], 3.0),
+        (["method=\"prompts/list\"", "code=\"-32600\""], 1.0),
     ];
     for (labels, n) in before_routing {
         assert_eq!(

@@ -34,6 +34,14 @@ impl Server {
         guard: &dyn TransportGuard,
         streams: Streams,
     ) -> Prepared {
+        // Refused before routing: counted under the method when it is one of MCP, as the
+        // legacy route counts.
+        #[cfg(feature = "metrics")]
+        let label = super::metrics::method_label(
+            msg.get("method")
+                .and_then(serde_json::Value::as_str)
+                .unwrap_or_default(),
+        );
         let (id, method, params) = match read_envelope(msg) {
             Ok(Message::Request { id, method, params }) => (id, method, params),
             Ok(Message::Notification { method, params }) => {
@@ -45,12 +53,10 @@ impl Server {
             Err((id, rejection)) => {
                 let reply = Reply::rejection(id.as_ref(), rejection);
                 #[cfg(feature = "metrics")]
-                super::metrics::rejected("unknown", &reply);
+                super::metrics::rejected(label, &reply);
                 return Prepared::Reply(reply);
             }
         };
-        #[cfg(feature = "metrics")]
-        let label = super::metrics::method_label(&method);
         match Parts::read(id, method, params, guard, streams, self.inner.versions()) {
             Ok((parts, params)) => {
                 let _entered = parts.span.clone().entered();
