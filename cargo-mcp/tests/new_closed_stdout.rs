@@ -1,27 +1,10 @@
 //! `cargo mcp new PATH` with a stdout that cannot take its status lines: the project is
 //! written, and that is a success, not a panic.
 
-use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 
-/// A fresh, empty folder under the system's temporary one, removed on drop.
-struct Scratch(PathBuf);
-
-impl Scratch {
-    fn new(tag: &str) -> Self {
-        let dir =
-            std::env::temp_dir().join(format!("cargo-mcp-closed-{tag}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        Self(dir)
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
+mod common;
+use common::Scratch;
 
 /// `cargo-mcp mcp new --vcs none NAME` in `scratch`, its stdout `stdout`.
 fn new_with_stdout(scratch: &Scratch, stdout: Stdio) -> Output {
@@ -39,7 +22,7 @@ fn new_with_stdout(scratch: &Scratch, stdout: Stdio) -> Output {
 /// the project was written.
 #[test]
 fn a_closed_stdout_is_no_panic_and_no_failure() {
-    let scratch = Scratch::new("pipe");
+    let scratch = Scratch::new("closed-pipe");
     let (reader, writer) = std::io::pipe().unwrap();
     drop(reader);
     let out = new_with_stdout(&scratch, Stdio::from(writer));
@@ -56,7 +39,7 @@ fn a_closed_stdout_is_no_panic_and_no_failure() {
 #[cfg(target_os = "linux")]
 #[test]
 fn a_stdout_that_fails_is_a_warning() {
-    let scratch = Scratch::new("full");
+    let scratch = Scratch::new("closed-full");
     let full = std::fs::OpenOptions::new()
         .write(true)
         .open("/dev/full")
