@@ -18,10 +18,11 @@
 //! the wider footprint stalls more (and, page by page, keeps more of its binary resident).
 //!
 //! The runs also simulate the caches and branch predictors (`--cache-sim=yes
-//! --branch-sim=yes`: 32 KiB 8-way L1 instruction and data caches of 64-byte lines, and
-//! callgrind's simple predictors), so the stalls themselves are counted: L1 instruction
-//! misses, L1 data misses (reads and writes) and mispredicted branches (conditional and
-//! indirect) per request. On this kind of machine, whose hardware counters are not
+//! --branch-sim=yes`: 32 KiB 8-way L1 instruction and data caches of 64-byte lines and an
+//! 8 MiB 16-way last level, set explicitly whatever the host's, and callgrind's simple
+//! predictors), so the stalls themselves are counted: L1 instruction misses, L1 data
+//! misses (reads and writes) and mispredicted branches (conditional and indirect) per
+//! request. On this kind of machine, whose hardware counters are not
 //! offered, they are the repeatable account of why equal instructions take unequal time.
 
 use std::collections::{HashMap, HashSet};
@@ -51,6 +52,10 @@ pub fn wrap(cmd: &Command, out: &Path) -> Command {
     let mut v = Command::new("valgrind");
     v.args(["-q", "--tool=callgrind", "--dump-instr=yes"])
         .args(["--cache-sim=yes", "--branch-sim=yes"])
+        // The geometry named above, on every machine: left to itself callgrind takes the
+        // host's (64 KiB 4-way L1i on the AMD EPYC machines), and the stall rows of two
+        // machines would not compare.
+        .args(["--I1=32768,8,64", "--D1=32768,8,64", "--LL=8388608,16,64"])
         .arg(format!("--callgrind-out-file={}", out.display()))
         .arg(cmd.get_program())
         .args(cmd.get_args());
