@@ -127,11 +127,7 @@ impl Server {
         // Refused before routing (its envelope, or its params or `_meta`): counted as the
         // modern route counts such refusals, under the method when it is one of MCP.
         #[cfg(feature = "metrics")]
-        let label = super::metrics::method_label(
-            msg.get("method")
-                .and_then(Value::as_str)
-                .unwrap_or_default(),
-        );
+        let label = super::metrics::label_of(&msg);
         let refused = |reply: Reply| {
             // Counted with the code the client gets.
             let reply = reply.into_legacy();

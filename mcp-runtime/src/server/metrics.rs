@@ -224,6 +224,16 @@ pub(crate) fn method_label(method: &str) -> &'static str {
         .unwrap_or("unknown")
 }
 
+/// The `method` label of a message not yet read into a request: [`method_label`] of its
+/// `method` member (`unknown` when it has none, or not a string).
+pub(crate) fn label_of(msg: &serde_json::Value) -> &'static str {
+    method_label(
+        msg.get("method")
+            .and_then(serde_json::Value::as_str)
+            .unwrap_or_default(),
+    )
+}
+
 /// Counts a request answered with an error before it was routed (its envelope, `_meta`
 /// or headers refused, or over HTTP its media types or body), when metrics are on: it is
 /// no observation, but a request and an error all the same.

@@ -37,11 +37,7 @@ impl Server {
         // Refused before routing: counted under the method when it is one of MCP, as the
         // legacy route counts.
         #[cfg(feature = "metrics")]
-        let label = super::metrics::method_label(
-            msg.get("method")
-                .and_then(serde_json::Value::as_str)
-                .unwrap_or_default(),
-        );
+        let label = super::metrics::label_of(&msg);
         let (id, method, params) = match read_envelope(msg) {
             Ok(Message::Request { id, method, params }) => (id, method, params),
             Ok(Message::Notification { method, params }) => {

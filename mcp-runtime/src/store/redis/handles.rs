@@ -12,9 +12,9 @@
 //! The handles held are capped as a `MemoryHandleStore`'s are (by default
 //! [`DEFAULT_MAX_HANDLES`] live handles, [`DEFAULT_MAX_HANDLE_BYTES`] of values as JSON;
 //! [`RedisStore::max_handles`], [`RedisStore::max_handle_bytes`]), fleet-wide: past
-//! either, a new handle, or a value that grows, is refused ([`StoreError::Full`]). The count is
-//! kept as the tasks' is (see `tasks.rs`), in `{p}:handles:ids`, `{p}:handles:sizes` and
-//! `{p}:handles:bytes`.
+//! either, a new handle, or a value that grows, is refused ([`StoreError::Full`]). The
+//! count is kept as the tasks' is (see `tasks.rs`), in `{p}:handles:ids`,
+//! `{p}:handles:sizes` and `{p}:handles:bytes`.
 //!
 //! [`DEFAULT_MAX_HANDLES`]: crate::store::DEFAULT_MAX_HANDLES
 //! [`DEFAULT_MAX_HANDLE_BYTES`]: crate::store::DEFAULT_MAX_HANDLE_BYTES

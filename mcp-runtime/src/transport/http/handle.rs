@@ -242,8 +242,12 @@ async fn read_body(
 /// An error the transport answers itself, before anything was routed: a JSON-RPC error
 /// body (no id) with `status`.
 pub(super) fn refuse(status: StatusCode, error: RpcError) -> Response {
-    let body = Reply::rejection(None, Rejection::new(ErrorClass::Malformed, error)).body;
-    json_body(status, body)
+    json_body(status, refusal(error).body)
+}
+
+/// The reply of [`refuse`] and [`refuse_request`].
+fn refusal(error: RpcError) -> Reply {
+    Reply::rejection(None, Rejection::new(ErrorClass::Malformed, error))
 }
 
 /// [`refuse`] for a POST to the MCP endpoint refused for what it is (its media types, its
@@ -252,7 +256,7 @@ pub(super) fn refuse(status: StatusCode, error: RpcError) -> Response {
 /// body is not read). The refusals before it (Host/Origin, authentication) and as busy
 /// (`mcp_requests_refused_total`) are not.
 fn refuse_request(status: StatusCode, error: RpcError) -> Response {
-    let reply = Reply::rejection(None, Rejection::new(ErrorClass::Malformed, error));
+    let reply = refusal(error);
     #[cfg(feature = "metrics")]
     crate::server::metrics::rejected("unknown", &reply);
     json_body(status, reply.body)

@@ -159,14 +159,7 @@ fn error_reply(msg: &Value, e: RpcError) -> Reply {
 fn refused(status: StatusCode, msg: &Value, e: RpcError) -> Response {
     let reply = error_reply(msg, e);
     #[cfg(feature = "metrics")]
-    crate::server::metrics::rejected(
-        crate::server::metrics::method_label(
-            msg.get("method")
-                .and_then(Value::as_str)
-                .unwrap_or_default(),
-        ),
-        &reply,
-    );
+    crate::server::metrics::rejected(crate::server::metrics::label_of(msg), &reply);
     super::handle::json_body(status, reply.body)
 }
 
