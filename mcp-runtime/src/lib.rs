@@ -46,9 +46,43 @@
 //! ```
 //!
 //! - [`Server`] validates every request and dispatches it; it is transport-agnostic.
-//! - Transports: [`Server::serve_stdio`] (newline-delimited JSON), and Streamable HTTP
-//!   with [`Server::serve_http`] or [`Server::router`] to mount into an axum app.
-
+//! - Transports: [`Server::serve_stdio`][serve-stdio] (newline-delimited JSON), and
+//!   Streamable HTTP with [`Server::serve_http`][serve-http] or [`Server::router`][router]
+//!   to mount into an axum app.
+//!
+//! # Features
+//!
+//! - `http` (default): the Streamable HTTP transport, on axum and hyper.
+//! - `stdio` (default): the stdio transport.
+//! - `rt-multi-thread` (default): tokio's multi-thread scheduler. A stdio-only server on a
+//!   current-thread runtime can leave it out (`default-features = false,
+//!   features = ["stdio"]`) and is smaller for it.
+//! - `auth`: OAuth 2.1 resource server, with JWT access tokens checked against the
+//!   issuer's JWKS and RFC 7662 introspection (`auth::JwtValidator`,
+//!   `auth::Introspection`).
+//! - `redis`: Redis back ends for what instances share (`store::redis::RedisStore`).
+//! - `metrics`: request metrics in the Prometheus text format at `/metrics`.
+//! - `proxy`: serving other MCP servers (on stdio or Streamable HTTP, either era)
+//!   through this one.
+//! - `testing`: an in-process test client, scripted input answers, list snapshots.
+//! - `jsonschema`: the few schema features the built-in validator does not implement
+//!   (`$dynamicRef`, `$recursiveRef`, references to an `$id` or `$anchor`).
+//! - `log`: `telemetry::init` also passes on the records of crates that log through the
+//!   `log` facade.
+#![cfg_attr(
+    feature = "stdio",
+    doc = "",
+    doc = "[serve-stdio]: Server::serve_stdio"
+)]
+#![cfg_attr(
+    not(feature = "stdio"),
+    doc = "",
+    doc = "[serve-stdio]: crate#features"
+)]
+#![cfg_attr(feature = "http", doc = "", doc = "[serve-http]: Server::serve_http")]
+#![cfg_attr(not(feature = "http"), doc = "", doc = "[serve-http]: crate#features")]
+#![cfg_attr(feature = "http", doc = "", doc = "[router]: Server::router")]
+#![cfg_attr(not(feature = "http"), doc = "", doc = "[router]: crate#features")]
 #![warn(missing_docs)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 // Parts of the core serve only the HTTP transport (multi-instance checks, on-demand

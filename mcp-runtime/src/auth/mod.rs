@@ -3,13 +3,21 @@
 //!
 //! [`Auth`] says which resource this server is (its canonical URI, the audience every
 //! token must carry), which authorization servers issue its tokens, and how a token is
-//! checked ([`TokenValidator`]: [`JwtValidator`] against the issuer's JWKS, or
-//! [`Introspection`] per RFC 7662, both with feature `auth`). The HTTP transport serves
-//! the RFC 9728 metadata, answers `401` with a `WWW-Authenticate` challenge for a missing
-//! or invalid token, and `403 insufficient_scope` for an item whose scopes the caller
-//! lacks (`#[tool(scopes("files:write"))]`). Handlers read the caller through the
+//! checked ([`TokenValidator`]: [`JwtValidator`][jwt] against the issuer's JWKS, or
+//! [`Introspection`][introspection] per RFC 7662, both with feature `auth`). The HTTP
+//! transport serves the RFC 9728 metadata, answers `401` with a `WWW-Authenticate`
+//! challenge for a missing or invalid token, and `403 insufficient_scope` for an item
+//! whose scopes the caller lacks (`#[tool(scopes("files:write"))]`). Handlers read the caller through the
 //! [`Principal`] (required) or [`Caller`] (optional) extractors; `requestState`, tasks and
 //! legacy sessions are bound to it.
+#![cfg_attr(feature = "auth", doc = "", doc = "[jwt]: JwtValidator")]
+#![cfg_attr(not(feature = "auth"), doc = "", doc = "[jwt]: crate#features")]
+#![cfg_attr(feature = "auth", doc = "", doc = "[introspection]: Introspection")]
+#![cfg_attr(
+    not(feature = "auth"),
+    doc = "",
+    doc = "[introspection]: crate#features"
+)]
 
 mod principal;
 mod scopes;
@@ -57,9 +65,17 @@ impl std::error::Error for AuthError {}
 
 /// Checks a bearer token and says who presented it.
 ///
-/// Two implementations ship with feature `auth`: [`JwtValidator`] (RFC 9068 JWT access
-/// tokens) and [`Introspection`] (RFC 7662). Write your own for anything else; it must
+/// Two implementations ship with feature `auth`: [`JwtValidator`][jwt] (RFC 9068 JWT
+/// access tokens) and [`Introspection`][introspection] (RFC 7662). Write your own for anything else; it must
 /// check that the token was issued for this server (its audience).
+#[cfg_attr(feature = "auth", doc = "", doc = "[jwt]: JwtValidator")]
+#[cfg_attr(not(feature = "auth"), doc = "", doc = "[jwt]: crate#features")]
+#[cfg_attr(feature = "auth", doc = "", doc = "[introspection]: Introspection")]
+#[cfg_attr(
+    not(feature = "auth"),
+    doc = "",
+    doc = "[introspection]: crate#features"
+)]
 pub trait TokenValidator: Send + Sync + 'static {
     /// The caller the token stands for, or why it is refused.
     fn validate<'a>(&'a self, token: &'a str) -> BoxFuture<'a, Result<Principal, AuthError>>;

@@ -296,7 +296,17 @@ impl ServerBuilder {
 
     /// Where [`Handles`](crate::store::Handles) keep their values (default: in this
     /// process, [`MemoryHandleStore`](crate::store::MemoryHandleStore)). A fleet shares
-    /// one, such as [`RedisStore`](crate::store::redis::RedisStore).
+    /// one, such as [`RedisStore`][redis-store].
+    #[cfg_attr(
+        feature = "redis",
+        doc = "",
+        doc = "[redis-store]: crate::store::redis::RedisStore"
+    )]
+    #[cfg_attr(
+        not(feature = "redis"),
+        doc = "",
+        doc = "[redis-store]: crate#features"
+    )]
     pub fn handle_store(mut self, store: impl HandleStore) -> Self {
         self.handles.given = Arc::new(std::sync::OnceLock::from(
             Arc::new(store) as Arc<dyn HandleStore>

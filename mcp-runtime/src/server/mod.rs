@@ -265,8 +265,8 @@ impl ServerInner {
 
 /// A built MCP server, independent of any transport. Cheap to clone.
 ///
-/// Serve it with [`Server::serve_stdio`], [`Server::serve_http`], or mount
-/// [`Server::router`] into an axum app.
+/// Serve it with [`Server::serve_stdio`][serve-stdio], [`Server::serve_http`][serve-http],
+/// or mount [`Server::router`][router] into an axum app.
 ///
 /// ```
 /// use mcp_runtime::{Server, tool, tools};
@@ -300,6 +300,20 @@ impl ServerInner {
 /// assert_eq!(reply["result"]["content"][0]["text"], "5");
 /// # });
 /// ```
+#[cfg_attr(
+    feature = "stdio",
+    doc = "",
+    doc = "[serve-stdio]: Server::serve_stdio"
+)]
+#[cfg_attr(
+    not(feature = "stdio"),
+    doc = "",
+    doc = "[serve-stdio]: crate#features"
+)]
+#[cfg_attr(feature = "http", doc = "", doc = "[serve-http]: Server::serve_http")]
+#[cfg_attr(not(feature = "http"), doc = "", doc = "[serve-http]: crate#features")]
+#[cfg_attr(feature = "http", doc = "", doc = "[router]: Server::router")]
+#[cfg_attr(not(feature = "http"), doc = "", doc = "[router]: crate#features")]
 #[derive(Clone)]
 pub struct Server {
     pub(crate) inner: Arc<ServerInner>,

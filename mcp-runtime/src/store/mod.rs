@@ -4,7 +4,13 @@
 //! [`MemoryTaskStore`]), the values behind handles ([`HandleStore`] and the [`Handles`]
 //! extractor, with [`MemoryHandleStore`]) and the redeemed single-use request states
 //! ([`ReplayStore`], with [`MemoryReplayStore`]). With the `redis` feature,
-//! [`redis::RedisStore`] is all four, shared by a fleet.
+//! [`redis::RedisStore`][redis-store] is all four, shared by a fleet.
+#![cfg_attr(feature = "redis", doc = "", doc = "[redis-store]: redis::RedisStore")]
+#![cfg_attr(
+    not(feature = "redis"),
+    doc = "",
+    doc = "[redis-store]: crate#features"
+)]
 
 mod bus;
 mod handles;
