@@ -318,8 +318,8 @@ fn errors(text: &str, method: &str, code: i64) -> (f64, f64) {
 
 /// Requests of a legacy session refused before routing (their envelope, their params) are
 /// counted as the modern era's are (they were not), and so are the POSTs the legacy front
-/// refuses for their session or version header; a routed error counts with the code the
-/// session's revision answers.
+/// refuses for their session or version header, and the `initialize` that opens a session;
+/// a routed error counts with the code the session's revision answers.
 #[test]
 fn refusals_in_a_legacy_session_are_counted() {
     let metrics = Metrics::install().unwrap();
@@ -333,9 +333,21 @@ fn refusals_in_a_legacy_session_are_counted() {
         "protocolVersion": "2025-06-18", "capabilities": {},
         "clientInfo": {"name": "legacy-metrics", "version": "1.0"},
     }});
+    let initialized = |text: &str| {
+        let ok = ["method=\"initialize\"", "outcome=\"ok\""];
+        (
+            metric(text, "mcp_requests_total", &ok),
+            metric(text, "mcp_request_duration_seconds_count", &ok[..1]),
+        )
+    };
+    let (opened, timed) = initialized(&metrics.render());
     let r = post_legacy(addr, init.to_string().as_bytes(), &[]);
     assert_eq!(r.status, 200, "{}", r.text());
     let session = r.header("mcp-session-id").expect("a session id").to_owned();
+    // The `initialize` that opened the session is a request like any other (it was not
+    // counted).
+    let text = metrics.render();
+    assert_eq!(initialized(&text), (opened + 1.0, timed + 1.0), "{text}");
     let in_session = [
         ("Mcp-Session-Id", session.as_str()),
         ("MCP-Protocol-Version", "2025-06-18"),

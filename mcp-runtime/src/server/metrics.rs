@@ -207,6 +207,12 @@ pub(crate) fn begin(
     })
 }
 
+/// Starts measuring a legacy `initialize` (its transport records the answer with [`end`],
+/// or drops the observation when it refuses the session as busy after all).
+pub(crate) fn begin_initialize(server: &ServerInner) -> Option<Observation> {
+    begin("initialize", &serde_json::Map::new(), server)
+}
+
 /// A request measured is in flight from [`begin`] until its observation is gone, however
 /// it ended (recorded, cancelled, or refused before its work started).
 impl Drop for Observation {

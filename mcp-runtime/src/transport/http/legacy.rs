@@ -274,8 +274,18 @@ impl HttpServer {
                 RpcError::internal("Internal error: no randomness for a session id"),
             );
         };
+        #[cfg(feature = "metrics")]
+        let observed = crate::server::metrics::begin_initialize(&self.server.inner);
         let (session, reply) = self.server.initialize(msg.clone(), id.clone());
+        // Counted as answered, or (the session not kept) as refused when busy.
+        let counted = |_reply: &crate::server::reply::Reply| {
+            #[cfg(feature = "metrics")]
+            if let Some(obs) = observed {
+                crate::server::metrics::end(obs, _reply);
+            }
+        };
         let Some(session) = session else {
+            counted(&reply);
             return json_reply(reply);
         };
         if let Some(p) = caller {
@@ -283,6 +293,8 @@ impl HttpServer {
         }
         if !self.sessions.insert(Arc::clone(&session)) {
             crate::telemetry::cap_reached("too many legacy sessions");
+            #[cfg(feature = "metrics")]
+            crate::server::metrics::refused_busy();
             return error(
                 StatusCode::SERVICE_UNAVAILABLE,
                 &msg,
@@ -291,6 +303,7 @@ impl HttpServer {
         }
         session.log_opened();
         session.forward_changes(&self.server.inner);
+        counted(&reply);
         with_session_header(json_reply(reply), &id)
     }
 

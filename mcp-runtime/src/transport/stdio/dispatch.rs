@@ -253,7 +253,13 @@ impl Dispatch {
     /// `initialize`: opens the process's one session. The reply to write.
     #[inline(never)]
     fn open_session(&self, msg: Value) -> String {
+        #[cfg(feature = "metrics")]
+        let observed = crate::server::metrics::begin_initialize(&self.server.inner);
         let (opened, reply) = self.server.initialize(msg, "stdio".into());
+        #[cfg(feature = "metrics")]
+        if let Some(obs) = observed {
+            crate::server::metrics::end(obs, &reply);
+        }
         if let Some(s) = opened {
             s.log_opened();
             s.set_outbound(Some(self.tx.clone()));
