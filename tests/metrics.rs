@@ -426,7 +426,7 @@ fn a_body_that_is_not_json_is_counted() {
         .tools(tools![echo])
         .build()
         .unwrap();
-    let addr = common::serve_in_background(server.http().metrics(metrics.clone()));
+    let addr = common::serve_in_background(server.clone().http().metrics(metrics.clone()));
     let scrape = || {
         raw(
             addr,
@@ -448,4 +448,24 @@ fn a_body_that_is_not_json_is_counted() {
     // Other tests count refusals under `unknown` too, with other codes.
     assert!(after.0 > before.0, "{text}");
     assert_eq!(after.1, before.1 + 1.0, "{text}");
+
+    // On stdio, a line that is not JSON likewise (it was not counted).
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let answer = rt.block_on(async {
+        use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+        let (ours, theirs) = tokio::io::duplex(4096);
+        let (read, write) = tokio::io::split(theirs);
+        let served = tokio::spawn(server.serve_io(read, write, std::future::pending()));
+        let (read, mut write) = tokio::io::split(ours);
+        write.write_all(b"{\"jsonrpc\": \"2.0\",\n").await.unwrap();
+        let line = BufReader::new(read).lines().next_line().await.unwrap();
+        served.abort();
+        line.expect("an answer")
+    });
+    let answer: Value = serde_json::from_str(&answer).unwrap();
+    assert_eq!(answer["error"]["code"], -32700, "{answer}");
+    let text = metrics.render();
+    let stdio = errors(&text, "unknown", -32700);
+    assert!(stdio.0 > after.0, "{text}");
+    assert_eq!(stdio.1, after.1 + 1.0, "{text}");
 }

@@ -154,7 +154,10 @@ impl Dispatch {
             Line::Message(b) => b,
             Line::TooLong(_) => {
                 let e = RpcError::parse_error(format!("line longer than {MAX_LINE} bytes"));
-                return Some(parse_error(e));
+                return Some(unread(Reply::rejection(
+                    None,
+                    Rejection::new(ErrorClass::Malformed, e),
+                )));
             }
             Line::Eof => return None,
         };
@@ -167,7 +170,7 @@ impl Dispatch {
         }
         let msg = match parse_strict(trimmed) {
             Ok(v) => v,
-            Err(e) => return Some(Reply::unparsable(trimmed, e).body),
+            Err(e) => return Some(unread(Reply::unparsable(trimmed, e))),
         };
         self.message(msg, trimmed.len())
     }
@@ -186,6 +189,8 @@ impl Dispatch {
             // Its calls take units of their own; its bytes are held while it runs.
             let Some(bytes) = server.inner.hold_bytes(size) else {
                 crate::telemetry::cap_reached("too many request bytes in flight");
+                #[cfg(feature = "metrics")]
+                crate::server::metrics::refused_busy();
                 return Some(Reply::rejection(None, Rejection::busy_bytes()).body);
             };
             self.batch(batch, s, bytes);
@@ -385,9 +390,12 @@ fn is_modern(msg: &Value) -> bool {
         .is_some()
 }
 
-/// The answer to a line that is not a JSON message.
-fn parse_error(e: RpcError) -> String {
-    Reply::rejection(None, Rejection::new(ErrorClass::Malformed, e)).body
+/// The answer to a line that is not a JSON message (or too long to read), counted as the
+/// HTTP transport counts a body that is not JSON: under `method="unknown"`.
+fn unread(reply: Reply) -> String {
+    #[cfg(feature = "metrics")]
+    crate::server::metrics::rejected("unknown", &reply);
+    reply.body
 }
 
 /// A spawned request's entry in the in-flight map, taken out when the task ends (or its
