@@ -189,8 +189,6 @@ impl Dispatch {
             // Its calls take units of their own; its bytes are held while it runs.
             let Some(bytes) = server.inner.hold_bytes(size) else {
                 crate::telemetry::cap_reached("too many request bytes in flight");
-                #[cfg(feature = "metrics")]
-                crate::server::metrics::refused_busy();
                 return Some(Reply::rejection(None, Rejection::busy_bytes()).body);
             };
             self.batch(batch, s, bytes);
