@@ -69,20 +69,13 @@
 //!   (`$dynamicRef`, `$recursiveRef`, references to an `$id` or `$anchor`).
 //! - `log`: `telemetry::init` also passes on the records of crates that log through the
 //!   `log` facade.
-#![cfg_attr(
-    feature = "stdio",
-    doc = "",
-    doc = "[serve-stdio]: Server::serve_stdio"
-)]
-#![cfg_attr(
-    not(feature = "stdio"),
-    doc = "",
-    doc = "[serve-stdio]: crate#features"
-)]
-#![cfg_attr(feature = "http", doc = "", doc = "[serve-http]: Server::serve_http")]
-#![cfg_attr(not(feature = "http"), doc = "", doc = "[serve-http]: crate#features")]
-#![cfg_attr(feature = "http", doc = "", doc = "[router]: Server::router")]
-#![cfg_attr(not(feature = "http"), doc = "", doc = "[router]: crate#features")]
+//!
+#![cfg_attr(feature = "stdio", doc = "[serve-stdio]: Server::serve_stdio")]
+#![cfg_attr(not(feature = "stdio"), doc = "[serve-stdio]: crate#features")]
+#![cfg_attr(feature = "http", doc = "[serve-http]: Server::serve_http")]
+#![cfg_attr(not(feature = "http"), doc = "[serve-http]: crate#features")]
+#![cfg_attr(feature = "http", doc = "[router]: Server::router")]
+#![cfg_attr(not(feature = "http"), doc = "[router]: crate#features")]
 #![warn(missing_docs)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 // Parts of the core serve only the HTTP transport (multi-instance checks, on-demand

@@ -10,14 +10,11 @@
 //! whose scopes the caller lacks (`#[tool(scopes("files:write"))]`). Handlers read the caller through the
 //! [`Principal`] (required) or [`Caller`] (optional) extractors; `requestState`, tasks and
 //! legacy sessions are bound to it.
-#![cfg_attr(feature = "auth", doc = "", doc = "[jwt]: JwtValidator")]
-#![cfg_attr(not(feature = "auth"), doc = "", doc = "[jwt]: crate#features")]
-#![cfg_attr(feature = "auth", doc = "", doc = "[introspection]: Introspection")]
-#![cfg_attr(
-    not(feature = "auth"),
-    doc = "",
-    doc = "[introspection]: crate#features"
-)]
+//!
+#![cfg_attr(feature = "auth", doc = "[jwt]: JwtValidator")]
+#![cfg_attr(not(feature = "auth"), doc = "[jwt]: crate#features")]
+#![cfg_attr(feature = "auth", doc = "[introspection]: Introspection")]
+#![cfg_attr(not(feature = "auth"), doc = "[introspection]: crate#features")]
 
 mod principal;
 mod scopes;
@@ -68,14 +65,11 @@ impl std::error::Error for AuthError {}
 /// Two implementations ship with feature `auth`: [`JwtValidator`][jwt] (RFC 9068 JWT
 /// access tokens) and [`Introspection`][introspection] (RFC 7662). Write your own for anything else; it must
 /// check that the token was issued for this server (its audience).
-#[cfg_attr(feature = "auth", doc = "", doc = "[jwt]: JwtValidator")]
-#[cfg_attr(not(feature = "auth"), doc = "", doc = "[jwt]: crate#features")]
-#[cfg_attr(feature = "auth", doc = "", doc = "[introspection]: Introspection")]
-#[cfg_attr(
-    not(feature = "auth"),
-    doc = "",
-    doc = "[introspection]: crate#features"
-)]
+///
+#[cfg_attr(feature = "auth", doc = "[jwt]: JwtValidator")]
+#[cfg_attr(not(feature = "auth"), doc = "[jwt]: crate#features")]
+#[cfg_attr(feature = "auth", doc = "[introspection]: Introspection")]
+#[cfg_attr(not(feature = "auth"), doc = "[introspection]: crate#features")]
 pub trait TokenValidator: Send + Sync + 'static {
     /// The caller the token stands for, or why it is refused.
     fn validate<'a>(&'a self, token: &'a str) -> BoxFuture<'a, Result<Principal, AuthError>>;

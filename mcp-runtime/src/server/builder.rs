@@ -296,17 +296,10 @@ impl ServerBuilder {
 
     /// Where [`Handles`](crate::store::Handles) keep their values (default: in this
     /// process, [`MemoryHandleStore`](crate::store::MemoryHandleStore)). A fleet shares
-    /// one, such as [`RedisStore`][redis-store].
-    #[cfg_attr(
-        feature = "redis",
-        doc = "",
-        doc = "[redis-store]: crate::store::redis::RedisStore"
-    )]
-    #[cfg_attr(
-        not(feature = "redis"),
-        doc = "",
-        doc = "[redis-store]: crate#features"
-    )]
+    /// one, such as [`RedisStore`][redis].
+    ///
+    #[cfg_attr(feature = "redis", doc = "[redis]: crate::store::redis::RedisStore")]
+    #[cfg_attr(not(feature = "redis"), doc = "[redis]: crate#features")]
     pub fn handle_store(mut self, store: impl HandleStore) -> Self {
         self.handles.given = Arc::new(std::sync::OnceLock::from(
             Arc::new(store) as Arc<dyn HandleStore>

@@ -247,7 +247,7 @@ impl RequestState {
     /// Makes every `requestState` single use: the first retry that carries it is served,
     /// any later one (a replay, or a second click on "pay") is refused like an invalid
     /// state (`-32602`). `store` remembers the redeemed states until they expire; a fleet
-    /// shares one ([`RedisStore`][redis-store]), one instance can use
+    /// shares one ([`RedisStore`][redis]), one instance can use
     /// [`MemoryReplayStore`](crate::store::MemoryReplayStore). A client whose retry was
     /// lost must then start the request over.
     ///
@@ -262,16 +262,9 @@ impl RequestState {
     ///     .unwrap();
     /// # drop(server);
     /// ```
-    #[cfg_attr(
-        feature = "redis",
-        doc = "",
-        doc = "[redis-store]: crate::store::redis::RedisStore"
-    )]
-    #[cfg_attr(
-        not(feature = "redis"),
-        doc = "",
-        doc = "[redis-store]: crate#features"
-    )]
+    ///
+    #[cfg_attr(feature = "redis", doc = "[redis]: crate::store::redis::RedisStore")]
+    #[cfg_attr(not(feature = "redis"), doc = "[redis]: crate#features")]
     pub fn single_use(mut self, store: impl ReplayStore) -> Self {
         self.replay = Some(Replay(Arc::new(store)));
         self

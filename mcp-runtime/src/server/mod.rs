@@ -300,20 +300,13 @@ impl ServerInner {
 /// assert_eq!(reply["result"]["content"][0]["text"], "5");
 /// # });
 /// ```
-#[cfg_attr(
-    feature = "stdio",
-    doc = "",
-    doc = "[serve-stdio]: Server::serve_stdio"
-)]
-#[cfg_attr(
-    not(feature = "stdio"),
-    doc = "",
-    doc = "[serve-stdio]: crate#features"
-)]
-#[cfg_attr(feature = "http", doc = "", doc = "[serve-http]: Server::serve_http")]
-#[cfg_attr(not(feature = "http"), doc = "", doc = "[serve-http]: crate#features")]
-#[cfg_attr(feature = "http", doc = "", doc = "[router]: Server::router")]
-#[cfg_attr(not(feature = "http"), doc = "", doc = "[router]: crate#features")]
+///
+#[cfg_attr(feature = "stdio", doc = "[serve-stdio]: Server::serve_stdio")]
+#[cfg_attr(not(feature = "stdio"), doc = "[serve-stdio]: crate#features")]
+#[cfg_attr(feature = "http", doc = "[serve-http]: Server::serve_http")]
+#[cfg_attr(not(feature = "http"), doc = "[serve-http]: crate#features")]
+#[cfg_attr(feature = "http", doc = "[router]: Server::router")]
+#[cfg_attr(not(feature = "http"), doc = "[router]: crate#features")]
 #[derive(Clone)]
 pub struct Server {
     pub(crate) inner: Arc<ServerInner>,

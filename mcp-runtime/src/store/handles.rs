@@ -119,7 +119,7 @@ impl<S: HandleStore + ?Sized> HandleStore for Arc<S> {
 pub const DEFAULT_MAX_HANDLE_BYTES: usize = 256 * 1024 * 1024;
 
 /// An in-process [`HandleStore`]: right for one instance (and the default), wrong for a
-/// fleet (use [`RedisStore`][redis-store] there). Holds at most
+/// fleet (use [`RedisStore`][redis] there). Holds at most
 /// [`DEFAULT_MAX_HANDLES`] handles whose values come to at most
 /// [`DEFAULT_MAX_HANDLE_BYTES`] as JSON; past either, expired ones are swept, and a value
 /// that still does not fit is refused ([`StoreError::Full`], the tool's error), so what
@@ -132,16 +132,9 @@ pub const DEFAULT_MAX_HANDLE_BYTES: usize = 256 * 1024 * 1024;
 /// let store = MemoryHandleStore::with_capacity(10_000).max_bytes(64 << 20);
 /// # drop(store);
 /// ```
-#[cfg_attr(
-    feature = "redis",
-    doc = "",
-    doc = "[redis-store]: crate::store::redis::RedisStore"
-)]
-#[cfg_attr(
-    not(feature = "redis"),
-    doc = "",
-    doc = "[redis-store]: crate#features"
-)]
+///
+#[cfg_attr(feature = "redis", doc = "[redis]: crate::store::redis::RedisStore")]
+#[cfg_attr(not(feature = "redis"), doc = "[redis]: crate#features")]
 pub struct MemoryHandleStore {
     held: Mutex<Held>,
     max: usize,

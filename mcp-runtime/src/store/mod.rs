@@ -4,13 +4,10 @@
 //! [`MemoryTaskStore`]), the values behind handles ([`HandleStore`] and the [`Handles`]
 //! extractor, with [`MemoryHandleStore`]) and the redeemed single-use request states
 //! ([`ReplayStore`], with [`MemoryReplayStore`]). With the `redis` feature,
-//! [`redis::RedisStore`][redis-store] is all four, shared by a fleet.
-#![cfg_attr(feature = "redis", doc = "", doc = "[redis-store]: redis::RedisStore")]
-#![cfg_attr(
-    not(feature = "redis"),
-    doc = "",
-    doc = "[redis-store]: crate#features"
-)]
+//! [`redis::RedisStore`][redis] is all four, shared by a fleet.
+//!
+#![cfg_attr(feature = "redis", doc = "[redis]: redis::RedisStore")]
+#![cfg_attr(not(feature = "redis"), doc = "[redis]: crate#features")]
 
 mod bus;
 mod handles;

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 /// Remembers redeemed `requestState`s. Shared by every instance (a state redeemed on one
 /// instance must fail on the others), so a fleet uses a shared back end
-/// ([`RedisStore`][redis-store]).
+/// ([`RedisStore`][redis]).
 ///
 /// Contract: `redeem` is atomic: of two concurrent redemptions of one id, exactly one
 /// gets `true`.
@@ -26,16 +26,9 @@ use std::time::Duration;
 /// assert!(!store.redeem("state-1", Duration::from_secs(60)).await.unwrap());
 /// # });
 /// ```
-#[cfg_attr(
-    feature = "redis",
-    doc = "",
-    doc = "[redis-store]: crate::store::redis::RedisStore"
-)]
-#[cfg_attr(
-    not(feature = "redis"),
-    doc = "",
-    doc = "[redis-store]: crate#features"
-)]
+///
+#[cfg_attr(feature = "redis", doc = "[redis]: crate::store::redis::RedisStore")]
+#[cfg_attr(not(feature = "redis"), doc = "[redis]: crate#features")]
 pub trait ReplayStore: Send + Sync + 'static {
     /// Marks `id` as used for `ttl`; `false` when it already was.
     fn redeem<'a>(&'a self, id: &'a str, ttl: Duration) -> BoxFuture<'a, Result<bool, StoreError>>;
