@@ -286,6 +286,31 @@ fn a_requests_header_time_counts_from_its_first_byte() {
     assert!(closed_at < Duration::from_millis(1200), "{closed_at:?}");
 }
 
+#[test]
+fn a_body_that_comes_after_its_head_but_in_time_is_served() {
+    // The head and the body's first half at once, the rest 300 ms later: inside the body
+    // deadline (the first read finds the body incomplete, so the rest is read under it).
+    let http = plain().http().body_read_timeout(Duration::from_secs(3));
+    let addr = serve_in_background(http);
+    let bytes = bytes_of(addr, &call(1, "hi", json!({})), true);
+    let end = bytes.windows(4).position(|w| w == b"\r\n\r\n").unwrap() + 4;
+    let split = end + (bytes.len() - end) / 2;
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    s.write_all(&bytes[..split]).unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    s.write_all(&bytes[split..]).unwrap();
+    let r = read_one_response(&mut s);
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(r.json()["result"]["content"][0]["text"], "hi");
+    // The same connection serves a whole request next.
+    s.write_all(&bytes_of(addr, &call(2, "hi", json!({})), true))
+        .unwrap();
+    let r = read_one_response(&mut s);
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(r.json()["id"], 2);
+}
+
 /// Reads one response with a `Content-Length` from a keep-alive connection.
 fn read_one_response(s: &mut TcpStream) -> Response {
     let mut got = Vec::new();

@@ -369,12 +369,20 @@ async fn serve_post(
         return too_many_bytes();
     }
     let deadline = s.config.body_read_timeout;
-    let read = read_body(
-        body,
-        limit,
-        declared.is_none().then_some((&s.server.inner, &mut slot)),
-    );
-    let bytes: Bytes = match tokio::time::timeout(deadline, read).await {
+    let outcome = {
+        let mut read = std::pin::pin!(read_body(
+            body,
+            limit,
+            declared.is_none().then_some((&s.server.inner, &mut slot)),
+        ));
+        // A body that came with its head (the usual case) is read at the first poll,
+        // without arming a timer; only one still arriving is read under the deadline.
+        match std::future::poll_fn(|cx| Poll::Ready(read.as_mut().poll(cx))).await {
+            Poll::Ready(r) => Ok(r),
+            Poll::Pending => tokio::time::timeout(deadline, read).await,
+        }
+    };
+    let bytes: Bytes = match outcome {
         Ok(Ok(b)) => b,
         Ok(Err(BodyError::TooLarge)) => return too_large(),
         Ok(Err(BodyError::Busy)) => return too_many_bytes(),
