@@ -2,8 +2,9 @@
 # Runs every benchmark, in order, short by default (see benches/README.md):
 #   http, stdio, soak, fleet (when `redis-server` is on PATH), scaling,
 #   then the README example's stripped release binary, dependency count and cold
-#   release build time ("size"), then the stdio bench binary's start-up rows as linked and
-#   relinked with its functions in first-use order ("layout", benches/layout.sh).
+#   release build time ("size"), then the stdio bench binary's start-up rows and the http
+#   bench binary's tools/call rows, each as linked and relinked with its functions in
+#   first-use order ("layout", benches/layout.sh).
 # rmcp (the official Rust SDK) beside ours: benches/rmcp-server is built first (release,
 #   in <target>/rmcp-server/, cold when "size" runs and BENCH_COLD_BUILD is not 0), and
 #   BENCH_RMCP_BIN points http and stdio at it; "size" sets its binary, dependency count
@@ -94,7 +95,7 @@ else
 fi
 run_bench scaling
 if wanted layout; then
-    section "benches/layout.sh: the stdio server's start-up rows as linked and in first-use order"
+    section "benches/layout.sh: the stdio start-up rows and the HTTP tools/call rows, as linked and in first-use order"
     benches/layout.sh
 fi
 wanted size || exit 0
