@@ -300,15 +300,11 @@ fn a_body_that_comes_after_its_head_but_in_time_is_served() {
     s.write_all(&bytes[..split]).unwrap();
     std::thread::sleep(Duration::from_millis(300));
     s.write_all(&bytes[split..]).unwrap();
-    let r = read_one_response(&mut s);
-    assert_eq!(r.status, 200, "{}", r.text());
-    assert_eq!(r.json()["result"]["content"][0]["text"], "hi");
+    expect_text(&mut s, 1, "hi");
     // The same connection serves a whole request next.
     s.write_all(&bytes_of(addr, &call(2, "hi", json!({})), true))
         .unwrap();
-    let r = read_one_response(&mut s);
-    assert_eq!(r.status, 200, "{}", r.text());
-    assert_eq!(r.json()["id"], 2);
+    expect_text(&mut s, 2, "hi");
 }
 
 /// Reads one response with a `Content-Length` from a keep-alive connection.
@@ -338,6 +334,14 @@ fn read_one_response(s: &mut TcpStream) -> Response {
     }
 }
 
+/// Reads one response from a keep-alive connection: a 200 whose tool result is `text`.
+fn expect_text(s: &mut TcpStream, id: u64, text: &str) {
+    let r = read_one_response(s);
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(r.json()["id"], id, "{}", r.text());
+    assert_eq!(r.json()["result"]["content"][0]["text"], text);
+}
+
 #[test]
 fn a_long_request_does_not_use_up_the_next_requests_header_deadline() {
     // The wait for a request may last up to idle + header (400 ms here); a request
@@ -356,14 +360,10 @@ fn a_long_request_does_not_use_up_the_next_requests_header_deadline() {
         .unwrap();
     std::thread::sleep(Duration::from_millis(900));
     gate.notify_one();
-    let r = read_one_response(&mut s);
-    assert_eq!(r.status, 200, "{}", r.text());
-    assert_eq!(r.json()["result"]["content"][0]["text"], "released");
+    expect_text(&mut s, 1, "released");
     s.write_all(&bytes_of(addr, &call(2, "hi", json!({})), true))
         .unwrap();
-    let r = read_one_response(&mut s);
-    assert_eq!(r.status, 200, "{}", r.text());
-    assert_eq!(r.json()["result"]["content"][0]["text"], "hi");
+    expect_text(&mut s, 2, "hi");
     // And the idle deadline still closes it afterwards.
     assert!(closed_within(&mut s, Duration::from_secs(3)));
 }
