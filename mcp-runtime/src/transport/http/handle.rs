@@ -376,7 +376,8 @@ async fn serve_post(
             declared.is_none().then_some((&s.server.inner, &mut slot)),
         ));
         // A body that came with its head (the usual case) is read at the first poll,
-        // without arming a timer; only one still arriving is read under the deadline.
+        // without setting up the deadline (a clock read and a `Sleep`); only one still
+        // arriving is read under it.
         match std::future::poll_fn(|cx| Poll::Ready(read.as_mut().poll(cx))).await {
             Poll::Ready(r) => Ok(r),
             Poll::Pending => tokio::time::timeout(deadline, read).await,
