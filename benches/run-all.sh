@@ -17,8 +17,10 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 export BENCH_SECS="${BENCH_SECS:-1}"
 export BENCH_ROUNDS="${BENCH_ROUNDS:-2}"
-export SOAK_SECS="${SOAK_SECS:-20}"
-export SOAK_REPORT_SECS="${SOAK_REPORT_SECS:-10}"
+# Past the server's longest default deadline (write stall, 60 s), so the soak sees
+# slow bodies and non-readers cut off, not only slow headers.
+export SOAK_SECS="${SOAK_SECS:-75}"
+export SOAK_REPORT_SECS="${SOAK_REPORT_SECS:-25}"
 export SOAK_SETTLE_SECS="${SOAK_SETTLE_SECS:-2}"
 export BENCH_SCALING_N="${BENCH_SCALING_N:-10,100}"
 only="${BENCH_ONLY:-http stdio soak fleet scaling size layout}"

@@ -18,7 +18,8 @@
 //! - *slow body*: a declared 64 KiB body sent 16 bytes every 500 ms, until refused;
 //! - *non-reader*: asks for `big` and never reads the answer, until the server closes;
 //! - *malformed*: bad JSON, a body over the limit, a foreign `Origin`, a tampered
-//!   `requestState`, nesting 100 000 deep, a mangled request line, wrong media types;
+//!   `requestState`, nesting 100 000 deep, a mangled request line, wrong media types
+//!   (each answered otherwise than expected is printed);
 //! - *churn*: connections opened and closed at once or after half a request line;
 //! - *bulky*: a `slow` call of 3.5 MiB, under the 4 MiB body limit, its `_meta` padded
 //!   with an array of zeros (which JSON parsing makes some 17 times larger), again and
@@ -365,7 +366,7 @@ async fn good_client(port: u16, stop: Arc<AtomicBool>, c: Arc<Counters>, log: Ar
     }
 }
 
-/// The first few failures, to print.
+/// The first few failures and unexpected answers, to print.
 #[derive(Default)]
 struct Log(std::sync::Mutex<Vec<String>>);
 
@@ -545,7 +546,7 @@ async fn non_reader(port: u16, stop: Arc<AtomicBool>, c: Arc<Counters>) {
     }
 }
 
-async fn malformed(port: u16, stop: Arc<AtomicBool>, c: Arc<Counters>) {
+async fn malformed(port: u16, stop: Arc<AtomicBool>, c: Arc<Counters>, log: Arc<Log>) {
     let valid = call_body(1, "add", r#""a":1,"b":2"#);
     let tampered = format!(
         r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"ask","arguments":{{}},"inputResponses":{{"n":{{"action":"accept","content":{{"name":"x"}}}}}},"requestState":"v1.k1.AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA",{META}}}}}"#
@@ -561,11 +562,16 @@ async fn malformed(port: u16, stop: Arc<AtomicBool>, c: Arc<Counters>) {
     };
     let mut wrong_type = STD.to_vec();
     wrong_type[0] = ("Content-Type", "text/plain");
-    // (request bytes, the statuses that count as refused correctly)
-    let cases: Vec<(Vec<u8>, &[u16])> = vec![
-        (raw_request(port, STD, b"{not json"), &[400]),
-        (raw_request(port, STD, &huge), &[413]),
+    // (what it is, request bytes, the statuses that count as refused correctly)
+    let cases: Vec<(&str, Vec<u8>, &[u16])> = vec![
+        ("bad JSON", raw_request(port, STD, b"{not json"), &[400]),
         (
+            "a body over the limit",
+            raw_request(port, STD, &huge),
+            &[413],
+        ),
+        (
+            "a foreign Origin",
             raw_request(
                 port,
                 &with(("Origin", "http://evil.example")),
@@ -574,20 +580,36 @@ async fn malformed(port: u16, stop: Arc<AtomicBool>, c: Arc<Counters>) {
             &[403],
         ),
         (
+            "a tampered requestState",
             raw_request(port, &ask_headers, tampered.as_bytes()),
             &[200, 400],
         ),
-        (raw_request(port, STD, deep.as_bytes()), &[400]),
-        (raw_request(port, &wrong_type, valid.as_bytes()), &[415]),
-        (b"P\x00ST /mcp HTTP/9.9\r\n\r\n".to_vec(), &[0, 400]),
+        // 200 KB: while the bulky calls hold the request bytes in flight, it may be
+        // refused as busy (503) before it is parsed.
         (
-            raw_request(port, &STD[..3], valid.as_bytes()), // no Mcp-Method
+            "deep nesting",
+            raw_request(port, STD, deep.as_bytes()),
+            &[400, 503],
+        ),
+        (
+            "a wrong Content-Type",
+            raw_request(port, &wrong_type, valid.as_bytes()),
+            &[415],
+        ),
+        (
+            "a mangled request line",
+            b"P\x00ST /mcp HTTP/9.9\r\n\r\n".to_vec(),
+            &[0, 400],
+        ),
+        (
+            "no Mcp-Method",
+            raw_request(port, &STD[..3], valid.as_bytes()),
             &[400],
         ),
     ];
     let mut i = 0;
     while !stop.load(Ordering::Relaxed) {
-        let (bytes, ok) = &cases[i % cases.len()];
+        let (what, bytes, ok) = &cases[i % cases.len()];
         i += 1;
         let Ok(mut s) = TcpStream::connect(("127.0.0.1", port)).await else {
             tokio::time::sleep(Duration::from_millis(200)).await;
@@ -603,13 +625,21 @@ async fn malformed(port: u16, stop: Arc<AtomicBool>, c: Arc<Counters>) {
             bump(&c.malformed_refused);
         } else {
             bump(&c.malformed_unexpected);
+            let how = if closed {
+                "closed"
+            } else {
+                "not closed within 15 s"
+            };
+            log.failure(format!(
+                "malformed ({what}): status {status} (0: none), {how}; expected {ok:?}"
+            ));
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
 
 /// Bulky requests: a 3.5 MiB `slow` call, served (200) or refused as busy (503).
-async fn bulky(port: u16, stop: Arc<AtomicBool>, c: Arc<Counters>) {
+async fn bulky(port: u16, stop: Arc<AtomicBool>, c: Arc<Counters>, log: Arc<Log>) {
     let size = 3584 * 1024;
     let head = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow","arguments":{},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"com.example/pad":[0"#;
     let tail = "]}}}";
@@ -632,7 +662,12 @@ async fn bulky(port: u16, stop: Arc<AtomicBool>, c: Arc<Counters>) {
         match status {
             200 => bump(&c.bulky_served),
             503 => bump(&c.bulky_busy),
-            _ => bump(&c.bulky_unexpected),
+            other => {
+                bump(&c.bulky_unexpected);
+                log.failure(format!(
+                    "bulky: status {other} (0: none); expected 200 or 503"
+                ));
+            }
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
@@ -705,9 +740,19 @@ async fn soak() -> Result<(), String> {
         tasks.push(tokio::spawn(slow_headers(port, stop.clone(), c.clone())));
         tasks.push(tokio::spawn(slow_body(port, stop.clone(), c.clone())));
         tasks.push(tokio::spawn(non_reader(port, stop.clone(), c.clone())));
-        tasks.push(tokio::spawn(malformed(port, stop.clone(), c.clone())));
+        tasks.push(tokio::spawn(malformed(
+            port,
+            stop.clone(),
+            c.clone(),
+            log.clone(),
+        )));
         tasks.push(tokio::spawn(churn(port, stop.clone(), c.clone())));
-        tasks.push(tokio::spawn(bulky(port, stop.clone(), c.clone())));
+        tasks.push(tokio::spawn(bulky(
+            port,
+            stop.clone(),
+            c.clone(),
+            log.clone(),
+        )));
     }
     let began = Instant::now();
     let mut peak = start;
@@ -745,32 +790,49 @@ async fn soak() -> Result<(), String> {
             get(&c.good_ok) as f64 / secs.max(1) as f64
         ),
     );
-    // Hostile kinds the server ends: how many, and after how long on average.
-    for (kind, what, n, total) in [
+    // Hostile kinds the server ends: how many, and after how long on average. Each is
+    // ended by one of the server's deadlines (its defaults); a run shorter than the
+    // deadline cannot see one ended, and says so rather than print a bare 0.
+    for (kind, what, n, total, deadline, name) in [
         (
             "slow headers",
             "cut off by the server",
             &c.slow_headers_cut,
             &c.slow_headers_secs,
+            mcp_runtime::http::DEFAULT_HEADER_READ_TIMEOUT,
+            "header-read",
         ),
         (
             "slow bodies",
             "refused",
             &c.slow_body_refused,
             &c.slow_body_secs,
+            mcp_runtime::http::DEFAULT_BODY_READ_TIMEOUT,
+            "body-read",
         ),
         (
             "non-readers",
             "cut off",
             &c.non_readers_cut,
             &c.non_reader_secs,
+            mcp_runtime::http::DEFAULT_WRITE_STALL_TIMEOUT,
+            "write-stall",
         ),
     ] {
-        let avg = get(total) as f64 / get(n).max(1) as f64;
-        lines.insert(
-            kind,
-            format!("{} {what}, after {avg:.1}s on average", get(n)),
-        );
+        let line = match get(n) {
+            0 if secs <= deadline.as_secs() => format!(
+                "none {what}: the run ({secs}s) ends before the server's {name} deadline \
+                 ({}s); SOAK_SECS={} or more shows them",
+                deadline.as_secs(),
+                deadline.as_secs() + 15
+            ),
+            n => format!(
+                "{n} {what}, after {:.1}s on average (the {name} deadline is {}s)",
+                get(total) as f64 / n as f64,
+                deadline.as_secs()
+            ),
+        };
+        lines.insert(kind, line);
     }
     lines.insert(
         "malformed",
@@ -806,9 +868,11 @@ async fn soak() -> Result<(), String> {
         peak.fds,
         end.fds
     );
+    // Good requests that failed, and hostile ones the server answered otherwise than
+    // expected (the first ten).
     if let Ok(v) = log.0.lock() {
         for f in v.iter() {
-            println!("  failure: {f}");
+            println!("  unexpected: {f}");
         }
     }
     if get(&c.good_failed) > 0 {
