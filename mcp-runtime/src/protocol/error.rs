@@ -134,10 +134,12 @@ impl RpcError {
     }
 
     /// `-32700`: the message is not valid JSON.
+    #[cold]
     pub fn parse_error(detail: impl fmt::Display) -> Self {
         Self::new(ErrorCode::PARSE_ERROR, format!("Parse error: {detail}"))
     }
     /// `-32600`: valid JSON, but not a valid JSON-RPC request.
+    #[cold]
     pub fn invalid_request(detail: impl fmt::Display) -> Self {
         Self::new(
             ErrorCode::INVALID_REQUEST,
@@ -147,6 +149,7 @@ impl RpcError {
     /// `-32601`: unknown, removed or not advertised method; `supported` lists the protocol
     /// versions the server serves (as `server/discover` does), named in the message and in
     /// `data.supported`.
+    #[cold]
     pub fn method_not_found(method: &str, supported: &[&str]) -> Self {
         Self::new(
             ErrorCode::METHOD_NOT_FOUND,
@@ -159,32 +162,38 @@ impl RpcError {
         .with_data(json!({ "supported": supported }))
     }
     /// `-32602`: invalid params.
+    #[cold]
     pub fn invalid_params(message: impl Into<String>) -> Self {
         Self::new(ErrorCode::INVALID_PARAMS, message)
     }
     /// `-32602` with `data.uri`: nothing serves the resource at `uri` (never an empty
     /// `contents`).
+    #[cold]
     pub fn resource_not_found(uri: &str) -> Self {
         Self::invalid_params(format!("Resource not found: {}", reflect(uri)))
             .with_data(json!({ "uri": uri }))
     }
     /// `-32603`: the server failed; the message never carries internal detail.
+    #[cold]
     pub fn internal(message: impl Into<String>) -> Self {
         Self::new(ErrorCode::INTERNAL_ERROR, message)
     }
     /// `-32020`: an HTTP header disagrees with the body, is missing or is malformed.
+    #[cold]
     pub fn header_mismatch(message: impl Into<String>) -> Self {
         Self::new(ErrorCode::HEADER_MISMATCH, message)
     }
     /// `-32021`: the request needs a client capability it did not declare.
     ///
     /// `required` is a ClientCapabilities-shaped object, for example `{"sampling": {}}`.
+    #[cold]
     pub fn missing_capability(message: impl Into<String>, required: Value) -> Self {
         Self::new(ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY, message)
             .with_data(json!({ "requiredCapabilities": required }))
     }
     /// `-32022`: the requested protocol version is not served here; `supported` lists the
     /// ones that are.
+    #[cold]
     pub fn unsupported_version(requested: &str, supported: &[&str]) -> Self {
         Self::new(
             ErrorCode::UNSUPPORTED_PROTOCOL_VERSION,
@@ -198,6 +207,7 @@ impl RpcError {
     }
     /// `-32022` for a served legacy revision named in a request's `_meta`: that revision
     /// is spoken in a session opened with `initialize`, not per request.
+    #[cold]
     pub(crate) fn version_needs_initialize(requested: &str, supported: &[&str]) -> Self {
         Self::new(
             ErrorCode::UNSUPPORTED_PROTOCOL_VERSION,

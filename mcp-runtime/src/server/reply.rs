@@ -44,18 +44,22 @@ impl Rejection {
         Rejection { error, class }
     }
     /// `-32600` for a message that is not a valid request.
+    #[cold]
     pub(crate) fn malformed(detail: &str) -> Self {
         Self::new(ErrorClass::Malformed, RpcError::invalid_request(detail))
     }
     /// `-32602` about the required `_meta`.
+    #[cold]
     pub(crate) fn meta(message: String) -> Self {
         Self::new(ErrorClass::Meta, RpcError::invalid_params(message))
     }
     /// `-32602` about the params of a method.
+    #[cold]
     pub(crate) fn params(message: impl Into<String>) -> Self {
         Self::new(ErrorClass::Failed, RpcError::invalid_params(message))
     }
     /// The in-flight cap is reached (HTTP 503 with `Retry-After`).
+    #[cold]
     pub(crate) fn busy() -> Self {
         Self::new(
             ErrorClass::Busy,
@@ -63,6 +67,7 @@ impl Rejection {
         )
     }
     /// The request bytes in flight are at their limit.
+    #[cold]
     pub(crate) fn busy_bytes() -> Self {
         Self::new(
             ErrorClass::Busy,
@@ -70,12 +75,14 @@ impl Rejection {
         )
     }
     /// A transport's header check failed.
+    #[cold]
     pub(crate) fn header(error: RpcError) -> Self {
         Self::new(ErrorClass::Header, error)
     }
     /// `-32601` for `method`, naming the versions the server serves (`supported`, as
     /// `server/discover` lists them). In a legacy session it says nothing of versions and
     /// is answered with 200 on HTTP: there a 404 tells the client its session is gone.
+    #[cold]
     pub(crate) fn unknown_method(method: &str, in_session: bool, supported: &[&str]) -> Self {
         if in_session {
             let message = format!("Method not found: {}", crate::protocol::reflect(method));
@@ -90,6 +97,7 @@ impl Rejection {
         )
     }
     /// An error from a handler (or from running it): classified by its code.
+    #[cold]
     pub(crate) fn failed(error: RpcError) -> Self {
         let class = if error.code() == ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY {
             ErrorClass::Capability
@@ -161,6 +169,7 @@ impl Reply {
     /// is a 200, as other `-32602`s past the spec-fixed ones (requirements, Ambiguity 5):
     /// a 400 without a modern code makes a dual-era client fall back to `initialize`
     /// (ERA-03).
+    #[cold]
     pub(crate) fn unparsable(bytes: &[u8], e: crate::protocol::json::ParseError) -> Reply {
         let readable = e.is_number_out_of_range() || e.is_duplicate_member();
         if readable && let Some(id) = crate::protocol::json::readable_id(bytes) {
@@ -180,6 +189,7 @@ impl Reply {
     }
 
     /// An error response; `id` is left out when it could not be read.
+    #[cold]
     pub(crate) fn rejection(id: Option<&RequestId>, rejection: Rejection) -> Reply {
         Reply {
             body: envelope::error_response(id, &rejection.error),
