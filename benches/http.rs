@@ -42,9 +42,9 @@
 //! start-up and exit cancelled out): a figure the machine's load does not move; skipped
 //! when `valgrind` is not on `PATH` or `BENCH_CALLGRIND=0`. From the same runs, the code
 //! footprint of a modern `tools/call`: the distinct instructions that ran on every
-//! request, and the 4 KiB pages of code they lie on; and its simulated stalls (L1
-//! instruction and data cache misses, mispredicted branches), which account for equal
-//! instructions taking unequal time.
+//! request, and the 64-byte cache lines and 4 KiB pages of code they lie on; and its
+//! simulated stalls (L1 instruction and data cache misses, mispredicted branches), which
+//! account for equal instructions taking unequal time.
 //!
 //! Before timing, each server's answer to each request kind must be right (a tool result
 //! "5", not an error, for `tools/call`); during the rows every response must have status
@@ -733,7 +733,10 @@ async fn bench() -> Result<(), String> {
                     (
                         format!(", rmcp {m:.1}k (ours/rmcp {:.2}x)", o / m),
                         format!(", rmcp {lm:.1}k (ours/rmcp {:.2}x)", lo / lm),
-                        format!(", rmcp {} on {} pages", cm.code, cm.pages),
+                        format!(
+                            ", rmcp {} on {} lines, {} pages",
+                            cm.code, cm.lines, cm.pages
+                        ),
                     )
                 }
                 None => (String::new(), String::new(), String::new()),
@@ -766,13 +769,17 @@ async fn bench() -> Result<(), String> {
                 ob / rb,
             );
             println!(
-                "code footprint per tools/call (distinct instructions run on every request, on 4 KiB pages of code): \
-                 ours {} on {} pages, raw {} on {} pages ({:.2}x, pages {:.2}x){code_vs_rmcp}",
+                "code footprint per tools/call (distinct instructions run on every request, on 64-byte \
+                 lines and 4 KiB pages of code): ours {} on {} lines, {} pages, raw {} on {} lines, {} \
+                 pages ({:.2}x, lines {:.2}x, pages {:.2}x){code_vs_rmcp}",
                 co.code,
+                co.lines,
                 co.pages,
                 cr.code,
+                cr.lines,
                 cr.pages,
                 co.code as f64 / cr.code as f64,
+                co.lines as f64 / cr.lines as f64,
                 co.pages as f64 / cr.pages as f64,
             );
         }

@@ -31,7 +31,7 @@
 //!   on a current-thread runtime, ours with logging on and rmcp: a figure the machine's
 //!   load does not move; skipped when `valgrind` is not on `PATH` or `BENCH_CALLGRIND=0`;
 //! - code footprint per round trip, from the same runs: the distinct instructions that ran
-//!   on every round trip, and the 4 KiB pages of code they lie on;
+//!   on every round trip, and the 64-byte cache lines and 4 KiB pages of code they lie on;
 //! - simulated stalls per round trip, from the same runs: L1 instruction and data cache
 //!   misses and mispredicted branches (callgrind's cache and branch simulation);
 //! - cold start: spawn → the answer to the first `tools/list`, median of `BENCH_STARTS`
@@ -354,6 +354,7 @@ fn bench() -> Result<(), String> {
             let cl = instructions("ours-logged")?;
             let k = |c: &callgrind::Cost| c.instructions / 1e3;
             let code = |c: &callgrind::Cost| c.code as f64;
+            let lines = |c: &callgrind::Cost| c.lines as f64;
             let pages = |c: &callgrind::Cost| c.pages as f64;
             let note = "   (callgrind: the same whatever the load)";
             row(
@@ -403,6 +404,13 @@ fn bench() -> Result<(), String> {
                 "code footprint per round trip",
                 "",
                 (code(&cr), code(&co), cmc),
+                note,
+            );
+            let note = "   (64-byte cache lines those lie on)";
+            row(
+                "  its cache lines",
+                "",
+                (lines(&cr), lines(&co), cm.as_ref().map(lines)),
                 note,
             );
             let note = "   (4 KiB pages those lie on)";

@@ -12,9 +12,9 @@
 //!
 //! The same two runs give the code a request runs (its footprint): callgrind counts each
 //! instruction address (`--dump-instr=yes`), and an instruction whose count grew by at
-//! least `MANY - FEW` between the runs ran on every request. Those instructions, and the
-//! 4 KiB pages of code they lie on, are what each request brings into the instruction
-//! cache and TLB: where two servers run as many instructions per request, the one with
+//! least `MANY - FEW` between the runs ran on every request. Those instructions, the
+//! 64-byte cache lines and the 4 KiB pages of code they lie on, are what each request
+//! brings into the instruction cache and TLB: where two servers run as many instructions per request, the one with
 //! the wider footprint stalls more (and, page by page, keeps more of its binary resident).
 //!
 //! The runs also simulate the caches and branch predictors (`--cache-sim=yes
@@ -82,6 +82,8 @@ pub struct Cost {
     pub mispredicts: f64,
     /// Distinct instructions that ran on every request.
     pub code: usize,
+    /// The 64-byte cache lines of code those lie on (what the L1 instruction cache holds).
+    pub lines: usize,
     /// The 4 KiB pages of code those lie on.
     pub pages: usize,
 }
@@ -118,6 +120,10 @@ pub fn per_request(
         .filter(|(at, n)| **n >= few.counts.get(*at).copied().unwrap_or(0) + (MANY - FEW))
         .map(|(at, _)| *at)
         .collect::<Vec<_>>();
+    let lines = every
+        .iter()
+        .map(|&(object, address)| (object, address >> 6))
+        .collect::<HashSet<_>>();
     let pages = every
         .iter()
         .map(|&(object, address)| (object, address >> 12))
@@ -128,6 +134,7 @@ pub fn per_request(
         d1_misses: per(&["D1mr", "D1mw"]),
         mispredicts: per(&["Bcm", "Bim"]),
         code: every.len(),
+        lines: lines.len(),
         pages: pages.len(),
     })
 }
