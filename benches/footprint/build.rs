@@ -54,7 +54,11 @@ fn main() {
         .iter()
         .map(|i| format!("x = l{i:04}(std::hint::black_box(x)); "))
         .collect();
-    writeln!(out, "#[inline(never)] pub fn lines(mut x: u64) -> u64 {{ {calls}x }}").unwrap();
+    writeln!(
+        out,
+        "#[inline(never)] pub fn lines(mut x: u64) -> u64 {{ {calls}x }}"
+    )
+    .unwrap();
     // "pages": 110 functions, each followed (by run.sh's ordering file) by a filler of
     // about 4 KiB that only `fill` runs; 700 calls go round them in a shuffled order.
     for i in 0..PAGES {
@@ -68,7 +72,11 @@ fn main() {
                 )
             })
             .collect();
-        writeln!(out, "#[inline(never)] fn p{i:03}f(mut x: u64) -> u64 {{ {body}x }}").unwrap();
+        writeln!(
+            out,
+            "#[inline(never)] fn p{i:03}f(mut x: u64) -> u64 {{ {body}x }}"
+        )
+        .unwrap();
     }
     let fillers: Vec<String> = (0..PAGES).map(|i| format!("p{i:03}f")).collect();
     writeln!(
@@ -84,7 +92,11 @@ fn main() {
     let calls: String = (0..CALLS)
         .map(|k| format!("x = p{:03}(std::hint::black_box(x)); ", ring[k % PAGES]))
         .collect();
-    writeln!(out, "#[inline(never)] pub fn pages(mut x: u64) -> u64 {{ {calls}x }}").unwrap();
+    writeln!(
+        out,
+        "#[inline(never)] pub fn pages(mut x: u64) -> u64 {{ {calls}x }}"
+    )
+    .unwrap();
     // "same": one function called 700 times: the same instructions, the least code.
     pad(&mut out, "s0", &mut rng);
     writeln!(
