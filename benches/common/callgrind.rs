@@ -14,8 +14,9 @@
 //! instruction address (`--dump-instr=yes`), and an instruction whose count grew by at
 //! least `MANY - FEW` between the runs ran on every request. Those instructions, the
 //! 64-byte cache lines and the 4 KiB pages of code they lie on, are what each request
-//! brings into the instruction cache and TLB: where two servers run as many instructions per request, the one with
-//! the wider footprint stalls more (and, page by page, keeps more of its binary resident).
+//! brings into the instruction cache and TLB: where two servers run as many instructions
+//! per request, the one with the wider footprint stalls more (and, page by page, keeps
+//! more of its binary resident).
 //!
 //! The runs also simulate the caches and branch predictors (`--cache-sim=yes
 //! --branch-sim=yes`: 32 KiB 8-way L1 instruction and data caches of 64-byte lines and an

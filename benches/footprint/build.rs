@@ -3,10 +3,8 @@
 
 use std::fmt::Write as _;
 
-/// Calls per line of input, in every mode.
+/// Calls per line of input, in every mode (in the "lines" mode, of as many functions).
 const CALLS: usize = 700;
-/// Functions for the "lines" mode (700 of them are called, each once).
-const LINES: usize = CALLS;
 /// Functions for the "pages" mode, each followed by a filler of about 4 KiB that never runs.
 const PAGES: usize = 110;
 
@@ -23,6 +21,14 @@ impl Lcg {
     }
     fn below(&mut self, n: u64) -> u64 {
         (self.next() >> 8) % n
+    }
+    /// `0..n` in a shuffled order (Fisher-Yates).
+    fn shuffled(&mut self, n: usize) -> Vec<usize> {
+        let mut v: Vec<usize> = (0..n).collect();
+        for i in (1..n).rev() {
+            v.swap(i, self.below(i as u64 + 1) as usize);
+        }
+        v
     }
 }
 
@@ -43,14 +49,11 @@ fn main() {
     let mut rng = Lcg(0x5eed);
     let mut out = String::new();
     // "lines": 700 distinct functions, called once each in a shuffled order.
-    for i in 0..LINES {
+    for i in 0..CALLS {
         pad(&mut out, &format!("l{i:04}"), &mut rng);
     }
-    let mut order: Vec<usize> = (0..LINES).collect();
-    for i in (1..order.len()).rev() {
-        order.swap(i, rng.below(i as u64 + 1) as usize);
-    }
-    let calls: String = order
+    let calls: String = rng
+        .shuffled(CALLS)
         .iter()
         .map(|i| format!("x = l{i:04}(std::hint::black_box(x)); "))
         .collect();
@@ -85,10 +88,7 @@ fn main() {
         fillers.join(", ")
     )
     .unwrap();
-    let mut ring: Vec<usize> = (0..PAGES).collect();
-    for i in (1..ring.len()).rev() {
-        ring.swap(i, rng.below(i as u64 + 1) as usize);
-    }
+    let ring = rng.shuffled(PAGES);
     let calls: String = (0..CALLS)
         .map(|k| format!("x = p{:03}(std::hint::black_box(x)); ", ring[k % PAGES]))
         .collect();
