@@ -317,6 +317,27 @@ lean_size=$(stripped_size "$lean/target/release/readme-stdio")
 read -r lean_rss lean_anon < <(idle_rss "$lean/target/release/readme-stdio" forecast '{"city":"Oslo"}')
 echo "stdio-only build (current-thread, tokio \"rt\", mcp-runtime \"stdio\" alone): $(mib "$lean_size"); idle RSS $lean_rss KiB ($lean_anon KiB anonymous), $(ratio "$lean_rss" "$bare_rss") the bare loop's, $(ratio "$lean_rss" "$rss") the README example's"
 
+# The README example with mcp-runtime compiled as one codegen unit (the profile override
+# README.md's "Binary size and memory" shows): in release, rustc gives every codegen unit
+# its own copy of each drop glue and `#[inline]` function it uses, and mcp-runtime's 16
+# units repeat many. Same source and target dir: mcp-runtime and the example are built
+# again both ways (after touching mcp-runtime's lib.rs), timed; the size and idle RSS are
+# of the one-unit binary, which then replaces the default one in that target dir.
+one_unit=(--config 'profile.release.package.mcp-runtime.codegen-units=1')
+runtime_rebuild() {
+    local start end
+    touch mcp-runtime/src/lib.rs
+    start=$(date +%s.%N)
+    (cd "$crate" && CARGO_TARGET_DIR="$build_dir" "$cargo" build --quiet --offline --release "$@")
+    end=$(date +%s.%N)
+    elapsed "$start" "$end"
+}
+units16=$(runtime_rebuild)
+units1=$(runtime_rebuild "${one_unit[@]}")
+unit_size=$(stripped_size "$build_dir/release/readme-example")
+read -r unit_rss unit_anon < <(idle_rss "$build_dir/release/readme-example" forecast '{"city":"Oslo"}')
+echo "mcp-runtime as one codegen unit:    $(mib "$unit_size") ($(ratio "$unit_size" "$size") the default's); idle RSS $unit_rss KiB ($unit_anon KiB anonymous), $(ratio "$unit_rss" "$bare_rss") the bare loop's, $(ratio "$unit_rss" "$rss") the default's; mcp-runtime + the example built in $units1 s against $units16 s with 16 units (-j$jobs)"
+
 section "rmcp server (benches/rmcp-server, rmcp 3.11.0) beside the README example"
 if [ -z "${BENCH_RMCP_BIN:-}" ]; then
     echo "rmcp: skipped (${rmcp_why:-no binary})"
