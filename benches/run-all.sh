@@ -272,11 +272,21 @@ cp Cargo.lock "$bare/Cargo.lock"
 read -r bare_rss bare_anon < <(idle_rss "$bare/target/release/bare-loop" any '{}')
 echo "idle RSS of a bare line loop:       $bare_rss KiB ($bare_anon KiB anonymous); the README example over it: $(awk -v a="$rss" -v b="$bare_rss" 'BEGIN { printf "%.2fx", a / b }') ($(awk -v a="$anon" -v b="$bare_anon" 'BEGIN { printf "%.2fx", a / b }') anonymous)"
 
+# Seconds a release build of the crate in $1 takes (target dir $2, extra cargo flags after).
+timed_build() {
+    local dir=$1 tdir=$2 start end
+    shift 2
+    start=$(date +%s.%N)
+    (cd "$dir" && CARGO_TARGET_DIR="$tdir" "$cargo" build --quiet --offline --release "$@")
+    end=$(date +%s.%N)
+    elapsed "$start" "$end"
+}
+
 # Seconds to rebuild the crate in $1 (release, target dir $2, extra cargo flags after $4)
 # after one line of a tool's body changes: text $3 of its src/main.rs becomes $4. The
 # crate was built just before; only it is rebuilt.
 rebuild_after_edit() {
-    local dir=$1 tdir=$2 from=$3 to=$4 src start end
+    local dir=$1 tdir=$2 from=$3 to=$4 src
     shift 4
     src=$(<"$dir/src/main.rs")
     if [[ "$src" != *"$from"* ]]; then
@@ -284,11 +294,8 @@ rebuild_after_edit() {
         return 1
     fi
     printf '%s\n' "${src/"$from"/"$to"}" >"$dir/src/main.rs"
-    start=$(date +%s.%N)
-    (cd "$dir" && CARGO_TARGET_DIR="$tdir" "$cargo" build --quiet --offline --release "$@")
-    end=$(date +%s.%N)
+    timed_build "$dir" "$tdir" "$@"
     printf '%s\n' "$src" >"$dir/src/main.rs"
-    elapsed "$start" "$end"
 }
 rebuild=$(rebuild_after_edit "$crate" "$build_dir" 'summary: "sunny"' 'summary: "cloudy"')
 bare_rebuild=$(rebuild_after_edit "$bare" "$bare/target" '"text": "ok"' '"text": "fine"')
@@ -323,17 +330,10 @@ echo "stdio-only build (current-thread, tokio \"rt\", mcp-runtime \"stdio\" alon
 # units repeat many. Same source and target dir: mcp-runtime and the example are built
 # again both ways (after touching mcp-runtime's lib.rs), timed; the size and idle RSS are
 # of the one-unit binary, which then replaces the default one in that target dir.
-one_unit=(--config 'profile.release.package.mcp-runtime.codegen-units=1')
-runtime_rebuild() {
-    local start end
-    touch mcp-runtime/src/lib.rs
-    start=$(date +%s.%N)
-    (cd "$crate" && CARGO_TARGET_DIR="$build_dir" "$cargo" build --quiet --offline --release "$@")
-    end=$(date +%s.%N)
-    elapsed "$start" "$end"
-}
-units16=$(runtime_rebuild)
-units1=$(runtime_rebuild "${one_unit[@]}")
+touch mcp-runtime/src/lib.rs
+units16=$(timed_build "$crate" "$build_dir")
+touch mcp-runtime/src/lib.rs
+units1=$(timed_build "$crate" "$build_dir" --config 'profile.release.package.mcp-runtime.codegen-units=1')
 unit_size=$(stripped_size "$build_dir/release/readme-example")
 read -r unit_rss unit_anon < <(idle_rss "$build_dir/release/readme-example" forecast '{"city":"Oslo"}')
 echo "mcp-runtime as one codegen unit:    $(mib "$unit_size") ($(ratio "$unit_size" "$size") the default's); idle RSS $unit_rss KiB ($unit_anon KiB anonymous), $(ratio "$unit_rss" "$bare_rss") the bare loop's, $(ratio "$unit_rss" "$rss") the default's; mcp-runtime + the example built in $units1 s against $units16 s with 16 units (-j$jobs)"
