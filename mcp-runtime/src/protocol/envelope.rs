@@ -214,7 +214,7 @@ pub struct Notification<'a, P> {
 
 /// The JSON text of a response carrying `result`.
 pub fn response<R: Serialize>(id: &RequestId, result: R) -> String {
-    serde_json::to_string(&Response {
+    text(&Response {
         jsonrpc: "2.0",
         id,
         result,
@@ -224,12 +224,29 @@ pub fn response<R: Serialize>(id: &RequestId, result: R) -> String {
 
 /// The JSON text of an error response.
 pub fn error_response(id: Option<&RequestId>, error: &RpcError) -> String {
-    serde_json::to_string(&ErrorResponse {
+    text(&ErrorResponse {
         jsonrpc: "2.0",
         id,
         error,
     })
     .expect("errors serialize")
+}
+
+/// Room a message's text is given before it is written: most messages fit, so their buffer
+/// is allocated once. `serde_json::to_string` starts at 128 bytes and grows by `realloc`,
+/// which makes the grown block outside glibc's per-thread cache; freeing it puts it there
+/// anyway, so with one such block per request that cache's bin fills up, and from then on
+/// every message's buffer is freed the slow way (the arena, its lock, and a consolidation
+/// of its small free blocks each time the freed block borders the arena's top). A buffer
+/// allocated at its final size comes from that cache and goes back to it.
+const MESSAGE_ROOM: usize = 512;
+
+/// `value` as JSON text, in a buffer of [`MESSAGE_ROOM`] to start with.
+fn text(value: &impl Serialize) -> serde_json::Result<String> {
+    let mut buf = Vec::with_capacity(MESSAGE_ROOM);
+    serde_json::to_writer(&mut buf, value)?;
+    // serde_json writes UTF-8 only; the check is a pass over what was just written.
+    String::from_utf8(buf).map_err(serde::ser::Error::custom)
 }
 
 /// Whether a received message is a request (it has a `method` and an `id`): not a
@@ -248,7 +265,7 @@ pub fn request<P: Serialize>(id: u64, method: &str, params: P) -> String {
         method: &'a str,
         params: P,
     }
-    serde_json::to_string(&Request {
+    text(&Request {
         jsonrpc: "2.0",
         id,
         method,
@@ -259,7 +276,7 @@ pub fn request<P: Serialize>(id: u64, method: &str, params: P) -> String {
 
 /// The JSON text of a notification.
 pub fn notification<P: Serialize>(method: &str, params: P) -> String {
-    serde_json::to_string(&Notification {
+    text(&Notification {
         jsonrpc: "2.0",
         method,
         params,
@@ -352,5 +369,19 @@ mod tests {
             notification("notifications/progress", json!({"progress": 1})),
             r#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"progress":1}}"#
         );
+    }
+
+    #[test]
+    fn an_answer_longer_than_its_first_buffer_is_whole() {
+        let id = RequestId::from_value(&json!("r")).unwrap();
+        let long = "é🦀\"".repeat(MESSAGE_ROOM);
+        let result = json!({"text": long, "n": [1, 2.5, -3]});
+        let text = response(&id, &result);
+        assert!(text.len() > MESSAGE_ROOM * 3);
+        assert_eq!(
+            serde_json::from_str::<Value>(&text).unwrap(),
+            json!({"jsonrpc": "2.0", "id": "r", "result": result})
+        );
+        assert!(text.starts_with(r#"{"jsonrpc":"2.0","id":"r","result":{"#));
     }
 }
