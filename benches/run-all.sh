@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Runs every benchmark, in order, short by default (see benches/README.md):
 #   http, stdio, soak, fleet (when `redis-server` is on PATH), scaling,
-#   then the README example's stripped release binary, dependency count and cold
-#   release build time ("size"), then the stdio bench binary's start-up rows and the http
+#   then the README example's stripped release binary, dependency count, cold
+#   release build time and code by crate (cargo-bloat, installed into <target>/tools
+#   when not on PATH) ("size"), then the stdio bench binary's start-up rows and the http
 #   bench binary's tools/call rows, each as linked and relinked with its functions in
 #   first-use order ("layout", benches/layout.sh).
 # rmcp (the official Rust SDK) beside ours: benches/rmcp-server is built first (release,
@@ -337,6 +338,37 @@ units1=$(timed_build "$crate" "$build_dir" --config 'profile.release.package.mcp
 unit_size=$(stripped_size "$build_dir/release/readme-example")
 read -r unit_rss unit_anon < <(idle_rss "$build_dir/release/readme-example" forecast '{"city":"Oslo"}')
 echo "mcp-runtime as one codegen unit:    $(mib "$unit_size") ($(ratio "$unit_size" "$size") the default's); idle RSS $unit_rss KiB ($unit_anon KiB anonymous), $(ratio "$unit_rss" "$bare_rss") the bare loop's, $(ratio "$unit_rss" "$rss") the default's; mcp-runtime + the example built in $units1 s against $units16 s with 16 units (-j$jobs)"
+
+# Where the README example's code comes from: cargo-bloat's table of its `.text` by crate,
+# then mcp-runtime's largest functions. cargo-bloat is taken from PATH, else installed
+# once (pinned) into <target>/tools. It builds the example itself, unstripped, with the
+# default profile otherwise (so mcp-runtime in 16 units again), in the same target dir:
+# about two minutes, since the profile differs from the builds above.
+bloat_version=0.12.1
+if ! "$cargo" bloat --version >/dev/null 2>&1; then
+    PATH="$target/tools/bin:$PATH"
+    "$cargo" bloat --version >/dev/null 2>&1 ||
+        "$cargo" install --quiet --locked cargo-bloat --version "$bloat_version" --root "$target/tools" ||
+        true
+fi
+# cargo bloat's table for the README example (arguments after), indented, or why not.
+bloat() {
+    local out
+    if ! out=$(cd "$crate" && "$cargo" bloat --release --frozen --target-dir "$build_dir" "$@" 2>&1); then
+        echo "    cargo bloat $* failed: $(tail -1 <<<"$out")"
+        return 0
+    fi
+    # Its build's progress lines go to stderr, before the table; its closing note is dropped.
+    sed -n '/^ *File  *\.text/,$p' <<<"$out" | grep -v '^Note: \|^$' | sed 's/^/    /'
+}
+if "$cargo" bloat --version >/dev/null 2>&1; then
+    echo "its .text by crate (cargo-bloat $("$cargo" bloat --version) --crates):"
+    bloat --crates -n 12
+    echo "mcp-runtime's largest functions (cargo bloat --filter mcp_runtime):"
+    bloat --filter mcp_runtime -n 10
+else
+    echo "its .text by crate: skipped (no cargo-bloat, and \`cargo install cargo-bloat\` failed)"
+fi
 
 section "rmcp server (benches/rmcp-server, rmcp 3.11.0) beside the README example"
 if [ -z "${BENCH_RMCP_BIN:-}" ]; then
