@@ -245,7 +245,13 @@ const MESSAGE_ROOM: usize = 512;
 fn text(value: &impl Serialize) -> serde_json::Result<String> {
     let mut buf = Vec::with_capacity(MESSAGE_ROOM);
     serde_json::to_writer(&mut buf, value)?;
-    // serde_json writes UTF-8 only; the check is a pass over what was just written.
+    utf8(buf)
+}
+
+/// serde_json writes UTF-8 only; the check is a pass over what was just written. Out of
+/// line: `text` is compiled once per message type, this once.
+#[inline(never)]
+fn utf8(buf: Vec<u8>) -> serde_json::Result<String> {
     String::from_utf8(buf).map_err(serde::ser::Error::custom)
 }
 
