@@ -13,7 +13,9 @@ use axum::body::Bytes;
 use axum::extract::{Request, State};
 use axum::http::{HeaderMap, Method, StatusCode, header};
 use axum::response::{IntoResponse, Response};
+use futures_util::FutureExt;
 use http_body_util::BodyExt;
+use std::convert::Infallible;
 use std::future::Future;
 use std::sync::Arc;
 use std::task::Poll;
@@ -163,10 +165,26 @@ fn method_not_allowed(sessions: bool) -> Response {
     resp
 }
 
-pub(super) fn handle_post(
-    State(s): State<Arc<HttpServer>>,
-    req: Request,
-) -> impl Future<Output = Response> + Send {
+/// POST on the MCP endpoint (every MCP request), as a route service rather than an axum
+/// handler: axum boxes a handler's future together with its extractors' (1,248 bytes),
+/// over the 1,032 bytes glibc's per-thread cache takes, so each request's box went through
+/// the arena; a service's future is boxed alone (872 bytes; a test below holds it under
+/// the cache's limit).
+pub(super) fn post_service(
+    s: Arc<HttpServer>,
+) -> impl tower::Service<
+    Request,
+    Response = Response,
+    Error = Infallible,
+    Future = impl Future<Output = Result<Response, Infallible>> + Send,
+> + Clone
++ Send
++ Sync
++ 'static {
+    tower::service_fn(move |req| handle_post(Arc::clone(&s), req).map(Ok))
+}
+
+fn handle_post(s: Arc<HttpServer>, req: Request) -> impl Future<Output = Response> + Send {
     // The request is split before the future is made and its headers lent to the rest,
     // so that the future holds them once (an `async fn` keeps what it is given by value
     // twice: as given, and as its local), and it is moved into a box per request. The
@@ -518,22 +536,20 @@ fn finished(reply: Reply, mut rx: mpsc::Receiver<String>, accepts: (bool, bool))
 mod tests {
     use super::*;
 
-    /// Every POST's future is allocated on its own (axum boxes a route service's future,
-    /// see `into_router`). glibc's per-thread cache takes blocks of up to 1,032 bytes; a
-    /// larger one goes through the arena (its lock, and a consolidation of its free
-    /// blocks) at every request. This holds it under that (872 bytes on 2026-12-06, with
-    /// the default features and with all of them).
+    /// Every POST's future is allocated on its own (axum boxes a route service's future).
+    /// glibc's per-thread cache takes blocks of up to 1,032 bytes; a larger one goes
+    /// through the arena (its lock, and a consolidation of its free blocks) at every
+    /// request. This holds it under that (872 bytes on 2026-12-06, with the default
+    /// features and with all of them).
     #[test]
     fn a_posts_future_fits_the_allocators_per_thread_cache() {
+        use tower::Service;
         let server = crate::Server::builder("x", "1").build().unwrap();
-        let s = Arc::new(server.http());
+        let mut posts = post_service(Arc::new(server.http()));
         let req = Request::post("/mcp")
             .body(axum::body::Body::empty())
             .unwrap();
-        let fut = futures_util::FutureExt::map(
-            handle_post(State(s), req),
-            Ok::<_, std::convert::Infallible>,
-        );
+        let fut = posts.call(req);
         let size = std::mem::size_of_val(&fut);
         assert!(size <= 1032, "a POST's future is {size} bytes");
     }

@@ -17,15 +17,12 @@ mod sse;
 use config::HttpConfig;
 #[cfg(feature = "metrics")]
 use handle::host_checked;
-use handle::{handle_get_or_delete, handle_other, handle_post, json_reply, refuse, respond};
+use handle::{handle_get_or_delete, handle_other, json_reply, post_service, refuse, respond};
 pub(crate) use headers::HeaderGuard;
 
 use crate::server::Server;
 use axum::Router;
-use axum::extract::State;
-use axum::routing::{get, post_service};
-use futures_util::FutureExt;
-use std::convert::Infallible;
+use axum::routing::{self, get};
 use std::future::Future;
 use std::io;
 use std::sync::Arc;
@@ -309,21 +306,10 @@ impl HttpServer {
         let path = self.config.path.clone();
         let metadata = self.metadata_router();
         let shared = Arc::new(self);
-        // POST, every MCP request, as a service of its own rather than a handler: axum
-        // boxes a handler's future together with its extractors' (1,248 bytes), over the
-        // 1,032 bytes glibc's per-thread cache takes, so each request's box went through
-        // the arena; a service's future is boxed alone (872 bytes; a test in handle.rs
-        // holds it under the cache's limit).
-        let posts = {
-            let shared = Arc::clone(&shared);
-            tower::service_fn(move |req: axum::extract::Request| {
-                handle_post(State(Arc::clone(&shared)), req).map(Ok::<_, Infallible>)
-            })
-        };
         let router = Router::new()
             .route(
                 &path,
-                post_service(posts)
+                routing::post_service(post_service(Arc::clone(&shared)))
                     .get(handle_get_or_delete)
                     .delete(handle_get_or_delete)
                     .fallback(handle_other),
